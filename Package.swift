@@ -1,0 +1,157 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// One settings array for every target, so the language mode is uniform.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "storekeeper",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "storekeeper", targets: ["storekeeper"]),
+        .library(name: "StorekeeperServer", targets: ["StorekeeperServer"]),
+        .library(name: "AppStoreSimulator", targets: ["AppStoreSimulator"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+    ],
+    targets: [
+        // MARK: - Targets
+
+        /// Apple's wire shapes (verifyReceipt JSON, status codes). Foundation only.
+        .target(name: "AppStoreModels", swiftSettings: swiftSettings),
+
+        /// HTTP clients for Apple's endpoints.
+        .target(
+            name: "AppStoreClient",
+            dependencies: [
+                "AppStoreModels",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        /// Pure domain rules: catalog, verification lifecycle, grants, entitlements. No I/O.
+        .target(name: "StorekeeperDomain", dependencies: ["AppStoreModels"], swiftSettings: swiftSettings),
+
+        /// Generic durable job queue: job lifecycle, retry policy, runner service over a store port.
+        .target(
+            name: "JobQueue",
+            dependencies: [
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        /// Storage ports and records shared by every database adapter.
+        .target(
+            name: "Persistence",
+            dependencies: ["StorekeeperDomain", "JobQueue"],
+            swiftSettings: swiftSettings
+        ),
+
+        /// The embedded SQLite adapter (GRDB) for every storage port.
+        .target(
+            name: "StorageSQLite",
+            dependencies: ["Persistence", "JobQueue", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+
+        /// A real HTTP server that behaves like the App Store. Shares wire models, never verification code.
+        .target(
+            name: "AppStoreSimulator",
+            dependencies: [
+                "AppStoreModels",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        /// The HTTP API, configuration, verification job handler and metrics.
+        .target(
+            name: "StorekeeperServer",
+            dependencies: [
+                "AppStoreModels", "AppStoreClient", "StorekeeperDomain", "Persistence", "JobQueue", "StorageSQLite",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        /// Runs the simulator and the server in process on loopback, with HTTP clients for both:
+        /// used by the test suite and by `storekeeper bench`.
+        .target(
+            name: "StorekeeperTesting",
+            dependencies: [
+                "AppStoreModels", "AppStoreSimulator", "StorekeeperServer", "StorageSQLite", "StorekeeperDomain", "JobQueue", "AppStoreClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Executables
+
+        .executableTarget(
+            name: "storekeeper",
+            dependencies: [
+                "StorekeeperServer", "AppStoreSimulator", "StorekeeperTesting", "StorageSQLite", "Persistence",
+                "StorekeeperDomain", "AppStoreClient", "JobQueue",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Tests
+
+        .testTarget(
+            name: "StorekeeperTests",
+            dependencies: [
+                "AppStoreModels", "AppStoreClient", "StorekeeperDomain", "Persistence", "JobQueue", "StorageSQLite",
+                "AppStoreSimulator", "StorekeeperServer", "StorekeeperTesting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,155 @@
+import AppStoreModels
+import Foundation
+import SwiftASN1
+
+/// Apple's behaviour, without HTTP: issues signed receipts and answers verifyReceipt.
+/// Written independently of the server's verification code, so one bug cannot pass its own test.
+public final class SimulatedAppStore: Sendable {
+    let state: SimulatorState
+    public let pki: SimulatorPKI
+    let stats = SimulatorStats()
+
+    public init(configuration: SimulatorConfiguration) throws {
+        state = SimulatorState(configuration: configuration)
+        pki = try SimulatorPKI()
+    }
+
+    // MARK: Receipts
+
+    /// A fresh app receipt for everything the device bought so far, as the device would hold it.
+    func receipt(deviceId: UUID, now: Date) async throws -> [UInt8] {
+        await state.advance(to: now)
+        guard let device = await state.device(deviceId) else {
+            throw SimulatorState.Failure(status: 404, code: "unknown_device", message: "no device")
+        }
+        let transactions = await state.deviceTransactions(deviceId)
+        var attributes: [ReceiptAttribute] = [
+            try .utf8(ReceiptField.environment, device.environment.rawValue),
+            try .utf8(ReceiptField.bundleId, device.bundleId),
+            try .utf8(ReceiptField.applicationVersion, "1.0"),
+            ReceiptAttribute(type: ReceiptField.opaqueValue, value: withUnsafeBytes(of: deviceId.uuid) { Array($0) }),
+            ReceiptAttribute(type: ReceiptField.sha1Hash, value: (0..<20).map { _ in UInt8.random(in: 0...255) }),
+            try .date(ReceiptField.creationDate, now),
+            try .utf8(ReceiptField.originalApplicationVersion, "1.0"),
+        ]
+        for tx in transactions {
+            var fields: [ReceiptAttribute] = [
+                try .integer(ReceiptField.quantity, tx.quantity),
+                try .utf8(ReceiptField.productId, tx.productId),
+                try .utf8(ReceiptField.transactionId, tx.transactionId),
+                try .date(ReceiptField.purchaseDate, tx.purchaseDate),
+                try .utf8(ReceiptField.originalTransactionId, tx.originalTransactionId),
+                try .date(ReceiptField.originalPurchaseDate, tx.originalPurchaseDate),
+                try .integer(ReceiptField.trialPeriod, 0),
+                try .integer(ReceiptField.introOfferPeriod, 0),
+            ]
+            if let expires = tx.expiresDate { fields.append(try .date(ReceiptField.subscriptionExpirationDate, expires)) }
+            if let cancelled = tx.cancellationDate { fields.append(try .date(ReceiptField.cancellationDate, cancelled)) }
+            if let line = tx.webOrderLineItemId, let value = Int(line) {
+                fields.append(try .integer(ReceiptField.webOrderLineItemId, value))
+            }
+            attributes.append(ReceiptAttribute(type: ReceiptField.inAppPurchase, value: try ReceiptAttribute.serializeSet(fields)))
+        }
+        return try ReceiptEncoding.sign(payload: try ReceiptAttribute.serializeSet(attributes), pki: pki)
+    }
+
+    // MARK: verifyReceipt
+
+    /// Apple's answer to a verifyReceipt body posted at `endpoint`, faults aside.
+    func verifyReceipt(body: [UInt8], endpoint: AppStoreEnvironment, now: Date) async -> VerifyReceiptResponse {
+        guard let request = try? JSONDecoder().decode(VerifyReceiptRequest.self, from: Data(body)) else {
+            return VerifyReceiptResponse(status: .unreadableJSON)
+        }
+        let cleaned = request.receiptData.filter { !$0.isWhitespace }
+        guard !cleaned.isEmpty, let bytes = Data(base64Encoded: cleaned) else {
+            return VerifyReceiptResponse(status: .malformedReceipt)
+        }
+        let decoded: DecodedSimulatorReceipt
+        do {
+            decoded = try await ReceiptEncoding.read(Array(bytes), pki: pki, now: now)
+        } catch ReceiptEncoding.ReadError.notSignedBySimulator {
+            return VerifyReceiptResponse(status: .notAuthenticated)
+        } catch {
+            return VerifyReceiptResponse(status: .malformedReceipt)
+        }
+        let receiptEnvironment = AppStoreEnvironment(rawValue: decoded.environment)
+        if receiptEnvironment == .sandbox, endpoint == .production {
+            return VerifyReceiptResponse(status: .sandboxReceiptInProduction, environment: .production)
+        }
+        if receiptEnvironment == .production, endpoint == .sandbox {
+            return VerifyReceiptResponse(status: .productionReceiptInSandbox, environment: .sandbox)
+        }
+        guard let app = await state.app(decoded.bundleId), let device = await state.device(decoded.deviceId),
+            device.bundleId == decoded.bundleId
+        else {
+            return VerifyReceiptResponse(status: .notAuthenticated, environment: endpoint)
+        }
+        await state.advance(to: now)
+        let all = await state.deviceTransactions(device.id)
+        let subscriptionTransactions = all.filter { $0.kind == .autoRenewable }
+        if !subscriptionTransactions.isEmpty, let secret = app.sharedSecret, request.password != secret {
+            return VerifyReceiptResponse(status: .sharedSecretMismatch, environment: endpoint)
+        }
+        var inApp: [InAppTransaction] = []
+        for id in decoded.transactionIds {
+            if let tx = await state.transaction(id) { inApp.append(Self.wire(tx)) }
+        }
+        var response = VerifyReceiptResponse(
+            status: .valid, environment: endpoint,
+            receipt: ReceiptInfo(
+                receiptType: endpoint == .sandbox ? "ProductionSandbox" : "Production", bundleId: decoded.bundleId,
+                applicationVersion: "1.0", originalApplicationVersion: "1.0",
+                receiptCreationDateMs: .milliseconds(now), originalPurchaseDateMs: .milliseconds(now), inApp: inApp))
+        if !subscriptionTransactions.isEmpty {
+            var latest = subscriptionTransactions
+            if request.excludeOldTransactions == true {
+                let newest = Dictionary(grouping: latest, by: \.originalTransactionId).compactMap { _, group in
+                    group.max { ($0.expiresDate ?? .distantPast) < ($1.expiresDate ?? .distantPast) }
+                }
+                latest = newest
+            }
+            // Apple documents no order: shuffle so servers never rely on one.
+            response.latestReceiptInfo = latest.shuffled().map(Self.wire)
+            var pending: [PendingRenewalInfo] = []
+            for originalId in Set(subscriptionTransactions.map(\.originalTransactionId)).sorted() {
+                guard let sub = await state.subscription(originalId) else { continue }
+                let inRetry = sub.billingFailedAt != nil
+                pending.append(
+                    PendingRenewalInfo(
+                        autoRenewProductId: sub.productId, productId: sub.productId, originalTransactionId: originalId,
+                        autoRenewStatus: sub.autoRenew, expirationIntent: inRetry ? "2" : (sub.autoRenew ? nil : "1"),
+                        isInBillingRetryPeriod: inRetry, gracePeriodExpiresDate: sub.graceUntil))
+            }
+            response.pendingRenewalInfo = pending
+            if let fresh = try? await receipt(deviceId: device.id, now: now) {
+                response.latestReceipt = Data(fresh).base64EncodedString()
+            }
+        }
+        return response
+    }
+
+    static func wire(_ tx: SimulatorState.Transaction) -> InAppTransaction {
+        InAppTransaction(
+            quantity: tx.quantity, productId: tx.productId, transactionId: tx.transactionId,
+            originalTransactionId: tx.originalTransactionId, purchaseDate: tx.purchaseDate,
+            originalPurchaseDate: tx.originalPurchaseDate, expiresDate: tx.expiresDate,
+            cancellationDate: tx.cancellationDate, cancellationReason: tx.cancellationDate == nil ? nil : "0",
+            webOrderLineItemId: tx.webOrderLineItemId)
+    }
+}
+
+/// Counts of calls the simulator answered, for tests and operators.
+final class SimulatorStats: Sendable {
+    private let counters = LockedCounters()
+
+    func record(_ key: String) { counters.increment(key) }
+    func snapshot() -> [String: Int] { counters.snapshot() }
+}
+
+import Synchronization
+
+final class LockedCounters: Sendable {
+    private let values = Mutex<[String: Int]>([:])
+    func increment(_ key: String) { values.withLock { $0[key, default: 0] += 1 } }
+    func snapshot() -> [String: Int] { values.withLock { $0 } }
+}

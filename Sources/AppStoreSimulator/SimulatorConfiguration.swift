@@ -1,0 +1,101 @@
+import Foundation
+
+/// A product as the simulated App Store knows it.
+public struct SimulatedProduct: Codable, Hashable, Sendable {
+    public enum Kind: String, Codable, Sendable {
+        case consumable
+        case nonConsumable = "non_consumable"
+        case autoRenewable = "auto_renewable"
+        case nonRenewing = "non_renewing"
+        case freeSubscription = "free_subscription"
+    }
+
+    public var productId: String
+    public var kind: Kind
+    /// Real-world period of an auto-renewable subscription (`P1W`, `P1M`, `P1Y`); accelerated when sold.
+    public var period: String?
+    public var priceMicros: Int64?
+    public var currency: String?
+    public var subscriptionGroup: String?
+
+    public init(
+        productId: String, kind: Kind, period: String? = nil, priceMicros: Int64? = nil, currency: String? = nil,
+        subscriptionGroup: String? = nil
+    ) {
+        self.productId = productId
+        self.kind = kind
+        self.period = period
+        self.priceMicros = priceMicros
+        self.currency = currency
+        self.subscriptionGroup = subscriptionGroup
+    }
+}
+
+public struct SimulatedApp: Codable, Hashable, Sendable {
+    public var bundleId: String
+    public var sharedSecret: String?
+    public var products: [SimulatedProduct]
+
+    public init(bundleId: String, sharedSecret: String?, products: [SimulatedProduct]) {
+        self.bundleId = bundleId
+        self.sharedSecret = sharedSecret
+        self.products = products
+    }
+}
+
+/// Faults injected into `/verifyReceipt`, settable at start and at run time (`PUT /sim/faults`).
+public struct FaultConfiguration: Codable, Hashable, Sendable {
+    public struct Window: Codable, Hashable, Sendable {
+        public var start: Date
+        public var end: Date
+        public init(start: Date, end: Date) {
+            self.start = start
+            self.end = end
+        }
+    }
+
+    /// Added latency, uniformly drawn from `latencyMinMs...latencyMaxMs`.
+    public var latencyMinMs: Int = 0
+    public var latencyMaxMs: Int = 0
+    /// Probabilities (0...1) of each failure kind per call, checked in this order.
+    public var status21005Rate: Double = 0
+    public var http500Rate: Double = 0
+    public var http503Rate: Double = 0
+    public var http429Rate: Double = 0
+    public var html200Rate: Double = 0
+    /// Probability that a call hangs for `hangSeconds` before answering 503.
+    public var hangRate: Double = 0
+    public var hangSeconds: Double = 120
+    /// While now is inside a window, every call answers HTTP 503.
+    public var outages: [Window] = []
+
+    public init() {}
+
+    public static let none = FaultConfiguration()
+}
+
+/// Everything the simulator needs to start.
+public struct SimulatorConfiguration: Codable, Sendable {
+    public var host: String = "127.0.0.1"
+    public var port: Int = 8090
+    public var apps: [SimulatedApp] = []
+    public var faults: FaultConfiguration = .none
+    /// How long one subscription month lasts, like Apple's sandbox (5 minutes).
+    public var secondsPerMonth: Double = 300
+    /// Grace period granted after a billing failure when requested, in accelerated seconds.
+    public var gracePeriodSeconds: Double = 60
+    /// Renewals after which an auto-renewable subscription stops (Apple's sandbox stops after 12).
+    public var maximumRenewals: Int = 12
+
+    public init() {}
+
+    /// Real-world period → accelerated seconds (1 week → 0.6 months, as in Apple's sandbox).
+    public func acceleratedSeconds(forPeriod period: String?) -> Double {
+        let text = (period ?? "P1M").uppercased()
+        let digits = Double(text.filter(\.isNumber)) ?? 1
+        if text.hasSuffix("Y") { return digits * 12 * secondsPerMonth }
+        if text.hasSuffix("W") { return digits * 0.6 * secondsPerMonth }
+        if text.hasSuffix("D") { return max(1, digits / 30 * secondsPerMonth) }
+        return digits * secondsPerMonth
+    }
+}

@@ -1,0 +1,75 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import X509
+
+/// The simulator's own certificate authority: root → intermediate → leaf, shaped like Apple's
+/// (the intermediate and leaf carry Apple's marker extensions), generated fresh at start.
+/// Its root is what a server trusts when it verifies the simulator's receipts locally.
+public struct SimulatorPKI: Sendable {
+    /// Apple's marker on the certificate that signs receipts and StoreKit data.
+    public static let leafMarkerOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
+    /// Apple's marker on the Worldwide Developer Relations intermediate.
+    public static let intermediateMarkerOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
+
+    public let root: Certificate
+    public let intermediate: Certificate
+    public let leaf: Certificate
+    let leafKey: P256.Signing.PrivateKey
+
+    public init(now: Date = Date()) throws {
+        let rootKey = P256.Signing.PrivateKey()
+        let intermediateKey = P256.Signing.PrivateKey()
+        let leafKey = P256.Signing.PrivateKey()
+        let notBefore = now.addingTimeInterval(-86_400)
+        let rootName = try DistinguishedName {
+            CountryName("US")
+            OrganizationName("Storekeeper Simulator")
+            CommonName("Storekeeper Simulator Root CA")
+        }
+        let intermediateName = try DistinguishedName {
+            CountryName("US")
+            OrganizationName("Storekeeper Simulator")
+            CommonName("Storekeeper Simulator Worldwide Developer Relations CA")
+        }
+        let leafName = try DistinguishedName {
+            CountryName("US")
+            OrganizationName("Storekeeper Simulator")
+            CommonName("Storekeeper Simulator Mac App Store and iTunes Store Receipt Signing")
+        }
+        root = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey), notValidBefore: notBefore,
+            notValidAfter: now.addingTimeInterval(20 * 365 * 86_400), issuer: rootName, subject: rootName,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+            },
+            issuerPrivateKey: .init(rootKey))
+        var intermediateExtensions = try Certificate.Extensions {
+            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+            Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+        }
+        try intermediateExtensions.append(
+            Certificate.Extension(oid: Self.intermediateMarkerOID, critical: false, value: [0x05, 0x00]))
+        intermediate = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey), notValidBefore: notBefore,
+            notValidAfter: now.addingTimeInterval(10 * 365 * 86_400), issuer: rootName, subject: intermediateName,
+            signatureAlgorithm: .ecdsaWithSHA256, extensions: intermediateExtensions, issuerPrivateKey: .init(rootKey))
+        var leafExtensions = try Certificate.Extensions {
+            Critical(BasicConstraints.notCertificateAuthority)
+            Critical(KeyUsage(digitalSignature: true))
+        }
+        try leafExtensions.append(Certificate.Extension(oid: Self.leafMarkerOID, critical: false, value: [0x05, 0x00]))
+        leaf = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(leafKey.publicKey), notValidBefore: notBefore,
+            notValidAfter: now.addingTimeInterval(2 * 365 * 86_400), issuer: intermediateName, subject: leafName,
+            signatureAlgorithm: .ecdsaWithSHA256, extensions: leafExtensions, issuerPrivateKey: .init(intermediateKey))
+        self.leafKey = leafKey
+    }
+
+    /// The root in PEM, for servers that verify the simulator's receipts locally.
+    public func rootPEM() throws -> String {
+        try root.serializeAsPEM().pemString
+    }
+}

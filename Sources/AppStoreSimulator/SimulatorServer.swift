@@ -1,0 +1,275 @@
+import AppStoreModels
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+
+/// The simulator as a real HTTP server: Apple's `/verifyReceipt` at a production and a sandbox
+/// path, plus a `/sim` test API to buy, renew, fail billing, refund and inject faults.
+public struct SimulatorServer: Sendable {
+    public let store: SimulatedAppStore
+    public let configuration: SimulatorConfiguration
+
+    public init(configuration: SimulatorConfiguration) throws {
+        self.configuration = configuration
+        self.store = try SimulatedAppStore(configuration: configuration)
+    }
+
+    /// The Hummingbird application; `onRunning` receives the bound port (useful with port 0).
+    public func makeApplication(logger: Logger, onRunning: @escaping @Sendable (Int) async -> Void = { _ in })
+        -> some ApplicationProtocol
+    {
+        let router = Router()
+        addRoutes(to: router)
+        return Application(
+            router: router,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "AppStoreSimulator"),
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            logger: logger)
+    }
+
+    func addRoutes(to router: Router<BasicRequestContext>) {
+        let store = self.store
+        router.post("/verifyReceipt") { request, _ in
+            try await Self.verifyReceipt(request, endpoint: .production, store: store)
+        }
+        router.post("/sandbox/verifyReceipt") { request, _ in
+            try await Self.verifyReceipt(request, endpoint: .sandbox, store: store)
+        }
+
+        let sim = router.group("sim")
+        sim.get("health") { _, _ in Self.json(["status": "ok"]) }
+        sim.get("apps") { _, _ in Self.json(await store.state.allApps()) }
+        sim.post("apps") { request, _ in
+            let app: SimulatedApp = try await Self.decode(request)
+            await store.state.upsertApp(app)
+            return Self.json(app, status: .created)
+        }
+        sim.post("devices") { request, _ in
+            struct Body: Decodable {
+                var bundleId: String
+                var environment: String?
+            }
+            let body: Body = try await Self.decode(request)
+            let env = AppStoreEnvironment(storageName: body.environment ?? "sandbox") ?? .sandbox
+            return try await Self.guarded {
+                let device = try await store.state.createDevice(bundleId: body.bundleId, environment: env)
+                return Self.json(DeviceView(deviceId: device.id, bundleId: device.bundleId, environment: env.storageName), status: .created)
+            }
+        }
+        sim.post("devices/:device/purchases") { request, context in
+            struct Body: Decodable {
+                var productId: String
+                var quantity: Int?
+            }
+            let body: Body = try await Self.decode(request)
+            let deviceId = try Self.deviceId(context)
+            return try await Self.guarded {
+                let now = Date()
+                let tx = try await store.state.purchase(deviceId: deviceId, productId: body.productId, quantity: body.quantity ?? 1, now: now)
+                let receipt = try await store.receipt(deviceId: deviceId, now: now)
+                return Self.json(
+                    PurchaseView(transaction: SimulatedAppStore.wire(tx), receipt: Data(receipt).base64EncodedString()),
+                    status: .created)
+            }
+        }
+        sim.get("devices/:device/receipt") { _, context in
+            let deviceId = try Self.deviceId(context)
+            return try await Self.guarded {
+                let receipt = try await store.receipt(deviceId: deviceId, now: Date())
+                return Self.json(["receipt": Data(receipt).base64EncodedString()])
+            }
+        }
+        sim.get("devices/:device/transactions") { _, context in
+            let deviceId = try Self.deviceId(context)
+            await store.state.advance(to: Date())
+            return Self.json(await store.state.deviceTransactions(deviceId).map(SimulatedAppStore.wire))
+        }
+        sim.post("subscriptions/:original/cancel-auto-renew") { _, context in
+            let id = try context.parameters.require("original")
+            return try await Self.guarded {
+                try await store.state.setAutoRenew(originalTransactionId: id, enabled: false, now: Date())
+                return Self.json(["status": "auto_renew_off"])
+            }
+        }
+        sim.post("subscriptions/:original/resume-auto-renew") { _, context in
+            let id = try context.parameters.require("original")
+            return try await Self.guarded {
+                try await store.state.setAutoRenew(originalTransactionId: id, enabled: true, now: Date())
+                return Self.json(["status": "auto_renew_on"])
+            }
+        }
+        sim.post("subscriptions/:original/billing-failure") { request, context in
+            struct Body: Decodable { var gracePeriod: Bool? }
+            let body: Body = (try? await Self.decode(request)) ?? Body(gracePeriod: false)
+            let id = try context.parameters.require("original")
+            return try await Self.guarded {
+                try await store.state.failBilling(originalTransactionId: id, grace: body.gracePeriod ?? false, now: Date())
+                return Self.json(["status": "billing_retry"])
+            }
+        }
+        sim.post("subscriptions/:original/billing-recovery") { _, context in
+            let id = try context.parameters.require("original")
+            return try await Self.guarded {
+                let tx = try await store.state.recoverBilling(originalTransactionId: id, now: Date())
+                return Self.json(SimulatedAppStore.wire(tx))
+            }
+        }
+        sim.post("transactions/:transaction/refund") { _, context in
+            let id = try context.parameters.require("transaction")
+            return try await Self.guarded {
+                Self.json(SimulatedAppStore.wire(try await store.state.refund(transactionId: id, now: Date())))
+            }
+        }
+        sim.get("transactions") { _, _ in
+            await store.state.advance(to: Date())
+            var views: [SoldTransactionView] = []
+            for tx in await store.state.allTransactions() {
+                let bundleId = await store.state.device(tx.deviceId)?.bundleId ?? ""
+                let (price, currency) = await store.state.price(bundleId: bundleId, productId: tx.productId)
+                let env = await store.state.device(tx.deviceId)?.environment.storageName ?? ""
+                views.append(
+                    SoldTransactionView(
+                        bundleId: bundleId, environment: env, transaction: SimulatedAppStore.wire(tx), priceMicros: price,
+                        currency: currency))
+            }
+            return Self.json(views)
+        }
+        sim.get("faults") { _, _ in Self.json(await store.state.faults) }
+        sim.put("faults") { request, _ in
+            let faults: FaultConfiguration = try await Self.decode(request)
+            await store.state.setFaults(faults)
+            return Self.json(faults)
+        }
+        sim.post("outage") { request, _ in
+            struct Body: Decodable { var seconds: Double }
+            let body: Body = try await Self.decode(request)
+            var faults = await store.state.faults
+            let now = Date()
+            faults.outages.append(.init(start: now, end: now.addingTimeInterval(body.seconds)))
+            await store.state.setFaults(faults)
+            return Self.json(faults)
+        }
+        sim.get("stats") { _, _ in Self.json(store.stats.snapshot()) }
+        sim.get("pki/root.pem") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/x-pem-file"],
+                body: .init(byteBuffer: ByteBuffer(string: try store.pki.rootPEM())))
+        }
+    }
+
+    // MARK: verifyReceipt with faults
+
+    static func verifyReceipt(_ request: Request, endpoint: AppStoreEnvironment, store: SimulatedAppStore) async throws -> Response {
+        let body = try await request.body.collect(upTo: 8 * 1024 * 1024)
+        let faults = await store.state.faults
+        let now = Date()
+        let env = endpoint.storageName
+        if faults.outages.contains(where: { $0.start <= now && now < $0.end }) {
+            store.stats.record("\(env).outage")
+            return html(status: .serviceUnavailable)
+        }
+        if faults.latencyMaxMs > 0 {
+            let ms = Int.random(in: faults.latencyMinMs...max(faults.latencyMinMs, faults.latencyMaxMs))
+            try await Task.sleep(for: .milliseconds(ms))
+        }
+        var roll = Double.random(in: 0..<1)
+        func hit(_ rate: Double) -> Bool {
+            if roll < rate { return true }
+            roll -= rate
+            return false
+        }
+        if hit(faults.status21005Rate) {
+            store.stats.record("\(env).fault.21005")
+            return json(VerifyReceiptResponse(status: .serverUnavailable, environment: endpoint))
+        }
+        if hit(faults.http500Rate) {
+            store.stats.record("\(env).fault.500")
+            return html(status: .internalServerError)
+        }
+        if hit(faults.http503Rate) {
+            store.stats.record("\(env).fault.503")
+            return html(status: .serviceUnavailable)
+        }
+        if hit(faults.http429Rate) {
+            store.stats.record("\(env).fault.429")
+            return Response(status: .tooManyRequests, headers: [.retryAfter: "1"])
+        }
+        if hit(faults.html200Rate) {
+            store.stats.record("\(env).fault.html200")
+            return html(status: .ok)
+        }
+        if hit(faults.hangRate) {
+            store.stats.record("\(env).fault.hang")
+            try await Task.sleep(for: .seconds(faults.hangSeconds))
+            return html(status: .serviceUnavailable)
+        }
+        let response = await store.verifyReceipt(body: Array(buffer: body), endpoint: endpoint, now: Date())
+        store.stats.record("\(env).status.\(response.status.rawValue)")
+        return json(response)
+    }
+
+    // MARK: Helpers
+
+    struct DeviceView: Codable {
+        var deviceId: UUID
+        var bundleId: String
+        var environment: String
+    }
+
+    struct PurchaseView: Codable {
+        var transaction: InAppTransaction
+        var receipt: String
+    }
+
+    struct SoldTransactionView: Codable {
+        var bundleId: String
+        var environment: String
+        var transaction: InAppTransaction
+        var priceMicros: Int64?
+        var currency: String?
+    }
+
+    static func deviceId(_ context: BasicRequestContext) throws -> UUID {
+        guard let id = context.parameters.get("device").flatMap(UUID.init(uuidString:)) else {
+            throw HTTPError(.badRequest, message: "device id must be a UUID")
+        }
+        return id
+    }
+
+    static func decode<T: Decodable>(_ request: Request) async throws -> T {
+        let buffer = try await request.body.collect(upTo: 1024 * 1024)
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        do {
+            return try decoder.decode(T.self, from: Data(buffer.readableBytesView))
+        } catch {
+            throw HTTPError(.badRequest, message: "invalid JSON body: \(error)")
+        }
+    }
+
+    static func guarded(_ body: () async throws -> Response) async throws -> Response {
+        do {
+            return try await body()
+        } catch let failure as SimulatorState.Failure {
+            return json(
+                ["error": ["code": failure.code, "message": failure.message]],
+                status: HTTPResponse.Status(code: failure.status))
+        }
+    }
+
+    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) -> Response {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys]
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        return Response(
+            status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func html(status: HTTPResponse.Status) -> Response {
+        Response(
+            status: status, headers: [.contentType: "text/html"],
+            body: .init(byteBuffer: ByteBuffer(string: "<html><body><h1>\(status.code) Service Unavailable</h1></body></html>")))
+    }
+}

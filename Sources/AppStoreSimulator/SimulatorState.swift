@@ -1,0 +1,222 @@
+import AppStoreModels
+import Foundation
+
+/// The simulated App Store's memory: apps, devices (one Apple ID each), their transactions and
+/// subscriptions. Renewals are computed lazily from the clock, so a month can last seconds.
+actor SimulatorState {
+    struct Transaction: Codable, Sendable {
+        var transactionId: String
+        var originalTransactionId: String
+        var productId: String
+        var kind: SimulatedProduct.Kind
+        var quantity: Int
+        var purchaseDate: Date
+        var originalPurchaseDate: Date
+        var expiresDate: Date?
+        var cancellationDate: Date?
+        var webOrderLineItemId: String?
+        var deviceId: UUID
+    }
+
+    struct Subscription: Sendable {
+        var originalTransactionId: String
+        var deviceId: UUID
+        var productId: String
+        var period: Double
+        var autoRenew: Bool
+        var renewals: Int
+        /// Set while Apple fails to charge; renewals stop.
+        var billingFailedAt: Date?
+        var graceUntil: Date?
+        var latestTransactionId: String
+    }
+
+    struct Device: Sendable {
+        var id: UUID
+        var bundleId: String
+        var environment: AppStoreEnvironment
+        var transactionIds: [String]
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var status: Int
+        var code: String
+        var message: String
+        var description: String { "\(code): \(message)" }
+    }
+
+    private(set) var configuration: SimulatorConfiguration
+    private var apps: [String: SimulatedApp]
+    private var devices: [UUID: Device] = [:]
+    private var transactions: [String: Transaction] = [:]
+    private var subscriptions: [String: Subscription] = [:]
+    private var nextId: UInt64
+    var faults: FaultConfiguration
+
+    init(configuration: SimulatorConfiguration) {
+        self.configuration = configuration
+        self.apps = Dictionary(configuration.apps.map { ($0.bundleId, $0) }, uniquingKeysWith: { $1 })
+        self.faults = configuration.faults
+        // Ids unique across simulator restarts: start from the clock.
+        self.nextId = UInt64(Date().timeIntervalSince1970 * 1000) * 1000
+    }
+
+    func setFaults(_ faults: FaultConfiguration) { self.faults = faults }
+
+    func upsertApp(_ app: SimulatedApp) { apps[app.bundleId] = app }
+
+    func app(_ bundleId: String) -> SimulatedApp? { apps[bundleId] }
+
+    func allApps() -> [SimulatedApp] { apps.values.sorted { $0.bundleId < $1.bundleId } }
+
+    private func newId() -> String {
+        nextId += 1
+        return String(nextId)
+    }
+
+    func createDevice(bundleId: String, environment: AppStoreEnvironment) throws -> Device {
+        guard apps[bundleId] != nil else { throw Failure(status: 404, code: "unknown_app", message: "no app \(bundleId)") }
+        let device = Device(id: UUID(), bundleId: bundleId, environment: environment, transactionIds: [])
+        devices[device.id] = device
+        return device
+    }
+
+    func device(_ id: UUID) -> Device? { devices[id] }
+
+    func purchase(deviceId: UUID, productId: String, quantity: Int, now: Date) throws -> Transaction {
+        guard var device = devices[deviceId] else { throw Failure(status: 404, code: "unknown_device", message: "no device") }
+        guard let product = apps[device.bundleId]?.products.first(where: { $0.productId == productId }) else {
+            throw Failure(status: 404, code: "unknown_product", message: "no product \(productId)")
+        }
+        advance(to: now)
+        if product.kind == .nonConsumable || product.kind == .freeSubscription,
+            let owned = device.transactionIds.compactMap({ transactions[$0] }).first(where: {
+                $0.productId == productId && $0.cancellationDate == nil
+            })
+        {
+            return owned  // Buying again restores, as on a device.
+        }
+        if product.kind == .autoRenewable,
+            let active = subscriptions.values.first(where: {
+                $0.deviceId == deviceId && $0.productId == productId
+                    && (transactions[$0.latestTransactionId]?.expiresDate ?? .distantPast) > now
+                    && transactions[$0.latestTransactionId]?.cancellationDate == nil
+            })
+        {
+            throw Failure(
+                status: 409, code: "already_subscribed",
+                message: "device already subscribed (original transaction \(active.originalTransactionId))")
+        }
+        let id = newId()
+        var tx = Transaction(
+            transactionId: id, originalTransactionId: id, productId: productId, kind: product.kind,
+            quantity: product.kind == .consumable ? max(1, quantity) : 1, purchaseDate: now, originalPurchaseDate: now,
+            expiresDate: nil, cancellationDate: nil, webOrderLineItemId: nil, deviceId: deviceId)
+        if product.kind == .autoRenewable {
+            let period = configuration.acceleratedSeconds(forPeriod: product.period)
+            tx.expiresDate = now.addingTimeInterval(period)
+            tx.webOrderLineItemId = newId()
+            subscriptions[id] = Subscription(
+                originalTransactionId: id, deviceId: deviceId, productId: productId, period: period, autoRenew: true,
+                renewals: 0, billingFailedAt: nil, graceUntil: nil, latestTransactionId: id)
+        }
+        transactions[id] = tx
+        device.transactionIds.append(id)
+        devices[deviceId] = device
+        return tx
+    }
+
+    /// Creates the renewal transactions that Apple would have created by `now`.
+    func advance(to now: Date) {
+        for key in subscriptions.keys.sorted() {
+            guard var sub = subscriptions[key] else { continue }
+            while sub.autoRenew, sub.billingFailedAt == nil, sub.renewals < configuration.maximumRenewals,
+                let latest = transactions[sub.latestTransactionId], latest.cancellationDate == nil,
+                let expires = latest.expiresDate, expires <= now
+            {
+                let id = newId()
+                let renewal = Transaction(
+                    transactionId: id, originalTransactionId: sub.originalTransactionId, productId: sub.productId,
+                    kind: .autoRenewable, quantity: 1, purchaseDate: expires, originalPurchaseDate: latest.originalPurchaseDate,
+                    expiresDate: expires.addingTimeInterval(sub.period), cancellationDate: nil, webOrderLineItemId: newId(),
+                    deviceId: sub.deviceId)
+                transactions[id] = renewal
+                devices[sub.deviceId]?.transactionIds.append(id)
+                sub.latestTransactionId = id
+                sub.renewals += 1
+            }
+            subscriptions[key] = sub
+        }
+    }
+
+    func setAutoRenew(originalTransactionId: String, enabled: Bool, now: Date) throws {
+        advance(to: now)
+        guard subscriptions[originalTransactionId] != nil else { throw unknownSubscription() }
+        subscriptions[originalTransactionId]!.autoRenew = enabled
+    }
+
+    /// Apple cannot charge at the next renewal: renewals stop and billing retry starts.
+    func failBilling(originalTransactionId: String, grace: Bool, now: Date) throws {
+        advance(to: now)
+        guard var sub = subscriptions[originalTransactionId] else { throw unknownSubscription() }
+        let expires = transactions[sub.latestTransactionId]?.expiresDate ?? now
+        sub.billingFailedAt = expires
+        sub.graceUntil = grace ? expires.addingTimeInterval(configuration.gracePeriodSeconds) : nil
+        subscriptions[originalTransactionId] = sub
+    }
+
+    /// Apple finally charged: a new period starts now.
+    func recoverBilling(originalTransactionId: String, now: Date) throws -> Transaction {
+        advance(to: now)
+        guard var sub = subscriptions[originalTransactionId], let latest = transactions[sub.latestTransactionId] else {
+            throw unknownSubscription()
+        }
+        let id = newId()
+        let start = max(now, latest.expiresDate ?? now)
+        let renewal = Transaction(
+            transactionId: id, originalTransactionId: originalTransactionId, productId: sub.productId, kind: .autoRenewable,
+            quantity: 1, purchaseDate: start, originalPurchaseDate: latest.originalPurchaseDate,
+            expiresDate: start.addingTimeInterval(sub.period), cancellationDate: nil, webOrderLineItemId: newId(),
+            deviceId: sub.deviceId)
+        transactions[id] = renewal
+        devices[sub.deviceId]?.transactionIds.append(id)
+        sub.latestTransactionId = id
+        sub.billingFailedAt = nil
+        sub.graceUntil = nil
+        subscriptions[originalTransactionId] = sub
+        return renewal
+    }
+
+    func refund(transactionId: String, now: Date) throws -> Transaction {
+        advance(to: now)
+        guard var tx = transactions[transactionId] else {
+            throw Failure(status: 404, code: "unknown_transaction", message: "no transaction \(transactionId)")
+        }
+        tx.cancellationDate = tx.cancellationDate ?? now
+        transactions[transactionId] = tx
+        if tx.kind == .autoRenewable { subscriptions[tx.originalTransactionId]?.autoRenew = false }
+        return tx
+    }
+
+    private func unknownSubscription() -> Failure {
+        Failure(status: 404, code: "unknown_subscription", message: "no such original transaction")
+    }
+
+    func deviceTransactions(_ deviceId: UUID) -> [Transaction] {
+        (devices[deviceId]?.transactionIds ?? []).compactMap { transactions[$0] }
+    }
+
+    func transaction(_ id: String) -> Transaction? { transactions[id] }
+
+    func subscription(_ originalTransactionId: String) -> Subscription? { subscriptions[originalTransactionId] }
+
+    /// Every transaction ever sold, for reconciling a server's ledger against what was bought.
+    func allTransactions() -> [Transaction] {
+        transactions.values.sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
+    }
+
+    func price(bundleId: String, productId: String) -> (Int64?, String?) {
+        let product = apps[bundleId]?.products.first { $0.productId == productId }
+        return (product?.priceMicros, product?.currency)
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// The database seam of the queue. Every adapter passes the same conformance suite.
+public protocol JobStore: Sendable {
+    /// Leases up to `limit` jobs of the given kinds that are due at `now`, including running jobs
+    /// whose lease has expired (their holder is presumed dead). One statement, one transaction.
+    func leaseJobs(kinds: [String], limit: Int, owner: String, now: Date, leaseDuration: TimeInterval) async throws -> [JobLease]
+
+    /// Finishes a leased job; returns false when the lease is no longer held (nothing written).
+    func completeJob(_ lease: JobLease, now: Date) async throws -> Bool
+    func retryJob(_ lease: JobLease, at: Date, reason: String, now: Date) async throws -> Bool
+    func discardJob(_ lease: JobLease, reason: String, now: Date) async throws -> Bool
+
+    /// The earliest time a job becomes due (available run time or lease expiry), if any.
+    func nextJobDue() async throws -> Date?
+
+    /// Jobs per state, for metrics.
+    func jobCounts() async throws -> [JobState: Int]
+}
+
+public struct JobStoreError: Error, Hashable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public static let leaseLost = Code("lease_lost")
+        public static let notFound = Code("not_found")
+        public var description: String { name }
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(code: Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import StorekeeperDomain
+
+/// One verification as stored and as shown by `GET /v1/verifications/{id}`.
+public struct VerificationRecord: Codable, Hashable, Sendable {
+    public var id: String
+    public var appId: String
+    public var appUserId: String
+    public var receiptHash: String
+    public var jobId: String
+    public var state: VerificationState
+    /// Why it is invalid, held, or waiting for a retry.
+    public var reason: String?
+    /// Leases taken so far (each may call Apple up to three times for environment routing).
+    public var attempts: Int
+    /// Every verifyReceipt status seen, in order.
+    public var appleStatuses: [Int]
+    public var environment: String?
+    public var nextAttemptAt: Date?
+    public var grant: GrantSummary?
+    public var createdAt: Date
+    public var updatedAt: Date
+    public var finalizedAt: Date?
+
+    public init(
+        id: String, appId: String, appUserId: String, receiptHash: String, jobId: String, state: VerificationState,
+        reason: String?, attempts: Int, appleStatuses: [Int], environment: String?, nextAttemptAt: Date?,
+        grant: GrantSummary?, createdAt: Date, updatedAt: Date, finalizedAt: Date?
+    ) {
+        self.id = id
+        self.appId = appId
+        self.appUserId = appUserId
+        self.receiptHash = receiptHash
+        self.jobId = jobId
+        self.state = state
+        self.reason = reason
+        self.attempts = attempts
+        self.appleStatuses = appleStatuses
+        self.environment = environment
+        self.nextAttemptAt = nextAttemptAt
+        self.grant = grant
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.finalizedAt = finalizedAt
+    }
+}
+
+/// A receipt accepted from an app, to be verified.
+public struct ReceiptSubmission: Sendable {
+    public var appId: String
+    public var appUserId: String
+    /// SHA-256 of the decoded receipt bytes, hex.
+    public var receiptHash: String
+    public var receiptBase64: String
+    /// Verify again even when an earlier verification of the same receipt is final.
+    public var refresh: Bool
+    public var hints: [String: String]
+
+    public init(appId: String, appUserId: String, receiptHash: String, receiptBase64: String, refresh: Bool, hints: [String: String]) {
+        self.appId = appId
+        self.appUserId = appUserId
+        self.receiptHash = receiptHash
+        self.receiptBase64 = receiptBase64
+        self.refresh = refresh
+        self.hints = hints
+    }
+}
+
+public struct SubmissionResult: Sendable {
+    public var verification: VerificationRecord
+    /// False when an existing verification of the same receipt and user was returned.
+    public var created: Bool
+
+    public init(verification: VerificationRecord, created: Bool) {
+        self.verification = verification
+        self.created = created
+    }
+}
+
+/// What one lease of a verification job learned from Apple, written with its outcome.
+public struct AttemptReport: Sendable {
+    public var statuses: [Int]
+    public var environment: String?
+    public var reason: String?
+
+    public init(statuses: [Int], environment: String?, reason: String?) {
+        self.statuses = statuses
+        self.environment = environment
+        self.reason = reason
+    }
+}
+
+/// Inputs for granting a verified receipt, besides what the store loads itself.
+public struct GrantRequest: Sendable {
+    public var appId: String
+    public var bundleId: String
+    public var bindingPolicy: BindingPolicy
+    public var catalog: [String: Product]
+
+    public init(appId: String, bundleId: String, bindingPolicy: BindingPolicy, catalog: [String: Product]) {
+        self.appId = appId
+        self.bundleId = bundleId
+        self.bindingPolicy = bindingPolicy
+        self.catalog = catalog
+    }
+}
+
+/// How `completeVerified` ended.
+public enum GrantResult: Sendable {
+    case granted(GrantSummary)
+    case rejected(reason: String)
+    /// The lease was gone: another runner owns the job now. Nothing was written.
+    case leaseLost
+}
+
+public struct LedgerQuery: Sendable {
+    public var appId: String
+    public var environment: String
+    public var from: Date
+    public var to: Date
+
+    public init(appId: String, environment: String, from: Date, to: Date) {
+        self.appId = appId
+        self.environment = environment
+        self.from = from
+        self.to = to
+    }
+}

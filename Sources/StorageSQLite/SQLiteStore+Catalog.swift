@@ -1,0 +1,57 @@
+import Foundation
+import GRDB
+import Persistence
+import StorekeeperDomain
+
+extension SQLiteStore {
+    public func products(appId: String) async throws -> [Product] {
+        try await pool.read { db in
+            try String.fetchAll(db, sql: "SELECT body FROM products WHERE app_id = ? ORDER BY product_id", arguments: [appId])
+                .compactMap { SQLJSON.decode(Product.self, $0) }
+        }
+    }
+
+    public func product(appId: String, productId: String) async throws -> Product? {
+        try await pool.read { db in
+            SQLJSON.decode(
+                Product.self,
+                try String.fetchOne(
+                    db, sql: "SELECT body FROM products WHERE app_id = ? AND product_id = ?", arguments: [appId, productId]))
+        }
+    }
+
+    public func seedProducts(appId: String, products: [Product], now: Date) async throws {
+        try await pool.write { db in
+            for product in products {
+                try Self.writeProduct(db, appId: appId, product: product, now: now, replace: false)
+            }
+        }
+    }
+
+    public func upsertProduct(appId: String, product: Product, now: Date) async throws {
+        try await pool.write { db in try Self.writeProduct(db, appId: appId, product: product, now: now, replace: true) }
+    }
+
+    public func deleteProduct(appId: String, productId: String) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM products WHERE app_id = ? AND product_id = ?", arguments: [appId, productId])
+            return db.changesCount == 1
+        }
+    }
+
+    static func writeProduct(_ db: Database, appId: String, product: Product, now: Date, replace: Bool) throws {
+        let conflict =
+            replace
+            ? "DO UPDATE SET type = excluded.type, status = excluded.status, body = excluded.body, updated_at = excluded.updated_at"
+            : "DO NOTHING"
+        try db.execute(
+            sql: """
+                INSERT INTO products (app_id, product_id, type, status, body, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (app_id, product_id) \(conflict)
+                """,
+            arguments: [
+                appId, product.productId, product.type.rawValue, product.status.rawValue, SQLJSON.encode(product),
+                SQLTime.ms(now),
+            ])
+    }
+}

@@ -1,0 +1,262 @@
+import AppStoreModels
+import Foundation
+import GRDB
+import JobQueue
+import Persistence
+import StorekeeperDomain
+
+extension SQLiteStore {
+    public func completeVerified(
+        _ lease: JobLease, verificationId: String, response: VerifyReceiptResponse, environment: AppStoreEnvironment,
+        report: AttemptReport, request: GrantRequest, now: Date
+    ) async throws -> GrantResult {
+        try await pool.write { db in
+            guard try Self.holdsLease(db, lease) else { return .leaseLost }
+            guard let appUserId = try String.fetchOne(
+                db, sql: "SELECT app_user_id FROM verifications WHERE id = ?", arguments: [verificationId])
+            else { return .rejected(reason: "verification_missing") }
+
+            // Everything the planner reads is read here, inside the write transaction.
+            let ids = GrantPlanner.referencedIds(in: response)
+            let context = GrantContext(
+                appId: request.appId, bundleId: request.bundleId, appUserId: appUserId, verificationId: verificationId,
+                environment: environment, now: now, catalog: request.catalog, bindingPolicy: request.bindingPolicy,
+                existingTransactions: try Self.loadTransactions(db, appId: request.appId, ids: ids.transactionIds),
+                bindings: try Self.loadBindings(db, appId: request.appId, originalIds: ids.originalIds),
+                subscriptions: try Self.loadSubscriptions(db, appId: request.appId, originalIds: ids.originalIds))
+
+            switch GrantPlanner.plan(response, context: context) {
+            case .reject(let reason):
+                var rejected = report
+                rejected.reason = reason
+                _ = try Self.finishJob(db, lease, state: .completed, error: reason, now: now)
+                try Self.updateVerification(db, id: verificationId, state: .invalid, report: rejected, nextAttemptAt: nil, now: now, final: true)
+                return .rejected(reason: reason)
+            case .grant(let plan):
+                try Self.apply(plan, db: db, now: now)
+                guard try Self.finishJob(db, lease, state: .completed, error: nil, now: now) else {
+                    // Checked above in this same transaction; unreachable unless the schema changed.
+                    throw JobStoreError(code: .leaseLost, message: "lease lost inside the grant transaction")
+                }
+                var verified = report
+                verified.reason = nil
+                try Self.updateVerification(
+                    db, id: verificationId, state: .verified, report: verified, nextAttemptAt: nil, now: now, final: true,
+                    grant: plan.summary)
+                return .granted(plan.summary)
+            }
+        }
+    }
+
+    static func apply(_ plan: GrantPlan, db: Database, now: Date) throws {
+        let nowMs = SQLTime.ms(now)
+        for binding in plan.bindings {
+            try db.execute(
+                sql: """
+                    INSERT INTO ownership_bindings (app_id, original_transaction_id, app_user_id, product_id, bound_at)
+                    VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (app_id, original_transaction_id) DO UPDATE SET app_user_id = excluded.app_user_id,
+                        bound_at = excluded.bound_at
+                    """,
+                arguments: [binding.appId, binding.originalTransactionId, binding.appUserId, binding.productId, nowMs])
+        }
+        for transfer in plan.transfers {
+            for table in ["transactions", "subscriptions"] {
+                try db.execute(
+                    sql: "UPDATE \(table) SET app_user_id = ? WHERE app_id = (SELECT app_id FROM ownership_bindings WHERE original_transaction_id = ? LIMIT 1) AND original_transaction_id = ?",
+                    arguments: [transfer.toAppUserId, transfer.originalTransactionId, transfer.originalTransactionId])
+            }
+        }
+        for tx in plan.newTransactions {
+            // The primary key (app_id, transaction_id) is the exactly-once guard; DO NOTHING means "already granted".
+            try db.execute(
+                sql: """
+                    INSERT INTO transactions (app_id, transaction_id, app_user_id, original_transaction_id, product_id,
+                        product_type, environment, purchase_date, original_purchase_date, expires_date, cancellation_date,
+                        quantity, credits, ownership_type, verification_id, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (app_id, transaction_id) DO NOTHING
+                    """,
+                arguments: [
+                    tx.appId, tx.transactionId, tx.appUserId, tx.originalTransactionId, tx.productId, tx.productType.rawValue,
+                    tx.environment, SQLTime.ms(tx.purchaseDate), SQLTime.ms(tx.originalPurchaseDate),
+                    SQLTime.ms(tx.expiresDate), SQLTime.ms(tx.cancellationDate), tx.quantity, tx.credits,
+                    tx.ownershipType, tx.verificationId, nowMs,
+                ])
+        }
+        for tx in plan.revokedTransactions {
+            try db.execute(
+                sql: """
+                    UPDATE transactions SET cancellation_date = ?
+                    WHERE app_id = ? AND transaction_id = ? AND cancellation_date IS NULL
+                    """,
+                arguments: [SQLTime.ms(tx.cancellationDate), tx.appId, tx.transactionId])
+        }
+        for entry in plan.ledger {
+            try db.execute(
+                sql: """
+                    INSERT INTO ledger (app_id, app_user_id, product_id, product_type, transaction_id, original_transaction_id,
+                        environment, purchase_date, event, quantity, price_micros, currency, state, recorded_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (app_id, transaction_id, event) DO NOTHING
+                    """,
+                arguments: [
+                    entry.appId, entry.appUserId, entry.productId, entry.productType.rawValue, entry.transactionId,
+                    entry.originalTransactionId, entry.environment, SQLTime.ms(entry.purchaseDate), entry.event.rawValue,
+                    entry.quantity, entry.priceMicros, entry.currency, entry.state, SQLTime.ms(entry.recordedAt),
+                ])
+        }
+        for facts in plan.subscriptions {
+            try db.execute(
+                sql: """
+                    INSERT INTO subscriptions (app_id, original_transaction_id, app_user_id, product_id, environment,
+                        latest_transaction_id, expires_date, revoked_at, auto_renew_enabled, auto_renew_product_id,
+                        in_billing_retry, grace_period_expires_date, expiration_intent, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (app_id, original_transaction_id) DO UPDATE SET app_user_id = excluded.app_user_id,
+                        product_id = excluded.product_id, environment = excluded.environment,
+                        latest_transaction_id = excluded.latest_transaction_id, expires_date = excluded.expires_date,
+                        revoked_at = excluded.revoked_at, auto_renew_enabled = excluded.auto_renew_enabled,
+                        auto_renew_product_id = excluded.auto_renew_product_id, in_billing_retry = excluded.in_billing_retry,
+                        grace_period_expires_date = excluded.grace_period_expires_date,
+                        expiration_intent = excluded.expiration_intent, updated_at = excluded.updated_at
+                    """,
+                arguments: [
+                    facts.appId, facts.originalTransactionId, facts.appUserId, facts.productId, facts.environment,
+                    facts.latestTransactionId, SQLTime.ms(facts.expiresDate), SQLTime.ms(facts.revokedAt),
+                    facts.autoRenewEnabled, facts.autoRenewProductId, facts.inBillingRetry,
+                    SQLTime.ms(facts.gracePeriodExpiresDate), facts.expirationIntent, SQLTime.ms(facts.updatedAt),
+                ])
+        }
+    }
+
+    // MARK: Loading what the planner reads
+
+    static func loadTransactions(_ db: Database, appId: String, ids: [String]) throws -> [String: TransactionRecord] {
+        var result: [String: TransactionRecord] = [:]
+        for chunk in ids.chunked(500) {
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT * FROM transactions WHERE app_id = ? AND transaction_id IN (\(placeholders(chunk.count)))",
+                arguments: [appId] + StatementArguments(chunk))
+            for row in rows {
+                let tx = transaction(from: row)
+                result[tx.transactionId] = tx
+            }
+        }
+        return result
+    }
+
+    static func loadBindings(_ db: Database, appId: String, originalIds: [String]) throws -> [String: OwnershipBinding] {
+        var result: [String: OwnershipBinding] = [:]
+        for chunk in originalIds.chunked(500) {
+            let rows = try Row.fetchAll(
+                db,
+                sql: "SELECT * FROM ownership_bindings WHERE app_id = ? AND original_transaction_id IN (\(placeholders(chunk.count)))",
+                arguments: [appId] + StatementArguments(chunk))
+            for row in rows {
+                let binding = OwnershipBinding(
+                    appId: row["app_id"], originalTransactionId: row["original_transaction_id"],
+                    appUserId: row["app_user_id"], productId: row["product_id"])
+                result[binding.originalTransactionId] = binding
+            }
+        }
+        return result
+    }
+
+    static func loadSubscriptions(_ db: Database, appId: String, originalIds: [String]) throws -> [String: SubscriptionFacts] {
+        var result: [String: SubscriptionFacts] = [:]
+        for chunk in originalIds.chunked(500) {
+            let rows = try Row.fetchAll(
+                db,
+                sql: "SELECT * FROM subscriptions WHERE app_id = ? AND original_transaction_id IN (\(placeholders(chunk.count)))",
+                arguments: [appId] + StatementArguments(chunk))
+            for row in rows {
+                let facts = subscription(from: row)
+                result[facts.originalTransactionId] = facts
+            }
+        }
+        return result
+    }
+
+    static func transaction(from row: Row) -> TransactionRecord {
+        TransactionRecord(
+            appId: row["app_id"], appUserId: row["app_user_id"], transactionId: row["transaction_id"],
+            originalTransactionId: row["original_transaction_id"], productId: row["product_id"],
+            productType: ProductType(rawValue: row["product_type"]), environment: row["environment"],
+            purchaseDate: SQLTime.date(row["purchase_date"] as Int64),
+            originalPurchaseDate: SQLTime.date(row["original_purchase_date"] as Int64?),
+            expiresDate: SQLTime.date(row["expires_date"] as Int64?),
+            cancellationDate: SQLTime.date(row["cancellation_date"] as Int64?), quantity: row["quantity"],
+            credits: row["credits"], ownershipType: row["ownership_type"], verificationId: row["verification_id"])
+    }
+
+    static func subscription(from row: Row) -> SubscriptionFacts {
+        SubscriptionFacts(
+            appId: row["app_id"], originalTransactionId: row["original_transaction_id"], appUserId: row["app_user_id"],
+            productId: row["product_id"], environment: row["environment"], latestTransactionId: row["latest_transaction_id"],
+            expiresDate: SQLTime.date(row["expires_date"] as Int64?), revokedAt: SQLTime.date(row["revoked_at"] as Int64?),
+            autoRenewEnabled: row["auto_renew_enabled"], autoRenewProductId: row["auto_renew_product_id"],
+            inBillingRetry: row["in_billing_retry"],
+            gracePeriodExpiresDate: SQLTime.date(row["grace_period_expires_date"] as Int64?),
+            expirationIntent: row["expiration_intent"], updatedAt: SQLTime.date(row["updated_at"] as Int64))
+    }
+
+    // MARK: Subscribers and ledger
+
+    public func transactions(appId: String, appUserId: String) async throws -> [TransactionRecord] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM transactions WHERE app_id = ? AND app_user_id = ? ORDER BY purchase_date, transaction_id",
+                arguments: [appId, appUserId]
+            ).map(Self.transaction(from:))
+        }
+    }
+
+    public func subscriptions(appId: String, appUserId: String) async throws -> [SubscriptionFacts] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM subscriptions WHERE app_id = ? AND app_user_id = ? ORDER BY original_transaction_id",
+                arguments: [appId, appUserId]
+            ).map(Self.subscription(from:))
+        }
+    }
+
+    public func ledger(_ query: LedgerQuery) async throws -> [LedgerEntry] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM ledger WHERE app_id = ? AND environment = ? AND purchase_date >= ? AND purchase_date < ?
+                    ORDER BY purchase_date, id
+                    """,
+                arguments: [query.appId, query.environment, SQLTime.ms(query.from), SQLTime.ms(query.to)]
+            ).map { row in
+                LedgerEntry(
+                    appId: row["app_id"], appUserId: row["app_user_id"], productId: row["product_id"],
+                    productType: ProductType(rawValue: row["product_type"]), transactionId: row["transaction_id"],
+                    originalTransactionId: row["original_transaction_id"], environment: row["environment"],
+                    purchaseDate: SQLTime.date(row["purchase_date"] as Int64),
+                    event: LedgerEntry.Event(rawValue: row["event"]) ?? .purchase, quantity: row["quantity"],
+                    priceMicros: row["price_micros"], currency: row["currency"], state: row["state"],
+                    recordedAt: SQLTime.date(row["recorded_at"] as Int64))
+            }
+        }
+    }
+
+    public func countTransactions(appId: String?) async throws -> Int {
+        try await pool.read { db in
+            if let appId {
+                return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM transactions WHERE app_id = ?", arguments: [appId]) ?? 0
+            }
+            return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM transactions") ?? 0
+        }
+    }
+}
+
+extension SQLiteStore: StorekeeperStore {}
+
+extension Array {
+    func chunked(_ size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
+    }
+}

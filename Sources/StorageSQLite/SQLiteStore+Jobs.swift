@@ -1,0 +1,116 @@
+import Foundation
+import GRDB
+import JobQueue
+
+extension SQLiteStore: JobStore {
+    public func leaseJobs(kinds: [String], limit: Int, owner: String, now: Date, leaseDuration: TimeInterval) async throws
+        -> [JobLease]
+    {
+        guard !kinds.isEmpty, limit > 0 else { return [] }
+        let token = UUID().uuidString
+        let nowMs = SQLTime.ms(now)
+        let expires = now.addingTimeInterval(leaseDuration)
+        return try await pool.write { db in
+            // Due jobs, and running jobs whose holder let the lease expire (presumed dead).
+            var arguments: StatementArguments = [token, owner, SQLTime.ms(expires)]
+            arguments += StatementArguments(kinds)
+            arguments += [nowMs]
+            arguments += StatementArguments(kinds)
+            arguments += [nowMs, limit]
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_token = ?, lease_owner = ?,
+                        lease_expires_at = ?
+                    WHERE id IN (
+                        SELECT id FROM (
+                            SELECT id, run_at AS due FROM jobs
+                            WHERE state = 'available' AND kind IN (\(placeholders(kinds.count))) AND run_at <= ?
+                            UNION ALL
+                            SELECT id, lease_expires_at AS due FROM jobs
+                            WHERE state = 'running' AND kind IN (\(placeholders(kinds.count))) AND lease_expires_at <= ?
+                        ) ORDER BY due LIMIT ?
+                    )
+                    RETURNING id, kind, payload, attempt, created_at
+                    """,
+                arguments: arguments)
+            return rows.map { row in
+                JobLease(
+                    jobId: row["id"], kind: row["kind"], payload: row["payload"], attempt: row["attempt"], token: token,
+                    expiresAt: expires, createdAt: SQLTime.date(row["created_at"] as Int64))
+            }
+        }
+    }
+
+    public func completeJob(_ lease: JobLease, now: Date) async throws -> Bool {
+        try await pool.write { db in try Self.finishJob(db, lease, state: .completed, error: nil, now: now) }
+    }
+
+    public func retryJob(_ lease: JobLease, at: Date, reason: String, now: Date) async throws -> Bool {
+        try await pool.write { db in try Self.rescheduleJob(db, lease, at: at, reason: reason) }
+    }
+
+    public func discardJob(_ lease: JobLease, reason: String, now: Date) async throws -> Bool {
+        try await pool.write { db in try Self.finishJob(db, lease, state: .discarded, error: reason, now: now) }
+    }
+
+    public func nextJobDue() async throws -> Date? {
+        try await pool.read { db in
+            let available = try Int64.fetchOne(db, sql: "SELECT MIN(run_at) FROM jobs WHERE state = 'available'")
+            let expiring = try Int64.fetchOne(db, sql: "SELECT MIN(lease_expires_at) FROM jobs WHERE state = 'running'")
+            return [available, expiring].compactMap { $0 }.min().map(SQLTime.date)
+        }
+    }
+
+    public func jobCounts() async throws -> [JobState: Int] {
+        try await pool.read { db in
+            var counts: [JobState: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM jobs GROUP BY state") {
+                if let state = JobState(rawValue: row["state"]) { counts[state] = row["n"] }
+            }
+            return counts
+        }
+    }
+
+    // MARK: Guarded writes, used inside larger transactions too
+
+    /// True when `lease` still holds its job. Every write made on behalf of a lease checks this
+    /// inside its own transaction.
+    static func holdsLease(_ db: Database, _ lease: JobLease) throws -> Bool {
+        try Bool.fetchOne(
+            db, sql: "SELECT 1 FROM jobs WHERE id = ? AND state = 'running' AND lease_token = ?",
+            arguments: [lease.jobId, lease.token]) ?? false
+    }
+
+    static func finishJob(_ db: Database, _ lease: JobLease, state: JobState, error: String?, now: Date) throws -> Bool {
+        try db.execute(
+            sql: """
+                UPDATE jobs SET state = ?, finalized_at = ?, last_error = ?, lease_token = NULL, lease_owner = NULL,
+                    lease_expires_at = NULL
+                WHERE id = ? AND state = 'running' AND lease_token = ?
+                """,
+            arguments: [state.rawValue, SQLTime.ms(now), error, lease.jobId, lease.token])
+        return db.changesCount == 1
+    }
+
+    static func rescheduleJob(_ db: Database, _ lease: JobLease, at: Date, reason: String) throws -> Bool {
+        try db.execute(
+            sql: """
+                UPDATE jobs SET state = 'available', run_at = ?, last_error = ?, lease_token = NULL, lease_owner = NULL,
+                    lease_expires_at = NULL
+                WHERE id = ? AND state = 'running' AND lease_token = ?
+                """,
+            arguments: [SQLTime.ms(at), reason, lease.jobId, lease.token])
+        return db.changesCount == 1
+    }
+
+    static func holdJob(_ db: Database, _ lease: JobLease, reason: String) throws -> Bool {
+        try db.execute(
+            sql: """
+                UPDATE jobs SET state = 'held', last_error = ?, lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
+                WHERE id = ? AND state = 'running' AND lease_token = ?
+                """,
+            arguments: [reason, lease.jobId, lease.token])
+        return db.changesCount == 1
+    }
+}

@@ -1,0 +1,239 @@
+import Foundation
+import GRDB
+import JobQueue
+import Persistence
+import StorekeeperDomain
+
+/// The kind of the job that verifies one receipt with Apple.
+public let verifyReceiptJobKind = "verify_receipt"
+
+extension SQLiteStore {
+    public func submitReceipt(_ submission: ReceiptSubmission, now: Date) async throws -> SubmissionResult {
+        try await pool.write { db in
+            let nowMs = SQLTime.ms(now)
+            try db.execute(
+                sql: "INSERT INTO receipts (app_id, hash, data, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                arguments: [submission.appId, submission.receiptHash, submission.receiptBase64, nowMs])
+            let latest = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT * FROM verifications WHERE app_id = ? AND receipt_hash = ? AND app_user_id = ?
+                    ORDER BY generation DESC LIMIT 1
+                    """,
+                arguments: [submission.appId, submission.receiptHash, submission.appUserId])
+            var generation = 1
+            if let latest {
+                let existing = Self.verification(from: latest)
+                if !submission.refresh || !existing.state.isFinal {
+                    return SubmissionResult(verification: existing, created: false)
+                }
+                generation = (latest["generation"] as Int) + 1
+            }
+            let id = UUID().uuidString.lowercased()
+            let jobId = UUID().uuidString.lowercased()
+            try db.execute(
+                sql: """
+                    INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
+                    VALUES (?, ?, ?, 'available', 0, ?, ?)
+                    """,
+                arguments: [jobId, verifyReceiptJobKind, id, nowMs, nowMs])
+            try db.execute(
+                sql: """
+                    INSERT INTO verifications (id, app_id, app_user_id, receipt_hash, generation, job_id, state, attempts,
+                        apple_statuses, hints, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, '[]', ?, ?, ?)
+                    """,
+                arguments: [
+                    id, submission.appId, submission.appUserId, submission.receiptHash, generation, jobId,
+                    submission.hints.isEmpty ? nil : SQLJSON.encode(submission.hints), nowMs, nowMs,
+                ])
+            let record = VerificationRecord(
+                id: id, appId: submission.appId, appUserId: submission.appUserId, receiptHash: submission.receiptHash,
+                jobId: jobId, state: .pending, reason: nil, attempts: 0, appleStatuses: [], environment: nil,
+                nextAttemptAt: nil, grant: nil, createdAt: SQLTime.date(nowMs), updatedAt: SQLTime.date(nowMs),
+                finalizedAt: nil)
+            return SubmissionResult(verification: record, created: true)
+        }
+    }
+
+    public func verification(id: String) async throws -> VerificationRecord? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM verifications WHERE id = ?", arguments: [id]).map(Self.verification(from:))
+        }
+    }
+
+    public func verifications(appId: String?, states: [VerificationState], createdBefore: Date?, limit: Int) async throws
+        -> [VerificationRecord]
+    {
+        try await pool.read { db in
+            var clauses: [String] = []
+            var arguments = StatementArguments()
+            if let appId {
+                clauses.append("app_id = ?")
+                arguments += [appId]
+            }
+            if !states.isEmpty {
+                clauses.append("state IN (\(placeholders(states.count)))")
+                arguments += StatementArguments(states.map(\.rawValue))
+            }
+            if let createdBefore {
+                clauses.append("created_at < ?")
+                arguments += [SQLTime.ms(createdBefore)]
+            }
+            arguments += [limit]
+            let filter = clauses.isEmpty ? "" : "WHERE " + clauses.joined(separator: " AND ")
+            return try Row.fetchAll(
+                db, sql: "SELECT * FROM verifications \(filter) ORDER BY created_at, id LIMIT ?", arguments: arguments
+            ).map(Self.verification(from:))
+        }
+    }
+
+    public func verificationForJob(jobId: String) async throws -> (VerificationRecord, receiptBase64: String)? {
+        try await pool.read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT v.*, r.data AS receipt_data FROM verifications v
+                        JOIN receipts r ON r.app_id = v.app_id AND r.hash = v.receipt_hash
+                        WHERE v.job_id = ?
+                        """,
+                    arguments: [jobId])
+            else { return nil }
+            return (Self.verification(from: row), row["receipt_data"])
+        }
+    }
+
+    public func markVerifying(_ lease: JobLease, verificationId: String, now: Date) async throws -> Bool {
+        try await pool.write { db in
+            guard try Self.holdsLease(db, lease) else { return false }
+            try db.execute(
+                sql: "UPDATE verifications SET state = 'verifying', attempts = ?, updated_at = ? WHERE id = ?",
+                arguments: [lease.attempt, SQLTime.ms(now), verificationId])
+            return true
+        }
+    }
+
+    public func finishInvalid(_ lease: JobLease, verificationId: String, report: AttemptReport, now: Date) async throws -> Bool {
+        try await pool.write { db in
+            guard try Self.finishJob(db, lease, state: .completed, error: report.reason, now: now) else { return false }
+            try Self.updateVerification(db, id: verificationId, state: .invalid, report: report, nextAttemptAt: nil, now: now, final: true)
+            return true
+        }
+    }
+
+    public func scheduleRetry(_ lease: JobLease, verificationId: String, report: AttemptReport, at: Date, now: Date) async throws
+        -> Bool
+    {
+        try await pool.write { db in
+            guard try Self.rescheduleJob(db, lease, at: at, reason: report.reason ?? "retry") else { return false }
+            try Self.updateVerification(db, id: verificationId, state: .retryScheduled, report: report, nextAttemptAt: at, now: now, final: false)
+            return true
+        }
+    }
+
+    public func holdForConfiguration(
+        _ lease: JobLease, verificationId: String, report: AttemptReport, configurationFingerprint: String, now: Date
+    ) async throws -> Bool {
+        try await pool.write { db in
+            guard try Self.holdJob(db, lease, reason: report.reason ?? "configuration_error") else { return false }
+            try Self.updateVerification(
+                db, id: verificationId, state: .configurationError, report: report, nextAttemptAt: nil, now: now, final: false)
+            try db.execute(
+                sql: "UPDATE verifications SET config_fingerprint = ? WHERE id = ?",
+                arguments: [configurationFingerprint, verificationId])
+            return true
+        }
+    }
+
+    public func requeue(verificationId: String, now: Date) async throws -> Bool {
+        try await pool.write { db in
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: "SELECT j.id, j.state, j.lease_expires_at FROM jobs j JOIN verifications v ON v.job_id = j.id WHERE v.id = ?",
+                    arguments: [verificationId])
+            else { return false }
+            let state: String = row["state"]
+            if state == JobState.running.rawValue, let expires = row["lease_expires_at"] as Int64?, expires > SQLTime.ms(now) {
+                return false
+            }
+            let nowMs = SQLTime.ms(now)
+            try db.execute(
+                sql: """
+                    UPDATE jobs SET state = 'available', run_at = ?, finalized_at = NULL, lease_token = NULL, lease_owner = NULL,
+                        lease_expires_at = NULL
+                    WHERE id = ?
+                    """,
+                arguments: [nowMs, row["id"] as String])
+            try db.execute(
+                sql: """
+                    UPDATE verifications SET state = 'pending', next_attempt_at = NULL, finalized_at = NULL, updated_at = ?
+                    WHERE id = ?
+                    """,
+                arguments: [nowMs, verificationId])
+            return true
+        }
+    }
+
+    public func releaseConfigurationHolds(appId: String, currentFingerprint: String, now: Date) async throws -> Int {
+        try await pool.write { db in
+            let nowMs = SQLTime.ms(now)
+            let ids = try String.fetchAll(
+                db,
+                sql: """
+                    SELECT id FROM verifications WHERE app_id = ? AND state = 'configuration_error'
+                    AND (config_fingerprint IS NULL OR config_fingerprint != ?)
+                    """,
+                arguments: [appId, currentFingerprint])
+            for id in ids {
+                try db.execute(
+                    sql: "UPDATE jobs SET state = 'available', run_at = ? WHERE state = 'held' AND id = (SELECT job_id FROM verifications WHERE id = ?)",
+                    arguments: [nowMs, id])
+                try db.execute(
+                    sql: "UPDATE verifications SET state = 'pending', updated_at = ? WHERE id = ?", arguments: [nowMs, id])
+            }
+            return ids.count
+        }
+    }
+
+    public func verificationCounts() async throws -> [VerificationState: Int] {
+        try await pool.read { db in
+            var counts: [VerificationState: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM verifications GROUP BY state") {
+                if let state = VerificationState(rawValue: row["state"]) { counts[state] = row["n"] }
+            }
+            return counts
+        }
+    }
+
+    // MARK: Helpers
+
+    static func updateVerification(
+        _ db: Database, id: String, state: VerificationState, report: AttemptReport, nextAttemptAt: Date?, now: Date,
+        final: Bool, grant: GrantSummary? = nil
+    ) throws {
+        let previous = try String.fetchOne(db, sql: "SELECT apple_statuses FROM verifications WHERE id = ?", arguments: [id])
+        let statuses = (SQLJSON.decode([Int].self, previous) ?? []) + report.statuses
+        try db.execute(
+            sql: """
+                UPDATE verifications SET state = ?, reason = ?, apple_statuses = ?, environment = COALESCE(?, environment),
+                    next_attempt_at = ?, updated_at = ?, finalized_at = ?, grant_summary = COALESCE(?, grant_summary)
+                WHERE id = ?
+                """,
+            arguments: [
+                state.rawValue, report.reason, SQLJSON.encode(statuses), report.environment, SQLTime.ms(nextAttemptAt),
+                SQLTime.ms(now), final ? SQLTime.ms(now) : nil, grant.map { SQLJSON.encode($0) }, id,
+            ])
+    }
+
+    static func verification(from row: Row) -> VerificationRecord {
+        VerificationRecord(
+            id: row["id"], appId: row["app_id"], appUserId: row["app_user_id"], receiptHash: row["receipt_hash"],
+            jobId: row["job_id"], state: VerificationState(rawValue: row["state"]) ?? .pending, reason: row["reason"],
+            attempts: row["attempts"], appleStatuses: SQLJSON.decode([Int].self, row["apple_statuses"]) ?? [],
+            environment: row["environment"], nextAttemptAt: SQLTime.date(row["next_attempt_at"] as Int64?),
+            grant: SQLJSON.decode(GrantSummary.self, row["grant_summary"]), createdAt: SQLTime.date(row["created_at"] as Int64),
+            updatedAt: SQLTime.date(row["updated_at"] as Int64), finalizedAt: SQLTime.date(row["finalized_at"] as Int64?))
+    }
+}

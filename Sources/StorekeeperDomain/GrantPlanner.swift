@@ -1,0 +1,268 @@
+import AppStoreModels
+import Foundation
+
+/// What to do when a second app user submits an original transaction already bound to another.
+public enum BindingPolicy: String, Codable, Sendable {
+    /// Refuse the grant and report a conflict (the default: never guess who paid).
+    case refuse
+    /// Move the original transaction, and what it grants, to the new app user.
+    case transfer
+}
+
+/// Everything the planner may read. The storage adapter loads it inside the same database
+/// transaction in which it later applies the plan, so the plan cannot act on stale state.
+public struct GrantContext: Sendable {
+    public var appId: String
+    public var bundleId: String
+    public var appUserId: String
+    public var verificationId: String
+    public var environment: AppStoreEnvironment
+    public var now: Date
+    public var catalog: [String: Product]
+    public var bindingPolicy: BindingPolicy
+    public var existingTransactions: [String: TransactionRecord]
+    public var bindings: [String: OwnershipBinding]
+    public var subscriptions: [String: SubscriptionFacts]
+
+    public init(
+        appId: String, bundleId: String, appUserId: String, verificationId: String, environment: AppStoreEnvironment,
+        now: Date, catalog: [String: Product], bindingPolicy: BindingPolicy,
+        existingTransactions: [String: TransactionRecord] = [:], bindings: [String: OwnershipBinding] = [:],
+        subscriptions: [String: SubscriptionFacts] = [:]
+    ) {
+        self.appId = appId
+        self.bundleId = bundleId
+        self.appUserId = appUserId
+        self.verificationId = verificationId
+        self.environment = environment
+        self.now = now
+        self.catalog = catalog
+        self.bindingPolicy = bindingPolicy
+        self.existingTransactions = existingTransactions
+        self.bindings = bindings
+        self.subscriptions = subscriptions
+    }
+}
+
+/// A transaction that was not granted because another app user owns its original transaction.
+public struct GrantConflict: Codable, Hashable, Sendable {
+    public static let ownedByAnotherUser = "original_transaction_owned_by_another_user"
+    public var code: String
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var productId: String
+}
+
+/// An original transaction moved from one app user to another under `BindingPolicy.transfer`.
+public struct OwnershipTransfer: Codable, Hashable, Sendable {
+    public var originalTransactionId: String
+    public var fromAppUserId: String
+    public var toAppUserId: String
+}
+
+/// What a verification granted, shown on the verification.
+public struct GrantSummary: Codable, Hashable, Sendable {
+    public var granted: [String] = []
+    public var alreadyGranted: [String] = []
+    public var revoked: [String] = []
+    public var conflicts: [GrantConflict] = []
+    public var transfers: [OwnershipTransfer] = []
+    public var unknownProducts: [String] = []
+    public var creditsAdded: Int = 0
+    public var subscriptionsUpdated: [String] = []
+    public init() {}
+}
+
+/// The writes one verified receipt causes. Applying it twice changes nothing the second time:
+/// every insert is keyed by transaction id, every update is to a state already reached.
+public struct GrantPlan: Sendable {
+    public var newTransactions: [TransactionRecord] = []
+    public var revokedTransactions: [TransactionRecord] = []
+    public var bindings: [OwnershipBinding] = []
+    public var transfers: [OwnershipTransfer] = []
+    public var ledger: [LedgerEntry] = []
+    public var subscriptions: [SubscriptionFacts] = []
+    public var summary = GrantSummary()
+    public init() {}
+}
+
+public enum GrantDecision: Sendable {
+    case grant(GrantPlan)
+    /// Apple vouched for the receipt, but it is not ours to grant (e.g. another app's bundle id).
+    case reject(reason: String)
+}
+
+/// Turns a verified verifyReceipt answer into grants. Pure: no clock, no database.
+public enum GrantPlanner {
+    /// Transaction and original transaction ids the planner will ask about, so the adapter
+    /// loads exactly those rows.
+    public static func referencedIds(in response: VerifyReceiptResponse) -> (transactionIds: [String], originalIds: [String]) {
+        let all = mergedTransactions(response)
+        return (all.map(\.transactionId), Array(Set(all.map(\.originalTransactionId))))
+    }
+
+    public static func plan(_ response: VerifyReceiptResponse, context: GrantContext) -> GrantDecision {
+        guard let receipt = response.receipt else { return .reject(reason: "apple_response_missing_receipt") }
+        guard receipt.bundleId == context.bundleId else { return .reject(reason: "bundle_id_mismatch") }
+
+        var plan = GrantPlan()
+        var bindings = context.bindings
+        let env = context.environment.storageName
+        let transactions = mergedTransactions(response)
+
+        var grantedAutoRenewable: [String: [NormalizedTransaction]] = [:]
+        for tx in transactions {
+            let product = context.catalog[tx.productId]
+            let type = product?.type ?? .unknown
+
+            // Rule: an original transaction belongs to the app user who first submitted it.
+            if let binding = bindings[tx.originalTransactionId], binding.appUserId != context.appUserId {
+                switch context.bindingPolicy {
+                case .refuse:
+                    if !plan.summary.conflicts.contains(where: { $0.transactionId == tx.transactionId }) {
+                        plan.summary.conflicts.append(
+                            GrantConflict(
+                                code: GrantConflict.ownedByAnotherUser, transactionId: tx.transactionId,
+                                originalTransactionId: tx.originalTransactionId, productId: tx.productId))
+                    }
+                    continue
+                case .transfer:
+                    let transfer = OwnershipTransfer(
+                        originalTransactionId: tx.originalTransactionId, fromAppUserId: binding.appUserId,
+                        toAppUserId: context.appUserId)
+                    plan.transfers.append(transfer)
+                    plan.summary.transfers.append(transfer)
+                    let moved = OwnershipBinding(
+                        appId: context.appId, originalTransactionId: tx.originalTransactionId,
+                        appUserId: context.appUserId, productId: binding.productId)
+                    bindings[tx.originalTransactionId] = moved
+                    plan.bindings.append(moved)
+                }
+            } else if bindings[tx.originalTransactionId] == nil {
+                let binding = OwnershipBinding(
+                    appId: context.appId, originalTransactionId: tx.originalTransactionId,
+                    appUserId: context.appUserId, productId: tx.productId)
+                bindings[tx.originalTransactionId] = binding
+                plan.bindings.append(binding)
+            }
+            if type == .autoRenewable { grantedAutoRenewable[tx.originalTransactionId, default: []].append(tx) }
+
+            if var existing = context.existingTransactions[tx.transactionId] {
+                if existing.cancellationDate == nil, let cancelled = tx.cancellationDate {
+                    existing.cancellationDate = cancelled
+                    plan.revokedTransactions.append(existing)
+                    plan.summary.revoked.append(tx.transactionId)
+                    plan.ledger.append(ledgerEntry(existing, product: product, event: .refund, state: "refunded", now: context.now))
+                } else {
+                    plan.summary.alreadyGranted.append(tx.transactionId)
+                }
+                continue
+            }
+
+            if product == nil, !plan.summary.unknownProducts.contains(tx.productId) {
+                plan.summary.unknownProducts.append(tx.productId)
+            }
+            let credits = (type == .consumable && tx.cancellationDate == nil) ? (product?.creditAmount ?? 1) * tx.quantity : 0
+            let record = TransactionRecord(
+                appId: context.appId, appUserId: bindings[tx.originalTransactionId]?.appUserId ?? context.appUserId,
+                transactionId: tx.transactionId, originalTransactionId: tx.originalTransactionId,
+                productId: tx.productId, productType: type, environment: env, purchaseDate: tx.purchaseDate,
+                originalPurchaseDate: tx.originalPurchaseDate, expiresDate: tx.expiresDate,
+                cancellationDate: tx.cancellationDate, quantity: tx.quantity, credits: credits,
+                ownershipType: tx.ownershipType, verificationId: context.verificationId)
+            plan.newTransactions.append(record)
+            plan.summary.granted.append(tx.transactionId)
+            plan.summary.creditsAdded += credits
+            let state = tx.cancellationDate == nil ? "granted" : "refunded"
+            plan.ledger.append(ledgerEntry(record, product: product, event: .purchase, state: state, now: context.now))
+            if tx.cancellationDate != nil {
+                plan.summary.revoked.append(tx.transactionId)
+                plan.ledger.append(ledgerEntry(record, product: product, event: .refund, state: "refunded", now: context.now))
+            }
+        }
+
+        let renewals = response.pendingRenewalInfo ?? []
+        for (originalId, group) in grantedAutoRenewable.sorted(by: { $0.key < $1.key }) {
+            guard let owner = bindings[originalId]?.appUserId else { continue }
+            let latest = group.max { a, b in
+                (a.expiresDate ?? .distantPast, a.purchaseDate) < (b.expiresDate ?? .distantPast, b.purchaseDate)
+            }!
+            let pending = renewals.first { $0.originalTransactionId?.value == originalId }
+            let facts = SubscriptionFacts(
+                appId: context.appId, originalTransactionId: originalId, appUserId: owner,
+                productId: latest.productId, environment: env, latestTransactionId: latest.transactionId,
+                expiresDate: latest.expiresDate, revokedAt: latest.cancellationDate,
+                autoRenewEnabled: pending?.autoRenewStatus?.bool, autoRenewProductId: pending?.autoRenewProductId,
+                inBillingRetry: pending?.isInBillingRetryPeriod?.bool ?? false,
+                gracePeriodExpiresDate: pending?.gracePeriodExpiresDateMs?.millisecondsDate,
+                expirationIntent: pending?.expirationIntent?.value, updatedAt: context.now)
+            // An older answer processed late must not roll a subscription back.
+            if let stored = context.subscriptions[originalId], let storedExpiry = stored.expiresDate,
+                let newExpiry = facts.expiresDate, newExpiry < storedExpiry, stored.appUserId == owner
+            {
+                continue
+            }
+            if context.subscriptions[originalId] != facts {
+                plan.subscriptions.append(facts)
+                plan.summary.subscriptionsUpdated.append(originalId)
+            }
+        }
+        return .grant(plan)
+    }
+
+    private static func ledgerEntry(
+        _ record: TransactionRecord, product: Product?, event: LedgerEntry.Event, state: String, now: Date
+    ) -> LedgerEntry {
+        let unit = product?.priceMicros
+        let price = unit.map { $0 * Int64(record.quantity) * (event == .refund ? -1 : 1) }
+        return LedgerEntry(
+            appId: record.appId, appUserId: record.appUserId, productId: record.productId,
+            productType: record.productType, transactionId: record.transactionId,
+            originalTransactionId: record.originalTransactionId, environment: record.environment,
+            purchaseDate: record.purchaseDate, event: event, quantity: record.quantity, priceMicros: price,
+            currency: product?.currency, state: state, recordedAt: now)
+    }
+
+    /// A transaction with the fields the planner relies on present and typed.
+    struct NormalizedTransaction: Sendable {
+        var transactionId: String
+        var originalTransactionId: String
+        var productId: String
+        var quantity: Int
+        var purchaseDate: Date
+        var originalPurchaseDate: Date?
+        var expiresDate: Date?
+        var cancellationDate: Date?
+        var ownershipType: String?
+    }
+
+    /// `receipt.in_app` and `latest_receipt_info` together, one entry per transaction id.
+    /// Arrays are unsorted and overlap; a cancellation seen in either copy wins.
+    static func mergedTransactions(_ response: VerifyReceiptResponse) -> [NormalizedTransaction] {
+        var byId: [String: NormalizedTransaction] = [:]
+        let sources = (response.receipt?.inApp ?? []) + (response.latestReceiptInfo ?? [])
+        for raw in sources {
+            guard let id = raw.transactionId?.value, !id.isEmpty, let productId = raw.productId, !productId.isEmpty else {
+                continue
+            }
+            let tx = NormalizedTransaction(
+                transactionId: id,
+                originalTransactionId: raw.originalTransactionId?.value.isEmpty == false ? raw.originalTransactionId!.value : id,
+                productId: productId,
+                quantity: max(1, raw.quantity?.int ?? 1),
+                purchaseDate: raw.purchaseDateMs?.millisecondsDate ?? .distantPast,
+                originalPurchaseDate: raw.originalPurchaseDateMs?.millisecondsDate,
+                expiresDate: raw.expiresDateMs?.millisecondsDate,
+                cancellationDate: raw.cancellationDateMs?.millisecondsDate,
+                ownershipType: raw.inAppOwnershipType)
+            if var known = byId[id] {
+                known.cancellationDate = known.cancellationDate ?? tx.cancellationDate
+                known.expiresDate = known.expiresDate ?? tx.expiresDate
+                byId[id] = known
+            } else {
+                byId[id] = tx
+            }
+        }
+        return byId.values.sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+
+/// One App Store transaction as granted to an app user. Unique by (appId, transactionId):
+/// that uniqueness is what makes every grant happen at most once.
+public struct TransactionRecord: Codable, Hashable, Sendable {
+    public var appId: String
+    public var appUserId: String
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var productId: String
+    public var productType: ProductType
+    public var environment: String
+    public var purchaseDate: Date
+    public var originalPurchaseDate: Date?
+    public var expiresDate: Date?
+    public var cancellationDate: Date?
+    public var quantity: Int
+    /// Credits this transaction added (consumables); 0 otherwise.
+    public var credits: Int
+    public var ownershipType: String?
+    public var verificationId: String
+
+    public init(
+        appId: String, appUserId: String, transactionId: String, originalTransactionId: String,
+        productId: String, productType: ProductType, environment: String, purchaseDate: Date,
+        originalPurchaseDate: Date?, expiresDate: Date?, cancellationDate: Date?, quantity: Int,
+        credits: Int, ownershipType: String?, verificationId: String
+    ) {
+        self.appId = appId
+        self.appUserId = appUserId
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.productType = productType
+        self.environment = environment
+        self.purchaseDate = purchaseDate
+        self.originalPurchaseDate = originalPurchaseDate
+        self.expiresDate = expiresDate
+        self.cancellationDate = cancellationDate
+        self.quantity = quantity
+        self.credits = credits
+        self.ownershipType = ownershipType
+        self.verificationId = verificationId
+    }
+
+    public var isRevoked: Bool { cancellationDate != nil }
+}
+
+/// An original transaction id bound to the app user who first submitted it.
+public struct OwnershipBinding: Codable, Hashable, Sendable {
+    public var appId: String
+    public var originalTransactionId: String
+    public var appUserId: String
+    public var productId: String
+
+    public init(appId: String, originalTransactionId: String, appUserId: String, productId: String) {
+        self.appId = appId
+        self.originalTransactionId = originalTransactionId
+        self.appUserId = appUserId
+        self.productId = productId
+    }
+}
+
+/// What Apple last said about one auto-renewable subscription. State is derived from these
+/// facts at read time (see `SubscriptionStatus.evaluate`), because it changes with the clock.
+public struct SubscriptionFacts: Codable, Hashable, Sendable {
+    public var appId: String
+    public var originalTransactionId: String
+    public var appUserId: String
+    public var productId: String
+    public var environment: String
+    public var latestTransactionId: String
+    public var expiresDate: Date?
+    public var revokedAt: Date?
+    public var autoRenewEnabled: Bool?
+    public var autoRenewProductId: String?
+    public var inBillingRetry: Bool
+    public var gracePeriodExpiresDate: Date?
+    public var expirationIntent: String?
+    public var updatedAt: Date
+
+    public init(
+        appId: String, originalTransactionId: String, appUserId: String, productId: String, environment: String,
+        latestTransactionId: String, expiresDate: Date?, revokedAt: Date?, autoRenewEnabled: Bool?,
+        autoRenewProductId: String?, inBillingRetry: Bool, gracePeriodExpiresDate: Date?, expirationIntent: String?,
+        updatedAt: Date
+    ) {
+        self.appId = appId
+        self.originalTransactionId = originalTransactionId
+        self.appUserId = appUserId
+        self.productId = productId
+        self.environment = environment
+        self.latestTransactionId = latestTransactionId
+        self.expiresDate = expiresDate
+        self.revokedAt = revokedAt
+        self.autoRenewEnabled = autoRenewEnabled
+        self.autoRenewProductId = autoRenewProductId
+        self.inBillingRetry = inBillingRetry
+        self.gracePeriodExpiresDate = gracePeriodExpiresDate
+        self.expirationIntent = expirationIntent
+        self.updatedAt = updatedAt
+    }
+}
+
+/// One line of the finance ledger. Unique by (appId, transactionId, event).
+public struct LedgerEntry: Codable, Hashable, Sendable {
+    public enum Event: String, Codable, Sendable {
+        case purchase
+        case refund
+    }
+
+    public var appId: String
+    public var appUserId: String
+    public var productId: String
+    public var productType: ProductType
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var environment: String
+    public var purchaseDate: Date
+    public var event: Event
+    public var quantity: Int
+    public var priceMicros: Int64?
+    public var currency: String?
+    /// Transaction state at the time of the entry: `granted`, `refunded`, `conflict`.
+    public var state: String
+    public var recordedAt: Date
+
+    public init(
+        appId: String, appUserId: String, productId: String, productType: ProductType, transactionId: String,
+        originalTransactionId: String, environment: String, purchaseDate: Date, event: Event, quantity: Int,
+        priceMicros: Int64?, currency: String?, state: String, recordedAt: Date
+    ) {
+        self.appId = appId
+        self.appUserId = appUserId
+        self.productId = productId
+        self.productType = productType
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.environment = environment
+        self.purchaseDate = purchaseDate
+        self.event = event
+        self.quantity = quantity
+        self.priceMicros = priceMicros
+        self.currency = currency
+        self.state = state
+        self.recordedAt = recordedAt
+    }
+}

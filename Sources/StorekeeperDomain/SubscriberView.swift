@@ -1,0 +1,125 @@
+import Foundation
+
+/// What one app user owns at an instant, and the history behind it. Built from stored
+/// transactions and subscription facts by a pure function, so "now" is an input.
+public struct SubscriberView: Codable, Hashable, Sendable {
+    public struct OwnedProduct: Codable, Hashable, Sendable {
+        public var productId: String
+        public var transactionId: String
+        public var originalTransactionId: String
+        public var purchaseDate: Date
+        public var environment: String
+    }
+
+    public struct Subscription: Codable, Hashable, Sendable {
+        public var productId: String
+        public var originalTransactionId: String
+        public var status: SubscriptionStatus
+        public var isActive: Bool
+        public var expiresDate: Date?
+        public var autoRenewEnabled: Bool?
+        public var gracePeriodExpiresDate: Date?
+        public var environment: String
+    }
+
+    public struct NonRenewing: Codable, Hashable, Sendable {
+        public var productId: String
+        public var startDate: Date
+        public var endDate: Date
+        public var isActive: Bool
+        public var transactionIds: [String]
+    }
+
+    public struct ConsumablePurchase: Codable, Hashable, Sendable {
+        public var productId: String
+        public var transactionId: String
+        public var quantity: Int
+        public var credits: Int
+        public var purchaseDate: Date
+        public var revoked: Bool
+        public var environment: String
+    }
+
+    public var appUserId: String
+    public var asOf: Date
+    /// Product ids that give access right now.
+    public var activeEntitlements: [String]
+    public var nonConsumables: [OwnedProduct]
+    public var subscriptions: [Subscription]
+    public var nonRenewingSubscriptions: [NonRenewing]
+    public var freeSubscriptions: [OwnedProduct]
+    public var consumables: [ConsumablePurchase]
+    public var creditBalance: Int
+    public var history: [TransactionRecord]
+
+    public static func build(
+        appUserId: String, transactions: [TransactionRecord], subscriptions: [SubscriptionFacts],
+        catalog: [String: Product], now: Date
+    ) -> SubscriberView {
+        let live = transactions.filter { !$0.isRevoked }
+        var active = Set<String>()
+
+        func owned(_ type: ProductType) -> [OwnedProduct] {
+            var firstByProduct: [String: TransactionRecord] = [:]
+            for tx in live where tx.productType == type {
+                if let known = firstByProduct[tx.productId], known.purchaseDate <= tx.purchaseDate { continue }
+                firstByProduct[tx.productId] = tx
+            }
+            return firstByProduct.values.sorted { $0.productId < $1.productId }.map {
+                OwnedProduct(
+                    productId: $0.productId, transactionId: $0.transactionId,
+                    originalTransactionId: $0.originalTransactionId, purchaseDate: $0.purchaseDate,
+                    environment: $0.environment)
+            }
+        }
+        let nonConsumables = owned(.nonConsumable)
+        let free = owned(.freeSubscription)
+        active.formUnion(nonConsumables.map(\.productId))
+        active.formUnion(free.map(\.productId))
+
+        let subs = subscriptions.filter { $0.appUserId == appUserId }.map { facts in
+            let status = SubscriptionStatus.evaluate(facts, at: now)
+            return Subscription(
+                productId: facts.productId, originalTransactionId: facts.originalTransactionId, status: status,
+                isActive: status.grantsAccess, expiresDate: facts.expiresDate, autoRenewEnabled: facts.autoRenewEnabled,
+                gracePeriodExpiresDate: facts.gracePeriodExpiresDate, environment: facts.environment)
+        }.sorted { ($0.productId, $0.originalTransactionId) < ($1.productId, $1.originalTransactionId) }
+        active.formUnion(subs.filter(\.isActive).map(\.productId))
+
+        // Consecutive purchases stack: each period starts when the previous one ends.
+        var nonRenewing: [NonRenewing] = []
+        let byProduct = Dictionary(grouping: live.filter { $0.productType == .nonRenewing }, by: \.productId)
+        for (productId, purchases) in byProduct.sorted(by: { $0.key < $1.key }) {
+            let ordered = purchases.sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
+            let duration = catalog[productId]?.duration.flatMap(ISODuration.init)
+            var start: Date?
+            var end = Date.distantPast
+            for purchase in ordered {
+                let periodStart = max(purchase.purchaseDate, end)
+                if start == nil || purchase.purchaseDate > end { start = periodStart }
+                end = duration?.added(to: periodStart) ?? periodStart
+            }
+            let isActive = (start ?? .distantFuture) <= now && now < end
+            if isActive { active.insert(productId) }
+            nonRenewing.append(
+                NonRenewing(
+                    productId: productId, startDate: start ?? end, endDate: end, isActive: isActive,
+                    transactionIds: ordered.map(\.transactionId)))
+        }
+
+        let consumables = transactions.filter { $0.productType == .consumable }
+            .sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
+            .map {
+                ConsumablePurchase(
+                    productId: $0.productId, transactionId: $0.transactionId, quantity: $0.quantity,
+                    credits: $0.isRevoked ? 0 : $0.credits, purchaseDate: $0.purchaseDate, revoked: $0.isRevoked,
+                    environment: $0.environment)
+            }
+
+        return SubscriberView(
+            appUserId: appUserId, asOf: now, activeEntitlements: active.sorted(), nonConsumables: nonConsumables,
+            subscriptions: subs, nonRenewingSubscriptions: nonRenewing, freeSubscriptions: free,
+            consumables: consumables, creditBalance: consumables.reduce(0) { $0 + $1.credits },
+            history: transactions.sorted { ($0.purchaseDate, $0.transactionId) > ($1.purchaseDate, $1.transactionId) })
+    }
+}

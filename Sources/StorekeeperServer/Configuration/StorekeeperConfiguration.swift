@@ -1,0 +1,165 @@
+import AppStoreClient
+import Crypto
+import Foundation
+import JobQueue
+import StorekeeperDomain
+
+/// One app served by this server. Several apps share one server and one database.
+public struct AppConfiguration: Codable, Sendable, Hashable {
+    /// Short stable name used in admin URLs and the database (`[a-z0-9_-]`).
+    public var id: String
+    public var bundleId: String
+    /// App Store Connect shared secret; required for auto-renewable subscriptions.
+    public var sharedSecret: String?
+    /// App Review tests production builds against the sandbox, so this defaults to true.
+    /// Sandbox grants are recorded as sandbox and kept apart in the ledger either way.
+    public var acceptSandbox: Bool = true
+    /// Key the app's backend sends as `Authorization: Bearer …` on app-facing routes.
+    public var apiKey: String
+    /// Catalog loaded at start: entries not yet stored are inserted; stored ones keep admin edits.
+    public var products: [Product] = []
+
+    public init(
+        id: String, bundleId: String, sharedSecret: String?, acceptSandbox: Bool = true, apiKey: String, products: [Product] = []
+    ) {
+        self.id = id
+        self.bundleId = bundleId
+        self.sharedSecret = sharedSecret
+        self.acceptSandbox = acceptSandbox
+        self.apiKey = apiKey
+        self.products = products
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case id, bundleId, sharedSecret, acceptSandbox, apiKey, products
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        bundleId = try c.decode(String.self, forKey: .bundleId)
+        sharedSecret = try c.decodeIfPresent(String.self, forKey: .sharedSecret)
+        acceptSandbox = try c.decodeIfPresent(Bool.self, forKey: .acceptSandbox) ?? true
+        apiKey = try c.decode(String.self, forKey: .apiKey)
+        products = try c.decodeIfPresent([Product].self, forKey: .products) ?? []
+    }
+
+    /// Changes whenever something that can cure a configuration error changes; held
+    /// verifications taken under another fingerprint are released at start.
+    public var fingerprint: String {
+        let text = [bundleId, sharedSecret ?? ""].joined(separator: "\u{0}")
+        return SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined().prefix(16).description
+    }
+}
+
+/// Everything the server needs, with documented defaults. Reading files, environment and flags
+/// is `ConfigurationLoader`'s job; this type only holds and validates values.
+public struct StorekeeperConfiguration: Codable, Sendable {
+    /// Address the HTTP API listens on.
+    public var host: String = "127.0.0.1"
+    public var port: Int = 8080
+    /// SQLite database file.
+    public var databasePath: String = "storekeeper.sqlite"
+    /// Sync every commit to disk (survives power loss). `false` survives process crashes only.
+    public var sqliteSynchronousFull: Bool = true
+    /// Key for `/v1/admin/*` as `Authorization: Bearer …`.
+    public var adminKey: String = ""
+    public var apps: [AppConfiguration] = []
+    /// Apple's verifyReceipt endpoints (or the simulator's).
+    public var appleEndpoints: VerifyReceiptEndpoints = .apple
+    /// Verification jobs run at once by this process. Apple takes seconds, so this is large.
+    public var workers: Int = 256
+    /// Run the verification workers in this process (false: API only).
+    public var runWorkers: Bool = true
+    /// Timeout of one verifyReceipt call.
+    public var attemptTimeoutSeconds: Double = 30
+    /// A job whose worker died is taken up again after this; must exceed 3 attempt timeouts.
+    public var leaseSeconds: Double = 120
+    /// Backoff between attempts while Apple fails.
+    public var retry: RetryPolicy = RetryPolicy(base: 2, cap: 600, jitter: 0.2)
+    /// Verifications not final after this long are flagged for an operator (never dropped).
+    public var flagAfterSeconds: Double = 3600
+    /// Sent as `exclude-old-transactions`.
+    public var excludeOldTransactions: Bool = false
+    /// What to do when another app user submits an original transaction already bound.
+    public var bindingPolicy: BindingPolicy = .refuse
+    /// Largest accepted request body.
+    public var maxBodyBytes: Int = 1024 * 1024
+    /// Longest `?wait=` a client may ask for.
+    public var maxWaitSeconds: Double = 30
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case host, port, databasePath, sqliteSynchronousFull, adminKey, apps, appleEndpoints, workers, runWorkers
+        case attemptTimeoutSeconds, leaseSeconds, retry, flagAfterSeconds, excludeOldTransactions, bindingPolicy
+        case maxBodyBytes, maxWaitSeconds
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = StorekeeperConfiguration()
+        host = try c.decodeIfPresent(String.self, forKey: .host) ?? d.host
+        port = try c.decodeIfPresent(Int.self, forKey: .port) ?? d.port
+        databasePath = try c.decodeIfPresent(String.self, forKey: .databasePath) ?? d.databasePath
+        sqliteSynchronousFull = try c.decodeIfPresent(Bool.self, forKey: .sqliteSynchronousFull) ?? d.sqliteSynchronousFull
+        adminKey = try c.decodeIfPresent(String.self, forKey: .adminKey) ?? d.adminKey
+        apps = try c.decodeIfPresent([AppConfiguration].self, forKey: .apps) ?? d.apps
+        appleEndpoints = try c.decodeIfPresent(VerifyReceiptEndpoints.self, forKey: .appleEndpoints) ?? d.appleEndpoints
+        workers = try c.decodeIfPresent(Int.self, forKey: .workers) ?? d.workers
+        runWorkers = try c.decodeIfPresent(Bool.self, forKey: .runWorkers) ?? d.runWorkers
+        attemptTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .attemptTimeoutSeconds) ?? d.attemptTimeoutSeconds
+        leaseSeconds = try c.decodeIfPresent(Double.self, forKey: .leaseSeconds) ?? d.leaseSeconds
+        retry = try c.decodeIfPresent(RetryPolicy.self, forKey: .retry) ?? d.retry
+        flagAfterSeconds = try c.decodeIfPresent(Double.self, forKey: .flagAfterSeconds) ?? d.flagAfterSeconds
+        excludeOldTransactions = try c.decodeIfPresent(Bool.self, forKey: .excludeOldTransactions) ?? d.excludeOldTransactions
+        bindingPolicy = try c.decodeIfPresent(BindingPolicy.self, forKey: .bindingPolicy) ?? d.bindingPolicy
+        maxBodyBytes = try c.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? d.maxBodyBytes
+        maxWaitSeconds = try c.decodeIfPresent(Double.self, forKey: .maxWaitSeconds) ?? d.maxWaitSeconds
+    }
+
+    /// Every problem, each naming its key (`apps[1].apiKey: …`). Empty when valid.
+    public func validationProblems() -> [String] {
+        var problems: [String] = []
+        if !(1...65535).contains(port) && port != 0 { problems.append("port: must be 0-65535") }
+        if adminKey.count < 16 { problems.append("adminKey: must be at least 16 characters") }
+        if apps.isEmpty { problems.append("apps: at least one app is required") }
+        if workers < 1 { problems.append("workers: must be at least 1") }
+        if attemptTimeoutSeconds <= 0 { problems.append("attemptTimeoutSeconds: must be positive") }
+        if leaseSeconds < attemptTimeoutSeconds * 3 + 1 {
+            problems.append("leaseSeconds: must exceed 3 × attemptTimeoutSeconds (an attempt may call Apple three times)")
+        }
+        if retry.base <= 0 || retry.cap < retry.base { problems.append("retry: base must be positive and cap ≥ base") }
+        if !(0...1).contains(retry.jitter) { problems.append("retry.jitter: must be within 0...1") }
+        if maxBodyBytes < 1024 { problems.append("maxBodyBytes: must be at least 1024") }
+        for (name, url) in [("production", appleEndpoints.production), ("sandbox", appleEndpoints.sandbox)] {
+            if URL(string: url)?.scheme == nil { problems.append("appleEndpoints.\(name): '\(url)' is not a URL") }
+        }
+        var ids = Set<String>()
+        var keys = Set<String>()
+        for (index, app) in apps.enumerated() {
+            let key = "apps[\(index)]"
+            let allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyz0123456789_-")
+            if app.id.isEmpty || app.id.unicodeScalars.contains(where: { !allowed.contains($0) }) {
+                problems.append("\(key).id: must be lower-case letters, digits, '-' or '_'")
+            }
+            if !ids.insert(app.id).inserted { problems.append("\(key).id: duplicate app id '\(app.id)'") }
+            if app.bundleId.isEmpty { problems.append("\(key).bundleId: must not be empty") }
+            if app.apiKey.count < 16 { problems.append("\(key).apiKey: must be at least 16 characters") }
+            if !keys.insert(app.apiKey).inserted || app.apiKey == adminKey {
+                problems.append("\(key).apiKey: must be unique and differ from adminKey")
+            }
+            if app.products.contains(where: { $0.type == .autoRenewable }), (app.sharedSecret ?? "").isEmpty {
+                problems.append("\(key).sharedSecret: required when the app sells auto-renewable subscriptions")
+            }
+            var productIds = Set<String>()
+            for (p, product) in app.products.enumerated() {
+                for problem in product.validationProblems() { problems.append("\(key).products[\(p)].\(problem)") }
+                if !productIds.insert(product.productId).inserted {
+                    problems.append("\(key).products[\(p)].productId: duplicate '\(product.productId)'")
+                }
+            }
+        }
+        return problems
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import JobQueue
+import Persistence
+import StorekeeperDomain
+
+/// Operator routes, authenticated by the admin key: catalog, verifications, ledger.
+struct AdminController {
+    let context: ServerContext
+
+    func register(on router: Router<BasicRequestContext>) {
+        let admin = router.group("v1/admin")
+        admin.get("apps/:app/products") { request, ctx in
+            try context.authenticateAdmin(request)
+            let app = try context.app(id: try ctx.parameters.require("app"))
+            return try StorekeeperJSON.response(["products": try await context.store.products(appId: app.id)])
+        }
+        admin.post("apps/:app/products") { request, ctx in
+            try context.authenticateAdmin(request)
+            let app = try context.app(id: try ctx.parameters.require("app"))
+            let product = try await decodeProduct(request, productId: nil)
+            if try await context.store.product(appId: app.id, productId: product.productId) != nil {
+                throw StorekeeperError(.conflict, "product '\(product.productId)' exists; use PUT to change it")
+            }
+            try await context.store.upsertProduct(appId: app.id, product: product, now: context.now())
+            return try StorekeeperJSON.response(product, status: .created)
+        }
+        admin.put("apps/:app/products/:product") { request, ctx in
+            try context.authenticateAdmin(request)
+            let app = try context.app(id: try ctx.parameters.require("app"))
+            let product = try await decodeProduct(request, productId: try ctx.parameters.require("product"))
+            try await context.store.upsertProduct(appId: app.id, product: product, now: context.now())
+            return try StorekeeperJSON.response(product)
+        }
+        admin.delete("apps/:app/products/:product") { request, ctx in
+            try context.authenticateAdmin(request)
+            let app = try context.app(id: try ctx.parameters.require("app"))
+            let productId = try ctx.parameters.require("product")
+            guard try await context.store.deleteProduct(appId: app.id, productId: productId) else {
+                throw StorekeeperError(.notFound, "no product '\(productId)'")
+            }
+            return Response(status: .noContent)
+        }
+        admin.get("verifications") { request, _ in
+            try context.authenticateAdmin(request)
+            return try await listVerifications(request)
+        }
+        admin.post("verifications/:id/retry") { request, ctx in
+            try context.authenticateAdmin(request)
+            let id = try ctx.parameters.require("id")
+            guard try await context.store.verification(id: id) != nil else {
+                throw StorekeeperError(.notFound, "no verification '\(id)'")
+            }
+            guard try await context.store.requeue(verificationId: id, now: context.now()) else {
+                throw StorekeeperError(.verificationBusy, "verification '\(id)' is being verified right now")
+            }
+            context.signal.wake()
+            let record = try await context.store.verification(id: id)!
+            return try StorekeeperJSON.response(context.view(record), status: .accepted)
+        }
+        admin.get("apps/:app/ledger") { request, ctx in
+            try context.authenticateAdmin(request)
+            let app = try context.app(id: try ctx.parameters.require("app"))
+            return try await ledger(request, app: app)
+        }
+    }
+
+    private func decodeProduct(_ request: Request, productId: String?) async throws -> Product {
+        var product = try StorekeeperJSON.decode(Product.self, from: try await context.body(request))
+        if let productId { product.productId = productId }
+        let problems = product.validationProblems()
+        guard problems.isEmpty else { throw StorekeeperError(.invalidProduct, problems.joined(separator: "; ")) }
+        return product
+    }
+
+    private func listVerifications(_ request: Request) async throws -> Response {
+        let query = request.uri.queryParameters
+        var states: [VerificationState] = []
+        if let text = query.get("state") {
+            for name in text.split(separator: ",") {
+                guard let state = VerificationState(rawValue: String(name)) else {
+                    throw StorekeeperError(.invalidRequest, "state: unknown state '\(name)'")
+                }
+                states.append(state)
+            }
+        }
+        let flaggedOnly = query.get("flagged") == "true"
+        if flaggedOnly, states.isEmpty { states = VerificationState.allCases.filter { !$0.isFinal } }
+        let limit = min(1000, max(1, Int(query.get("limit") ?? "100") ?? 100))
+        if let app = query.get("app") { _ = try context.app(id: app) }
+        let createdBefore = flaggedOnly ? context.now().addingTimeInterval(-context.configuration.flagAfterSeconds) : nil
+        let records = try await context.store.verifications(
+            appId: query.get("app"), states: states, createdBefore: createdBefore, limit: limit)
+        return try StorekeeperJSON.response(["verifications": records.map(context.view)])
+    }
+
+    private func ledger(_ request: Request, app: AppConfiguration) async throws -> Response {
+        let query = request.uri.queryParameters
+        let environment = query.get("environment") ?? "production"
+        guard environment == "production" || environment == "sandbox" else {
+            throw StorekeeperError(.invalidRequest, "environment must be 'production' or 'sandbox'")
+        }
+        func date(_ key: String, _ fallback: Date) throws -> Date {
+            guard let text = query.get(key) else { return fallback }
+            let f = ISO8601DateFormatter()
+            if let d = f.date(from: text) { return d }
+            f.formatOptions = [.withFullDate]
+            if let d = f.date(from: text) { return d }
+            throw StorekeeperError(.invalidRequest, "\(key) must be an ISO 8601 date or date-time")
+        }
+        let from = try date("from", Date(timeIntervalSince1970: 0))
+        let to = try date("to", Date.distantFuture)
+        guard from <= to else { throw StorekeeperError(.invalidRequest, "from must not be after to") }
+        let entries = try await context.store.ledger(LedgerQuery(appId: app.id, environment: environment, from: from, to: to))
+        switch query.get("format") ?? "json" {
+        case "json":
+            return try StorekeeperJSON.response(["entries": entries])
+        case "csv":
+            return Response(
+                status: .ok, headers: [.contentType: "text/csv; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: LedgerCSV.render(entries))))
+        default:
+            throw StorekeeperError(.invalidRequest, "format must be 'json' or 'csv'")
+        }
+    }
+}
+
+/// The ledger as CSV for finance: one row per entry, RFC 4180 quoting, prices in micro-units.
+enum LedgerCSV {
+    static let header = [
+        "app_id", "app_user_id", "product_id", "product_type", "transaction_id", "original_transaction_id", "environment",
+        "purchase_date", "event", "quantity", "price_micros", "currency", "state", "recorded_at",
+    ]
+
+    static func render(_ entries: [LedgerEntry]) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        var lines = [header.joined(separator: ",")]
+        for e in entries {
+            let fields = [
+                e.appId, e.appUserId, e.productId, e.productType.rawValue, e.transactionId, e.originalTransactionId,
+                e.environment, f.string(from: e.purchaseDate), e.event.rawValue, String(e.quantity),
+                e.priceMicros.map(String.init) ?? "", e.currency ?? "", e.state, f.string(from: e.recordedAt),
+            ]
+            lines.append(fields.map(quote).joined(separator: ","))
+        }
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    static func quote(_ field: String) -> String {
+        // A leading = + - @ would run as a formula in a spreadsheet: neutralize it.
+        var value = field
+        if let first = value.first, "=+-@".contains(first), Int(value) == nil { value = "'" + value }
+        guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return value }
+        return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

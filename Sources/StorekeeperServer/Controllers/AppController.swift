@@ -1,0 +1,104 @@
+import Crypto
+import Foundation
+import Hummingbird
+import NIOCore
+import JobQueue
+import Persistence
+import StorekeeperDomain
+
+/// Routes an app's backend calls, authenticated by the app's API key.
+struct AppController {
+    let context: ServerContext
+
+    func register(on router: Router<BasicRequestContext>) {
+        let v1 = router.group("v1")
+        v1.get("products") { request, _ in try await products(request) }
+        v1.post("receipts") { request, _ in try await submitReceipt(request) }
+        v1.get("verifications/:id") { request, ctx in try await verification(request, id: try ctx.parameters.require("id")) }
+        v1.get("subscribers/:appUserId") { request, ctx in
+            try await subscriber(request, appUserId: try ctx.parameters.require("appUserId"))
+        }
+    }
+
+    /// Server-mode step 1: the products the app may offer (Ready for Sale only).
+    func products(_ request: Request) async throws -> Response {
+        let app = try context.authenticateApp(request)
+        let sellable = try await context.store.products(appId: app.id).filter { $0.status == .readyForSale }
+        return try StorekeeperJSON.response(["products": sellable])
+    }
+
+    struct ReceiptBody: Decodable {
+        var appUserId: String
+        var receipt: String
+        /// Verify again even if this receipt was verified before (renewals, refunds).
+        var refresh: Bool?
+        /// Client hints (product id, transaction id…): stored for support, never trusted.
+        var hints: [String: String]?
+    }
+
+    func submitReceipt(_ request: Request) async throws -> Response {
+        let app = try context.authenticateApp(request)
+        let body = try StorekeeperJSON.decode(ReceiptBody.self, from: try await context.body(request))
+        try validateAppUserId(body.appUserId)
+        let cleaned = body.receipt.filter { !$0.isWhitespace }
+        guard !cleaned.isEmpty else { throw StorekeeperError(.invalidReceipt, "receipt is empty") }
+        guard let bytes = Data(base64Encoded: cleaned), !bytes.isEmpty else {
+            throw StorekeeperError(.invalidReceipt, "receipt is not base64")
+        }
+        if let hints = body.hints, hints.count > 16 || hints.contains(where: { $0.key.count > 64 || $0.value.count > 256 }) {
+            throw StorekeeperError(.invalidRequest, "hints: at most 16 entries, keys ≤ 64 and values ≤ 256 characters")
+        }
+        let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        let result = try await context.store.submitReceipt(
+            ReceiptSubmission(
+                appId: app.id, appUserId: body.appUserId, receiptHash: hash, receiptBase64: cleaned,
+                refresh: body.refresh ?? false, hints: body.hints ?? [:]),
+            now: context.now())
+        if result.created {
+            context.signal.wake()
+            context.metrics.increment("storekeeper_receipts_accepted_total", labels: ["app": app.id])
+        } else {
+            context.metrics.increment("storekeeper_receipts_deduplicated_total", labels: ["app": app.id])
+        }
+        var verification = result.verification
+        if let waitText = request.uri.queryParameters.get("wait") {
+            guard let wait = Double(waitText), wait >= 0, wait.isFinite else {
+                throw StorekeeperError(.invalidRequest, "wait must be a number of seconds")
+            }
+            verification = try await waitForFinal(verification, seconds: min(wait, context.configuration.maxWaitSeconds))
+        }
+        let done = verification.state.isFinal || verification.state == .configurationError
+        return try StorekeeperJSON.response(
+            context.view(verification), status: done ? .ok : .accepted,
+            headers: [.location: "/v1/verifications/\(verification.id)"])
+    }
+
+    private func waitForFinal(_ verification: VerificationRecord, seconds: Double) async throws -> VerificationRecord {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        var current = verification
+        while !current.state.isFinal, current.state != .configurationError, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(25))
+            current = try await context.store.verification(id: current.id) ?? current
+        }
+        return current
+    }
+
+    func verification(_ request: Request, id: String) async throws -> Response {
+        let app = try context.authenticateApp(request)
+        guard let verification = try await context.store.verification(id: id), verification.appId == app.id else {
+            throw StorekeeperError(.notFound, "no verification '\(id)'")
+        }
+        return try StorekeeperJSON.response(context.view(verification))
+    }
+
+    func subscriber(_ request: Request, appUserId: String) async throws -> Response {
+        let app = try context.authenticateApp(request)
+        try validateAppUserId(appUserId)
+        let transactions = try await context.store.transactions(appId: app.id, appUserId: appUserId)
+        let subscriptions = try await context.store.subscriptions(appId: app.id, appUserId: appUserId)
+        let catalog = Dictionary(try await context.store.products(appId: app.id).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })
+        let view = SubscriberView.build(
+            appUserId: appUserId, transactions: transactions, subscriptions: subscriptions, catalog: catalog, now: context.now())
+        return try StorekeeperJSON.response(view)
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import JobQueue
+import Logging
+import NIOCore
+import Persistence
+import StorekeeperDomain
+
+/// What every controller needs. Built once at start.
+struct ServerContext: Sendable {
+    let configuration: StorekeeperConfiguration
+    let store: any StorekeeperStore
+    let metrics: MetricsRegistry
+    let signal: WakeSignal
+    let logger: Logger
+    let now: @Sendable () -> Date
+
+    var apps: [AppConfiguration] { configuration.apps }
+
+    func app(id: String) throws -> AppConfiguration {
+        guard let app = apps.first(where: { $0.id == id }) else { throw StorekeeperError(.notFound, "no app '\(id)'") }
+        return app
+    }
+
+    /// The app whose API key the request carries. Every key is compared, matched or not, in constant time.
+    func authenticateApp(_ request: Request) throws -> AppConfiguration {
+        guard let token = Self.token(request) else {
+            throw StorekeeperError(.unauthorized, "missing API key: send 'Authorization: Bearer <app API key>'")
+        }
+        var match: AppConfiguration?
+        for app in apps where KeyComparison.equal(app.apiKey, token) { match = app }
+        guard let match else { throw StorekeeperError(.unauthorized, "unknown API key") }
+        return match
+    }
+
+    func authenticateAdmin(_ request: Request) throws {
+        guard let token = Self.token(request) else {
+            throw StorekeeperError(.unauthorized, "missing admin key: send 'Authorization: Bearer <admin key>'")
+        }
+        guard KeyComparison.equal(configuration.adminKey, token) else { throw StorekeeperError(.unauthorized, "wrong admin key") }
+    }
+
+    static func token(_ request: Request) -> String? {
+        if let bearer = KeyComparison.bearer(request.headers[.authorization]) { return bearer }
+        if let name = HTTPField.Name("X-API-Key"), let key = request.headers[name], !key.isEmpty { return key }
+        return nil
+    }
+
+    func body(_ request: Request) async throws -> ByteBuffer {
+        do {
+            return try await request.body.collect(upTo: configuration.maxBodyBytes)
+        } catch {
+            throw StorekeeperError(.payloadTooLarge, "request body exceeds \(configuration.maxBodyBytes) bytes")
+        }
+    }
+
+    func isFlagged(_ verification: VerificationRecord) -> Bool {
+        !verification.state.isFinal && verification.createdAt < now().addingTimeInterval(-configuration.flagAfterSeconds)
+    }
+
+    func view(_ verification: VerificationRecord) -> VerificationView {
+        VerificationView(record: verification, flagged: isFlagged(verification))
+    }
+}
+
+/// `GET /v1/verifications/{id}` body.
+struct VerificationView: Codable {
+    var id: String
+    var appUserId: String
+    var state: VerificationState
+    var reason: String?
+    var attempts: Int
+    var appleStatuses: [Int]
+    var environment: String?
+    var nextAttemptAt: Date?
+    var createdAt: Date
+    var updatedAt: Date
+    var finalizedAt: Date?
+    var flagged: Bool
+    var grant: GrantSummary?
+
+    init(record: VerificationRecord, flagged: Bool) {
+        id = record.id
+        appUserId = record.appUserId
+        state = record.state
+        reason = record.reason
+        attempts = record.attempts
+        appleStatuses = record.appleStatuses
+        environment = record.environment
+        nextAttemptAt = record.state == .retryScheduled ? record.nextAttemptAt : nil
+        createdAt = record.createdAt
+        updatedAt = record.updatedAt
+        finalizedAt = record.finalizedAt
+        self.flagged = flagged
+        grant = record.grant
+    }
+}
+
+/// App user ids are the developer's own account ids: opaque, bounded, printable.
+func validateAppUserId(_ id: String) throws {
+    guard !id.isEmpty, id.count <= 256, !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        throw StorekeeperError(.invalidAppUserId, "appUserId must be 1-256 printable characters")
+    }
+}

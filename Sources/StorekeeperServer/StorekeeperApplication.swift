@@ -1,0 +1,87 @@
+import AppStoreClient
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import JobQueue
+import Logging
+import Persistence
+
+/// Wires the server: storage, Apple client, verification workers and the HTTP API.
+/// `@main` only reads configuration and calls this.
+public enum StorekeeperApplication {
+    /// Prepares storage (catalog seeds, configuration holds) and returns the application,
+    /// with the job runner as one of its services when `runWorkers` is on.
+    public static func build(
+        configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient, logger: Logger,
+        now: @escaping @Sendable () -> Date = { Date() }, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) async throws -> some ApplicationProtocol {
+        for app in configuration.apps {
+            try await store.seedProducts(appId: app.id, products: app.products, now: now())
+            let released = try await store.releaseConfigurationHolds(appId: app.id, currentFingerprint: app.fingerprint, now: now())
+            if released > 0 {
+                logger.notice("configuration changed: verifications released for another attempt", metadata: ["app": "\(app.id)", "count": "\(released)"])
+            }
+        }
+        let metrics = MetricsRegistry()
+        let signal = WakeSignal()
+        let context = ServerContext(
+            configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger, now: now)
+        let runner =
+            configuration.runWorkers
+            ? makeRunner(
+                configuration: configuration, store: store, httpClient: httpClient, metrics: metrics, signal: signal,
+                logger: logger, now: now)
+            : nil
+
+        let router = Router()
+        router.add(middleware: ErrorMiddleware())
+        AppController(context: context).register(on: router)
+        AdminController(context: context).register(on: router)
+        OperationsController(context: context, runner: runner).register(on: router)
+
+        logger.info(
+            "storekeeper configured",
+            metadata: [
+                "apple.production": "\(configuration.appleEndpoints.production)",
+                "apple.sandbox": "\(configuration.appleEndpoints.sandbox)",
+                "apps": "\(configuration.apps.map { "\($0.id) (\($0.bundleId))" }.joined(separator: ", "))",
+                "workers": "\(configuration.runWorkers ? String(configuration.workers) : "off")",
+            ])
+        return Application(
+            router: router,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "storekeeper"),
+            services: runner.map { [$0] } ?? [],
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? configuration.port
+                logger.info("storekeeper listening", metadata: ["address": "http://\(configuration.host):\(port)"])
+                await onRunning(port)
+            },
+            logger: logger)
+    }
+
+    /// The verification workers alone, for `storekeeper verify` and worker-only processes.
+    public static func makeRunner(
+        configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient,
+        metrics: MetricsRegistry = MetricsRegistry(), signal: WakeSignal = WakeSignal(), logger: Logger,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) -> JobRunner {
+        let handler = VerifyReceiptJobHandler(
+            store: store, client: VerifyReceiptClient(httpClient: httpClient, endpoints: configuration.appleEndpoints),
+            apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }), configuration: configuration,
+            metrics: metrics, logger: logger, now: now)
+        var runnerConfiguration = JobRunner.Configuration()
+        runnerConfiguration.concurrency = configuration.workers
+        runnerConfiguration.leaseDuration = configuration.leaseSeconds
+        runnerConfiguration.batchSize = min(64, configuration.workers)
+        return JobRunner(
+            store: store, handlers: [handler], configuration: runnerConfiguration, signal: signal, logger: logger, now: now)
+    }
+
+    /// An HTTP client sized for many slow Apple calls at once.
+    public static func makeHTTPClient(configuration: StorekeeperConfiguration) -> HTTPClient {
+        var http = HTTPClient.Configuration()
+        http.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(8, configuration.workers))
+        http.timeout = .init(connect: .seconds(10))
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
+    }
+}

@@ -1,0 +1,156 @@
+import AppStoreClient
+import AppStoreSimulator
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import JobQueue
+import Logging
+import ServiceLifecycle
+import StorageSQLite
+import StorekeeperDomain
+import StorekeeperServer
+
+/// The simulator and a Storekeeper server, both real HTTP servers on loopback ports chosen by
+/// the kernel, with the server's Apple endpoints pointed at the simulator. What a test or a
+/// benchmark talks to is exactly what a deployment runs, minus Apple.
+public final class LocalStack: Sendable {
+    public let configuration: StorekeeperConfiguration
+    public let simulatorURL: String
+    public let serverURL: String?
+    public let store: SQLiteStore
+    public let httpClient: HTTPClient
+    public let simulator: SimulatorClient
+    private let simulatorGroup: ServiceGroup
+    private let serverGroup: ServiceGroup?
+    private let tasks: [Task<Void, any Error>]
+    private let serverHTTPClient: HTTPClient
+
+    public var api: StorekeeperClient {
+        let app = configuration.apps[0]
+        return StorekeeperClient(
+            http: HTTPJSONClient(httpClient: httpClient, baseURL: serverURL ?? ""), apiKey: app.apiKey,
+            adminKey: configuration.adminKey)
+    }
+
+    /// A configuration with one app selling every product type, fast retries and short leases.
+    public static func testConfiguration(databasePath: String) -> StorekeeperConfiguration {
+        var c = DemoConfiguration.configuration()
+        c.databasePath = databasePath
+        c.sqliteSynchronousFull = false
+        c.port = 0
+        c.workers = 64
+        c.attemptTimeoutSeconds = 2
+        c.leaseSeconds = 10
+        c.retry = RetryPolicy(base: 0.2, cap: 1, jitter: 0.2)
+        return c
+    }
+
+    public static func simulatorConfiguration(for configuration: StorekeeperConfiguration, secondsPerMonth: Double = 300)
+        -> SimulatorConfiguration
+    {
+        var s = SimulatorConfiguration()
+        s.port = 0
+        s.secondsPerMonth = secondsPerMonth
+        s.gracePeriodSeconds = secondsPerMonth
+        s.apps = configuration.apps.map { app in
+            SimulatedApp(
+                bundleId: app.bundleId, sharedSecret: app.sharedSecret,
+                products: app.products.map { product in
+                    let kind: SimulatedProduct.Kind =
+                        switch product.type {
+                        case .consumable: .consumable
+                        case .autoRenewable: .autoRenewable
+                        case .nonRenewing: .nonRenewing
+                        case .freeSubscription: .freeSubscription
+                        default: .nonConsumable
+                        }
+                    return SimulatedProduct(
+                        productId: product.productId, kind: kind, period: product.type == .autoRenewable ? "P1M" : nil,
+                        priceMicros: product.priceMicros, currency: product.currency)
+                })
+        }
+        return s
+    }
+
+    /// A fresh SQLite file in a new temporary directory.
+    public static func temporaryDatabasePath() -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir.appendingPathComponent("storekeeper.sqlite").path
+    }
+
+    /// Starts the simulator, then (unless `startServer` is false) the server pointed at it.
+    public static func start(
+        configuration base: StorekeeperConfiguration? = nil, simulator simulatorConfiguration: SimulatorConfiguration? = nil,
+        startServer: Bool = true, logLevel: Logger.Level = .warning
+    ) async throws -> LocalStack {
+        var configuration = base ?? testConfiguration(databasePath: temporaryDatabasePath())
+        var logger = Logger(label: "storekeeper.test")
+        logger.logLevel = logLevel
+        let sim = try SimulatorServer(configuration: simulatorConfiguration ?? Self.simulatorConfiguration(for: configuration))
+        let (simPorts, simContinuation) = AsyncStream.makeStream(of: Int.self)
+        let simApp = sim.makeApplication(logger: logger) { port in simContinuation.yield(port) }
+        let simulatorGroup = ServiceGroup(services: [simApp], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
+        var tasks = [Task { try await simulatorGroup.run() }]
+        var iterator = simPorts.makeAsyncIterator()
+        guard let simPort = await iterator.next() else { throw CancellationError() }
+        let simulatorURL = "http://127.0.0.1:\(simPort)"
+        configuration.appleEndpoints = VerifyReceiptEndpoints(
+            production: "\(simulatorURL)/verifyReceipt", sandbox: "\(simulatorURL)/sandbox/verifyReceipt")
+
+        let store = try SQLiteStore(configuration: {
+            var c = SQLiteStore.Configuration(path: configuration.databasePath)
+            c.synchronousFull = configuration.sqliteSynchronousFull
+            return c
+        }())
+        try store.migrate()
+        let serverHTTPClient = StorekeeperApplication.makeHTTPClient(configuration: configuration)
+        var serverGroup: ServiceGroup?
+        var serverURL: String?
+        if startServer {
+            let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+            let app = try await StorekeeperApplication.build(
+                configuration: configuration, store: store, httpClient: serverHTTPClient, logger: logger,
+                onRunning: { port in continuation.yield(port) })
+            let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
+            tasks.append(Task { try await group.run() })
+            var portIterator = ports.makeAsyncIterator()
+            guard let port = await portIterator.next() else { throw CancellationError() }
+            serverURL = "http://127.0.0.1:\(port)"
+            serverGroup = group
+        }
+        var clientConfiguration = HTTPClient.Configuration()
+        clientConfiguration.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
+        let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+        return LocalStack(
+            configuration: configuration, simulatorURL: simulatorURL, serverURL: serverURL, store: store,
+            httpClient: httpClient, simulator: SimulatorClient(http: HTTPJSONClient(httpClient: httpClient, baseURL: simulatorURL)),
+            simulatorGroup: simulatorGroup, serverGroup: serverGroup, tasks: tasks, serverHTTPClient: serverHTTPClient)
+    }
+
+    private init(
+        configuration: StorekeeperConfiguration, simulatorURL: String, serverURL: String?, store: SQLiteStore,
+        httpClient: HTTPClient, simulator: SimulatorClient, simulatorGroup: ServiceGroup, serverGroup: ServiceGroup?,
+        tasks: [Task<Void, any Error>], serverHTTPClient: HTTPClient
+    ) {
+        self.configuration = configuration
+        self.simulatorURL = simulatorURL
+        self.serverURL = serverURL
+        self.store = store
+        self.httpClient = httpClient
+        self.simulator = simulator
+        self.simulatorGroup = simulatorGroup
+        self.serverGroup = serverGroup
+        self.tasks = tasks
+        self.serverHTTPClient = serverHTTPClient
+    }
+
+    /// Graceful shutdown of both servers, then the clients.
+    public func stop() async throws {
+        await serverGroup?.triggerGracefulShutdown()
+        await simulatorGroup.triggerGracefulShutdown()
+        for task in tasks { _ = try? await task.value }
+        try await httpClient.shutdown()
+        try await serverHTTPClient.shutdown()
+    }
+}

@@ -1,0 +1,101 @@
+import AppStoreModels
+import AppStoreSimulator
+import Foundation
+import NIOHTTP1
+
+/// Drives the simulator's `/sim` test API over HTTP, as a person testing purchases would.
+public struct SimulatorClient: Sendable {
+    public struct Purchase: Sendable {
+        public var transactionId: String
+        public var originalTransactionId: String
+        public var receipt: String
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public let http: HTTPJSONClient
+
+    public init(http: HTTPJSONClient) { self.http = http }
+
+    public func createDevice(bundleId: String, environment: String = "sandbox") async throws -> UUID {
+        struct Body: Encodable {
+            var bundleId: String
+            var environment: String
+        }
+        let reply = try await http.send(.POST, "/sim/devices", json: Body(bundleId: bundleId, environment: environment))
+        guard reply.status == 201, let id = (reply.json["deviceId"] as? String).flatMap(UUID.init(uuidString:)) else {
+            throw Failure(description: "createDevice: \(reply.status) \(reply.text)")
+        }
+        return id
+    }
+
+    public func purchase(device: UUID, productId: String, quantity: Int = 1) async throws -> Purchase {
+        struct Body: Encodable {
+            var productId: String
+            var quantity: Int
+        }
+        let reply = try await http.send(
+            .POST, "/sim/devices/\(device.uuidString)/purchases", json: Body(productId: productId, quantity: quantity))
+        guard reply.status == 201, let tx = reply.json["transaction"] as? [String: Any], let receipt = reply.json["receipt"] as? String
+        else { throw Failure(description: "purchase: \(reply.status) \(reply.text)") }
+        return Purchase(
+            transactionId: "\(tx["transaction_id"] ?? "")", originalTransactionId: "\(tx["original_transaction_id"] ?? "")",
+            receipt: receipt)
+    }
+
+    public func receipt(device: UUID) async throws -> String {
+        let reply = try await http.send(.GET, "/sim/devices/\(device.uuidString)/receipt")
+        guard reply.status == 200, let receipt = reply.json["receipt"] as? String else {
+            throw Failure(description: "receipt: \(reply.status) \(reply.text)")
+        }
+        return receipt
+    }
+
+    public func refund(transactionId: String) async throws {
+        try await post("/sim/transactions/\(transactionId)/refund")
+    }
+
+    public func cancelAutoRenew(originalTransactionId: String) async throws {
+        try await post("/sim/subscriptions/\(originalTransactionId)/cancel-auto-renew")
+    }
+
+    public func failBilling(originalTransactionId: String, gracePeriod: Bool) async throws {
+        struct Body: Encodable { var gracePeriod: Bool }
+        let reply = try await http.send(
+            .POST, "/sim/subscriptions/\(originalTransactionId)/billing-failure", json: Body(gracePeriod: gracePeriod))
+        guard reply.status == 200 else { throw Failure(description: "billing-failure: \(reply.status) \(reply.text)") }
+    }
+
+    public func recoverBilling(originalTransactionId: String) async throws {
+        try await post("/sim/subscriptions/\(originalTransactionId)/billing-recovery")
+    }
+
+    public func setFaults(_ faults: FaultConfiguration) async throws {
+        let reply = try await http.send(.PUT, "/sim/faults", json: faults)
+        guard reply.status == 200 else { throw Failure(description: "faults: \(reply.status) \(reply.text)") }
+    }
+
+    public func outage(seconds: Double) async throws {
+        struct Body: Encodable { var seconds: Double }
+        let reply = try await http.send(.POST, "/sim/outage", json: Body(seconds: seconds))
+        guard reply.status == 200 else { throw Failure(description: "outage: \(reply.status) \(reply.text)") }
+    }
+
+    /// Every transaction the simulator sold: the reference a server's ledger is reconciled against.
+    public func soldTransactions() async throws -> [[String: Any]] {
+        let reply = try await http.send(.GET, "/sim/transactions")
+        return (try? JSONSerialization.jsonObject(with: reply.body)) as? [[String: Any]] ?? []
+    }
+
+    public func stats() async throws -> [String: Int] {
+        let reply = try await http.send(.GET, "/sim/stats")
+        return (try? JSONSerialization.jsonObject(with: reply.body)) as? [String: Int] ?? [:]
+    }
+
+    private func post(_ path: String) async throws {
+        let reply = try await http.send(.POST, path)
+        guard reply.status == 200 else { throw Failure(description: "\(path): \(reply.status) \(reply.text)") }
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import NIOHTTP1
+import StorekeeperDomain
+
+/// Calls the Storekeeper API as an app backend (app key) or an operator (admin key).
+public struct StorekeeperClient: Sendable {
+    public let http: HTTPJSONClient
+    public let apiKey: String
+    public let adminKey: String
+
+    public init(http: HTTPJSONClient, apiKey: String, adminKey: String) {
+        self.http = http
+        self.apiKey = apiKey
+        self.adminKey = adminKey
+    }
+
+    var app: [String: String] { ["Authorization": "Bearer \(apiKey)"] }
+    var admin: [String: String] { ["Authorization": "Bearer \(adminKey)"] }
+
+    public func postReceipt(appUserId: String, receipt: String, refresh: Bool = false, wait: Double? = nil) async throws
+        -> HTTPJSONClient.Reply
+    {
+        struct Body: Encodable {
+            var appUserId: String
+            var receipt: String
+            var refresh: Bool
+        }
+        let query = wait.map { "?wait=\($0)" } ?? ""
+        return try await http.send(.POST, "/v1/receipts\(query)", headers: app, json: Body(appUserId: appUserId, receipt: receipt, refresh: refresh))
+    }
+
+    public func verification(_ id: String) async throws -> HTTPJSONClient.Reply {
+        try await http.send(.GET, "/v1/verifications/\(id)", headers: app)
+    }
+
+    /// Polls until the verification is final (or held for configuration), or the timeout passes.
+    public func waitForFinal(_ id: String, timeout: TimeInterval = 60) async throws -> [String: Any] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last: [String: Any] = [:]
+        while Date() < deadline {
+            last = try await verification(id).json
+            if let state = last["state"] as? String, ["verified", "invalid", "configuration_error"].contains(state) { return last }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return last
+    }
+
+    public func subscriber(_ appUserId: String) async throws -> SubscriberView {
+        let reply = try await http.send(.GET, "/v1/subscribers/\(appUserId.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? appUserId)", headers: app)
+        return try reply.decode(SubscriberView.self)
+    }
+
+    public func adminGet(_ path: String) async throws -> HTTPJSONClient.Reply {
+        try await http.send(.GET, path, headers: admin)
+    }
+
+    public func adminPost(_ path: String) async throws -> HTTPJSONClient.Reply {
+        try await http.send(.POST, path, headers: admin)
+    }
+}

@@ -1,0 +1,156 @@
+import AppStoreSimulator
+import ArgumentParser
+import Foundation
+import Logging
+import StorageSQLite
+import StorekeeperDomain
+import StorekeeperServer
+import StorekeeperTesting
+
+/// Measures over loopback, against the real server and simulator in this process.
+/// Figures go to docs/BENCHMARKS.md with the exact command line.
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Benchmarks: receipt ingest (POST /v1/receipts) and end-to-end verification.",
+        subcommands: [Ingest.self, EndToEnd.self])
+
+    struct Ingest: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Receipts accepted per second and POST latency, workers off.")
+        @Option(help: "Receipts to post (after a warm-up of 10%).") var receipts = 20_000
+        @Option(help: "Concurrent HTTP clients.") var concurrency = 32
+        @Option(help: "Size of each (random) receipt in bytes.") var receiptBytes = 6_000
+        @Flag(help: "SQLite synchronous=FULL (fsync each commit) instead of NORMAL.") var fullSync = false
+
+        func run() async throws {
+            var configuration = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath())
+            configuration.runWorkers = false
+            configuration.sqliteSynchronousFull = fullSync
+            let stack = try await LocalStack.start(configuration: configuration)
+            let api = stack.api
+            let payloads = (0..<(receipts + receipts / 10)).map { _ in
+                Data((0..<receiptBytes).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+            }
+            _ = try await post(api, Array(payloads.prefix(receipts / 10)), concurrency: concurrency)
+            let measured = Array(payloads.suffix(receipts))
+            let started = ContinuousClock.now
+            let latencies = try await post(api, measured, concurrency: concurrency)
+            let elapsed = started.duration(to: .now)
+            try await stack.stop()
+            report(
+                "ingest", count: receipts, elapsed: elapsed, latencies: latencies,
+                extra: "concurrency \(concurrency), receipt \(receiptBytes) B, sqlite synchronous=\(fullSync ? "FULL" : "NORMAL")")
+        }
+
+        func post(_ api: StorekeeperClient, _ payloads: [String], concurrency: Int) async throws -> [Double] {
+            try await withThrowingTaskGroup(of: [Double].self) { group in
+                let perWorker = (payloads.count + concurrency - 1) / concurrency
+                for worker in 0..<concurrency {
+                    let slice = Array(payloads.dropFirst(worker * perWorker).prefix(perWorker))
+                    group.addTask {
+                        var latencies: [Double] = []
+                        for (i, receipt) in slice.enumerated() {
+                            let t = ContinuousClock.now
+                            let reply = try await api.postReceipt(appUserId: "bench-\(worker)-\(i)", receipt: receipt)
+                            latencies.append(seconds(t.duration(to: .now)))
+                            guard reply.status == 202 else { throw ValidationError("POST answered \(reply.status): \(reply.text)") }
+                        }
+                        return latencies
+                    }
+                }
+                var all: [Double] = []
+                for try await part in group { all += part }
+                return all
+            }
+        }
+    }
+
+    struct EndToEnd: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "e2e", abstract: "Verifications per second end to end with slow Apple (simulator latency).")
+        @Option(help: "Purchases (one receipt each) to verify.") var receipts = 3_000
+        @Option(help: "Simulator latency in ms, MIN-MAX.") var latency = "3000-6000"
+        @Option(help: "Verification jobs in flight at once.") var workers = 3_000
+        @Option(help: "Concurrent HTTP clients posting receipts.") var concurrency = 32
+
+        func run() async throws {
+            let bounds = latency.split(separator: "-").compactMap { Int($0) }
+            guard let low = bounds.first else { throw ValidationError("latency: MIN-MAX in ms") }
+            var configuration = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath())
+            configuration.workers = workers
+            configuration.attemptTimeoutSeconds = 20
+            configuration.leaseSeconds = 120
+            var simulator = LocalStack.simulatorConfiguration(for: configuration)
+            let stack = try await LocalStack.start(configuration: configuration, simulator: simulator)
+            let app = configuration.apps[0]
+            // Buy first (no latency), then turn on Apple's slowness and measure verification.
+            let purchases: [String] = try await withThrowingTaskGroup(of: [String].self) { group in
+                let per = (receipts + concurrency - 1) / concurrency
+                for worker in 0..<concurrency {
+                    group.addTask {
+                        var out: [String] = []
+                        for _ in 0..<min(per, max(0, receipts - worker * per)) {
+                            let device = try await stack.simulator.createDevice(bundleId: app.bundleId)
+                            out.append(try await stack.simulator.purchase(device: device, productId: "com.example.coins100").receipt)
+                        }
+                        return out
+                    }
+                }
+                var all: [String] = []
+                for try await part in group { all += part }
+                return all
+            }
+            simulator.faults.latencyMinMs = low
+            simulator.faults.latencyMaxMs = bounds.last ?? low
+            try await stack.simulator.setFaults(simulator.faults)
+
+            let api = stack.api
+            let started = ContinuousClock.now
+            let latencies: [Double] = try await withThrowingTaskGroup(of: [Double].self) { group in
+                let per = (purchases.count + concurrency - 1) / concurrency
+                for worker in 0..<concurrency {
+                    let slice = Array(purchases.dropFirst(worker * per).prefix(per))
+                    group.addTask {
+                        var out: [Double] = []
+                        for (i, receipt) in slice.enumerated() {
+                            let t = ContinuousClock.now
+                            let reply = try await api.postReceipt(appUserId: "e2e-\(worker)-\(i)", receipt: receipt)
+                            out.append(seconds(t.duration(to: .now)))
+                            guard reply.status == 202 else { throw ValidationError("POST answered \(reply.status)") }
+                        }
+                        return out
+                    }
+                }
+                var all: [Double] = []
+                for try await part in group { all += part }
+                return all
+            }
+            while true {
+                let counts = try await stack.store.verificationCounts()
+                if (counts[.verified] ?? 0) + (counts[.invalid] ?? 0) >= purchases.count { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let elapsed = started.duration(to: .now)
+            let counts = try await stack.store.verificationCounts()
+            let granted = try await stack.store.countTransactions(appId: app.id)
+            try await stack.stop()
+            report("post during e2e", count: purchases.count, elapsed: elapsed, latencies: latencies, extra: "")
+            print(
+                "e2e: \(purchases.count) receipts verified in \(format(seconds(elapsed))) s = \(format(Double(purchases.count) / seconds(elapsed))) verifications/s; latency \(latency) ms, workers \(workers); verified \(counts[.verified] ?? 0), invalid \(counts[.invalid] ?? 0), transactions granted \(granted)"
+            )
+        }
+    }
+}
+
+func seconds(_ d: Duration) -> Double {
+    Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+}
+
+func format(_ x: Double) -> String { String(format: "%.1f", x) }
+
+func report(_ name: String, count: Int, elapsed: Duration, latencies: [Double], extra: String) {
+    let sorted = latencies.sorted()
+    func pct(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 1000 }
+    print(
+        "\(name): \(count) requests in \(format(seconds(elapsed))) s = \(format(Double(count) / seconds(elapsed)))/s; p50 \(String(format: "%.2f", pct(0.5))) ms, p99 \(String(format: "%.2f", pct(0.99))) ms, max \(String(format: "%.2f", (sorted.last ?? 0) * 1000)) ms; \(extra)"
+    )
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// The `storekeeper` command. Each subcommand reads its options and calls into the libraries.
+@main
+struct Storekeeper: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "storekeeper",
+        abstract: "Verifies App Store purchases and tells your backend what each user owns.",
+        subcommands: [Serve.self, SimulatorCommand.self, Migrate.self, Verify.self, Bench.self],
+        defaultSubcommand: Serve.self)
+}
