@@ -151,6 +151,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -36,15 +36,19 @@ public struct VerifyReceiptResponse: Codable, Hashable, Sendable {
         case latestReceiptInfo = "latest_receipt_info"
         case pendingRenewalInfo = "pending_renewal_info"
         case isRetryable = "is-retryable"
+        /// Some answers spell it with an underscore.
+        case isRetryableUnderscore = "is_retryable"
     }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         status = try c.decode(AppStoreStatus.self, forKey: .status)
         environment = try c.decodeIfPresent(AppStoreEnvironment.self, forKey: .environment)
-        // iOS 6 style answers carry a dictionary-shaped receipt with other keys; keep what decodes.
-        receipt = try? c.decodeIfPresent(ReceiptInfo.self, forKey: .receipt)
-        latestReceipt = try? c.decodeIfPresent(String.self, forKey: .latestReceipt)
+        // Every receipt field is optional and leniently typed, so an iOS 6 style receipt (other keys)
+        // decodes too. A receipt that still fails must fail the whole answer: treating it as
+        // "no receipt" would mark a paying user's purchase invalid.
+        receipt = try c.decodeIfPresent(ReceiptInfo.self, forKey: .receipt)
+        latestReceipt = try c.decodeIfPresent(String.self, forKey: .latestReceipt)
         // Old answers send `latest_receipt_info` as one object instead of an array.
         if let array = try? c.decodeIfPresent([InAppTransaction].self, forKey: .latestReceiptInfo) {
             latestReceiptInfo = array
@@ -54,7 +58,20 @@ public struct VerifyReceiptResponse: Codable, Hashable, Sendable {
             latestReceiptInfo = nil
         }
         pendingRenewalInfo = try c.decodeIfPresent([PendingRenewalInfo].self, forKey: .pendingRenewalInfo)
-        isRetryable = try c.decodeIfPresent(LenientString.self, forKey: .isRetryable)
+        isRetryable =
+            try c.decodeIfPresent(LenientString.self, forKey: .isRetryable)
+            ?? c.decodeIfPresent(LenientString.self, forKey: .isRetryableUnderscore)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(status, forKey: .status)
+        try c.encodeIfPresent(environment, forKey: .environment)
+        try c.encodeIfPresent(receipt, forKey: .receipt)
+        try c.encodeIfPresent(latestReceipt, forKey: .latestReceipt)
+        try c.encodeIfPresent(latestReceiptInfo, forKey: .latestReceiptInfo)
+        try c.encodeIfPresent(pendingRenewalInfo, forKey: .pendingRenewalInfo)
+        try c.encodeIfPresent(isRetryable, forKey: .isRetryable)
     }
 }
 
@@ -62,8 +79,8 @@ public struct VerifyReceiptResponse: Codable, Hashable, Sendable {
 public struct ReceiptInfo: Codable, Hashable, Sendable {
     public var receiptType: String?
     public var bundleId: String?
-    public var applicationVersion: String?
-    public var originalApplicationVersion: String?
+    public var applicationVersion: LenientString?
+    public var originalApplicationVersion: LenientString?
     public var receiptCreationDateMs: LenientString?
     public var originalPurchaseDateMs: LenientString?
     public var inApp: [InAppTransaction]?
@@ -79,8 +96,8 @@ public struct ReceiptInfo: Codable, Hashable, Sendable {
     ) {
         self.receiptType = receiptType
         self.bundleId = bundleId
-        self.applicationVersion = applicationVersion
-        self.originalApplicationVersion = originalApplicationVersion
+        self.applicationVersion = applicationVersion.map { LenientString($0) }
+        self.originalApplicationVersion = originalApplicationVersion.map { LenientString($0) }
         self.receiptCreationDateMs = receiptCreationDateMs
         self.originalPurchaseDateMs = originalPurchaseDateMs
         self.inApp = inApp

@@ -58,6 +58,12 @@ public struct OwnershipTransfer: Codable, Hashable, Sendable {
     public var originalTransactionId: String
     public var fromAppUserId: String
     public var toAppUserId: String
+
+    public init(originalTransactionId: String, fromAppUserId: String, toAppUserId: String) {
+        self.originalTransactionId = originalTransactionId
+        self.fromAppUserId = fromAppUserId
+        self.toAppUserId = toAppUserId
+    }
 }
 
 /// What a verification granted, shown on the verification.

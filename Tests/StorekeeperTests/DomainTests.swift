@@ -1,0 +1,243 @@
+import AppStoreModels
+import Foundation
+import JobQueue
+import StorekeeperDomain
+import Testing
+
+@Suite("Apple answers: routing and classification")
+struct ClassificationTests {
+    @Test("21007 from production goes to sandbox, 21008 from sandbox goes to production, nothing else redirects")
+    func routing() {
+        #expect(AppStoreRouting.redirect(after: .sandboxReceiptInProduction, from: .production) == .sandbox)
+        #expect(AppStoreRouting.redirect(after: .productionReceiptInSandbox, from: .sandbox) == .production)
+        #expect(AppStoreRouting.redirect(after: .sandboxReceiptInProduction, from: .sandbox) == nil)
+        #expect(AppStoreRouting.redirect(after: .valid, from: .production) == nil)
+        #expect(AppStoreRouting.firstEnvironment == .production)
+    }
+
+    @Test(
+        "each status maps to its action",
+        arguments: [
+            (21000, "configuration"), (21002, "invalid"), (21003, "invalid"), (21004, "configuration"), (21005, "transient"),
+            (21006, "verified"), (21009, "transient"), (21010, "invalid"), (0, "verified"),
+        ])
+    func statusTable(status: Int, expected: String) {
+        let response = VerifyReceiptResponse(status: AppStoreStatus(status), receipt: ReceiptInfo(bundleId: "b", inApp: []))
+        let kind: String =
+            switch AttemptClassification.classify(response, environment: .production) {
+            case .verified: "verified"
+            case .invalid: "invalid"
+            case .configurationError: "configuration"
+            case .transient: "transient"
+            case .redirect: "redirect"
+            }
+        #expect(kind == expected)
+    }
+
+    @Test("211xx retries only when Apple says it is retryable")
+    func internalRange() {
+        let retryable = VerifyReceiptResponse(status: AppStoreStatus(21150), isRetryable: true)
+        let final = VerifyReceiptResponse(status: AppStoreStatus(21150), isRetryable: false)
+        #expect(AttemptClassification.classify(retryable, environment: .production) == .transient(reason: "apple_internal_error_retryable", status: AppStoreStatus(21150)))
+        #expect(AttemptClassification.classify(final, environment: .production) == .invalid(reason: "apple_internal_error", status: AppStoreStatus(21150)))
+    }
+
+    @Test("wire failures are transient: timeouts, refused connections, 5xx, 429, HTML with 200")
+    func wire() {
+        let html = Array("<html>down</html>".utf8)
+        let cases: [(VerifyReceiptCallResult, String)] = [
+            (.timedOut, "apple_timeout"), (.connectionFailed("refused"), "apple_unreachable"),
+            (.answered(httpStatus: 503, body: []), "apple_http_503"), (.answered(httpStatus: 500, body: html), "apple_http_500"),
+            (.answered(httpStatus: 429, body: []), "apple_rate_limited"), (.answered(httpStatus: 200, body: html), "apple_unparseable_body"),
+        ]
+        for (result, reason) in cases {
+            #expect(AttemptClassification.classify(result, environment: .production) == .transient(reason: reason, status: nil))
+        }
+    }
+}
+
+@Suite("retry policy and lifecycles")
+struct LifecycleTests {
+    @Test("backoff doubles, is capped, and jitter stays within its band")
+    func backoff() {
+        let policy = RetryPolicy(base: 2, cap: 60, jitter: 0.2)
+        #expect(policy.delay(afterAttempt: 1, unitRandom: 0.5) == 2)
+        #expect(policy.delay(afterAttempt: 2, unitRandom: 0.5) == 4)
+        #expect(policy.delay(afterAttempt: 4, unitRandom: 0.5) == 16)
+        #expect(policy.delay(afterAttempt: 30, unitRandom: 0.5) == 60)
+        #expect(policy.delay(afterAttempt: 3, unitRandom: 0) == 8 * 0.8)
+        #expect(abs(policy.delay(afterAttempt: 3, unitRandom: 0.999_999) - 8 * 1.2) < 0.001)
+        #expect(policy.delay(afterAttempt: 1000, unitRandom: 1) <= 60)
+    }
+
+    @Test("verification state machine allows only documented moves")
+    func verificationMachine() {
+        #expect(VerificationLifecycle.next(from: .pending, on: .leased) == .verifying)
+        #expect(VerificationLifecycle.next(from: .verifying, on: .appleVerified) == .verified)
+        #expect(VerificationLifecycle.next(from: .verifying, on: .transientFailure) == .retryScheduled)
+        #expect(VerificationLifecycle.next(from: .retryScheduled, on: .leased) == .verifying)
+        #expect(VerificationLifecycle.next(from: .verifying, on: .appleConfigurationError) == .configurationError)
+        #expect(VerificationLifecycle.next(from: .configurationError, on: .requeued) == .pending)
+        #expect(VerificationLifecycle.next(from: .verified, on: .appleInvalid) == nil)
+        #expect(VerificationLifecycle.next(from: .invalid, on: .appleVerified) == nil)
+        #expect(VerificationLifecycle.next(from: .pending, on: .appleVerified) == nil)
+        #expect(VerificationState.verified.isFinal && VerificationState.invalid.isFinal)
+        #expect(!VerificationState.retryScheduled.isFinal && !VerificationState.configurationError.isFinal)
+    }
+
+    @Test("subscription state comes from Apple's dates, evaluated at an instant")
+    func subscriptionStatus() {
+        var facts = SubscriptionFacts(
+            appId: "a", originalTransactionId: "1", appUserId: "u", productId: "p", environment: "sandbox",
+            latestTransactionId: "3", expiresDate: referenceTime.addingTimeInterval(60), revokedAt: nil,
+            autoRenewEnabled: true, autoRenewProductId: "p", inBillingRetry: false, gracePeriodExpiresDate: nil,
+            expirationIntent: nil, updatedAt: referenceTime)
+        #expect(SubscriptionStatus.evaluate(facts, at: referenceTime) == .active)
+        #expect(SubscriptionStatus.evaluate(facts, at: referenceTime.addingTimeInterval(61)) == .expired)
+        facts.inBillingRetry = true
+        #expect(SubscriptionStatus.evaluate(facts, at: referenceTime.addingTimeInterval(61)) == .inBillingRetry)
+        facts.gracePeriodExpiresDate = referenceTime.addingTimeInterval(120)
+        #expect(SubscriptionStatus.evaluate(facts, at: referenceTime.addingTimeInterval(61)) == .inGracePeriod)
+        #expect(SubscriptionStatus.evaluate(facts, at: referenceTime.addingTimeInterval(121)) == .inBillingRetry)
+        facts.revokedAt = referenceTime
+        #expect(SubscriptionStatus.evaluate(facts, at: referenceTime) == .revoked)
+        #expect(!SubscriptionStatus.revoked.grantsAccess && SubscriptionStatus.inGracePeriod.grantsAccess)
+    }
+
+    @Test("ISO 8601 durations use calendar months (Jan 31 + 1 month = Feb 28)")
+    func durations() throws {
+        let jan31 = try #require(ISO8601DateFormatter().date(from: "2026-01-31T10:00:00Z"))
+        #expect(ISODuration("P1M")?.added(to: jan31) == ISO8601DateFormatter().date(from: "2026-02-28T10:00:00Z"))
+        #expect(ISODuration("P1W")?.added(to: jan31) == ISO8601DateFormatter().date(from: "2026-02-07T10:00:00Z"))
+        #expect(ISODuration("PT90M")?.added(to: jan31) == jan31.addingTimeInterval(5400))
+        #expect(ISODuration("1M") == nil)
+        #expect(ISODuration("P") == nil)
+        #expect(ISODuration("PXM") == nil)
+    }
+}
+
+@Suite("granting")
+struct GrantPlannerTests {
+    let catalog: [String: Product] = [
+        "coins": Product(productId: "coins", type: .consumable, creditAmount: 100, priceMicros: 990_000, currency: "USD"),
+        "noads": Product(productId: "noads", type: .nonConsumable, priceMicros: 2_990_000, currency: "USD"),
+        "monthly": Product(productId: "monthly", type: .autoRenewable, priceMicros: 4_990_000, currency: "USD"),
+        "season": Product(productId: "season", type: .nonRenewing, duration: "P1M", priceMicros: 9_990_000, currency: "USD"),
+    ]
+
+    func context(user: String = "alice", existing: [TransactionRecord] = [], bindings: [OwnershipBinding] = [], policy: BindingPolicy = .refuse)
+        -> GrantContext
+    {
+        GrantContext(
+            appId: "app", bundleId: "com.example", appUserId: user, verificationId: "v1", environment: .sandbox, now: referenceTime,
+            catalog: catalog, bindingPolicy: policy,
+            existingTransactions: Dictionary(uniqueKeysWithValues: existing.map { ($0.transactionId, $0) }),
+            bindings: Dictionary(uniqueKeysWithValues: bindings.map { ($0.originalTransactionId, $0) }))
+    }
+
+    func tx(_ id: String, _ product: String, original: String? = nil, at offset: TimeInterval = 0, expires: TimeInterval? = nil, cancelled: Bool = false)
+        -> InAppTransaction
+    {
+        InAppTransaction(
+            productId: product, transactionId: id, originalTransactionId: original ?? id,
+            purchaseDate: referenceTime.addingTimeInterval(offset), originalPurchaseDate: referenceTime,
+            expiresDate: expires.map { referenceTime.addingTimeInterval($0) },
+            cancellationDate: cancelled ? referenceTime.addingTimeInterval(offset + 1) : nil)
+    }
+
+    func plan(_ response: VerifyReceiptResponse, _ context: GrantContext) throws -> GrantPlan {
+        guard case .grant(let plan) = GrantPlanner.plan(response, context: context) else {
+            throw CancellationError()
+        }
+        return plan
+    }
+
+    @Test("another app's bundle id is rejected, an empty in_app grants nothing")
+    func bundleAndEmpty() throws {
+        let other = VerifyReceiptResponse(status: .valid, receipt: ReceiptInfo(bundleId: "com.evil", inApp: [tx("1", "noads")]))
+        guard case .reject(let reason) = GrantPlanner.plan(other, context: context()) else {
+            Issue.record("expected a rejection")
+            return
+        }
+        #expect(reason == "bundle_id_mismatch")
+        let empty = try plan(VerifyReceiptResponse(status: .valid, receipt: ReceiptInfo(bundleId: "com.example", inApp: [])), context())
+        #expect(empty.newTransactions.isEmpty && empty.ledger.isEmpty && empty.summary.granted.isEmpty)
+    }
+
+    @Test("consumables credit once per transaction id; a replay grants nothing")
+    func consumableOnce() throws {
+        let first = try plan(
+            VerifyReceiptResponse(status: .valid, receipt: ReceiptInfo(bundleId: "com.example", inApp: [tx("1", "coins")])), context())
+        #expect(first.summary.creditsAdded == 100)
+        #expect(first.ledger.map(\.priceMicros) == [990_000])
+        let replay = try plan(
+            VerifyReceiptResponse(status: .valid, receipt: ReceiptInfo(bundleId: "com.example", inApp: [tx("1", "coins"), tx("2", "coins", at: 10)])),
+            context(existing: first.newTransactions, bindings: first.bindings))
+        #expect(replay.summary.creditsAdded == 100)
+        #expect(replay.summary.granted == ["2"])
+        #expect(replay.summary.alreadyGranted == ["1"])
+    }
+
+    @Test("an original transaction bound to another user is refused with a conflict, or moved under transfer")
+    func binding() throws {
+        let bound = [OwnershipBinding(appId: "app", originalTransactionId: "1", appUserId: "alice", productId: "noads")]
+        let response = VerifyReceiptResponse(status: .valid, receipt: ReceiptInfo(bundleId: "com.example", inApp: [tx("1", "noads")]))
+        let refused = try plan(response, context(user: "mallory", bindings: bound))
+        #expect(refused.newTransactions.isEmpty)
+        #expect(refused.summary.conflicts.map(\.code) == [GrantConflict.ownedByAnotherUser])
+        let moved = try plan(response, context(user: "bob", bindings: bound, policy: .transfer))
+        #expect(moved.transfers == [OwnershipTransfer(originalTransactionId: "1", fromAppUserId: "alice", toAppUserId: "bob")])
+        #expect(moved.newTransactions.first?.appUserId == "bob")
+    }
+
+    @Test("subscription facts come from the latest expiry in unsorted arrays, with renewal info")
+    func subscriptionFacts() throws {
+        let renewals = [tx("3", "monthly", original: "1", at: 200, expires: 300), tx("1", "monthly", at: 0, expires: 100), tx("2", "monthly", original: "1", at: 100, expires: 200)]
+        var response = VerifyReceiptResponse(status: .valid, receipt: ReceiptInfo(bundleId: "com.example", inApp: [renewals[1]]))
+        response.latestReceiptInfo = renewals
+        response.pendingRenewalInfo = [
+            PendingRenewalInfo(
+                autoRenewProductId: "monthly", productId: "monthly", originalTransactionId: "1", autoRenewStatus: false,
+                isInBillingRetryPeriod: true, gracePeriodExpiresDate: referenceTime.addingTimeInterval(400))
+        ]
+        let result = try plan(response, context())
+        let facts = try #require(result.subscriptions.first)
+        #expect(facts.latestTransactionId == "3")
+        #expect(facts.expiresDate == referenceTime.addingTimeInterval(300))
+        #expect(facts.autoRenewEnabled == false && facts.inBillingRetry)
+        #expect(facts.gracePeriodExpiresDate == referenceTime.addingTimeInterval(400))
+        #expect(result.newTransactions.count == 3)
+    }
+
+    @Test("a cancellation date revokes: first seen refunded → no credit; later refund → ledger refund entry")
+    func refunds() throws {
+        let refundedOnArrival = try plan(
+            VerifyReceiptResponse(status: .valid, receipt: ReceiptInfo(bundleId: "com.example", inApp: [tx("1", "coins", cancelled: true)])),
+            context())
+        #expect(refundedOnArrival.summary.creditsAdded == 0)
+        #expect(refundedOnArrival.ledger.map(\.event) == [.purchase, .refund])
+        let granted = try plan(VerifyReceiptResponse(status: .valid, receipt: ReceiptInfo(bundleId: "com.example", inApp: [tx("5", "noads")])), context())
+        let later = try plan(
+            VerifyReceiptResponse(status: .valid, receipt: ReceiptInfo(bundleId: "com.example", inApp: [tx("5", "noads", cancelled: true)])),
+            context(existing: granted.newTransactions, bindings: granted.bindings))
+        #expect(later.summary.revoked == ["5"])
+        #expect(later.ledger.map(\.event) == [.refund])
+        #expect(later.ledger.first?.priceMicros == -2_990_000)
+    }
+
+    @Test("non-renewing purchases stack: the second period starts when the first ends")
+    func stacking() throws {
+        let result = try plan(
+            VerifyReceiptResponse(
+                status: .valid, receipt: ReceiptInfo(bundleId: "com.example", inApp: [tx("1", "season"), tx("2", "season", at: 86_400)])),
+            context())
+        let view = SubscriberView.build(
+            appUserId: "alice", transactions: result.newTransactions, subscriptions: [], catalog: catalog,
+            now: referenceTime.addingTimeInterval(40 * 86_400))
+        let season = try #require(view.nonRenewingSubscriptions.first)
+        // Jan 15 + 1 month = Feb 15, + 1 month = Mar 15.
+        #expect(season.endDate == ISO8601DateFormatter().date(from: "2026-03-15T12:00:00Z"))
+        #expect(season.isActive)
+        #expect(view.activeEntitlements == ["season"])
+    }
+}

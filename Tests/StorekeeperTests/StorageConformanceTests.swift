@@ -1,0 +1,166 @@
+import AppStoreModels
+import Foundation
+import JobQueue
+import Persistence
+import StorageSQLite
+import StorekeeperDomain
+import StorekeeperTesting
+import Testing
+
+/// The storage contract every adapter must meet. Each test receives a fresh store from every
+/// factory in `StoreFactory.all`; the PostgreSQL adapter joins that list when it exists.
+struct StoreFactory: CustomStringConvertible, Sendable {
+    var description: String
+    var make: @Sendable () throws -> any StorekeeperStore
+
+    static let sqlite = StoreFactory(description: "sqlite") {
+        let store = try SQLiteStore(configuration: .init(path: LocalStack.temporaryDatabasePath()))
+        try store.migrate()
+        return store
+    }
+
+    static let all: [StoreFactory] = [.sqlite]
+}
+
+@Suite("storage conformance")
+struct StorageConformanceTests {
+    let t0 = referenceTime
+
+    func submission(user: String = "alice", receipt: String = "cmVjZWlwdA==", refresh: Bool = false) -> ReceiptSubmission {
+        ReceiptSubmission(appId: "app", appUserId: user, receiptHash: "hash-\(receipt)", receiptBase64: receipt, refresh: refresh, hints: [:])
+    }
+
+    func lease(_ store: any StorekeeperStore, at now: Date, limit: Int = 10) async throws -> [JobLease] {
+        try await store.leaseJobs(kinds: ["verify_receipt"], limit: limit, owner: "test", now: now, leaseDuration: 30)
+    }
+
+    func response(_ transactions: [InAppTransaction]) -> VerifyReceiptResponse {
+        VerifyReceiptResponse(status: .valid, environment: .sandbox, receipt: ReceiptInfo(bundleId: "com.example", inApp: transactions))
+    }
+
+    func coins(_ id: String) -> InAppTransaction {
+        InAppTransaction(productId: "coins", transactionId: id, originalTransactionId: id, purchaseDate: referenceTime, originalPurchaseDate: referenceTime)
+    }
+
+    let request = GrantRequest(
+        appId: "app", bundleId: "com.example", bindingPolicy: .refuse,
+        catalog: ["coins": Product(productId: "coins", type: .consumable, creditAmount: 10, priceMicros: 1_000_000, currency: "EUR")])
+
+    @Test("a receipt is stored once per user; the same post returns the same verification", arguments: StoreFactory.all)
+    func dedupe(factory: StoreFactory) async throws {
+        let store = try factory.make()
+        let first = try await store.submitReceipt(submission(), now: t0)
+        let again = try await store.submitReceipt(submission(), now: t0.addingTimeInterval(1))
+        let otherUser = try await store.submitReceipt(submission(user: "bob"), now: t0)
+        #expect(first.created && !again.created && otherUser.created)
+        #expect(first.verification.id == again.verification.id)
+        #expect(otherUser.verification.id != first.verification.id)
+        #expect(try await store.jobCounts()[.available] == 2)
+        // Refresh of a verification still pending returns it too; no second job.
+        let refreshPending = try await store.submitReceipt(submission(refresh: true), now: t0)
+        #expect(!refreshPending.created)
+    }
+
+    @Test("a lease is exclusive, expires, and only its holder can finish the job", arguments: StoreFactory.all)
+    func leasing(factory: StoreFactory) async throws {
+        let store = try factory.make()
+        _ = try await store.submitReceipt(submission(), now: t0)
+        let first = try #require(try await lease(store, at: t0).first)
+        #expect(first.attempt == 1)
+        #expect(try await lease(store, at: t0.addingTimeInterval(29)).isEmpty)
+        // The holder dies; after expiry another runner takes the job with a new token.
+        let second = try #require(try await lease(store, at: t0.addingTimeInterval(31)).first)
+        #expect(second.jobId == first.jobId && second.attempt == 2 && second.token != first.token)
+        #expect(try await store.completeJob(first, now: t0.addingTimeInterval(32)) == false)
+        #expect(try await store.completeJob(second, now: t0.addingTimeInterval(32)) == true)
+        #expect(try await lease(store, at: t0.addingTimeInterval(100)).isEmpty)
+        #expect(try await store.jobCounts()[.completed] == 1)
+    }
+
+    @Test("a retried job is not leased before its time, and is after", arguments: StoreFactory.all)
+    func retryTime(factory: StoreFactory) async throws {
+        let store = try factory.make()
+        let submitted = try await store.submitReceipt(submission(), now: t0)
+        let held = try #require(try await lease(store, at: t0).first)
+        let report = AttemptReport(statuses: [21005], environment: nil, reason: "apple_receipt_server_unavailable")
+        #expect(try await store.scheduleRetry(held, verificationId: submitted.verification.id, report: report, at: t0.addingTimeInterval(10), now: t0))
+        let v = try #require(try await store.verification(id: submitted.verification.id))
+        #expect(v.state == .retryScheduled && v.nextAttemptAt == t0.addingTimeInterval(10) && v.appleStatuses == [21005])
+        #expect(try await lease(store, at: t0.addingTimeInterval(9)).isEmpty)
+        #expect(try await lease(store, at: t0.addingTimeInterval(10)).count == 1)
+        #expect(try await store.nextJobDue() != nil)
+    }
+
+    @Test("granting happens once, in the job's transaction; a stale lease writes nothing", arguments: StoreFactory.all)
+    func grantOnce(factory: StoreFactory) async throws {
+        let store = try factory.make()
+        let submitted = try await store.submitReceipt(submission(), now: t0)
+        let stale = try #require(try await lease(store, at: t0).first)
+        let current = try #require(try await lease(store, at: t0.addingTimeInterval(31)).first)
+        let report = AttemptReport(statuses: [21007, 0], environment: "sandbox", reason: nil)
+        let lost = try await store.completeVerified(
+            stale, verificationId: submitted.verification.id, response: response([coins("1")]), environment: .sandbox,
+            report: report, request: request, now: t0.addingTimeInterval(32))
+        guard case .leaseLost = lost else {
+            Issue.record("a stale lease must not grant")
+            return
+        }
+        #expect(try await store.countTransactions(appId: "app") == 0)
+        let granted = try await store.completeVerified(
+            current, verificationId: submitted.verification.id, response: response([coins("1")]), environment: .sandbox,
+            report: report, request: request, now: t0.addingTimeInterval(32))
+        guard case .granted(let summary) = granted else {
+            Issue.record("expected a grant")
+            return
+        }
+        #expect(summary.granted == ["1"] && summary.creditsAdded == 10)
+        // A manual retry runs the job again: nothing is granted twice.
+        #expect(try await store.requeue(verificationId: submitted.verification.id, now: t0.addingTimeInterval(40)))
+        let rerun = try #require(try await lease(store, at: t0.addingTimeInterval(41)).first)
+        let again = try await store.completeVerified(
+            rerun, verificationId: submitted.verification.id, response: response([coins("1"), coins("2")]), environment: .sandbox,
+            report: report, request: request, now: t0.addingTimeInterval(42))
+        guard case .granted(let second) = again else {
+            Issue.record("expected a grant")
+            return
+        }
+        #expect(second.granted == ["2"] && second.alreadyGranted == ["1"])
+        #expect(try await store.countTransactions(appId: "app") == 2)
+        let transactions = try await store.transactions(appId: "app", appUserId: "alice")
+        #expect(transactions.map(\.credits).reduce(0, +) == 20)
+        let ledger = try await store.ledger(LedgerQuery(appId: "app", environment: "sandbox", from: .distantPast, to: .distantFuture))
+        #expect(ledger.count == 2)
+        #expect(try await store.ledger(LedgerQuery(appId: "app", environment: "production", from: .distantPast, to: .distantFuture)).isEmpty)
+        let v = try #require(try await store.verification(id: submitted.verification.id))
+        #expect(v.state == .verified && v.environment == "sandbox" && v.appleStatuses == [21007, 0, 21007, 0])
+    }
+
+    @Test("configuration holds are released only when the configuration changes", arguments: StoreFactory.all)
+    func configurationHolds(factory: StoreFactory) async throws {
+        let store = try factory.make()
+        let submitted = try await store.submitReceipt(submission(), now: t0)
+        let held = try #require(try await lease(store, at: t0).first)
+        let report = AttemptReport(statuses: [21004], environment: "production", reason: "shared_secret_mismatch")
+        #expect(try await store.holdForConfiguration(held, verificationId: submitted.verification.id, report: report, configurationFingerprint: "old", now: t0))
+        #expect(try await lease(store, at: t0.addingTimeInterval(1000)).isEmpty)
+        #expect(try await store.releaseConfigurationHolds(appId: "app", currentFingerprint: "old", now: t0) == 0)
+        #expect(try await store.releaseConfigurationHolds(appId: "app", currentFingerprint: "new", now: t0) == 1)
+        #expect(try await store.verification(id: submitted.verification.id)?.state == .pending)
+        #expect(try await lease(store, at: t0.addingTimeInterval(1)).count == 1)
+    }
+
+    @Test("catalog: seeds keep admin edits, upserts replace, deletes report absence", arguments: StoreFactory.all)
+    func catalog(factory: StoreFactory) async throws {
+        let store = try factory.make()
+        let coins = Product(productId: "coins", type: .consumable, creditAmount: 10)
+        try await store.seedProducts(appId: "app", products: [coins], now: t0)
+        var edited = coins
+        edited.creditAmount = 50
+        try await store.upsertProduct(appId: "app", product: edited, now: t0)
+        try await store.seedProducts(appId: "app", products: [coins], now: t0)
+        #expect(try await store.product(appId: "app", productId: "coins")?.creditAmount == 50)
+        #expect(try await store.deleteProduct(appId: "app", productId: "coins"))
+        #expect(try await store.deleteProduct(appId: "app", productId: "coins") == false)
+        #expect(try await store.products(appId: "app").isEmpty)
+    }
+}
