@@ -145,6 +145,42 @@ public final class LocalStack: Sendable {
         self.serverHTTPClient = serverHTTPClient
     }
 
+    /// Stops the server (gracefully), leaving the simulator and the database.
+    public func stopServer() async {
+        await serverGroup?.triggerGracefulShutdown()
+        if tasks.count > 1 { _ = try? await tasks[1].value }
+    }
+
+    /// Starts one more server on the same database and simulator (e.g. after a configuration
+    /// change), returning its base URL and a function that stops it.
+    public func startAnotherServer(configuration: StorekeeperConfiguration, logLevel: Logger.Level = .warning) async throws
+        -> (url: String, stop: @Sendable () async throws -> Void)
+    {
+        var configuration = configuration
+        configuration.appleEndpoints = self.configuration.appleEndpoints
+        configuration.databasePath = self.configuration.databasePath
+        configuration.port = 0
+        var logger = Logger(label: "storekeeper.test.extra")
+        logger.logLevel = logLevel
+        let client = StorekeeperApplication.makeHTTPClient(configuration: configuration)
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let app = try await StorekeeperApplication.build(
+            configuration: configuration, store: store, httpClient: client, logger: logger,
+            onRunning: { port in continuation.yield(port) })
+        let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
+        let task = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw CancellationError() }
+        return (
+            "http://127.0.0.1:\(port)",
+            {
+                await group.triggerGracefulShutdown()
+                _ = try? await task.value
+                try await client.shutdown()
+            }
+        )
+    }
+
     /// Graceful shutdown of both servers, then the clients.
     public func stop() async throws {
         await serverGroup?.triggerGracefulShutdown()

@@ -1,0 +1,189 @@
+import Foundation
+import NIOHTTP1
+import StorekeeperDomain
+import StorekeeperServer
+import StorekeeperTesting
+import Testing
+
+@Suite("HTTP API: bad input, admin, operations")
+struct APITests {
+    @Test("bad input gets a 4xx with a stable code, and the server stays healthy")
+    func badInput() async throws {
+        try await withStack { stack in
+            let http = stack.api.http
+            let auth = ["Authorization": "Bearer \(stack.api.apiKey)"]
+            func post(_ body: String, headers: [String: String]? = nil) async throws -> HTTPJSONClient.Reply {
+                try await http.send(.POST, "/v1/receipts", headers: headers ?? auth, body: Data(body.utf8))
+            }
+            let cases: [(String, Int, String)] = [
+                (#"{"appUserId":"a","receipt":"%%% not base64 %%%"}"#, 400, "invalid_receipt"),
+                (#"{"appUserId":"a","receipt":""}"#, 400, "invalid_receipt"),
+                (#"{"appUserId":"","receipt":"aGVsbG8="}"#, 400, "invalid_app_user_id"),
+                (#"{"appUserId":42,"receipt":"aGVsbG8="}"#, 400, "invalid_request"),
+                (#"{"appUserId":"a","receipt":["x"]}"#, 400, "invalid_request"),
+                (#"{"receipt":"aGVsbG8="}"#, 400, "invalid_request"),
+                ("not json at all", 400, "invalid_json"),
+                ("", 400, "invalid_json"),
+            ]
+            for (body, status, code) in cases {
+                let reply = try await post(body)
+                #expect(reply.status == status && reply.errorCode == code, "\(body) → \(reply.status) \(reply.text)")
+                #expect((reply.json["error"] as? [String: Any])?["message"] is String)
+            }
+            let huge = String(repeating: "A", count: 10 * 1024 * 1024)
+            let tooLarge = try? await post(#"{"appUserId":"a","receipt":"\#(huge)"}"#)
+            if let tooLarge {
+                #expect(tooLarge.status == 413 && tooLarge.errorCode == "payload_too_large")
+            }
+            let noKey = try await post(#"{"appUserId":"a","receipt":"aGVsbG8="}"#, headers: [:])
+            #expect(noKey.status == 401 && noKey.errorCode == "unauthorized")
+            let wrongKey = try await post(#"{"appUserId":"a","receipt":"aGVsbG8="}"#, headers: ["Authorization": "Bearer nope"])
+            #expect(wrongKey.status == 401 && wrongKey.errorCode == "unauthorized")
+            let wrongAdmin = try await http.send(.GET, "/v1/admin/verifications", headers: ["Authorization": "Bearer \(stack.api.apiKey)"])
+            #expect(wrongAdmin.status == 401 && wrongAdmin.errorCode == "unauthorized")
+            let unknownRoute = try await http.send(.GET, "/v1/nothing-here", headers: auth)
+            #expect(unknownRoute.status == 404 && unknownRoute.errorCode == "not_found")
+            let badWait = try await http.send(.POST, "/v1/receipts?wait=soon", headers: auth, body: Data(#"{"appUserId":"a","receipt":"aGVsbG8="}"#.utf8))
+            #expect(badWait.status == 400 && badWait.errorCode == "invalid_request")
+            let unknownVerification = try await http.send(.GET, "/v1/verifications/does-not-exist", headers: auth)
+            #expect(unknownVerification.status == 404 && unknownVerification.errorCode == "not_found")
+
+            // Still healthy, and a real receipt still goes through.
+            let health = try await http.send(.GET, "/healthz")
+            #expect(health.status == 200 && health.json["status"] as? String == "ok")
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+            let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
+            let ok = try await stack.api.postReceipt(appUserId: "after-abuse", receipt: purchase.receipt, wait: 10)
+            #expect(ok.json["state"] as? String == "verified")
+        }
+    }
+
+    @Test("garbage that is valid base64 is accepted, then marked invalid by Apple (21002), never granted")
+    func garbageReceipt() async throws {
+        try await withStack { stack in
+            let reply = try await stack.api.postReceipt(appUserId: "g", receipt: Data("definitely not a receipt".utf8).base64EncodedString(), wait: 10)
+            #expect(reply.json["state"] as? String == "invalid")
+            #expect(reply.json["reason"] as? String == "receipt_malformed")
+            #expect(reply.json["appleStatuses"] as? [Int] == [21002])
+        }
+    }
+
+    @Test("a receipt altered after signing is rejected as not authentic (21003)")
+    func forgedReceipt() async throws {
+        try await withStack { stack in
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+            let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
+            var bytes = Array(Data(base64Encoded: purchase.receipt)!)
+            // Flip one byte of the last bytes: the ECDSA signature.
+            bytes[bytes.count - 3] ^= 0x01
+            let reply = try await stack.api.postReceipt(appUserId: "forger", receipt: Data(bytes).base64EncodedString(), wait: 10)
+            #expect(reply.json["state"] as? String == "invalid")
+            #expect(["receipt_not_authentic", "receipt_malformed"].contains(reply.json["reason"] as? String))
+            #expect(try await stack.api.subscriber("forger").activeEntitlements.isEmpty)
+        }
+    }
+
+    @Test("admin: products CRUD, verifications by state, manual retry, metrics")
+    func admin() async throws {
+        try await withStack { stack in
+            let http = stack.api.http
+            let admin = ["Authorization": "Bearer \(stack.api.adminKey)"]
+            let created = try await http.send(
+                .POST, "/v1/admin/apps/demo/products", headers: admin,
+                body: Data(#"{"productId":"com.example.gems","type":"consumable","status":"ready_for_sale","creditAmount":5}"#.utf8))
+            #expect(created.status == 201)
+            let duplicate = try await http.send(
+                .POST, "/v1/admin/apps/demo/products", headers: admin,
+                body: Data(#"{"productId":"com.example.gems","type":"consumable","status":"ready_for_sale"}"#.utf8))
+            #expect(duplicate.status == 409 && duplicate.errorCode == "conflict")
+            let invalid = try await http.send(
+                .PUT, "/v1/admin/apps/demo/products/com.example.pass", headers: admin,
+                body: Data(#"{"productId":"x","type":"non_renewing","status":"ready_for_sale"}"#.utf8))
+            #expect(invalid.status == 400 && invalid.errorCode == "invalid_product")
+            let hidden = try await http.send(
+                .PUT, "/v1/admin/apps/demo/products/com.example.gems", headers: admin,
+                body: Data(#"{"productId":"com.example.gems","type":"consumable","status":"developer_removed_from_sale","creditAmount":5}"#.utf8))
+            #expect(hidden.status == 200)
+            let offered = try await http.send(.GET, "/v1/products", headers: ["Authorization": "Bearer \(stack.api.apiKey)"])
+            #expect(!offered.text.contains("com.example.gems"))
+            #expect(try await http.send(.DELETE, "/v1/admin/apps/demo/products/com.example.gems", headers: admin).status == 204)
+            #expect(try await http.send(.DELETE, "/v1/admin/apps/demo/products/com.example.gems", headers: admin).status == 404)
+            #expect(try await http.send(.GET, "/v1/admin/apps/nope/products", headers: admin).status == 404)
+
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+            let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+            let verified = try await stack.api.postReceipt(appUserId: "dora", receipt: purchase.receipt, wait: 10)
+            let id = verified.json["id"] as! String
+            let list = try await stack.api.adminGet("/v1/admin/verifications?state=verified")
+            #expect(((list.json["verifications"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String } == [id])
+            #expect(try await stack.api.adminGet("/v1/admin/verifications?state=bogus").status == 400)
+            let retried = try await stack.api.adminPost("/v1/admin/verifications/\(id)/retry")
+            #expect(retried.status == 202)
+            let again = try await stack.api.waitForFinal(id)
+            #expect(again["state"] as? String == "verified")
+            #expect(((again["grant"] as? [String: Any])?["alreadyGranted"] as? [String]) == [purchase.transactionId])
+            #expect(try await stack.api.subscriber("dora").creditBalance == 100)
+
+            let metrics = try await http.send(.GET, "/metrics")
+            for series in [
+                "storekeeper_jobs{state=\"completed\"} 1", "storekeeper_verifications{state=\"verified\"} 1",
+                "storekeeper_verifications_flagged 0", "storekeeper_apple_request_duration_seconds_bucket",
+                "storekeeper_apple_responses_total{environment=\"production\",status=\"21007\"}",
+                "storekeeper_apple_responses_total{environment=\"sandbox\",status=\"0\"} 2", "storekeeper_grants_total 1",
+            ] {
+                #expect(metrics.text.contains(series), "metrics lack \(series)")
+            }
+        }
+    }
+
+    @Test("verifications older than flagAfterSeconds are flagged for an operator, never dropped")
+    func flagged() async throws {
+        try await withStack(configure: { $0.flagAfterSeconds = 0.5 }) { stack in
+            try await stack.simulator.outage(seconds: 30)
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+            let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+            let id = try await stack.api.postReceipt(appUserId: "eve", receipt: purchase.receipt).json["id"] as! String
+            try await Task.sleep(for: .seconds(1))
+            let v = try await stack.api.verification(id).json
+            #expect(v["flagged"] as? Bool == true)
+            let flagged = try await stack.api.adminGet("/v1/admin/verifications?flagged=true")
+            #expect(((flagged.json["verifications"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String } == [id])
+            let metrics = try await stack.api.http.send(.GET, "/metrics")
+            #expect(metrics.text.contains("storekeeper_verifications_flagged 1"))
+        }
+    }
+}
+
+@Suite("configuration")
+struct ConfigurationTests {
+    @Test("a bad configuration fails at start with messages naming each bad key")
+    func namesBadKeys() throws {
+        let file = #"{"adminKey":"short","apps":[{"id":"Bad Id","bundleId":"","apiKey":"k","products":[{"productId":"p","type":"auto_renewable","status":"ready_for_sale"},{"productId":"s","type":"non_renewing","status":"ready_for_sale"}]}],"workers":0,"prot":8080}"#
+        #expect(throws: ConfigurationLoader.Failure.self) { try ConfigurationLoader.parse(Data(file.utf8)) }
+        do {
+            _ = try ConfigurationLoader.parse(Data(file.utf8))
+        } catch let failure as ConfigurationLoader.Failure {
+            #expect(failure.problems == ["prot: unknown key"])
+        }
+        let fixed = file.replacingOccurrences(of: #","prot":8080"#, with: "")
+        var configuration = try ConfigurationLoader.parse(Data(fixed.utf8))
+        let problems = configuration.validationProblems()
+        for key in ["adminKey:", "apps[0].id:", "apps[0].bundleId:", "apps[0].apiKey:", "apps[0].sharedSecret:", "apps[0].products[1].duration:", "workers:"] {
+            #expect(problems.contains { $0.hasPrefix(key) }, "no problem reported for \(key): \(problems)")
+        }
+        let wrongType = #"{"port":"eighty"}"#
+        do {
+            _ = try ConfigurationLoader.parse(Data(wrongType.utf8))
+            Issue.record("a string port must be refused")
+        } catch let failure as ConfigurationLoader.Failure {
+            #expect(failure.problems.first?.hasPrefix("port:") == true)
+        }
+        configuration = DemoConfiguration.configuration()
+        #expect(configuration.validationProblems().isEmpty)
+        let loader = ConfigurationLoader(environment: ["STOREKEEPER_PORT": "not-a-port"])
+        #expect(throws: ConfigurationLoader.Failure.self) { try loader.load(file: nil, base: DemoConfiguration.configuration()) }
+        let env = ConfigurationLoader(environment: ["STOREKEEPER_PORT": "9999", "STOREKEEPER_WORKERS": "7"])
+        let loaded = try env.load(file: nil, base: DemoConfiguration.configuration()) { $0.workers = 9 }
+        #expect(loaded.port == 9999 && loaded.workers == 9)
+    }
+}
