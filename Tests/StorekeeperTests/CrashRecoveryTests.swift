@@ -1,0 +1,164 @@
+import AppStoreSimulator
+import Foundation
+import NIOHTTP1
+import Persistence
+import StorageSQLite
+import StorekeeperDomain
+import StorekeeperServer
+import StorekeeperTesting
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real `storekeeper serve` binary as a child process, killable with SIGKILL.
+final class ServerProcess {
+    let process = Process()
+    let logPath: String
+    let baseURL: String
+
+    init(binary: String, configPath: String, logPath: String) async throws {
+        self.logPath = logPath
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        log.seekToEndOfFile()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["serve", "--config", configPath, "--log-level", "info"]
+        process.standardOutput = log
+        process.standardError = log
+        let before = (try? String(contentsOfFile: logPath, encoding: .utf8))?.count ?? 0
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let text = String((try? String(contentsOfFile: logPath, encoding: .utf8))?.dropFirst(before) ?? "")
+            if let line = text.split(separator: "\n").first(where: { $0.contains("storekeeper listening") }),
+                let range = line.range(of: "http://127.0.0.1:")
+            {
+                let port = line[range.upperBound...].prefix { $0.isNumber }
+                baseURL = "http://127.0.0.1:\(port)"
+                return
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        process.terminate()
+        throw ServerProcessError(message: "server did not start; log:\n\((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")")
+    }
+
+    func killNine() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    func terminate() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+}
+
+struct ServerProcessError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+@Suite("crash recovery with the real binary", .serialized)
+struct CrashRecoveryTests {
+    @Test("kill -9 mid-verification, twice: after restarts nothing is lost and nothing is granted twice")
+    func killNine() async throws {
+        let binary = try #require(TestPaths.storekeeperBinary(), "build the executable first: swift build")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-crash-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var configuration = LocalStack.testConfiguration(databasePath: directory.appendingPathComponent("db.sqlite").path)
+        configuration.sqliteSynchronousFull = true
+        configuration.workers = 16
+        configuration.attemptTimeoutSeconds = 2
+        configuration.leaseSeconds = 7
+        var simulatorConfiguration = LocalStack.simulatorConfiguration(for: configuration)
+        simulatorConfiguration.faults.latencyMinMs = 400
+        simulatorConfiguration.faults.latencyMaxMs = 1200
+        let stack = try await LocalStack.start(configuration: configuration, simulator: simulatorConfiguration, startServer: false)
+
+        var childConfiguration = stack.configuration
+        childConfiguration.port = 0
+        let configPath = directory.appendingPathComponent("config.json").path
+        try JSONEncoder().encode(childConfiguration).write(to: URL(fileURLWithPath: configPath))
+        let logPath = directory.appendingPathComponent("server.log").path
+
+        // What users buy: 48 devices, each one product (consumables bought twice, so their second
+        // receipt repeats the first transaction).
+        let products = ["com.example.coins100", "com.example.removeads", "com.example.pro.monthly", "com.example.season.pass"]
+        var posts: [(user: String, receipt: String)] = []
+        var consumablesBought: [String: Int] = [:]
+        for i in 0..<48 {
+            let product = products[i % products.count]
+            let user = "user-\(i)"
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: i % 3 == 0 ? "production" : "sandbox")
+            let first = try await stack.simulator.purchase(device: device, productId: product)
+            posts.append((user, first.receipt))
+            if product == "com.example.coins100" {
+                let second = try await stack.simulator.purchase(device: device, productId: product)
+                posts.append((user, second.receipt))
+                posts.append((user, first.receipt))  // a replay of the older receipt
+                consumablesBought[user] = 2
+            }
+        }
+
+        func client(_ server: ServerProcess) -> StorekeeperClient {
+            StorekeeperClient(http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: server.baseURL), apiKey: stack.api.apiKey, adminKey: stack.api.adminKey)
+        }
+        func verifiedCount() async throws -> Int { try await stack.store.verificationCounts()[.verified] ?? 0 }
+
+        // Run 1: post the first half, kill -9 while verifications are in flight.
+        var server = try await ServerProcess(binary: binary, configPath: configPath, logPath: logPath)
+        let half = posts.count / 2
+        for post in posts.prefix(half) {
+            let reply = try await client(server).postReceipt(appUserId: post.user, receipt: post.receipt)
+            #expect([200, 202].contains(reply.status))
+        }
+        while try await verifiedCount() < 5 { try await Task.sleep(for: .milliseconds(10)) }
+        server.killNine()
+        let afterFirstKill = try await stack.store.verificationCounts()
+        #expect((afterFirstKill[.verified] ?? 0) < half, "the kill must land mid-run: \(afterFirstKill)")
+
+        // Run 2: restart on the same database, post the rest, kill again mid-run.
+        server = try await ServerProcess(binary: binary, configPath: configPath, logPath: logPath)
+        for post in posts.suffix(from: half) {
+            let reply = try await client(server).postReceipt(appUserId: post.user, receipt: post.receipt)
+            #expect([200, 202].contains(reply.status))
+        }
+        let target = try await verifiedCount() + 5
+        while try await verifiedCount() < target { try await Task.sleep(for: .milliseconds(10)) }
+        server.killNine()
+
+        // Run 3: restart and let everything finish (expired leases are taken up again).
+        server = try await ServerProcess(binary: binary, configPath: configPath, logPath: logPath)
+        let deadline = Date().addingTimeInterval(90)
+        let distinct = Set(posts.map { "\($0.user)|\($0.receipt)" }).count
+        while Date() < deadline, try await verifiedCount() < distinct { try await Task.sleep(for: .milliseconds(100)) }
+
+        let counts = try await stack.store.verificationCounts()
+        #expect(counts[.verified] == distinct, "every accepted receipt ends verified: \(counts)")
+        #expect(counts.values.reduce(0, +) == distinct, "one verification per distinct receipt and user: \(counts)")
+        let sold = try await stack.simulator.soldTransactions()
+        #expect(try await stack.store.countTransactions(appId: "demo") == sold.count, "each sold transaction granted exactly once")
+        var ledgerPurchases = 0
+        var ledgerMicros: Int64 = 0
+        for environment in ["production", "sandbox"] {
+            let entries = try await stack.store.ledger(LedgerQuery(appId: "demo", environment: environment, from: .distantPast, to: .distantFuture))
+            ledgerPurchases += entries.filter { $0.event == .purchase }.count
+            ledgerMicros += entries.compactMap(\.priceMicros).reduce(0, +)
+        }
+        let soldMicros = sold.compactMap { ($0["priceMicros"] as? NSNumber)?.int64Value }.reduce(0, +)
+        #expect(ledgerPurchases == sold.count)
+        #expect(ledgerMicros == soldMicros, "ledger sums match what the simulator sold")
+        for (user, bought) in consumablesBought {
+            let transactions = try await stack.store.transactions(appId: "demo", appUserId: user)
+            #expect(transactions.map(\.credits).reduce(0, +) == 100 * bought, "\(user) credited once per purchase")
+        }
+        #expect(try await client(server).http.send(.GET, "/healthz").status == 200)
+        server.terminate()
+        try await stack.stop()
+    }
+}
