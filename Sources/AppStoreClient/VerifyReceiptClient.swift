@@ -56,7 +56,8 @@ public struct VerifyReceiptClient: Sendable {
             let response = try await httpClient.execute(http, timeout: .milliseconds(Int64(timeout * 1000)))
             let bytes = try await response.body.collect(upTo: Self.maximumResponseBytes)
             return .answered(httpStatus: Int(response.status.code), body: Array(buffer: bytes))
-        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout
+        } catch let error as HTTPClientError
+            where error == .deadlineExceeded || error == .readTimeout
             || error == .connectTimeout
         {
             return .timedOut

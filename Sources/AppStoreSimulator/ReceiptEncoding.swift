@@ -1,6 +1,6 @@
-@_spi(CMS) import X509
 import Foundation
 import SwiftASN1
+@_spi(CMS) @_spi(FixedExpiryValidationTime) import X509
 
 /// The attribute types of an app receipt's payload (DOMAIN.md §5).
 enum ReceiptField {
@@ -146,7 +146,7 @@ enum ReceiptEncoding {
         let verdict = await CMS.isValidAttachedSignature(
             signatureBytes: bytes, trustRoots: CertificateStore([pki.root])
         ) {
-            RFC5280Policy(validationTime: now)
+            RFC5280Policy(fixedExpiryValidationTime: now)
         }
         guard case .success = verdict else { throw ReadError.notSignedBySimulator }
         guard let attributes = try? ReceiptAttribute.parseSet(content) else { throw ReadError.malformed }

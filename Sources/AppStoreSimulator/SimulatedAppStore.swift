@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import SwiftASN1
+import Synchronization
 
 /// Apple's behaviour, without HTTP: issues signed receipts and answers verifyReceipt.
 /// Written independently of the server's verification code, so one bug cannot pass its own test.
@@ -145,8 +146,6 @@ final class SimulatorStats: Sendable {
     func record(_ key: String) { counters.increment(key) }
     func snapshot() -> [String: Int] { counters.snapshot() }
 }
-
-import Synchronization
 
 final class LockedCounters: Sendable {
     private let values = Mutex<[String: Int]>([:])

@@ -16,7 +16,9 @@ public struct SimulatorServer: Sendable {
     }
 
     /// The Hummingbird application; `onRunning` receives the bound port (useful with port 0).
-    public func makeApplication(logger: Logger, onRunning: @escaping @Sendable (Int) async -> Void = { _ in })
+    public func makeApplication(
+        logger: Logger, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    )
         -> some ApplicationProtocol
     {
         let router = Router()

@@ -12,8 +12,9 @@ extension SQLiteStore {
     ) async throws -> GrantResult {
         try await pool.write { db in
             guard try Self.holdsLease(db, lease) else { return .leaseLost }
-            guard let appUserId = try String.fetchOne(
-                db, sql: "SELECT app_user_id FROM verifications WHERE id = ?", arguments: [verificationId])
+            guard
+                let appUserId = try String.fetchOne(
+                    db, sql: "SELECT app_user_id FROM verifications WHERE id = ?", arguments: [verificationId])
             else { return .rejected(reason: "verification_missing") }
 
             // Everything the planner reads is read here, inside the write transaction.
@@ -63,7 +64,8 @@ extension SQLiteStore {
         for transfer in plan.transfers {
             for table in ["transactions", "subscriptions"] {
                 try db.execute(
-                    sql: "UPDATE \(table) SET app_user_id = ? WHERE app_id = (SELECT app_id FROM ownership_bindings WHERE original_transaction_id = ? LIMIT 1) AND original_transaction_id = ?",
+                    sql:
+                        "UPDATE \(table) SET app_user_id = ? WHERE app_id = (SELECT app_id FROM ownership_bindings WHERE original_transaction_id = ? LIMIT 1) AND original_transaction_id = ?",
                     arguments: [transfer.toAppUserId, transfer.originalTransactionId, transfer.originalTransactionId])
             }
         }

@@ -3,7 +3,9 @@ import GRDB
 import JobQueue
 
 extension SQLiteStore: JobStore {
-    public func leaseJobs(kinds: [String], limit: Int, owner: String, now: Date, leaseDuration: TimeInterval) async throws
+    public func leaseJobs(
+        kinds: [String], limit: Int, owner: String, now: Date, leaseDuration: TimeInterval
+    ) async throws
         -> [JobLease]
     {
         guard !kinds.isEmpty, limit > 0 else { return [] }

@@ -62,7 +62,9 @@ extension SQLiteStore {
         }
     }
 
-    public func verifications(appId: String?, states: [VerificationState], createdBefore: Date?, limit: Int) async throws
+    public func verifications(
+        appId: String?, states: [VerificationState], createdBefore: Date?, limit: Int
+    ) async throws
         -> [VerificationRecord]
     {
         try await pool.read { db in
@@ -122,7 +124,9 @@ extension SQLiteStore {
         }
     }
 
-    public func scheduleRetry(_ lease: JobLease, verificationId: String, report: AttemptReport, at: Date, now: Date) async throws
+    public func scheduleRetry(
+        _ lease: JobLease, verificationId: String, report: AttemptReport, at: Date, now: Date
+    ) async throws
         -> Bool
     {
         try await pool.write { db in
@@ -188,7 +192,8 @@ extension SQLiteStore {
                 arguments: [appId, currentFingerprint])
             for id in ids {
                 try db.execute(
-                    sql: "UPDATE jobs SET state = 'available', run_at = ? WHERE state = 'held' AND id = (SELECT job_id FROM verifications WHERE id = ?)",
+                    sql:
+                        "UPDATE jobs SET state = 'available', run_at = ? WHERE state = 'held' AND id = (SELECT job_id FROM verifications WHERE id = ?)",
                     arguments: [nowMs, id])
                 try db.execute(
                     sql: "UPDATE verifications SET state = 'pending', updated_at = ? WHERE id = ?", arguments: [nowMs, id])

@@ -19,7 +19,8 @@ public enum StorekeeperApplication {
             try await store.seedProducts(appId: app.id, products: app.products, now: now())
             let released = try await store.releaseConfigurationHolds(appId: app.id, currentFingerprint: app.fingerprint, now: now())
             if released > 0 {
-                logger.notice("configuration changed: verifications released for another attempt", metadata: ["app": "\(app.id)", "count": "\(released)"])
+                logger.notice(
+                    "configuration changed: verifications released for another attempt", metadata: ["app": "\(app.id)", "count": "\(released)"])
             }
         }
         let metrics = MetricsRegistry()

@@ -45,7 +45,9 @@ public final class LocalStack: Sendable {
         return c
     }
 
-    public static func simulatorConfiguration(for configuration: StorekeeperConfiguration, secondsPerMonth: Double = 300)
+    public static func simulatorConfiguration(
+        for configuration: StorekeeperConfiguration, secondsPerMonth: Double = 300
+    )
         -> SimulatorConfiguration
     {
         var s = SimulatorConfiguration()
@@ -98,11 +100,12 @@ public final class LocalStack: Sendable {
         configuration.appleEndpoints = VerifyReceiptEndpoints(
             production: "\(simulatorURL)/verifyReceipt", sandbox: "\(simulatorURL)/sandbox/verifyReceipt")
 
-        let store = try SQLiteStore(configuration: {
-            var c = SQLiteStore.Configuration(path: configuration.databasePath)
-            c.synchronousFull = configuration.sqliteSynchronousFull
-            return c
-        }())
+        let store = try SQLiteStore(
+            configuration: {
+                var c = SQLiteStore.Configuration(path: configuration.databasePath)
+                c.synchronousFull = configuration.sqliteSynchronousFull
+                return c
+            }())
         try store.migrate()
         let serverHTTPClient = StorekeeperApplication.makeHTTPClient(configuration: configuration)
         var serverGroup: ServiceGroup?
@@ -153,7 +156,9 @@ public final class LocalStack: Sendable {
 
     /// Starts one more server on the same database and simulator (e.g. after a configuration
     /// change), returning its base URL and a function that stops it.
-    public func startAnotherServer(configuration: StorekeeperConfiguration, logLevel: Logger.Level = .warning) async throws
+    public func startAnotherServer(
+        configuration: StorekeeperConfiguration, logLevel: Logger.Level = .warning
+    ) async throws
         -> (url: String, stop: @Sendable () async throws -> Void)
     {
         var configuration = configuration

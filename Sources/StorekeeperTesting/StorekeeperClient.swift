@@ -17,7 +17,9 @@ public struct StorekeeperClient: Sendable {
     var app: [String: String] { ["Authorization": "Bearer \(apiKey)"] }
     var admin: [String: String] { ["Authorization": "Bearer \(adminKey)"] }
 
-    public func postReceipt(appUserId: String, receipt: String, refresh: Bool = false, wait: Double? = nil) async throws
+    public func postReceipt(
+        appUserId: String, receipt: String, refresh: Bool = false, wait: Double? = nil
+    ) async throws
         -> HTTPJSONClient.Reply
     {
         struct Body: Encodable {
@@ -46,7 +48,8 @@ public struct StorekeeperClient: Sendable {
     }
 
     public func subscriber(_ appUserId: String) async throws -> SubscriberView {
-        let reply = try await http.send(.GET, "/v1/subscribers/\(appUserId.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? appUserId)", headers: app)
+        let reply = try await http.send(
+            .GET, "/v1/subscribers/\(appUserId.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? appUserId)", headers: app)
         return try reply.decode(SubscriberView.self)
     }
 

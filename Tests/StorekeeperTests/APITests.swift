@@ -43,7 +43,8 @@ struct APITests {
             #expect(wrongAdmin.status == 401 && wrongAdmin.errorCode == "unauthorized")
             let unknownRoute = try await http.send(.GET, "/v1/nothing-here", headers: auth)
             #expect(unknownRoute.status == 404 && unknownRoute.errorCode == "not_found")
-            let badWait = try await http.send(.POST, "/v1/receipts?wait=soon", headers: auth, body: Data(#"{"appUserId":"a","receipt":"aGVsbG8="}"#.utf8))
+            let badWait = try await http.send(
+                .POST, "/v1/receipts?wait=soon", headers: auth, body: Data(#"{"appUserId":"a","receipt":"aGVsbG8="}"#.utf8))
             #expect(badWait.status == 400 && badWait.errorCode == "invalid_request")
             let unknownVerification = try await http.send(.GET, "/v1/verifications/does-not-exist", headers: auth)
             #expect(unknownVerification.status == 404 && unknownVerification.errorCode == "not_found")
@@ -61,7 +62,8 @@ struct APITests {
     @Test("garbage that is valid base64 is accepted, then marked invalid by Apple (21002), never granted")
     func garbageReceipt() async throws {
         try await withStack { stack in
-            let reply = try await stack.api.postReceipt(appUserId: "g", receipt: Data("definitely not a receipt".utf8).base64EncodedString(), wait: 10)
+            let reply = try await stack.api.postReceipt(
+                appUserId: "g", receipt: Data("definitely not a receipt".utf8).base64EncodedString(), wait: 10)
             #expect(reply.json["state"] as? String == "invalid")
             #expect(reply.json["reason"] as? String == "receipt_malformed")
             #expect(reply.json["appleStatuses"] as? [Int] == [21002])
@@ -158,7 +160,8 @@ struct APITests {
 struct ConfigurationTests {
     @Test("a bad configuration fails at start with messages naming each bad key")
     func namesBadKeys() throws {
-        let file = #"{"adminKey":"short","apps":[{"id":"Bad Id","bundleId":"","apiKey":"k","products":[{"productId":"p","type":"auto_renewable","status":"ready_for_sale"},{"productId":"s","type":"non_renewing","status":"ready_for_sale"}]}],"workers":0,"prot":8080}"#
+        let file =
+            #"{"adminKey":"short","apps":[{"id":"Bad Id","bundleId":"","apiKey":"k","products":[{"productId":"p","type":"auto_renewable","status":"ready_for_sale"},{"productId":"s","type":"non_renewing","status":"ready_for_sale"}]}],"workers":0,"prot":8080}"#
         #expect(throws: ConfigurationLoader.Failure.self) { try ConfigurationLoader.parse(Data(file.utf8)) }
         do {
             _ = try ConfigurationLoader.parse(Data(file.utf8))
@@ -168,7 +171,9 @@ struct ConfigurationTests {
         let fixed = file.replacingOccurrences(of: #","prot":8080"#, with: "")
         var configuration = try ConfigurationLoader.parse(Data(fixed.utf8))
         let problems = configuration.validationProblems()
-        for key in ["adminKey:", "apps[0].id:", "apps[0].bundleId:", "apps[0].apiKey:", "apps[0].sharedSecret:", "apps[0].products[1].duration:", "workers:"] {
+        for key in [
+            "adminKey:", "apps[0].id:", "apps[0].bundleId:", "apps[0].apiKey:", "apps[0].sharedSecret:", "apps[0].products[1].duration:", "workers:",
+        ] {
             #expect(problems.contains { $0.hasPrefix(key) }, "no problem reported for \(key): \(problems)")
         }
         let wrongType = #"{"port":"eighty"}"#

@@ -75,6 +75,7 @@ struct AppStoreModelsTests {
         let r = try JSONDecoder().decode(VerifyReceiptResponse.self, from: Data(body.utf8))
         #expect(r.status.rawValue == 21999)
         #expect(r.environment?.rawValue == "Staging")
-        #expect(AttemptClassification.classify(r, environment: .production) == .transient(reason: "apple_unknown_status", status: AppStoreStatus(21999)))
+        #expect(
+            AttemptClassification.classify(r, environment: .production) == .transient(reason: "apple_unknown_status", status: AppStoreStatus(21999)))
     }
 }

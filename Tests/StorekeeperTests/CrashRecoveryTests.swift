@@ -20,7 +20,7 @@ final class ServerProcess {
 
     init(binary: String, configPath: String, logPath: String) async throws {
         self.logPath = logPath
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         log.seekToEndOfFile()
         process.executableURL = URL(fileURLWithPath: binary)
@@ -106,7 +106,8 @@ struct CrashRecoveryTests {
         }
 
         func client(_ server: ServerProcess) -> StorekeeperClient {
-            StorekeeperClient(http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: server.baseURL), apiKey: stack.api.apiKey, adminKey: stack.api.adminKey)
+            StorekeeperClient(
+                http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: server.baseURL), apiKey: stack.api.apiKey, adminKey: stack.api.adminKey)
         }
         func verifiedCount() async throws -> Int { try await stack.store.verificationCounts()[.verified] ?? 0 }
 

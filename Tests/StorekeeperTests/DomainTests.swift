@@ -38,8 +38,12 @@ struct ClassificationTests {
     func internalRange() {
         let retryable = VerifyReceiptResponse(status: AppStoreStatus(21150), isRetryable: true)
         let final = VerifyReceiptResponse(status: AppStoreStatus(21150), isRetryable: false)
-        #expect(AttemptClassification.classify(retryable, environment: .production) == .transient(reason: "apple_internal_error_retryable", status: AppStoreStatus(21150)))
-        #expect(AttemptClassification.classify(final, environment: .production) == .invalid(reason: "apple_internal_error", status: AppStoreStatus(21150)))
+        #expect(
+            AttemptClassification.classify(retryable, environment: .production)
+                == .transient(reason: "apple_internal_error_retryable", status: AppStoreStatus(21150)))
+        #expect(
+            AttemptClassification.classify(final, environment: .production) == .invalid(reason: "apple_internal_error", status: AppStoreStatus(21150))
+        )
     }
 
     @Test("wire failures are transient: timeouts, refused connections, 5xx, 429, HTML with 200")
@@ -125,7 +129,9 @@ struct GrantPlannerTests {
         "season": Product(productId: "season", type: .nonRenewing, duration: "P1M", priceMicros: 9_990_000, currency: "USD"),
     ]
 
-    func context(user: String = "alice", existing: [TransactionRecord] = [], bindings: [OwnershipBinding] = [], policy: BindingPolicy = .refuse)
+    func context(
+        user: String = "alice", existing: [TransactionRecord] = [], bindings: [OwnershipBinding] = [], policy: BindingPolicy = .refuse
+    )
         -> GrantContext
     {
         GrantContext(
@@ -135,7 +141,9 @@ struct GrantPlannerTests {
             bindings: Dictionary(uniqueKeysWithValues: bindings.map { ($0.originalTransactionId, $0) }))
     }
 
-    func tx(_ id: String, _ product: String, original: String? = nil, at offset: TimeInterval = 0, expires: TimeInterval? = nil, cancelled: Bool = false)
+    func tx(
+        _ id: String, _ product: String, original: String? = nil, at offset: TimeInterval = 0, expires: TimeInterval? = nil, cancelled: Bool = false
+    )
         -> InAppTransaction
     {
         InAppTransaction(
@@ -171,7 +179,8 @@ struct GrantPlannerTests {
         #expect(first.summary.creditsAdded == 100)
         #expect(first.ledger.map(\.priceMicros) == [990_000])
         let replay = try plan(
-            VerifyReceiptResponse(status: .valid, receipt: ReceiptInfo(bundleId: "com.example", inApp: [tx("1", "coins"), tx("2", "coins", at: 10)])),
+            VerifyReceiptResponse(
+                status: .valid, receipt: ReceiptInfo(bundleId: "com.example", inApp: [tx("1", "coins"), tx("2", "coins", at: 10)])),
             context(existing: first.newTransactions, bindings: first.bindings))
         #expect(replay.summary.creditsAdded == 100)
         #expect(replay.summary.granted == ["2"])
@@ -192,7 +201,10 @@ struct GrantPlannerTests {
 
     @Test("subscription facts come from the latest expiry in unsorted arrays, with renewal info")
     func subscriptionFacts() throws {
-        let renewals = [tx("3", "monthly", original: "1", at: 200, expires: 300), tx("1", "monthly", at: 0, expires: 100), tx("2", "monthly", original: "1", at: 100, expires: 200)]
+        let renewals = [
+            tx("3", "monthly", original: "1", at: 200, expires: 300), tx("1", "monthly", at: 0, expires: 100),
+            tx("2", "monthly", original: "1", at: 100, expires: 200),
+        ]
         var response = VerifyReceiptResponse(status: .valid, receipt: ReceiptInfo(bundleId: "com.example", inApp: [renewals[1]]))
         response.latestReceiptInfo = renewals
         response.pendingRenewalInfo = [
@@ -216,7 +228,8 @@ struct GrantPlannerTests {
             context())
         #expect(refundedOnArrival.summary.creditsAdded == 0)
         #expect(refundedOnArrival.ledger.map(\.event) == [.purchase, .refund])
-        let granted = try plan(VerifyReceiptResponse(status: .valid, receipt: ReceiptInfo(bundleId: "com.example", inApp: [tx("5", "noads")])), context())
+        let granted = try plan(
+            VerifyReceiptResponse(status: .valid, receipt: ReceiptInfo(bundleId: "com.example", inApp: [tx("5", "noads")])), context())
         let later = try plan(
             VerifyReceiptResponse(status: .valid, receipt: ReceiptInfo(bundleId: "com.example", inApp: [tx("5", "noads", cancelled: true)])),
             context(existing: granted.newTransactions, bindings: granted.bindings))

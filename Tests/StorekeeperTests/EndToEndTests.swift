@@ -41,7 +41,9 @@ struct EndToEndTests {
             #expect(offered.count == 5 && !offered.contains("com.example.legacy.pack"))
 
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
-            for product in ["com.example.coins100", "com.example.removeads", "com.example.pro.monthly", "com.example.season.pass", "com.example.free.tier"] {
+            for product in [
+                "com.example.coins100", "com.example.removeads", "com.example.pro.monthly", "com.example.season.pass", "com.example.free.tier",
+            ] {
                 let purchase = try await stack.simulator.purchase(device: device, productId: product)
                 let reply = try await api.postReceipt(appUserId: "alice", receipt: purchase.receipt, wait: 10)
                 #expect(reply.status == 200, "\(product): \(reply.text)")
@@ -77,9 +79,11 @@ struct EndToEndTests {
             let sandboxDevice = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "sandbox")
             let productionDevice = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let sandbox = try await api.postReceipt(
-                appUserId: "tester", receipt: try await stack.simulator.purchase(device: sandboxDevice, productId: "com.example.removeads").receipt, wait: 10)
+                appUserId: "tester", receipt: try await stack.simulator.purchase(device: sandboxDevice, productId: "com.example.removeads").receipt,
+                wait: 10)
             let production = try await api.postReceipt(
-                appUserId: "payer", receipt: try await stack.simulator.purchase(device: productionDevice, productId: "com.example.removeads").receipt, wait: 10)
+                appUserId: "payer", receipt: try await stack.simulator.purchase(device: productionDevice, productId: "com.example.removeads").receipt,
+                wait: 10)
             #expect(sandbox.json["environment"] as? String == "sandbox")
             #expect(sandbox.json["appleStatuses"] as? [Int] == [21007, 0])
             #expect(production.json["environment"] as? String == "production")
@@ -93,7 +97,9 @@ struct EndToEndTests {
             let csv = try await api.adminGet("/v1/admin/apps/demo/ledger?environment=production&format=csv")
             #expect(csv.headers["content-type"]?.hasPrefix("text/csv") == true)
             let lines = csv.text.split(separator: "\r\n")
-            #expect(lines.count == 2 && lines[0].hasPrefix("app_id,app_user_id,product_id") && lines[1].contains(",payer,") && lines[1].contains(",2990000,USD,"))
+            #expect(
+                lines.count == 2 && lines[0].hasPrefix("app_id,app_user_id,product_id") && lines[1].contains(",payer,")
+                    && lines[1].contains(",2990000,USD,"))
 
             // An app that does not accept sandbox receipts marks them invalid, without granting.
             let strict = StorekeeperClient(http: api.http, apiKey: "strict-app-key-0123456789", adminKey: api.adminKey)
@@ -208,7 +214,8 @@ struct EndToEndTests {
             var fixed = stack.configuration
             fixed.apps[0].sharedSecret = DemoConfiguration.sharedSecret
             let (url, stop) = try await stack.startAnotherServer(configuration: fixed)
-            let client = StorekeeperClient(http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: url), apiKey: stack.api.apiKey, adminKey: stack.api.adminKey)
+            let client = StorekeeperClient(
+                http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: url), apiKey: stack.api.apiKey, adminKey: stack.api.adminKey)
             let final = try await client.waitForFinal(held.json["id"] as! String, timeout: 20)
             try await stop()
             #expect(final["state"] as? String == "verified")

@@ -21,7 +21,9 @@ struct ResilienceTests {
 
     @Test("Apple at 3-6 s: POST answers at once (202) and every receipt ends verified")
     func slowApple() async throws {
-        try await withStack(configure: { $0.attemptTimeoutSeconds = 10; $0.leaseSeconds = 40 }) { stack in
+        try await withStack(configure: {
+            $0.attemptTimeoutSeconds = 10; $0.leaseSeconds = 40
+        }) { stack in
             let bodies = try await receipts(stack, count: 6)
             var faults = FaultConfiguration()
             faults.latencyMinMs = 3000
@@ -88,7 +90,9 @@ struct ResilienceTests {
 
     @Test("a mix of 21005, HTTP 500/503/429, HTML bodies and hung connections: every receipt verifies once")
     func faultMix() async throws {
-        try await withStack(configure: { $0.attemptTimeoutSeconds = 1; $0.leaseSeconds = 5 }) { stack in
+        try await withStack(configure: {
+            $0.attemptTimeoutSeconds = 1; $0.leaseSeconds = 5
+        }) { stack in
             let bodies = try await receipts(stack, count: 12)
             var faults = FaultConfiguration()
             faults.status21005Rate = 0.15

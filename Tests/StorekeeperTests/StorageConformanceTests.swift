@@ -39,7 +39,8 @@ struct StorageConformanceTests {
     }
 
     func coins(_ id: String) -> InAppTransaction {
-        InAppTransaction(productId: "coins", transactionId: id, originalTransactionId: id, purchaseDate: referenceTime, originalPurchaseDate: referenceTime)
+        InAppTransaction(
+            productId: "coins", transactionId: id, originalTransactionId: id, purchaseDate: referenceTime, originalPurchaseDate: referenceTime)
     }
 
     let request = GrantRequest(
@@ -83,7 +84,8 @@ struct StorageConformanceTests {
         let submitted = try await store.submitReceipt(submission(), now: t0)
         let held = try #require(try await lease(store, at: t0).first)
         let report = AttemptReport(statuses: [21005], environment: nil, reason: "apple_receipt_server_unavailable")
-        #expect(try await store.scheduleRetry(held, verificationId: submitted.verification.id, report: report, at: t0.addingTimeInterval(10), now: t0))
+        #expect(
+            try await store.scheduleRetry(held, verificationId: submitted.verification.id, report: report, at: t0.addingTimeInterval(10), now: t0))
         let v = try #require(try await store.verification(id: submitted.verification.id))
         #expect(v.state == .retryScheduled && v.nextAttemptAt == t0.addingTimeInterval(10) && v.appleStatuses == [21005])
         #expect(try await lease(store, at: t0.addingTimeInterval(9)).isEmpty)
@@ -141,7 +143,9 @@ struct StorageConformanceTests {
         let submitted = try await store.submitReceipt(submission(), now: t0)
         let held = try #require(try await lease(store, at: t0).first)
         let report = AttemptReport(statuses: [21004], environment: "production", reason: "shared_secret_mismatch")
-        #expect(try await store.holdForConfiguration(held, verificationId: submitted.verification.id, report: report, configurationFingerprint: "old", now: t0))
+        #expect(
+            try await store.holdForConfiguration(
+                held, verificationId: submitted.verification.id, report: report, configurationFingerprint: "old", now: t0))
         #expect(try await lease(store, at: t0.addingTimeInterval(1000)).isEmpty)
         #expect(try await store.releaseConfigurationHolds(appId: "app", currentFingerprint: "old", now: t0) == 0)
         #expect(try await store.releaseConfigurationHolds(appId: "app", currentFingerprint: "new", now: t0) == 1)

@@ -10,12 +10,17 @@ public enum DemoConfiguration {
     public static let bundleId = "com.example.storekeeper.demo"
 
     public static let products: [Product] = [
-        Product(productId: "com.example.coins100", type: .consumable, creditAmount: 100, priceMicros: 990_000, currency: "USD", displayName: "100 coins"),
+        Product(
+            productId: "com.example.coins100", type: .consumable, creditAmount: 100, priceMicros: 990_000, currency: "USD", displayName: "100 coins"),
         Product(productId: "com.example.removeads", type: .nonConsumable, priceMicros: 2_990_000, currency: "USD", displayName: "Remove ads"),
         Product(productId: "com.example.pro.monthly", type: .autoRenewable, priceMicros: 4_990_000, currency: "USD", displayName: "Pro, monthly"),
-        Product(productId: "com.example.season.pass", type: .nonRenewing, duration: "P3M", priceMicros: 9_990_000, currency: "USD", displayName: "Season pass"),
+        Product(
+            productId: "com.example.season.pass", type: .nonRenewing, duration: "P3M", priceMicros: 9_990_000, currency: "USD",
+            displayName: "Season pass"),
         Product(productId: "com.example.free.tier", type: .freeSubscription, priceMicros: 0, currency: "USD", displayName: "Free tier"),
-        Product(productId: "com.example.legacy.pack", type: .nonConsumable, status: .developerRemovedFromSale, priceMicros: 1_990_000, currency: "USD", displayName: "Legacy pack"),
+        Product(
+            productId: "com.example.legacy.pack", type: .nonConsumable, status: .developerRemovedFromSale, priceMicros: 1_990_000, currency: "USD",
+            displayName: "Legacy pack"),
     ]
 
     public static func configuration() -> StorekeeperConfiguration {

@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
-import NIOCore
 import JobQueue
+import NIOCore
 import Persistence
 import StorekeeperDomain
 

@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
 import Hummingbird
-import NIOCore
 import JobQueue
+import NIOCore
 import Persistence
 import StorekeeperDomain
 

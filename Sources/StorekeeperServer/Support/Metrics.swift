@@ -25,7 +25,8 @@ public final class MetricsRegistry: Sendable {
     public func observe(_ name: String, labels: [String: String] = [:], value: Double) {
         let key = Self.labelText(labels)
         histograms.withLock { all in
-            var h = all[name, default: [:]][key] ?? Histogram(buckets: Self.latencyBuckets, counts: Array(repeating: 0, count: Self.latencyBuckets.count))
+            var h =
+                all[name, default: [:]][key] ?? Histogram(buckets: Self.latencyBuckets, counts: Array(repeating: 0, count: Self.latencyBuckets.count))
             for (i, bound) in h.buckets.enumerated() where value <= bound { h.counts[i] += 1 }
             h.sum += value
             h.count += 1

@@ -1,13 +1,13 @@
 import AppStoreClient
 import AppStoreSimulator
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
 import Logging
-import AsyncHTTPClient
 import ServiceLifecycle
-import UnixSignals
 import StorageSQLite
 import StorekeeperServer
+import UnixSignals
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -50,11 +50,12 @@ struct Serve: AsyncParsableCommand {
                 metadata: ["appApiKey": "\(DemoConfiguration.appApiKey)", "adminKey": "<demo admin key, see README>"])
         }
 
-        let store = try SQLiteStore(configuration: {
-            var c = SQLiteStore.Configuration(path: configuration.databasePath)
-            c.synchronousFull = configuration.sqliteSynchronousFull
-            return c
-        }())
+        let store = try SQLiteStore(
+            configuration: {
+                var c = SQLiteStore.Configuration(path: configuration.databasePath)
+                c.synchronousFull = configuration.sqliteSynchronousFull
+                return c
+            }())
         try store.migrate()
         let absolute = URL(fileURLWithPath: configuration.databasePath).standardizedFileURL.path
         logger.info("database ready", metadata: ["sqlite": "\(absolute)"])
@@ -65,9 +66,10 @@ struct Serve: AsyncParsableCommand {
             simConfiguration.port = simulatorPort
             simConfiguration.apps = configuration.apps.map(SimulatorBridge.simulatedApp)
             let sim = try SimulatorServer(configuration: simConfiguration)
-            services.append(sim.makeApplication(logger: Logger(label: "simulator")) { port in
-                logger.info("App Store simulator listening", metadata: ["address": "http://127.0.0.1:\(port)/sim"])
-            })
+            services.append(
+                sim.makeApplication(logger: Logger(label: "simulator")) { port in
+                    logger.info("App Store simulator listening", metadata: ["address": "http://127.0.0.1:\(port)/sim"])
+                })
         }
         let httpClient = StorekeeperApplication.makeHTTPClient(configuration: configuration)
         let app = try await StorekeeperApplication.build(

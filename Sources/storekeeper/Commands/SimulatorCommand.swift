@@ -3,8 +3,8 @@ import ArgumentParser
 import Foundation
 import Logging
 import ServiceLifecycle
-import UnixSignals
 import StorekeeperServer
+import UnixSignals
 
 struct SimulatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -4,8 +4,8 @@ import ArgumentParser
 import AsyncHTTPClient
 import Crypto
 import Foundation
-import Logging
 import JobQueue
+import Logging
 import Persistence
 import ServiceLifecycle
 import StorageSQLite
@@ -36,7 +36,9 @@ struct Verify: AsyncParsableCommand {
         } catch let failure as ConfigurationLoader.Failure {
             throw ValidationError(failure.description)
         }
-        guard let chosen = app.flatMap({ id in configuration.apps.first { $0.id == id } }) ?? (configuration.apps.count == 1 ? configuration.apps.first : nil)
+        guard
+            let chosen = app.flatMap({ id in configuration.apps.first { $0.id == id } })
+                ?? (configuration.apps.count == 1 ? configuration.apps.first : nil)
         else { throw ValidationError("--app is required: configured apps are \(configuration.apps.map(\.id).joined(separator: ", "))") }
         guard let raw = FileManager.default.contents(atPath: receiptFile) else { throw ValidationError("cannot read \(receiptFile)") }
         let text = String(decoding: raw, as: UTF8.self).filter { !$0.isWhitespace }

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The whole test suite: build (the crash test runs the real `storekeeper` binary), lint, test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+swift build --build-tests
+swift format lint --strict --recursive Sources Tests Package.swift
+
+log=$(mktemp)
+set +e
+swift test 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+# One plain closing line, whatever the runner printed last.
+summary=$(grep -E "Test run with [0-9]+ tests?" "$log" | tail -n 1)
+total=$(sed -nE 's/.*Test run with ([0-9]+) tests?.*/\1/p' <<<"$summary")
+failed=$(grep -cE '^✘ Test .* (failed|recorded an issue)' "$log" || true)
+if [ -n "$total" ]; then
+  if [ "$status" -eq 0 ]; then echo "${total} passed, 0 failed"; else echo "$((total - failed)) passed, ${failed} failed"; fi
+fi
+rm -f "$log"
+exit "$status"
