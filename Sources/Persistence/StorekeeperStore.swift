@@ -49,5 +49,7 @@ public protocol StorekeeperStore: JobStore {
 
     // MARK: Operations
     func verificationCounts() async throws -> [VerificationState: Int]
+    /// Verifications in `states` created before `createdBefore` (the operator's "flagged" list).
+    func countVerifications(states: [VerificationState], createdBefore: Date) async throws -> Int
     func countTransactions(appId: String?) async throws -> Int
 }

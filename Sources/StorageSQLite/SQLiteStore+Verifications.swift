@@ -9,51 +9,54 @@ public let verifyReceiptJobKind = "verify_receipt"
 
 extension SQLiteStore {
     public func submitReceipt(_ submission: ReceiptSubmission, now: Date) async throws -> SubmissionResult {
-        try await pool.write { db in
-            let nowMs = SQLTime.ms(now)
-            try db.execute(
-                sql: "INSERT INTO receipts (app_id, hash, data, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                arguments: [submission.appId, submission.receiptHash, submission.receiptBase64, nowMs])
-            let latest = try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT * FROM verifications WHERE app_id = ? AND receipt_hash = ? AND app_user_id = ?
-                    ORDER BY generation DESC LIMIT 1
-                    """,
-                arguments: [submission.appId, submission.receiptHash, submission.appUserId])
-            var generation = 1
-            if let latest {
-                let existing = Self.verification(from: latest)
-                if !submission.refresh || !existing.state.isFinal {
-                    return SubmissionResult(verification: existing, created: false)
-                }
-                generation = (latest["generation"] as Int) + 1
+        try await committer.submit(submission, now: now, pool: pool)
+    }
+
+    /// One submission inside an open write transaction.
+    static func submit(_ db: Database, _ submission: ReceiptSubmission, now: Date) throws -> SubmissionResult {
+        let nowMs = SQLTime.ms(now)
+        try db.execute(
+            sql: "INSERT INTO receipts (app_id, hash, data, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            arguments: [submission.appId, submission.receiptHash, submission.receiptBase64, nowMs])
+        let latest = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT * FROM verifications WHERE app_id = ? AND receipt_hash = ? AND app_user_id = ?
+                ORDER BY generation DESC LIMIT 1
+                """,
+            arguments: [submission.appId, submission.receiptHash, submission.appUserId])
+        var generation = 1
+        if let latest {
+            let existing = Self.verification(from: latest)
+            if !submission.refresh || !existing.state.isFinal {
+                return SubmissionResult(verification: existing, created: false)
             }
-            let id = UUID().uuidString.lowercased()
-            let jobId = UUID().uuidString.lowercased()
-            try db.execute(
-                sql: """
-                    INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
-                    VALUES (?, ?, ?, 'available', 0, ?, ?)
-                    """,
-                arguments: [jobId, verifyReceiptJobKind, id, nowMs, nowMs])
-            try db.execute(
-                sql: """
-                    INSERT INTO verifications (id, app_id, app_user_id, receipt_hash, generation, job_id, state, attempts,
-                        apple_statuses, hints, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, '[]', ?, ?, ?)
-                    """,
-                arguments: [
-                    id, submission.appId, submission.appUserId, submission.receiptHash, generation, jobId,
-                    submission.hints.isEmpty ? nil : SQLJSON.encode(submission.hints), nowMs, nowMs,
-                ])
-            let record = VerificationRecord(
-                id: id, appId: submission.appId, appUserId: submission.appUserId, receiptHash: submission.receiptHash,
-                jobId: jobId, state: .pending, reason: nil, attempts: 0, appleStatuses: [], environment: nil,
-                nextAttemptAt: nil, grant: nil, createdAt: SQLTime.date(nowMs), updatedAt: SQLTime.date(nowMs),
-                finalizedAt: nil)
-            return SubmissionResult(verification: record, created: true)
+            generation = (latest["generation"] as Int) + 1
         }
+        let id = UUID().uuidString.lowercased()
+        let jobId = UUID().uuidString.lowercased()
+        try db.execute(
+            sql: """
+                INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
+                VALUES (?, ?, ?, 'available', 0, ?, ?)
+                """,
+            arguments: [jobId, verifyReceiptJobKind, id, nowMs, nowMs])
+        try db.execute(
+            sql: """
+                INSERT INTO verifications (id, app_id, app_user_id, receipt_hash, generation, job_id, state, attempts,
+                    apple_statuses, hints, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, '[]', ?, ?, ?)
+                """,
+            arguments: [
+                id, submission.appId, submission.appUserId, submission.receiptHash, generation, jobId,
+                submission.hints.isEmpty ? nil : SQLJSON.encode(submission.hints), nowMs, nowMs,
+            ])
+        let record = VerificationRecord(
+            id: id, appId: submission.appId, appUserId: submission.appUserId, receiptHash: submission.receiptHash,
+            jobId: jobId, state: .pending, reason: nil, attempts: 0, appleStatuses: [], environment: nil,
+            nextAttemptAt: nil, grant: nil, createdAt: SQLTime.date(nowMs), updatedAt: SQLTime.date(nowMs),
+            finalizedAt: nil)
+        return SubmissionResult(verification: record, created: true)
     }
 
     public func verification(id: String) async throws -> VerificationRecord? {
@@ -209,6 +212,15 @@ extension SQLiteStore {
                 if let state = VerificationState(rawValue: row["state"]) { counts[state] = row["n"] }
             }
             return counts
+        }
+    }
+
+    public func countVerifications(states: [VerificationState], createdBefore: Date) async throws -> Int {
+        guard !states.isEmpty else { return 0 }
+        return try await pool.read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM verifications WHERE state IN (\(placeholders(states.count))) AND created_at < ?",
+                arguments: StatementArguments(states.map(\.rawValue)) + [SQLTime.ms(createdBefore)]) ?? 0
         }
     }
 

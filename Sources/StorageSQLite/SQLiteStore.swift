@@ -17,6 +17,7 @@ public final class SQLiteStore: Sendable {
     }
 
     let pool: DatabasePool
+    let committer = GroupCommitter()
     public let path: String
 
     public init(configuration: Configuration) throws {

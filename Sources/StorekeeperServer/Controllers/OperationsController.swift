@@ -22,10 +22,9 @@ struct OperationsController {
         router.get("metrics") { _, _ in
             let jobs = try await context.store.jobCounts()
             let verifications = try await context.store.verificationCounts()
-            let flagged = try await context.store.verifications(
-                appId: nil, states: VerificationState.allCases.filter { !$0.isFinal },
-                createdBefore: context.now().addingTimeInterval(-context.configuration.flagAfterSeconds), limit: 100_000
-            ).count
+            let flagged = try await context.store.countVerifications(
+                states: VerificationState.allCases.filter { !$0.isFinal },
+                createdBefore: context.now().addingTimeInterval(-context.configuration.flagAfterSeconds))
             let text = context.metrics.render(gauges: [
                 (
                     "storekeeper_jobs", "Durable jobs by state.",
