@@ -52,11 +52,9 @@ struct ReceiptAttribute {
         return ReceiptAttribute(type: type, value: s.serializedBytes)
     }
 
-    static func rfc3339(_ date: Date) -> String {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime]
-        return f.string(from: date)
-    }
+    static let rfc3339Style = Date.ISO8601FormatStyle()
+
+    static func rfc3339(_ date: Date) -> String { rfc3339Style.format(date) }
 
     static func serializeSet(_ attributes: [ReceiptAttribute]) throws -> [UInt8] {
         var s = DER.Serializer()

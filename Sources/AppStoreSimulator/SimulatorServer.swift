@@ -25,7 +25,8 @@ public struct SimulatorServer: Sendable {
         addRoutes(to: router)
         return Application(
             router: router,
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "AppStoreSimulator"),
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "AppStoreSimulator", backlog: 4096),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
     }

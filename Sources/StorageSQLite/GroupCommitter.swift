@@ -1,16 +1,18 @@
 import Foundation
 import GRDB
-import Persistence
 import Synchronization
 
-/// Commits concurrent receipt submissions together: one write transaction (and one fsync)
-/// for a batch instead of one per request. Every caller still returns only after the
-/// transaction holding its own rows has committed, so a 202 always means "durable".
+/// Runs concurrent write units together: one SQLite transaction (and, with synchronous=FULL,
+/// one fsync) for a batch instead of one per unit. Each unit runs in its own savepoint, so a
+/// unit that throws is rolled back alone and its caller gets the error; the others commit.
+/// Every caller returns only after the transaction holding its writes has committed, so
+/// "answered" always means "durable".
 final class GroupCommitter: Sendable {
-    private struct Pending {
-        var submission: ReceiptSubmission
-        var now: Date
-        var continuation: CheckedContinuation<SubmissionResult, any Error>
+    private struct Pending: Sendable {
+        /// Runs the unit inside the shared transaction; returns its error if it failed.
+        var run: @Sendable (Database) -> (any Error)?
+        /// Delivers the outcome once the transaction has committed (or failed as a whole).
+        var finish: @Sendable ((any Error)?) -> Void
     }
 
     private struct State {
@@ -19,17 +21,40 @@ final class GroupCommitter: Sendable {
     }
 
     private let state = Mutex(State())
-    /// Most submissions in one transaction, so one batch never holds the writer for long.
+    /// Most units in one transaction, so one batch never holds the writer for long.
     let maximumBatch: Int
 
     init(maximumBatch: Int = 256) {
         self.maximumBatch = maximumBatch
     }
 
-    func submit(_ submission: ReceiptSubmission, now: Date, pool: DatabasePool) async throws -> SubmissionResult {
-        try await withCheckedThrowingContinuation { continuation in
+    func write<T: Sendable>(pool: DatabasePool, _ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let result = Mutex<T?>(nil)
+            let pending = Pending(
+                run: { db in
+                    do {
+                        try db.inSavepoint {
+                            let value = try work(db)
+                            result.withLock { $0 = value }
+                            return .commit
+                        }
+                        return nil
+                    } catch {
+                        return error
+                    }
+                },
+                finish: { error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else if let value = result.withLock({ $0 }) {
+                        continuation.resume(returning: value)
+                    } else {
+                        continuation.resume(throwing: CancellationError())
+                    }
+                })
             let leads = state.withLock { state -> Bool in
-                state.queue.append(Pending(submission: submission, now: now, continuation: continuation))
+                state.queue.append(pending)
                 if state.draining { return false }
                 state.draining = true
                 return true
@@ -49,20 +74,11 @@ final class GroupCommitter: Sendable {
             }
             if batch.isEmpty { return }
             do {
-                let results = try await pool.write { db in
-                    try batch.map { try SQLiteStore.submit(db, $0.submission, now: $0.now) }
-                }
-                for (pending, result) in zip(batch, results) { pending.continuation.resume(returning: result) }
+                let errors = try await pool.write { db in batch.map { $0.run(db) } }
+                for (pending, error) in zip(batch, errors) { pending.finish(error) }
             } catch {
-                // One bad submission must not fail its neighbours: retry each on its own.
-                for pending in batch {
-                    do {
-                        let result = try await pool.write { db in try SQLiteStore.submit(db, pending.submission, now: pending.now) }
-                        pending.continuation.resume(returning: result)
-                    } catch {
-                        pending.continuation.resume(throwing: error)
-                    }
-                }
+                // The shared transaction itself failed (disk full, I/O error): nothing committed.
+                for pending in batch { pending.finish(error) }
             }
         }
     }

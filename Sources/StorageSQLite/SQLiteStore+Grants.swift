@@ -10,7 +10,7 @@ extension SQLiteStore {
         _ lease: JobLease, verificationId: String, response: VerifyReceiptResponse, environment: AppStoreEnvironment,
         report: AttemptReport, request: GrantRequest, now: Date
     ) async throws -> GrantResult {
-        try await pool.write { db in
+        try await committer.write(pool: pool) { db in
             guard try Self.holdsLease(db, lease) else { return .leaseLost }
             guard
                 let appUserId = try String.fetchOne(

@@ -45,15 +45,15 @@ extension SQLiteStore: JobStore {
     }
 
     public func completeJob(_ lease: JobLease, now: Date) async throws -> Bool {
-        try await pool.write { db in try Self.finishJob(db, lease, state: .completed, error: nil, now: now) }
+        try await committer.write(pool: pool) { db in try Self.finishJob(db, lease, state: .completed, error: nil, now: now) }
     }
 
     public func retryJob(_ lease: JobLease, at: Date, reason: String, now: Date) async throws -> Bool {
-        try await pool.write { db in try Self.rescheduleJob(db, lease, at: at, reason: reason) }
+        try await committer.write(pool: pool) { db in try Self.rescheduleJob(db, lease, at: at, reason: reason) }
     }
 
     public func discardJob(_ lease: JobLease, reason: String, now: Date) async throws -> Bool {
-        try await pool.write { db in try Self.finishJob(db, lease, state: .discarded, error: reason, now: now) }
+        try await committer.write(pool: pool) { db in try Self.finishJob(db, lease, state: .discarded, error: reason, now: now) }
     }
 
     public func nextJobDue() async throws -> Date? {

@@ -9,7 +9,7 @@ public let verifyReceiptJobKind = "verify_receipt"
 
 extension SQLiteStore {
     public func submitReceipt(_ submission: ReceiptSubmission, now: Date) async throws -> SubmissionResult {
-        try await committer.submit(submission, now: now, pool: pool)
+        try await committer.write(pool: pool) { db in try Self.submit(db, submission, now: now) }
     }
 
     /// One submission inside an open write transaction.
@@ -110,7 +110,7 @@ extension SQLiteStore {
     }
 
     public func markVerifying(_ lease: JobLease, verificationId: String, now: Date) async throws -> Bool {
-        try await pool.write { db in
+        try await committer.write(pool: pool) { db in
             guard try Self.holdsLease(db, lease) else { return false }
             try db.execute(
                 sql: "UPDATE verifications SET state = 'verifying', attempts = ?, updated_at = ? WHERE id = ?",
@@ -120,7 +120,7 @@ extension SQLiteStore {
     }
 
     public func finishInvalid(_ lease: JobLease, verificationId: String, report: AttemptReport, now: Date) async throws -> Bool {
-        try await pool.write { db in
+        try await committer.write(pool: pool) { db in
             guard try Self.finishJob(db, lease, state: .completed, error: report.reason, now: now) else { return false }
             try Self.updateVerification(db, id: verificationId, state: .invalid, report: report, nextAttemptAt: nil, now: now, final: true)
             return true
@@ -132,7 +132,7 @@ extension SQLiteStore {
     ) async throws
         -> Bool
     {
-        try await pool.write { db in
+        try await committer.write(pool: pool) { db in
             guard try Self.rescheduleJob(db, lease, at: at, reason: report.reason ?? "retry") else { return false }
             try Self.updateVerification(db, id: verificationId, state: .retryScheduled, report: report, nextAttemptAt: at, now: now, final: false)
             return true
@@ -142,7 +142,7 @@ extension SQLiteStore {
     public func holdForConfiguration(
         _ lease: JobLease, verificationId: String, report: AttemptReport, configurationFingerprint: String, now: Date
     ) async throws -> Bool {
-        try await pool.write { db in
+        try await committer.write(pool: pool) { db in
             guard try Self.holdJob(db, lease, reason: report.reason ?? "configuration_error") else { return false }
             try Self.updateVerification(
                 db, id: verificationId, state: .configurationError, report: report, nextAttemptAt: nil, now: now, final: false)

@@ -50,7 +50,8 @@ public enum StorekeeperApplication {
             ])
         return Application(
             router: router,
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "storekeeper"),
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "storekeeper", backlog: 4096),
             services: runner.map { [$0] } ?? [],
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port

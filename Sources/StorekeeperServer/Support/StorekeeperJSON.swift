@@ -4,18 +4,16 @@ import NIOCore
 
 /// One JSON dialect for the whole API: ISO 8601 dates with milliseconds, sorted keys.
 public enum StorekeeperJSON {
-    static func formatter() -> ISO8601DateFormatter {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return f
-    }
+    /// A value type from FoundationEssentials: no ICU formatter is built per date.
+    static let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    static let plainStyle = Date.ISO8601FormatStyle()
 
     public static func makeEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var c = encoder.singleValueContainer()
-            try c.encode(formatter().string(from: date))
+            try c.encode(style.format(date))
         }
         return encoder
     }
@@ -25,7 +23,7 @@ public enum StorekeeperJSON {
         decoder.dateDecodingStrategy = .custom { decoder in
             let c = try decoder.singleValueContainer()
             let text = try c.decode(String.self)
-            if let date = formatter().date(from: text) ?? ISO8601DateFormatter().date(from: text) { return date }
+            if let date = (try? style.parse(text)) ?? (try? plainStyle.parse(text)) { return date }
             throw DecodingError.dataCorruptedError(in: c, debugDescription: "'\(text)' is not an ISO 8601 date")
         }
         return decoder
@@ -41,11 +39,11 @@ public enum StorekeeperJSON {
     /// Decodes a request body, turning every decoding failure into a 400 that names the field.
     static func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer) throws -> T {
         let data = Data(buffer.readableBytesView)
-        guard (try? JSONSerialization.jsonObject(with: data)) != nil else {
-            throw StorekeeperError(.invalidJSON, "request body is not valid JSON")
-        }
         do {
             return try makeDecoder().decode(type, from: data)
+        } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
+            // Corrupt at the root means the bytes are not JSON at all.
+            throw StorekeeperError(.invalidJSON, "request body is not valid JSON")
         } catch let error as DecodingError {
             throw StorekeeperError(.invalidRequest, ConfigurationLoader.describe(error))
         }

@@ -27,8 +27,10 @@ struct Bench: AsyncParsableCommand {
             configuration.sqliteSynchronousFull = fullSync
             let stack = try await LocalStack.start(configuration: configuration)
             let api = stack.api
+            var generator = SystemRandomNumberGenerator()
             let payloads = (0..<(receipts + receipts / 10)).map { _ in
-                Data((0..<receiptBytes).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+                let words = (0..<(receiptBytes / 8 + 1)).map { _ in generator.next() as UInt64 }
+                return words.withUnsafeBytes { Data($0.prefix(receiptBytes)).base64EncodedString() }
             }
             _ = try await post(api, Array(payloads.prefix(receipts / 10)), concurrency: concurrency)
             let measured = Array(payloads.suffix(receipts))
@@ -71,6 +73,8 @@ struct Bench: AsyncParsableCommand {
         @Option(help: "Simulator latency in ms, MIN-MAX.") var latency = "3000-6000"
         @Option(help: "Verification jobs in flight at once.") var workers = 3_000
         @Option(help: "Concurrent HTTP clients posting receipts.") var concurrency = 32
+        @Option(help: "Receipt environment: production (one Apple call) or sandbox (21007, then a second call).")
+        var environment = "production"
 
         func run() async throws {
             let bounds = latency.split(separator: "-").compactMap { Int($0) }
@@ -89,7 +93,7 @@ struct Bench: AsyncParsableCommand {
                     group.addTask {
                         var out: [String] = []
                         for _ in 0..<min(per, max(0, receipts - worker * per)) {
-                            let device = try await stack.simulator.createDevice(bundleId: app.bundleId)
+                            let device = try await stack.simulator.createDevice(bundleId: app.bundleId, environment: environment)
                             out.append(try await stack.simulator.purchase(device: device, productId: "com.example.coins100").receipt)
                         }
                         return out
@@ -124,18 +128,25 @@ struct Bench: AsyncParsableCommand {
                 for try await part in group { all += part }
                 return all
             }
+            let posted = started.duration(to: .now)
+            var lastPrint = ContinuousClock.now
             while true {
                 let counts = try await stack.store.verificationCounts()
                 if (counts[.verified] ?? 0) + (counts[.invalid] ?? 0) >= purchases.count { break }
+                if lastPrint.duration(to: .now) > .seconds(1) {
+                    lastPrint = .now
+                    let states = counts.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue)=\($0.value)" }
+                    FileHandle.standardError.write(Data("[\(format(seconds(started.duration(to: .now))))s] \(states.joined(separator: " "))\n".utf8))
+                }
                 try await Task.sleep(for: .milliseconds(100))
             }
             let elapsed = started.duration(to: .now)
             let counts = try await stack.store.verificationCounts()
             let granted = try await stack.store.countTransactions(appId: app.id)
             try await stack.stop()
-            report("post during e2e", count: purchases.count, elapsed: elapsed, latencies: latencies, extra: "")
+            report("post during e2e", count: purchases.count, elapsed: posted, latencies: latencies, extra: "")
             print(
-                "e2e: \(purchases.count) receipts verified in \(format(seconds(elapsed))) s = \(format(Double(purchases.count) / seconds(elapsed))) verifications/s; latency \(latency) ms, workers \(workers); verified \(counts[.verified] ?? 0), invalid \(counts[.invalid] ?? 0), transactions granted \(granted)"
+                "e2e: \(purchases.count) receipts verified in \(format(seconds(elapsed))) s = \(format(Double(purchases.count) / seconds(elapsed))) verifications/s; latency \(latency) ms, \(environment) receipts, workers \(workers); verified \(counts[.verified] ?? 0), invalid \(counts[.invalid] ?? 0), transactions granted \(granted)"
             )
         }
     }
