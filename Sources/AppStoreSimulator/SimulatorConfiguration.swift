@@ -72,6 +72,33 @@ public struct FaultConfiguration: Codable, Hashable, Sendable {
     public init() {}
 
     public static let none = FaultConfiguration()
+
+    enum CodingKeys: String, CodingKey {
+        case latencyMinMs, latencyMaxMs, status21005Rate, http500Rate, http503Rate, http429Rate, html200Rate
+        case hangRate, hangSeconds, outages
+    }
+
+    /// Every key is optional: `{"latencyMinMs":3000,"latencyMaxMs":6000}` sets latency alone.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        latencyMinMs = try c.decodeIfPresent(Int.self, forKey: .latencyMinMs) ?? 0
+        latencyMaxMs = try c.decodeIfPresent(Int.self, forKey: .latencyMaxMs) ?? latencyMinMs
+        status21005Rate = try c.decodeIfPresent(Double.self, forKey: .status21005Rate) ?? 0
+        http500Rate = try c.decodeIfPresent(Double.self, forKey: .http500Rate) ?? 0
+        http503Rate = try c.decodeIfPresent(Double.self, forKey: .http503Rate) ?? 0
+        http429Rate = try c.decodeIfPresent(Double.self, forKey: .http429Rate) ?? 0
+        html200Rate = try c.decodeIfPresent(Double.self, forKey: .html200Rate) ?? 0
+        hangRate = try c.decodeIfPresent(Double.self, forKey: .hangRate) ?? 0
+        hangSeconds = try c.decodeIfPresent(Double.self, forKey: .hangSeconds) ?? 120
+        outages = try c.decodeIfPresent([Window].self, forKey: .outages) ?? []
+        guard latencyMinMs >= 0, latencyMaxMs >= latencyMinMs else {
+            throw DecodingError.dataCorrupted(.init(codingPath: [CodingKeys.latencyMaxMs], debugDescription: "need 0 ≤ latencyMinMs ≤ latencyMaxMs"))
+        }
+        let rates = [status21005Rate, http500Rate, http503Rate, http429Rate, html200Rate, hangRate]
+        guard rates.allSatisfy({ (0...1).contains($0) }), rates.reduce(0, +) <= 1 else {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "rates must be within 0...1 and sum to at most 1"))
+        }
+    }
 }
 
 /// Everything the simulator needs to start.
@@ -88,6 +115,22 @@ public struct SimulatorConfiguration: Codable, Sendable {
     public var maximumRenewals: Int = 12
 
     public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case host, port, apps, faults, secondsPerMonth, gracePeriodSeconds, maximumRenewals
+    }
+
+    /// Every key is optional and defaults as documented above.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        host = try c.decodeIfPresent(String.self, forKey: .host) ?? "127.0.0.1"
+        port = try c.decodeIfPresent(Int.self, forKey: .port) ?? 8090
+        apps = try c.decodeIfPresent([SimulatedApp].self, forKey: .apps) ?? []
+        faults = try c.decodeIfPresent(FaultConfiguration.self, forKey: .faults) ?? .none
+        secondsPerMonth = try c.decodeIfPresent(Double.self, forKey: .secondsPerMonth) ?? 300
+        gracePeriodSeconds = try c.decodeIfPresent(Double.self, forKey: .gracePeriodSeconds) ?? 60
+        maximumRenewals = try c.decodeIfPresent(Int.self, forKey: .maximumRenewals) ?? 12
+    }
 
     /// Real-world period → accelerated seconds (1 week → 0.6 months, as in Apple's sandbox).
     public func acceleratedSeconds(forPeriod period: String?) -> Double {

@@ -5,13 +5,15 @@ import Synchronization
 public final class WakeSignal: Sendable {
     private struct State {
         var pending = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var nextToken = 0
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
     }
 
     private let state = Mutex(State())
 
     public init() {}
 
+    /// Wakes every waiter, or the next one to wait if none is waiting.
     public func wake() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             if state.waiters.isEmpty {
@@ -19,37 +21,47 @@ public final class WakeSignal: Sendable {
                 return []
             }
             defer { state.waiters.removeAll() }
-            return state.waiters
+            return Array(state.waiters.values)
         }
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Returns after a wake or after `timeout` seconds, whichever is first.
+    /// Returns after a wake, after `timeout` seconds, or when the task is cancelled.
     public func wait(timeout: Double) async {
+        let token = state.withLock { state -> Int in
+            state.nextToken += 1
+            return state.nextToken
+        }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    let resumeNow = self.state.withLock { state -> Bool in
-                        if state.pending {
-                            state.pending = false
-                            return true
+                await withTaskCancellationHandler {
+                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                        let resumeNow = self.state.withLock { state -> Bool in
+                            if state.pending {
+                                state.pending = false
+                                return true
+                            }
+                            state.waiters[token] = continuation
+                            return false
                         }
-                        state.waiters.append(continuation)
-                        return false
+                        if resumeNow { continuation.resume() }
                     }
-                    if resumeNow { continuation.resume() }
+                } onCancel: {
+                    self.resume(token)
                 }
             }
             group.addTask {
-                do {
-                    try await Task.sleep(for: .seconds(max(0.001, timeout)))
-                    self.wake()
-                } catch {
-                    // Cancelled because the wake came first.
-                }
+                try? await Task.sleep(for: .seconds(max(0.001, timeout)))
+                self.resume(token)
             }
             await group.next()
             group.cancelAll()
         }
+    }
+
+    /// Resumes one waiter if it is still waiting; later calls for the same token do nothing.
+    private func resume(_ token: Int) {
+        let waiter = state.withLock { $0.waiters.removeValue(forKey: token) }
+        waiter?.resume()
     }
 }

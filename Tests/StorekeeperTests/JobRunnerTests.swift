@@ -1,0 +1,120 @@
+import AppStoreSimulator
+import Foundation
+import JobQueue
+import Logging
+import Persistence
+import ServiceLifecycle
+import StorageSQLite
+import StorekeeperTesting
+import Synchronization
+import Testing
+
+/// A handler that takes `delay` per job and counts what it ran.
+final class SlowHandler: JobHandler {
+    let kind = "verify_receipt"
+    let delay: Duration
+    let started = Mutex(0)
+    let finished = Mutex(0)
+
+    init(delay: Duration) { self.delay = delay }
+
+    func run(_ lease: JobLease) async -> JobOutcome {
+        started.withLock { $0 += 1 }
+        try? await Task.sleep(for: delay)
+        finished.withLock { $0 += 1 }
+        return .completed
+    }
+}
+
+@Suite("job runner service")
+struct JobRunnerTests {
+    func store(jobs: Int) async throws -> SQLiteStore {
+        let store = try SQLiteStore(configuration: .init(path: LocalStack.temporaryDatabasePath()))
+        try store.migrate()
+        for i in 0..<jobs {
+            _ = try await store.submitReceipt(
+                ReceiptSubmission(appId: "app", appUserId: "u\(i)", receiptHash: "h\(i)", receiptBase64: "aA==", refresh: false, hints: [:]),
+                now: Date())
+        }
+        return store
+    }
+
+    @Test("graceful shutdown: jobs in flight finish and are recorded, nothing new is leased")
+    func gracefulShutdown() async throws {
+        let store = try await store(jobs: 10)
+        let handler = SlowHandler(delay: .milliseconds(500))
+        var configuration = JobRunner.Configuration()
+        configuration.concurrency = 4
+        configuration.batchSize = 4
+        let runner = JobRunner(store: store, handlers: [handler], configuration: configuration, logger: Logger(label: "test"))
+        let group = ServiceGroup(services: [runner], gracefulShutdownSignals: [], cancellationSignals: [], logger: Logger(label: "test"))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            while handler.started.withLock({ $0 }) < 4 { try await Task.sleep(for: .milliseconds(5)) }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        #expect(handler.started.withLock { $0 } == 4)
+        #expect(handler.finished.withLock { $0 } == 4)
+        let counts = try await store.jobCounts()
+        #expect(counts[.completed] == 4 && counts[.available] == 6 && counts[.running] == nil)
+    }
+
+    @Test("concurrency is bounded and every job runs once")
+    func bounded() async throws {
+        let store = try await store(jobs: 30)
+        let handler = SlowHandler(delay: .milliseconds(20))
+        var configuration = JobRunner.Configuration()
+        configuration.concurrency = 5
+        let runner = JobRunner(store: store, handlers: [handler], configuration: configuration, logger: Logger(label: "test"))
+        let group = ServiceGroup(services: [runner], gracefulShutdownSignals: [], cancellationSignals: [], logger: Logger(label: "test"))
+        let maximum = Mutex(0)
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            while handler.finished.withLock({ $0 }) < 30 {
+                let running = runner.runningCount
+                maximum.withLock { $0 = max($0, running) }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        #expect(maximum.withLock { $0 } <= 5)
+        #expect(handler.started.withLock { $0 } == 30)
+        #expect(try await store.jobCounts()[.completed] == 30)
+    }
+}
+
+@Suite("wake signal")
+struct WakeSignalTests {
+    @Test("a wake before the wait is remembered; a cancelled wait returns at once")
+    func rememberedAndCancellable() async throws {
+        let signal = WakeSignal()
+        signal.wake()
+        let clock = ContinuousClock()
+        let remembered = await clock.measure { await signal.wait(timeout: 30) }
+        #expect(remembered < .seconds(5))
+        let waiter = Task { await signal.wait(timeout: 60) }
+        try await Task.sleep(for: .milliseconds(50))
+        waiter.cancel()
+        let cancelled = await clock.measure { await waiter.value }
+        #expect(cancelled < .seconds(5))
+    }
+}
+
+@Suite("simulator settings")
+struct SimulatorSettingsTests {
+    @Test("fault settings decode from partial JSON and refuse impossible values")
+    func faults() throws {
+        let latency = try JSONDecoder().decode(FaultConfiguration.self, from: Data(#"{"latencyMinMs":3000,"latencyMaxMs":6000}"#.utf8))
+        #expect(latency.latencyMinMs == 3000 && latency.latencyMaxMs == 6000 && latency.http500Rate == 0)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(FaultConfiguration.self, from: Data(#"{"http500Rate":2}"#.utf8)) }
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(FaultConfiguration.self, from: Data(#"{"latencyMinMs":10,"latencyMaxMs":5}"#.utf8))
+        }
+        let configuration = try JSONDecoder().decode(SimulatorConfiguration.self, from: Data(#"{"port":9000}"#.utf8))
+        #expect(configuration.port == 9000 && configuration.secondsPerMonth == 300 && configuration.apps.isEmpty)
+        #expect(configuration.acceleratedSeconds(forPeriod: "P1Y") == 3600)
+        #expect(configuration.acceleratedSeconds(forPeriod: "P1W") == 180)
+    }
+}
