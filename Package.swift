@@ -47,6 +47,17 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        /// Receipt parsing and signature checks: no I/O, fuzzable.
+        .target(
+            name: "AppStoreCrypto",
+            dependencies: [
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         /// Pure domain rules: catalog, verification lifecycle, grants, entitlements. No I/O.
         .target(name: "StorekeeperDomain", dependencies: ["AppStoreModels"], swiftSettings: swiftSettings),
 
@@ -95,6 +106,7 @@ let package = Package(
             name: "StorekeeperServer",
             dependencies: [
                 "AppStoreModels", "AppStoreClient", "StorekeeperDomain", "Persistence", "JobQueue", "StorageSQLite",
+                "AppStoreCrypto",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -145,7 +157,9 @@ let package = Package(
             name: "StorekeeperTests",
             dependencies: [
                 "AppStoreModels", "AppStoreClient", "StorekeeperDomain", "Persistence", "JobQueue", "StorageSQLite",
-                "AppStoreSimulator", "StorekeeperServer", "StorekeeperTesting",
+                "AppStoreSimulator", "StorekeeperServer", "StorekeeperTesting", "AppStoreCrypto",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
