@@ -67,7 +67,8 @@ public struct ReceiptSignatureVerifier: Sendable {
         }
         guard
             let signer = structure.certificates.first(where: {
-                Self.sameInteger($0.serialNumber.bytes, structure.signerSerial) && $0.issuer == structure.signerIssuer
+                Self.sameInteger($0.serialNumber.bytes, structure.signerSerial)
+                    && Self.der($0.issuer) == structure.signerIssuerDER
             })
         else { return .invalid([.badSignature("the signer's certificate is not in the receipt")]) }
 
@@ -108,6 +109,12 @@ public struct ReceiptSignatureVerifier: Sendable {
             failures.append(.untrustedChain(reasons.isEmpty ? ["no chain to a trusted root"] : reasons))
         }
         return failures.isEmpty ? .valid(signerSubject: String(describing: signer.subject)) : .invalid(failures)
+    }
+
+    static func der(_ name: DistinguishedName) -> [UInt8]? {
+        var serializer = DER.Serializer()
+        guard (try? serializer.serialize(name)) != nil else { return nil }
+        return serializer.serializedBytes
     }
 
     /// INTEGER contents compared as numbers: a leading 0x00 (sign padding) does not count.

@@ -15,7 +15,8 @@ import X509
 struct SignedDataStructure {
     var content: [UInt8]
     var certificates: [Certificate]
-    var signerIssuer: DistinguishedName
+    /// DER of the signer's issuer name, compared byte for byte with each certificate's issuer.
+    var signerIssuerDER: [UInt8]
     var signerSerial: ArraySlice<UInt8>
     var digestAlgorithm: ASN1ObjectIdentifier
     /// The signed attributes re-encoded as `SET OF` (what the signature covers), if present.
@@ -59,7 +60,7 @@ struct SignedDataStructure {
         guard info.count >= 5 else { throw AppReceiptError(.notSignedData, "SignerInfo too short") }
         let sid = try AppReceiptParser.children(info[1], .sequence)
         guard sid.count == 2 else { throw AppReceiptError(.notSignedData, "signer is not identified by issuer and serial") }
-        signerIssuer = try DistinguishedName(derEncoded: Array(sid[0].encodedBytes))
+        signerIssuerDER = Array(sid[0].encodedBytes)
         guard case .primitive(let serial) = sid[1].content else { throw AppReceiptError(.notSignedData, "serial") }
         signerSerial = serial
         digestAlgorithm = try Self.algorithm(info[2])
