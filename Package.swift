@@ -107,6 +107,8 @@ let package = Package(
             dependencies: [
                 "AppStoreModels", "AppStoreClient", "StorekeeperDomain", "Persistence", "JobQueue", "StorageSQLite",
                 "AppStoreCrypto",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -25,11 +25,13 @@ public enum StorekeeperApplication {
         }
         let metrics = MetricsRegistry()
         let signal = WakeSignal()
+        let gate = try ReceiptGate(configuration: configuration.receiptTrust)
         let context = ServerContext(
-            configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger, now: now)
+            configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger, now: now,
+            receiptGate: gate)
         let runner =
             configuration.runWorkers
-            ? makeRunner(
+            ? try makeRunner(
                 configuration: configuration, store: store, httpClient: httpClient, metrics: metrics, signal: signal,
                 logger: logger, now: now)
             : nil
@@ -66,9 +68,10 @@ public enum StorekeeperApplication {
         configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient,
         metrics: MetricsRegistry = MetricsRegistry(), signal: WakeSignal = WakeSignal(), logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }
-    ) -> JobRunner {
+    ) throws -> JobRunner {
         let handler = VerifyReceiptJobHandler(
             store: store, client: VerifyReceiptClient(httpClient: httpClient, endpoints: configuration.appleEndpoints),
+            gate: try ReceiptGate(configuration: configuration.receiptTrust),
             apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }), configuration: configuration,
             metrics: metrics, logger: logger, now: now)
         var runnerConfiguration = JobRunner.Configuration()

@@ -90,6 +90,7 @@ public final class LocalStack: Sendable {
         var logger = Logger(label: "storekeeper.test")
         logger.logLevel = logLevel
         let sim = try SimulatorServer(configuration: simulatorConfiguration ?? Self.simulatorConfiguration(for: configuration))
+        configuration.receiptTrust.extraRootsPEM.append(try sim.store.pki.rootPEM())
         let (simPorts, simContinuation) = AsyncStream.makeStream(of: Int.self)
         let simApp = sim.makeApplication(logger: logger) { port in simContinuation.yield(port) }
         let simulatorGroup = ServiceGroup(services: [simApp], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)

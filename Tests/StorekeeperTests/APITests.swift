@@ -1,5 +1,6 @@
 import Foundation
 import NIOHTTP1
+import StorageSQLite
 import StorekeeperDomain
 import StorekeeperServer
 import StorekeeperTesting
@@ -57,9 +58,28 @@ struct APITests {
         }
     }
 
-    @Test("garbage that is valid base64 is accepted, then marked invalid by Apple (21002), never granted")
-    func garbageReceipt() async throws {
-        try await withStack { stack in
+    @Test("receipts are checked locally when posted: garbage → 400, another app's receipt → 422, nothing stored")
+    func localChecksAtPost() async throws {
+        try await withStack(configure: { c in
+            c.apps.append(
+                AppConfiguration(
+                    id: "other", bundleId: "com.example.other", sharedSecret: "s", apiKey: "other-app-key-0123456789",
+                    products: [Product(productId: "gold", type: .nonConsumable)]))
+        }) { stack in
+            let garbage = try await stack.api.postReceipt(appUserId: "g", receipt: Data("definitely not a receipt".utf8).base64EncodedString())
+            #expect(garbage.status == 400 && garbage.errorCode == "invalid_receipt", "\(garbage.text)")
+            let device = try await stack.simulator.createDevice(bundleId: "com.example.other")
+            let foreign = try await stack.simulator.purchase(device: device, productId: "gold")
+            let mismatch = try await stack.api.postReceipt(appUserId: "g", receipt: foreign.receipt)
+            #expect(mismatch.status == 422 && mismatch.errorCode == "receipt_bundle_mismatch", "\(mismatch.text)")
+            #expect(try await stack.store.jobCounts().isEmpty)
+            #expect(try await stack.simulator.stats().isEmpty, "Apple was never called")
+        }
+    }
+
+    @Test("with local checks off, garbage goes to Apple and comes back invalid (21002), never granted")
+    func garbageToApple() async throws {
+        try await withStack(configure: { $0.receiptTrust.enabled = false }) { stack in
             let reply = try await stack.api.postReceipt(
                 appUserId: "g", receipt: Data("definitely not a receipt".utf8).base64EncodedString(), wait: 10)
             #expect(reply.json["state"] as? String == "invalid")
@@ -68,17 +88,20 @@ struct APITests {
         }
     }
 
-    @Test("a receipt altered after signing is rejected as not authentic (21003)")
+    @Test("a receipt altered after signing is refused locally and never reaches Apple")
     func forgedReceipt() async throws {
         try await withStack { stack in
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
             var bytes = Array(Data(base64Encoded: purchase.receipt)!)
-            // Flip one byte of the last bytes: the ECDSA signature.
+            // Flip one byte near the end: inside the ECDSA signature.
             bytes[bytes.count - 3] ^= 0x01
+            let before = try await stack.simulator.stats()
             let reply = try await stack.api.postReceipt(appUserId: "forger", receipt: Data(bytes).base64EncodedString(), wait: 10)
             #expect(reply.json["state"] as? String == "invalid")
-            #expect(["receipt_not_authentic", "receipt_malformed"].contains(reply.json["reason"] as? String))
+            #expect(reply.json["reason"] as? String == "receipt_signature_invalid")
+            #expect(reply.json["appleStatuses"] as? [Int] == [])
+            #expect(try await stack.simulator.stats() == before, "Apple was not called for a forged receipt")
             #expect(try await stack.api.subscriber("forger").activeEntitlements.isEmpty)
         }
     }

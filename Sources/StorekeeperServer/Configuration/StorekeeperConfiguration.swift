@@ -87,13 +87,15 @@ public struct StorekeeperConfiguration: Codable, Sendable {
     public var maxBodyBytes: Int = 1024 * 1024
     /// Longest `?wait=` a client may ask for.
     public var maxWaitSeconds: Double = 30
+    /// Local receipt checks before Apple is called: which roots are trusted.
+    public var receiptTrust = ReceiptTrustConfiguration()
 
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case host, port, databasePath, sqliteSynchronousFull, adminKey, apps, appleEndpoints, workers, runWorkers
         case attemptTimeoutSeconds, leaseSeconds, retry, flagAfterSeconds, excludeOldTransactions, bindingPolicy
-        case maxBodyBytes, maxWaitSeconds
+        case maxBodyBytes, maxWaitSeconds, receiptTrust
     }
 
     public init(from decoder: any Decoder) throws {
@@ -116,6 +118,7 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         bindingPolicy = try c.decodeIfPresent(BindingPolicy.self, forKey: .bindingPolicy) ?? d.bindingPolicy
         maxBodyBytes = try c.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? d.maxBodyBytes
         maxWaitSeconds = try c.decodeIfPresent(Double.self, forKey: .maxWaitSeconds) ?? d.maxWaitSeconds
+        receiptTrust = try c.decodeIfPresent(ReceiptTrustConfiguration.self, forKey: .receiptTrust) ?? d.receiptTrust
     }
 
     /// Every problem, each naming its key (`apps[1].apiKey: …`). Empty when valid.
@@ -132,6 +135,9 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         if retry.base <= 0 || retry.cap < retry.base { problems.append("retry: base must be positive and cap ≥ base") }
         if !(0...1).contains(retry.jitter) { problems.append("retry.jitter: must be within 0...1") }
         if maxBodyBytes < 1024 { problems.append("maxBodyBytes: must be at least 1024") }
+        for (index, pem) in receiptTrust.extraRootsPEM.enumerated() where !pem.contains("BEGIN CERTIFICATE") {
+            problems.append("receiptTrust.extraRootsPEM[\(index)]: not a PEM certificate")
+        }
         for (name, url) in [("production", appleEndpoints.production), ("sandbox", appleEndpoints.sandbox)] {
             if URL(string: url)?.scheme == nil { problems.append("appleEndpoints.\(name): '\(url)' is not a URL") }
         }
@@ -161,5 +167,30 @@ public struct StorekeeperConfiguration: Codable, Sendable {
             }
         }
         return problems
+    }
+}
+
+/// Which certificate authorities may sign app receipts. Apple's roots by default; test roots
+/// (the simulator's, Xcode's StoreKit certificate) only when configured.
+public struct ReceiptTrustConfiguration: Codable, Sendable, Hashable {
+    /// Parse and signature-check receipts before calling Apple. Forged receipts then never reach Apple.
+    public var enabled: Bool = true
+    /// Trust Apple's published roots (shipped in the code).
+    public var appleRoots: Bool = true
+    /// More trusted roots, PEM.
+    public var extraRootsPEM: [String] = []
+    /// Require Apple's marker extensions on the signing chain.
+    public var requireAppleMarkers: Bool = true
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey { case enabled, appleRoots, extraRootsPEM, requireAppleMarkers }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        enabled = try c.decodeIfPresent(Bool.self, forKey: .enabled) ?? true
+        appleRoots = try c.decodeIfPresent(Bool.self, forKey: .appleRoots) ?? true
+        extraRootsPEM = try c.decodeIfPresent([String].self, forKey: .extraRootsPEM) ?? []
+        requireAppleMarkers = try c.decodeIfPresent(Bool.self, forKey: .requireAppleMarkers) ?? true
     }
 }

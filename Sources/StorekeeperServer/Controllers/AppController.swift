@@ -38,6 +38,14 @@ struct AppController {
 
     func submitReceipt(_ request: Request) async throws -> Response {
         let app = try context.authenticateApp(request)
+        // Every input is checked before anything is stored.
+        var wait: Double?
+        if let waitText = request.uri.queryParameters.get("wait") {
+            guard let seconds = Double(waitText), seconds >= 0, seconds.isFinite else {
+                throw StorekeeperError(.invalidRequest, "wait must be a number of seconds")
+            }
+            wait = min(seconds, context.configuration.maxWaitSeconds)
+        }
         let body = try StorekeeperJSON.decode(ReceiptBody.self, from: try await context.body(request))
         try validateAppUserId(body.appUserId)
         let cleaned = Self.withoutWhitespace(body.receipt)
@@ -45,6 +53,7 @@ struct AppController {
         guard let bytes = Data(base64Encoded: cleaned), !bytes.isEmpty else {
             throw StorekeeperError(.invalidReceipt, "receipt is not base64")
         }
+        _ = try context.receiptGate.admit(Array(bytes), bundleId: app.bundleId)
         if let hints = body.hints, hints.count > 16 || hints.contains(where: { $0.key.count > 64 || $0.value.count > 256 }) {
             throw StorekeeperError(.invalidRequest, "hints: at most 16 entries, keys ≤ 64 and values ≤ 256 characters")
         }
@@ -61,11 +70,8 @@ struct AppController {
             context.metrics.increment("storekeeper_receipts_deduplicated_total", labels: ["app": app.id])
         }
         var verification = result.verification
-        if let waitText = request.uri.queryParameters.get("wait") {
-            guard let wait = Double(waitText), wait >= 0, wait.isFinite else {
-                throw StorekeeperError(.invalidRequest, "wait must be a number of seconds")
-            }
-            verification = try await waitForFinal(verification, seconds: min(wait, context.configuration.maxWaitSeconds))
+        if let wait {
+            verification = try await waitForFinal(verification, seconds: wait)
         }
         let done = verification.state.isFinal || verification.state == .configurationError
         return try StorekeeperJSON.response(

@@ -15,6 +15,7 @@ struct ServerContext: Sendable {
     let signal: WakeSignal
     let logger: Logger
     let now: @Sendable () -> Date
+    let receiptGate: ReceiptGate
 
     var apps: [AppConfiguration] { configuration.apps }
 

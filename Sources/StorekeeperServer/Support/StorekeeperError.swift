@@ -18,6 +18,7 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
         public static let invalidRequest = Code("invalid_request", .badRequest)
         public static let invalidJSON = Code("invalid_json", .badRequest)
         public static let invalidReceipt = Code("invalid_receipt", .badRequest)
+        public static let receiptBundleMismatch = Code("receipt_bundle_mismatch", .unprocessableContent)
         public static let invalidAppUserId = Code("invalid_app_user_id", .badRequest)
         public static let invalidProduct = Code("invalid_product", .badRequest)
         public static let unauthorized = Code("unauthorized", .unauthorized)

@@ -14,6 +14,7 @@ struct VerifyReceiptJobHandler: JobHandler {
     let kind = verifyReceiptJobKind
     let store: any StorekeeperStore
     let client: VerifyReceiptClient
+    let gate: ReceiptGate?
     let apps: [String: AppConfiguration]
     let configuration: StorekeeperConfiguration
     let metrics: MetricsRegistry
@@ -45,6 +46,14 @@ struct VerifyReceiptJobHandler: JobHandler {
             return .finishedByHandler
         }
 
+        if let reason = await gate?.rejection(receipt) {
+            // Forged or untrusted: decided locally, Apple never sees it.
+            let report = AttemptReport(statuses: [], environment: nil, reason: reason)
+            _ = try await store.finishInvalid(lease, verificationId: verification.id, report: report, now: now())
+            metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": "invalid"])
+            metrics.increment("storekeeper_receipts_rejected_locally_total", labels: ["reason": reason])
+            return .finishedByHandler
+        }
         let request = VerifyReceiptRequest(
             receiptData: receipt, password: app.sharedSecret, excludeOldTransactions: configuration.excludeOldTransactions)
         var environment = AppStoreRouting.firstEnvironment

@@ -66,6 +66,8 @@ struct Serve: AsyncParsableCommand {
             simConfiguration.port = simulatorPort
             simConfiguration.apps = configuration.apps.map(SimulatorBridge.simulatedApp)
             let sim = try SimulatorServer(configuration: simConfiguration)
+            // The simulator signs receipts with its own CA: trust it, and only it besides Apple.
+            configuration.receiptTrust.extraRootsPEM.append(try sim.store.pki.rootPEM())
             services.append(
                 sim.makeApplication(logger: Logger(label: "simulator")) { port in
                     logger.info("App Store simulator listening", metadata: ["address": "http://127.0.0.1:\(port)/sim"])

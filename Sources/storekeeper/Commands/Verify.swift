@@ -56,7 +56,7 @@ struct Verify: AsyncParsableCommand {
         print("apple: \(configuration.appleEndpoints.production) (sandbox \(configuration.appleEndpoints.sandbox))")
 
         let httpClient = StorekeeperApplication.makeHTTPClient(configuration: configuration)
-        let runner = StorekeeperApplication.makeRunner(configuration: configuration, store: store, httpClient: httpClient, logger: logger)
+        let runner = try StorekeeperApplication.makeRunner(configuration: configuration, store: store, httpClient: httpClient, logger: logger)
         let started = Date()
         let final: VerificationRecord? = try await withThrowingTaskGroup(of: VerificationRecord?.self) { group in
             group.addTask {

@@ -1,0 +1,60 @@
+import AppStoreCrypto
+import Foundation
+import SwiftASN1
+import X509
+
+/// The local checks every receipt passes before Apple sees it: it must parse (checked when it
+/// is posted), belong to the app, and be signed by a trusted chain (checked by the worker, at
+/// the receipt's creation date). A forged receipt is refused in microseconds, not after 3-6 s.
+struct ReceiptGate: Sendable {
+    let enabled: Bool
+    let parser = AppReceiptParser()
+    let verifier: ReceiptSignatureVerifier
+
+    init(configuration: ReceiptTrustConfiguration) throws {
+        var roots: [Certificate] = configuration.appleRoots ? try ReceiptSignatureVerifier.appleRoots() : []
+        for pem in configuration.extraRootsPEM { roots.append(try Certificate(pemEncoded: pem)) }
+        enabled = configuration.enabled
+        verifier = ReceiptSignatureVerifier(roots: roots, requireAppleMarkers: configuration.requireAppleMarkers)
+    }
+
+    enum Admission {
+        case parsed(AppReceipt)
+        /// iOS 6 style transaction receipts (a plist, not PKCS#7): only Apple can check them.
+        case legacy
+        case disabled
+    }
+
+    /// Checks made before anything is stored. Throws the API error to answer.
+    func admit(_ bytes: [UInt8], bundleId: String) throws -> Admission {
+        guard enabled else { return .disabled }
+        do {
+            let receipt = try parser.parse(bytes)
+            guard receipt.bundleId == bundleId else {
+                throw StorekeeperError(
+                    .receiptBundleMismatch, "the receipt is for '\(receipt.bundleId ?? "?")', not this app ('\(bundleId)')")
+            }
+            return .parsed(receipt)
+        } catch let error as AppReceiptError {
+            if bytes.first(where: { !$0.isWhitespaceByte }) == UInt8(ascii: "{") { return .legacy }
+            throw StorekeeperError(.invalidReceipt, "not an app receipt (\(error.code)): \(error.message)")
+        }
+    }
+
+    /// The signature and chain, for the worker. Nil when the receipt may go to Apple.
+    func rejection(_ base64: String) async -> String? {
+        guard enabled, let data = Data(base64Encoded: base64), let receipt = try? parser.parse(Array(data)) else {
+            return nil  // Legacy receipts and disabled checks go to Apple as before.
+        }
+        let verdict = await verifier.verify(Array(data), at: receipt.creationDate ?? Date())
+        if case .invalid(let failures) = verdict {
+            return failures.contains { if case .badSignature = $0 { true } else { false } }
+                ? "receipt_signature_invalid" : "receipt_chain_untrusted"
+        }
+        return nil
+    }
+}
+
+extension UInt8 {
+    fileprivate var isWhitespaceByte: Bool { self == 0x20 || self == 0x0A || self == 0x0D || self == 0x09 }
+}
