@@ -141,8 +141,11 @@ let package = Package(
             name: "storekeeper",
             dependencies: [
                 "StorekeeperServer", "AppStoreSimulator", "StorekeeperTesting", "StorageSQLite", "Persistence",
-                "StorekeeperDomain", "AppStoreClient", "JobQueue",
+                "StorekeeperDomain", "AppStoreClient", "JobQueue", "AppStoreCrypto",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,18 +1,74 @@
+import AppStoreCrypto
 import AppStoreSimulator
 import ArgumentParser
 import Foundation
 import Logging
+import NIOHTTP1
 import StorageSQLite
 import StorekeeperDomain
 import StorekeeperServer
 import StorekeeperTesting
+import SwiftASN1
+import X509
 
 /// Measures over loopback, against the real server and simulator in this process.
 /// Figures go to docs/BENCHMARKS.md with the exact command line.
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Benchmarks: receipt ingest (POST /v1/receipts) and end-to-end verification.",
-        subcommands: [Ingest.self, EndToEnd.self])
+        subcommands: [Ingest.self, EndToEnd.self, Receipts.self])
+
+    struct Receipts: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "App receipts parsed, and parsed + signature-checked, per second on one core.")
+        @Option(help: "Base64 receipt file (default: one made by the simulator, ECDSA P-256 chain).") var file: String?
+        @Option(help: "Trusted root for --file (PEM or DER); Apple's roots are always trusted.") var root: String?
+        @Option var iterations = 3_000
+
+        func run() async throws {
+            var bytes: [UInt8]
+            var roots = try ReceiptSignatureVerifier.appleRoots()
+            var label = "simulator receipt (ECDSA P-256 leaf/intermediate/root)"
+            if let file {
+                guard let raw = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
+                bytes = Array(Data(base64Encoded: String(decoding: raw, as: UTF8.self), options: .ignoreUnknownCharacters) ?? raw)
+                label = file
+                if let root, let data = FileManager.default.contents(atPath: root) {
+                    let text = String(decoding: data, as: UTF8.self)
+                    roots.append(text.contains("BEGIN") ? try Certificate(pemEncoded: text) : try Certificate(derEncoded: Array(data)))
+                }
+            } else {
+                var configuration = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath())
+                configuration.runWorkers = false
+                let stack = try await LocalStack.start(configuration: configuration, startServer: false)
+                let device = try await stack.simulator.createDevice(bundleId: configuration.apps[0].bundleId)
+                for product in ["com.example.coins100", "com.example.removeads", "com.example.pro.monthly"] {
+                    bytes = Array(Data(base64Encoded: try await stack.simulator.purchase(device: device, productId: product).receipt)!)
+                }
+                bytes = Array(Data(base64Encoded: try await stack.simulator.receipt(device: device))!)
+                let pem = try await stack.simulator.http.send(.GET, "/sim/pki/root.pem").text
+                roots.append(try Certificate(pemEncoded: pem))
+                try await stack.stop()
+            }
+            let parser = AppReceiptParser()
+            let receipt = try parser.parse(bytes)
+            let verifier = ReceiptSignatureVerifier(roots: roots)
+            let at = receipt.creationDate ?? Date()
+            guard await verifier.verify(bytes, at: at).isValid else { throw ValidationError("the receipt does not verify") }
+            var started = ContinuousClock.now
+            for _ in 0..<iterations { _ = try parser.parse(bytes) }
+            let parseSeconds = seconds(started.duration(to: .now))
+            started = .now
+            for _ in 0..<iterations {
+                let r = try parser.parse(bytes)
+                guard await verifier.verify(bytes, at: r.creationDate ?? at).isValid else { throw ValidationError("verify failed") }
+            }
+            let bothSeconds = seconds(started.duration(to: .now))
+            print(
+                "receipts: \(label), \(bytes.count) bytes, \(receipt.inAppPurchases.count) purchases; parse \(format(Double(iterations) / parseSeconds))/s; parse + signature + chain \(format(Double(iterations) / bothSeconds))/s (one task, \(iterations) iterations)"
+            )
+        }
+    }
 
     struct Ingest: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Receipts accepted per second and POST latency, workers off.")

@@ -1,0 +1,120 @@
+import AppStoreCrypto
+import ArgumentParser
+import Foundation
+import SwiftASN1
+import X509
+
+struct Inspect: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Decode an app receipt offline and check its signature (Apple's roots, plus any --root).")
+
+    @Argument(help: "File holding a base64 app receipt (or its raw bytes).") var receiptFile: String
+    @Option(help: "Extra trusted root certificate (PEM or DER file); repeatable.") var root: [String] = []
+    @Flag(help: "Do not require Apple's marker extensions (Xcode StoreKit test receipts).") var noAppleMarkers = false
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() async throws {
+        guard let raw = FileManager.default.contents(atPath: receiptFile) else { throw ValidationError("cannot read \(receiptFile)") }
+        let text = String(decoding: raw, as: UTF8.self)
+        let bytes = Data(base64Encoded: text, options: .ignoreUnknownCharacters).map(Array.init) ?? Array(raw)
+        let receipt: AppReceipt
+        do {
+            receipt = try AppReceiptParser().parse(bytes)
+        } catch {
+            print("not an app receipt: \(error)")
+            throw ExitCode(1)
+        }
+        var roots = try ReceiptSignatureVerifier.appleRoots()
+        for path in root {
+            guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read \(path)") }
+            let pem = String(decoding: data, as: UTF8.self)
+            roots.append(pem.contains("BEGIN CERTIFICATE") ? try Certificate(pemEncoded: pem) : try Certificate(derEncoded: Array(data)))
+        }
+        let at = receipt.creationDate ?? Date()
+        let verdict = await ReceiptSignatureVerifier(roots: roots, requireAppleMarkers: !noAppleMarkers).verify(bytes, at: at)
+        let report = InspectReport(receipt: receipt, verdict: verdict, checkedAt: at)
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            encoder.dateEncodingStrategy = .iso8601
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        } else {
+            print(report.text)
+        }
+        if !verdict.isValid { throw ExitCode(2) }
+    }
+}
+
+/// What `inspect` prints.
+struct InspectReport: Encodable {
+    struct Purchase: Encodable {
+        var productId: String?
+        var transactionId: String?
+        var originalTransactionId: String?
+        var quantity: Int?
+        var purchaseDate: Date?
+        var expiresDate: Date?
+        var cancellationDate: Date?
+    }
+
+    var receiptType: String?
+    var environment: String
+    var bundleId: String?
+    var applicationVersion: String?
+    var originalApplicationVersion: String?
+    var creationDate: Date?
+    var expirationDate: Date?
+    var purchases: [Purchase]
+    var signatureValid: Bool
+    var signer: String?
+    var failures: [String]
+    var checkedAt: Date
+
+    init(receipt: AppReceipt, verdict: ReceiptSignatureVerdict, checkedAt: Date) {
+        receiptType = receipt.receiptType
+        environment = receipt.environment.rawValue
+        bundleId = receipt.bundleId
+        applicationVersion = receipt.applicationVersion
+        originalApplicationVersion = receipt.originalApplicationVersion
+        creationDate = receipt.creationDate
+        expirationDate = receipt.expirationDate
+        purchases = receipt.inAppPurchases.map {
+            Purchase(
+                productId: $0.productId, transactionId: $0.transactionId, originalTransactionId: $0.originalTransactionId,
+                quantity: $0.quantity, purchaseDate: $0.purchaseDate, expiresDate: $0.expiresDate,
+                cancellationDate: $0.cancellationDate)
+        }
+        switch verdict {
+        case .valid(let subject):
+            signatureValid = true
+            signer = subject
+            failures = []
+        case .invalid(let list):
+            signatureValid = false
+            signer = nil
+            failures = list.map(\.description)
+        }
+        self.checkedAt = checkedAt
+    }
+
+    var text: String {
+        let f = Date.ISO8601FormatStyle()
+        var lines = [
+            "bundle id:      \(bundleId ?? "-")",
+            "type:           \(receiptType ?? "-") (\(environment))",
+            "app version:    \(applicationVersion ?? "-") (original \(originalApplicationVersion ?? "-"))",
+            "created:        \(creationDate.map { f.format($0) } ?? "-")",
+            "signature:      \(signatureValid ? "valid" : "INVALID") at \(f.format(checkedAt))\(signer.map { " — signed by \($0)" } ?? "")",
+        ]
+        lines += failures.map { "  failure:      \($0)" }
+        lines.append("purchases:      \(purchases.count)")
+        for p in purchases {
+            var line = "  \(p.transactionId ?? "-")  \(p.productId ?? "-")  x\(p.quantity ?? 1)  \(p.purchaseDate.map { f.format($0) } ?? "-")"
+            if let e = p.expiresDate { line += "  expires \(f.format(e))" }
+            if let c = p.cancellationDate { line += "  CANCELLED \(f.format(c))" }
+            if let o = p.originalTransactionId, o != p.transactionId { line += "  (original \(o))" }
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n")
+    }
+}
