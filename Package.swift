@@ -156,6 +156,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        /// libFuzzer target for the receipt parser (docs/FUZZING.md).
+        .executableTarget(name: "ReceiptFuzzer", dependencies: ["AppStoreCrypto"], swiftSettings: swiftSettings),
+
         // MARK: - Tests
 
         .testTarget(
