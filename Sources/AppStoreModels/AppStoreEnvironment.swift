@@ -1,16 +1,7 @@
 /// Apple's environment names. A struct so that an unknown value is kept as sent.
-public struct AppStoreEnvironment: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+public struct AppStoreEnvironment: RawStringValue {
     public var rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 
     public static let production = AppStoreEnvironment(rawValue: "Production")
     public static let sandbox = AppStoreEnvironment(rawValue: "Sandbox")
@@ -31,6 +22,4 @@ public struct AppStoreEnvironment: RawRepresentable, Codable, Hashable, Sendable
         default: return nil
         }
     }
-
-    public var description: String { rawValue }
 }

@@ -1,16 +1,9 @@
+import AppStoreModels
+
 /// App Store Connect product types. Stored by raw value; unknown values are kept.
-public struct ProductType: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+public struct ProductType: RawStringValue {
     public var rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(rawValue)
-    }
 
     public static let consumable = ProductType(rawValue: "consumable")
     public static let nonConsumable = ProductType(rawValue: "non_consumable")
@@ -21,23 +14,12 @@ public struct ProductType: RawRepresentable, Codable, Hashable, Sendable, Custom
     public static let unknown = ProductType(rawValue: "unknown")
 
     public static let known: [ProductType] = [.consumable, .nonConsumable, .autoRenewable, .nonRenewing, .freeSubscription]
-
-    public var description: String { rawValue }
 }
 
 /// App Store Connect review status of a product. Only `readyForSale` is offered to users.
-public struct ProductStatus: RawRepresentable, Codable, Hashable, Sendable {
+public struct ProductStatus: RawStringValue {
     public var rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(rawValue)
-    }
 
     public static let pendingDeveloperApproval = ProductStatus(rawValue: "pending_developer_approval")
     public static let approvedByDeveloper = ProductStatus(rawValue: "approved_by_developer")

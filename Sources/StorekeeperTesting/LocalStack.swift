@@ -54,23 +54,7 @@ public final class LocalStack: Sendable {
         s.port = 0
         s.secondsPerMonth = secondsPerMonth
         s.gracePeriodSeconds = secondsPerMonth
-        s.apps = configuration.apps.map { app in
-            SimulatedApp(
-                bundleId: app.bundleId, sharedSecret: app.sharedSecret,
-                products: app.products.map { product in
-                    let kind: SimulatedProduct.Kind =
-                        switch product.type {
-                        case .consumable: .consumable
-                        case .autoRenewable: .autoRenewable
-                        case .nonRenewing: .nonRenewing
-                        case .freeSubscription: .freeSubscription
-                        default: .nonConsumable
-                        }
-                    return SimulatedProduct(
-                        productId: product.productId, kind: kind, period: product.type == .autoRenewable ? "P1M" : nil,
-                        priceMicros: product.priceMicros, currency: product.currency)
-                })
-        }
+        s.apps = configuration.apps.map(SimulatedApp.init)
         return s
     }
 

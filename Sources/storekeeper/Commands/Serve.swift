@@ -7,6 +7,7 @@ import Logging
 import ServiceLifecycle
 import StorageSQLite
 import StorekeeperServer
+import StorekeeperTesting
 import UnixSignals
 
 struct Serve: AsyncParsableCommand {
@@ -45,9 +46,8 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError(failure.description)
         }
         if useDemo {
-            logger.warning(
-                "using the built-in demo configuration (demo keys; never in production)",
-                metadata: ["appApiKey": "\(DemoConfiguration.appApiKey)", "adminKey": "<demo admin key, see README>"])
+            // Keys are never logged, demo ones included: the README lists them.
+            logger.warning("using the built-in demo configuration with the demo keys from the README; never in production")
         }
 
         let store = try SQLiteStore(
@@ -64,7 +64,7 @@ struct Serve: AsyncParsableCommand {
         if simulator {
             var simConfiguration = SimulatorConfiguration()
             simConfiguration.port = simulatorPort
-            simConfiguration.apps = configuration.apps.map(SimulatorBridge.simulatedApp)
+            simConfiguration.apps = configuration.apps.map(SimulatedApp.init)
             let sim = try SimulatorServer(configuration: simConfiguration)
             // The simulator signs receipts with its own CA: trust it, and only it besides Apple.
             configuration.receiptTrust.extraRootsPEM.append(try sim.store.pki.rootPEM())

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import StorekeeperServer
+import StorekeeperTesting
 import UnixSignals
 
 struct SimulatorCommand: AsyncParsableCommand {
@@ -26,7 +27,7 @@ struct SimulatorCommand: AsyncParsableCommand {
             decoder.dateDecodingStrategy = .iso8601
             configuration = try decoder.decode(SimulatorConfiguration.self, from: data)
         } else {
-            configuration.apps = DemoConfiguration.configuration().apps.map(SimulatorBridge.simulatedApp)
+            configuration.apps = DemoConfiguration.configuration().apps.map(SimulatedApp.init)
         }
         configuration.host = host
         configuration.port = port

@@ -2,10 +2,11 @@ import AppStoreSimulator
 import StorekeeperDomain
 import StorekeeperServer
 
-/// Declares the server's apps to an embedded simulator so that its purchases verify.
-enum SimulatorBridge {
-    static func simulatedApp(_ app: AppConfiguration) -> SimulatedApp {
-        SimulatedApp(
+extension SimulatedApp {
+    /// The simulated App Store's view of a configured app, so its purchases verify.
+    /// Auto-renewables get a one-month period (accelerated by the simulator).
+    public init(_ app: AppConfiguration) {
+        self.init(
             bundleId: app.bundleId, sharedSecret: app.sharedSecret,
             products: app.products.map { product in
                 let kind: SimulatedProduct.Kind =
