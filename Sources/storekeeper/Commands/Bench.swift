@@ -74,7 +74,6 @@ struct Bench: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Receipts accepted per second and POST latency, workers off.")
         @Option(help: "Receipts to post (after a warm-up of 10%).") var receipts = 20_000
         @Option(help: "Concurrent HTTP clients.") var concurrency = 32
-        @Option(help: "Size of each (random) receipt in bytes.") var receiptBytes = 6_000
         @Flag(help: "SQLite synchronous=FULL (fsync each commit) instead of NORMAL.") var fullSync = false
 
         func run() async throws {
@@ -83,10 +82,25 @@ struct Bench: AsyncParsableCommand {
             configuration.sqliteSynchronousFull = fullSync
             let stack = try await LocalStack.start(configuration: configuration)
             let api = stack.api
-            var generator = SystemRandomNumberGenerator()
-            let payloads = (0..<(receipts + receipts / 10)).map { _ in
-                let words = (0..<(receiptBytes / 8 + 1)).map { _ in generator.next() as UInt64 }
-                return words.withUnsafeBytes { Data($0.prefix(receiptBytes)).base64EncodedString() }
+            // Real receipts signed by the simulator, one consumable on a new device each, so the
+            // server's local parse and bundle check are part of what is measured.
+            let total = receipts + receipts / 10
+            let bundleId = configuration.apps[0].bundleId
+            let payloads: [String] = try await withThrowingTaskGroup(of: [String].self) { group in
+                let per = (total + concurrency - 1) / concurrency
+                for worker in 0..<concurrency {
+                    group.addTask {
+                        var out: [String] = []
+                        for _ in 0..<min(per, max(0, total - worker * per)) {
+                            let device = try await stack.simulator.createDevice(bundleId: bundleId)
+                            out.append(try await stack.simulator.purchase(device: device, productId: "com.example.coins100").receipt)
+                        }
+                        return out
+                    }
+                }
+                var all: [String] = []
+                for try await part in group { all += part }
+                return all
             }
             _ = try await post(api, Array(payloads.prefix(receipts / 10)), concurrency: concurrency)
             let measured = Array(payloads.suffix(receipts))
@@ -96,7 +110,7 @@ struct Bench: AsyncParsableCommand {
             try await stack.stop()
             report(
                 "ingest", count: receipts, elapsed: elapsed, latencies: latencies,
-                extra: "concurrency \(concurrency), receipt \(receiptBytes) B, sqlite synchronous=\(fullSync ? "FULL" : "NORMAL")")
+                extra: "concurrency \(concurrency), simulator receipts of \(payloads[0].count) base64 chars, sqlite synchronous=\(fullSync ? "FULL" : "NORMAL")")
         }
 
         func post(_ api: StorekeeperClient, _ payloads: [String], concurrency: Int) async throws -> [Double] {
