@@ -110,7 +110,9 @@ struct Bench: AsyncParsableCommand {
             try await stack.stop()
             report(
                 "ingest", count: receipts, elapsed: elapsed, latencies: latencies,
-                extra: "concurrency \(concurrency), simulator receipts of \(payloads[0].count) base64 chars, sqlite synchronous=\(fullSync ? "FULL" : "NORMAL")")
+                extra:
+                    "concurrency \(concurrency), simulator receipts of \(payloads[0].count) base64 chars, sqlite synchronous=\(fullSync ? "FULL" : "NORMAL")"
+            )
         }
 
         func post(_ api: StorekeeperClient, _ payloads: [String], concurrency: Int) async throws -> [Double] {
