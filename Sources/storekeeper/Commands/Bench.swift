@@ -86,22 +86,8 @@ struct Bench: AsyncParsableCommand {
             // server's local parse and bundle check are part of what is measured.
             let total = receipts + receipts / 10
             let bundleId = configuration.apps[0].bundleId
-            let payloads: [String] = try await withThrowingTaskGroup(of: [String].self) { group in
-                let per = (total + concurrency - 1) / concurrency
-                for worker in 0..<concurrency {
-                    group.addTask {
-                        var out: [String] = []
-                        for _ in 0..<min(per, max(0, total - worker * per)) {
-                            let device = try await stack.simulator.createDevice(bundleId: bundleId)
-                            out.append(try await stack.simulator.purchase(device: device, productId: "com.example.coins100").receipt)
-                        }
-                        return out
-                    }
-                }
-                var all: [String] = []
-                for try await part in group { all += part }
-                return all
-            }
+            let payloads = try await buyConsumables(
+                stack, count: total, bundleId: bundleId, environment: "sandbox", concurrency: concurrency)
             _ = try await post(api, Array(payloads.prefix(receipts / 10)), concurrency: concurrency)
             let measured = Array(payloads.suffix(receipts))
             let started = ContinuousClock.now
@@ -159,22 +145,8 @@ struct Bench: AsyncParsableCommand {
             let stack = try await LocalStack.start(configuration: configuration, simulator: simulator)
             let app = configuration.apps[0]
             // Buy first (no latency), then turn on Apple's slowness and measure verification.
-            let purchases: [String] = try await withThrowingTaskGroup(of: [String].self) { group in
-                let per = (receipts + concurrency - 1) / concurrency
-                for worker in 0..<concurrency {
-                    group.addTask {
-                        var out: [String] = []
-                        for _ in 0..<min(per, max(0, receipts - worker * per)) {
-                            let device = try await stack.simulator.createDevice(bundleId: app.bundleId, environment: environment)
-                            out.append(try await stack.simulator.purchase(device: device, productId: "com.example.coins100").receipt)
-                        }
-                        return out
-                    }
-                }
-                var all: [String] = []
-                for try await part in group { all += part }
-                return all
-            }
+            let purchases = try await buyConsumables(
+                stack, count: receipts, bundleId: app.bundleId, environment: environment, concurrency: concurrency)
             simulator.faults.latencyMinMs = low
             simulator.faults.latencyMaxMs = bounds.last ?? low
             try await stack.simulator.setFaults(simulator.faults)
@@ -221,6 +193,31 @@ struct Bench: AsyncParsableCommand {
                 "e2e: \(purchases.count) receipts verified in \(format(seconds(elapsed))) s = \(format(Double(purchases.count) / seconds(elapsed))) verifications/s; latency \(latency) ms, \(environment) receipts, workers \(workers); verified \(counts[.verified] ?? 0), invalid \(counts[.invalid] ?? 0), transactions granted \(granted)"
             )
         }
+    }
+}
+
+/// Receipts for `count` consumable purchases, each on a new simulated device, bought with
+/// `concurrency` clients through the simulator's HTTP API (setup, never timed).
+func buyConsumables(
+    _ stack: LocalStack, count: Int, bundleId: String, environment: String, concurrency: Int
+) async throws
+    -> [String]
+{
+    try await withThrowingTaskGroup(of: [String].self) { group in
+        let per = (count + concurrency - 1) / concurrency
+        for worker in 0..<concurrency {
+            group.addTask {
+                var out: [String] = []
+                for _ in 0..<min(per, max(0, count - worker * per)) {
+                    let device = try await stack.simulator.createDevice(bundleId: bundleId, environment: environment)
+                    out.append(try await stack.simulator.purchase(device: device, productId: "com.example.coins100").receipt)
+                }
+                return out
+            }
+        }
+        var all: [String] = []
+        for try await part in group { all += part }
+        return all
     }
 }
 
