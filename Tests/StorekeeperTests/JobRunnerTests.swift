@@ -39,6 +39,18 @@ struct JobRunnerTests {
         return store
     }
 
+    /// Runs `runner` as a service, calls `body` while it runs, then shuts it down gracefully and
+    /// waits until it has stopped.
+    func whileRunning(_ runner: JobRunner, _ body: () async throws -> Void) async throws {
+        let group = ServiceGroup(services: [runner], gracefulShutdownSignals: [], cancellationSignals: [], logger: Logger(label: "test"))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            try await body()
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+    }
+
     @Test("graceful shutdown: jobs in flight finish and are recorded, nothing new is leased")
     func gracefulShutdown() async throws {
         let store = try await store(jobs: 10)
@@ -47,12 +59,8 @@ struct JobRunnerTests {
         configuration.concurrency = 4
         configuration.batchSize = 4
         let runner = JobRunner(store: store, handlers: [handler], configuration: configuration, logger: Logger(label: "test"))
-        let group = ServiceGroup(services: [runner], gracefulShutdownSignals: [], cancellationSignals: [], logger: Logger(label: "test"))
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
+        try await whileRunning(runner) {
             while handler.started.withLock({ $0 }) < 4 { try await Task.sleep(for: .milliseconds(5)) }
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
         }
         #expect(handler.started.withLock { $0 } == 4)
         #expect(handler.finished.withLock { $0 } == 4)
@@ -67,17 +75,13 @@ struct JobRunnerTests {
         var configuration = JobRunner.Configuration()
         configuration.concurrency = 5
         let runner = JobRunner(store: store, handlers: [handler], configuration: configuration, logger: Logger(label: "test"))
-        let group = ServiceGroup(services: [runner], gracefulShutdownSignals: [], cancellationSignals: [], logger: Logger(label: "test"))
         let maximum = Mutex(0)
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
+        try await whileRunning(runner) {
             while handler.finished.withLock({ $0 }) < 30 {
                 let running = runner.runningCount
                 maximum.withLock { $0 = max($0, running) }
                 try await Task.sleep(for: .milliseconds(2))
             }
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
         }
         #expect(maximum.withLock { $0 } <= 5)
         #expect(handler.started.withLock { $0 } == 30)
