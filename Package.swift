@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // MARK: - Targets
@@ -85,6 +86,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        /// The PostgreSQL adapter (PostgresNIO) for every storage port: many processes, one database.
+        .target(
+            name: "StoragePostgres",
+            dependencies: [
+                "Persistence", "JobQueue", "StorekeeperDomain", "AppStoreModels",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         /// A real HTTP server that behaves like the App Store. Shares wire models, never verification code.
         .target(
             name: "AppStoreSimulator",
@@ -106,7 +119,7 @@ let package = Package(
             name: "StorekeeperServer",
             dependencies: [
                 "AppStoreModels", "AppStoreClient", "StorekeeperDomain", "Persistence", "JobQueue", "StorageSQLite",
-                "AppStoreCrypto",
+                "StoragePostgres", "AppStoreCrypto",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -124,7 +137,8 @@ let package = Package(
         .target(
             name: "StorekeeperTesting",
             dependencies: [
-                "AppStoreModels", "AppStoreSimulator", "StorekeeperServer", "StorageSQLite", "StorekeeperDomain", "JobQueue", "AppStoreClient",
+                "AppStoreModels", "AppStoreSimulator", "StorekeeperServer", "StorageSQLite", "StoragePostgres", "StorekeeperDomain", "JobQueue",
+                "AppStoreClient", "Persistence",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -140,7 +154,7 @@ let package = Package(
         .executableTarget(
             name: "storekeeper",
             dependencies: [
-                "StorekeeperServer", "AppStoreSimulator", "StorekeeperTesting", "StorageSQLite", "Persistence",
+                "StorekeeperServer", "AppStoreSimulator", "StorekeeperTesting", "StorageSQLite", "StoragePostgres", "Persistence",
                 "StorekeeperDomain", "AppStoreClient", "JobQueue", "AppStoreCrypto",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -165,7 +179,7 @@ let package = Package(
             name: "StorekeeperTests",
             dependencies: [
                 "AppStoreModels", "AppStoreClient", "StorekeeperDomain", "Persistence", "JobQueue", "StorageSQLite",
-                "AppStoreSimulator", "StorekeeperServer", "StorekeeperTesting", "AppStoreCrypto",
+                "StoragePostgres", "AppStoreSimulator", "StorekeeperServer", "StorekeeperTesting", "AppStoreCrypto",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -4,6 +4,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 swift build --build-tests
+
+# PostgreSQL: the suite runs every storage test against it too. Point STOREKEEPER_TEST_POSTGRES_URL at
+# an existing server (a database the tests may create schemas in), or a throwaway cluster is started here.
+if [ -z "${STOREKEEPER_TEST_POSTGRES_URL:-}" ]; then
+  STOREKEEPER_TEST_POSTGRES_URL=$(./scripts/postgres.sh start)
+  export STOREKEEPER_TEST_POSTGRES_URL
+  trap './scripts/postgres.sh stop' EXIT
+fi
+# With this set, a missing PostgreSQL fails the suite instead of skipping its tests.
+export STOREKEEPER_REQUIRE_POSTGRES=1
 swift format lint --strict --recursive Sources Tests Package.swift
 
 log=$(mktemp)

@@ -7,13 +7,13 @@ extension SQLiteStore {
     public func products(appId: String) async throws -> [Product] {
         try await pool.read { db in
             try String.fetchAll(db, sql: "SELECT body FROM products WHERE app_id = ? ORDER BY product_id", arguments: [appId])
-                .compactMap { SQLJSON.decode(Product.self, $0) }
+                .compactMap { StoredJSON.decode(Product.self, $0) }
         }
     }
 
     public func product(appId: String, productId: String) async throws -> Product? {
         try await pool.read { db in
-            SQLJSON.decode(
+            StoredJSON.decode(
                 Product.self,
                 try String.fetchOne(
                     db, sql: "SELECT body FROM products WHERE app_id = ? AND product_id = ?", arguments: [appId, productId]))
@@ -50,8 +50,8 @@ extension SQLiteStore {
                 ON CONFLICT (app_id, product_id) \(conflict)
                 """,
             arguments: [
-                appId, product.productId, product.type.rawValue, product.status.rawValue, SQLJSON.encode(product),
-                SQLTime.ms(now),
+                appId, product.productId, product.type.rawValue, product.status.rawValue, StoredJSON.encode(product),
+                StoredTime.ms(now),
             ])
     }
 }

@@ -34,7 +34,7 @@ extension SQLiteStore {
                 try Self.updateVerification(db, id: verificationId, state: .invalid, report: rejected, nextAttemptAt: nil, now: now, final: true)
                 return .rejected(reason: reason)
             case .grant(let plan):
-                try Self.apply(plan, db: db, now: now)
+                try Self.apply(plan, appId: request.appId, db: db, now: now)
                 guard try Self.finishJob(db, lease, state: .completed, error: nil, now: now) else {
                     // Checked above in this same transaction; unreachable unless the schema changed.
                     throw JobStoreError(code: .leaseLost, message: "lease lost inside the grant transaction")
@@ -49,8 +49,8 @@ extension SQLiteStore {
         }
     }
 
-    static func apply(_ plan: GrantPlan, db: Database, now: Date) throws {
-        let nowMs = SQLTime.ms(now)
+    static func apply(_ plan: GrantPlan, appId: String, db: Database, now: Date) throws {
+        let nowMs = StoredTime.ms(now)
         for binding in plan.bindings {
             try db.execute(
                 sql: """
@@ -64,9 +64,8 @@ extension SQLiteStore {
         for transfer in plan.transfers {
             for table in ["transactions", "subscriptions"] {
                 try db.execute(
-                    sql:
-                        "UPDATE \(table) SET app_user_id = ? WHERE app_id = (SELECT app_id FROM ownership_bindings WHERE original_transaction_id = ? LIMIT 1) AND original_transaction_id = ?",
-                    arguments: [transfer.toAppUserId, transfer.originalTransactionId, transfer.originalTransactionId])
+                    sql: "UPDATE \(table) SET app_user_id = ? WHERE app_id = ? AND original_transaction_id = ?",
+                    arguments: [transfer.toAppUserId, appId, transfer.originalTransactionId])
             }
         }
         for tx in plan.newTransactions {
@@ -81,8 +80,8 @@ extension SQLiteStore {
                     """,
                 arguments: [
                     tx.appId, tx.transactionId, tx.appUserId, tx.originalTransactionId, tx.productId, tx.productType.rawValue,
-                    tx.environment, SQLTime.ms(tx.purchaseDate), SQLTime.ms(tx.originalPurchaseDate),
-                    SQLTime.ms(tx.expiresDate), SQLTime.ms(tx.cancellationDate), tx.quantity, tx.credits,
+                    tx.environment, StoredTime.ms(tx.purchaseDate), StoredTime.ms(tx.originalPurchaseDate),
+                    StoredTime.ms(tx.expiresDate), StoredTime.ms(tx.cancellationDate), tx.quantity, tx.credits,
                     tx.ownershipType, tx.verificationId, nowMs,
                 ])
         }
@@ -92,7 +91,7 @@ extension SQLiteStore {
                     UPDATE transactions SET cancellation_date = ?
                     WHERE app_id = ? AND transaction_id = ? AND cancellation_date IS NULL
                     """,
-                arguments: [SQLTime.ms(tx.cancellationDate), tx.appId, tx.transactionId])
+                arguments: [StoredTime.ms(tx.cancellationDate), tx.appId, tx.transactionId])
         }
         for entry in plan.ledger {
             try db.execute(
@@ -104,8 +103,8 @@ extension SQLiteStore {
                     """,
                 arguments: [
                     entry.appId, entry.appUserId, entry.productId, entry.productType.rawValue, entry.transactionId,
-                    entry.originalTransactionId, entry.environment, SQLTime.ms(entry.purchaseDate), entry.event.rawValue,
-                    entry.quantity, entry.priceMicros, entry.currency, entry.state, SQLTime.ms(entry.recordedAt),
+                    entry.originalTransactionId, entry.environment, StoredTime.ms(entry.purchaseDate), entry.event.rawValue,
+                    entry.quantity, entry.priceMicros, entry.currency, entry.state, StoredTime.ms(entry.recordedAt),
                 ])
         }
         for facts in plan.subscriptions {
@@ -125,9 +124,9 @@ extension SQLiteStore {
                     """,
                 arguments: [
                     facts.appId, facts.originalTransactionId, facts.appUserId, facts.productId, facts.environment,
-                    facts.latestTransactionId, SQLTime.ms(facts.expiresDate), SQLTime.ms(facts.revokedAt),
+                    facts.latestTransactionId, StoredTime.ms(facts.expiresDate), StoredTime.ms(facts.revokedAt),
                     facts.autoRenewEnabled, facts.autoRenewProductId, facts.inBillingRetry,
-                    SQLTime.ms(facts.gracePeriodExpiresDate), facts.expirationIntent, SQLTime.ms(facts.updatedAt),
+                    StoredTime.ms(facts.gracePeriodExpiresDate), facts.expirationIntent, StoredTime.ms(facts.updatedAt),
                 ])
         }
     }
@@ -185,10 +184,10 @@ extension SQLiteStore {
             appId: row["app_id"], appUserId: row["app_user_id"], transactionId: row["transaction_id"],
             originalTransactionId: row["original_transaction_id"], productId: row["product_id"],
             productType: ProductType(rawValue: row["product_type"]), environment: row["environment"],
-            purchaseDate: SQLTime.date(row["purchase_date"] as Int64),
-            originalPurchaseDate: SQLTime.date(row["original_purchase_date"] as Int64?),
-            expiresDate: SQLTime.date(row["expires_date"] as Int64?),
-            cancellationDate: SQLTime.date(row["cancellation_date"] as Int64?), quantity: row["quantity"],
+            purchaseDate: StoredTime.date(row["purchase_date"] as Int64),
+            originalPurchaseDate: StoredTime.date(row["original_purchase_date"] as Int64?),
+            expiresDate: StoredTime.date(row["expires_date"] as Int64?),
+            cancellationDate: StoredTime.date(row["cancellation_date"] as Int64?), quantity: row["quantity"],
             credits: row["credits"], ownershipType: row["ownership_type"], verificationId: row["verification_id"])
     }
 
@@ -196,11 +195,11 @@ extension SQLiteStore {
         SubscriptionFacts(
             appId: row["app_id"], originalTransactionId: row["original_transaction_id"], appUserId: row["app_user_id"],
             productId: row["product_id"], environment: row["environment"], latestTransactionId: row["latest_transaction_id"],
-            expiresDate: SQLTime.date(row["expires_date"] as Int64?), revokedAt: SQLTime.date(row["revoked_at"] as Int64?),
+            expiresDate: StoredTime.date(row["expires_date"] as Int64?), revokedAt: StoredTime.date(row["revoked_at"] as Int64?),
             autoRenewEnabled: row["auto_renew_enabled"], autoRenewProductId: row["auto_renew_product_id"],
             inBillingRetry: row["in_billing_retry"],
-            gracePeriodExpiresDate: SQLTime.date(row["grace_period_expires_date"] as Int64?),
-            expirationIntent: row["expiration_intent"], updatedAt: SQLTime.date(row["updated_at"] as Int64))
+            gracePeriodExpiresDate: StoredTime.date(row["grace_period_expires_date"] as Int64?),
+            expirationIntent: row["expiration_intent"], updatedAt: StoredTime.date(row["updated_at"] as Int64))
     }
 
     // MARK: Subscribers and ledger
@@ -231,16 +230,16 @@ extension SQLiteStore {
                     SELECT * FROM ledger WHERE app_id = ? AND environment = ? AND purchase_date >= ? AND purchase_date < ?
                     ORDER BY purchase_date, id
                     """,
-                arguments: [query.appId, query.environment, SQLTime.ms(query.from), SQLTime.ms(query.to)]
+                arguments: [query.appId, query.environment, StoredTime.ms(query.from), StoredTime.ms(query.to)]
             ).map { row in
                 LedgerEntry(
                     appId: row["app_id"], appUserId: row["app_user_id"], productId: row["product_id"],
                     productType: ProductType(rawValue: row["product_type"]), transactionId: row["transaction_id"],
                     originalTransactionId: row["original_transaction_id"], environment: row["environment"],
-                    purchaseDate: SQLTime.date(row["purchase_date"] as Int64),
+                    purchaseDate: StoredTime.date(row["purchase_date"] as Int64),
                     event: LedgerEntry.Event(rawValue: row["event"]) ?? .purchase, quantity: row["quantity"],
                     priceMicros: row["price_micros"], currency: row["currency"], state: row["state"],
-                    recordedAt: SQLTime.date(row["recorded_at"] as Int64))
+                    recordedAt: StoredTime.date(row["recorded_at"] as Int64))
             }
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import JobQueue
+import Persistence
 
 extension SQLiteStore: JobStore {
     public func leaseJobs(
@@ -10,11 +11,11 @@ extension SQLiteStore: JobStore {
     {
         guard !kinds.isEmpty, limit > 0 else { return [] }
         let token = UUID().uuidString
-        let nowMs = SQLTime.ms(now)
+        let nowMs = StoredTime.ms(now)
         let expires = now.addingTimeInterval(leaseDuration)
         return try await pool.write { db in
             // Due jobs, and running jobs whose holder let the lease expire (presumed dead).
-            var arguments: StatementArguments = [token, owner, SQLTime.ms(expires)]
+            var arguments: StatementArguments = [token, owner, StoredTime.ms(expires)]
             arguments += StatementArguments(kinds)
             arguments += [nowMs]
             arguments += StatementArguments(kinds)
@@ -39,7 +40,7 @@ extension SQLiteStore: JobStore {
             return rows.map { row in
                 JobLease(
                     jobId: row["id"], kind: row["kind"], payload: row["payload"], attempt: row["attempt"], token: token,
-                    expiresAt: expires, createdAt: SQLTime.date(row["created_at"] as Int64))
+                    expiresAt: expires, createdAt: StoredTime.date(row["created_at"] as Int64))
             }
         }
     }
@@ -60,7 +61,7 @@ extension SQLiteStore: JobStore {
         try await pool.read { db in
             let available = try Int64.fetchOne(db, sql: "SELECT MIN(run_at) FROM jobs WHERE state = 'available'")
             let expiring = try Int64.fetchOne(db, sql: "SELECT MIN(lease_expires_at) FROM jobs WHERE state = 'running'")
-            return [available, expiring].compactMap { $0 }.min().map(SQLTime.date)
+            return [available, expiring].compactMap { $0 }.min().map(StoredTime.date)
         }
     }
 
@@ -91,7 +92,7 @@ extension SQLiteStore: JobStore {
                     lease_expires_at = NULL
                 WHERE id = ? AND state = 'running' AND lease_token = ?
                 """,
-            arguments: [state.rawValue, SQLTime.ms(now), error, lease.jobId, lease.token])
+            arguments: [state.rawValue, StoredTime.ms(now), error, lease.jobId, lease.token])
         return db.changesCount == 1
     }
 
@@ -102,7 +103,7 @@ extension SQLiteStore: JobStore {
                     lease_expires_at = NULL
                 WHERE id = ? AND state = 'running' AND lease_token = ?
                 """,
-            arguments: [SQLTime.ms(at), reason, lease.jobId, lease.token])
+            arguments: [StoredTime.ms(at), reason, lease.jobId, lease.token])
         return db.changesCount == 1
     }
 

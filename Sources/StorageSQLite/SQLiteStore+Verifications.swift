@@ -4,9 +4,6 @@ import JobQueue
 import Persistence
 import StorekeeperDomain
 
-/// The kind of the job that verifies one receipt with Apple.
-public let verifyReceiptJobKind = "verify_receipt"
-
 extension SQLiteStore {
     public func submitReceipt(_ submission: ReceiptSubmission, now: Date) async throws -> SubmissionResult {
         try await committer.write(pool: pool) { db in try Self.submit(db, submission, now: now) }
@@ -14,7 +11,7 @@ extension SQLiteStore {
 
     /// One submission inside an open write transaction.
     static func submit(_ db: Database, _ submission: ReceiptSubmission, now: Date) throws -> SubmissionResult {
-        let nowMs = SQLTime.ms(now)
+        let nowMs = StoredTime.ms(now)
         try db.execute(
             sql: "INSERT INTO receipts (app_id, hash, data, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
             arguments: [submission.appId, submission.receiptHash, submission.receiptBase64, nowMs])
@@ -49,12 +46,12 @@ extension SQLiteStore {
                 """,
             arguments: [
                 id, submission.appId, submission.appUserId, submission.receiptHash, generation, jobId,
-                submission.hints.isEmpty ? nil : SQLJSON.encode(submission.hints), nowMs, nowMs,
+                submission.hints.isEmpty ? nil : StoredJSON.encode(submission.hints), nowMs, nowMs,
             ])
         let record = VerificationRecord(
             id: id, appId: submission.appId, appUserId: submission.appUserId, receiptHash: submission.receiptHash,
             jobId: jobId, state: .pending, reason: nil, attempts: 0, appleStatuses: [], environment: nil,
-            nextAttemptAt: nil, grant: nil, createdAt: SQLTime.date(nowMs), updatedAt: SQLTime.date(nowMs),
+            nextAttemptAt: nil, grant: nil, createdAt: StoredTime.date(nowMs), updatedAt: StoredTime.date(nowMs),
             finalizedAt: nil)
         return SubmissionResult(verification: record, created: true)
     }
@@ -83,7 +80,7 @@ extension SQLiteStore {
             }
             if let createdBefore {
                 clauses.append("created_at < ?")
-                arguments += [SQLTime.ms(createdBefore)]
+                arguments += [StoredTime.ms(createdBefore)]
             }
             arguments += [limit]
             let filter = clauses.isEmpty ? "" : "WHERE " + clauses.joined(separator: " AND ")
@@ -114,7 +111,7 @@ extension SQLiteStore {
             guard try Self.holdsLease(db, lease) else { return false }
             try db.execute(
                 sql: "UPDATE verifications SET state = 'verifying', attempts = ?, updated_at = ? WHERE id = ?",
-                arguments: [lease.attempt, SQLTime.ms(now), verificationId])
+                arguments: [lease.attempt, StoredTime.ms(now), verificationId])
             return true
         }
     }
@@ -162,10 +159,10 @@ extension SQLiteStore {
                     arguments: [verificationId])
             else { return false }
             let state: String = row["state"]
-            if state == JobState.running.rawValue, let expires = row["lease_expires_at"] as Int64?, expires > SQLTime.ms(now) {
+            if state == JobState.running.rawValue, let expires = row["lease_expires_at"] as Int64?, expires > StoredTime.ms(now) {
                 return false
             }
-            let nowMs = SQLTime.ms(now)
+            let nowMs = StoredTime.ms(now)
             try db.execute(
                 sql: """
                     UPDATE jobs SET state = 'available', run_at = ?, finalized_at = NULL, lease_token = NULL, lease_owner = NULL,
@@ -185,7 +182,7 @@ extension SQLiteStore {
 
     public func releaseConfigurationHolds(appId: String, currentFingerprint: String, now: Date) async throws -> Int {
         try await pool.write { db in
-            let nowMs = SQLTime.ms(now)
+            let nowMs = StoredTime.ms(now)
             let ids = try String.fetchAll(
                 db,
                 sql: """
@@ -220,7 +217,7 @@ extension SQLiteStore {
         return try await pool.read { db in
             try Int.fetchOne(
                 db, sql: "SELECT COUNT(*) FROM verifications WHERE state IN (\(placeholders(states.count))) AND created_at < ?",
-                arguments: StatementArguments(states.map(\.rawValue)) + [SQLTime.ms(createdBefore)]) ?? 0
+                arguments: StatementArguments(states.map(\.rawValue)) + [StoredTime.ms(createdBefore)]) ?? 0
         }
     }
 
@@ -231,7 +228,7 @@ extension SQLiteStore {
         final: Bool, grant: GrantSummary? = nil
     ) throws {
         let previous = try String.fetchOne(db, sql: "SELECT apple_statuses FROM verifications WHERE id = ?", arguments: [id])
-        let statuses = (SQLJSON.decode([Int].self, previous) ?? []) + report.statuses
+        let statuses = (StoredJSON.decode([Int].self, previous) ?? []) + report.statuses
         try db.execute(
             sql: """
                 UPDATE verifications SET state = ?, reason = ?, apple_statuses = ?, environment = COALESCE(?, environment),
@@ -239,8 +236,8 @@ extension SQLiteStore {
                 WHERE id = ?
                 """,
             arguments: [
-                state.rawValue, report.reason, SQLJSON.encode(statuses), report.environment, SQLTime.ms(nextAttemptAt),
-                SQLTime.ms(now), final ? SQLTime.ms(now) : nil, grant.map { SQLJSON.encode($0) }, id,
+                state.rawValue, report.reason, StoredJSON.encode(statuses), report.environment, StoredTime.ms(nextAttemptAt),
+                StoredTime.ms(now), final ? StoredTime.ms(now) : nil, grant.map { StoredJSON.encode($0) }, id,
             ])
     }
 
@@ -248,9 +245,9 @@ extension SQLiteStore {
         VerificationRecord(
             id: row["id"], appId: row["app_id"], appUserId: row["app_user_id"], receiptHash: row["receipt_hash"],
             jobId: row["job_id"], state: VerificationState(rawValue: row["state"]) ?? .pending, reason: row["reason"],
-            attempts: row["attempts"], appleStatuses: SQLJSON.decode([Int].self, row["apple_statuses"]) ?? [],
-            environment: row["environment"], nextAttemptAt: SQLTime.date(row["next_attempt_at"] as Int64?),
-            grant: SQLJSON.decode(GrantSummary.self, row["grant_summary"]), createdAt: SQLTime.date(row["created_at"] as Int64),
-            updatedAt: SQLTime.date(row["updated_at"] as Int64), finalizedAt: SQLTime.date(row["finalized_at"] as Int64?))
+            attempts: row["attempts"], appleStatuses: StoredJSON.decode([Int].self, row["apple_statuses"]) ?? [],
+            environment: row["environment"], nextAttemptAt: StoredTime.date(row["next_attempt_at"] as Int64?),
+            grant: StoredJSON.decode(GrantSummary.self, row["grant_summary"]), createdAt: StoredTime.date(row["created_at"] as Int64),
+            updatedAt: StoredTime.date(row["updated_at"] as Int64), finalizedAt: StoredTime.date(row["finalized_at"] as Int64?))
     }
 }

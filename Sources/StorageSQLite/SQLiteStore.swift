@@ -44,30 +44,6 @@ public final class SQLiteStore: Sendable {
     }
 }
 
-/// Dates are stored as integer milliseconds since 1970: exact, sortable, the same in PostgreSQL.
-enum SQLTime {
-    static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
-    static func ms(_ date: Date?) -> Int64? { date.map(ms) }
-    static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: Double(ms) / 1000) }
-    static func date(_ ms: Int64?) -> Date? { ms.map(date) }
-}
-
-enum SQLJSON {
-    static func encode<T: Encodable>(_ value: T) -> String {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .millisecondsSince1970
-        encoder.outputFormatting = [.sortedKeys]
-        return String(decoding: (try? encoder.encode(value)) ?? Data("null".utf8), as: UTF8.self)
-    }
-
-    static func decode<T: Decodable>(_ type: T.Type, _ text: String?) -> T? {
-        guard let text else { return nil }
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .millisecondsSince1970
-        return try? decoder.decode(type, from: Data(text.utf8))
-    }
-}
-
 /// `?, ?, ?` for an IN list.
 func placeholders(_ count: Int) -> String {
     Array(repeating: "?", count: count).joined(separator: ", ")

@@ -5,26 +5,21 @@ import Hummingbird
 import JobQueue
 import Logging
 import Persistence
+import ServiceLifecycle
 
 /// Wires the server: storage, Apple client, verification workers and the HTTP API.
 /// `@main` only reads configuration and calls this.
 public enum StorekeeperApplication {
     /// Prepares storage (catalog seeds, configuration holds) and returns the application,
-    /// with the job runner as one of its services when `runWorkers` is on.
+    /// with the job runner as one of its services when `runWorkers` is on. `signal` wakes the
+    /// runner; `extraServices` (a database's job-notification listener) run alongside.
     public static func build(
         configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient, logger: Logger,
+        signal: WakeSignal = WakeSignal(), extraServices: [any Service] = [],
         now: @escaping @Sendable () -> Date = { Date() }, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
-        for app in configuration.apps {
-            try await store.seedProducts(appId: app.id, products: app.products, now: now())
-            let released = try await store.releaseConfigurationHolds(appId: app.id, currentFingerprint: app.fingerprint, now: now())
-            if released > 0 {
-                logger.notice(
-                    "configuration changed: verifications released for another attempt", metadata: ["app": "\(app.id)", "count": "\(released)"])
-            }
-        }
+        try await prepareStorage(configuration: configuration, store: store, logger: logger, now: now)
         let metrics = MetricsRegistry()
-        let signal = WakeSignal()
         let gate = try ReceiptGate(configuration: configuration.receiptTrust)
         let context = ServerContext(
             configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger, now: now,
@@ -54,13 +49,29 @@ public enum StorekeeperApplication {
             router: router,
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "storekeeper", backlog: 4096),
-            services: runner.map { [$0] } ?? [],
+            services: (runner.map { [$0] } ?? []) + extraServices,
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
                 logger.info("storekeeper listening", metadata: ["address": "http://\(configuration.host):\(port)"])
                 await onRunning(port)
             },
             logger: logger)
+    }
+
+    /// Seeds each app's catalog (entries not stored yet) and releases verifications held under an
+    /// earlier configuration. Every process runs it at start; both steps are idempotent.
+    public static func prepareStorage(
+        configuration: StorekeeperConfiguration, store: any StorekeeperStore, logger: Logger,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) async throws {
+        for app in configuration.apps {
+            try await store.seedProducts(appId: app.id, products: app.products, now: now())
+            let released = try await store.releaseConfigurationHolds(appId: app.id, currentFingerprint: app.fingerprint, now: now())
+            if released > 0 {
+                logger.notice(
+                    "configuration changed: verifications released for another attempt", metadata: ["app": "\(app.id)", "count": "\(released)"])
+            }
+        }
     }
 
     /// The verification workers alone, for `storekeeper verify` and worker-only processes.

@@ -28,9 +28,8 @@ final class SlowHandler: JobHandler {
 
 @Suite("job runner service")
 struct JobRunnerTests {
-    func store(jobs: Int) async throws -> SQLiteStore {
-        let store = try SQLiteStore(configuration: .init(path: LocalStack.temporaryDatabasePath()))
-        try store.migrate()
+    func store(jobs: Int, factory: StoreFactory) async throws -> any StorekeeperStore {
+        let store = try await factory.make()
         for i in 0..<jobs {
             _ = try await store.submitReceipt(
                 ReceiptSubmission(appId: "app", appUserId: "u\(i)", receiptHash: "h\(i)", receiptBase64: "aA==", refresh: false, hints: [:]),
@@ -51,9 +50,9 @@ struct JobRunnerTests {
         }
     }
 
-    @Test("graceful shutdown: jobs in flight finish and are recorded, nothing new is leased")
-    func gracefulShutdown() async throws {
-        let store = try await store(jobs: 10)
+    @Test("graceful shutdown: jobs in flight finish and are recorded, nothing new is leased", arguments: StoreFactory.all)
+    func gracefulShutdown(factory: StoreFactory) async throws {
+        let store = try await store(jobs: 10, factory: factory)
         let handler = SlowHandler(delay: .milliseconds(500))
         var configuration = JobRunner.Configuration()
         configuration.concurrency = 4
@@ -68,9 +67,9 @@ struct JobRunnerTests {
         #expect(counts[.completed] == 4 && counts[.available] == 6 && counts[.running] == nil)
     }
 
-    @Test("concurrency is bounded and every job runs once")
-    func bounded() async throws {
-        let store = try await store(jobs: 30)
+    @Test("concurrency is bounded and every job runs once", arguments: StoreFactory.all)
+    func bounded(factory: StoreFactory) async throws {
+        let store = try await store(jobs: 30, factory: factory)
         let handler = SlowHandler(delay: .milliseconds(20))
         var configuration = JobRunner.Configuration()
         configuration.concurrency = 5

@@ -8,10 +8,11 @@ import StorekeeperTesting
 import Testing
 
 /// The storage contract every adapter must meet. Each test receives a fresh store from every
-/// factory in `StoreFactory.all`; the PostgreSQL adapter joins that list when it exists.
+/// factory in `StoreFactory.all`: SQLite, and PostgreSQL whenever a test server is configured
+/// (always under scripts/test.sh and CI, where its absence fails `postgresIsConfigured`).
 struct StoreFactory: CustomStringConvertible, Sendable {
     var description: String
-    var make: @Sendable () throws -> any StorekeeperStore
+    var make: @Sendable () async throws -> any StorekeeperStore
 
     static let sqlite = StoreFactory(description: "sqlite") {
         let store = try SQLiteStore(configuration: .init(path: LocalStack.temporaryDatabasePath()))
@@ -19,7 +20,9 @@ struct StoreFactory: CustomStringConvertible, Sendable {
         return store
     }
 
-    static let all: [StoreFactory] = [.sqlite]
+    static let postgres = StoreFactory(description: "postgres") { try await PostgresTestDatabase.makeStore() }
+
+    static var all: [StoreFactory] { PostgresTestDatabase.url == nil ? [.sqlite] : [.sqlite, .postgres] }
 }
 
 @Suite("storage conformance")
@@ -49,7 +52,7 @@ struct StorageConformanceTests {
 
     @Test("a receipt is stored once per user; the same post returns the same verification", arguments: StoreFactory.all)
     func dedupe(factory: StoreFactory) async throws {
-        let store = try factory.make()
+        let store = try await factory.make()
         let first = try await store.submitReceipt(submission(), now: t0)
         let again = try await store.submitReceipt(submission(), now: t0.addingTimeInterval(1))
         let otherUser = try await store.submitReceipt(submission(user: "bob"), now: t0)
@@ -64,7 +67,7 @@ struct StorageConformanceTests {
 
     @Test("a lease is exclusive, expires, and only its holder can finish the job", arguments: StoreFactory.all)
     func leasing(factory: StoreFactory) async throws {
-        let store = try factory.make()
+        let store = try await factory.make()
         _ = try await store.submitReceipt(submission(), now: t0)
         let first = try #require(try await lease(store, at: t0).first)
         #expect(first.attempt == 1)
@@ -80,7 +83,7 @@ struct StorageConformanceTests {
 
     @Test("a retried job is not leased before its time, and is after", arguments: StoreFactory.all)
     func retryTime(factory: StoreFactory) async throws {
-        let store = try factory.make()
+        let store = try await factory.make()
         let submitted = try await store.submitReceipt(submission(), now: t0)
         let held = try #require(try await lease(store, at: t0).first)
         let report = AttemptReport(statuses: [21005], environment: nil, reason: "apple_receipt_server_unavailable")
@@ -95,7 +98,7 @@ struct StorageConformanceTests {
 
     @Test("granting happens once, in the job's transaction; a stale lease writes nothing", arguments: StoreFactory.all)
     func grantOnce(factory: StoreFactory) async throws {
-        let store = try factory.make()
+        let store = try await factory.make()
         let submitted = try await store.submitReceipt(submission(), now: t0)
         let stale = try #require(try await lease(store, at: t0).first)
         let current = try #require(try await lease(store, at: t0.addingTimeInterval(31)).first)
@@ -139,7 +142,7 @@ struct StorageConformanceTests {
 
     @Test("configuration holds are released only when the configuration changes", arguments: StoreFactory.all)
     func configurationHolds(factory: StoreFactory) async throws {
-        let store = try factory.make()
+        let store = try await factory.make()
         let submitted = try await store.submitReceipt(submission(), now: t0)
         let held = try #require(try await lease(store, at: t0).first)
         let report = AttemptReport(statuses: [21004], environment: "production", reason: "shared_secret_mismatch")
@@ -155,7 +158,7 @@ struct StorageConformanceTests {
 
     @Test("catalog: seeds keep admin edits, upserts replace, deletes report absence", arguments: StoreFactory.all)
     func catalog(factory: StoreFactory) async throws {
-        let store = try factory.make()
+        let store = try await factory.make()
         let coins = Product(productId: "coins", type: .consumable, creditAmount: 10)
         try await store.seedProducts(appId: "app", products: [coins], now: t0)
         var edited = coins
@@ -166,5 +169,131 @@ struct StorageConformanceTests {
         #expect(try await store.deleteProduct(appId: "app", productId: "coins"))
         #expect(try await store.deleteProduct(appId: "app", productId: "coins") == false)
         #expect(try await store.products(appId: "app").isEmpty)
+    }
+
+    // MARK: Many writers at once (several processes on PostgreSQL; tasks stand in for them here)
+
+    @Test("concurrent runners never lease the same job twice", arguments: StoreFactory.all)
+    func concurrentLeasing(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        for i in 0..<60 { _ = try await store.submitReceipt(submission(user: "u\(i)"), now: t0) }
+        let leases = try await withThrowingTaskGroup(of: [JobLease].self) { group in
+            for runner in 0..<6 {
+                group.addTask {
+                    var mine: [JobLease] = []
+                    while true {
+                        let batch = try await store.leaseJobs(
+                            kinds: ["verify_receipt"], limit: 4, owner: "runner-\(runner)", now: self.t0, leaseDuration: 30)
+                        if batch.isEmpty { return mine }
+                        mine += batch
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(leases.count == 60)
+        #expect(Set(leases.map(\.jobId)).count == 60)
+        #expect(try await store.jobCounts()[.running] == 60)
+    }
+
+    @Test("the same receipt posted at once from many places is stored once", arguments: StoreFactory.all)
+    func concurrentSubmissions(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        let results = try await withThrowingTaskGroup(of: SubmissionResult.self) { group in
+            for _ in 0..<20 { group.addTask { try await store.submitReceipt(self.submission(), now: self.t0) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.filter(\.created).count == 1)
+        #expect(Set(results.map(\.verification.id)).count == 1)
+        #expect(try await store.jobCounts()[.available] == 1)
+    }
+
+    @Test("receipts sharing purchases, granted at once by different runners, grant each purchase once", arguments: StoreFactory.all)
+    func concurrentGrants(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        // Eight receipts of one user (each a later snapshot of the same history: the newest holds
+        // every purchase), and two receipts of another user replaying the first user's purchases.
+        var submitted: [(user: String, id: String, count: Int)] = []
+        for i in 1...8 {
+            let v = try await store.submitReceipt(submission(user: "alice", receipt: "r\(i)"), now: t0)
+            submitted.append(("alice", v.verification.id, i))
+        }
+        for i in 1...2 {
+            let v = try await store.submitReceipt(submission(user: "mallory", receipt: "m\(i)"), now: t0)
+            submitted.append(("mallory", v.verification.id, 8))
+        }
+        let leases = try await lease(store, at: t0, limit: 20)
+        #expect(leases.count == 10)
+        let byVerification = Dictionary(uniqueKeysWithValues: submitted.map { ($0.id, $0) })
+        let verificationIds = try await withThrowingTaskGroup(of: (String, String).self) { group in
+            for lease in leases {
+                group.addTask { (lease.jobId, try #require(try await store.verificationForJob(jobId: lease.jobId)).0.id) }
+            }
+            return try await group.reduce(into: [String: String]()) { $0[$1.0] = $1.1 }
+        }
+        let report = AttemptReport(statuses: [0], environment: "sandbox", reason: nil)
+        let results = try await withThrowingTaskGroup(of: GrantResult.self) { group in
+            for lease in leases {
+                let id = try #require(verificationIds[lease.jobId])
+                let count = try #require(byVerification[id]).count
+                group.addTask {
+                    try await store.completeVerified(
+                        lease, verificationId: id, response: self.response((1...count).map { self.coins("t\($0)") }),
+                        environment: .sandbox, report: report, request: self.request, now: self.t0.addingTimeInterval(1))
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        var granted: [String] = []
+        var conflicts = 0
+        for result in results {
+            guard case .granted(let summary) = result else {
+                Issue.record("every lease was current: \(result)")
+                continue
+            }
+            granted += summary.granted
+            conflicts += summary.conflicts.count
+        }
+        // Every purchase granted exactly once, to whichever user's receipt was granted first;
+        // the other user's copies are refused as conflicts (binding policy "refuse").
+        #expect(granted.sorted() == (1...8).map { "t\($0)" }.sorted())
+        #expect(try await store.countTransactions(appId: "app") == 8)
+        let alice = try await store.transactions(appId: "app", appUserId: "alice").count
+        let mallory = try await store.transactions(appId: "app", appUserId: "mallory").count
+        #expect(alice + mallory == 8 && conflicts > 0)
+        let ledger = try await store.ledger(LedgerQuery(appId: "app", environment: "sandbox", from: .distantPast, to: .distantFuture))
+        #expect(ledger.count == 8 && Set(ledger.map(\.transactionId)).count == 8)
+        #expect(try await store.jobCounts()[.completed] == 10)
+    }
+
+    @Test("verification reads: listing filters, counts, invalid and requeue", arguments: StoreFactory.all)
+    func verificationReads(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        let a = try await store.submitReceipt(submission(user: "a"), now: t0)
+        let b = try await store.submitReceipt(submission(user: "b"), now: t0.addingTimeInterval(10))
+        let first = try #require(try await lease(store, at: t0.addingTimeInterval(20), limit: 1).first)
+        #expect(try await store.verificationForJob(jobId: first.jobId)?.0.id == a.verification.id)
+        #expect(try await store.verificationForJob(jobId: first.jobId)?.receiptBase64 == "cmVjZWlwdA==")
+        #expect(try await store.markVerifying(first, verificationId: a.verification.id, now: t0.addingTimeInterval(20)))
+        // A manual retry of a verification being verified is refused while its lease lasts.
+        #expect(try await store.requeue(verificationId: a.verification.id, now: t0.addingTimeInterval(21)) == false)
+        let invalid = AttemptReport(statuses: [21002], environment: nil, reason: "apple_malformed")
+        #expect(try await store.finishInvalid(first, verificationId: a.verification.id, report: invalid, now: t0.addingTimeInterval(21)))
+        #expect(try await store.finishInvalid(first, verificationId: a.verification.id, report: invalid, now: t0.addingTimeInterval(21)) == false)
+
+        #expect(
+            try await store.verifications(appId: nil, states: [], createdBefore: nil, limit: 10).map(\.id) == [a.verification.id, b.verification.id])
+        #expect(try await store.verifications(appId: "app", states: [.invalid], createdBefore: nil, limit: 10).map(\.id) == [a.verification.id])
+        #expect(try await store.verifications(appId: "other", states: [], createdBefore: nil, limit: 10).isEmpty)
+        #expect(try await store.verifications(appId: nil, states: [], createdBefore: t0.addingTimeInterval(5), limit: 10).count == 1)
+        #expect(try await store.verifications(appId: nil, states: [], createdBefore: nil, limit: 1).count == 1)
+        #expect(try await store.verificationCounts() == [.invalid: 1, .pending: 1])
+        #expect(try await store.countVerifications(states: [.pending], createdBefore: t0.addingTimeInterval(60)) == 1)
+        #expect(try await store.countVerifications(states: [.pending], createdBefore: t0) == 0)
+
+        #expect(try await store.requeue(verificationId: a.verification.id, now: t0.addingTimeInterval(30)))
+        let again = try #require(try await store.verification(id: a.verification.id))
+        #expect(again.state == .pending && again.finalizedAt == nil && again.appleStatuses == [21002])
+        #expect(try await lease(store, at: t0.addingTimeInterval(31)).count == 2)
     }
 }

@@ -2,6 +2,7 @@ import AppStoreClient
 import Crypto
 import Foundation
 import JobQueue
+import StoragePostgres
 import StorekeeperDomain
 
 /// One app served by this server. Several apps share one server and one database.
@@ -58,7 +59,9 @@ public struct StorekeeperConfiguration: Codable, Sendable {
     /// Address the HTTP API listens on.
     public var host: String = "127.0.0.1"
     public var port: Int = 8080
-    /// SQLite database file.
+    /// The database: an SQLite file path (the embedded default, one process), or a
+    /// `postgres://user:password@host:port/database?schema=storekeeper&max_connections=20` URL
+    /// shared by any number of server and worker processes.
     public var databasePath: String = "storekeeper.sqlite"
     /// Sync every commit to disk (survives power loss). `false` survives process crashes only.
     public var sqliteSynchronousFull: Bool = true
@@ -128,6 +131,13 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         if adminKey.count < 16 { problems.append("adminKey: must be at least 16 characters") }
         if apps.isEmpty { problems.append("apps: at least one app is required") }
         if workers < 1 { problems.append("workers: must be at least 1") }
+        if StorageBackend.isPostgresURL(databasePath) {
+            do { _ = try PostgresStore.Configuration(url: databasePath) } catch let error as PostgresStoreError {
+                problems.append("databasePath: \(error.message)")
+            } catch { problems.append("databasePath: \(error)") }
+        } else if databasePath.isEmpty {
+            problems.append("databasePath: must name an SQLite file or a postgres:// URL")
+        }
         if attemptTimeoutSeconds <= 0 { problems.append("attemptTimeoutSeconds: must be positive") }
         if leaseSeconds < attemptTimeoutSeconds * 3 + 1 {
             problems.append("leaseSeconds: must exceed 3 × attemptTimeoutSeconds (an attempt may call Apple three times)")

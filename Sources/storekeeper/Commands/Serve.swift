@@ -3,64 +3,52 @@ import AppStoreSimulator
 import ArgumentParser
 import AsyncHTTPClient
 import Foundation
+import JobQueue
 import Logging
 import ServiceLifecycle
-import StorageSQLite
 import StorekeeperServer
 import StorekeeperTesting
 import UnixSignals
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the HTTP API and the verification workers (SQLite by default).")
+        abstract: "Run the HTTP API and the verification workers (SQLite by default, or PostgreSQL).")
 
     @Option(help: "JSON configuration file (also STOREKEEPER_CONFIG).") var config: String?
     @Flag(help: "Embed the App Store simulator and point both Apple endpoints at it.") var simulator = false
     @Option(help: "Port of the embedded simulator.") var simulatorPort = 8090
-    @Option(help: "SQLite database file.") var database: String?
+    @Option(help: "SQLite database file, or postgres://user@host:port/database URL.") var database: String?
     @Option(help: "Listen address.") var host: String?
     @Option(help: "Listen port.") var port: Int?
     @Option(help: "Verification jobs run at once.") var workers: Int?
-    @Flag(help: "Serve the API without running verification workers.") var noWorkers = false
+    @Flag(help: "Serve the API without running verification workers (run `storekeeper worker` elsewhere).") var noWorkers = false
     @Option(help: "trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
     func run() async throws {
         let logger = LogSetup.bootstrap(level: logLevel)
         let loader = ConfigurationLoader()
         let useDemo = simulator && config == nil && loader.environment["STOREKEEPER_CONFIG"] == nil
-        var configuration: StorekeeperConfiguration
-        do {
-            configuration = try loader.load(file: config, base: useDemo ? DemoConfiguration.configuration() : .init()) { c in
-                if let database { c.databasePath = database }
-                if let host { c.host = host }
-                if let port { c.port = port }
-                if let workers { c.workers = workers }
-                if noWorkers { c.runWorkers = false }
-                if simulator {
-                    c.appleEndpoints = VerifyReceiptEndpoints(
-                        production: "http://127.0.0.1:\(simulatorPort)/verifyReceipt",
-                        sandbox: "http://127.0.0.1:\(simulatorPort)/sandbox/verifyReceipt")
-                }
+        var configuration = try CommandConfigurationLoading.load(
+            loader: loader, file: config, base: useDemo ? DemoConfiguration.configuration() : .init()
+        ) { c in
+            if let database { c.databasePath = database }
+            if let host { c.host = host }
+            if let port { c.port = port }
+            if let workers { c.workers = workers }
+            if noWorkers { c.runWorkers = false }
+            if simulator {
+                c.appleEndpoints = VerifyReceiptEndpoints(
+                    production: "http://127.0.0.1:\(simulatorPort)/verifyReceipt",
+                    sandbox: "http://127.0.0.1:\(simulatorPort)/sandbox/verifyReceipt")
             }
-        } catch let failure as ConfigurationLoader.Failure {
-            throw ValidationError(failure.description)
         }
         if useDemo {
             // Keys are never logged, demo ones included: the README lists them.
             logger.warning("using the built-in demo configuration with the demo keys from the README; never in production")
         }
 
-        let store = try SQLiteStore(
-            configuration: {
-                var c = SQLiteStore.Configuration(path: configuration.databasePath)
-                c.synchronousFull = configuration.sqliteSynchronousFull
-                return c
-            }())
-        try store.migrate()
-        let absolute = URL(fileURLWithPath: configuration.databasePath).standardizedFileURL.path
-        logger.info("database ready", metadata: ["sqlite": "\(absolute)"])
-
-        var services: [any Service] = []
+        let backend = try StorageBackend.open(configuration: configuration, logger: logger)
+        var services: [any Service] = backend.services
         if simulator {
             var simConfiguration = SimulatorConfiguration()
             simConfiguration.port = simulatorPort
@@ -74,9 +62,36 @@ struct Serve: AsyncParsableCommand {
                 })
         }
         let httpClient = StorekeeperApplication.makeHTTPClient(configuration: configuration)
-        let app = try await StorekeeperApplication.build(
-            configuration: configuration, store: store, httpClient: httpClient, logger: logger)
-        services.append(app)
+        let signal = WakeSignal()
+        let listener = configuration.runWorkers ? backend.makeWakeListener(signal: signal, logger: logger) : nil
+        let ready = configuration
+        services.append(
+            DeferredService {
+                try await backend.prepare()
+                logger.info("database ready", metadata: ["database": "\(backend.description)"])
+                return try await StorekeeperApplication.build(
+                    configuration: ready, store: backend.store, httpClient: httpClient, logger: logger, signal: signal,
+                    extraServices: listener.map { [$0] } ?? [])
+            })
+        try await CommandConfigurationLoading.runGroup(services, httpClient: httpClient, logger: logger)
+    }
+}
+
+/// What `serve` and `worker` share: configuration errors as usage errors, and a service group
+/// stopped by SIGTERM or SIGINT that closes the HTTP client however it ends.
+enum CommandConfigurationLoading {
+    static func load(
+        loader: ConfigurationLoader = ConfigurationLoader(), file: String?, base: StorekeeperConfiguration = .init(),
+        overrides: (inout StorekeeperConfiguration) -> Void
+    ) throws -> StorekeeperConfiguration {
+        do {
+            return try loader.load(file: file, base: base, overrides: overrides)
+        } catch let failure as ConfigurationLoader.Failure {
+            throw ValidationError(failure.description)
+        }
+    }
+
+    static func runGroup(_ services: [any Service], httpClient: HTTPClient, logger: Logger) async throws {
         let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
         do {
             try await group.run()

@@ -1,0 +1,31 @@
+import Foundation
+
+/// The kind of the job that verifies one receipt with Apple. Every adapter enqueues it.
+public let verifyReceiptJobKind = "verify_receipt"
+
+/// Dates are stored as integer milliseconds since 1970 by every adapter: exact, sortable, and
+/// the same bytes in SQLite and PostgreSQL, so the two backends compare equal in the conformance suite.
+public enum StoredTime {
+    public static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+    public static func ms(_ date: Date?) -> Int64? { date.map(ms) }
+    public static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: Double(ms) / 1000) }
+    public static func date(_ ms: Int64?) -> Date? { ms.map(date) }
+}
+
+/// Small structured columns (statuses, hints, grant summaries, catalog bodies) are JSON text
+/// with sorted keys, so equal values are equal strings in either database.
+public enum StoredJSON {
+    public static func encode<T: Encodable>(_ value: T) -> String {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .millisecondsSince1970
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: (try? encoder.encode(value)) ?? Data("null".utf8), as: UTF8.self)
+    }
+
+    public static func decode<T: Decodable>(_ type: T.Type, _ text: String?) -> T? {
+        guard let text else { return nil }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        return try? decoder.decode(type, from: Data(text.utf8))
+    }
+}

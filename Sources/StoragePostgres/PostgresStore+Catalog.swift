@@ -1,0 +1,59 @@
+import Foundation
+import Logging
+import Persistence
+import PostgresNIO
+import StorekeeperDomain
+
+extension PostgresStore {
+    public func products(appId: String) async throws -> [Product] {
+        try await read { connection in
+            try await connection.rows("SELECT body FROM products WHERE app_id = \(appId) ORDER BY product_id", logger: self.logger)
+                .compactMap { StoredJSON.decode(Product.self, try $0.value("body", as: String.self)) }
+        }
+    }
+
+    public func product(appId: String, productId: String) async throws -> Product? {
+        try await read { connection in
+            let rows = try await connection.rows(
+                "SELECT body FROM products WHERE app_id = \(appId) AND product_id = \(productId)", logger: self.logger)
+            return try rows.first.flatMap { StoredJSON.decode(Product.self, try $0.value("body", as: String.self)) }
+        }
+    }
+
+    public func seedProducts(appId: String, products: [Product], now: Date) async throws {
+        try await transaction { connection in
+            for product in products {
+                try await Self.writeProduct(connection, appId: appId, product: product, now: now, replace: false, logger: self.logger)
+            }
+        }
+    }
+
+    public func upsertProduct(appId: String, product: Product, now: Date) async throws {
+        try await transaction { connection in
+            try await Self.writeProduct(connection, appId: appId, product: product, now: now, replace: true, logger: self.logger)
+        }
+    }
+
+    public func deleteProduct(appId: String, productId: String) async throws -> Bool {
+        try await transaction { connection in
+            try await connection.count(
+                "DELETE FROM products WHERE app_id = \(appId) AND product_id = \(productId) RETURNING 1", logger: self.logger) == 1
+        }
+    }
+
+    static func writeProduct(
+        _ connection: PostgresConnection, appId: String, product: Product, now: Date, replace: Bool, logger: Logger
+    ) async throws {
+        let conflict =
+            replace
+            ? "DO UPDATE SET type = excluded.type, status = excluded.status, body = excluded.body, updated_at = excluded.updated_at"
+            : "DO NOTHING"
+        try await connection.query(
+            """
+            INSERT INTO products (app_id, product_id, type, status, body, updated_at)
+            VALUES (\(appId), \(product.productId), \(product.type.rawValue), \(product.status.rawValue), \(StoredJSON.encode(product)),
+                \(StoredTime.ms(now)))
+            ON CONFLICT (app_id, product_id) \(unescaped: conflict)
+            """, logger: logger)
+    }
+}

@@ -1,0 +1,258 @@
+import AppStoreModels
+import Foundation
+import JobQueue
+import Logging
+import Persistence
+import PostgresNIO
+import StorekeeperDomain
+
+extension PostgresStore {
+    public func completeVerified(
+        _ lease: JobLease, verificationId: String, response: VerifyReceiptResponse, environment: AppStoreEnvironment,
+        report: AttemptReport, request: GrantRequest, now: Date
+    ) async throws -> GrantResult {
+        let logger = self.logger
+        return try await transaction { connection in
+            guard try await Self.lockLease(connection, lease, logger: logger) else { return .leaseLost }
+            guard
+                let appUserId = try await connection.rows(
+                    "SELECT app_user_id FROM verifications WHERE id = \(verificationId)", logger: logger
+                ).first.map({ try $0.value("app_user_id", as: String.self) })
+            else { return .rejected(reason: "verification_missing") }
+
+            // Workers granting receipts that share a purchase queue here, one original
+            // transaction at a time; everything the planner reads is read after the locks.
+            let ids = GrantPlanner.referencedIds(in: response)
+            try await AdvisoryLock.lock(ids.originalIds.map { "original/\(request.appId)/\($0)" }, on: connection, logger: logger)
+            let context = GrantContext(
+                appId: request.appId, bundleId: request.bundleId, appUserId: appUserId, verificationId: verificationId,
+                environment: environment, now: now, catalog: request.catalog, bindingPolicy: request.bindingPolicy,
+                existingTransactions: try await Self.loadTransactions(connection, appId: request.appId, ids: ids.transactionIds, logger: logger),
+                bindings: try await Self.loadBindings(connection, appId: request.appId, originalIds: ids.originalIds, logger: logger),
+                subscriptions: try await Self.loadSubscriptions(connection, appId: request.appId, originalIds: ids.originalIds, logger: logger))
+
+            switch GrantPlanner.plan(response, context: context) {
+            case .reject(let reason):
+                var rejected = report
+                rejected.reason = reason
+                _ = try await Self.finishJob(connection, lease, state: .completed, error: reason, now: now, logger: logger)
+                try await Self.updateVerification(
+                    connection, id: verificationId, state: .invalid, report: rejected, nextAttemptAt: nil, now: now, final: true,
+                    logger: logger)
+                return .rejected(reason: reason)
+            case .grant(let plan):
+                try await Self.apply(plan, appId: request.appId, connection: connection, now: now, logger: logger)
+                guard try await Self.finishJob(connection, lease, state: .completed, error: nil, now: now, logger: logger) else {
+                    // The row lock taken above makes this unreachable; never commit grants without the job.
+                    throw JobStoreError(code: .leaseLost, message: "lease lost inside the grant transaction")
+                }
+                var verified = report
+                verified.reason = nil
+                try await Self.updateVerification(
+                    connection, id: verificationId, state: .verified, report: verified, nextAttemptAt: nil, now: now, final: true,
+                    grant: plan.summary, logger: logger)
+                return .granted(plan.summary)
+            }
+        }
+    }
+
+    static func apply(_ plan: GrantPlan, appId: String, connection: PostgresConnection, now: Date, logger: Logger) async throws {
+        let nowMs = StoredTime.ms(now)
+        for binding in plan.bindings {
+            try await connection.query(
+                """
+                INSERT INTO ownership_bindings (app_id, original_transaction_id, app_user_id, product_id, bound_at)
+                VALUES (\(binding.appId), \(binding.originalTransactionId), \(binding.appUserId), \(binding.productId), \(nowMs))
+                ON CONFLICT (app_id, original_transaction_id) DO UPDATE SET app_user_id = excluded.app_user_id,
+                    bound_at = excluded.bound_at
+                """, logger: logger)
+        }
+        for transfer in plan.transfers {
+            try await connection.query(
+                """
+                UPDATE transactions SET app_user_id = \(transfer.toAppUserId)
+                WHERE app_id = \(appId) AND original_transaction_id = \(transfer.originalTransactionId)
+                """, logger: logger)
+            try await connection.query(
+                """
+                UPDATE subscriptions SET app_user_id = \(transfer.toAppUserId)
+                WHERE app_id = \(appId) AND original_transaction_id = \(transfer.originalTransactionId)
+                """, logger: logger)
+        }
+        for tx in plan.newTransactions {
+            // The primary key (app_id, transaction_id) is the exactly-once guard; DO NOTHING means "already granted".
+            try await connection.query(
+                """
+                INSERT INTO transactions (app_id, transaction_id, app_user_id, original_transaction_id, product_id,
+                    product_type, environment, purchase_date, original_purchase_date, expires_date, cancellation_date,
+                    quantity, credits, ownership_type, verification_id, created_at)
+                VALUES (\(tx.appId), \(tx.transactionId), \(tx.appUserId), \(tx.originalTransactionId), \(tx.productId),
+                    \(tx.productType.rawValue), \(tx.environment), \(StoredTime.ms(tx.purchaseDate)),
+                    \(StoredTime.ms(tx.originalPurchaseDate)), \(StoredTime.ms(tx.expiresDate)), \(StoredTime.ms(tx.cancellationDate)),
+                    \(Int64(tx.quantity)), \(Int64(tx.credits)), \(tx.ownershipType), \(tx.verificationId), \(nowMs))
+                ON CONFLICT (app_id, transaction_id) DO NOTHING
+                """, logger: logger)
+        }
+        for tx in plan.revokedTransactions {
+            try await connection.query(
+                """
+                UPDATE transactions SET cancellation_date = \(StoredTime.ms(tx.cancellationDate))
+                WHERE app_id = \(tx.appId) AND transaction_id = \(tx.transactionId) AND cancellation_date IS NULL
+                """, logger: logger)
+        }
+        for entry in plan.ledger {
+            try await connection.query(
+                """
+                INSERT INTO ledger (app_id, app_user_id, product_id, product_type, transaction_id, original_transaction_id,
+                    environment, purchase_date, event, quantity, price_micros, currency, state, recorded_at)
+                VALUES (\(entry.appId), \(entry.appUserId), \(entry.productId), \(entry.productType.rawValue), \(entry.transactionId),
+                    \(entry.originalTransactionId), \(entry.environment), \(StoredTime.ms(entry.purchaseDate)), \(entry.event.rawValue),
+                    \(Int64(entry.quantity)), \(entry.priceMicros), \(entry.currency), \(entry.state), \(StoredTime.ms(entry.recordedAt)))
+                ON CONFLICT (app_id, transaction_id, event) DO NOTHING
+                """, logger: logger)
+        }
+        for facts in plan.subscriptions {
+            try await connection.query(
+                """
+                INSERT INTO subscriptions (app_id, original_transaction_id, app_user_id, product_id, environment,
+                    latest_transaction_id, expires_date, revoked_at, auto_renew_enabled, auto_renew_product_id,
+                    in_billing_retry, grace_period_expires_date, expiration_intent, updated_at)
+                VALUES (\(facts.appId), \(facts.originalTransactionId), \(facts.appUserId), \(facts.productId), \(facts.environment),
+                    \(facts.latestTransactionId), \(StoredTime.ms(facts.expiresDate)), \(StoredTime.ms(facts.revokedAt)),
+                    \(facts.autoRenewEnabled), \(facts.autoRenewProductId), \(facts.inBillingRetry),
+                    \(StoredTime.ms(facts.gracePeriodExpiresDate)), \(facts.expirationIntent), \(StoredTime.ms(facts.updatedAt)))
+                ON CONFLICT (app_id, original_transaction_id) DO UPDATE SET app_user_id = excluded.app_user_id,
+                    product_id = excluded.product_id, environment = excluded.environment,
+                    latest_transaction_id = excluded.latest_transaction_id, expires_date = excluded.expires_date,
+                    revoked_at = excluded.revoked_at, auto_renew_enabled = excluded.auto_renew_enabled,
+                    auto_renew_product_id = excluded.auto_renew_product_id, in_billing_retry = excluded.in_billing_retry,
+                    grace_period_expires_date = excluded.grace_period_expires_date,
+                    expiration_intent = excluded.expiration_intent, updated_at = excluded.updated_at
+                """, logger: logger)
+        }
+    }
+
+    // MARK: Loading what the planner reads
+
+    static func loadTransactions(
+        _ connection: PostgresConnection, appId: String, ids: [String], logger: Logger
+    ) async throws -> [String: TransactionRecord] {
+        guard !ids.isEmpty else { return [:] }
+        var result: [String: TransactionRecord] = [:]
+        for row in try await connection.rows(
+            "SELECT * FROM transactions WHERE app_id = \(appId) AND transaction_id = ANY(\(ids))", logger: logger)
+        {
+            let tx = try transaction(from: row)
+            result[tx.transactionId] = tx
+        }
+        return result
+    }
+
+    static func loadBindings(
+        _ connection: PostgresConnection, appId: String, originalIds: [String], logger: Logger
+    ) async throws -> [String: OwnershipBinding] {
+        guard !originalIds.isEmpty else { return [:] }
+        var result: [String: OwnershipBinding] = [:]
+        for row in try await connection.rows(
+            "SELECT * FROM ownership_bindings WHERE app_id = \(appId) AND original_transaction_id = ANY(\(originalIds))", logger: logger)
+        {
+            let binding = OwnershipBinding(
+                appId: try row.value("app_id"), originalTransactionId: try row.value("original_transaction_id"),
+                appUserId: try row.value("app_user_id"), productId: try row.value("product_id"))
+            result[binding.originalTransactionId] = binding
+        }
+        return result
+    }
+
+    static func loadSubscriptions(
+        _ connection: PostgresConnection, appId: String, originalIds: [String], logger: Logger
+    ) async throws -> [String: SubscriptionFacts] {
+        guard !originalIds.isEmpty else { return [:] }
+        var result: [String: SubscriptionFacts] = [:]
+        for row in try await connection.rows(
+            "SELECT * FROM subscriptions WHERE app_id = \(appId) AND original_transaction_id = ANY(\(originalIds))", logger: logger)
+        {
+            let facts = try subscription(from: row)
+            result[facts.originalTransactionId] = facts
+        }
+        return result
+    }
+
+    static func transaction(from row: PostgresRandomAccessRow) throws -> TransactionRecord {
+        TransactionRecord(
+            appId: try row.value("app_id"), appUserId: try row.value("app_user_id"), transactionId: try row.value("transaction_id"),
+            originalTransactionId: try row.value("original_transaction_id"), productId: try row.value("product_id"),
+            productType: ProductType(rawValue: try row.value("product_type")), environment: try row.value("environment"),
+            purchaseDate: try row.date("purchase_date"), originalPurchaseDate: try row.optionalDate("original_purchase_date"),
+            expiresDate: try row.optionalDate("expires_date"), cancellationDate: try row.optionalDate("cancellation_date"),
+            quantity: Int(try row.value("quantity", as: Int64.self)), credits: Int(try row.value("credits", as: Int64.self)),
+            ownershipType: try row.value("ownership_type"), verificationId: try row.value("verification_id"))
+    }
+
+    static func subscription(from row: PostgresRandomAccessRow) throws -> SubscriptionFacts {
+        SubscriptionFacts(
+            appId: try row.value("app_id"), originalTransactionId: try row.value("original_transaction_id"),
+            appUserId: try row.value("app_user_id"), productId: try row.value("product_id"), environment: try row.value("environment"),
+            latestTransactionId: try row.value("latest_transaction_id"), expiresDate: try row.optionalDate("expires_date"),
+            revokedAt: try row.optionalDate("revoked_at"), autoRenewEnabled: try row.value("auto_renew_enabled"),
+            autoRenewProductId: try row.value("auto_renew_product_id"), inBillingRetry: try row.value("in_billing_retry"),
+            gracePeriodExpiresDate: try row.optionalDate("grace_period_expires_date"),
+            expirationIntent: try row.value("expiration_intent"), updatedAt: try row.date("updated_at"))
+    }
+
+    // MARK: Subscribers and ledger
+
+    public func transactions(appId: String, appUserId: String) async throws -> [TransactionRecord] {
+        try await read { connection in
+            try await connection.rows(
+                """
+                SELECT * FROM transactions WHERE app_id = \(appId) AND app_user_id = \(appUserId)
+                ORDER BY purchase_date, transaction_id
+                """, logger: self.logger
+            ).map(Self.transaction(from:))
+        }
+    }
+
+    public func subscriptions(appId: String, appUserId: String) async throws -> [SubscriptionFacts] {
+        try await read { connection in
+            try await connection.rows(
+                """
+                SELECT * FROM subscriptions WHERE app_id = \(appId) AND app_user_id = \(appUserId)
+                ORDER BY original_transaction_id
+                """, logger: self.logger
+            ).map(Self.subscription(from:))
+        }
+    }
+
+    public func ledger(_ query: LedgerQuery) async throws -> [LedgerEntry] {
+        try await read { connection in
+            try await connection.rows(
+                """
+                SELECT * FROM ledger WHERE app_id = \(query.appId) AND environment = \(query.environment)
+                  AND purchase_date >= \(StoredTime.ms(query.from)) AND purchase_date < \(StoredTime.ms(query.to))
+                ORDER BY purchase_date, id
+                """, logger: self.logger
+            ).map { row in
+                LedgerEntry(
+                    appId: try row.value("app_id"), appUserId: try row.value("app_user_id"), productId: try row.value("product_id"),
+                    productType: ProductType(rawValue: try row.value("product_type")), transactionId: try row.value("transaction_id"),
+                    originalTransactionId: try row.value("original_transaction_id"), environment: try row.value("environment"),
+                    purchaseDate: try row.date("purchase_date"),
+                    event: LedgerEntry.Event(rawValue: try row.value("event")) ?? .purchase,
+                    quantity: Int(try row.value("quantity", as: Int64.self)),
+                    priceMicros: try row.value("price_micros", as: Int64?.self), currency: try row.value("currency"),
+                    state: try row.value("state"), recordedAt: try row.date("recorded_at"))
+            }
+        }
+    }
+
+    public func countTransactions(appId: String?) async throws -> Int {
+        try await read { connection in
+            let rows = try await connection.rows(
+                "SELECT COUNT(*) AS n FROM transactions WHERE (\(appId)::text IS NULL OR app_id = \(appId))", logger: self.logger)
+            return Int(try rows.first?.value("n", as: Int64.self) ?? 0)
+        }
+    }
+}
+
+extension PostgresStore: StorekeeperStore {}

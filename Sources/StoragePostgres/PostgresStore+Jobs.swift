@@ -1,0 +1,133 @@
+import Foundation
+import JobQueue
+import Logging
+import Persistence
+import PostgresNIO
+
+extension PostgresStore: JobStore {
+    public func leaseJobs(
+        kinds: [String], limit: Int, owner: String, now: Date, leaseDuration: TimeInterval
+    ) async throws -> [JobLease] {
+        guard !kinds.isEmpty, limit > 0 else { return [] }
+        let token = UUID().uuidString
+        let nowMs = StoredTime.ms(now)
+        let expires = now.addingTimeInterval(leaseDuration)
+        let expiresMs = StoredTime.ms(expires)
+        return try await transaction { connection in
+            // Due jobs, and running jobs whose holder let the lease expire (presumed dead): this
+            // statement is also the rescuer. SKIP LOCKED lets many workers lease at once without
+            // waiting on each other or taking the same job; a job whose holder is inside its
+            // completion transaction is row-locked and therefore skipped, never stolen midway.
+            let rows = try await connection.rows(
+                """
+                WITH due AS (
+                    SELECT id FROM jobs
+                    WHERE kind = ANY(\(kinds))
+                      AND ((state = 'available' AND run_at <= \(nowMs)) OR (state = 'running' AND lease_expires_at <= \(nowMs)))
+                    ORDER BY CASE WHEN state = 'available' THEN run_at ELSE lease_expires_at END
+                    LIMIT \(limit)
+                    FOR UPDATE SKIP LOCKED
+                )
+                UPDATE jobs j SET state = 'running', attempt = j.attempt + 1, lease_token = \(token), lease_owner = \(owner),
+                    lease_expires_at = \(expiresMs)
+                FROM due WHERE j.id = due.id
+                RETURNING j.id, j.kind, j.payload, j.attempt, j.created_at
+                """, logger: logger)
+            return try rows.map { row in
+                JobLease(
+                    jobId: try row.value("id"), kind: try row.value("kind"), payload: try row.value("payload"),
+                    attempt: Int(try row.value("attempt", as: Int64.self)), token: token, expiresAt: expires,
+                    createdAt: try row.date("created_at"))
+            }
+        }
+    }
+
+    public func completeJob(_ lease: JobLease, now: Date) async throws -> Bool {
+        try await transaction { connection in
+            try await Self.finishJob(connection, lease, state: .completed, error: nil, now: now, logger: self.logger)
+        }
+    }
+
+    public func retryJob(_ lease: JobLease, at: Date, reason: String, now: Date) async throws -> Bool {
+        try await transaction { connection in
+            try await Self.rescheduleJob(connection, lease, at: at, reason: reason, logger: self.logger)
+        }
+    }
+
+    public func discardJob(_ lease: JobLease, reason: String, now: Date) async throws -> Bool {
+        try await transaction { connection in
+            try await Self.finishJob(connection, lease, state: .discarded, error: reason, now: now, logger: self.logger)
+        }
+    }
+
+    public func nextJobDue() async throws -> Date? {
+        try await read { connection in
+            let rows = try await connection.rows(
+                """
+                SELECT (SELECT MIN(run_at) FROM jobs WHERE state = 'available') AS available,
+                       (SELECT MIN(lease_expires_at) FROM jobs WHERE state = 'running') AS expiring
+                """, logger: self.logger)
+            guard let row = rows.first else { return nil }
+            let times = [try row.value("available", as: Int64?.self), try row.value("expiring", as: Int64?.self)]
+            return times.compactMap { $0 }.min().map(StoredTime.date)
+        }
+    }
+
+    public func jobCounts() async throws -> [JobState: Int] {
+        try await read { connection in
+            var counts: [JobState: Int] = [:]
+            for row in try await connection.rows("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state", logger: self.logger) {
+                if let state = JobState(rawValue: try row.value("state")) { counts[state] = Int(try row.value("n", as: Int64.self)) }
+            }
+            return counts
+        }
+    }
+
+    // MARK: Guarded writes, used inside larger transactions too
+
+    /// Locks the job row when `lease` still holds it. Holding the row lock until commit keeps
+    /// any other worker's leasing statement (SKIP LOCKED) away from it meanwhile.
+    static func lockLease(_ connection: PostgresConnection, _ lease: JobLease, logger: Logger) async throws -> Bool {
+        try await connection.count(
+            "SELECT 1 FROM jobs WHERE id = \(lease.jobId) AND state = 'running' AND lease_token = \(lease.token) FOR UPDATE",
+            logger: logger) == 1
+    }
+
+    static func finishJob(
+        _ connection: PostgresConnection, _ lease: JobLease, state: JobState, error: String?, now: Date, logger: Logger
+    ) async throws -> Bool {
+        try await connection.count(
+            """
+            UPDATE jobs SET state = \(state.rawValue), finalized_at = \(StoredTime.ms(now)), last_error = \(error),
+                lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
+            WHERE id = \(lease.jobId) AND state = 'running' AND lease_token = \(lease.token)
+            RETURNING 1
+            """, logger: logger) == 1
+    }
+
+    static func rescheduleJob(
+        _ connection: PostgresConnection, _ lease: JobLease, at: Date, reason: String, logger: Logger
+    ) async throws -> Bool {
+        try await connection.count(
+            """
+            UPDATE jobs SET state = 'available', run_at = \(StoredTime.ms(at)), last_error = \(reason), lease_token = NULL,
+                lease_owner = NULL, lease_expires_at = NULL
+            WHERE id = \(lease.jobId) AND state = 'running' AND lease_token = \(lease.token)
+            RETURNING 1
+            """, logger: logger) == 1
+    }
+
+    static func holdJob(_ connection: PostgresConnection, _ lease: JobLease, reason: String, logger: Logger) async throws -> Bool {
+        try await connection.count(
+            """
+            UPDATE jobs SET state = 'held', last_error = \(reason), lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
+            WHERE id = \(lease.jobId) AND state = 'running' AND lease_token = \(lease.token)
+            RETURNING 1
+            """, logger: logger) == 1
+    }
+
+    /// Tells listening workers that jobs are due; delivered when the surrounding transaction commits.
+    static func announceJobs(_ connection: PostgresConnection, channel: String, logger: Logger) async throws {
+        try await connection.query("SELECT pg_notify(\(channel), '')", logger: logger)
+    }
+}

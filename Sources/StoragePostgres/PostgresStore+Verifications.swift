@@ -1,0 +1,271 @@
+import Foundation
+import JobQueue
+import Logging
+import Persistence
+import PostgresNIO
+import StorekeeperDomain
+
+extension PostgresStore {
+    public func submitReceipt(_ submission: ReceiptSubmission, now: Date) async throws -> SubmissionResult {
+        try await transaction { connection in
+            // Two API processes receiving the same post at once: the second waits here, then sees
+            // the first one's verification and returns it.
+            try await AdvisoryLock.lock(
+                ["receipt/\(submission.appId)/\(submission.receiptHash)/\(submission.appUserId)"], on: connection, logger: self.logger)
+            let result = try await Self.submit(connection, submission, now: now, logger: self.logger)
+            if result.created { try await Self.announceJobs(connection, channel: self.jobChannel, logger: self.logger) }
+            return result
+        }
+    }
+
+    static func submit(
+        _ connection: PostgresConnection, _ submission: ReceiptSubmission, now: Date, logger: Logger
+    ) async throws -> SubmissionResult {
+        let nowMs = StoredTime.ms(now)
+        try await connection.query(
+            """
+            INSERT INTO receipts (app_id, hash, data, created_at)
+            VALUES (\(submission.appId), \(submission.receiptHash), \(submission.receiptBase64), \(nowMs))
+            ON CONFLICT DO NOTHING
+            """, logger: logger)
+        let latest = try await connection.rows(
+            """
+            SELECT * FROM verifications
+            WHERE app_id = \(submission.appId) AND receipt_hash = \(submission.receiptHash) AND app_user_id = \(submission.appUserId)
+            ORDER BY generation DESC LIMIT 1
+            """, logger: logger
+        ).first
+        var generation: Int64 = 1
+        if let latest {
+            let existing = try verification(from: latest)
+            if !submission.refresh || !existing.state.isFinal {
+                return SubmissionResult(verification: existing, created: false)
+            }
+            generation = try latest.value("generation", as: Int64.self) + 1
+        }
+        let id = UUID().uuidString.lowercased()
+        let jobId = UUID().uuidString.lowercased()
+        try await connection.query(
+            """
+            INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
+            VALUES (\(jobId), \(verifyReceiptJobKind), \(id), 'available', 0, \(nowMs), \(nowMs))
+            """, logger: logger)
+        let hints: String? = submission.hints.isEmpty ? nil : StoredJSON.encode(submission.hints)
+        try await connection.query(
+            """
+            INSERT INTO verifications (id, app_id, app_user_id, receipt_hash, generation, job_id, state, attempts,
+                apple_statuses, hints, created_at, updated_at)
+            VALUES (\(id), \(submission.appId), \(submission.appUserId), \(submission.receiptHash), \(generation), \(jobId),
+                'pending', 0, '[]', \(hints), \(nowMs), \(nowMs))
+            """, logger: logger)
+        let record = VerificationRecord(
+            id: id, appId: submission.appId, appUserId: submission.appUserId, receiptHash: submission.receiptHash,
+            jobId: jobId, state: .pending, reason: nil, attempts: 0, appleStatuses: [], environment: nil,
+            nextAttemptAt: nil, grant: nil, createdAt: StoredTime.date(nowMs), updatedAt: StoredTime.date(nowMs),
+            finalizedAt: nil)
+        return SubmissionResult(verification: record, created: true)
+    }
+
+    public func verification(id: String) async throws -> VerificationRecord? {
+        try await read { connection in
+            try await connection.rows("SELECT * FROM verifications WHERE id = \(id)", logger: self.logger).first.map(Self.verification(from:))
+        }
+    }
+
+    public func verifications(
+        appId: String?, states: [VerificationState], createdBefore: Date?, limit: Int
+    ) async throws -> [VerificationRecord] {
+        try await read { connection in
+            // NULL parameters switch a filter off, so the statement text stays the same.
+            let stateNames: [String]? = states.isEmpty ? nil : states.map(\.rawValue)
+            return try await connection.rows(
+                """
+                SELECT * FROM verifications
+                WHERE (\(appId)::text IS NULL OR app_id = \(appId))
+                  AND (\(stateNames)::text[] IS NULL OR state = ANY(\(stateNames)))
+                  AND (\(StoredTime.ms(createdBefore))::bigint IS NULL OR created_at < \(StoredTime.ms(createdBefore)))
+                ORDER BY created_at, id LIMIT \(limit)
+                """, logger: self.logger
+            ).map(Self.verification(from:))
+        }
+    }
+
+    public func verificationForJob(jobId: String) async throws -> (VerificationRecord, receiptBase64: String)? {
+        try await read { connection in
+            guard
+                let row = try await connection.rows(
+                    """
+                    SELECT v.*, r.data AS receipt_data FROM verifications v
+                    JOIN receipts r ON r.app_id = v.app_id AND r.hash = v.receipt_hash
+                    WHERE v.job_id = \(jobId)
+                    """, logger: self.logger
+                ).first
+            else { return nil }
+            return (try Self.verification(from: row), try row.value("receipt_data", as: String.self))
+        }
+    }
+
+    public func markVerifying(_ lease: JobLease, verificationId: String, now: Date) async throws -> Bool {
+        try await transaction { connection in
+            guard try await Self.lockLease(connection, lease, logger: self.logger) else { return false }
+            try await connection.query(
+                """
+                UPDATE verifications SET state = 'verifying', attempts = \(Int64(lease.attempt)), updated_at = \(StoredTime.ms(now))
+                WHERE id = \(verificationId)
+                """, logger: self.logger)
+            return true
+        }
+    }
+
+    public func finishInvalid(_ lease: JobLease, verificationId: String, report: AttemptReport, now: Date) async throws -> Bool {
+        try await transaction { connection in
+            guard try await Self.finishJob(connection, lease, state: .completed, error: report.reason, now: now, logger: self.logger)
+            else { return false }
+            try await Self.updateVerification(
+                connection, id: verificationId, state: .invalid, report: report, nextAttemptAt: nil, now: now, final: true,
+                logger: self.logger)
+            return true
+        }
+    }
+
+    public func scheduleRetry(
+        _ lease: JobLease, verificationId: String, report: AttemptReport, at: Date, now: Date
+    ) async throws -> Bool {
+        try await transaction { connection in
+            guard try await Self.rescheduleJob(connection, lease, at: at, reason: report.reason ?? "retry", logger: self.logger)
+            else { return false }
+            try await Self.updateVerification(
+                connection, id: verificationId, state: .retryScheduled, report: report, nextAttemptAt: at, now: now, final: false,
+                logger: self.logger)
+            return true
+        }
+    }
+
+    public func holdForConfiguration(
+        _ lease: JobLease, verificationId: String, report: AttemptReport, configurationFingerprint: String, now: Date
+    ) async throws -> Bool {
+        try await transaction { connection in
+            guard try await Self.holdJob(connection, lease, reason: report.reason ?? "configuration_error", logger: self.logger)
+            else { return false }
+            try await Self.updateVerification(
+                connection, id: verificationId, state: .configurationError, report: report, nextAttemptAt: nil, now: now,
+                final: false, logger: self.logger)
+            try await connection.query(
+                "UPDATE verifications SET config_fingerprint = \(configurationFingerprint) WHERE id = \(verificationId)",
+                logger: self.logger)
+            return true
+        }
+    }
+
+    public func requeue(verificationId: String, now: Date) async throws -> Bool {
+        try await transaction { connection in
+            guard
+                let row = try await connection.rows(
+                    """
+                    SELECT j.id, j.state, j.lease_expires_at FROM jobs j JOIN verifications v ON v.job_id = j.id
+                    WHERE v.id = \(verificationId) FOR UPDATE OF j
+                    """, logger: self.logger
+                ).first
+            else { return false }
+            let nowMs = StoredTime.ms(now)
+            if try row.value("state", as: String.self) == JobState.running.rawValue,
+                let expires = try row.value("lease_expires_at", as: Int64?.self), expires > nowMs
+            {
+                return false
+            }
+            let jobId = try row.value("id", as: String.self)
+            try await connection.query(
+                """
+                UPDATE jobs SET state = 'available', run_at = \(nowMs), finalized_at = NULL, lease_token = NULL, lease_owner = NULL,
+                    lease_expires_at = NULL
+                WHERE id = \(jobId)
+                """, logger: self.logger)
+            try await connection.query(
+                """
+                UPDATE verifications SET state = 'pending', next_attempt_at = NULL, finalized_at = NULL, updated_at = \(nowMs)
+                WHERE id = \(verificationId)
+                """, logger: self.logger)
+            try await Self.announceJobs(connection, channel: self.jobChannel, logger: self.logger)
+            return true
+        }
+    }
+
+    public func releaseConfigurationHolds(appId: String, currentFingerprint: String, now: Date) async throws -> Int {
+        try await transaction { connection in
+            let nowMs = StoredTime.ms(now)
+            let released = try await connection.rows(
+                """
+                UPDATE verifications SET state = 'pending', updated_at = \(nowMs)
+                WHERE app_id = \(appId) AND state = 'configuration_error'
+                  AND (config_fingerprint IS NULL OR config_fingerprint <> \(currentFingerprint))
+                RETURNING job_id
+                """, logger: self.logger)
+            let jobIds = try released.map { try $0.value("job_id", as: String.self) }
+            guard !jobIds.isEmpty else { return 0 }
+            try await connection.query(
+                "UPDATE jobs SET state = 'available', run_at = \(nowMs) WHERE state = 'held' AND id = ANY(\(jobIds))",
+                logger: self.logger)
+            try await Self.announceJobs(connection, channel: self.jobChannel, logger: self.logger)
+            return jobIds.count
+        }
+    }
+
+    public func verificationCounts() async throws -> [VerificationState: Int] {
+        try await read { connection in
+            var counts: [VerificationState: Int] = [:]
+            for row in try await connection.rows("SELECT state, COUNT(*) AS n FROM verifications GROUP BY state", logger: self.logger) {
+                if let state = VerificationState(rawValue: try row.value("state")) {
+                    counts[state] = Int(try row.value("n", as: Int64.self))
+                }
+            }
+            return counts
+        }
+    }
+
+    public func countVerifications(states: [VerificationState], createdBefore: Date) async throws -> Int {
+        guard !states.isEmpty else { return 0 }
+        return try await read { connection in
+            let rows = try await connection.rows(
+                """
+                SELECT COUNT(*) AS n FROM verifications
+                WHERE state = ANY(\(states.map(\.rawValue))) AND created_at < \(StoredTime.ms(createdBefore))
+                """, logger: self.logger)
+            return Int(try rows.first?.value("n", as: Int64.self) ?? 0)
+        }
+    }
+
+    // MARK: Helpers
+
+    static func updateVerification(
+        _ connection: PostgresConnection, id: String, state: VerificationState, report: AttemptReport, nextAttemptAt: Date?,
+        now: Date, final: Bool, grant: GrantSummary? = nil, logger: Logger
+    ) async throws {
+        let previous = try await connection.rows(
+            "SELECT apple_statuses FROM verifications WHERE id = \(id) FOR UPDATE", logger: logger
+        ).first.map { try $0.value("apple_statuses", as: String.self) }
+        let statuses = (StoredJSON.decode([Int].self, previous) ?? []) + report.statuses
+        let finalizedAt: Int64? = StoredTime.ms(final ? now : nil)
+        let nextAttemptMs: Int64? = StoredTime.ms(nextAttemptAt)
+        let grantText: String? = grant.map { StoredJSON.encode($0) }
+        try await connection.query(
+            """
+            UPDATE verifications SET state = \(state.rawValue), reason = \(report.reason), apple_statuses = \(StoredJSON.encode(statuses)),
+                environment = COALESCE(\(report.environment), environment), next_attempt_at = \(nextAttemptMs),
+                updated_at = \(StoredTime.ms(now)), finalized_at = \(finalizedAt), grant_summary = COALESCE(\(grantText), grant_summary)
+            WHERE id = \(id)
+            """, logger: logger)
+    }
+
+    static func verification(from row: PostgresRandomAccessRow) throws -> VerificationRecord {
+        VerificationRecord(
+            id: try row.value("id"), appId: try row.value("app_id"), appUserId: try row.value("app_user_id"),
+            receiptHash: try row.value("receipt_hash"), jobId: try row.value("job_id"),
+            state: VerificationState(rawValue: try row.value("state")) ?? .pending, reason: try row.value("reason"),
+            attempts: Int(try row.value("attempts", as: Int64.self)),
+            appleStatuses: StoredJSON.decode([Int].self, try row.value("apple_statuses", as: String.self)) ?? [],
+            environment: try row.value("environment"), nextAttemptAt: try row.optionalDate("next_attempt_at"),
+            grant: StoredJSON.decode(GrantSummary.self, try row.value("grant_summary", as: String?.self)),
+            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
+            finalizedAt: try row.optionalDate("finalized_at"))
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import JobQueue
+import Logging
+import Persistence
+import PostgresNIO
+import ServiceLifecycle
+
+/// The shared storage adapter: any number of API and worker processes on one PostgreSQL
+/// database. Correctness across processes comes from the database alone: leases are taken with
+/// `FOR UPDATE SKIP LOCKED`, every lease-guarded write re-checks the lease token in its own
+/// transaction, and grants serialize per original transaction id with transaction-scoped
+/// advisory locks, so two workers granting receipts that share a purchase never both grant it.
+///
+/// The store is a `Service`: its `run()` runs the connection pool. Queries issued before
+/// `run()` starts wait for it, so a process may prepare (migrate, seed) while the service
+/// group starts.
+public final class PostgresStore: Service, Sendable {
+    public struct Configuration: Sendable {
+        public var host: String = "127.0.0.1"
+        public var port: Int = 5432
+        public var username: String = "postgres"
+        public var password: String?
+        public var database: String = "storekeeper"
+        /// Schema holding Storekeeper's tables; one database can host several isolated stores
+        /// (the test suite gives each test its own).
+        public var schema: String = "storekeeper"
+        /// Connections this process may open. The sum over all processes must stay below the
+        /// server's `max_connections` (docs/DEPLOYMENT.md).
+        public var maximumConnections: Int = 20
+        /// Idle connections above zero are closed after this long.
+        public var idleTimeout: Duration = .seconds(60)
+        /// TLS is off by default: the expected deployment is a private network or loopback.
+        public var requireTLS: Bool = false
+
+        public init() {}
+
+        /// Reads `postgres://user:password@host:port/database?schema=name&max_connections=n`.
+        public init(url text: String) throws {
+            guard let components = URLComponents(string: text), let scheme = components.scheme,
+                scheme == "postgres" || scheme == "postgresql"
+            else { throw PostgresStoreError(code: .invalidURL, message: "not a postgres:// URL") }
+            if let host = components.host, !host.isEmpty { self.host = host }
+            if let port = components.port { self.port = port }
+            if let user = components.user, !user.isEmpty { username = user.removingPercentEncoding ?? user }
+            password = components.password?.removingPercentEncoding
+            let path = components.path.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+            if !path.isEmpty { database = path }
+            for item in components.queryItems ?? [] {
+                switch item.name {
+                case "schema":
+                    guard let value = item.value, Self.isIdentifier(value) else {
+                        throw PostgresStoreError(code: .invalidURL, message: "schema must be a plain identifier ([a-z_][a-z0-9_]*)")
+                    }
+                    schema = value
+                case "max_connections":
+                    guard let value = item.value.flatMap(Int.init), value > 0 else {
+                        throw PostgresStoreError(code: .invalidURL, message: "max_connections must be a positive integer")
+                    }
+                    maximumConnections = value
+                case "sslmode":
+                    requireTLS = item.value == "require"
+                default:
+                    throw PostgresStoreError(code: .invalidURL, message: "unknown URL parameter '\(item.name)'")
+                }
+            }
+        }
+
+        /// True for names safe to splice into SQL unquoted.
+        public static func isIdentifier(_ name: String) -> Bool {
+            guard let first = name.unicodeScalars.first, name.count <= 63 else { return false }
+            let lower = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyz_")
+            let rest = lower.union(CharacterSet(charactersIn: "0123456789"))
+            return lower.contains(first) && name.unicodeScalars.allSatisfy { rest.contains($0) }
+        }
+
+        /// The URL without its password, for logs.
+        public var redactedDescription: String { "postgres://\(username)@\(host):\(port)/\(database)?schema=\(schema)" }
+    }
+
+    let client: PostgresClient
+    let logger: Logger
+    public let configuration: Configuration
+    /// Channel on which enqueues announce new jobs (`LISTEN`/`NOTIFY`), one per schema.
+    let jobChannel: String
+
+    public init(configuration: Configuration, logger: Logger) throws {
+        guard Configuration.isIdentifier(configuration.schema) else {
+            throw PostgresStoreError(code: .invalidURL, message: "schema must be a plain identifier ([a-z_][a-z0-9_]*)")
+        }
+        var pg = PostgresClient.Configuration(
+            host: configuration.host, port: configuration.port, username: configuration.username,
+            password: configuration.password, database: configuration.database,
+            tls: configuration.requireTLS ? .require(.makeClientConfiguration()) : .disable)
+        pg.options.maximumConnections = configuration.maximumConnections
+        pg.options.minimumConnections = 0
+        pg.options.connectionIdleTimeout = configuration.idleTimeout
+        // Every connection resolves table names in this store's schema only.
+        pg.options.additionalStartupParameters = [("search_path", configuration.schema)]
+        self.configuration = configuration
+        self.logger = logger
+        self.jobChannel = "\(configuration.schema)_jobs"
+        client = PostgresClient(configuration: pg, backgroundLogger: logger)
+    }
+
+    /// Runs the connection pool until cancelled or shut down gracefully.
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            await self.client.run()
+        }
+    }
+
+    /// Runs the pool in a task of its own, for tools and tests that do not use a service group.
+    public func runInBackground() -> Task<Void, Never> {
+        Task { await client.run() }
+    }
+
+    // MARK: Transactions
+
+    /// SQLSTATEs after which the whole transaction is safely run again: serialization
+    /// failure, deadlock, and unique violation (a concurrent writer got there first; the rerun
+    /// reads its committed row and takes the "already done" path).
+    static let retryableStates: Set<String> = ["40001", "40P01", "23505"]
+
+    /// Runs `body` in one transaction, retrying it from scratch on the conflicts above.
+    /// `body` must have no effects outside the database.
+    func transaction<T: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await client.withConnection { connection in
+                    try await connection.query("BEGIN", logger: logger)
+                    do {
+                        let value = try await body(connection)
+                        try await connection.query("COMMIT", logger: logger)
+                        return value
+                    } catch {
+                        // A failed ROLLBACK leaves the connection broken; the pool discards it.
+                        _ = try? await connection.query("ROLLBACK", logger: logger)
+                        throw error
+                    }
+                }
+            } catch let error as PSQLError {
+                guard attempt < 8, let state = error.serverInfo?[.sqlState], Self.retryableStates.contains(state) else { throw error }
+                try await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 * attempt))))
+            }
+        }
+    }
+
+    /// Runs one read-only statement outside an explicit transaction.
+    func read<T: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await client.withConnection { connection in try await body(connection) }
+    }
+}
+
+/// Errors of the PostgreSQL adapter itself (configuration, schema); database errors pass through.
+public struct PostgresStoreError: Error, Hashable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public static let invalidURL = Code("invalid_database_url")
+        public static let unknownMigration = Code("unknown_migration")
+        public var description: String { name }
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(code: Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+}
+
+// MARK: Row access
+
+extension PostgresConnection {
+    /// Runs a statement and collects its rows by column name.
+    func rows(_ query: PostgresQuery, logger: Logger) async throws -> [PostgresRandomAccessRow] {
+        try await self.query(query, logger: logger).collect().map { $0.makeRandomAccess() }
+    }
+
+    /// Runs a statement ending in `RETURNING` and says how many rows it touched.
+    func count(_ query: PostgresQuery, logger: Logger) async throws -> Int {
+        try await self.query(query, logger: logger).collect().count
+    }
+}
+
+extension PostgresRandomAccessRow {
+    func value<T: PostgresDecodable>(_ column: String, as type: T.Type = T.self) throws -> T {
+        try self[column].decode(T.self)
+    }
+
+    func date(_ column: String) throws -> Date { StoredTime.date(try value(column, as: Int64.self)) }
+    func optionalDate(_ column: String) throws -> Date? { StoredTime.date(try value(column, as: Int64?.self)) }
+}

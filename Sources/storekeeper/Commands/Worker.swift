@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+import JobQueue
+import Logging
+import ServiceLifecycle
+import StorekeeperServer
+
+struct Worker: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run verification workers only, no HTTP: scale them apart from `serve --no-workers` on one PostgreSQL database.")
+
+    @Option(help: "JSON configuration file (also STOREKEEPER_CONFIG).") var config: String?
+    @Option(help: "postgres://user@host:port/database URL (or an SQLite file shared with a server on this machine).") var database: String?
+    @Option(help: "Verification jobs run at once in this process.") var workers: Int?
+    @Option(help: "trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+
+    func run() async throws {
+        let logger = LogSetup.bootstrap(level: logLevel)
+        let configuration = try CommandConfigurationLoading.load(file: config) { c in
+            if let database { c.databasePath = database }
+            if let workers { c.workers = workers }
+            c.runWorkers = true
+        }
+        let backend = try StorageBackend.open(configuration: configuration, logger: logger)
+        let httpClient = StorekeeperApplication.makeHTTPClient(configuration: configuration)
+        let signal = WakeSignal()
+        var services = backend.services
+        services.append(
+            DeferredService {
+                try await backend.prepare()
+                try await StorekeeperApplication.prepareStorage(configuration: configuration, store: backend.store, logger: logger)
+                logger.info(
+                    "worker ready", metadata: ["database": "\(backend.description)", "concurrency": "\(configuration.workers)"])
+                return try StorekeeperApplication.makeRunner(
+                    configuration: configuration, store: backend.store, httpClient: httpClient, signal: signal, logger: logger)
+            })
+        if let listener = backend.makeWakeListener(signal: signal, logger: logger) { services.append(listener) }
+        try await CommandConfigurationLoading.runGroup(services, httpClient: httpClient, logger: logger)
+    }
+}

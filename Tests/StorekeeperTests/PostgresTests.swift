@@ -1,0 +1,68 @@
+import Foundation
+import JobQueue
+import Logging
+import Persistence
+import StoragePostgres
+import StorekeeperTesting
+import Testing
+
+/// What only the PostgreSQL adapter has: URLs, concurrent migrations, cross-process wake-ups.
+/// The shared storage contract is in StorageConformanceTests, run against both adapters.
+@Suite("postgres adapter")
+struct PostgresTests {
+    @Test("under scripts/test.sh and CI a PostgreSQL server is configured, so its tests never skip silently")
+    func postgresIsConfigured() {
+        #expect(
+            PostgresTestDatabase.url != nil || !PostgresTestDatabase.required,
+            "STOREKEEPER_REQUIRE_POSTGRES=1 but STOREKEEPER_TEST_POSTGRES_URL is not set")
+    }
+
+    @Test("database URLs: parts, parameters, and clear refusals")
+    func urls() throws {
+        let c = try PostgresStore.Configuration(url: "postgres://app:s%40cret@db.internal:6543/payments?schema=sk&max_connections=7")
+        #expect(c.host == "db.internal" && c.port == 6543 && c.username == "app" && c.password == "s@cret")
+        #expect(c.database == "payments" && c.schema == "sk" && c.maximumConnections == 7)
+        #expect(!c.redactedDescription.contains("cret"))
+        let defaults = try PostgresStore.Configuration(url: "postgresql://localhost")
+        #expect(defaults.port == 5432 && defaults.schema == "storekeeper" && defaults.database == "storekeeper")
+        for bad in ["mysql://x", "postgres://h/db?schema=Bad-Name", "postgres://h/db?max_connections=0", "postgres://h/db?pool=3"] {
+            #expect(throws: PostgresStoreError.self, "\(bad)") { try PostgresStore.Configuration(url: bad) }
+        }
+    }
+
+    @Test("many processes migrating one database at once apply each migration once", .enabled(if: PostgresTestDatabase.url != nil))
+    func concurrentMigrations() async throws {
+        let url = try PostgresTestDatabase.freshURL()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 { group.addTask { _ = try await PostgresTestDatabase.makeStore(url: url, maximumConnections: 2) } }
+            try await group.waitForAll()
+        }
+        let store = try await PostgresTestDatabase.makeStore(url: url)
+        #expect(try await store.appliedMigrations() == ["M0001_CreateSchema"])
+    }
+
+    @Test("an enqueue in one process wakes an idle runner in another (LISTEN/NOTIFY)", .enabled(if: PostgresTestDatabase.url != nil))
+    func wakeAcrossProcesses() async throws {
+        let url = try PostgresTestDatabase.freshURL()
+        let workerSide = try await PostgresTestDatabase.makeStore(url: url)
+        let apiSide = try await PostgresTestDatabase.makeStore(url: url)
+        let signal = WakeSignal()
+        let listener = PostgresJobListener(store: workerSide, signal: signal, logger: Logger(label: "test"))
+        let listening = Task { try await listener.run() }
+        defer { listening.cancel() }
+        // The listener wakes once when it starts listening; consume that wake first.
+        await signal.wait(timeout: 30)
+        try await Task.sleep(for: .milliseconds(200))
+        let woke = Task {
+            let clock = ContinuousClock()
+            return await clock.measure { await signal.wait(timeout: 60) }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        _ = try await apiSide.submitReceipt(
+            ReceiptSubmission(appId: "app", appUserId: "u", receiptHash: "h", receiptBase64: "aA==", refresh: false, hints: [:]),
+            now: Date())
+        // Without the notification the wait would last its full 60 s timeout.
+        #expect(await woke.value < .seconds(30))
+        #expect(try await workerSide.jobCounts()[.available] == 1)
+    }
+}
