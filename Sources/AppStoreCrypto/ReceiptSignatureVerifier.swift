@@ -36,14 +36,17 @@ public enum ReceiptSignatureVerdict: Sendable, Hashable {
 /// the roots or intermediates inside the receipt are never trusted by themselves. Validity is
 /// checked at the receipt's creation date (Apple's certificates expire; the receipt does not).
 public struct ReceiptSignatureVerifier: Sendable {
-    public var roots: [Certificate]
+    public let roots: [Certificate]
     /// Require Apple's marker extensions on leaf and intermediate (off only for Xcode's
     /// single-certificate StoreKit test receipts).
-    public var requireAppleMarkers: Bool
+    public let requireAppleMarkers: Bool
+    /// Chains validated before under these roots and policies; nil validates every chain in full.
+    public let chainCache: VerifiedChainCache?
 
-    public init(roots: [Certificate], requireAppleMarkers: Bool = true) {
+    public init(roots: [Certificate], requireAppleMarkers: Bool = true, chainCache: VerifiedChainCache? = VerifiedChainCache()) {
         self.roots = roots
         self.requireAppleMarkers = requireAppleMarkers
+        self.chainCache = chainCache
     }
 
     /// Apple's published roots.
@@ -96,14 +99,20 @@ public struct ReceiptSignatureVerifier: Sendable {
             }
             return failures.isEmpty ? .valid(signerSubject: String(describing: signer.subject)) : .invalid(failures)
         }
+        let others = structure.certificates.filter { $0 != signer }
+        // The signer first, so a receipt carrying the same certificates in another order with
+        // another signer never matches this entry.
+        let cacheKey = chainCache.map { _ in VerifiedChainCache.key([signer] + others) }
+        if let chainCache, let cacheKey, chainCache.contains(cacheKey, at: validationTime) {
+            return failures.isEmpty ? .valid(signerSubject: String(describing: signer.subject)) : .invalid(failures)
+        }
         var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
             RFC5280Policy(fixedExpiryValidationTime: validationTime)
             AppleMarkerPolicy(required: requireAppleMarkers)
         }
-        let others = structure.certificates.filter { $0 != signer }
         switch await verifier.validate(leaf: signer, intermediates: CertificateStore(others)) {
-        case .validCertificate:
-            break
+        case .validCertificate(let path):
+            if let chainCache, let cacheKey { chainCache.insert(cacheKey, validatedPath: Array(path)) }
         case .couldNotValidate(let policyFailures):
             let reasons = policyFailures.map { String(describing: $0.policyFailureReason) }
             failures.append(.untrustedChain(reasons.isEmpty ? ["no chain to a trusted root"] : reasons))

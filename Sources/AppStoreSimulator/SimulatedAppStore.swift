@@ -1,4 +1,5 @@
 import AppStoreModels
+import Crypto
 import Foundation
 import SwiftASN1
 import Synchronization
@@ -9,6 +10,9 @@ public final class SimulatedAppStore: Sendable {
     let state: SimulatorState
     public let pki: SimulatorPKI
     let stats = SimulatorStats()
+    /// Receipts already read, by their bytes' SHA-256: a receipt never changes once signed, and
+    /// reading one costs a CMS chain validation. Bounded; starts over when full.
+    private let readReceipts = Mutex<[Data: DecodedSimulatorReceipt]>([:])
 
     public init(configuration: SimulatorConfiguration) throws {
         state = SimulatorState(configuration: configuration)
@@ -65,13 +69,23 @@ public final class SimulatedAppStore: Sendable {
         guard !cleaned.isEmpty, let bytes = Data(base64Encoded: cleaned) else {
             return VerifyReceiptResponse(status: .malformedReceipt)
         }
+        let digest = Data(SHA256.hash(data: bytes))
         let decoded: DecodedSimulatorReceipt
-        do {
-            decoded = try await ReceiptEncoding.read(Array(bytes), pki: pki, now: now)
-        } catch ReceiptEncoding.ReadError.notSignedBySimulator {
-            return VerifyReceiptResponse(status: .notAuthenticated)
-        } catch {
-            return VerifyReceiptResponse(status: .malformedReceipt)
+        if let known = readReceipts.withLock({ $0[digest] }) {
+            decoded = known
+        } else {
+            do {
+                decoded = try await ReceiptEncoding.read(Array(bytes), pki: pki, now: now)
+            } catch ReceiptEncoding.ReadError.notSignedBySimulator {
+                return VerifyReceiptResponse(status: .notAuthenticated)
+            } catch {
+                return VerifyReceiptResponse(status: .malformedReceipt)
+            }
+            let remembered = decoded
+            readReceipts.withLock { cache in
+                if cache.count >= 100_000 { cache.removeAll(keepingCapacity: true) }
+                cache[digest] = remembered
+            }
         }
         let receiptEnvironment = AppStoreEnvironment(rawValue: decoded.environment)
         if receiptEnvironment == .sandbox, endpoint == .production {

@@ -5,8 +5,9 @@ import Foundation
 import Hummingbird
 import JobQueue
 import Logging
+import Persistence
 import ServiceLifecycle
-import StorageSQLite
+import StoragePostgres
 import StorekeeperDomain
 import StorekeeperServer
 
@@ -17,7 +18,9 @@ public final class LocalStack: Sendable {
     public let configuration: StorekeeperConfiguration
     public let simulatorURL: String
     public let serverURL: String?
-    public let store: SQLiteStore
+    public let store: any StorekeeperStore
+    /// The PostgreSQL connection pool when the stack runs on PostgreSQL; stopped by `stop()`.
+    private let storePool: Task<Void, Never>?
     public let httpClient: HTTPClient
     public let simulator: SimulatorClient
     private let simulatorGroup: ServiceGroup
@@ -85,21 +88,20 @@ public final class LocalStack: Sendable {
         configuration.appleEndpoints = VerifyReceiptEndpoints(
             production: "\(simulatorURL)/verifyReceipt", sandbox: "\(simulatorURL)/sandbox/verifyReceipt")
 
-        let store = try SQLiteStore(
-            configuration: {
-                var c = SQLiteStore.Configuration(path: configuration.databasePath)
-                c.synchronousFull = configuration.sqliteSynchronousFull
-                return c
-            }())
-        try store.migrate()
+        let backend = try StorageBackend.open(configuration: configuration, logger: logger)
+        let storePool = backend.postgres?.runInBackground()
+        try await backend.prepare()
+        let store = backend.store
         let serverHTTPClient = StorekeeperApplication.makeHTTPClient(configuration: configuration)
         var serverGroup: ServiceGroup?
         var serverURL: String?
         if startServer {
             let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+            let signal = WakeSignal()
+            let listener = configuration.runWorkers ? backend.makeWakeListener(signal: signal, logger: logger) : nil
             let app = try await StorekeeperApplication.build(
-                configuration: configuration, store: store, httpClient: serverHTTPClient, logger: logger,
-                onRunning: { port in continuation.yield(port) })
+                configuration: configuration, store: store, httpClient: serverHTTPClient, logger: logger, signal: signal,
+                extraServices: listener.map { [$0] } ?? [], onRunning: { port in continuation.yield(port) })
             let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
             tasks.append(Task { try await group.run() })
             var portIterator = ports.makeAsyncIterator()
@@ -113,14 +115,16 @@ public final class LocalStack: Sendable {
         return LocalStack(
             configuration: configuration, simulatorURL: simulatorURL, serverURL: serverURL, store: store,
             httpClient: httpClient, simulator: SimulatorClient(http: HTTPJSONClient(httpClient: httpClient, baseURL: simulatorURL)),
-            simulatorGroup: simulatorGroup, serverGroup: serverGroup, tasks: tasks, serverHTTPClient: serverHTTPClient)
+            simulatorGroup: simulatorGroup, serverGroup: serverGroup, tasks: tasks, serverHTTPClient: serverHTTPClient,
+            storePool: storePool)
     }
 
     private init(
-        configuration: StorekeeperConfiguration, simulatorURL: String, serverURL: String?, store: SQLiteStore,
+        configuration: StorekeeperConfiguration, simulatorURL: String, serverURL: String?, store: any StorekeeperStore,
         httpClient: HTTPClient, simulator: SimulatorClient, simulatorGroup: ServiceGroup, serverGroup: ServiceGroup?,
-        tasks: [Task<Void, any Error>], serverHTTPClient: HTTPClient
+        tasks: [Task<Void, any Error>], serverHTTPClient: HTTPClient, storePool: Task<Void, Never>?
     ) {
+        self.storePool = storePool
         self.configuration = configuration
         self.simulatorURL = simulatorURL
         self.serverURL = serverURL
@@ -178,5 +182,6 @@ public final class LocalStack: Sendable {
         for task in tasks { _ = try? await task.value }
         try await httpClient.shutdown()
         try await serverHTTPClient.shutdown()
+        storePool?.cancel()
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
+import JobQueue
 import NIOHTTP1
+import Persistence
 import StorageSQLite
 import StorekeeperDomain
 import StorekeeperServer

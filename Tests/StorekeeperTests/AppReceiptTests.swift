@@ -188,6 +188,31 @@ struct AppReceiptTests {
         }
         #expect(failures.description.contains("chain"))
     }
+
+    @Test("the verified-chain cache answers for the same chain only, never for a bad signature or a time outside the chain's validity")
+    func chainCache() async throws {
+        let bytes = try ReceiptVector.all.first { $0.file == "sandbox_weeka_g5_2025_known_device" }!.bytes()
+        let at = try #require(try AppReceiptParser().parse(bytes).creationDate)
+        let cache = VerifiedChainCache()
+        let apple = ReceiptSignatureVerifier(roots: try ReceiptSignatureVerifier.appleRoots(), chainCache: cache)
+        #expect(await apple.verify(bytes, at: at).isValid)
+        #expect(cache.count == 1 && cache.hits == 0)
+        #expect(await apple.verify(bytes, at: at.addingTimeInterval(3600)).isValid)
+        #expect(cache.hits == 1)
+        // The signature is checked on every call: a cached chain does not carry a forged receipt.
+        var signature = bytes
+        signature[signature.count - 40] ^= 0xFF
+        #expect(!(await apple.verify(signature, at: at)).isValid)
+        #expect(cache.hits == 2)
+        // Outside the validated path's validity the cache says nothing and full validation refuses.
+        #expect(!(await apple.verify(bytes, at: Date(timeIntervalSince1970: 0))).isValid)
+        #expect(!(await apple.verify(bytes, at: at.addingTimeInterval(40 * 365 * 86_400))).isValid)
+        #expect(cache.hits == 2)
+        // A chain that failed is never remembered.
+        let noRoots = ReceiptSignatureVerifier(roots: [], chainCache: VerifiedChainCache())
+        #expect(!(await noRoots.verify(bytes, at: at)).isValid)
+        #expect(noRoots.chainCache?.count == 0)
+    }
 }
 
 @Suite("simulator receipts verify offline")

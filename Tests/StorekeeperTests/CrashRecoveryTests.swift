@@ -8,61 +8,6 @@ import StorekeeperServer
 import StorekeeperTesting
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// The real `storekeeper serve` binary as a child process, killable with SIGKILL.
-final class ServerProcess {
-    let process = Process()
-    let logPath: String
-    let baseURL: String
-
-    init(binary: String, configPath: String, logPath: String) async throws {
-        self.logPath = logPath
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        log.seekToEndOfFile()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["serve", "--config", configPath, "--log-level", "info"]
-        process.standardOutput = log
-        process.standardError = log
-        let before = (try? String(contentsOfFile: logPath, encoding: .utf8))?.count ?? 0
-        try process.run()
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            let text = String((try? String(contentsOfFile: logPath, encoding: .utf8))?.dropFirst(before) ?? "")
-            if let line = text.split(separator: "\n").first(where: { $0.contains("storekeeper listening") }),
-                let range = line.range(of: "http://127.0.0.1:")
-            {
-                let port = line[range.upperBound...].prefix { $0.isNumber }
-                baseURL = "http://127.0.0.1:\(port)"
-                return
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        process.terminate()
-        throw ServerProcessError(message: "server did not start; log:\n\((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")")
-    }
-
-    func killNine() {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
-
-    func terminate() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-    }
-}
-
-struct ServerProcessError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
-}
-
 @Suite("crash recovery with the real binary", .serialized)
 struct CrashRecoveryTests {
     @Test("kill -9 mid-verification, twice: after restarts nothing is lost and nothing is granted twice")
@@ -105,14 +50,14 @@ struct CrashRecoveryTests {
             }
         }
 
-        func client(_ server: ServerProcess) -> StorekeeperClient {
+        func client(_ server: ChildProcess) -> StorekeeperClient {
             StorekeeperClient(
                 http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: server.baseURL), apiKey: stack.api.apiKey, adminKey: stack.api.adminKey)
         }
         func verifiedCount() async throws -> Int { try await stack.store.verificationCounts()[.verified] ?? 0 }
 
         // Run 1: post the first half, kill -9 while verifications are in flight.
-        var server = try await ServerProcess(binary: binary, configPath: configPath, logPath: logPath)
+        var server = try await ChildProcess.server(binary: binary, configPath: configPath, logPath: logPath)
         let half = posts.count / 2
         for post in posts.prefix(half) {
             let reply = try await client(server).postReceipt(appUserId: post.user, receipt: post.receipt)
@@ -124,7 +69,7 @@ struct CrashRecoveryTests {
         #expect((afterFirstKill[.verified] ?? 0) < half, "the kill must land mid-run: \(afterFirstKill)")
 
         // Run 2: restart on the same database, post the rest, kill again mid-run.
-        server = try await ServerProcess(binary: binary, configPath: configPath, logPath: logPath)
+        server = try await ChildProcess.server(binary: binary, configPath: configPath, logPath: logPath)
         for post in posts.suffix(from: half) {
             let reply = try await client(server).postReceipt(appUserId: post.user, receipt: post.receipt)
             #expect([200, 202].contains(reply.status))
@@ -134,7 +79,7 @@ struct CrashRecoveryTests {
         server.killNine()
 
         // Run 3: restart and let everything finish (expired leases are taken up again).
-        server = try await ServerProcess(binary: binary, configPath: configPath, logPath: logPath)
+        server = try await ChildProcess.server(binary: binary, configPath: configPath, logPath: logPath)
         let deadline = Date().addingTimeInterval(90)
         let distinct = Set(posts.map { "\($0.user)|\($0.receipt)" }).count
         while Date() < deadline, try await verifiedCount() < distinct { try await Task.sleep(for: .milliseconds(100)) }

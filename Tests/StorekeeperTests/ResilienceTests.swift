@@ -1,6 +1,8 @@
 import AppStoreSimulator
 import Foundation
+import JobQueue
 import NIOHTTP1
+import Persistence
 import StorageSQLite
 import StorekeeperDomain
 import StorekeeperServer

@@ -4,7 +4,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import NIOHTTP1
-import StorageSQLite
+import Persistence
 import StorekeeperDomain
 import StorekeeperServer
 import StorekeeperTesting
@@ -16,7 +16,7 @@ import X509
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Benchmarks: receipt ingest (POST /v1/receipts) and end-to-end verification.",
-        subcommands: [Ingest.self, EndToEnd.self, Receipts.self])
+        subcommands: [Ingest.self, EndToEnd.self, ScaleOut.self, Receipts.self])
 
     struct Receipts: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -75,9 +75,10 @@ struct Bench: AsyncParsableCommand {
         @Option(help: "Receipts to post (after a warm-up of 10%).") var receipts = 20_000
         @Option(help: "Concurrent HTTP clients.") var concurrency = 32
         @Flag(help: "SQLite synchronous=FULL (fsync each commit) instead of NORMAL.") var fullSync = false
+        @Option(help: "postgres:// URL to measure PostgreSQL instead of SQLite (a fresh schema per run).") var database: String?
 
         func run() async throws {
-            var configuration = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath())
+            var configuration = LocalStack.testConfiguration(databasePath: benchDatabase(database))
             configuration.runWorkers = false
             configuration.sqliteSynchronousFull = fullSync
             let stack = try await LocalStack.start(configuration: configuration)
@@ -97,30 +98,12 @@ struct Bench: AsyncParsableCommand {
             report(
                 "ingest", count: receipts, elapsed: elapsed, latencies: latencies,
                 extra:
-                    "concurrency \(concurrency), simulator receipts of \(payloads[0].count) base64 chars, sqlite synchronous=\(fullSync ? "FULL" : "NORMAL")"
+                    "concurrency \(concurrency), simulator receipts of \(payloads[0].count) base64 chars, \(database == nil ? "sqlite synchronous=\(fullSync ? "FULL" : "NORMAL")" : "postgresql")"
             )
         }
 
         func post(_ api: StorekeeperClient, _ payloads: [String], concurrency: Int) async throws -> [Double] {
-            try await withThrowingTaskGroup(of: [Double].self) { group in
-                let perWorker = (payloads.count + concurrency - 1) / concurrency
-                for worker in 0..<concurrency {
-                    let slice = Array(payloads.dropFirst(worker * perWorker).prefix(perWorker))
-                    group.addTask {
-                        var latencies: [Double] = []
-                        for (i, receipt) in slice.enumerated() {
-                            let t = ContinuousClock.now
-                            let reply = try await api.postReceipt(appUserId: "bench-\(worker)-\(i)", receipt: receipt)
-                            latencies.append(seconds(t.duration(to: .now)))
-                            guard reply.status == 202 else { throw ValidationError("POST answered \(reply.status): \(reply.text)") }
-                        }
-                        return latencies
-                    }
-                }
-                var all: [Double] = []
-                for try await part in group { all += part }
-                return all
-            }
+            try await postAll(api, payloads, concurrency: concurrency, prefix: "bench")
         }
     }
 
@@ -133,11 +116,12 @@ struct Bench: AsyncParsableCommand {
         @Option(help: "Concurrent HTTP clients posting receipts.") var concurrency = 32
         @Option(help: "Receipt environment: production (one Apple call) or sandbox (21007, then a second call).")
         var environment = "production"
+        @Option(help: "postgres:// URL to measure PostgreSQL instead of SQLite (a fresh schema per run).") var database: String?
 
         func run() async throws {
             let bounds = latency.split(separator: "-").compactMap { Int($0) }
             guard let low = bounds.first else { throw ValidationError("latency: MIN-MAX in ms") }
-            var configuration = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath())
+            var configuration = LocalStack.testConfiguration(databasePath: benchDatabase(database))
             configuration.workers = workers
             configuration.attemptTimeoutSeconds = 20
             configuration.leaseSeconds = 120
@@ -151,48 +135,138 @@ struct Bench: AsyncParsableCommand {
             simulator.faults.latencyMaxMs = bounds.last ?? low
             try await stack.simulator.setFaults(simulator.faults)
 
-            let api = stack.api
             let started = ContinuousClock.now
-            let latencies: [Double] = try await withThrowingTaskGroup(of: [Double].self) { group in
-                let per = (purchases.count + concurrency - 1) / concurrency
-                for worker in 0..<concurrency {
-                    let slice = Array(purchases.dropFirst(worker * per).prefix(per))
-                    group.addTask {
-                        var out: [Double] = []
-                        for (i, receipt) in slice.enumerated() {
-                            let t = ContinuousClock.now
-                            let reply = try await api.postReceipt(appUserId: "e2e-\(worker)-\(i)", receipt: receipt)
-                            out.append(seconds(t.duration(to: .now)))
-                            guard reply.status == 202 else { throw ValidationError("POST answered \(reply.status)") }
-                        }
-                        return out
-                    }
-                }
-                var all: [Double] = []
-                for try await part in group { all += part }
-                return all
-            }
+            let latencies = try await postAll(stack.api, purchases, concurrency: concurrency, prefix: "e2e")
             let posted = started.duration(to: .now)
-            var lastPrint = ContinuousClock.now
-            while true {
-                let counts = try await stack.store.verificationCounts()
-                if (counts[.verified] ?? 0) + (counts[.invalid] ?? 0) >= purchases.count { break }
-                if lastPrint.duration(to: .now) > .seconds(1) {
-                    lastPrint = .now
-                    let states = counts.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue)=\($0.value)" }
-                    FileHandle.standardError.write(Data("[\(format(seconds(started.duration(to: .now))))s] \(states.joined(separator: " "))\n".utf8))
-                }
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            _ = try await waitUntilFinal(stack.store, total: purchases.count, since: started)
             let elapsed = started.duration(to: .now)
             let counts = try await stack.store.verificationCounts()
             let granted = try await stack.store.countTransactions(appId: app.id)
             try await stack.stop()
             report("post during e2e", count: purchases.count, elapsed: posted, latencies: latencies, extra: "")
             print(
-                "e2e: \(purchases.count) receipts verified in \(format(seconds(elapsed))) s = \(format(Double(purchases.count) / seconds(elapsed))) verifications/s; latency \(latency) ms, \(environment) receipts, workers \(workers); verified \(counts[.verified] ?? 0), invalid \(counts[.invalid] ?? 0), transactions granted \(granted)"
+                "e2e: \(purchases.count) receipts verified in \(format(seconds(elapsed))) s = \(format(Double(purchases.count) / seconds(elapsed))) verifications/s; latency \(latency) ms, \(environment) receipts, workers \(workers), \(database == nil ? "sqlite" : "postgresql"); verified \(counts[.verified] ?? 0), invalid \(counts[.invalid] ?? 0), transactions granted \(granted)"
             )
         }
+    }
+}
+
+extension Bench {
+    struct ScaleOut: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "scale",
+            abstract: "Verifications per second with N `storekeeper worker` processes on one PostgreSQL database (API and simulator in this process)."
+        )
+        @Option(help: "postgres:// URL (a fresh schema per run).") var database: String
+        @Option(help: "Worker processes to start.") var workerProcesses = 1
+        @Option(help: "Verification jobs in flight per worker process.") var workersPerProcess = 500
+        @Option(help: "Purchases (one receipt each) to verify.") var receipts = 5_000
+        @Option(help: "Simulator latency in ms, MIN-MAX.") var latency = "3000-6000"
+        @Option(help: "Concurrent HTTP clients posting receipts.") var concurrency = 32
+
+        func run() async throws {
+            let bounds = latency.split(separator: "-").compactMap { Int($0) }
+            guard let low = bounds.first else { throw ValidationError("latency: MIN-MAX in ms") }
+            var configuration = LocalStack.testConfiguration(databasePath: benchDatabase(database))
+            configuration.runWorkers = false
+            configuration.workers = workersPerProcess
+            configuration.attemptTimeoutSeconds = 20
+            configuration.leaseSeconds = 120
+            var simulator = LocalStack.simulatorConfiguration(for: configuration, secondsPerMonth: 86_400)
+            let stack = try await LocalStack.start(configuration: configuration, simulator: simulator)
+            let app = configuration.apps[0]
+            let purchases = try await buyConsumables(
+                stack, count: receipts, bundleId: app.bundleId, environment: "production", concurrency: concurrency)
+            simulator.faults.latencyMinMs = low
+            simulator.faults.latencyMaxMs = bounds.last ?? low
+            try await stack.simulator.setFaults(simulator.faults)
+
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-bench-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let configPath = directory.appendingPathComponent("config.json").path
+            try JSONEncoder().encode(stack.configuration).write(to: URL(fileURLWithPath: configPath))
+            var workers: [Process] = []
+            for index in 0..<workerProcesses {
+                let logPath = directory.appendingPathComponent("worker-\(index).log").path
+                _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+                process.arguments = ["worker", "--config", configPath, "--log-level", "info"]
+                let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+                process.standardOutput = log
+                process.standardError = log
+                try process.run()
+                workers.append(process)
+                while !((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "").contains("worker ready") {
+                    guard process.isRunning else { throw ValidationError("worker \(index) exited; see \(logPath)") }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
+            let started = ContinuousClock.now
+            _ = try await postAll(stack.api, purchases, concurrency: concurrency, prefix: "scale")
+            let counts = try await waitUntilFinal(stack.store, total: purchases.count, since: started)
+            let elapsed = started.duration(to: .now)
+            for process in workers {
+                process.terminate()
+                process.waitUntilExit()
+            }
+            let granted = try await stack.store.countTransactions(appId: app.id)
+            try await stack.stop()
+            print(
+                "scale: \(workerProcesses) worker process(es) × \(workersPerProcess) in flight: \(purchases.count) receipts verified in \(format(seconds(elapsed))) s = \(format(Double(purchases.count) / seconds(elapsed))) verifications/s; latency \(latency) ms; verified \(counts[.verified] ?? 0), transactions granted \(granted)"
+            )
+        }
+    }
+}
+
+/// An SQLite file in a new temporary directory, or the given PostgreSQL URL with a fresh schema
+/// (unless the URL names one), so each run starts empty.
+func benchDatabase(_ url: String?) -> String {
+    guard let url else { return LocalStack.temporaryDatabasePath() }
+    if url.contains("schema=") { return url }
+    let schema = "bench_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12))"
+    return url + (url.contains("?") ? "&" : "?") + "schema=\(schema)"
+}
+
+/// Polls until every verification is final, printing progress each second; returns the counts.
+func waitUntilFinal(
+    _ store: any StorekeeperStore, total: Int, since started: ContinuousClock.Instant
+) async throws
+    -> [VerificationState: Int]
+{
+    var lastPrint = ContinuousClock.now
+    while true {
+        let counts = try await store.verificationCounts()
+        if (counts[.verified] ?? 0) + (counts[.invalid] ?? 0) >= total { return counts }
+        if lastPrint.duration(to: .now) > .seconds(1) {
+            lastPrint = .now
+            let states = counts.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue)=\($0.value)" }
+            FileHandle.standardError.write(Data("[\(format(seconds(started.duration(to: .now))))s] \(states.joined(separator: " "))\n".utf8))
+        }
+        try await Task.sleep(for: .milliseconds(100))
+    }
+}
+
+/// Posts every receipt with `concurrency` clients (user ids `prefix-lane-i`); returns each POST's latency.
+func postAll(_ api: StorekeeperClient, _ receipts: [String], concurrency: Int, prefix: String) async throws -> [Double] {
+    try await withThrowingTaskGroup(of: [Double].self) { group in
+        let per = (receipts.count + concurrency - 1) / concurrency
+        for lane in 0..<concurrency {
+            let slice = Array(receipts.dropFirst(lane * per).prefix(per))
+            group.addTask {
+                var out: [Double] = []
+                for (i, receipt) in slice.enumerated() {
+                    let t = ContinuousClock.now
+                    let reply = try await api.postReceipt(appUserId: "\(prefix)-\(lane)-\(i)", receipt: receipt)
+                    out.append(seconds(t.duration(to: .now)))
+                    guard reply.status == 202 else { throw ValidationError("POST answered \(reply.status): \(reply.text)") }
+                }
+                return out
+            }
+        }
+        var all: [Double] = []
+        for try await part in group { all += part }
+        return all
     }
 }
 

@@ -1,0 +1,74 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real `storekeeper` process (`serve` or `worker`), killable with SIGKILL. Its output goes
+/// to a log file that it appends to across restarts, read to learn when it is ready.
+final class ChildProcess {
+    let process = Process()
+    let logPath: String
+    /// The HTTP address, for processes that serve HTTP.
+    private(set) var baseURL = ""
+
+    /// Starts `binary arguments…` and waits until its log shows `readyMarker` (for `serve`,
+    /// "storekeeper listening", whose line carries the port).
+    init(binary: String, arguments: [String], logPath: String, readyMarker: String) async throws {
+        self.logPath = logPath
+        if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        log.seekToEndOfFile()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.standardOutput = log
+        process.standardError = log
+        let before = (try? String(contentsOfFile: logPath, encoding: .utf8))?.count ?? 0
+        try process.run()
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let text = String((try? String(contentsOfFile: logPath, encoding: .utf8))?.dropFirst(before) ?? "")
+            if let line = text.split(separator: "\n").first(where: { $0.contains(readyMarker) }) {
+                if let range = line.range(of: "http://127.0.0.1:") {
+                    baseURL = "http://127.0.0.1:\(line[range.upperBound...].prefix { $0.isNumber })"
+                }
+                return
+            }
+            if !process.isRunning { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        terminate()
+        throw ChildProcessError(message: "process did not become ready; log:\n\((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")")
+    }
+
+    /// `storekeeper serve --config <file>` and extra arguments.
+    static func server(binary: String, configPath: String, logPath: String, extra: [String] = []) async throws -> ChildProcess {
+        try await ChildProcess(
+            binary: binary, arguments: ["serve", "--config", configPath, "--log-level", "info"] + extra, logPath: logPath,
+            readyMarker: "storekeeper listening")
+    }
+
+    /// `storekeeper worker --config <file>`.
+    static func worker(binary: String, configPath: String, logPath: String) async throws -> ChildProcess {
+        try await ChildProcess(
+            binary: binary, arguments: ["worker", "--config", configPath, "--log-level", "info"], logPath: logPath,
+            readyMarker: "worker ready")
+    }
+
+    func killNine() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    func terminate() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+}
+
+struct ChildProcessError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}

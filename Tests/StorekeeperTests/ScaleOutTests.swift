@@ -1,0 +1,215 @@
+import AppStoreSimulator
+import Foundation
+import JobQueue
+import NIOHTTP1
+import Persistence
+import StorekeeperDomain
+import StorekeeperServer
+import StorekeeperTesting
+import Testing
+
+/// Several real `storekeeper` processes on one PostgreSQL database: API servers without
+/// workers, and worker processes without HTTP, some of them killed with SIGKILL mid-run.
+@Suite("scale-out on PostgreSQL with real processes", .serialized, .enabled(if: PostgresTestDatabase.url != nil))
+struct ScaleOutTests {
+    /// A fresh schema, the simulator in this process, and the child processes' configuration file.
+    func prepare(
+        name: String, workers: Int, attemptTimeout: Double, lease: Double, latency: ClosedRange<Int>
+    ) async throws -> (stack: LocalStack, simulator: SimulatorConfiguration, configPath: String, directory: URL, binary: String) {
+        let binary = try #require(TestPaths.storekeeperBinary(), "build the executable first: swift build")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-\(name)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var configuration = LocalStack.testConfiguration(databasePath: try PostgresTestDatabase.freshURL(prefix: name))
+        configuration.workers = workers
+        configuration.attemptTimeoutSeconds = attemptTimeout
+        configuration.leaseSeconds = lease
+        configuration.retry = RetryPolicy(base: 0.5, cap: 3, jitter: 0.3)
+        // No renewals during the run: what was sold is fixed once the purchases are made.
+        var simulator = LocalStack.simulatorConfiguration(for: configuration, secondsPerMonth: 86_400)
+        simulator.faults = .none
+        let stack = try await LocalStack.start(configuration: configuration, simulator: simulator, startServer: false)
+        simulator.faults.latencyMinMs = latency.lowerBound
+        simulator.faults.latencyMaxMs = latency.upperBound
+        var child = stack.configuration
+        child.port = 0
+        let configPath = directory.appendingPathComponent("config.json").path
+        try JSONEncoder().encode(child).write(to: URL(fileURLWithPath: configPath))
+        return (stack, simulator, configPath, directory, binary)
+    }
+
+    func client(_ stack: LocalStack, _ url: String) -> StorekeeperClient {
+        StorekeeperClient(http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: url), apiKey: stack.api.apiKey, adminKey: stack.api.adminKey)
+    }
+
+    /// Checks the books: each transaction the simulator sold is granted once, and the ledger's
+    /// purchases and their sum match the simulator's own record.
+    func expectBooksBalance(_ stack: LocalStack) async throws {
+        let sold = try await stack.simulator.soldTransactions()
+        #expect(try await stack.store.countTransactions(appId: "demo") == sold.count, "each sold transaction granted exactly once")
+        var purchases = 0
+        var micros: Int64 = 0
+        var ids = Set<String>()
+        for environment in ["production", "sandbox"] {
+            let entries = try await stack.store.ledger(LedgerQuery(appId: "demo", environment: environment, from: .distantPast, to: .distantFuture))
+            for entry in entries where entry.event == .purchase {
+                purchases += 1
+                micros += entry.priceMicros ?? 0
+                ids.insert(entry.transactionId)
+            }
+        }
+        let soldMicros = sold.compactMap { ($0["priceMicros"] as? NSNumber)?.int64Value }.reduce(0, +)
+        #expect(purchases == sold.count && ids.count == sold.count, "one ledger purchase per sold transaction")
+        #expect(micros == soldMicros, "ledger sums match what the simulator sold")
+    }
+
+    @Test("2 API + 2 worker processes, 3-6 s Apple with faults, ≥5,000 receipts, a worker SIGKILLed and restarted")
+    func twoServersTwoWorkers() async throws {
+        let (stack, simulator, configPath, directory, binary) = try await prepare(
+            name: "scale", workers: 300, attemptTimeout: 10, lease: 31, latency: 3000...6000)
+        // What 2,500 users buy: one product each, then 100 coins, so each has two receipts (the
+        // second repeats the first purchase). Two thirds buy in production, a third in the sandbox
+        // (whose receipts need two Apple calls: 21007, then the sandbox).
+        let products = ["com.example.coins100", "com.example.removeads", "com.example.pro.monthly", "com.example.season.pass"]
+        let users = 2_500
+        let bought = try await withThrowingTaskGroup(of: [(String, String, String)].self) { group in
+            for lane in 0..<32 {
+                group.addTask {
+                    var out: [(String, String, String)] = []
+                    for i in stride(from: lane, to: users, by: 32) {
+                        let device = try await stack.simulator.createDevice(
+                            bundleId: DemoConfiguration.bundleId, environment: i % 3 == 0 ? "sandbox" : "production")
+                        let first = try await stack.simulator.purchase(device: device, productId: products[i % products.count])
+                        let second = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+                        out.append(("user-\(i)", first.receipt, second.receipt))
+                    }
+                    return out
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        var posts: [(user: String, receipt: String)] = bought.flatMap { [($0.0, $0.1), ($0.0, $0.2)] }
+        posts += bought.prefix(500).map { ($0.0, $0.1) }  // the same user posts an old receipt again
+        posts += bought.suffix(200).map { ("mallory-\($0.0)", $0.1) }  // another user replays someone's receipt
+        posts.shuffle()
+        let distinct = Set(posts.map { "\($0.user)|\($0.receipt)" }).count
+        #expect(distinct >= 5_000)
+        try await stack.simulator.setFaults(
+            {
+                var f = simulator.faults
+                f.http503Rate = 0.02
+                f.http500Rate = 0.01
+                f.http429Rate = 0.01
+                f.status21005Rate = 0.02
+                return f
+            }())
+
+        let log = { (name: String) in directory.appendingPathComponent("\(name).log").path }
+        let apis = [
+            try await ChildProcess.server(binary: binary, configPath: configPath, logPath: log("api-1"), extra: ["--no-workers"]),
+            try await ChildProcess.server(binary: binary, configPath: configPath, logPath: log("api-2"), extra: ["--no-workers"]),
+        ]
+        var workers = [
+            try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: log("worker-1")),
+            try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: log("worker-2")),
+        ]
+        defer { (apis + workers).forEach { $0.terminate() } }
+
+        // Post everything through both API processes while the workers verify.
+        let apiURLs = apis.map(\.baseURL)
+        let toPost = posts
+        let posting = Task {
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for lane in 0..<48 {
+                    group.addTask {
+                        var unexpected = 0
+                        for index in stride(from: lane, to: toPost.count, by: 48) {
+                            let api = client(stack, apiURLs[index % 2])
+                            let reply = try await api.postReceipt(appUserId: toPost[index].user, receipt: toPost[index].receipt)
+                            if ![200, 202].contains(reply.status) { unexpected += 1 }
+                        }
+                        return unexpected
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+        }
+
+        // Kill one worker with SIGKILL once verifications are flowing, then start it again.
+        func verified() async throws -> Int { try await stack.store.verificationCounts()[.verified] ?? 0 }
+        while try await verified() < 1_000 { try await Task.sleep(for: .milliseconds(50)) }
+        let inFlightAtKill = try await stack.store.verificationCounts()[.verifying] ?? 0
+        workers[0].killNine()
+        try await Task.sleep(for: .seconds(1))
+        workers[0] = try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: log("worker-1"))
+        #expect(try await posting.value == 0, "every post answered 200 or 202")
+
+        let deadline = Date().addingTimeInterval(420)
+        var counts: [VerificationState: Int] = [:]
+        while Date() < deadline {
+            counts = try await stack.store.verificationCounts()
+            if (counts[.verified] ?? 0) + (counts[.invalid] ?? 0) == distinct { break }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        #expect(inFlightAtKill > 0, "the kill landed while verifications were in flight")
+        #expect(counts.values.reduce(0, +) == distinct, "one verification per distinct receipt and user: \(counts)")
+        #expect(counts[.verified] == distinct, "every receipt verified in the end: \(counts)")
+        try await expectBooksBalance(stack)
+        let all = try await stack.store.verifications(appId: "demo", states: [], createdBefore: nil, limit: 100_000)
+        #expect(all.contains { $0.attempts > 1 }, "faults and the kill made some verifications run again")
+        for api in apis { #expect(try await client(stack, api.baseURL).http.send(.GET, "/healthz").status == 200) }
+        try await stack.stop()
+    }
+
+    @Test("a worker killed while holding leases: its jobs are leased again after expiry and complete once")
+    func leasesOfKilledWorker() async throws {
+        let lease = 13.0
+        var (stack, simulator, configPath, directory, binary) = try await prepare(
+            name: "rescue", workers: 100, attemptTimeout: 4, lease: lease, latency: 2000...3000)
+        simulator.faults.latencyMinMs = 0
+        var receipts: [String] = []
+        for i in 0..<40 {
+            let device = try await stack.simulator.createDevice(bundleId: DemoConfiguration.bundleId, environment: "production")
+            receipts.append(
+                try await stack.simulator.purchase(device: device, productId: i % 2 == 0 ? "com.example.coins100" : "com.example.removeads").receipt)
+        }
+        try await stack.simulator.setFaults(
+            {
+                var f = FaultConfiguration.none
+                f.latencyMinMs = 2000
+                f.latencyMaxMs = 3000
+                return f
+            }())
+        let api = try await ChildProcess.server(
+            binary: binary, configPath: configPath, logPath: directory.appendingPathComponent("api.log").path, extra: ["--no-workers"])
+        defer { api.terminate() }
+        let postedAt = Date()
+        for (i, receipt) in receipts.enumerated() {
+            #expect(try await client(stack, api.baseURL).postReceipt(appUserId: "user-\(i)", receipt: receipt).status == 202)
+        }
+        let workerLog = directory.appendingPathComponent("worker.log").path
+        let doomed = try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: workerLog)
+        // Every job leased by this worker and waiting on Apple (2-3 s): kill it now.
+        let leaseDeadline = Date().addingTimeInterval(30)
+        while Date() < leaseDeadline, try await stack.store.verificationCounts()[.verifying] != 40 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        doomed.killNine()
+        let leasedBefore = Date()
+        #expect(try await stack.store.verificationCounts()[.verifying] == 40, "all 40 leased by the killed worker")
+        let successor = try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: workerLog)
+        defer { successor.terminate() }
+
+        let deadline = Date().addingTimeInterval(90)
+        while Date() < deadline, (try await stack.store.verificationCounts()[.verified] ?? 0) < 40 {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let done = try await stack.store.verifications(appId: "demo", states: [], createdBefore: nil, limit: 100)
+        #expect(done.count == 40 && done.allSatisfy { $0.state == .verified }, "\(done.map(\.state))")
+        // Leased once by the dead worker, once more by its successor, and only after expiry.
+        #expect(done.allSatisfy { $0.attempts == 2 }, "\(done.map(\.attempts))")
+        #expect(done.allSatisfy { ($0.finalizedAt ?? .distantPast) >= postedAt.addingTimeInterval(lease) })
+        #expect(leasedBefore < postedAt.addingTimeInterval(lease), "the kill came before any lease could expire")
+        try await expectBooksBalance(stack)
+        try await stack.stop()
+    }
+}
