@@ -155,7 +155,7 @@ let package = Package(
             name: "storekeeper",
             dependencies: [
                 "StorekeeperServer", "AppStoreSimulator", "StorekeeperTesting", "StorageSQLite", "StoragePostgres", "Persistence",
-                "StorekeeperDomain", "AppStoreClient", "JobQueue", "AppStoreCrypto",
+                "StorekeeperDomain", "AppStoreClient", "JobQueue", "AppStoreCrypto", "AppStoreModels",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -172,6 +172,16 @@ let package = Package(
 
         /// libFuzzer target for the receipt parser (docs/FUZZING.md).
         .executableTarget(name: "ReceiptFuzzer", dependencies: ["AppStoreCrypto"], swiftSettings: swiftSettings),
+
+        /// libFuzzer target for the JWS reader and the signed-payload decoders (docs/FUZZING.md).
+        .executableTarget(
+            name: "SignedDataFuzzer",
+            dependencies: [
+                "AppStoreCrypto", "AppStoreModels", .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: - Tests
 

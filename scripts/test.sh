@@ -8,6 +8,8 @@ swift build --build-tests
 # PostgreSQL: the suite runs every storage test against it too. Point STOREKEEPER_TEST_POSTGRES_URL at
 # an existing server (a database the tests may create schemas in), or a throwaway cluster is started here.
 if [ -z "${STOREKEEPER_TEST_POSTGRES_URL:-}" ]; then
+  STOREKEEPER_PG_STATE=$(mktemp)
+  export STOREKEEPER_PG_STATE
   STOREKEEPER_TEST_POSTGRES_URL=$(./scripts/postgres.sh start)
   export STOREKEEPER_TEST_POSTGRES_URL
   trap './scripts/postgres.sh stop' EXIT

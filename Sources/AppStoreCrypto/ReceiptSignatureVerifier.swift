@@ -69,11 +69,12 @@ public struct ReceiptSignatureVerifier: Sendable {
             return .invalid([.badSignature("malformed SignedData: \(error)")])
         }
         guard
-            let signer = structure.certificates.first(where: {
+            let signerIndex = structure.certificates.firstIndex(where: {
                 Self.sameInteger($0.serialNumber.bytes, structure.signerSerial)
                     && Self.der($0.issuer) == structure.signerIssuerDER
             })
         else { return .invalid([.badSignature("the signer's certificate is not in the receipt")]) }
+        let signer = structure.certificates[signerIndex]
 
         var failures: [ReceiptSignatureVerdict.Failure] = []
         guard let digest = Self.digest(structure.content, algorithm: structure.digestAlgorithm),
@@ -100,9 +101,9 @@ public struct ReceiptSignatureVerifier: Sendable {
             return failures.isEmpty ? .valid(signerSubject: String(describing: signer.subject)) : .invalid(failures)
         }
         let others = structure.certificates.filter { $0 != signer }
-        // The signer first, so a receipt carrying the same certificates in another order with
-        // another signer never matches this entry.
-        let cacheKey = chainCache.map { _ in VerifiedChainCache.key([signer] + others) }
+        let cacheKey = chainCache.map { _ in
+            VerifiedChainCache.key(signerIndex: signerIndex, certificatesDigest: structure.certificatesDigest)
+        }
         if let chainCache, let cacheKey, chainCache.contains(cacheKey, at: validationTime) {
             return failures.isEmpty ? .valid(signerSubject: String(describing: signer.subject)) : .invalid(failures)
         }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import SwiftASN1
 import X509
@@ -15,6 +16,8 @@ import X509
 struct SignedDataStructure {
     var content: [UInt8]
     var certificates: [Certificate]
+    /// SHA-256 over the certificates' DER as carried: the receipt's chain identity, for the cache.
+    var certificatesDigest: Data
     /// DER of the signer's issuer name, compared byte for byte with each certificate's issuer.
     var signerIssuerDER: [UInt8]
     var signerSerial: ArraySlice<UInt8>
@@ -41,17 +44,21 @@ struct SignedDataStructure {
         content = Array(try ASN1OctetString(berEncoded: octets).bytes)
 
         var certificates: [Certificate] = []
+        var digest = SHA256()
         var signerInfos: ASN1Node?
         for field in fields.dropFirst(3) {
             if field.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) {
                 for node in try AppReceiptParser.children(field, field.identifier) {
-                    certificates.append(try Certificate(derEncoded: Array(node.encodedBytes)))
+                    let der = Array(node.encodedBytes)
+                    digest.update(data: der)
+                    certificates.append(try Certificate(derEncoded: der))
                 }
             } else if field.identifier == .set {
                 signerInfos = field
             }
         }
         self.certificates = certificates
+        certificatesDigest = Data(digest.finalize())
         guard let signerInfos, let signer = try AppReceiptParser.children(signerInfos, .set).first,
             try AppReceiptParser.children(signerInfos, .set).count == 1
         else { throw AppReceiptError(.notSignedData, "expected exactly one signer") }

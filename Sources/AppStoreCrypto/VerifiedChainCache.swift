@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import SwiftASN1
 import Synchronization
 import X509
 
@@ -24,16 +23,11 @@ public final class VerifiedChainCache: Sendable {
         self.capacity = capacity
     }
 
-    /// The key: SHA-256 over each certificate's DER, in the order the receipt carried them.
-    static func key(_ certificates: [Certificate]) -> Data {
-        var hasher = SHA256()
-        for certificate in certificates {
-            var serializer = DER.Serializer()
-            if (try? serializer.serialize(certificate)) != nil {
-                hasher.update(data: serializer.serializedBytes)
-            }
-        }
-        return Data(hasher.finalize())
+    /// The key: which certificate signed, and the digest of every certificate the receipt carried.
+    static func key(signerIndex: Int, certificatesDigest: Data) -> Data {
+        var key = Data(certificatesDigest)
+        withUnsafeBytes(of: Int32(signerIndex).bigEndian) { key.append(contentsOf: $0) }
+        return key
     }
 
     func contains(_ key: Data, at time: Date) -> Bool {

@@ -17,7 +17,8 @@ public struct SimulatorPKI: Sendable {
     public let leaf: Certificate
     let leafKey: P256.Signing.PrivateKey
 
-    public init(now: Date = Date()) throws {
+    /// `leafMarker` / `intermediateMarker` off make a chain a verifier must refuse (tests).
+    public init(now: Date = Date(), leafMarker: Bool = true, intermediateMarker: Bool = true) throws {
         let rootKey = P256.Signing.PrivateKey()
         let intermediateKey = P256.Signing.PrivateKey()
         let leafKey = P256.Signing.PrivateKey()
@@ -50,8 +51,10 @@ public struct SimulatorPKI: Sendable {
             Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
             Critical(KeyUsage(keyCertSign: true, cRLSign: true))
         }
-        try intermediateExtensions.append(
-            Certificate.Extension(oid: Self.intermediateMarkerOID, critical: false, value: [0x05, 0x00]))
+        if intermediateMarker {
+            try intermediateExtensions.append(
+                Certificate.Extension(oid: Self.intermediateMarkerOID, critical: false, value: [0x05, 0x00]))
+        }
         intermediate = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey), notValidBefore: notBefore,
             notValidAfter: now.addingTimeInterval(10 * 365 * 86_400), issuer: rootName, subject: intermediateName,
@@ -60,7 +63,9 @@ public struct SimulatorPKI: Sendable {
             Critical(BasicConstraints.notCertificateAuthority)
             Critical(KeyUsage(digitalSignature: true))
         }
-        try leafExtensions.append(Certificate.Extension(oid: Self.leafMarkerOID, critical: false, value: [0x05, 0x00]))
+        if leafMarker {
+            try leafExtensions.append(Certificate.Extension(oid: Self.leafMarkerOID, critical: false, value: [0x05, 0x00]))
+        }
         leaf = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(leafKey.publicKey), notValidBefore: notBefore,
             notValidAfter: now.addingTimeInterval(2 * 365 * 86_400), issuer: intermediateName, subject: leafName,
@@ -71,5 +76,31 @@ public struct SimulatorPKI: Sendable {
     /// The root in PEM, for servers that verify the simulator's receipts locally.
     public func rootPEM() throws -> String {
         try root.serializeAsPEM().pemString
+    }
+
+    /// Signs `payload` (a JSON object) the way the App Store signs StoreKit 2 data: compact JWS,
+    /// ES256 with the leaf key, `x5c` = leaf, intermediate, root. `alg` other than ES256 is
+    /// written into the header as given (for forgeries in tests); the signature stays ES256.
+    public func signJWS(payload: [UInt8], alg: String = "ES256") throws -> String {
+        func der(_ certificate: Certificate) throws -> String {
+            var serializer = DER.Serializer()
+            try serializer.serialize(certificate)
+            return Data(serializer.serializedBytes).base64EncodedString()
+        }
+        struct Header: Encodable {
+            var alg: String
+            var x5c: [String]
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let header = try encoder.encode(Header(alg: alg, x5c: [der(leaf), der(intermediate), der(root)]))
+        let input = Self.base64URL(Array(header)) + "." + Self.base64URL(payload)
+        let signature = try leafKey.signature(for: Array(input.utf8))
+        return input + "." + Self.base64URL(Array(signature.rawRepresentation))
+    }
+
+    static func base64URL(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
     }
 }

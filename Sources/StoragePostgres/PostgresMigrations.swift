@@ -167,26 +167,27 @@ extension PostgresStore {
     /// Creates the schema if needed and applies every migration not yet applied, each in its own
     /// transaction under a cluster-wide advisory lock, so many processes may start together.
     public func migrate() async throws {
+        await awaitPoolStart()
         let schema = configuration.schema
         try await transaction { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLockKey))", logger: logger)
-            try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(schema)"), logger: logger)
-            try await connection.query(
+            try await connection.execute("SELECT pg_advisory_xact_lock(\(Self.migrationLockKey))", logger: logger)
+            try await connection.execute(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(schema)"), logger: logger)
+            try await connection.execute(
                 PostgresQuery(
                     unsafeSQL: "CREATE TABLE IF NOT EXISTS \(schema).schema_migrations (name TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)"),
                 logger: logger)
         }
         for migration in PostgresMigrations.all {
             try await transaction { connection in
-                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLockKey))", logger: logger)
+                try await connection.execute("SELECT pg_advisory_xact_lock(\(Self.migrationLockKey))", logger: logger)
                 let done = try await connection.count(
                     "SELECT 1 FROM schema_migrations WHERE name = \(migration.name)", logger: logger)
                 guard done == 0 else { return }
                 for statement in migration.statements {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    try await connection.execute(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
                 let now = StoredTime.ms(Date())
-                try await connection.query(
+                try await connection.execute(
                     "INSERT INTO schema_migrations (name, applied_at) VALUES (\(migration.name), \(now))", logger: logger)
             }
         }
@@ -205,7 +206,7 @@ extension PostgresStore {
     public func dropSchema() async throws {
         let schema = configuration.schema
         _ = try await read { connection in
-            try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \(schema) CASCADE"), logger: logger)
+            try await connection.execute(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \(schema) CASCADE"), logger: logger)
         }
     }
 }

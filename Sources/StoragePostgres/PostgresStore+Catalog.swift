@@ -48,7 +48,7 @@ extension PostgresStore {
             replace
             ? "DO UPDATE SET type = excluded.type, status = excluded.status, body = excluded.body, updated_at = excluded.updated_at"
             : "DO NOTHING"
-        try await connection.query(
+        try await connection.execute(
             """
             INSERT INTO products (app_id, product_id, type, status, body, updated_at)
             VALUES (\(appId), \(product.productId), \(product.type.rawValue), \(product.status.rawValue), \(StoredJSON.encode(product)),

@@ -59,7 +59,7 @@ extension PostgresStore {
     static func apply(_ plan: GrantPlan, appId: String, connection: PostgresConnection, now: Date, logger: Logger) async throws {
         let nowMs = StoredTime.ms(now)
         for binding in plan.bindings {
-            try await connection.query(
+            try await connection.execute(
                 """
                 INSERT INTO ownership_bindings (app_id, original_transaction_id, app_user_id, product_id, bound_at)
                 VALUES (\(binding.appId), \(binding.originalTransactionId), \(binding.appUserId), \(binding.productId), \(nowMs))
@@ -68,12 +68,12 @@ extension PostgresStore {
                 """, logger: logger)
         }
         for transfer in plan.transfers {
-            try await connection.query(
+            try await connection.execute(
                 """
                 UPDATE transactions SET app_user_id = \(transfer.toAppUserId)
                 WHERE app_id = \(appId) AND original_transaction_id = \(transfer.originalTransactionId)
                 """, logger: logger)
-            try await connection.query(
+            try await connection.execute(
                 """
                 UPDATE subscriptions SET app_user_id = \(transfer.toAppUserId)
                 WHERE app_id = \(appId) AND original_transaction_id = \(transfer.originalTransactionId)
@@ -81,7 +81,7 @@ extension PostgresStore {
         }
         for tx in plan.newTransactions {
             // The primary key (app_id, transaction_id) is the exactly-once guard; DO NOTHING means "already granted".
-            try await connection.query(
+            try await connection.execute(
                 """
                 INSERT INTO transactions (app_id, transaction_id, app_user_id, original_transaction_id, product_id,
                     product_type, environment, purchase_date, original_purchase_date, expires_date, cancellation_date,
@@ -94,14 +94,14 @@ extension PostgresStore {
                 """, logger: logger)
         }
         for tx in plan.revokedTransactions {
-            try await connection.query(
+            try await connection.execute(
                 """
                 UPDATE transactions SET cancellation_date = \(StoredTime.ms(tx.cancellationDate))
                 WHERE app_id = \(tx.appId) AND transaction_id = \(tx.transactionId) AND cancellation_date IS NULL
                 """, logger: logger)
         }
         for entry in plan.ledger {
-            try await connection.query(
+            try await connection.execute(
                 """
                 INSERT INTO ledger (app_id, app_user_id, product_id, product_type, transaction_id, original_transaction_id,
                     environment, purchase_date, event, quantity, price_micros, currency, state, recorded_at)
@@ -112,7 +112,7 @@ extension PostgresStore {
                 """, logger: logger)
         }
         for facts in plan.subscriptions {
-            try await connection.query(
+            try await connection.execute(
                 """
                 INSERT INTO subscriptions (app_id, original_transaction_id, app_user_id, product_id, environment,
                     latest_transaction_id, expires_date, revoked_at, auto_renew_enabled, auto_renew_product_id,

@@ -128,6 +128,6 @@ extension PostgresStore: JobStore {
 
     /// Tells listening workers that jobs are due; delivered when the surrounding transaction commits.
     static func announceJobs(_ connection: PostgresConnection, channel: String, logger: Logger) async throws {
-        try await connection.query("SELECT pg_notify(\(channel), '')", logger: logger)
+        try await connection.execute("SELECT pg_notify(\(channel), '')", logger: logger)
     }
 }

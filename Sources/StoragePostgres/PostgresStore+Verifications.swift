@@ -7,29 +7,27 @@ import StorekeeperDomain
 
 extension PostgresStore {
     public func submitReceipt(_ submission: ReceiptSubmission, now: Date) async throws -> SubmissionResult {
+        // No lock: two API processes receiving the same post at once both try generation 1; the
+        // unique key (app, receipt, user, generation) refuses the second, whose transaction is run
+        // again and then finds and returns the first one's verification.
         try await transaction { connection in
-            // Two API processes receiving the same post at once: the second waits here, then sees
-            // the first one's verification and returns it.
-            try await AdvisoryLock.lock(
-                ["receipt/\(submission.appId)/\(submission.receiptHash)/\(submission.appUserId)"], on: connection, logger: self.logger)
-            let result = try await Self.submit(connection, submission, now: now, logger: self.logger)
-            if result.created { try await Self.announceJobs(connection, channel: self.jobChannel, logger: self.logger) }
-            return result
+            try await Self.submit(connection, submission, now: now, channel: self.jobChannel, logger: self.logger)
         }
     }
 
+    /// Four round trips in all: BEGIN, store receipt + read latest, insert job + verification +
+    /// notify, COMMIT.
     static func submit(
-        _ connection: PostgresConnection, _ submission: ReceiptSubmission, now: Date, logger: Logger
+        _ connection: PostgresConnection, _ submission: ReceiptSubmission, now: Date, channel: String, logger: Logger
     ) async throws -> SubmissionResult {
         let nowMs = StoredTime.ms(now)
-        try await connection.query(
-            """
-            INSERT INTO receipts (app_id, hash, data, created_at)
-            VALUES (\(submission.appId), \(submission.receiptHash), \(submission.receiptBase64), \(nowMs))
-            ON CONFLICT DO NOTHING
-            """, logger: logger)
         let latest = try await connection.rows(
             """
+            WITH stored AS (
+                INSERT INTO receipts (app_id, hash, data, created_at)
+                VALUES (\(submission.appId), \(submission.receiptHash), \(submission.receiptBase64), \(nowMs))
+                ON CONFLICT DO NOTHING
+            )
             SELECT * FROM verifications
             WHERE app_id = \(submission.appId) AND receipt_hash = \(submission.receiptHash) AND app_user_id = \(submission.appUserId)
             ORDER BY generation DESC LIMIT 1
@@ -45,18 +43,19 @@ extension PostgresStore {
         }
         let id = UUID().uuidString.lowercased()
         let jobId = UUID().uuidString.lowercased()
-        try await connection.query(
-            """
-            INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
-            VALUES (\(jobId), \(verifyReceiptJobKind), \(id), 'available', 0, \(nowMs), \(nowMs))
-            """, logger: logger)
         let hints: String? = submission.hints.isEmpty ? nil : StoredJSON.encode(submission.hints)
-        try await connection.query(
+        try await connection.execute(
             """
-            INSERT INTO verifications (id, app_id, app_user_id, receipt_hash, generation, job_id, state, attempts,
-                apple_statuses, hints, created_at, updated_at)
-            VALUES (\(id), \(submission.appId), \(submission.appUserId), \(submission.receiptHash), \(generation), \(jobId),
-                'pending', 0, '[]', \(hints), \(nowMs), \(nowMs))
+            WITH job AS (
+                INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
+                VALUES (\(jobId), \(verifyReceiptJobKind), \(id), 'available', 0, \(nowMs), \(nowMs))
+            ), verification AS (
+                INSERT INTO verifications (id, app_id, app_user_id, receipt_hash, generation, job_id, state, attempts,
+                    apple_statuses, hints, created_at, updated_at)
+                VALUES (\(id), \(submission.appId), \(submission.appUserId), \(submission.receiptHash), \(generation), \(jobId),
+                    'pending', 0, '[]', \(hints), \(nowMs), \(nowMs))
+            )
+            SELECT pg_notify(\(channel), '')
             """, logger: logger)
         let record = VerificationRecord(
             id: id, appId: submission.appId, appUserId: submission.appUserId, receiptHash: submission.receiptHash,
@@ -108,7 +107,7 @@ extension PostgresStore {
     public func markVerifying(_ lease: JobLease, verificationId: String, now: Date) async throws -> Bool {
         try await transaction { connection in
             guard try await Self.lockLease(connection, lease, logger: self.logger) else { return false }
-            try await connection.query(
+            try await connection.execute(
                 """
                 UPDATE verifications SET state = 'verifying', attempts = \(Int64(lease.attempt)), updated_at = \(StoredTime.ms(now))
                 WHERE id = \(verificationId)
@@ -150,7 +149,7 @@ extension PostgresStore {
             try await Self.updateVerification(
                 connection, id: verificationId, state: .configurationError, report: report, nextAttemptAt: nil, now: now,
                 final: false, logger: self.logger)
-            try await connection.query(
+            try await connection.execute(
                 "UPDATE verifications SET config_fingerprint = \(configurationFingerprint) WHERE id = \(verificationId)",
                 logger: self.logger)
             return true
@@ -174,13 +173,13 @@ extension PostgresStore {
                 return false
             }
             let jobId = try row.value("id", as: String.self)
-            try await connection.query(
+            try await connection.execute(
                 """
                 UPDATE jobs SET state = 'available', run_at = \(nowMs), finalized_at = NULL, lease_token = NULL, lease_owner = NULL,
                     lease_expires_at = NULL
                 WHERE id = \(jobId)
                 """, logger: self.logger)
-            try await connection.query(
+            try await connection.execute(
                 """
                 UPDATE verifications SET state = 'pending', next_attempt_at = NULL, finalized_at = NULL, updated_at = \(nowMs)
                 WHERE id = \(verificationId)
@@ -202,7 +201,7 @@ extension PostgresStore {
                 """, logger: self.logger)
             let jobIds = try released.map { try $0.value("job_id", as: String.self) }
             guard !jobIds.isEmpty else { return 0 }
-            try await connection.query(
+            try await connection.execute(
                 "UPDATE jobs SET state = 'available', run_at = \(nowMs) WHERE state = 'held' AND id = ANY(\(jobIds))",
                 logger: self.logger)
             try await Self.announceJobs(connection, channel: self.jobChannel, logger: self.logger)
@@ -247,7 +246,7 @@ extension PostgresStore {
         let finalizedAt: Int64? = StoredTime.ms(final ? now : nil)
         let nextAttemptMs: Int64? = StoredTime.ms(nextAttemptAt)
         let grantText: String? = grant.map { StoredJSON.encode($0) }
-        try await connection.query(
+        try await connection.execute(
             """
             UPDATE verifications SET state = \(state.rawValue), reason = \(report.reason), apple_statuses = \(StoredJSON.encode(statuses)),
                 environment = COALESCE(\(report.environment), environment), next_attempt_at = \(nextAttemptMs),

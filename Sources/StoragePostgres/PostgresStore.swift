@@ -4,6 +4,7 @@ import Logging
 import Persistence
 import PostgresNIO
 import ServiceLifecycle
+import Synchronization
 
 /// The shared storage adapter: any number of API and worker processes on one PostgreSQL
 /// database. Correctness across processes comes from the database alone: leases are taken with
@@ -82,6 +83,8 @@ public final class PostgresStore: Service, Sendable {
     public let configuration: Configuration
     /// Channel on which enqueues announce new jobs (`LISTEN`/`NOTIFY`), one per schema.
     let jobChannel: String
+    /// Set when the pool starts running; `migrate()`, the first call of every process, waits for it.
+    private let poolStarted = Mutex(false)
 
     public init(configuration: Configuration, logger: Logger) throws {
         guard Configuration.isIdentifier(configuration.schema) else {
@@ -104,6 +107,7 @@ public final class PostgresStore: Service, Sendable {
 
     /// Runs the connection pool until cancelled or shut down gracefully.
     public func run() async throws {
+        poolStarted.withLock { $0 = true }
         await cancelWhenGracefulShutdown {
             await self.client.run()
         }
@@ -111,7 +115,17 @@ public final class PostgresStore: Service, Sendable {
 
     /// Runs the pool in a task of its own, for tools and tests that do not use a service group.
     public func runInBackground() -> Task<Void, Never> {
-        Task { await client.run() }
+        Task {
+            poolStarted.withLock { $0 = true }
+            await client.run()
+        }
+    }
+
+    /// Waits (up to 10 s) until the pool runs: a query issued earlier would wait anyway, with a warning.
+    func awaitPoolStart() async {
+        for _ in 0..<1000 where !poolStarted.withLock({ $0 }) {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
     }
 
     // MARK: Transactions
@@ -129,14 +143,14 @@ public final class PostgresStore: Service, Sendable {
             attempt += 1
             do {
                 return try await client.withConnection { connection in
-                    try await connection.query("BEGIN", logger: logger)
+                    try await connection.execute("BEGIN", logger: logger)
                     do {
                         let value = try await body(connection)
-                        try await connection.query("COMMIT", logger: logger)
+                        try await connection.execute("COMMIT", logger: logger)
                         return value
                     } catch {
                         // A failed ROLLBACK leaves the connection broken; the pool discards it.
-                        _ = try? await connection.query("ROLLBACK", logger: logger)
+                        try? await connection.execute("ROLLBACK", logger: logger)
                         throw error
                     }
                 }
@@ -177,6 +191,14 @@ public struct PostgresStoreError: Error, Hashable, CustomStringConvertible {
 // MARK: Row access
 
 extension PostgresConnection {
+    /// Runs a statement to completion. Its result is read to the end: an error PostgreSQL
+    /// reports while executing arrives there, and an unread one would leave the transaction
+    /// aborted while the caller believed the write done (COMMIT of an aborted transaction
+    /// only rolls back).
+    func execute(_ query: PostgresQuery, logger: Logger) async throws {
+        _ = try await self.query(query, logger: logger).collect()
+    }
+
     /// Runs a statement and collects its rows by column name.
     func rows(_ query: PostgresQuery, logger: Logger) async throws -> [PostgresRandomAccessRow] {
         try await self.query(query, logger: logger).collect().map { $0.makeRandomAccess() }

@@ -1,6 +1,8 @@
 import AppStoreCrypto
+import AppStoreModels
 import AppStoreSimulator
 import ArgumentParser
+import Crypto
 import Foundation
 import Logging
 import NIOHTTP1
@@ -16,7 +18,7 @@ import X509
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Benchmarks: receipt ingest (POST /v1/receipts) and end-to-end verification.",
-        subcommands: [Ingest.self, EndToEnd.self, ScaleOut.self, Receipts.self])
+        subcommands: [Ingest.self, EndToEnd.self, ScaleOut.self, Receipts.self, SignedData.self])
 
     struct Receipts: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -24,6 +26,7 @@ struct Bench: AsyncParsableCommand {
         @Option(help: "Base64 receipt file (default: one made by the simulator, ECDSA P-256 chain).") var file: String?
         @Option(help: "Trusted root for --file (PEM or DER); Apple's roots are always trusted.") var root: String?
         @Option var iterations = 3_000
+        @Flag(help: "Validate the certificate chain in full for every receipt (no verified-chain cache).") var noChainCache = false
 
         func run() async throws {
             var bytes: [UInt8]
@@ -52,7 +55,7 @@ struct Bench: AsyncParsableCommand {
             }
             let parser = AppReceiptParser()
             let receipt = try parser.parse(bytes)
-            let verifier = ReceiptSignatureVerifier(roots: roots)
+            let verifier = ReceiptSignatureVerifier(roots: roots, chainCache: noChainCache ? nil : VerifiedChainCache())
             let at = receipt.creationDate ?? Date()
             guard await verifier.verify(bytes, at: at).isValid else { throw ValidationError("the receipt does not verify") }
             var started = ContinuousClock.now
@@ -65,7 +68,7 @@ struct Bench: AsyncParsableCommand {
             }
             let bothSeconds = seconds(started.duration(to: .now))
             print(
-                "receipts: \(label), \(bytes.count) bytes, \(receipt.inAppPurchases.count) purchases; parse \(format(Double(iterations) / parseSeconds))/s; parse + signature + chain \(format(Double(iterations) / bothSeconds))/s (one task, \(iterations) iterations)"
+                "receipts: \(label), \(bytes.count) bytes, \(receipt.inAppPurchases.count) purchases; parse \(format(Double(iterations) / parseSeconds))/s; parse + signature + chain \(format(Double(iterations) / bothSeconds))/s (one task, \(iterations) iterations, chain cache \(noChainCache ? "off" : "on"))"
             )
         }
     }
@@ -214,6 +217,74 @@ extension Bench {
             try await stack.stop()
             print(
                 "scale: \(workerProcesses) worker process(es) × \(workersPerProcess) in flight: \(purchases.count) receipts verified in \(format(seconds(elapsed))) s = \(format(Double(purchases.count) / seconds(elapsed))) verifications/s; latency \(latency) ms; verified \(counts[.verified] ?? 0), transactions granted \(granted)"
+            )
+        }
+    }
+}
+
+extension Bench {
+    struct SignedData: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "jws",
+            abstract:
+                "Signed transactions verified and decoded per second on one core, with and without the chain cache, next to a bare ES256 verify loop."
+        )
+        @Option(help: "Compact JWS file (default: a transaction signed by the simulator's P-256 chain). Apple's roots are trusted.")
+        var file: String?
+        @Option(help: "Extra trusted root (PEM or DER) for --file.") var root: String?
+        @Option var iterations = 5_000
+
+        func run() async throws {
+            var roots = try ReceiptSignatureVerifier.appleRoots()
+            var text: String
+            var label = "simulator transaction (P-256 leaf, intermediate, root)"
+            if let file {
+                guard let data = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
+                text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                label = file
+                if let root, let data = FileManager.default.contents(atPath: root) {
+                    let pem = String(decoding: data, as: UTF8.self)
+                    roots.append(pem.contains("BEGIN") ? try Certificate(pemEncoded: pem) : try Certificate(derEncoded: Array(data)))
+                }
+            } else {
+                let pki = try SimulatorPKI()
+                roots.append(pki.root)
+                let ms = Int64(Date().timeIntervalSince1970 * 1000)
+                let payload =
+                    #"{"bundleId":"com.example","environment":"Sandbox","transactionId":"2000000000000001","originalTransactionId":"2000000000000001","productId":"coins","type":"Consumable","quantity":1,"#
+                    + #""purchaseDate":\#(ms),"signedDate":\#(ms),"price":990000,"currency":"USD","inAppOwnershipType":"PURCHASED"}"#
+                text = try pki.signJWS(payload: Array(payload.utf8))
+            }
+            let time = SignedDataVerifier.ValidationTime.signedDate(fallback: Date())
+            let cached = SignedDataVerifier(roots: roots, chainCache: VerifiedChainCache())
+            let uncached = SignedDataVerifier(roots: roots, chainCache: nil)
+            let first = try await cached.verify(text, expecting: .init(), time: time)
+            guard first.isValid else { throw ValidationError("does not verify: \(first.failures)") }
+
+            // The ceiling: the one ES256 check a cached chain still needs, and nothing else.
+            let jws = try CompactJWS(text)
+            let leafDER = Data(base64Encoded: jws.header.x5c?.first ?? "") ?? Data()
+            guard let key = P256.Signing.PublicKey(try Certificate(derEncoded: Array(leafDER)).publicKey) else {
+                throw ValidationError("the leaf has no P-256 key")
+            }
+            let signature = try P256.Signing.ECDSASignature(rawRepresentation: jws.signature)
+            let started = ContinuousClock.now
+            for _ in 0..<iterations where !key.isValidSignature(signature, for: jws.signingInput) { throw ValidationError("verify failed") }
+            let bare = Double(iterations) / seconds(started.duration(to: .now))
+
+            func measure(_ verifier: SignedDataVerifier, count: Int) async throws -> Double {
+                let started = ContinuousClock.now
+                for _ in 0..<count {
+                    let verdict = try await verifier.verify(text, expecting: .init(), time: time)
+                    guard verdict.isValid else { throw ValidationError("verify failed") }
+                    _ = try JSONDecoder().decode(SignedTransaction.self, from: Data(verdict.payload))
+                }
+                return Double(count) / seconds(started.duration(to: .now))
+            }
+            let withCache = try await measure(cached, count: iterations)
+            let withoutCache = try await measure(uncached, count: max(200, iterations / 10))
+            print(
+                "jws: \(label); bare ES256 verify \(format(bare))/s; verify + decode with chain cache \(format(withCache))/s (\(format(100 * withCache / bare))% of bare); without cache \(format(withoutCache))/s (one task)"
             )
         }
     }

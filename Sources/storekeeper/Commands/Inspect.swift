@@ -6,16 +6,27 @@ import X509
 
 struct Inspect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Decode an app receipt offline and check its signature (Apple's roots, plus any --root).")
+        abstract:
+            "Decode an app receipt or StoreKit 2 signed data (JWS, or a notification body) offline and check its signature (Apple's roots, plus any --root)."
+    )
 
-    @Argument(help: "File holding a base64 app receipt (or its raw bytes).") var receiptFile: String
+    @Argument(help: "File holding a base64 app receipt (or its raw bytes), a compact JWS, or a {\"signedPayload\": …} body.")
+    var receiptFile: String
     @Option(help: "Extra trusted root certificate (PEM or DER file); repeatable.") var root: [String] = []
     @Flag(help: "Do not require Apple's marker extensions (Xcode StoreKit test receipts).") var noAppleMarkers = false
     @Flag(help: "Print JSON.") var json = false
+    @Flag(help: "JWS: check the chain's validity now (online mode) instead of at signedDate.") var online = false
 
     func run() async throws {
         guard let raw = FileManager.default.contents(atPath: receiptFile) else { throw ValidationError("cannot read \(receiptFile)") }
         let text = String(decoding: raw, as: UTF8.self)
+        if let jws = SignedDataInspection.compactJWS(in: text) {
+            let inspection = SignedDataInspection(
+                roots: try trustedRoots(), requireAppleMarkers: !noAppleMarkers, online: online)
+            let valid = try await inspection.run(jws, json: json)
+            if !valid { throw ExitCode(2) }
+            return
+        }
         let bytes = Data(base64Encoded: text, options: .ignoreUnknownCharacters).map(Array.init) ?? Array(raw)
         let receipt: AppReceipt
         do {
@@ -24,12 +35,7 @@ struct Inspect: AsyncParsableCommand {
             print("not an app receipt: \(error)")
             throw ExitCode(1)
         }
-        var roots = try ReceiptSignatureVerifier.appleRoots()
-        for path in root {
-            guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read \(path)") }
-            let pem = String(decoding: data, as: UTF8.self)
-            roots.append(pem.contains("BEGIN CERTIFICATE") ? try Certificate(pemEncoded: pem) : try Certificate(derEncoded: Array(data)))
-        }
+        let roots = try trustedRoots()
         let at = receipt.creationDate ?? Date()
         let verdict = await ReceiptSignatureVerifier(roots: roots, requireAppleMarkers: !noAppleMarkers).verify(bytes, at: at)
         let report = InspectReport(receipt: receipt, verdict: verdict, checkedAt: at)
@@ -42,6 +48,16 @@ struct Inspect: AsyncParsableCommand {
             print(report.text)
         }
         if !verdict.isValid { throw ExitCode(2) }
+    }
+
+    func trustedRoots() throws -> [Certificate] {
+        var roots = try ReceiptSignatureVerifier.appleRoots()
+        for path in root {
+            guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read \(path)") }
+            let pem = String(decoding: data, as: UTF8.self)
+            roots.append(pem.contains("BEGIN CERTIFICATE") ? try Certificate(pemEncoded: pem) : try Certificate(derEncoded: Array(data)))
+        }
+        return roots
     }
 }
 

@@ -1,0 +1,397 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import Synchronization
+@_spi(FixedExpiryValidationTime) import X509
+
+/// Why a compact JWS could not even be read. Anything readable gets a verdict instead.
+public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public static let malformed = Code("malformed_jws")
+        public static let tooLarge = Code("jws_too_large")
+        public var description: String { name }
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+}
+
+/// A compact JWS split into its parts, nothing checked yet. Hostile input is bounded: overall
+/// size, header size and the number of certificates.
+public struct CompactJWS: Sendable {
+    public struct Header: Decodable, Hashable, Sendable {
+        public var alg: String?
+        public var typ: String?
+        public var kid: String?
+        public var x5c: [String]?
+    }
+
+    public static let maximumLength = 256 * 1024
+    public static let maximumCertificates = 5
+
+    public var header: Header
+    public var payload: [UInt8]
+    public var signature: [UInt8]
+    /// `base64url(header) "." base64url(payload)`: the bytes the signature covers.
+    public var signingInput: [UInt8]
+
+    /// The header segment exactly as sent (base64url): identical for every item signed by
+    /// the same certificates, so it keys the verifier's header cache.
+    public var headerSegment: Substring
+
+    public init(_ text: String) throws {
+        try self.init(text, knownHeader: nil)
+    }
+
+    /// `knownHeader` is the decoded header when the header segment was seen before.
+    init(_ text: String, knownHeader: (segment: Substring, header: Header)?) throws {
+        let utf8 = text.utf8
+        guard utf8.count <= Self.maximumLength else {
+            throw SignedDataError(.tooLarge, "\(utf8.count) bytes; at most \(Self.maximumLength)")
+        }
+        // Byte-level splitting: a JWS is ASCII, and Character-level work costs more than the signature check.
+        let dot = UInt8(ascii: ".")
+        guard let first = utf8.firstIndex(of: dot), let second = utf8[utf8.index(after: first)...].firstIndex(of: dot),
+            !utf8[utf8.index(after: second)...].contains(dot)
+        else { throw SignedDataError(.malformed, "a compact JWS has 3 parts separated by dots") }
+        let headerPart = utf8[..<first]
+        guard let payload = Self.base64URL(utf8[utf8.index(after: first)..<second]),
+            let signature = Self.base64URL(utf8[utf8.index(after: second)...])
+        else { throw SignedDataError(.malformed, "a part is not base64url") }
+        let segment = Substring(headerPart)
+        if let knownHeader, knownHeader.segment == segment {
+            header = knownHeader.header
+        } else {
+            guard let headerBytes = Self.base64URL(headerPart) else { throw SignedDataError(.malformed, "a part is not base64url") }
+            do {
+                header = try JSONDecoder().decode(Header.self, from: Data(headerBytes))
+            } catch {
+                throw SignedDataError(.malformed, "the header is not a JSON object with string fields")
+            }
+        }
+        if (header.x5c?.count ?? 0) > Self.maximumCertificates {
+            throw SignedDataError(.malformed, "more than \(Self.maximumCertificates) certificates in x5c")
+        }
+        headerSegment = segment
+        self.payload = payload
+        self.signature = signature
+        signingInput = Array(utf8[..<second])
+    }
+
+    /// The first segment of `text` (no validation), to look the header up before decoding it.
+    static func headerSegment(of text: String) -> Substring {
+        Substring(text.utf8[..<(text.utf8.firstIndex(of: UInt8(ascii: ".")) ?? text.utf8.endIndex)])
+    }
+
+    /// RFC 7515 base64url without padding (trailing padding tolerated), decoded byte by byte.
+    static func base64URL<Bytes: Collection>(_ part: Bytes) -> [UInt8]? where Bytes.Element == UInt8 {
+        // At most two trailing '=' may be dropped; an '=' elsewhere fails the table lookup below.
+        var count = part.count
+        let tail = Array(part.suffix(2))
+        if tail.last == UInt8(ascii: "=") { count -= tail.first == UInt8(ascii: "=") && tail.count == 2 ? 2 : 1 }
+        let trimmed = part.prefix(count)
+        if trimmed.count % 4 == 1 { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(trimmed.count * 3 / 4)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for byte in trimmed {
+            let value = decodeTable[Int(byte)]
+            if value == 0xFF { return nil }
+            accumulator = (accumulator << 6) | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
+        }
+        return output
+    }
+
+    /// base64url alphabet → 6-bit value; 0xFF for every other byte.
+    static let decodeTable: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        for (value, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(value) }
+        return table
+    }()
+}
+
+/// The verdict on one piece of Apple's signed data: every failure found, and the payload bytes
+/// (to decode into a transaction, renewal info, notification or app transaction).
+public struct SignedDataVerdict: Sendable {
+    public enum Failure: Hashable, Sendable, CustomStringConvertible {
+        /// Only ES256 is Apple's; `none`, HS256 and everything else are refused.
+        case unsupportedAlgorithm(String)
+        /// No `x5c` chain, or not leaf + intermediate + root.
+        case missingCertificateChain(String)
+        case badSignature(String)
+        case untrustedChain([String])
+        case wrongBundleId(expected: String, found: String?)
+        case wrongEnvironment(expected: String, found: String?)
+        case wrongAppAppleId(expected: Int64, found: Int64?)
+
+        /// A stable code for APIs and logs.
+        public var code: String {
+            switch self {
+            case .unsupportedAlgorithm: "jws_unsupported_algorithm"
+            case .missingCertificateChain: "jws_missing_certificate_chain"
+            case .badSignature: "jws_signature_invalid"
+            case .untrustedChain: "jws_chain_untrusted"
+            case .wrongBundleId: "jws_wrong_bundle_id"
+            case .wrongEnvironment: "jws_wrong_environment"
+            case .wrongAppAppleId: "jws_wrong_app_apple_id"
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .unsupportedAlgorithm(let alg): "algorithm '\(alg)' is not ES256"
+            case .missingCertificateChain(let why): "certificate chain: \(why)"
+            case .badSignature(let why): "bad signature: \(why)"
+            case .untrustedChain(let reasons): "untrusted chain: \(reasons.joined(separator: "; "))"
+            case .wrongBundleId(let expected, let found): "bundle id \(found ?? "(none)"), expected \(expected)"
+            case .wrongEnvironment(let expected, let found): "environment \(found ?? "(none)"), expected \(expected)"
+            case .wrongAppAppleId(let expected, let found): "app Apple id \(found.map(String.init) ?? "(none)"), expected \(expected)"
+            }
+        }
+    }
+
+    public var header: CompactJWS.Header
+    public var payload: [UInt8]
+    /// `signedDate` of the payload, when it has one.
+    public var signedDate: Date?
+    /// The instant the chain was validated at.
+    public var validationTime: Date
+    public var failures: [Failure]
+
+    public var isValid: Bool { failures.isEmpty }
+}
+
+/// Verifies Apple's signed data (JWS compact, ES256, `x5c` chain) with no I/O: the signature
+/// with the leaf's key, the chain against configured roots only (the root inside `x5c` is never
+/// trusted by itself) with Apple's marker OIDs on leaf and intermediate, validity at
+/// `signedDate` (offline) or at a given instant (online), and the app's bundle id, Apple id and
+/// environment. A chain cache makes a steady stream cost one P-256 verification per item.
+public struct SignedDataVerifier: Sendable {
+    /// What the payload must say. Nil members are not checked.
+    public struct Expectations: Sendable, Hashable {
+        public var bundleId: String?
+        /// Checked where the payload carries one (notifications, app transactions).
+        public var appAppleId: Int64?
+        /// Apple's spelling: "Production", "Sandbox".
+        public var environment: String?
+
+        public init(bundleId: String? = nil, appAppleId: Int64? = nil, environment: String? = nil) {
+            self.bundleId = bundleId
+            self.appAppleId = appAppleId
+            self.environment = environment
+        }
+    }
+
+    public enum ValidationTime: Sendable, Hashable {
+        /// At the payload's `signedDate`, or at `fallback` when it has none (Apple's offline mode).
+        case signedDate(fallback: Date)
+        /// At this instant (online mode: now).
+        case at(Date)
+    }
+
+    public let roots: [Certificate]
+    public let chainCache: VerifiedChainCache?
+    public let requireAppleMarkers: Bool
+    /// Decoded headers with their leaf key and chain key, by header segment; used with the
+    /// chain cache so a steady stream skips header decoding and certificate parsing.
+    private let headers: HeaderCache?
+
+    public init(roots: [Certificate], requireAppleMarkers: Bool = true, chainCache: VerifiedChainCache? = VerifiedChainCache()) {
+        self.roots = roots
+        self.requireAppleMarkers = requireAppleMarkers
+        self.chainCache = chainCache
+        headers = chainCache == nil ? nil : HeaderCache()
+    }
+
+    /// Reads and verifies `text`. Throws only when it is not a readable compact JWS.
+    public func verify(_ text: String, expecting expectations: Expectations, time: ValidationTime) async throws -> SignedDataVerdict {
+        let known = headers?.entry(for: CompactJWS.headerSegment(of: text))
+        let jws = try CompactJWS(text, knownHeader: known.map { ($0.segment, $0.header) })
+        let claims = try? JSONDecoder().decode(Claims.self, from: Data(jws.payload))
+        let signedDate = claims?.signedDate.map { Date(timeIntervalSince1970: $0 / 1000) }
+        let validationTime: Date
+        switch time {
+        case .signedDate(let fallback): validationTime = signedDate ?? fallback
+        case .at(let instant): validationTime = instant
+        }
+        var verdict = SignedDataVerdict(
+            header: jws.header, payload: jws.payload, signedDate: signedDate, validationTime: validationTime, failures: [])
+        if let known, let chainCache, chainCache.contains(known.chainKey, at: validationTime) {
+            // Same certificates as before, validated for a period covering this instant: one
+            // signature check remains.
+            var failures: [SignedDataVerdict.Failure] = []
+            if jws.header.alg != "ES256" { failures.append(.unsupportedAlgorithm(jws.header.alg ?? "(none)")) }
+            if let claims {
+                failures += Self.claimFailures(claims, expectations)
+            } else {
+                failures.append(.badSignature("the payload is not a JSON object"))
+            }
+            if let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jws.signature),
+                known.leafKey.isValidSignature(signature, for: jws.signingInput)
+            {
+            } else {
+                failures.append(.badSignature("the signature does not verify with the leaf's key"))
+            }
+            verdict.failures = failures
+            return verdict
+        }
+        verdict.failures = await failures(jws, claims: claims, expectations: expectations, at: validationTime)
+        return verdict
+    }
+
+    private func failures(_ jws: CompactJWS, claims: Claims?, expectations: Expectations, at time: Date) async -> [SignedDataVerdict.Failure] {
+        var failures: [SignedDataVerdict.Failure] = []
+        if jws.header.alg != "ES256" { failures.append(.unsupportedAlgorithm(jws.header.alg ?? "(none)")) }
+        if claims == nil { failures.append(.badSignature("the payload is not a JSON object")) }
+        if let claims { failures += Self.claimFailures(claims, expectations) }
+
+        guard let x5c = jws.header.x5c, !x5c.isEmpty else {
+            failures.append(.missingCertificateChain("no x5c header"))
+            return failures
+        }
+        var ders: [[UInt8]] = []
+        var certificates: [Certificate] = []
+        for entry in x5c {
+            guard let der = Data(base64Encoded: entry).map(Array.init), let certificate = try? Certificate(derEncoded: der) else {
+                failures.append(.missingCertificateChain("an x5c entry is not a base64 DER certificate"))
+                return failures
+            }
+            ders.append(der)
+            certificates.append(certificate)
+        }
+        if requireAppleMarkers, certificates.count < 3 {
+            failures.append(.missingCertificateChain("\(certificates.count) certificate(s); Apple sends leaf, intermediate and root"))
+        }
+
+        // The signature: ES256 is ECDSA P-256 with SHA-256, raw r || s.
+        let leaf = certificates[0]
+        if jws.header.alg == "ES256" {
+            if let key = P256.Signing.PublicKey(leaf.publicKey),
+                let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jws.signature)
+            {
+                if !key.isValidSignature(signature, for: jws.signingInput) {
+                    failures.append(.badSignature("the signature does not verify with the leaf's key"))
+                }
+            } else {
+                failures.append(.badSignature("the leaf has no P-256 key or the signature is not 64 bytes"))
+            }
+        }
+
+        // The chain, unless this exact chain was validated before for a covering period.
+        var hasher = SHA256()
+        for der in ders { hasher.update(data: der) }
+        let key = VerifiedChainCache.key(signerIndex: 0, certificatesDigest: Data(hasher.finalize()))
+        if let chainCache, chainCache.contains(key, at: time) { return failures }
+        var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
+            RFC5280Policy(fixedExpiryValidationTime: time)
+            AppleMarkerPolicy(required: requireAppleMarkers)
+        }
+        switch await verifier.validate(leaf: leaf, intermediates: CertificateStore(Array(certificates.dropFirst()))) {
+        case .validCertificate(let path):
+            chainCache?.insert(key, validatedPath: Array(path))
+            if let leafKey = P256.Signing.PublicKey(leaf.publicKey) {
+                headers?.insert(HeaderCache.Entry(segment: jws.headerSegment, header: jws.header, leafKey: leafKey, chainKey: key))
+            }
+        case .couldNotValidate(let policyFailures):
+            let reasons = policyFailures.map { String(describing: $0.policyFailureReason) }
+            failures.append(.untrustedChain(reasons.isEmpty ? ["no chain to a trusted root"] : reasons))
+        }
+        return failures
+    }
+
+    static func claimFailures(_ claims: Claims, _ expectations: Expectations) -> [SignedDataVerdict.Failure] {
+        var failures: [SignedDataVerdict.Failure] = []
+        if let expected = expectations.bundleId, claims.bundleId != expected {
+            failures.append(.wrongBundleId(expected: expected, found: claims.bundleId))
+        }
+        if let expected = expectations.environment, let found = claims.environment, found != expected {
+            failures.append(.wrongEnvironment(expected: expected, found: found))
+        } else if let expected = expectations.environment, claims.environment == nil, claims.isNotification {
+            failures.append(.wrongEnvironment(expected: expected, found: nil))
+        }
+        // Apple ids are checked where the payload carries one; sandbox data may have none.
+        if let expected = expectations.appAppleId, let found = claims.appAppleId, found != expected {
+            failures.append(.wrongAppAppleId(expected: expected, found: found))
+        }
+        return failures
+    }
+
+    /// What the checks read from any of Apple's payloads, wherever each kind keeps it.
+    struct Claims: Decodable {
+        struct Nested: Decodable {
+            var bundleId: String?
+            var environment: String?
+            var appAppleId: Int64?
+        }
+
+        var signedDate: Double?
+        var bundleId: String?
+        var environment: String?
+        var receiptType: String?
+        var appAppleId: Int64?
+        var notificationType: String?
+        var data: Nested?
+        var summary: Nested?
+        var appData: Nested?
+        var externalPurchaseToken: Nested?
+
+        var isNotification: Bool { notificationType != nil }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            signedDate = try? c.decodeIfPresent(Double.self, forKey: .signedDate)
+            notificationType = try? c.decodeIfPresent(String.self, forKey: .notificationType)
+            receiptType = try? c.decodeIfPresent(String.self, forKey: .receiptType)
+            data = try? c.decodeIfPresent(Nested.self, forKey: .data)
+            summary = try? c.decodeIfPresent(Nested.self, forKey: .summary)
+            appData = try? c.decodeIfPresent(Nested.self, forKey: .appData)
+            externalPurchaseToken = try? c.decodeIfPresent(Nested.self, forKey: .externalPurchaseToken)
+            let nested = data ?? summary ?? appData ?? externalPurchaseToken
+            bundleId = (try? c.decodeIfPresent(String.self, forKey: .bundleId)) ?? nested?.bundleId
+            appAppleId = (try? c.decodeIfPresent(Int64.self, forKey: .appAppleId)) ?? nested?.appAppleId
+            environment = (try? c.decodeIfPresent(String.self, forKey: .environment)) ?? nested?.environment ?? receiptType
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case signedDate, bundleId, environment, receiptType, appAppleId, notificationType, data, summary, appData
+            case externalPurchaseToken
+        }
+    }
+}
+
+/// Headers of chains that validated, by their exact base64url segment. Bounded; starts over when full.
+final class HeaderCache: Sendable {
+    struct Entry: Sendable {
+        var segment: Substring
+        var header: CompactJWS.Header
+        var leafKey: P256.Signing.PublicKey
+        var chainKey: Data
+    }
+
+    private let entries = Mutex<[Substring: Entry]>([:])
+
+    func entry(for segment: Substring) -> Entry? { entries.withLock { $0[segment] } }
+
+    func insert(_ entry: Entry) {
+        entries.withLock { entries in
+            if entries.count >= 64 { entries.removeAll(keepingCapacity: true) }
+            entries[entry.segment] = entry
+        }
+    }
+}

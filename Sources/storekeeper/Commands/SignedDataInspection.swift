@@ -1,0 +1,95 @@
+import AppStoreCrypto
+import AppStoreModels
+import Foundation
+import X509
+
+/// `storekeeper inspect` for StoreKit 2 signed data: verifies the JWS (and, for a notification,
+/// its nested transaction and renewal info) and prints header, verdict and payload.
+struct SignedDataInspection {
+    let verifier: SignedDataVerifier
+    let online: Bool
+
+    init(roots: [Certificate], requireAppleMarkers: Bool, online: Bool) {
+        verifier = SignedDataVerifier(roots: roots, requireAppleMarkers: requireAppleMarkers)
+        self.online = online
+    }
+
+    /// The compact JWS in `text`: the text itself, or the `signedPayload` of a notification body.
+    static func compactJWS(in text: String) -> String? {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed.hasPrefix("ey"), trimmed.split(separator: ".", omittingEmptySubsequences: false).count == 3 { return trimmed }
+        struct Body: Decodable { var signedPayload: String }
+        return (try? JSONDecoder().decode(Body.self, from: Data(trimmed.utf8)))?.signedPayload
+    }
+
+    struct Report: Encodable {
+        var kind: String
+        var algorithm: String?
+        var certificates: Int
+        var valid: Bool
+        var failures: [String]
+        var signedDate: Date?
+        var checkedAt: Date
+        var payload: JSONValue?
+        var nested: [String: Report]
+    }
+
+    /// Prints the report; returns whether everything verified.
+    func run(_ jws: String, json: Bool) async throws -> Bool {
+        let report = try await inspect(jws, depth: 0)
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            encoder.dateEncodingStrategy = .iso8601
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        } else {
+            print(text(report, indent: ""))
+        }
+        return report.valid && report.nested.values.allSatisfy(\.valid)
+    }
+
+    func inspect(_ jws: String, depth: Int) async throws -> Report {
+        let verdict = try await verifier.verify(jws, expecting: .init(), time: online ? .at(Date()) : .signedDate(fallback: Date()))
+        let payload = try? JSONDecoder().decode(JSONValue.self, from: Data(verdict.payload))
+        var report = Report(
+            kind: Self.kind(payload), algorithm: verdict.header.alg, certificates: verdict.header.x5c?.count ?? 0,
+            valid: verdict.isValid, failures: verdict.failures.map { "\($0.code): \($0)" }, signedDate: verdict.signedDate,
+            checkedAt: verdict.validationTime, payload: payload, nested: [:])
+        if depth == 0, let notification = try? JSONDecoder().decode(NotificationPayload.self, from: Data(verdict.payload)) {
+            if let signed = notification.data?.signedTransactionInfo {
+                report.nested["signedTransactionInfo"] = try? await inspect(signed, depth: 1)
+            }
+            if let signed = notification.data?.signedRenewalInfo {
+                report.nested["signedRenewalInfo"] = try? await inspect(signed, depth: 1)
+            }
+        }
+        return report
+    }
+
+    static func kind(_ payload: JSONValue?) -> String {
+        guard case .object(let fields) = payload else { return "unknown" }
+        if fields["notificationType"] != nil { return "notification (V2)" }
+        if fields["transactionId"] != nil { return "transaction" }
+        if fields["autoRenewStatus"] != nil || fields["autoRenewProductId"] != nil { return "renewal info" }
+        if fields["receiptType"] != nil || fields["appTransactionId"] != nil { return "app transaction" }
+        return "signed data"
+    }
+
+    func text(_ report: Report, indent: String) -> String {
+        var lines = [
+            "\(indent)\(report.kind): \(report.valid ? "VALID" : "INVALID") (\(report.algorithm ?? "no alg"), \(report.certificates) certificate(s), checked at \(report.checkedAt))"
+        ]
+        for failure in report.failures { lines.append("\(indent)  ✗ \(failure)") }
+        if let payload = report.payload {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            let body = String(decoding: (try? encoder.encode(payload)) ?? Data(), as: UTF8.self)
+            lines += body.split(separator: "\n").map { "\(indent)  \($0)" }
+        }
+        for (name, nested) in report.nested.sorted(by: { $0.key < $1.key }) {
+            lines.append("\(indent)  \(name):")
+            lines.append(text(nested, indent: indent + "    "))
+        }
+        return lines.joined(separator: "\n")
+    }
+}
