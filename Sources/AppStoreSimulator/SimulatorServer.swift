@@ -64,15 +64,19 @@ public struct SimulatorServer: Sendable {
             struct Body: Decodable {
                 var productId: String
                 var quantity: Int?
+                var appAccountToken: String?
             }
             let body: Body = try await Self.decode(request)
             let deviceId = try Self.deviceId(context)
             return try await Self.guarded {
                 let now = Date()
-                let tx = try await store.state.purchase(deviceId: deviceId, productId: body.productId, quantity: body.quantity ?? 1, now: now)
+                let tx = try await store.state.purchase(
+                    deviceId: deviceId, productId: body.productId, quantity: body.quantity ?? 1, now: now, appAccountToken: body.appAccountToken)
                 let receipt = try await store.receipt(deviceId: deviceId, now: now)
+                let signed = try await store.signedTransaction(tx, now: now)
                 return Self.json(
-                    PurchaseView(transaction: SimulatedAppStore.wire(tx), receipt: Data(receipt).base64EncodedString()),
+                    PurchaseView(
+                        transaction: SimulatedAppStore.wire(tx), receipt: Data(receipt).base64EncodedString(), signedTransaction: signed),
                     status: .created)
             }
         }
@@ -222,7 +226,10 @@ public struct SimulatorServer: Sendable {
 
     struct PurchaseView: Codable {
         var transaction: InAppTransaction
+        /// The app receipt (StoreKit 1) after this purchase.
         var receipt: String
+        /// The StoreKit 2 signed transaction (JWS) of this purchase.
+        var signedTransaction: String
     }
 
     struct SoldTransactionView: Codable {

@@ -16,6 +16,8 @@ actor SimulatorState {
         var cancellationDate: Date?
         var webOrderLineItemId: String?
         var deviceId: UUID
+        /// The UUID the app passed to StoreKit 2's purchase, if any (`appAccountToken`).
+        var appAccountToken: String? = nil
     }
 
     struct Subscription: Sendable {
@@ -83,7 +85,7 @@ actor SimulatorState {
 
     func device(_ id: UUID) -> Device? { devices[id] }
 
-    func purchase(deviceId: UUID, productId: String, quantity: Int, now: Date) throws -> Transaction {
+    func purchase(deviceId: UUID, productId: String, quantity: Int, now: Date, appAccountToken: String? = nil) throws -> Transaction {
         guard var device = devices[deviceId] else { throw Failure(status: 404, code: "unknown_device", message: "no device") }
         guard let product = apps[device.bundleId]?.products.first(where: { $0.productId == productId }) else {
             throw Failure(status: 404, code: "unknown_product", message: "no product \(productId)")
@@ -111,7 +113,7 @@ actor SimulatorState {
         var tx = Transaction(
             transactionId: id, originalTransactionId: id, productId: productId, kind: product.kind,
             quantity: product.kind == .consumable ? max(1, quantity) : 1, purchaseDate: now, originalPurchaseDate: now,
-            expiresDate: nil, cancellationDate: nil, webOrderLineItemId: nil, deviceId: deviceId)
+            expiresDate: nil, cancellationDate: nil, webOrderLineItemId: nil, deviceId: deviceId, appAccountToken: appAccountToken)
         if product.kind == .autoRenewable {
             let period = configuration.acceleratedSeconds(forPeriod: product.period)
             tx.expiresDate = now.addingTimeInterval(period)

@@ -3,6 +3,9 @@ import Foundation
 /// The kind of the job that verifies one receipt with Apple. Every adapter enqueues it.
 public let verifyReceiptJobKind = "verify_receipt"
 
+/// The kind of the job that verifies a StoreKit 2 signed transaction locally and grants it.
+public let verifySignedTransactionJobKind = "verify_signed_transaction"
+
 /// Dates are stored as integer milliseconds since 1970 by every adapter: exact, sortable, and
 /// the same bytes in SQLite and PostgreSQL, so the two backends compare equal in the conformance suite.
 public enum StoredTime {

@@ -55,14 +55,21 @@ public struct ReceiptSubmission: Sendable {
     /// Verify again even when an earlier verification of the same receipt is final.
     public var refresh: Bool
     public var hints: [String: String]
+    /// The job that verifies it: a receipt with Apple (`verify_receipt`), or a StoreKit 2 signed
+    /// transaction locally (`verify_signed_transaction`, whose text is kept as the "receipt").
+    public var jobKind: String
 
-    public init(appId: String, appUserId: String, receiptHash: String, receiptBase64: String, refresh: Bool, hints: [String: String]) {
+    public init(
+        appId: String, appUserId: String, receiptHash: String, receiptBase64: String, refresh: Bool, hints: [String: String],
+        jobKind: String = verifyReceiptJobKind
+    ) {
         self.appId = appId
         self.appUserId = appUserId
         self.receiptHash = receiptHash
         self.receiptBase64 = receiptBase64
         self.refresh = refresh
         self.hints = hints
+        self.jobKind = jobKind
     }
 }
 

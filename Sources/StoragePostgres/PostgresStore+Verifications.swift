@@ -48,7 +48,7 @@ extension PostgresStore {
             """
             WITH job AS (
                 INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
-                VALUES (\(jobId), \(verifyReceiptJobKind), \(id), 'available', 0, \(nowMs), \(nowMs))
+                VALUES (\(jobId), \(submission.jobKind), \(id), 'available', 0, \(nowMs), \(nowMs))
             ), verification AS (
                 INSERT INTO verifications (id, app_id, app_user_id, receipt_hash, generation, job_id, state, attempts,
                     apple_statuses, hints, created_at, updated_at)

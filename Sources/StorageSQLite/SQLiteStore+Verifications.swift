@@ -37,7 +37,7 @@ extension SQLiteStore {
                 INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
                 VALUES (?, ?, ?, 'available', 0, ?, ?)
                 """,
-            arguments: [jobId, verifyReceiptJobKind, id, nowMs, nowMs])
+            arguments: [jobId, submission.jobKind, id, nowMs, nowMs])
         try db.execute(
             sql: """
                 INSERT INTO verifications (id, app_id, app_user_id, receipt_hash, generation, job_id, state, attempts,

@@ -23,7 +23,7 @@ public enum StorekeeperApplication {
         let gate = try ReceiptGate(configuration: configuration.receiptTrust)
         let context = ServerContext(
             configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger, now: now,
-            receiptGate: gate)
+            receiptGate: gate, signedTransactionGate: try SignedTransactionGate(configuration: configuration.receiptTrust))
         let runner =
             configuration.runWorkers
             ? try makeRunner(
@@ -85,12 +85,16 @@ public enum StorekeeperApplication {
             gate: try ReceiptGate(configuration: configuration.receiptTrust),
             apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }), configuration: configuration,
             metrics: metrics, logger: logger, now: now)
+        let signedHandler = SignedTransactionJobHandler(
+            store: store, gate: try SignedTransactionGate(configuration: configuration.receiptTrust),
+            apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }), configuration: configuration,
+            metrics: metrics, logger: logger, now: now)
         var runnerConfiguration = JobRunner.Configuration()
         runnerConfiguration.concurrency = configuration.workers
         runnerConfiguration.leaseDuration = configuration.leaseSeconds
         runnerConfiguration.batchSize = min(64, configuration.workers)
         return JobRunner(
-            store: store, handlers: [handler], configuration: runnerConfiguration, signal: signal, logger: logger, now: now)
+            store: store, handlers: [handler, signedHandler], configuration: runnerConfiguration, signal: signal, logger: logger, now: now)
     }
 
     /// An HTTP client sized for many slow Apple calls at once.

@@ -9,6 +9,8 @@ public struct SimulatorClient: Sendable {
         public var transactionId: String
         public var originalTransactionId: String
         public var receipt: String
+        /// The StoreKit 2 signed transaction (JWS) of this purchase.
+        public var signedTransaction: String
     }
 
     public struct Failure: Error, CustomStringConvertible {
@@ -31,18 +33,20 @@ public struct SimulatorClient: Sendable {
         return id
     }
 
-    public func purchase(device: UUID, productId: String, quantity: Int = 1) async throws -> Purchase {
+    public func purchase(device: UUID, productId: String, quantity: Int = 1, appAccountToken: String? = nil) async throws -> Purchase {
         struct Body: Encodable {
             var productId: String
             var quantity: Int
+            var appAccountToken: String?
         }
         let reply = try await http.send(
-            .POST, "/sim/devices/\(device.uuidString)/purchases", json: Body(productId: productId, quantity: quantity))
+            .POST, "/sim/devices/\(device.uuidString)/purchases",
+            json: Body(productId: productId, quantity: quantity, appAccountToken: appAccountToken))
         guard reply.status == 201, let tx = reply.json["transaction"] as? [String: Any], let receipt = reply.json["receipt"] as? String
         else { throw Failure(description: "purchase: \(reply.status) \(reply.text)") }
         return Purchase(
             transactionId: "\(tx["transaction_id"] ?? "")", originalTransactionId: "\(tx["original_transaction_id"] ?? "")",
-            receipt: receipt)
+            receipt: receipt, signedTransaction: reply.json["signedTransaction"] as? String ?? "")
     }
 
     public func receipt(device: UUID) async throws -> String {

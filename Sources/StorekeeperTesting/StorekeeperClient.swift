@@ -31,6 +31,20 @@ public struct StorekeeperClient: Sendable {
         return try await http.send(.POST, "/v1/receipts\(query)", headers: app, json: Body(appUserId: appUserId, receipt: receipt, refresh: refresh))
     }
 
+    /// StoreKit 2: `POST /v1/transactions`.
+    public func postSignedTransaction(
+        appUserId: String, signedTransaction: String, appAccountToken: String? = nil
+    ) async throws -> HTTPJSONClient.Reply {
+        struct Body: Encodable {
+            var appUserId: String
+            var signedTransaction: String
+            var appAccountToken: String?
+        }
+        return try await http.send(
+            .POST, "/v1/transactions", headers: app,
+            json: Body(appUserId: appUserId, signedTransaction: signedTransaction, appAccountToken: appAccountToken))
+    }
+
     public func verification(_ id: String) async throws -> HTTPJSONClient.Reply {
         try await http.send(.GET, "/v1/verifications/\(id)", headers: app)
     }

@@ -1,3 +1,4 @@
+import AppStoreModels
 import Crypto
 import Foundation
 import Hummingbird
@@ -14,6 +15,7 @@ struct AppController {
         let v1 = router.group("v1")
         v1.get("products") { request, _ in try await products(request) }
         v1.post("receipts") { request, _ in try await submitReceipt(request) }
+        v1.post("transactions") { request, _ in try await submitSignedTransaction(request) }
         v1.get("verifications/:id") { request, ctx in try await verification(request, id: try ctx.parameters.require("id")) }
         v1.get("subscribers/:appUserId") { request, ctx in
             try await subscriber(request, appUserId: try ctx.parameters.require("appUserId"))
@@ -73,6 +75,55 @@ struct AppController {
         if let wait {
             verification = try await waitForFinal(verification, seconds: wait)
         }
+        let done = verification.state.isFinal || verification.state == .configurationError
+        return try StorekeeperJSON.response(
+            context.view(verification), status: done ? .ok : .accepted,
+            headers: [.location: "/v1/verifications/\(verification.id)"])
+    }
+
+    struct SignedTransactionBody: Decodable {
+        var appUserId: String
+        /// The JWS from StoreKit 2 (`Transaction.jwsRepresentation`).
+        var signedTransaction: String
+        /// The UUID this backend gave the user as `appAccountToken` at purchase, if any: when
+        /// both it and the transaction carry one, they must match.
+        var appAccountToken: String?
+    }
+
+    /// StoreKit 2: verified locally at once (no Apple call), granted by a job with the same rules
+    /// as receipts. Answers when granted (normally milliseconds), or 202 after `wait` seconds.
+    func submitSignedTransaction(_ request: Request) async throws -> Response {
+        let app = try context.authenticateApp(request)
+        var wait = min(5, context.configuration.maxWaitSeconds)
+        if let waitText = request.uri.queryParameters.get("wait") {
+            guard let seconds = Double(waitText), seconds >= 0, seconds.isFinite else {
+                throw StorekeeperError(.invalidRequest, "wait must be a number of seconds")
+            }
+            wait = min(seconds, context.configuration.maxWaitSeconds)
+        }
+        let body = try StorekeeperJSON.decode(SignedTransactionBody.self, from: try await context.body(request))
+        try validateAppUserId(body.appUserId)
+        let jws = Self.withoutWhitespace(body.signedTransaction)
+        guard !jws.isEmpty else { throw StorekeeperError(.invalidSignedTransaction, "signedTransaction is empty") }
+        switch try await context.signedTransactionGate.check(jws, app: app, now: context.now()) {
+        case .rejected(let code, let message):
+            context.metrics.increment("storekeeper_signed_transactions_rejected_total", labels: ["reason": code])
+            throw StorekeeperError(.signedTransactionRejected, "\(code): \(message)")
+        case .verified(let transaction, _, _):
+            if let expected = body.appAccountToken, let carried = transaction.appAccountToken,
+                expected.lowercased() != carried.lowercased()
+            {
+                throw StorekeeperError(.appAccountTokenMismatch, "the transaction's appAccountToken is not this user's")
+            }
+        }
+        let hash = SHA256.hash(data: Data(jws.utf8)).map { String(format: "%02x", $0) }.joined()
+        let result = try await context.store.submitReceipt(
+            ReceiptSubmission(
+                appId: app.id, appUserId: body.appUserId, receiptHash: hash, receiptBase64: jws, refresh: false, hints: [:],
+                jobKind: verifySignedTransactionJobKind),
+            now: context.now())
+        if result.created { context.signal.wake() }
+        let verification = try await waitForFinal(result.verification, seconds: wait)
         let done = verification.state.isFinal || verification.state == .configurationError
         return try StorekeeperJSON.response(
             context.view(verification), status: done ? .ok : .accepted,

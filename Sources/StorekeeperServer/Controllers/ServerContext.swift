@@ -16,6 +16,7 @@ struct ServerContext: Sendable {
     let logger: Logger
     let now: @Sendable () -> Date
     let receiptGate: ReceiptGate
+    let signedTransactionGate: SignedTransactionGate
 
     var apps: [AppConfiguration] { configuration.apps }
 

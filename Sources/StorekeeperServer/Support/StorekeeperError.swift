@@ -19,6 +19,10 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
         public static let invalidJSON = Code("invalid_json", .badRequest)
         public static let invalidReceipt = Code("invalid_receipt", .badRequest)
         public static let receiptBundleMismatch = Code("receipt_bundle_mismatch", .unprocessableContent)
+        public static let invalidSignedTransaction = Code("invalid_signed_transaction", .badRequest)
+        /// A readable signed transaction that must not be granted; the message names the failure code.
+        public static let signedTransactionRejected = Code("signed_transaction_rejected", .unprocessableContent)
+        public static let appAccountTokenMismatch = Code("app_account_token_mismatch", .unprocessableContent)
         public static let invalidAppUserId = Code("invalid_app_user_id", .badRequest)
         public static let invalidProduct = Code("invalid_product", .badRequest)
         public static let unauthorized = Code("unauthorized", .unauthorized)

@@ -1,0 +1,57 @@
+import AppStoreCrypto
+import AppStoreModels
+import Foundation
+import StorekeeperDomain
+import SwiftASN1
+import X509
+
+/// Local verification of StoreKit 2 signed transactions for one server: Apple's roots plus the
+/// configured extra roots (the simulator's under `serve --simulator`), Apple's marker OIDs as
+/// configured, validity at the transaction's `signedDate`, the app's bundle id, and the sandbox
+/// only when the app accepts it. Checked when posted and again by the job that grants.
+struct SignedTransactionGate: Sendable {
+    let verifier: SignedDataVerifier
+
+    init(configuration: ReceiptTrustConfiguration) throws {
+        var roots: [Certificate] = configuration.appleRoots ? try ReceiptSignatureVerifier.appleRoots() : []
+        for pem in configuration.extraRootsPEM { roots.append(try Certificate(pemEncoded: pem)) }
+        verifier = SignedDataVerifier(roots: roots, requireAppleMarkers: configuration.requireAppleMarkers)
+    }
+
+    enum Outcome: Sendable {
+        case verified(SignedTransaction, response: VerifyReceiptResponse, environment: AppStoreEnvironment)
+        /// Readable but not to be granted; `code` is the first failure's stable code.
+        case rejected(code: String, message: String)
+    }
+
+    /// Throws `StorekeeperError(.invalidSignedTransaction)` only for text that is not a JWS at all.
+    func check(_ jws: String, app: AppConfiguration, now: Date) async throws -> Outcome {
+        let verdict: SignedDataVerdict
+        do {
+            verdict = try await verifier.verify(jws, expecting: .init(bundleId: app.bundleId), time: .signedDate(fallback: now))
+        } catch let error as SignedDataError {
+            throw StorekeeperError(.invalidSignedTransaction, "not a signed transaction (\(error.code)): \(error.message)")
+        }
+        if let first = verdict.failures.first {
+            return .rejected(code: first.code, message: verdict.failures.map(\.description).joined(separator: "; "))
+        }
+        guard let transaction = try? JSONDecoder().decode(SignedTransaction.self, from: Data(verdict.payload)) else {
+            return .rejected(code: "jws_not_a_transaction", message: "the signed payload is not a transaction")
+        }
+        let mapped: (VerifyReceiptResponse, AppStoreEnvironment)
+        do {
+            mapped = try SignedTransactionMapping.response(for: transaction)
+        } catch SignedTransactionMapping.Failure.missingField(let field) {
+            return .rejected(code: "jws_not_a_transaction", message: "the signed transaction has no \(field)")
+        }
+        switch mapped.1 {
+        case .production: break
+        case .sandbox where app.acceptSandbox: break
+        case .sandbox: return .rejected(code: "sandbox_not_accepted", message: "this app does not accept sandbox purchases")
+        default:
+            // Xcode and LocalTesting data never reach here signed by a trusted root; anything else is refused.
+            return .rejected(code: "jws_wrong_environment", message: "environment \(mapped.1.rawValue) is not granted")
+        }
+        return .verified(transaction, response: mapped.0, environment: mapped.1)
+    }
+}
