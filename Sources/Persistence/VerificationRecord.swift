@@ -45,6 +45,16 @@ public struct VerificationRecord: Codable, Hashable, Sendable {
     }
 }
 
+extension VerificationRecord {
+    /// The record of a verification just submitted: what every adapter returns for it.
+    public static func pending(id: String, jobId: String, submission: ReceiptSubmission, at now: Date) -> VerificationRecord {
+        VerificationRecord(
+            id: id, appId: submission.appId, appUserId: submission.appUserId, receiptHash: submission.receiptHash,
+            jobId: jobId, state: .pending, reason: nil, attempts: 0, appleStatuses: [], environment: nil,
+            nextAttemptAt: nil, grant: nil, createdAt: now, updatedAt: now, finalizedAt: nil)
+    }
+}
+
 /// A receipt accepted from an app, to be verified.
 public struct ReceiptSubmission: Sendable {
     public var appId: String

@@ -57,11 +57,7 @@ extension PostgresStore {
             )
             SELECT pg_notify(\(channel), '')
             """, logger: logger)
-        let record = VerificationRecord(
-            id: id, appId: submission.appId, appUserId: submission.appUserId, receiptHash: submission.receiptHash,
-            jobId: jobId, state: .pending, reason: nil, attempts: 0, appleStatuses: [], environment: nil,
-            nextAttemptAt: nil, grant: nil, createdAt: StoredTime.date(nowMs), updatedAt: StoredTime.date(nowMs),
-            finalizedAt: nil)
+        let record = VerificationRecord.pending(id: id, jobId: jobId, submission: submission, at: StoredTime.date(nowMs))
         return SubmissionResult(verification: record, created: true)
     }
 

@@ -126,6 +126,8 @@ public final class PostgresStore: Service, Sendable {
         for _ in 0..<1000 where !poolStarted.withLock({ $0 }) {
             try? await Task.sleep(for: .milliseconds(10))
         }
+        // The flag is set just before `PostgresClient.run()` is entered: give that call a moment.
+        try? await Task.sleep(for: .milliseconds(20))
     }
 
     // MARK: Transactions

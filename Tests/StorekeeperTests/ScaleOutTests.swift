@@ -210,6 +210,9 @@ struct ScaleOutTests {
         #expect(done.allSatisfy { ($0.finalizedAt ?? .distantPast) >= postedAt.addingTimeInterval(lease) })
         #expect(leasedBefore < postedAt.addingTimeInterval(lease), "the kill came before any lease could expire")
         try await expectBooksBalance(stack)
+        // SIGTERM is a graceful shutdown: the worker stops leasing, finishes, and exits cleanly.
+        successor.terminate()
+        #expect(successor.process.terminationReason == .exit && successor.process.terminationStatus == 0)
         try await stack.stop()
     }
 }

@@ -41,13 +41,7 @@ struct AppController {
     func submitReceipt(_ request: Request) async throws -> Response {
         let app = try context.authenticateApp(request)
         // Every input is checked before anything is stored.
-        var wait: Double?
-        if let waitText = request.uri.queryParameters.get("wait") {
-            guard let seconds = Double(waitText), seconds >= 0, seconds.isFinite else {
-                throw StorekeeperError(.invalidRequest, "wait must be a number of seconds")
-            }
-            wait = min(seconds, context.configuration.maxWaitSeconds)
-        }
+        let wait = try waitSeconds(request)
         let body = try StorekeeperJSON.decode(ReceiptBody.self, from: try await context.body(request))
         try validateAppUserId(body.appUserId)
         let cleaned = Self.withoutWhitespace(body.receipt)
@@ -94,13 +88,7 @@ struct AppController {
     /// as receipts. Answers when granted (normally milliseconds), or 202 after `wait` seconds.
     func submitSignedTransaction(_ request: Request) async throws -> Response {
         let app = try context.authenticateApp(request)
-        var wait = min(5, context.configuration.maxWaitSeconds)
-        if let waitText = request.uri.queryParameters.get("wait") {
-            guard let seconds = Double(waitText), seconds >= 0, seconds.isFinite else {
-                throw StorekeeperError(.invalidRequest, "wait must be a number of seconds")
-            }
-            wait = min(seconds, context.configuration.maxWaitSeconds)
-        }
+        let wait = try waitSeconds(request) ?? min(5, context.configuration.maxWaitSeconds)
         let body = try StorekeeperJSON.decode(SignedTransactionBody.self, from: try await context.body(request))
         try validateAppUserId(body.appUserId)
         let jws = Self.withoutWhitespace(body.signedTransaction)
@@ -128,6 +116,15 @@ struct AppController {
         return try StorekeeperJSON.response(
             context.view(verification), status: done ? .ok : .accepted,
             headers: [.location: "/v1/verifications/\(verification.id)"])
+    }
+
+    /// `?wait=S`, capped by `maxWaitSeconds`; nil when absent.
+    func waitSeconds(_ request: Request) throws -> Double? {
+        guard let text = request.uri.queryParameters.get("wait") else { return nil }
+        guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {
+            throw StorekeeperError(.invalidRequest, "wait must be a number of seconds")
+        }
+        return min(seconds, context.configuration.maxWaitSeconds)
     }
 
     /// Base64 as apps send it may be wrapped in lines. Works on bytes: receipts are large and

@@ -19,25 +19,16 @@ struct SignedTransactionJobHandler: JobHandler {
     let now: @Sendable () -> Date
 
     func run(_ lease: JobLease) async -> JobOutcome {
-        do {
-            return try await grant(lease)
-        } catch {
-            logger.error("signed transaction job failed", metadata: ["job": "\(lease.jobId)", "error": "\(error)"])
-            let delay = configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1))
-            return .retry(at: now().addingTimeInterval(delay), reason: "storage_error")
+        await VerificationJobStart.retryingOnFailure(lease, configuration: configuration, logger: logger, now: now()) {
+            try await grant(lease)
         }
     }
 
     private func grant(_ lease: JobLease) async throws -> JobOutcome {
-        guard let (verification, jws) = try await store.verificationForJob(jobId: lease.jobId) else {
-            return .discard(reason: "verification_missing")
-        }
-        guard try await store.markVerifying(lease, verificationId: verification.id, now: now()) else { return .finishedByHandler }
-        guard let app = apps[verification.appId] else {
-            let report = AttemptReport(statuses: [], environment: nil, reason: "app_not_configured")
-            _ = try await store.holdForConfiguration(
-                lease, verificationId: verification.id, report: report, configurationFingerprint: "", now: now())
-            return .finishedByHandler
+        let (verification, jws, app): (VerificationRecord, String, AppConfiguration)
+        switch try await VerificationJobStart.begin(lease, store: store, apps: apps, now: now()) {
+        case .done(let outcome): return outcome
+        case .proceed(let record, let data, let configured): (verification, jws, app) = (record, data, configured)
         }
         let at = now()
         let outcome: SignedTransactionGate.Outcome

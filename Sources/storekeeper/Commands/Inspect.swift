@@ -39,15 +39,16 @@ struct Inspect: AsyncParsableCommand {
         let at = receipt.creationDate ?? Date()
         let verdict = await ReceiptSignatureVerifier(roots: roots, requireAppleMarkers: !noAppleMarkers).verify(bytes, at: at)
         let report = InspectReport(receipt: receipt, verdict: verdict, checkedAt: at)
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            encoder.dateEncodingStrategy = .iso8601
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
-        } else {
-            print(report.text)
-        }
+        print(json ? try Inspect.prettyJSON(report) : report.text)
         if !verdict.isValid { throw ExitCode(2) }
+    }
+
+    /// What `--json` prints: sorted keys, ISO 8601 dates.
+    static func prettyJSON(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
     func trustedRoots() throws -> [Certificate] {

@@ -37,14 +37,7 @@ struct SignedDataInspection {
     /// Prints the report; returns whether everything verified.
     func run(_ jws: String, json: Bool) async throws -> Bool {
         let report = try await inspect(jws, depth: 0)
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            encoder.dateEncodingStrategy = .iso8601
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
-        } else {
-            print(text(report, indent: ""))
-        }
+        print(json ? try Inspect.prettyJSON(report) : text(report, indent: ""))
         return report.valid && report.nested.values.allSatisfy(\.valid)
     }
 
