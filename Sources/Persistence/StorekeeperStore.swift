@@ -37,6 +37,14 @@ public protocol StorekeeperStore: JobStore {
     func holdForConfiguration(
         _ lease: JobLease, verificationId: String, report: AttemptReport, configurationFingerprint: String, now: Date
     ) async throws -> Bool
+    /// Schedules the next attempt like `scheduleRetry` and, in the same transaction, records
+    /// provisional grants for the verification (the outage policy). Apple's answer later removes
+    /// them in the transaction that grants (`completeVerified`) or refuses (`finishInvalid`).
+    func scheduleRetryGrantingProvisionally(
+        _ lease: JobLease, verificationId: String, report: AttemptReport, at: Date, grants: [ProvisionalGrant], now: Date
+    ) async throws -> Bool
+    /// Provisional grants of a user still running at `now`.
+    func provisionalGrants(appId: String, appUserId: String, now: Date) async throws -> [ProvisionalGrant]
     /// Puts a verification back in the queue now (manual retry); false if it is being verified.
     func requeue(verificationId: String, now: Date) async throws -> Bool
     /// Releases configuration holds of `appId` taken under another configuration fingerprint.

@@ -39,9 +39,11 @@ extension PostgresStore {
                 try await Self.updateVerification(
                     connection, id: verificationId, state: .invalid, report: rejected, nextAttemptAt: nil, now: now, final: true,
                     logger: logger)
+                try await Self.endProvisionalGrants(connection, verificationId: verificationId, logger: logger)
                 return .rejected(reason: reason)
             case .grant(let plan):
                 try await Self.apply(plan, appId: request.appId, connection: connection, now: now, logger: logger)
+                try await Self.endProvisionalGrants(connection, verificationId: verificationId, logger: logger)
                 guard try await Self.finishJob(connection, lease, state: .completed, error: nil, now: now, logger: logger) else {
                     // The row lock taken above makes this unreachable; never commit grants without the job.
                     throw JobStoreError(code: .leaseLost, message: "lease lost inside the grant transaction")

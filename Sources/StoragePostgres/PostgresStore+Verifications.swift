@@ -119,6 +119,7 @@ extension PostgresStore {
             try await Self.updateVerification(
                 connection, id: verificationId, state: .invalid, report: report, nextAttemptAt: nil, now: now, final: true,
                 logger: self.logger)
+            try await Self.endProvisionalGrants(connection, verificationId: verificationId, logger: self.logger)
             return true
         }
     }
@@ -134,6 +135,52 @@ extension PostgresStore {
                 logger: self.logger)
             return true
         }
+    }
+
+    public func scheduleRetryGrantingProvisionally(
+        _ lease: JobLease, verificationId: String, report: AttemptReport, at: Date, grants: [ProvisionalGrant], now: Date
+    ) async throws -> Bool {
+        try await transaction { connection in
+            guard try await Self.rescheduleJob(connection, lease, at: at, reason: report.reason ?? "retry", logger: self.logger)
+            else { return false }
+            try await Self.updateVerification(
+                connection, id: verificationId, state: .retryScheduled, report: report, nextAttemptAt: at, now: now, final: false,
+                logger: self.logger)
+            for grant in grants {
+                try await connection.execute(
+                    """
+                    INSERT INTO provisional_grants (app_id, verification_id, app_user_id, transaction_id, original_transaction_id,
+                        product_id, expires_at, created_at)
+                    VALUES (\(grant.appId), \(grant.verificationId), \(grant.appUserId), \(grant.transactionId),
+                        \(grant.originalTransactionId), \(grant.productId), \(StoredTime.ms(grant.expiresAt)), \(StoredTime.ms(now)))
+                    ON CONFLICT (verification_id, transaction_id) DO NOTHING
+                    """, logger: self.logger)
+            }
+            return true
+        }
+    }
+
+    public func provisionalGrants(appId: String, appUserId: String, now: Date) async throws -> [ProvisionalGrant] {
+        try await read { connection in
+            try await connection.rows(
+                """
+                SELECT * FROM provisional_grants
+                WHERE app_id = \(appId) AND app_user_id = \(appUserId) AND expires_at > \(StoredTime.ms(now))
+                ORDER BY product_id, transaction_id
+                """, logger: self.logger
+            ).map { row in
+                ProvisionalGrant(
+                    appId: try row.value("app_id"), appUserId: try row.value("app_user_id"),
+                    verificationId: try row.value("verification_id"), transactionId: try row.value("transaction_id"),
+                    originalTransactionId: try row.value("original_transaction_id"), productId: try row.value("product_id"),
+                    expiresAt: try row.date("expires_at"))
+            }
+        }
+    }
+
+    /// Apple answered: provisional access for this verification ends, replaced by the real outcome.
+    static func endProvisionalGrants(_ connection: PostgresConnection, verificationId: String, logger: Logger) async throws {
+        try await connection.execute("DELETE FROM provisional_grants WHERE verification_id = \(verificationId)", logger: logger)
     }
 
     public func holdForConfiguration(

@@ -140,6 +140,23 @@ enum SQLiteMigrations {
                     CREATE INDEX ledger_period ON ledger (app_id, environment, purchase_date);
                     """)
         }
+        migrator.registerMigration("M0002_ProvisionalGrants") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE provisional_grants (
+                        app_id TEXT NOT NULL,
+                        verification_id TEXT NOT NULL REFERENCES verifications (id),
+                        app_user_id TEXT NOT NULL,
+                        transaction_id TEXT NOT NULL,
+                        original_transaction_id TEXT NOT NULL,
+                        product_id TEXT NOT NULL,
+                        expires_at INTEGER NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        PRIMARY KEY (verification_id, transaction_id)
+                    );
+                    CREATE INDEX provisional_grants_user ON provisional_grants (app_id, app_user_id, expires_at);
+                    """)
+        }
         return migrator
     }
 }

@@ -32,9 +32,11 @@ extension SQLiteStore {
                 rejected.reason = reason
                 _ = try Self.finishJob(db, lease, state: .completed, error: reason, now: now)
                 try Self.updateVerification(db, id: verificationId, state: .invalid, report: rejected, nextAttemptAt: nil, now: now, final: true)
+                try Self.endProvisionalGrants(db, verificationId: verificationId)
                 return .rejected(reason: reason)
             case .grant(let plan):
                 try Self.apply(plan, appId: request.appId, db: db, now: now)
+                try Self.endProvisionalGrants(db, verificationId: verificationId)
                 guard try Self.finishJob(db, lease, state: .completed, error: nil, now: now) else {
                     // Checked above in this same transaction; unreachable unless the schema changed.
                     throw JobStoreError(code: .leaseLost, message: "lease lost inside the grant transaction")

@@ -116,6 +116,7 @@ extension SQLiteStore {
         try await committer.write(pool: pool) { db in
             guard try Self.finishJob(db, lease, state: .completed, error: report.reason, now: now) else { return false }
             try Self.updateVerification(db, id: verificationId, state: .invalid, report: report, nextAttemptAt: nil, now: now, final: true)
+            try Self.endProvisionalGrants(db, verificationId: verificationId)
             return true
         }
     }
@@ -130,6 +131,52 @@ extension SQLiteStore {
             try Self.updateVerification(db, id: verificationId, state: .retryScheduled, report: report, nextAttemptAt: at, now: now, final: false)
             return true
         }
+    }
+
+    public func scheduleRetryGrantingProvisionally(
+        _ lease: JobLease, verificationId: String, report: AttemptReport, at: Date, grants: [ProvisionalGrant], now: Date
+    ) async throws -> Bool {
+        try await committer.write(pool: pool) { db in
+            guard try Self.rescheduleJob(db, lease, at: at, reason: report.reason ?? "retry") else { return false }
+            try Self.updateVerification(db, id: verificationId, state: .retryScheduled, report: report, nextAttemptAt: at, now: now, final: false)
+            for grant in grants {
+                try db.execute(
+                    sql: """
+                        INSERT INTO provisional_grants (app_id, verification_id, app_user_id, transaction_id, original_transaction_id,
+                            product_id, expires_at, created_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                        ON CONFLICT (verification_id, transaction_id) DO NOTHING
+                        """,
+                    arguments: [
+                        grant.appId, grant.verificationId, grant.appUserId, grant.transactionId, grant.originalTransactionId,
+                        grant.productId, StoredTime.ms(grant.expiresAt), StoredTime.ms(now),
+                    ])
+            }
+            return true
+        }
+    }
+
+    public func provisionalGrants(appId: String, appUserId: String, now: Date) async throws -> [ProvisionalGrant] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM provisional_grants WHERE app_id = ? AND app_user_id = ? AND expires_at > ?
+                    ORDER BY product_id, transaction_id
+                    """,
+                arguments: [appId, appUserId, StoredTime.ms(now)]
+            ).map { row in
+                ProvisionalGrant(
+                    appId: row["app_id"], appUserId: row["app_user_id"], verificationId: row["verification_id"],
+                    transactionId: row["transaction_id"], originalTransactionId: row["original_transaction_id"],
+                    productId: row["product_id"], expiresAt: StoredTime.date(row["expires_at"] as Int64))
+            }
+        }
+    }
+
+    /// Apple answered: provisional access for this verification ends, replaced by the real outcome.
+    static func endProvisionalGrants(_ db: Database, verificationId: String) throws {
+        try db.execute(sql: "DELETE FROM provisional_grants WHERE verification_id = ?", arguments: [verificationId])
     }
 
     public func holdForConfiguration(

@@ -51,10 +51,13 @@ public struct SubscriberView: Codable, Hashable, Sendable {
     public var consumables: [ConsumablePurchase]
     public var creditBalance: Int
     public var history: [TransactionRecord]
+    /// Access given provisionally while Apple could not be asked (the outage policy): flagged
+    /// apart from `activeEntitlements`, each with its end; gone once Apple answers. Never credits.
+    public var provisionalEntitlements: [ProvisionalGrant] = []
 
     public static func build(
         appUserId: String, transactions: [TransactionRecord], subscriptions: [SubscriptionFacts],
-        catalog: [String: Product], now: Date
+        catalog: [String: Product], now: Date, provisional: [ProvisionalGrant] = []
     ) -> SubscriberView {
         let live = transactions.filter { !$0.isRevoked }
         var active = Set<String>()
@@ -116,10 +119,17 @@ public struct SubscriberView: Codable, Hashable, Sendable {
                     environment: $0.environment)
             }
 
-        return SubscriberView(
+        // Provisional access only where nothing confirmed covers it already.
+        let granted = Set(transactions.map(\.transactionId))
+        let provisionalNow = provisional.filter {
+            $0.appUserId == appUserId && $0.expiresAt > now && !granted.contains($0.transactionId) && !active.contains($0.productId)
+        }
+        var view = SubscriberView(
             appUserId: appUserId, asOf: now, activeEntitlements: active.sorted(), nonConsumables: nonConsumables,
             subscriptions: subs, nonRenewingSubscriptions: nonRenewing, freeSubscriptions: free,
             consumables: consumables, creditBalance: consumables.reduce(0) { $0 + $1.credits },
             history: transactions.sorted { ($0.purchaseDate, $0.transactionId) > ($1.purchaseDate, $1.transactionId) })
+        view.provisionalEntitlements = provisionalNow
+        return view
     }
 }

@@ -92,13 +92,15 @@ public struct StorekeeperConfiguration: Codable, Sendable {
     public var maxWaitSeconds: Double = 30
     /// Local receipt checks before Apple is called: which roots are trusted.
     public var receiptTrust = ReceiptTrustConfiguration()
+    /// While Apple fails: provisional access from locally verified receipts. Off by default.
+    public var outagePolicy = OutagePolicy()
 
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case host, port, databasePath, sqliteSynchronousFull, adminKey, apps, appleEndpoints, workers, runWorkers
         case attemptTimeoutSeconds, leaseSeconds, retry, flagAfterSeconds, excludeOldTransactions, bindingPolicy
-        case maxBodyBytes, maxWaitSeconds, receiptTrust
+        case maxBodyBytes, maxWaitSeconds, receiptTrust, outagePolicy
     }
 
     public init(from decoder: any Decoder) throws {
@@ -122,6 +124,7 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         maxBodyBytes = try c.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? d.maxBodyBytes
         maxWaitSeconds = try c.decodeIfPresent(Double.self, forKey: .maxWaitSeconds) ?? d.maxWaitSeconds
         receiptTrust = try c.decodeIfPresent(ReceiptTrustConfiguration.self, forKey: .receiptTrust) ?? d.receiptTrust
+        outagePolicy = try c.decodeIfPresent(OutagePolicy.self, forKey: .outagePolicy) ?? d.outagePolicy
     }
 
     /// Every problem, each naming its key (`apps[1].apiKey: …`). Empty when valid.
@@ -145,6 +148,9 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         if retry.base <= 0 || retry.cap < retry.base { problems.append("retry: base must be positive and cap ≥ base") }
         if !(0...1).contains(retry.jitter) { problems.append("retry.jitter: must be within 0...1") }
         if maxBodyBytes < 1024 { problems.append("maxBodyBytes: must be at least 1024") }
+        if outagePolicy.afterSeconds < 0 || outagePolicy.provisionalSeconds <= 0 {
+            problems.append("outagePolicy: afterSeconds must be ≥ 0 and provisionalSeconds positive")
+        }
         for (index, pem) in receiptTrust.extraRootsPEM.enumerated() where !pem.contains("BEGIN CERTIFICATE") {
             problems.append("receiptTrust.extraRootsPEM[\(index)]: not a PEM certificate")
         }

@@ -159,8 +159,10 @@ struct AppController {
         let transactions = try await context.store.transactions(appId: app.id, appUserId: appUserId)
         let subscriptions = try await context.store.subscriptions(appId: app.id, appUserId: appUserId)
         let catalog = Dictionary(try await context.store.products(appId: app.id).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })
+        let provisional = try await context.store.provisionalGrants(appId: app.id, appUserId: appUserId, now: context.now())
         let view = SubscriberView.build(
-            appUserId: appUserId, transactions: transactions, subscriptions: subscriptions, catalog: catalog, now: context.now())
+            appUserId: appUserId, transactions: transactions, subscriptions: subscriptions, catalog: catalog, now: context.now(),
+            provisional: provisional)
         return try StorekeeperJSON.response(view)
     }
 }

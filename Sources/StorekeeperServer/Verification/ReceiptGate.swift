@@ -41,17 +41,27 @@ struct ReceiptGate: Sendable {
         }
     }
 
-    /// The signature and chain, for the worker. Nil when the receipt may go to Apple.
-    func rejection(_ base64: String) async -> String? {
+    enum LocalCheck {
+        /// Signature and chain hold: the receipt may go to Apple, and its contents can be trusted
+        /// as far as a signed receipt goes (the outage policy relies on this).
+        case verified(AppReceipt)
+        case rejected(reason: String)
+        /// Legacy receipts and disabled checks: only Apple can tell.
+        case unchecked
+    }
+
+    /// The signature and chain, for the worker.
+    func check(_ base64: String) async -> LocalCheck {
         guard enabled, let data = Data(base64Encoded: base64), let receipt = try? parser.parse(Array(data)) else {
-            return nil  // Legacy receipts and disabled checks go to Apple as before.
+            return .unchecked
         }
         let verdict = await verifier.verify(Array(data), at: receipt.creationDate ?? Date())
         if case .invalid(let failures) = verdict {
-            return failures.contains { if case .badSignature = $0 { true } else { false } }
-                ? "receipt_signature_invalid" : "receipt_chain_untrusted"
+            return .rejected(
+                reason: failures.contains { if case .badSignature = $0 { true } else { false } }
+                    ? "receipt_signature_invalid" : "receipt_chain_untrusted")
         }
-        return nil
+        return .verified(receipt)
     }
 }
 

@@ -1,4 +1,5 @@
 import AppStoreClient
+import AppStoreCrypto
 import AppStoreModels
 import Foundation
 import JobQueue
@@ -34,7 +35,8 @@ struct VerifyReceiptJobHandler: JobHandler {
         case .proceed(let record, let data, let configured): (verification, receipt, app) = (record, data, configured)
         }
 
-        if let reason = await gate?.rejection(receipt) {
+        let local = await gate?.check(receipt) ?? .unchecked
+        if case .rejected(let reason) = local {
             // Forged or untrusted: decided locally, Apple never sees it.
             let report = AttemptReport(statuses: [], environment: nil, reason: reason)
             _ = try await store.finishInvalid(lease, verificationId: verification.id, report: report, now: now())
@@ -98,10 +100,42 @@ struct VerifyReceiptJobHandler: JobHandler {
             let delay = configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1))
             let next = at.addingTimeInterval(delay)
             let report = AttemptReport(statuses: statuses, environment: nil, reason: reason)
-            _ = try await store.scheduleRetry(lease, verificationId: verification.id, report: report, at: next, now: at)
+            let provisional = try await provisionalGrants(local, verification: verification, app: app, now: at)
+            if provisional.isEmpty {
+                _ = try await store.scheduleRetry(lease, verificationId: verification.id, report: report, at: next, now: at)
+            } else {
+                _ = try await store.scheduleRetryGrantingProvisionally(
+                    lease, verificationId: verification.id, report: report, at: next, grants: provisional, now: at)
+                metrics.increment("storekeeper_provisional_grants_total", labels: ["app": app.id], by: Double(provisional.count))
+            }
             metrics.increment("storekeeper_verification_retries_total", labels: ["reason": reason])
         }
         return .finishedByHandler
+    }
+
+    /// The outage policy: after Apple has failed for `afterSeconds`, a receipt whose signature
+    /// and chain verified locally unlocks what it shows, provisionally. Nothing when the policy is
+    /// off (the default), the receipt was not checked locally, or the outage is still young.
+    private func provisionalGrants(
+        _ local: ReceiptGate.LocalCheck, verification: VerificationRecord, app: AppConfiguration, now: Date
+    ) async throws -> [ProvisionalGrant] {
+        let policy = configuration.outagePolicy
+        guard policy.enabled, case .verified(let receipt) = local, receipt.bundleId == app.bundleId,
+            now.timeIntervalSince(verification.createdAt) >= policy.afterSeconds
+        else { return [] }
+        let purchases = receipt.inAppPurchases.compactMap { purchase -> ProvisionalPlanner.Purchase? in
+            guard let productId = purchase.productId, let transactionId = purchase.transactionId,
+                let purchaseDate = purchase.purchaseDate
+            else { return nil }
+            return ProvisionalPlanner.Purchase(
+                productId: productId, transactionId: transactionId,
+                originalTransactionId: purchase.originalTransactionId ?? transactionId, purchaseDate: purchaseDate,
+                expiresDate: purchase.expiresDate, cancellationDate: purchase.cancellationDate)
+        }
+        let catalog = Dictionary(try await store.products(appId: app.id).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })
+        return ProvisionalPlanner.plan(
+            purchases, catalog: catalog, policy: policy, appId: app.id, appUserId: verification.appUserId,
+            verificationId: verification.id, now: now)
     }
 
     private func record(result: VerifyReceiptCallResult, classification: AttemptClassification, environment: AppStoreEnvironment, seconds: Double) {
