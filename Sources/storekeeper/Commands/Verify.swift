@@ -8,7 +8,7 @@ import JobQueue
 import Logging
 import Persistence
 import ServiceLifecycle
-import StorageSQLite
+import StoragePostgres
 import StorekeeperDomain
 import StorekeeperServer
 
@@ -20,7 +20,7 @@ struct Verify: AsyncParsableCommand {
     @Option(help: "JSON configuration file (also STOREKEEPER_CONFIG).") var config: String?
     @Option(help: "App id from the configuration (default: the only app).") var app: String?
     @Option(help: "App user id the receipt belongs to.") var user = "cli"
-    @Option(help: "SQLite database file.") var database: String?
+    @Option(help: "SQLite database file, or postgres:// URL.") var database: String?
     @Option(help: "Give up waiting after this many seconds (the verification stays queued).") var timeout: Double = 300
     @Flag(help: "Verify again even if this receipt was verified before.") var refresh = false
     @Option var logLevel = "warning"
@@ -45,8 +45,11 @@ struct Verify: AsyncParsableCommand {
         let bytes = Data(base64Encoded: text) ?? raw
         let base64 = bytes.base64EncodedString()
 
-        let store = try SQLiteStore(configuration: .init(path: configuration.databasePath))
-        try store.migrate()
+        let backend = try StorageBackend.open(configuration: configuration, logger: logger)
+        let pool = backend.postgres?.runInBackground()
+        defer { pool?.cancel() }
+        try await backend.prepare()
+        let store = backend.store
         try await store.seedProducts(appId: chosen.id, products: chosen.products, now: Date())
         let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
         let submitted = try await store.submitReceipt(
