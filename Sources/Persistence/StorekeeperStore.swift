@@ -50,6 +50,17 @@ public protocol StorekeeperStore: JobStore {
     /// Releases configuration holds of `appId` taken under another configuration fingerprint.
     func releaseConfigurationHolds(appId: String, currentFingerprint: String, now: Date) async throws -> Int
 
+    // MARK: Server notifications
+    /// Who owns an original transaction (the app user it is bound to), if anyone yet.
+    func owner(appId: String, originalTransactionId: String) async throws -> String?
+    /// Stores a verified App Store Server Notification once per (app, notificationUUID) and, in
+    /// the same transaction, the submission it causes (its signed transaction, for the owner).
+    /// A notification already stored changes nothing and returns `created == false`.
+    func recordNotification(
+        _ notification: NotificationRecord, submission: ReceiptSubmission?, now: Date
+    ) async throws
+        -> NotificationResult
+
     // MARK: Subscribers and ledger
     func transactions(appId: String, appUserId: String) async throws -> [TransactionRecord]
     func subscriptions(appId: String, appUserId: String) async throws -> [SubscriptionFacts]

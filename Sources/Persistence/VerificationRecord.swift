@@ -143,3 +143,45 @@ public struct LedgerQuery: Sendable {
         self.to = to
     }
 }
+
+/// An App Store Server Notification as stored: what it said and what it led to.
+public struct NotificationRecord: Sendable, Hashable {
+    public var appId: String
+    public var notificationUUID: String
+    public var notificationType: String
+    public var subtype: String?
+    public var signedDate: Date?
+    public var originalTransactionId: String?
+    public var environment: String?
+    /// The signed payload as received.
+    public var payload: String
+    /// What processing decided: `submitted`, `unowned`, `no_transaction`, `sandbox_not_accepted`, or a rejection code.
+    public var outcome: String
+
+    public init(
+        appId: String, notificationUUID: String, notificationType: String, subtype: String?, signedDate: Date?,
+        originalTransactionId: String?, environment: String?, payload: String, outcome: String
+    ) {
+        self.appId = appId
+        self.notificationUUID = notificationUUID
+        self.notificationType = notificationType
+        self.subtype = subtype
+        self.signedDate = signedDate
+        self.originalTransactionId = originalTransactionId
+        self.environment = environment
+        self.payload = payload
+        self.outcome = outcome
+    }
+}
+
+public struct NotificationResult: Sendable {
+    /// False when this notification (app, UUID) was stored before: a duplicate delivery.
+    public var created: Bool
+    /// The verification its signed transaction went to, when one was submitted now.
+    public var verification: VerificationRecord?
+
+    public init(created: Bool, verification: VerificationRecord?) {
+        self.created = created
+        self.verification = verification
+    }
+}

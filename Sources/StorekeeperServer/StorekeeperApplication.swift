@@ -34,6 +34,7 @@ public enum StorekeeperApplication {
         let router = Router()
         router.add(middleware: ErrorMiddleware())
         AppController(context: context).register(on: router)
+        NotificationController(context: context).register(on: router)
         AdminController(context: context).register(on: router)
         OperationsController(context: context, runner: runner).register(on: router)
 

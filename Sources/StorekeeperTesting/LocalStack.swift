@@ -23,6 +23,8 @@ public final class LocalStack: Sendable {
     private let storePool: Task<Void, Never>?
     public let httpClient: HTTPClient
     public let simulator: SimulatorClient
+    /// The simulator's signing chain, for tests that sign App Store data themselves (notifications).
+    public let simulatorPKI: SimulatorPKI
     private let simulatorGroup: ServiceGroup
     private let serverGroup: ServiceGroup?
     private let tasks: [Task<Void, any Error>]
@@ -116,15 +118,16 @@ public final class LocalStack: Sendable {
             configuration: configuration, simulatorURL: simulatorURL, serverURL: serverURL, store: store,
             httpClient: httpClient, simulator: SimulatorClient(http: HTTPJSONClient(httpClient: httpClient, baseURL: simulatorURL)),
             simulatorGroup: simulatorGroup, serverGroup: serverGroup, tasks: tasks, serverHTTPClient: serverHTTPClient,
-            storePool: storePool)
+            storePool: storePool, simulatorPKI: sim.store.pki)
     }
 
     private init(
         configuration: StorekeeperConfiguration, simulatorURL: String, serverURL: String?, store: any StorekeeperStore,
         httpClient: HTTPClient, simulator: SimulatorClient, simulatorGroup: ServiceGroup, serverGroup: ServiceGroup?,
-        tasks: [Task<Void, any Error>], serverHTTPClient: HTTPClient, storePool: Task<Void, Never>?
+        tasks: [Task<Void, any Error>], serverHTTPClient: HTTPClient, storePool: Task<Void, Never>?, simulatorPKI: SimulatorPKI
     ) {
         self.storePool = storePool
+        self.simulatorPKI = simulatorPKI
         self.configuration = configuration
         self.simulatorURL = simulatorURL
         self.serverURL = serverURL

@@ -45,6 +45,12 @@ public struct StorekeeperClient: Sendable {
             json: Body(appUserId: appUserId, signedTransaction: signedTransaction, appAccountToken: appAccountToken))
     }
 
+    /// What Apple does: `POST /v1/notifications/appstore` with `{signedPayload}` (no API key).
+    public func postNotification(signedPayload: String) async throws -> HTTPJSONClient.Reply {
+        struct Body: Encodable { var signedPayload: String }
+        return try await http.send(.POST, "/v1/notifications/appstore", json: Body(signedPayload: signedPayload))
+    }
+
     public func verification(_ id: String) async throws -> HTTPJSONClient.Reply {
         try await http.send(.GET, "/v1/verifications/\(id)", headers: app)
     }

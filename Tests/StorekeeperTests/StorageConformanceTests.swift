@@ -296,4 +296,29 @@ struct StorageConformanceTests {
         #expect(again.state == .pending && again.finalizedAt == nil && again.appleStatuses == [21002])
         #expect(try await lease(store, at: t0.addingTimeInterval(31)).count == 2)
     }
+
+    @Test("notifications: stored once per UUID with the submission they cause; owners come from bindings", arguments: StoreFactory.all)
+    func notifications(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        #expect(try await store.owner(appId: "app", originalTransactionId: "1") == nil)
+        let submitted = try await store.submitReceipt(submission(), now: t0)
+        let held = try #require(try await lease(store, at: t0).first)
+        _ = try await store.completeVerified(
+            held, verificationId: submitted.verification.id, response: response([coins("1")]), environment: .sandbox,
+            report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil), request: request, now: t0)
+        #expect(try await store.owner(appId: "app", originalTransactionId: "1") == "alice")
+
+        let record = NotificationRecord(
+            appId: "app", notificationUUID: "n-1", notificationType: "DID_RENEW", subtype: nil, signedDate: t0,
+            originalTransactionId: "1", environment: "sandbox", payload: "jws", outcome: "submitted")
+        let follow = ReceiptSubmission(
+            appId: "app", appUserId: "alice", receiptHash: "nested", receiptBase64: "nested-jws", refresh: false, hints: [:],
+            jobKind: verifySignedTransactionJobKind)
+        let first = try await store.recordNotification(record, submission: follow, now: t0)
+        let again = try await store.recordNotification(record, submission: follow, now: t0)
+        #expect(first.created && first.verification != nil && !again.created && again.verification == nil)
+        let jobs = try await store.leaseJobs(kinds: [verifySignedTransactionJobKind], limit: 10, owner: "t", now: t0, leaseDuration: 30)
+        #expect(jobs.count == 1)
+        #expect(try await store.verificationForJob(jobId: jobs[0].jobId)?.receiptBase64 == "nested-jws")
+    }
 }

@@ -23,6 +23,10 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
         /// A readable signed transaction that must not be granted; the message names the failure code.
         public static let signedTransactionRejected = Code("signed_transaction_rejected", .unprocessableContent)
         public static let appAccountTokenMismatch = Code("app_account_token_mismatch", .unprocessableContent)
+        public static let invalidNotification = Code("invalid_notification", .badRequest)
+        /// Signature, chain or claims of a notification failed; the message names the failure code.
+        public static let notificationRejected = Code("notification_rejected", .forbidden)
+        public static let unknownApp = Code("unknown_app", .unprocessableContent)
         public static let invalidAppUserId = Code("invalid_app_user_id", .badRequest)
         public static let invalidProduct = Code("invalid_product", .badRequest)
         public static let unauthorized = Code("unauthorized", .unauthorized)

@@ -1,0 +1,43 @@
+import Foundation
+import Logging
+import Persistence
+import PostgresNIO
+
+extension PostgresStore {
+    public func owner(appId: String, originalTransactionId: String) async throws -> String? {
+        try await read { connection in
+            try await connection.rows(
+                """
+                SELECT app_user_id FROM ownership_bindings WHERE app_id = \(appId) AND original_transaction_id = \(originalTransactionId)
+                """, logger: self.logger
+            ).first.map { try $0.value("app_user_id", as: String.self) }
+        }
+    }
+
+    public func recordNotification(
+        _ notification: NotificationRecord, submission: ReceiptSubmission?, now: Date
+    ) async throws -> NotificationResult {
+        try await transaction { connection in
+            // The primary key (app, notificationUUID) makes a second delivery a no-op.
+            let inserted = try await connection.count(
+                """
+                INSERT INTO notifications (app_id, notification_uuid, notification_type, subtype, signed_date,
+                    original_transaction_id, environment, payload, outcome, received_at)
+                VALUES (\(notification.appId), \(notification.notificationUUID), \(notification.notificationType),
+                    \(notification.subtype), \(StoredTime.ms(notification.signedDate)), \(notification.originalTransactionId),
+                    \(notification.environment), \(notification.payload), \(notification.outcome), \(StoredTime.ms(now)))
+                ON CONFLICT (app_id, notification_uuid) DO NOTHING
+                RETURNING 1
+                """, logger: self.logger)
+            guard inserted == 1 else { return NotificationResult(created: false, verification: nil) }
+            guard let submission else { return NotificationResult(created: true, verification: nil) }
+            let result = try await Self.submit(connection, submission, now: now, channel: self.jobChannel, logger: self.logger)
+            try await connection.execute(
+                """
+                UPDATE notifications SET verification_id = \(result.verification.id)
+                WHERE app_id = \(notification.appId) AND notification_uuid = \(notification.notificationUUID)
+                """, logger: self.logger)
+            return NotificationResult(created: true, verification: result.verification)
+        }
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+import GRDB
+import Persistence
+
+extension SQLiteStore {
+    public func owner(appId: String, originalTransactionId: String) async throws -> String? {
+        try await pool.read { db in
+            try String.fetchOne(
+                db, sql: "SELECT app_user_id FROM ownership_bindings WHERE app_id = ? AND original_transaction_id = ?",
+                arguments: [appId, originalTransactionId])
+        }
+    }
+
+    public func recordNotification(
+        _ notification: NotificationRecord, submission: ReceiptSubmission?, now: Date
+    ) async throws -> NotificationResult {
+        try await committer.write(pool: pool) { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO notifications (app_id, notification_uuid, notification_type, subtype, signed_date,
+                        original_transaction_id, environment, payload, outcome, received_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (app_id, notification_uuid) DO NOTHING
+                    """,
+                arguments: [
+                    notification.appId, notification.notificationUUID, notification.notificationType, notification.subtype,
+                    StoredTime.ms(notification.signedDate), notification.originalTransactionId, notification.environment,
+                    notification.payload, notification.outcome, StoredTime.ms(now),
+                ])
+            guard db.changesCount == 1 else { return NotificationResult(created: false, verification: nil) }
+            guard let submission else { return NotificationResult(created: true, verification: nil) }
+            let result = try Self.submit(db, submission, now: now)
+            try db.execute(
+                sql: "UPDATE notifications SET verification_id = ? WHERE app_id = ? AND notification_uuid = ?",
+                arguments: [result.verification.id, notification.appId, notification.notificationUUID])
+            return NotificationResult(created: true, verification: result.verification)
+        }
+    }
+}
