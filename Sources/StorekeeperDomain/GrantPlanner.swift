@@ -197,7 +197,10 @@ public enum GrantPlanner {
             let facts = SubscriptionFacts(
                 appId: context.appId, originalTransactionId: originalId, appUserId: owner,
                 productId: latest.productId, environment: env, latestTransactionId: latest.transactionId,
-                expiresDate: latest.expiresDate, revokedAt: latest.cancellationDate,
+                // A refund already recorded stands, even when a later answer omits it (a late
+                // renewal notification, an older receipt).
+                expiresDate: latest.expiresDate,
+                revokedAt: latest.cancellationDate ?? context.existingTransactions[latest.transactionId]?.cancellationDate,
                 autoRenewEnabled: pending?.autoRenewStatus?.bool, autoRenewProductId: pending?.autoRenewProductId,
                 inBillingRetry: pending?.isInBillingRetryPeriod?.bool ?? false,
                 gracePeriodExpiresDate: pending?.gracePeriodExpiresDateMs?.millisecondsDate,

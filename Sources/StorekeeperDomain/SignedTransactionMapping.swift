@@ -10,7 +10,11 @@ public enum SignedTransactionMapping {
         case missingField(String)
     }
 
-    public static func response(for transaction: SignedTransaction) throws -> (VerifyReceiptResponse, AppStoreEnvironment) {
+    /// `renewal`, from a notification or the Server API, carries auto-renew status, billing retry
+    /// and grace period into the subscription's facts.
+    public static func response(
+        for transaction: SignedTransaction, renewal: SignedRenewalInfo? = nil
+    ) throws -> (VerifyReceiptResponse, AppStoreEnvironment) {
         guard let transactionId = transaction.transactionId else { throw Failure.missingField("transactionId") }
         guard let productId = transaction.productId else { throw Failure.missingField("productId") }
         guard let purchaseDate = transaction.purchaseDate?.date else { throw Failure.missingField("purchaseDate") }
@@ -24,10 +28,20 @@ public enum SignedTransactionMapping {
             inAppOwnershipType: transaction.inAppOwnershipType?.rawValue ?? OwnershipType.purchased.rawValue,
             subscriptionGroupIdentifier: transaction.subscriptionGroupIdentifier)
         let isSubscription = transaction.type == .autoRenewable
+        var pending: [PendingRenewalInfo]?
+        if isSubscription, let renewal {
+            pending = [
+                PendingRenewalInfo(
+                    autoRenewProductId: renewal.autoRenewProductId, productId: renewal.productId ?? productId,
+                    originalTransactionId: renewal.originalTransactionId ?? transaction.originalTransactionId ?? transactionId,
+                    autoRenewStatus: renewal.autoRenewStatus == 1, expirationIntent: renewal.expirationIntent.map(String.init),
+                    isInBillingRetryPeriod: renewal.isInBillingRetryPeriod, gracePeriodExpiresDate: renewal.gracePeriodExpiresDate?.date)
+            ]
+        }
         let response = VerifyReceiptResponse(
             status: .valid, environment: environment,
             receipt: ReceiptInfo(receiptType: environment.rawValue, bundleId: transaction.bundleId, inApp: [wire]),
-            latestReceiptInfo: isSubscription ? [wire] : nil)
+            latestReceiptInfo: isSubscription ? [wire] : nil, pendingRenewalInfo: pending)
         return (response, environment)
     }
 }

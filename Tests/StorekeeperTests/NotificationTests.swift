@@ -16,15 +16,15 @@ struct NotificationTests {
 
     /// A signed V2 notification of `type` carrying `transaction` (a signed transaction payload).
     func notification(
-        _ stack: LocalStack, type: String, uuid: String = UUID().uuidString.lowercased(), signedAt: Date,
-        transaction: [String: Any]?, bundleId: String = demoBundle
+        _ stack: LocalStack, type: String, subtype: String? = nil, uuid: String = UUID().uuidString.lowercased(), signedAt: Date,
+        transaction: [String: Any]?, renewal: [String: Any]? = nil, bundleId: String = demoBundle
     ) throws -> String {
         var data: [String: Any] = ["bundleId": bundleId, "environment": "Production", "bundleVersion": "1"]
         if let transaction { data["signedTransactionInfo"] = try stack.simulatorPKI.signJWS(payload: try json(transaction)) }
-        return try stack.simulatorPKI.signJWS(
-            payload: try json([
-                "notificationType": type, "notificationUUID": uuid, "version": "2.0", "signedDate": ms(signedAt), "data": data,
-            ]))
+        if let renewal { data["signedRenewalInfo"] = try stack.simulatorPKI.signJWS(payload: try json(renewal)) }
+        var outer: [String: Any] = ["notificationType": type, "notificationUUID": uuid, "version": "2.0", "signedDate": ms(signedAt), "data": data]
+        if let subtype { outer["subtype"] = subtype }
+        return try stack.simulatorPKI.signJWS(payload: try json(outer))
     }
 
     func transaction(id: String, original: String, purchased: Date, expires: Date, revoked: Date? = nil) -> [String: Any] {
@@ -78,8 +78,50 @@ struct NotificationTests {
             if let id = late.json["verificationId"] as? String { _ = try await api.waitForFinal(id, timeout: 20) }
             let renewed = try await stack.store.transactions(appId: "demo", appUserId: "alice").first { $0.transactionId == "renewal-1" }
             #expect(renewed?.cancellationDate != nil, "a late renewal does not undo the refund")
+            let subscription = try #require(try await api.subscriber("alice").subscriptions.first)
+            #expect(!subscription.isActive && subscription.status == .revoked, "\(subscription)")
             let ledger = try await stack.store.ledger(LedgerQuery(appId: "demo", environment: "production", from: .distantPast, to: .distantFuture))
             #expect(ledger.filter { $0.event == .purchase }.count == 2 && ledger.filter { $0.event == .refund }.count == 1)
+        }
+    }
+
+    @Test("a billing failure with a grace period keeps access until the grace ends; the recovery renews; renewal info is applied")
+    func graceAndRecovery() async throws {
+        try await withStack { stack in
+            let api = stack.api
+            let now = Date()
+            // A subscription whose paid period has just ended, bought with StoreKit 2.
+            let paid = transaction(id: "sub-1", original: "sub-1", purchased: now.addingTimeInterval(-400), expires: now.addingTimeInterval(-100))
+            let bought = try await api.postSignedTransaction(
+                appUserId: "carol", signedTransaction: try stack.simulatorPKI.signJWS(payload: try json(paid)))
+            #expect(bought.status == 200)
+            #expect(try await api.subscriber("carol").subscriptions.first?.status == .expired)
+
+            let retry: [String: Any] = [
+                "originalTransactionId": "sub-1", "productId": "com.example.pro.monthly", "autoRenewProductId": "com.example.pro.monthly",
+                "autoRenewStatus": 1, "isInBillingRetryPeriod": true, "expirationIntent": 2,
+                "gracePeriodExpiresDate": ms(now.addingTimeInterval(600)), "signedDate": ms(now), "environment": "Production",
+            ]
+            let failed = try await api.postNotification(
+                signedPayload: try notification(
+                    stack, type: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", signedAt: now, transaction: paid, renewal: retry))
+            _ = try await api.waitForFinal(try #require(failed.json["verificationId"] as? String), timeout: 20)
+            let inGrace = try #require(try await api.subscriber("carol").subscriptions.first)
+            #expect(inGrace.status == .inGracePeriod && inGrace.isActive, "\(inGrace)")
+
+            // Apple finally charges: a new period, billing retry over.
+            var recovered = retry
+            recovered["isInBillingRetryPeriod"] = false
+            recovered.removeValue(forKey: "gracePeriodExpiresDate")
+            recovered.removeValue(forKey: "expirationIntent")
+            let renewal = transaction(id: "sub-2", original: "sub-1", purchased: now, expires: now.addingTimeInterval(300))
+            let renewed = try await api.postNotification(
+                signedPayload: try notification(
+                    stack, type: "DID_RENEW", subtype: "BILLING_RECOVERY", signedAt: now.addingTimeInterval(1), transaction: renewal,
+                    renewal: recovered))
+            _ = try await api.waitForFinal(try #require(renewed.json["verificationId"] as? String), timeout: 20)
+            let active = try #require(try await api.subscriber("carol").subscriptions.first)
+            #expect(active.status == .active && active.gracePeriodExpiresDate == nil && active.autoRenewEnabled == true, "\(active)")
         }
     }
 

@@ -67,9 +67,11 @@ struct NotificationController {
                     let owner = try await context.store.owner(appId: app.id, originalTransactionId: original)
                 {
                     outcome = "submitted"
-                    let hash = SHA256.hash(data: Data(signed.utf8)).map { String(format: "%02x", $0) }.joined()
+                    // The whole notification goes to the grant job: it verifies and applies the
+                    // nested transaction together with the renewal info (billing retry, grace).
+                    let hash = SHA256.hash(data: Data(body.signedPayload.utf8)).map { String(format: "%02x", $0) }.joined()
                     submission = ReceiptSubmission(
-                        appId: app.id, appUserId: owner, receiptHash: hash, receiptBase64: signed, refresh: false,
+                        appId: app.id, appUserId: owner, receiptHash: hash, receiptBase64: body.signedPayload, refresh: false,
                         hints: ["notification": uuid], jobKind: verifySignedTransactionJobKind)
                 } else {
                     // Nobody has claimed this purchase yet; their receipt or transaction will grant it.

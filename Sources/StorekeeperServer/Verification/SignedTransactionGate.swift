@@ -35,14 +35,49 @@ struct SignedTransactionGate: Sendable {
         if let first = verdict.failures.first {
             return .rejected(code: first.code, message: verdict.failures.map(\.description).joined(separator: "; "))
         }
+        // A stored notification is granted through its nested transaction and renewal info.
+        if let notification = try? JSONDecoder().decode(NotificationPayload.self, from: Data(verdict.payload)),
+            notification.notificationType != nil
+        {
+            guard let nested = notification.data?.signedTransactionInfo else {
+                return .rejected(code: "notification_without_transaction", message: "the notification carries no signed transaction")
+            }
+            var renewal: SignedRenewalInfo?
+            if let signedRenewal = notification.data?.signedRenewalInfo {
+                let renewalVerdict = try await verifier.verify(signedRenewal, expecting: .init(), time: .signedDate(fallback: now))
+                if let first = renewalVerdict.failures.first {
+                    return .rejected(code: first.code, message: "renewal info: \(first)")
+                }
+                renewal = try? JSONDecoder().decode(SignedRenewalInfo.self, from: Data(renewalVerdict.payload))
+            }
+            return try await check(nested, app: app, now: now, renewal: renewal)
+        }
+        return transactionOutcome(verdict, app: app, renewal: nil)
+    }
+
+    /// `check` for a signed transaction, with the renewal info that came with it (if any).
+    func check(_ jws: String, app: AppConfiguration, now: Date, renewal: SignedRenewalInfo?) async throws -> Outcome {
+        let verdict: SignedDataVerdict
+        do {
+            verdict = try await verifier.verify(jws, expecting: .init(bundleId: app.bundleId), time: .signedDate(fallback: now))
+        } catch let error as SignedDataError {
+            throw StorekeeperError(.invalidSignedTransaction, "not a signed transaction (\(error.code)): \(error.message)")
+        }
+        if let first = verdict.failures.first {
+            return .rejected(code: first.code, message: verdict.failures.map(\.description).joined(separator: "; "))
+        }
+        return transactionOutcome(verdict, app: app, renewal: renewal)
+    }
+
+    private func transactionOutcome(_ verdict: SignedDataVerdict, app: AppConfiguration, renewal: SignedRenewalInfo?) -> Outcome {
         guard let transaction = try? JSONDecoder().decode(SignedTransaction.self, from: Data(verdict.payload)) else {
             return .rejected(code: "jws_not_a_transaction", message: "the signed payload is not a transaction")
         }
         let mapped: (VerifyReceiptResponse, AppStoreEnvironment)
         do {
-            mapped = try SignedTransactionMapping.response(for: transaction)
-        } catch SignedTransactionMapping.Failure.missingField(let field) {
-            return .rejected(code: "jws_not_a_transaction", message: "the signed transaction has no \(field)")
+            mapped = try SignedTransactionMapping.response(for: transaction, renewal: renewal)
+        } catch {
+            return .rejected(code: "jws_not_a_transaction", message: "the signed transaction lacks a required field: \(error)")
         }
         switch mapped.1 {
         case .production: break
