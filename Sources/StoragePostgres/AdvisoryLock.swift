@@ -1,7 +1,7 @@
 import Logging
 import PostgresNIO
 
-/// Transaction-scoped advisory locks on names (a receipt of a user, an original transaction):
+/// Transaction-scoped advisory locks on names (an original transaction of an app):
 /// PostgreSQL's way to serialize writers on a key that may not have a row yet. Two different
 /// names may share a key; that only serializes them needlessly, it never breaks correctness.
 enum AdvisoryLock {

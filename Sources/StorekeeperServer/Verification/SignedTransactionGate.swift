@@ -25,38 +25,15 @@ struct SignedTransactionGate: Sendable {
     }
 
     /// Throws `StorekeeperError(.invalidSignedTransaction)` only for text that is not a JWS at all.
+    /// A V2 notification (as stored by the notification endpoint) is checked through its nested
+    /// signed transaction, with its renewal info.
     func check(_ jws: String, app: AppConfiguration, now: Date) async throws -> Outcome {
-        let verdict: SignedDataVerdict
-        do {
-            verdict = try await verifier.verify(jws, expecting: .init(bundleId: app.bundleId), time: .signedDate(fallback: now))
-        } catch let error as SignedDataError {
-            throw StorekeeperError(.invalidSignedTransaction, "not a signed transaction (\(error.code)): \(error.message)")
-        }
-        if let first = verdict.failures.first {
-            return .rejected(code: first.code, message: verdict.failures.map(\.description).joined(separator: "; "))
-        }
-        // A stored notification is granted through its nested transaction and renewal info.
-        if let notification = try? JSONDecoder().decode(NotificationPayload.self, from: Data(verdict.payload)),
-            notification.notificationType != nil
-        {
-            guard let nested = notification.data?.signedTransactionInfo else {
-                return .rejected(code: "notification_without_transaction", message: "the notification carries no signed transaction")
-            }
-            var renewal: SignedRenewalInfo?
-            if let signedRenewal = notification.data?.signedRenewalInfo {
-                let renewalVerdict = try await verifier.verify(signedRenewal, expecting: .init(), time: .signedDate(fallback: now))
-                if let first = renewalVerdict.failures.first {
-                    return .rejected(code: first.code, message: "renewal info: \(first)")
-                }
-                renewal = try? JSONDecoder().decode(SignedRenewalInfo.self, from: Data(renewalVerdict.payload))
-            }
-            return try await check(nested, app: app, now: now, renewal: renewal)
-        }
-        return transactionOutcome(verdict, app: app, renewal: nil)
+        try await check(jws, app: app, now: now, renewal: nil, acceptNotification: true)
     }
 
-    /// `check` for a signed transaction, with the renewal info that came with it (if any).
-    func check(_ jws: String, app: AppConfiguration, now: Date, renewal: SignedRenewalInfo?) async throws -> Outcome {
+    private func check(
+        _ jws: String, app: AppConfiguration, now: Date, renewal: SignedRenewalInfo?, acceptNotification: Bool
+    ) async throws -> Outcome {
         let verdict: SignedDataVerdict
         do {
             verdict = try await verifier.verify(jws, expecting: .init(bundleId: app.bundleId), time: .signedDate(fallback: now))
@@ -66,7 +43,20 @@ struct SignedTransactionGate: Sendable {
         if let first = verdict.failures.first {
             return .rejected(code: first.code, message: verdict.failures.map(\.description).joined(separator: "; "))
         }
-        return transactionOutcome(verdict, app: app, renewal: renewal)
+        guard acceptNotification,
+            let notification = try? JSONDecoder().decode(NotificationPayload.self, from: Data(verdict.payload)),
+            notification.notificationType != nil
+        else { return transactionOutcome(verdict, app: app, renewal: renewal) }
+        guard let nested = notification.data?.signedTransactionInfo else {
+            return .rejected(code: "notification_without_transaction", message: "the notification carries no signed transaction")
+        }
+        var nestedRenewal: SignedRenewalInfo?
+        if let signedRenewal = notification.data?.signedRenewalInfo {
+            let renewalVerdict = try await verifier.verify(signedRenewal, expecting: .init(), time: .signedDate(fallback: now))
+            if let first = renewalVerdict.failures.first { return .rejected(code: first.code, message: "renewal info: \(first)") }
+            nestedRenewal = try? JSONDecoder().decode(SignedRenewalInfo.self, from: Data(renewalVerdict.payload))
+        }
+        return try await check(nested, app: app, now: now, renewal: nestedRenewal, acceptNotification: false)
     }
 
     private func transactionOutcome(_ verdict: SignedDataVerdict, app: AppConfiguration, renewal: SignedRenewalInfo?) -> Outcome {

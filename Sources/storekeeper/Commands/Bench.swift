@@ -37,8 +37,7 @@ struct Bench: AsyncParsableCommand {
                 bytes = Array(Data(base64Encoded: String(decoding: raw, as: UTF8.self), options: .ignoreUnknownCharacters) ?? raw)
                 label = file
                 if let root, let data = FileManager.default.contents(atPath: root) {
-                    let text = String(decoding: data, as: UTF8.self)
-                    roots.append(text.contains("BEGIN") ? try Certificate(pemEncoded: text) : try Certificate(derEncoded: Array(data)))
+                    roots.append(try Inspect.certificate(fileContents: data))
                 }
             } else {
                 var configuration = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath())
@@ -243,8 +242,7 @@ extension Bench {
                 text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
                 label = file
                 if let root, let data = FileManager.default.contents(atPath: root) {
-                    let pem = String(decoding: data, as: UTF8.self)
-                    roots.append(pem.contains("BEGIN") ? try Certificate(pemEncoded: pem) : try Certificate(derEncoded: Array(data)))
+                    roots.append(try Inspect.certificate(fileContents: data))
                 }
             } else {
                 let pki = try SimulatorPKI()
