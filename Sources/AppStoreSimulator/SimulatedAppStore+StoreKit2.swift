@@ -19,7 +19,7 @@ extension SimulatedAppStore {
             "originalPurchaseDate": ms(transaction.originalPurchaseDate),
             "quantity": transaction.quantity,
             "type": Self.storeKitType(transaction.kind),
-            "inAppOwnershipType": "PURCHASED",
+            "inAppOwnershipType": transaction.ownership,
             "signedDate": ms(now),
             "environment": device.environment == .production ? "Production" : "Sandbox",
             "transactionReason": transaction.transactionId == transaction.originalTransactionId ? "PURCHASE" : "RENEWAL",
@@ -29,7 +29,7 @@ extension SimulatedAppStore {
         if let expires = transaction.expiresDate { payload["expiresDate"] = ms(expires) }
         if let revoked = transaction.cancellationDate {
             payload["revocationDate"] = ms(revoked)
-            payload["revocationReason"] = 0
+            payload["revocationReason"] = transaction.revocationReason ?? 0
         }
         if let line = transaction.webOrderLineItemId { payload["webOrderLineItemId"] = line }
         if let token = transaction.appAccountToken { payload["appAccountToken"] = token }
@@ -39,6 +39,40 @@ extension SimulatedAppStore {
         if let currency = product?.currency { payload["currency"] = currency }
         let json = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])
         return try pki.signJWS(payload: Array(json))
+    }
+
+    /// The signed renewal info of a subscription: what Apple will do at its next renewal date.
+    func signedRenewalInfo(_ subscription: SimulatorState.Subscription, now: Date) async throws -> String {
+        guard let device = await state.device(subscription.deviceId) else {
+            throw SimulatorState.Failure(status: 404, code: "unknown_device", message: "no device")
+        }
+        let latest = await state.transaction(subscription.latestTransactionId)
+        func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+        var payload: [String: Any] = [
+            "originalTransactionId": subscription.originalTransactionId,
+            "productId": subscription.productId,
+            "autoRenewProductId": subscription.productId,
+            "autoRenewStatus": subscription.autoRenew ? 1 : 0,
+            "isInBillingRetryPeriod": subscription.billingFailedAt != nil,
+            "signedDate": ms(now),
+            "environment": device.environment == .production ? "Production" : "Sandbox",
+        ]
+        if let expires = latest?.expiresDate { payload["renewalDate"] = ms(expires) }
+        if let original = latest?.originalPurchaseDate { payload["recentSubscriptionStartDate"] = ms(original) }
+        if subscription.billingFailedAt != nil { payload["expirationIntent"] = 2 } else if !subscription.autoRenew { payload["expirationIntent"] = 1 }
+        if let grace = subscription.graceUntil { payload["gracePeriodExpiresDate"] = ms(grace) }
+        let json = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])
+        return try pki.signJWS(payload: Array(json))
+    }
+
+    /// Apple's subscription status code for the Server API and notifications: 1 active,
+    /// 2 expired, 3 billing retry, 4 grace period, 5 revoked.
+    func subscriptionStatus(_ subscription: SimulatorState.Subscription, now: Date) async -> Int {
+        let latest = await state.transaction(subscription.latestTransactionId)
+        if latest?.cancellationDate != nil { return 5 }
+        if let grace = subscription.graceUntil, grace > now { return 4 }
+        if subscription.billingFailedAt != nil { return 3 }
+        return (latest?.expiresDate ?? .distantPast) > now ? 1 : 2
     }
 
     static func storeKitType(_ kind: SimulatedProduct.Kind) -> String {

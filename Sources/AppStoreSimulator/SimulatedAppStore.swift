@@ -10,11 +10,16 @@ public final class SimulatedAppStore: Sendable {
     let state: SimulatorState
     public let pki: SimulatorPKI
     let stats = SimulatorStats()
+    let configuration: SimulatorConfiguration
+    /// Notifications created, with their delivery attempts (the notification history).
+    let outbox = NotificationOutbox()
+    let serverAPI = ServerAPIState()
     /// Receipts already read, by their bytes' SHA-256: a receipt never changes once signed, and
     /// reading one costs a CMS chain validation. Bounded; starts over when full.
     private let readReceipts = Mutex<[Data: DecodedSimulatorReceipt]>([:])
 
     public init(configuration: SimulatorConfiguration) throws {
+        self.configuration = configuration
         state = SimulatorState(configuration: configuration)
         pki = try SimulatorPKI()
     }

@@ -35,11 +35,37 @@ public struct SimulatedApp: Codable, Hashable, Sendable {
     public var bundleId: String
     public var sharedSecret: String?
     public var products: [SimulatedProduct]
+    /// Apple's numeric id of the app, sent in notifications and Server API answers.
+    public var appAppleId: Int64?
+    /// In-App Purchase keys the Server API accepts for this app.
+    public var serverAPIKeys: [SimulatedAPIKey]?
+    /// Where App Store Server Notifications V2 are POSTed; none are sent when nil.
+    public var notificationURL: String?
 
-    public init(bundleId: String, sharedSecret: String?, products: [SimulatedProduct]) {
+    public init(
+        bundleId: String, sharedSecret: String?, products: [SimulatedProduct], appAppleId: Int64? = nil,
+        serverAPIKeys: [SimulatedAPIKey]? = nil, notificationURL: String? = nil
+    ) {
         self.bundleId = bundleId
         self.sharedSecret = sharedSecret
         self.products = products
+        self.appAppleId = appAppleId
+        self.serverAPIKeys = serverAPIKeys
+        self.notificationURL = notificationURL
+    }
+}
+
+/// The public half of an In-App Purchase key, as App Store Connect knows it.
+public struct SimulatedAPIKey: Codable, Hashable, Sendable {
+    public var keyId: String
+    public var issuerId: String
+    /// PEM of the P-256 public key.
+    public var publicKeyPEM: String
+
+    public init(keyId: String, issuerId: String, publicKeyPEM: String) {
+        self.keyId = keyId
+        self.issuerId = issuerId
+        self.publicKeyPEM = publicKeyPEM
     }
 }
 
@@ -113,12 +139,20 @@ public struct SimulatorConfiguration: Codable, Sendable {
     public var gracePeriodSeconds: Double = 60
     /// Renewals after which an auto-renewable subscription stops (Apple's sandbox stops after 12).
     public var maximumRenewals: Int = 12
+    /// Hours after a failed notification delivery at which Apple tries again (accelerated like months).
+    public var notificationRetryHours: [Double] = [1, 12, 24, 48, 72]
+    /// Items per page of transaction history and notification history (Apple: 20).
+    public var serverAPIPageSize: Int = 20
 
     public init() {}
 
     enum CodingKeys: String, CodingKey {
-        case host, port, apps, faults, secondsPerMonth, gracePeriodSeconds, maximumRenewals
+        case host, port, apps, faults, secondsPerMonth, gracePeriodSeconds, maximumRenewals, notificationRetryHours
+        case serverAPIPageSize
     }
+
+    /// Real-world hours → accelerated seconds, at the rate a month is accelerated.
+    public func acceleratedSeconds(hours: Double) -> Double { hours * 3600 * secondsPerMonth / (30 * 86_400) }
 
     /// Every key is optional and defaults as documented above.
     public init(from decoder: any Decoder) throws {
@@ -130,6 +164,8 @@ public struct SimulatorConfiguration: Codable, Sendable {
         secondsPerMonth = try c.decodeIfPresent(Double.self, forKey: .secondsPerMonth) ?? 300
         gracePeriodSeconds = try c.decodeIfPresent(Double.self, forKey: .gracePeriodSeconds) ?? 60
         maximumRenewals = try c.decodeIfPresent(Int.self, forKey: .maximumRenewals) ?? 12
+        notificationRetryHours = try c.decodeIfPresent([Double].self, forKey: .notificationRetryHours) ?? [1, 12, 24, 48, 72]
+        serverAPIPageSize = max(1, try c.decodeIfPresent(Int.self, forKey: .serverAPIPageSize) ?? 20)
     }
 
     /// Real-world period → accelerated seconds (1 week → 0.6 months, as in Apple's sandbox).

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import Synchronization
 
 /// The simulator as a real HTTP server: Apple's `/verifyReceipt` at a production and a sandbox
 /// path, plus a `/sim` test API to buy, renew, fail billing, refund and inject faults.
@@ -39,6 +40,9 @@ public struct SimulatorServer: Sendable {
         router.post("/sandbox/verifyReceipt") { request, _ in
             try await Self.verifyReceipt(request, endpoint: .sandbox, store: store)
         }
+
+        Self.addServerAPIRoutes(to: router, environment: .production, store: store)
+        Self.addServerAPIRoutes(to: router.group("sandbox-api"), environment: .sandbox, store: store)
 
         let sim = router.group("sim")
         sim.get("health") { _, _ in Self.json(["status": "ok"]) }
@@ -158,11 +162,176 @@ public struct SimulatorServer: Sendable {
             return Self.json(faults)
         }
         sim.get("stats") { _, _ in Self.json(store.stats.snapshot()) }
+        sim.put("server-api/faults") { request, _ in
+            let faults: ServerAPIFaults = try await Self.decode(request)
+            store.serverAPI.faults.withLock { $0 = faults }
+            return Self.json(faults)
+        }
+        sim.put("notifications/faults") { request, _ in
+            let faults: NotificationOutbox.Faults = try await Self.decode(request)
+            await store.outbox.setFaults(faults)
+            return Self.json(faults)
+        }
+        sim.put("notifications/url") { request, _ in
+            struct Body: Decodable {
+                var bundleId: String
+                var url: String?
+            }
+            let body: Body = try await Self.decode(request)
+            return try await Self.guarded {
+                guard var app = await store.state.app(body.bundleId) else {
+                    throw SimulatorState.Failure(status: 404, code: "unknown_app", message: "no app \(body.bundleId)")
+                }
+                app.notificationURL = body.url
+                await store.state.upsertApp(app)
+                return Self.json(app)
+            }
+        }
+        sim.get("notifications") { _, _ in
+            struct View: Encodable {
+                var notificationUUID: String
+                var notificationType: String
+                var transactionId: String?
+                var delivered: Bool
+                var attempts: [NotificationHistoryItem.SendAttempt]
+            }
+            return Self.json(
+                await store.outbox.items.map {
+                    View(
+                        notificationUUID: $0.uuid, notificationType: $0.type, transactionId: $0.transactionId, delivered: $0.delivered,
+                        attempts: $0.attempts)
+                })
+        }
+        sim.get("consumption/:transaction") { _, context in
+            let id = try context.parameters.require("transaction")
+            guard let body = store.serverAPI.consumption.withLock({ $0[id] }) else { throw HTTPError(.notFound) }
+            return Self.json(body)
+        }
+        sim.post("devices/:device/family-share") { request, context in
+            struct Body: Decodable { var transactionId: String }
+            let body: Body = try await Self.decode(request)
+            let deviceId = try Self.deviceId(context)
+            return try await Self.guarded {
+                let now = Date()
+                let shared = try await store.state.shareWithFamily(transactionId: body.transactionId, memberDeviceId: deviceId, now: now)
+                return Self.json(
+                    PurchaseView(
+                        transaction: SimulatedAppStore.wire(shared),
+                        receipt: Data(try await store.receipt(deviceId: deviceId, now: now)).base64EncodedString(),
+                        signedTransaction: try await store.signedTransaction(shared, now: now)),
+                    status: .created)
+            }
+        }
+        sim.post("transactions/:transaction/revoke") { _, context in
+            let id = try context.parameters.require("transaction")
+            return try await Self.guarded {
+                Self.json(SimulatedAppStore.wire(try await store.state.revoke(transactionId: id, now: Date())))
+            }
+        }
         sim.get("pki/root.pem") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "application/x-pem-file"],
                 body: .init(byteBuffer: ByteBuffer(string: try store.pki.rootPEM())))
         }
+    }
+
+    // MARK: App Store Server API
+
+    static func addServerAPIRoutes<Routes: RouterMethods<BasicRequestContext>>(
+        to routes: Routes, environment: AppStoreEnvironment, store: SimulatedAppStore
+    ) {
+        let env = environment
+        routes.get("inApps/v1/transactions/:id") { request, context in
+            let id = try context.parameters.require("id")
+            return await serverAPI(request, "transaction_info", env, store) { app, now in
+                try await store.transactionInfo(id, app: app, environment: env, now: now)
+            }
+        }
+        routes.get("inApps/v2/history/:id") { request, context in
+            let id = try context.parameters.require("id")
+            let revision = request.uri.queryParameters.get("revision")
+            return await serverAPI(request, "history", env, store) { app, now in
+                try await store.history(id, revision: revision, app: app, environment: env, now: now)
+            }
+        }
+        routes.get("inApps/v1/subscriptions/:id") { request, context in
+            let id = try context.parameters.require("id")
+            return await serverAPI(request, "subscriptions", env, store) { app, now in
+                try await store.subscriptionStatuses(id, app: app, environment: env, now: now)
+            }
+        }
+        routes.get("inApps/v2/refund/lookup/:id") { request, context in
+            let id = try context.parameters.require("id")
+            return await serverAPI(request, "refund_lookup", env, store) { app, now in
+                try await store.refundHistory(id, app: app, environment: env, now: now)
+            }
+        }
+        routes.get("inApps/v1/lookup/:order") { request, context in
+            let id = try context.parameters.require("order")
+            return await serverAPI(request, "order_lookup", env, store) { app, now in
+                try await store.lookUpOrder(id, app: app, environment: env, now: now)
+            }
+        }
+        routes.post("inApps/v1/notifications/history") { request, _ in
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            let token = request.uri.queryParameters.get("paginationToken")
+            return await serverAPI(request, "notification_history", env, store) { app, _ in
+                guard let parsed = try? JSONDecoder().decode(NotificationHistoryRequest.self, from: Data(body.readableBytesView)) else {
+                    return .error(400, 4_000_023, "Invalid request.")
+                }
+                return await store.notificationHistory(parsed, paginationToken: token, app: app, environment: env)
+            }
+        }
+        routes.post("inApps/v1/notifications/test") { request, _ in
+            await serverAPI(request, "test_notification", env, store) { app, now in
+                try await store.sendTestNotification(app: app, environment: env, now: now)
+            }
+        }
+        routes.get("inApps/v1/notifications/test/:token") { request, context in
+            let token = try context.parameters.require("token")
+            return await serverAPI(request, "test_notification_status", env, store) { app, _ in await store.testNotificationStatus(token, app: app) }
+        }
+        routes.put("inApps/v1/transactions/consumption/:id") { request, context in
+            let id = try context.parameters.require("id")
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            return await serverAPI(request, "consumption", env, store) { app, _ in
+                await store.recordConsumption(id, body: Data(body.readableBytesView), app: app, environment: env)
+            }
+        }
+        routes.put("inApps/v1/subscriptions/extend/:id") { request, context in
+            let id = try context.parameters.require("id")
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            return await serverAPI(request, "extend", env, store) { app, now in
+                try await store.extendRenewalDate(id, body: Data(body.readableBytesView), app: app, environment: env, now: now)
+            }
+        }
+    }
+
+    /// Faults first (as Apple's edge would), then the token, then the call.
+    static func serverAPI(
+        _ request: Request, _ name: String, _ environment: AppStoreEnvironment, _ store: SimulatedAppStore,
+        _ body: (SimulatedApp, Date) async throws -> ServerAPIAnswer
+    ) async -> Response {
+        let now = Date()
+        let env = environment.storageName
+        var answer: ServerAPIAnswer
+        if let fault = store.serverAPIFault(now: now) {
+            answer = fault
+        } else if let app = await store.authorize(request.headers[.authorization], now: now) {
+            do {
+                answer = try await body(app, now)
+            } catch let failure as SimulatorState.Failure {
+                answer = .error(failure.status, 4_040_005, failure.message)
+            } catch {
+                answer = .error(500, 5_000_000, "An unknown error occurred.")
+            }
+        } else {
+            answer = .unauthorized
+        }
+        store.stats.record("serverapi.\(env).\(name).\(answer.status)")
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let retryAfter = answer.retryAfter { headers[.retryAfter] = retryAfter }
+        return Response(status: .init(code: answer.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
     }
 
     // MARK: verifyReceipt with faults

@@ -18,6 +18,18 @@ actor SimulatorState {
         var deviceId: UUID
         /// The UUID the app passed to StoreKit 2's purchase, if any (`appAccountToken`).
         var appAccountToken: String? = nil
+        /// `PURCHASED`, or `FAMILY_SHARED` for a family member's access to another's purchase.
+        var ownership: String = "PURCHASED"
+        /// Apple's revocation reason: 0 other (family sharing stopped), 1 app issue.
+        var revocationReason: Int? = nil
+    }
+
+    /// Something that makes Apple send a V2 notification, in the order it happened.
+    struct Event: Sendable {
+        var type: String
+        var subtype: String?
+        var transactionId: String
+        var at: Date
     }
 
     struct Subscription: Sendable {
@@ -31,6 +43,8 @@ actor SimulatorState {
         var billingFailedAt: Date?
         var graceUntil: Date?
         var latestTransactionId: String
+        /// EXPIRED was announced for the current lapse.
+        var expiryAnnounced = false
     }
 
     struct Device: Sendable {
@@ -54,6 +68,8 @@ actor SimulatorState {
     private var subscriptions: [String: Subscription] = [:]
     private var nextId: UInt64
     var faults: FaultConfiguration
+    /// Events not yet turned into notifications (only kept while some app has a notification URL).
+    private var events: [Event] = []
 
     init(configuration: SimulatorConfiguration) {
         self.configuration = configuration
@@ -125,8 +141,56 @@ actor SimulatorState {
         transactions[id] = tx
         device.transactionIds.append(id)
         devices[deviceId] = device
+        record(
+            product.kind == .autoRenewable ? "SUBSCRIBED" : "ONE_TIME_CHARGE", product.kind == .autoRenewable ? "INITIAL_BUY" : nil, id,
+            now)
         return tx
     }
+
+    /// A family member's device gains access to another device's purchase (Family Sharing):
+    /// a transaction of its own, `FAMILY_SHARED`, that nobody paid for.
+    func shareWithFamily(transactionId: String, memberDeviceId: UUID, now: Date) throws -> Transaction {
+        guard let purchased = transactions[transactionId], var member = devices[memberDeviceId],
+            devices[purchased.deviceId]?.bundleId == member.bundleId
+        else { throw Failure(status: 404, code: "unknown_transaction", message: "no transaction \(transactionId) for this app") }
+        let id = newId()
+        var shared = purchased
+        shared.transactionId = id
+        shared.originalTransactionId = id
+        shared.deviceId = memberDeviceId
+        shared.ownership = "FAMILY_SHARED"
+        shared.appAccountToken = nil
+        transactions[id] = shared
+        member.transactionIds.append(id)
+        devices[memberDeviceId] = member
+        return shared
+    }
+
+    /// Family Sharing stopped for a shared transaction: Apple revokes it and sends REVOKE.
+    func revoke(transactionId: String, now: Date) throws -> Transaction {
+        guard var tx = transactions[transactionId] else {
+            throw Failure(status: 404, code: "unknown_transaction", message: "no transaction \(transactionId)")
+        }
+        tx.cancellationDate = tx.cancellationDate ?? now
+        tx.revocationReason = 0
+        transactions[transactionId] = tx
+        record("REVOKE", nil, transactionId, now)
+        return tx
+    }
+
+    private func record(_ type: String, _ subtype: String?, _ transactionId: String, _ at: Date) {
+        guard apps.values.contains(where: { $0.notificationURL != nil }) else { return }
+        events.append(Event(type: type, subtype: subtype, transactionId: transactionId, at: at))
+    }
+
+    /// Events since the last call, oldest first.
+    func drainEvents() -> [Event] {
+        defer { events.removeAll() }
+        return events
+    }
+
+    /// Some app wants notifications: the sender's clock has work to do.
+    var sendsNotifications: Bool { apps.values.contains { $0.notificationURL != nil } }
 
     /// Creates the renewal transactions that Apple would have created by `now`.
     func advance(to now: Date) {
@@ -146,6 +210,13 @@ actor SimulatorState {
                 devices[sub.deviceId]?.transactionIds.append(id)
                 sub.latestTransactionId = id
                 sub.renewals += 1
+                record("DID_RENEW", nil, id, expires)
+            }
+            if !sub.expiryAnnounced, sub.billingFailedAt == nil, let latest = transactions[sub.latestTransactionId],
+                latest.cancellationDate == nil, let expires = latest.expiresDate, expires <= now
+            {
+                sub.expiryAnnounced = true
+                record("EXPIRED", sub.autoRenew ? "PRODUCT_NOT_FOR_SALE" : "VOLUNTARY", sub.latestTransactionId, expires)
             }
             subscriptions[key] = sub
         }
@@ -153,8 +224,10 @@ actor SimulatorState {
 
     func setAutoRenew(originalTransactionId: String, enabled: Bool, now: Date) throws {
         advance(to: now)
-        guard subscriptions[originalTransactionId] != nil else { throw unknownSubscription() }
+        guard let sub = subscriptions[originalTransactionId] else { throw unknownSubscription() }
+        guard sub.autoRenew != enabled else { return }
         subscriptions[originalTransactionId]!.autoRenew = enabled
+        record("DID_CHANGE_RENEWAL_STATUS", enabled ? "AUTO_RENEW_ENABLED" : "AUTO_RENEW_DISABLED", sub.latestTransactionId, now)
     }
 
     /// Apple cannot charge at the next renewal: renewals stop and billing retry starts.
@@ -165,6 +238,7 @@ actor SimulatorState {
         sub.billingFailedAt = expires
         sub.graceUntil = grace ? expires.addingTimeInterval(configuration.gracePeriodSeconds) : nil
         subscriptions[originalTransactionId] = sub
+        record("DID_FAIL_TO_RENEW", grace ? "GRACE_PERIOD" : nil, sub.latestTransactionId, now)
     }
 
     /// Apple finally charged: a new period starts now.
@@ -185,8 +259,23 @@ actor SimulatorState {
         sub.latestTransactionId = id
         sub.billingFailedAt = nil
         sub.graceUntil = nil
+        sub.expiryAnnounced = false
         subscriptions[originalTransactionId] = sub
+        record("DID_RENEW", "BILLING_RECOVERY", id, now)
         return renewal
+    }
+
+    /// Apple's renewal-date extension: the current period lasts `seconds` longer.
+    func extendRenewal(originalTransactionId: String, by seconds: Double, now: Date) throws -> Transaction {
+        advance(to: now)
+        guard let sub = subscriptions[originalTransactionId], var latest = transactions[sub.latestTransactionId] else {
+            throw unknownSubscription()
+        }
+        latest.expiresDate = (latest.expiresDate ?? now).addingTimeInterval(seconds)
+        transactions[latest.transactionId] = latest
+        subscriptions[originalTransactionId]?.expiryAnnounced = false
+        record("RENEWAL_EXTENDED", nil, latest.transactionId, now)
+        return latest
     }
 
     func refund(transactionId: String, now: Date) throws -> Transaction {
@@ -197,6 +286,7 @@ actor SimulatorState {
         tx.cancellationDate = tx.cancellationDate ?? now
         transactions[transactionId] = tx
         if tx.kind == .autoRenewable { subscriptions[tx.originalTransactionId]?.autoRenew = false }
+        record("REFUND", nil, transactionId, now)
         return tx
     }
 
@@ -209,6 +299,12 @@ actor SimulatorState {
     }
 
     func transaction(_ id: String) -> Transaction? { transactions[id] }
+
+    /// Every transaction of the customer (the device) that bought `transactionId`, oldest first.
+    func customerTransactions(of transactionId: String) -> [Transaction]? {
+        guard let tx = transactions[transactionId] else { return nil }
+        return deviceTransactions(tx.deviceId).sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
+    }
 
     func subscription(_ originalTransactionId: String) -> Subscription? { subscriptions[originalTransactionId] }
 

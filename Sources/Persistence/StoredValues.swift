@@ -32,3 +32,7 @@ public enum StoredJSON {
         return try? decoder.decode(type, from: Data(text.utf8))
     }
 }
+
+/// Job kind of a subscriber refresh: the customer's history fetched from the App Store Server
+/// API (the submitted data is the transaction ids to ask about, comma-separated).
+public let refreshFromServerAPIJobKind = "refresh_from_server_api"

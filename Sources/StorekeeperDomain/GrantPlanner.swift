@@ -222,7 +222,9 @@ public enum GrantPlanner {
     private static func ledgerEntry(
         _ record: TransactionRecord, product: Product?, event: LedgerEntry.Event, state: String, now: Date
     ) -> LedgerEntry {
-        let unit = product?.priceMicros
+        // A family member's copy of another's purchase was paid for once, by the buyer.
+        let paid = record.ownershipType != OwnershipType.familyShared.rawValue
+        let unit = paid ? product?.priceMicros : nil
         let price = unit.map { $0 * Int64(record.quantity) * (event == .refund ? -1 : 1) }
         return LedgerEntry(
             appId: record.appId, appUserId: record.appUserId, productId: record.productId,

@@ -20,16 +20,16 @@ public enum StorekeeperApplication {
     ) async throws -> some ApplicationProtocol {
         try await prepareStorage(configuration: configuration, store: store, logger: logger, now: now)
         let metrics = MetricsRegistry()
-        let gate = try ReceiptGate(configuration: configuration.receiptTrust)
-        let context = ServerContext(
-            configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger, now: now,
-            receiptGate: gate, signedTransactionGate: try SignedTransactionGate(configuration: configuration.receiptTrust))
+        let context = try makeContext(
+            configuration: configuration, store: store, httpClient: httpClient, metrics: metrics, signal: signal, logger: logger, now: now)
         let runner =
             configuration.runWorkers
             ? try makeRunner(
                 configuration: configuration, store: store, httpClient: httpClient, metrics: metrics, signal: signal,
                 logger: logger, now: now)
             : nil
+        var background: [any Service] = runner.map { [$0] } ?? []
+        if configuration.runWorkers, let gapFill = makeGapFill(context: context) { background.append(gapFill) }
 
         let router = Router()
         router.add(middleware: ErrorMiddleware())
@@ -50,7 +50,7 @@ public enum StorekeeperApplication {
             router: router,
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "storekeeper", backlog: 4096),
-            services: (runner.map { [$0] } ?? []) + extraServices,
+            services: background + extraServices,
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
                 logger.info("storekeeper listening", metadata: ["address": "http://\(configuration.host):\(port)"])
@@ -81,21 +81,56 @@ public enum StorekeeperApplication {
         metrics: MetricsRegistry = MetricsRegistry(), signal: WakeSignal = WakeSignal(), logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws -> JobRunner {
+        let signedGate = try SignedTransactionGate(configuration: configuration.receiptTrust)
+        let serverAPIs = try ServerAPIClients.make(configuration: configuration, httpClient: httpClient, now: now).mapValues {
+            ServerAPIHistory(client: $0, gate: signedGate)
+        }
         let handler = VerifyReceiptJobHandler(
             store: store, client: VerifyReceiptClient(httpClient: httpClient, endpoints: configuration.appleEndpoints),
-            gate: try ReceiptGate(configuration: configuration.receiptTrust),
+            gate: try ReceiptGate(configuration: configuration.receiptTrust), serverAPIs: serverAPIs,
             apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }), configuration: configuration,
             metrics: metrics, logger: logger, now: now)
         let signedHandler = SignedTransactionJobHandler(
-            store: store, gate: try SignedTransactionGate(configuration: configuration.receiptTrust),
+            store: store, gate: signedGate,
             apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }), configuration: configuration,
             metrics: metrics, logger: logger, now: now)
+        let refreshHandler = ServerAPIRefreshJobHandler(
+            store: store, serverAPIs: serverAPIs, apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }),
+            configuration: configuration, metrics: metrics, logger: logger, now: now)
         var runnerConfiguration = JobRunner.Configuration()
         runnerConfiguration.concurrency = configuration.workers
         runnerConfiguration.leaseDuration = configuration.leaseSeconds
         runnerConfiguration.batchSize = min(64, configuration.workers)
         return JobRunner(
-            store: store, handlers: [handler, signedHandler], configuration: runnerConfiguration, signal: signal, logger: logger, now: now)
+            store: store, handlers: [handler, signedHandler, refreshHandler], configuration: runnerConfiguration, signal: signal, logger: logger,
+            now: now)
+    }
+
+    static func makeContext(
+        configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient, metrics: MetricsRegistry,
+        signal: WakeSignal, logger: Logger, now: @escaping @Sendable () -> Date
+    ) throws -> ServerContext {
+        ServerContext(
+            configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger, now: now,
+            receiptGate: try ReceiptGate(configuration: configuration.receiptTrust),
+            signedTransactionGate: try SignedTransactionGate(configuration: configuration.receiptTrust),
+            serverAPIClients: try ServerAPIClients.make(configuration: configuration, httpClient: httpClient, now: now))
+    }
+
+    static func makeGapFill(context: ServerContext) -> NotificationGapFill? {
+        guard context.configuration.notificationGapFill.enabled, !context.serverAPIClients.isEmpty else { return nil }
+        return NotificationGapFill(context: context, policy: context.configuration.notificationGapFill)
+    }
+
+    /// The notification gap-fill for worker-only processes (nil when no app has a Server API key
+    /// or the gap-fill is off).
+    public static func makeGapFillService(
+        configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient, signal: WakeSignal, logger: Logger
+    ) throws -> (any Service)? {
+        makeGapFill(
+            context: try makeContext(
+                configuration: configuration, store: store, httpClient: httpClient, metrics: MetricsRegistry(), signal: signal,
+                logger: logger, now: { Date() }))
     }
 
     /// An HTTP client sized for many slow Apple calls at once.

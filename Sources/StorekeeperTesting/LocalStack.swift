@@ -5,6 +5,7 @@ import Foundation
 import Hummingbird
 import JobQueue
 import Logging
+import NIOHTTP1
 import Persistence
 import ServiceLifecycle
 import StoragePostgres
@@ -38,7 +39,9 @@ public final class LocalStack: Sendable {
     }
 
     /// A configuration with one app selling every product type, fast retries and short leases.
-    public static func testConfiguration(databasePath: String) -> StorekeeperConfiguration {
+    /// `serverAPI` gives every app an In-App Purchase key the simulator knows, which turns on the
+    /// Server API paths (gap-fill, refresh, verifyReceipt stand-in).
+    public static func testConfiguration(databasePath: String, serverAPI: Bool = false) -> StorekeeperConfiguration {
         var c = DemoConfiguration.configuration()
         c.databasePath = databasePath
         c.sqliteSynchronousFull = false
@@ -47,6 +50,7 @@ public final class LocalStack: Sendable {
         c.attemptTimeoutSeconds = 2
         c.leaseSeconds = 10
         c.retry = RetryPolicy(base: 0.2, cap: 1, jitter: 0.2)
+        if serverAPI { for index in c.apps.indices { c.apps[index].serverAPI = .generated() } }
         return c
     }
 
@@ -82,13 +86,16 @@ public final class LocalStack: Sendable {
         configuration.receiptTrust.extraRootsPEM.append(try sim.store.pki.rootPEM())
         let (simPorts, simContinuation) = AsyncStream.makeStream(of: Int.self)
         let simApp = sim.makeApplication(logger: logger) { port in simContinuation.yield(port) }
-        let simulatorGroup = ServiceGroup(services: [simApp], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
+        let simulatorGroup = ServiceGroup(
+            services: [simApp, NotificationSender(store: sim.store, logger: logger)], gracefulShutdownSignals: [], cancellationSignals: [],
+            logger: logger)
         var tasks = [Task { try await simulatorGroup.run() }]
         var iterator = simPorts.makeAsyncIterator()
         guard let simPort = await iterator.next() else { throw CancellationError() }
         let simulatorURL = "http://127.0.0.1:\(simPort)"
         configuration.appleEndpoints = VerifyReceiptEndpoints(
             production: "\(simulatorURL)/verifyReceipt", sandbox: "\(simulatorURL)/sandbox/verifyReceipt")
+        configuration.serverAPIEndpoints = ServerAPIEndpoints(production: simulatorURL, sandbox: "\(simulatorURL)/sandbox-api")
 
         let backend = try StorageBackend.open(configuration: configuration, logger: logger)
         let storePool = backend.postgres?.runInBackground()
@@ -138,6 +145,26 @@ public final class LocalStack: Sendable {
         self.serverGroup = serverGroup
         self.tasks = tasks
         self.serverHTTPClient = serverHTTPClient
+    }
+
+    /// Has the simulator send App Store Server Notifications V2 for the first app to this
+    /// stack's server (`url` overrides, e.g. a port nobody listens on to make deliveries fail).
+    public func sendNotifications(to url: String? = nil) async throws {
+        struct Body: Encodable {
+            var bundleId: String
+            var url: String?
+        }
+        _ = try await simulator.http.send(
+            .PUT, "/sim/notifications/url",
+            json: Body(bundleId: configuration.apps[0].bundleId, url: url ?? "\(serverURL ?? "")/v1/notifications/appstore"))
+    }
+
+    /// A Server API client for the first app, pointed at the simulator, signing with the app's key.
+    public func serverAPIClient(policy: ServerAPIRetryPolicy = .init(base: 0.05, cap: 0.2)) throws -> AppStoreServerAPIClient {
+        guard let credentials = configuration.apps[0].serverAPICredentials else { throw CancellationError() }
+        return AppStoreServerAPIClient(
+            httpClient: httpClient, endpoints: configuration.serverAPIEndpoints, tokens: try ServerAPITokenProvider(credentials: credentials),
+            policy: policy)
     }
 
     /// Stops the server (gracefully), leaving the simulator and the database.

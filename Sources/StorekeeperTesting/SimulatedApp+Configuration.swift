@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import Crypto
 import StorekeeperDomain
 import StorekeeperServer
 
@@ -20,6 +21,20 @@ extension SimulatedApp {
                 return SimulatedProduct(
                     productId: product.productId, kind: kind, period: product.type == .autoRenewable ? "P1M" : nil,
                     priceMicros: product.priceMicros, currency: product.currency)
+            },
+            appAppleId: nil,
+            serverAPIKeys: app.serverAPI.flatMap { key in
+                (try? P256.Signing.PrivateKey(pemRepresentation: key.privateKeyPEM)).map {
+                    [SimulatedAPIKey(keyId: key.keyId, issuerId: key.issuerId, publicKeyPEM: $0.publicKey.pemRepresentation)]
+                }
             })
+    }
+}
+
+extension ServerAPIKeyConfiguration {
+    /// A fresh In-App Purchase key, as App Store Connect would issue one (for tests and the
+    /// built-in simulator; the simulator learns its public half).
+    public static func generated(keyId: String = "SIMKEY0001", issuerId: String = "57246542-96fe-1a63-e053-0824d011072a") -> Self {
+        ServerAPIKeyConfiguration(issuerId: issuerId, keyId: keyId, privateKeyPEM: P256.Signing.PrivateKey().pemRepresentation)
     }
 }

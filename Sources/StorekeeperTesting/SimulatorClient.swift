@@ -42,8 +42,12 @@ public struct SimulatorClient: Sendable {
         let reply = try await http.send(
             .POST, "/sim/devices/\(device.uuidString)/purchases",
             json: Body(productId: productId, quantity: quantity, appAccountToken: appAccountToken))
+        return try purchase(from: reply, call: "purchase")
+    }
+
+    private func purchase(from reply: HTTPJSONClient.Reply, call: String) throws -> Purchase {
         guard reply.status == 201, let tx = reply.json["transaction"] as? [String: Any], let receipt = reply.json["receipt"] as? String
-        else { throw Failure(description: "purchase: \(reply.status) \(reply.text)") }
+        else { throw Failure(description: "\(call): \(reply.status) \(reply.text)") }
         return Purchase(
             transactionId: "\(tx["transaction_id"] ?? "")", originalTransactionId: "\(tx["original_transaction_id"] ?? "")",
             receipt: receipt, signedTransaction: reply.json["signedTransaction"] as? String ?? "")
@@ -96,6 +100,54 @@ public struct SimulatorClient: Sendable {
     public func stats() async throws -> [String: Int] {
         let reply = try await http.send(.GET, "/sim/stats")
         return (try? JSONSerialization.jsonObject(with: reply.body)) as? [String: Int] ?? [:]
+    }
+
+    /// Server API faults: the next `rateLimitNext` calls answer 429 (Retry-After `retryAfterMs`
+    /// ahead), the next `failNext` answer 500, and `down` answers 503 to everything.
+    public func setServerAPIFaults(rateLimitNext: Int = 0, retryAfterMs: Int = 200, failNext: Int = 0, down: Bool = false) async throws {
+        struct Body: Encodable {
+            var rateLimitNext: Int
+            var retryAfterMs: Int
+            var failNext: Int
+            var down: Bool
+        }
+        let reply = try await http.send(
+            .PUT, "/sim/server-api/faults", json: Body(rateLimitNext: rateLimitNext, retryAfterMs: retryAfterMs, failNext: failNext, down: down))
+        guard reply.status == 200 else { throw Failure(description: "server-api faults: \(reply.status) \(reply.text)") }
+    }
+
+    /// Notification delivery faults for the next notifications: lose, duplicate, or hold back
+    /// until the following one was delivered.
+    public func setNotificationFaults(drop: Int = 0, duplicate: Int = 0, reorder: Int = 0) async throws {
+        struct Body: Encodable {
+            var drop: Int
+            var duplicate: Int
+            var reorder: Int
+        }
+        let reply = try await http.send(.PUT, "/sim/notifications/faults", json: Body(drop: drop, duplicate: duplicate, reorder: reorder))
+        guard reply.status == 200 else { throw Failure(description: "notification faults: \(reply.status) \(reply.text)") }
+    }
+
+    /// Every notification the simulator created, with `delivered` and `attempts`.
+    public func notifications() async throws -> [[String: Any]] {
+        let reply = try await http.send(.GET, "/sim/notifications")
+        return (try? JSONSerialization.jsonObject(with: reply.body)) as? [[String: Any]] ?? []
+    }
+
+    /// Family Sharing: `member` gains access to a purchase; returns the shared transaction.
+    public func shareWithFamily(transactionId: String, member: UUID) async throws -> Purchase {
+        struct Body: Encodable { var transactionId: String }
+        let reply = try await http.send(.POST, "/sim/devices/\(member.uuidString)/family-share", json: Body(transactionId: transactionId))
+        return try purchase(from: reply, call: "family-share")
+    }
+
+    /// Family Sharing stopped for a shared transaction (REVOKE).
+    public func revoke(transactionId: String) async throws {
+        try await post("/sim/transactions/\(transactionId)/revoke")
+    }
+
+    public func setAutoRenew(originalTransactionId: String, enabled: Bool) async throws {
+        try await post("/sim/subscriptions/\(originalTransactionId)/\(enabled ? "resume" : "cancel")-auto-renew")
     }
 
     private func post(_ path: String) async throws {

@@ -149,7 +149,9 @@ struct NotificationTests {
             let otherApp = try notification(stack, type: "TEST", signedAt: now, transaction: nil, bundleId: "com.example.unknown")
             #expect(try await api.postNotification(signedPayload: otherApp).errorCode == "unknown_app")
             let test = try await api.postNotification(signedPayload: try notification(stack, type: "TEST", signedAt: now, transaction: nil))
-            #expect(test.status == 200 && test.json["outcome"] as? String == "no_transaction")
+            #expect(test.status == 200 && test.json["outcome"] as? String == "test")
+            let bare = try await api.postNotification(signedPayload: try notification(stack, type: "DID_RENEW", signedAt: now, transaction: nil))
+            #expect(bare.status == 200 && bare.json["outcome"] as? String == "no_transaction")
         }
     }
 }

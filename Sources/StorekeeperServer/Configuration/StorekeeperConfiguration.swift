@@ -19,9 +19,13 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     public var apiKey: String
     /// Catalog loaded at start: entries not yet stored are inserted; stored ones keep admin edits.
     public var products: [Product] = []
+    /// In-App Purchase key for the App Store Server API. Without it: no notification gap-fill,
+    /// no subscriber refresh, and receipts wait for verifyReceipt while it is down.
+    public var serverAPI: ServerAPIKeyConfiguration?
 
     public init(
-        id: String, bundleId: String, sharedSecret: String?, acceptSandbox: Bool = true, apiKey: String, products: [Product] = []
+        id: String, bundleId: String, sharedSecret: String?, acceptSandbox: Bool = true, apiKey: String, products: [Product] = [],
+        serverAPI: ServerAPIKeyConfiguration? = nil
     ) {
         self.id = id
         self.bundleId = bundleId
@@ -29,10 +33,11 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         self.acceptSandbox = acceptSandbox
         self.apiKey = apiKey
         self.products = products
+        self.serverAPI = serverAPI
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, bundleId, sharedSecret, acceptSandbox, apiKey, products
+        case id, bundleId, sharedSecret, acceptSandbox, apiKey, products, serverAPI
     }
 
     public init(from decoder: any Decoder) throws {
@@ -43,6 +48,14 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         acceptSandbox = try c.decodeIfPresent(Bool.self, forKey: .acceptSandbox) ?? true
         apiKey = try c.decode(String.self, forKey: .apiKey)
         products = try c.decodeIfPresent([Product].self, forKey: .products) ?? []
+        serverAPI = try c.decodeIfPresent(ServerAPIKeyConfiguration.self, forKey: .serverAPI)
+    }
+
+    /// The credentials the Server API client signs with, when a key is configured.
+    public var serverAPICredentials: ServerAPICredentials? {
+        serverAPI.map {
+            ServerAPICredentials(issuerId: $0.issuerId, keyId: $0.keyId, bundleId: bundleId, privateKeyPEM: $0.privateKeyPEM)
+        }
     }
 
     /// Changes whenever something that can cure a configuration error changes; held
@@ -94,13 +107,17 @@ public struct StorekeeperConfiguration: Codable, Sendable {
     public var receiptTrust = ReceiptTrustConfiguration()
     /// While Apple fails: provisional access from locally verified receipts. Off by default.
     public var outagePolicy = OutagePolicy()
+    /// The App Store Server API (Apple's, or the simulator's).
+    public var serverAPIEndpoints: ServerAPIEndpoints = .apple
+    /// Periodic pull of Apple's notification history, for apps with a Server API key.
+    public var notificationGapFill = NotificationGapFillPolicy()
 
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case host, port, databasePath, sqliteSynchronousFull, adminKey, apps, appleEndpoints, workers, runWorkers
         case attemptTimeoutSeconds, leaseSeconds, retry, flagAfterSeconds, excludeOldTransactions, bindingPolicy
-        case maxBodyBytes, maxWaitSeconds, receiptTrust, outagePolicy
+        case maxBodyBytes, maxWaitSeconds, receiptTrust, outagePolicy, serverAPIEndpoints, notificationGapFill
     }
 
     public init(from decoder: any Decoder) throws {
@@ -125,6 +142,8 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         maxWaitSeconds = try c.decodeIfPresent(Double.self, forKey: .maxWaitSeconds) ?? d.maxWaitSeconds
         receiptTrust = try c.decodeIfPresent(ReceiptTrustConfiguration.self, forKey: .receiptTrust) ?? d.receiptTrust
         outagePolicy = try c.decodeIfPresent(OutagePolicy.self, forKey: .outagePolicy) ?? d.outagePolicy
+        serverAPIEndpoints = try c.decodeIfPresent(ServerAPIEndpoints.self, forKey: .serverAPIEndpoints) ?? d.serverAPIEndpoints
+        notificationGapFill = try c.decodeIfPresent(NotificationGapFillPolicy.self, forKey: .notificationGapFill) ?? d.notificationGapFill
     }
 
     /// Every problem, each naming its key (`apps[1].apiKey: …`). Empty when valid.
@@ -157,6 +176,12 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         for (name, url) in [("production", appleEndpoints.production), ("sandbox", appleEndpoints.sandbox)] {
             if URL(string: url)?.scheme == nil { problems.append("appleEndpoints.\(name): '\(url)' is not a URL") }
         }
+        for (name, url) in [("production", serverAPIEndpoints.production), ("sandbox", serverAPIEndpoints.sandbox)] {
+            if URL(string: url)?.scheme == nil { problems.append("serverAPIEndpoints.\(name): '\(url)' is not a URL") }
+        }
+        if notificationGapFill.intervalSeconds <= 0 || notificationGapFill.lookbackSeconds <= 0 {
+            problems.append("notificationGapFill: intervalSeconds and lookbackSeconds must be positive")
+        }
         var ids = Set<String>()
         var keys = Set<String>()
         for (index, app) in apps.enumerated() {
@@ -170,6 +195,12 @@ public struct StorekeeperConfiguration: Codable, Sendable {
             if app.apiKey.count < 16 { problems.append("\(key).apiKey: must be at least 16 characters") }
             if !keys.insert(app.apiKey).inserted || app.apiKey == adminKey {
                 problems.append("\(key).apiKey: must be unique and differ from adminKey")
+            }
+            if let serverKey = app.serverAPI {
+                if serverKey.issuerId.isEmpty || serverKey.keyId.isEmpty { problems.append("\(key).serverAPI: issuerId and keyId are required") }
+                if (try? ServerAPITokenProvider(credentials: app.serverAPICredentials!)) == nil {
+                    problems.append("\(key).serverAPI.privateKeyPEM: not a PEM P-256 private key (the .p8 file)")
+                }
             }
             if app.products.contains(where: { $0.type == .autoRenewable }), (app.sharedSecret ?? "").isEmpty {
                 problems.append("\(key).sharedSecret: required when the app sells auto-renewable subscriptions")
@@ -208,5 +239,44 @@ public struct ReceiptTrustConfiguration: Codable, Sendable, Hashable {
         appleRoots = try c.decodeIfPresent(Bool.self, forKey: .appleRoots) ?? true
         extraRootsPEM = try c.decodeIfPresent([String].self, forKey: .extraRootsPEM) ?? []
         requireAppleMarkers = try c.decodeIfPresent(Bool.self, forKey: .requireAppleMarkers) ?? true
+    }
+}
+
+/// An In-App Purchase key from App Store Connect (Users and Access → Integrations).
+public struct ServerAPIKeyConfiguration: Codable, Sendable, Hashable {
+    public var issuerId: String
+    public var keyId: String
+    /// Contents of the `.p8` file.
+    public var privateKeyPEM: String
+
+    public init(issuerId: String, keyId: String, privateKeyPEM: String) {
+        self.issuerId = issuerId
+        self.keyId = keyId
+        self.privateKeyPEM = privateKeyPEM
+    }
+}
+
+/// Notifications Apple could not deliver are fetched from its notification history and processed
+/// as if delivered (idempotent by notificationUUID, so overlap costs nothing but a call).
+public struct NotificationGapFillPolicy: Codable, Sendable, Hashable {
+    public var enabled: Bool = true
+    /// Time between pulls.
+    public var intervalSeconds: Double = 3600
+    /// How far back the first pull after start looks (Apple keeps 180 days).
+    public var lookbackSeconds: Double = 3 * 86_400
+    /// Ask only for notifications that have not reached this server (Apple's `onlyFailures`).
+    public var onlyFailures: Bool = true
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey { case enabled, intervalSeconds, lookbackSeconds, onlyFailures }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = NotificationGapFillPolicy()
+        enabled = try c.decodeIfPresent(Bool.self, forKey: .enabled) ?? d.enabled
+        intervalSeconds = try c.decodeIfPresent(Double.self, forKey: .intervalSeconds) ?? d.intervalSeconds
+        lookbackSeconds = try c.decodeIfPresent(Double.self, forKey: .lookbackSeconds) ?? d.lookbackSeconds
+        onlyFailures = try c.decodeIfPresent(Bool.self, forKey: .onlyFailures) ?? d.onlyFailures
     }
 }

@@ -1,3 +1,4 @@
+import AppStoreClient
 import Foundation
 import Hummingbird
 import JobQueue
@@ -59,11 +60,69 @@ struct AdminController {
             let record = try await context.store.verification(id: id)!
             return try StorekeeperJSON.response(context.view(record), status: .accepted)
         }
+        admin.post("apps/:app/notifications/gap-fill") { request, ctx in
+            try context.authenticateAdmin(request)
+            let app = try context.app(id: try ctx.parameters.require("app"))
+            return try await gapFill(request, app: app)
+        }
+        admin.post("apps/:app/users/:user/refresh") { request, ctx in
+            try context.authenticateAdmin(request)
+            let app = try context.app(id: try ctx.parameters.require("app"))
+            return try await refresh(request, app: app, appUserId: try ctx.parameters.require("user"))
+        }
         admin.get("apps/:app/ledger") { request, ctx in
             try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.require("app"))
             return try await ledger(request, app: app)
         }
+    }
+
+    /// Pulls Apple's notification history now (`?lookbackSeconds=`, default the policy's) and
+    /// answers what it found; the scheduled gap-fill does the same every interval.
+    private func gapFill(_ request: Request, app: AppConfiguration) async throws -> Response {
+        guard context.serverAPIClients[app.id] != nil else {
+            throw StorekeeperError(.serverAPINotConfigured, "app '\(app.id)' has no serverAPI key")
+        }
+        let policy = context.configuration.notificationGapFill
+        var seconds = policy.lookbackSeconds
+        if let text = request.uri.queryParameters.get("lookbackSeconds") {
+            guard let value = Double(text), value > 0, value <= 180 * 86_400 else {
+                throw StorekeeperError(.invalidRequest, "lookbackSeconds must be a number of seconds up to 180 days")
+            }
+            seconds = value
+        }
+        let now = context.now()
+        do {
+            let report = try await NotificationGapFill(context: context, policy: policy).fill(app, from: now.addingTimeInterval(-seconds), to: now)
+            return try StorekeeperJSON.response(report)
+        } catch let error as ServerAPIError {
+            throw StorekeeperError(.appleUnavailable, "App Store Server API: \(error)")
+        }
+    }
+
+    /// Queues a refresh of one subscriber from the App Store Server API (their known original
+    /// transactions' history and renewal info) and waits for it like a submission (`?wait=`).
+    private func refresh(_ request: Request, app: AppConfiguration, appUserId: String) async throws -> Response {
+        try validateAppUserId(appUserId)
+        guard context.serverAPIClients[app.id] != nil else {
+            throw StorekeeperError(.serverAPINotConfigured, "app '\(app.id)' has no serverAPI key")
+        }
+        var ids: [String] = []
+        for tx in try await context.store.transactions(appId: app.id, appUserId: appUserId) where !ids.contains(tx.originalTransactionId) {
+            ids.append(tx.originalTransactionId)
+        }
+        guard !ids.isEmpty else { throw StorekeeperError(.notFound, "no purchase of '\(appUserId)' is known: nothing to refresh") }
+        let result = try await context.store.submitReceipt(
+            ReceiptSubmission(
+                appId: app.id, appUserId: appUserId, receiptHash: "refresh-\(UUID().uuidString)", receiptBase64: ids.joined(separator: ","),
+                refresh: false, hints: [:], jobKind: refreshFromServerAPIJobKind),
+            now: context.now())
+        context.signal.wake()
+        let wait = min(context.configuration.maxWaitSeconds, Double(request.uri.queryParameters.get("wait") ?? "") ?? 5)
+        let verification = try await context.waitForFinal(result.verification, seconds: max(0, wait))
+        return try StorekeeperJSON.response(
+            context.view(verification), status: verification.state.isFinal ? .ok : .accepted,
+            headers: [.location: "/v1/verifications/\(verification.id)"])
     }
 
     private func decodeProduct(_ request: Request, productId: String?) async throws -> Product {

@@ -67,7 +67,7 @@ struct AppController {
         }
         var verification = result.verification
         if let wait {
-            verification = try await waitForFinal(verification, seconds: wait)
+            verification = try await context.waitForFinal(verification, seconds: wait)
         }
         let done = verification.state.isFinal || verification.state == .configurationError
         return try StorekeeperJSON.response(
@@ -111,7 +111,7 @@ struct AppController {
                 jobKind: verifySignedTransactionJobKind),
             now: context.now())
         if result.created { context.signal.wake() }
-        let verification = try await waitForFinal(result.verification, seconds: wait)
+        let verification = try await context.waitForFinal(result.verification, seconds: wait)
         let done = verification.state.isFinal || verification.state == .configurationError
         return try StorekeeperJSON.response(
             context.view(verification), status: done ? .ok : .accepted,
@@ -133,16 +133,6 @@ struct AppController {
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
         guard text.utf8.contains(where: isSpace) else { return text }
         return String(decoding: text.utf8.filter { !isSpace($0) }, as: UTF8.self)
-    }
-
-    private func waitForFinal(_ verification: VerificationRecord, seconds: Double) async throws -> VerificationRecord {
-        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
-        var current = verification
-        while !current.state.isFinal, current.state != .configurationError, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(25))
-            current = try await context.store.verification(id: current.id) ?? current
-        }
-        return current
     }
 
     func verification(_ request: Request, id: String) async throws -> Response {

@@ -20,8 +20,30 @@ struct NotificationController {
     }
 
     struct Body: Decodable {
-        var signedPayload: String
+        var signedPayload: String?
+        var notification_type: String?
     }
+
+    /// V2 (`{"signedPayload": …}`) or, told apart by its `notification_type`, a legacy V1 body.
+    func receive(_ request: Request) async throws -> Response {
+        let buffer = try await context.body(request)
+        let body = try StorekeeperJSON.decode(Body.self, from: buffer)
+        let ingest = NotificationIngest(context: context)
+        if let signed = body.signedPayload {
+            return try StorekeeperJSON.response(try await ingest.ingest(signedPayload: signed))
+        }
+        guard body.notification_type != nil else {
+            throw StorekeeperError(.invalidNotification, "expected {\"signedPayload\": …} (V2) or a V1 notification with notification_type")
+        }
+        return try StorekeeperJSON.response(try await ingest.ingestV1(Data(buffer.readableBytesView)))
+    }
+}
+
+/// One V2 notification, however it arrived (Apple's POST, or the gap-fill reading Apple's
+/// notification history): verified, stored once per (app, notificationUUID) together with the
+/// grant job its signed transaction causes, in one transaction.
+struct NotificationIngest {
+    let context: ServerContext
 
     struct Answer: Encodable {
         var notificationUUID: String
@@ -31,13 +53,55 @@ struct NotificationController {
         var verificationId: String?
     }
 
-    func receive(_ request: Request) async throws -> Response {
-        let body = try StorekeeperJSON.decode(Body.self, from: try await context.body(request))
+    /// A V1 notification: no signature, so nothing in it is believed. Its password must be the
+    /// app's shared secret; its latest receipt is queued for the owner of its original
+    /// transaction and verified like any receipt (locally, then by Apple). Stored once per body.
+    func ingestV1(_ raw: Data) async throws -> Answer {
+        guard let notification = try? JSONDecoder().decode(NotificationV1.self, from: raw), let type = notification.notificationType else {
+            throw StorekeeperError(.invalidNotification, "not a V1 notification")
+        }
+        guard let app = context.apps.first(where: { $0.bundleId == notification.bundleId }) else {
+            throw StorekeeperError(.unknownApp, "no configured app has bundle id '\(notification.bundleId ?? "(none)")'")
+        }
+        guard let secret = app.sharedSecret, KeyComparison.equal(secret, notification.password ?? "") else {
+            context.metrics.increment("storekeeper_notifications_rejected_total", labels: ["reason": "v1_password_mismatch"])
+            throw StorekeeperError(.notificationRejected, "v1_password_mismatch: the password is not this app's shared secret")
+        }
+        let now = context.now()
+        let digest = SHA256.hash(data: raw).map { String(format: "%02x", $0) }.joined()
+        let uuid = "v1-\(digest.prefix(32))"
+        var outcome = "no_receipt"
+        var submission: ReceiptSubmission?
+        if let receipt = notification.latestReceipt {
+            if let original = notification.originalTransactionId,
+                let owner = try await context.store.owner(appId: app.id, originalTransactionId: original)
+            {
+                outcome = "submitted"
+                submission = ReceiptSubmission(
+                    appId: app.id, appUserId: owner, receiptHash: "\(digest)-v1", receiptBase64: receipt, refresh: false,
+                    hints: ["notification": uuid], jobKind: verifyReceiptJobKind)
+            } else {
+                outcome = "unowned"
+            }
+        }
+        let record = NotificationRecord(
+            appId: app.id, notificationUUID: uuid, notificationType: type, subtype: nil, signedDate: nil,
+            originalTransactionId: notification.originalTransactionId, environment: notification.environment?.storageName,
+            payload: String(decoding: raw, as: UTF8.self), outcome: outcome)
+        let result = try await context.store.recordNotification(record, submission: submission, now: now)
+        if result.verification != nil { context.signal.wake() }
+        context.metrics.increment(
+            "storekeeper_notifications_total", labels: ["type": type, "version": "1", "outcome": result.created ? outcome : "duplicate"])
+        return Answer(
+            notificationUUID: uuid, notificationType: type, duplicate: !result.created, outcome: outcome, verificationId: result.verification?.id)
+    }
+
+    func ingest(signedPayload: String) async throws -> Answer {
         let now = context.now()
         let verdict: SignedDataVerdict
         do {
             verdict = try await context.signedTransactionGate.verifier.verify(
-                body.signedPayload, expecting: .init(), time: .signedDate(fallback: now))
+                signedPayload, expecting: .init(), time: .signedDate(fallback: now))
         } catch let error as SignedDataError {
             throw StorekeeperError(.invalidNotification, "not a signed notification (\(error.code)): \(error.message)")
         }
@@ -54,7 +118,7 @@ struct NotificationController {
 
         // What the notification leads to: its signed transaction, granted to the owner of the
         // original transaction through the same path as a StoreKit 2 POST.
-        var outcome = "no_transaction"
+        var outcome = type == .test ? "test" : "no_transaction"
         var originalTransactionId: String?
         var submission: ReceiptSubmission?
         if let signed = payload.data?.signedTransactionInfo {
@@ -63,15 +127,20 @@ struct NotificationController {
                 outcome = code
             case .verified(let transaction, _, _):
                 originalTransactionId = transaction.originalTransactionId ?? transaction.transactionId
-                if let original = originalTransactionId,
+                if type == .consumptionRequest {
+                    // Apple asks for consumption information before deciding a refund: recorded
+                    // for the developer's answer (Server API `sendConsumptionInformation`); nothing
+                    // about the purchase has changed yet.
+                    outcome = "consumption_requested"
+                } else if let original = originalTransactionId,
                     let owner = try await context.store.owner(appId: app.id, originalTransactionId: original)
                 {
                     outcome = "submitted"
                     // The whole notification goes to the grant job: it verifies and applies the
                     // nested transaction together with the renewal info (billing retry, grace).
-                    let hash = SHA256.hash(data: Data(body.signedPayload.utf8)).map { String(format: "%02x", $0) }.joined()
+                    let hash = SHA256.hash(data: Data(signedPayload.utf8)).map { String(format: "%02x", $0) }.joined()
                     submission = ReceiptSubmission(
-                        appId: app.id, appUserId: owner, receiptHash: hash, receiptBase64: body.signedPayload, refresh: false,
+                        appId: app.id, appUserId: owner, receiptHash: hash, receiptBase64: signedPayload, refresh: false,
                         hints: ["notification": uuid], jobKind: verifySignedTransactionJobKind)
                 } else {
                     // Nobody has claimed this purchase yet; their receipt or transaction will grant it.
@@ -82,14 +151,13 @@ struct NotificationController {
         let record = NotificationRecord(
             appId: app.id, notificationUUID: uuid, notificationType: type.rawValue, subtype: payload.subtype,
             signedDate: payload.signedDate?.date, originalTransactionId: originalTransactionId,
-            environment: payload.environment?.storageName, payload: body.signedPayload, outcome: outcome)
+            environment: payload.environment?.storageName, payload: signedPayload, outcome: outcome)
         let result = try await context.store.recordNotification(record, submission: submission, now: now)
         if result.verification != nil { context.signal.wake() }
         context.metrics.increment(
             "storekeeper_notifications_total", labels: ["type": type.rawValue, "outcome": result.created ? outcome : "duplicate"])
-        return try StorekeeperJSON.response(
-            Answer(
-                notificationUUID: uuid, notificationType: type.rawValue, duplicate: !result.created, outcome: outcome,
-                verificationId: result.verification?.id))
+        return Answer(
+            notificationUUID: uuid, notificationType: type.rawValue, duplicate: !result.created, outcome: outcome,
+            verificationId: result.verification?.id)
     }
 }

@@ -1,3 +1,4 @@
+import AppStoreClient
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -17,6 +18,8 @@ struct ServerContext: Sendable {
     let now: @Sendable () -> Date
     let receiptGate: ReceiptGate
     let signedTransactionGate: SignedTransactionGate
+    /// Apps with an In-App Purchase key.
+    let serverAPIClients: [String: AppStoreServerAPIClient]
 
     var apps: [AppConfiguration] { configuration.apps }
 
@@ -55,6 +58,17 @@ struct ServerContext: Sendable {
         } catch {
             throw StorekeeperError(.payloadTooLarge, "request body exceeds \(configuration.maxBodyBytes) bytes")
         }
+    }
+
+    /// Polls until the verification is final (or held), or `seconds` have passed.
+    func waitForFinal(_ verification: VerificationRecord, seconds: Double) async throws -> VerificationRecord {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        var current = verification
+        while !current.state.isFinal, current.state != .configurationError, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(25))
+            current = try await store.verification(id: current.id) ?? current
+        }
+        return current
     }
 
     func isFlagged(_ verification: VerificationRecord) -> Bool {

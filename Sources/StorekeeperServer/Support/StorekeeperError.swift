@@ -38,6 +38,10 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
         public static let unsupportedMediaType = Code("unsupported_media_type", .unsupportedMediaType)
         public static let verificationBusy = Code("verification_in_progress", .conflict)
         public static let unavailable = Code("service_unavailable", .serviceUnavailable)
+        /// The app has no In-App Purchase key, so the App Store Server API cannot be asked.
+        public static let serverAPINotConfigured = Code("server_api_not_configured", .conflict)
+        /// Apple's Server API did not answer (down, rate limiting, refused our key).
+        public static let appleUnavailable = Code("apple_unavailable", .badGateway)
         public static let internalError = Code("internal_error", .internalServerError)
 
         public var description: String { name }

@@ -59,6 +59,18 @@ struct SignedTransactionGate: Sendable {
         return try await check(nested, app: app, now: now, renewal: nestedRenewal, acceptNotification: false)
     }
 
+    /// A signed renewal info (Server API subscription statuses), verified; nil with the failure code otherwise.
+    func renewalInfo(_ jws: String, now: Date) async -> Result<SignedRenewalInfo, SignedDataFailureCode> {
+        guard let verdict = try? await verifier.verify(jws, expecting: .init(), time: .signedDate(fallback: now)) else {
+            return .failure(SignedDataFailureCode(code: "invalid_renewal_info"))
+        }
+        if let first = verdict.failures.first { return .failure(SignedDataFailureCode(code: first.code)) }
+        guard let renewal = try? JSONDecoder().decode(SignedRenewalInfo.self, from: Data(verdict.payload)) else {
+            return .failure(SignedDataFailureCode(code: "invalid_renewal_info"))
+        }
+        return .success(renewal)
+    }
+
     private func transactionOutcome(_ verdict: SignedDataVerdict, app: AppConfiguration, renewal: SignedRenewalInfo?) -> Outcome {
         guard let transaction = try? JSONDecoder().decode(SignedTransaction.self, from: Data(verdict.payload)) else {
             return .rejected(code: "jws_not_a_transaction", message: "the signed payload is not a transaction")
@@ -79,4 +91,9 @@ struct SignedTransactionGate: Sendable {
         }
         return .verified(transaction, response: mapped.0, environment: mapped.1)
     }
+}
+
+/// Why a piece of signed data was refused, as a stable code.
+struct SignedDataFailureCode: Error, Hashable, Sendable {
+    var code: String
 }

@@ -16,6 +16,8 @@ struct VerifyReceiptJobHandler: JobHandler {
     let store: any StorekeeperStore
     let client: VerifyReceiptClient
     let gate: ReceiptGate?
+    /// Per app with a Server API key: stands in for verifyReceipt while it fails.
+    let serverAPIs: [String: ServerAPIHistory]
     let apps: [String: AppConfiguration]
     let configuration: StorekeeperConfiguration
     let metrics: MetricsRegistry
@@ -64,24 +66,9 @@ struct VerifyReceiptJobHandler: JobHandler {
         let at = now()
         switch classification {
         case .verified(let response):
-            var report = AttemptReport(statuses: statuses, environment: environment.storageName, reason: nil)
-            if environment == .sandbox, !app.acceptSandbox {
-                report.reason = "sandbox_not_accepted"
-                _ = try await store.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
-                return .finishedByHandler
-            }
-            let catalog = Dictionary(
-                try await store.products(appId: app.id).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })
-            let result = try await store.completeVerified(
-                lease, verificationId: verification.id, response: response, environment: environment, report: report,
-                request: GrantRequest(appId: app.id, bundleId: app.bundleId, bindingPolicy: configuration.bindingPolicy, catalog: catalog),
-                now: at)
-            if case .granted(let summary) = result {
-                metrics.increment("storekeeper_grants_total", by: Double(summary.granted.count))
-                metrics.increment("storekeeper_grant_conflicts_total", by: Double(summary.conflicts.count))
-                metrics.increment("storekeeper_refunds_total", by: Double(summary.revoked.count))
-            }
-            metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": result.outcomeLabel])
+            try await complete(
+                lease, verification: verification, app: app, response: response, environment: environment,
+                report: AttemptReport(statuses: statuses, environment: environment.storageName, reason: nil), now: at)
         case .invalid(let reason, _):
             let report = AttemptReport(statuses: statuses, environment: environment.storageName, reason: reason)
             _ = try await store.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
@@ -97,6 +84,12 @@ struct VerifyReceiptJobHandler: JobHandler {
         case .transient, .redirect:
             // A redirect after the last hop means Apple sent us round in circles: transient.
             let reason = if case .transient(let reason, _) = classification { reason } else { "apple_environment_loop" }
+            if let (response, answered) = await standIn(local, app: app, reason: reason, now: at) {
+                try await complete(
+                    lease, verification: verification, app: app, response: response, environment: answered,
+                    report: AttemptReport(statuses: statuses, environment: answered.storageName, reason: nil), now: at)
+                return .finishedByHandler
+            }
             let delay = configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1))
             let next = at.addingTimeInterval(delay)
             let report = AttemptReport(statuses: statuses, environment: nil, reason: reason)
@@ -111,6 +104,59 @@ struct VerifyReceiptJobHandler: JobHandler {
             metrics.increment("storekeeper_verification_retries_total", labels: ["reason": reason])
         }
         return .finishedByHandler
+    }
+
+    /// Grants a verified answer (verifyReceipt's or the Server API's) in the transaction that ends the job.
+    private func complete(
+        _ lease: JobLease, verification: VerificationRecord, app: AppConfiguration, response: VerifyReceiptResponse,
+        environment: AppStoreEnvironment, report: AttemptReport, now at: Date
+    ) async throws {
+        var report = report
+        if environment == .sandbox, !app.acceptSandbox {
+            report.reason = "sandbox_not_accepted"
+            _ = try await store.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
+            return
+        }
+        let catalog = Dictionary(try await store.products(appId: app.id).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })
+        let result = try await store.completeVerified(
+            lease, verificationId: verification.id, response: response, environment: environment, report: report,
+            request: GrantRequest(appId: app.id, bundleId: app.bundleId, bindingPolicy: configuration.bindingPolicy, catalog: catalog),
+            now: at)
+        if case .granted(let summary) = result {
+            metrics.increment("storekeeper_grants_total", by: Double(summary.granted.count))
+            metrics.increment("storekeeper_grant_conflicts_total", by: Double(summary.conflicts.count))
+            metrics.increment("storekeeper_refunds_total", by: Double(summary.revoked.count))
+        }
+        metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": result.outcomeLabel])
+    }
+
+    /// verifyReceipt failed: when the receipt's signature and chain checked locally (so its
+    /// transaction ids are Apple's) and the app has a Server API key, ask the Server API for the
+    /// customer's history instead. Only a positive, verified answer is used; anything else
+    /// leaves the verification to its retry schedule.
+    private func standIn(
+        _ local: ReceiptGate.LocalCheck, app: AppConfiguration, reason: String, now: Date
+    ) async -> (VerifyReceiptResponse, AppStoreEnvironment)? {
+        guard case .verified(let receipt) = local, receipt.bundleId == app.bundleId, let history = serverAPIs[app.id] else { return nil }
+        var ids: [String] = []
+        for purchase in receipt.inAppPurchases {
+            if let id = purchase.originalTransactionId ?? purchase.transactionId, !ids.contains(id) { ids.append(id) }
+        }
+        guard !ids.isEmpty else { return nil }
+        do {
+            switch try await history.fetch(transactionIds: ids, app: app, now: now) {
+            case .verified(let response, let environment, _):
+                metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": "verified", "reason": reason])
+                return (response, environment)
+            case .rejected(let code, let message):
+                logger.warning("Server API answer not usable", metadata: ["app": "\(app.id)", "code": "\(code)", "message": "\(message)"])
+                metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": code, "reason": reason])
+            }
+        } catch {
+            metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": "unavailable", "reason": reason])
+            logger.info("Server API unavailable too", metadata: ["app": "\(app.id)", "error": "\(error)"])
+        }
+        return nil
     }
 
     /// The outage policy: after Apple has failed for `afterSeconds`, a receipt whose signature

@@ -40,6 +40,10 @@ struct Serve: AsyncParsableCommand {
                 c.appleEndpoints = VerifyReceiptEndpoints(
                     production: "http://127.0.0.1:\(simulatorPort)/verifyReceipt",
                     sandbox: "http://127.0.0.1:\(simulatorPort)/sandbox/verifyReceipt")
+                c.serverAPIEndpoints = ServerAPIEndpoints(
+                    production: "http://127.0.0.1:\(simulatorPort)", sandbox: "http://127.0.0.1:\(simulatorPort)/sandbox-api")
+                // The simulator's App Store Connect issues a key per app for this run.
+                for index in c.apps.indices where c.apps[index].serverAPI == nil { c.apps[index].serverAPI = .generated() }
             }
         }
         if useDemo {
@@ -52,8 +56,15 @@ struct Serve: AsyncParsableCommand {
         if simulator {
             var simConfiguration = SimulatorConfiguration()
             simConfiguration.port = simulatorPort
-            simConfiguration.apps = configuration.apps.map(SimulatedApp.init)
+            let notificationHost = configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host
+            simConfiguration.apps = configuration.apps.map { app in
+                var simulated = SimulatedApp(app)
+                // Notifications V2 go to this server, as App Store Connect would be set up.
+                simulated.notificationURL = "http://\(notificationHost):\(configuration.port)/v1/notifications/appstore"
+                return simulated
+            }
             let sim = try SimulatorServer(configuration: simConfiguration)
+            services.append(NotificationSender(store: sim.store, logger: Logger(label: "simulator.notifications")))
             // The simulator signs receipts with its own CA: trust it, and only it besides Apple.
             configuration.receiptTrust.extraRootsPEM.append(try sim.store.pki.rootPEM())
             services.append(

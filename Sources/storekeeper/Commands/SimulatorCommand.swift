@@ -49,7 +49,8 @@ struct SimulatorCommand: AsyncParsableCommand {
                     "apps": "\(settings.apps.map { $0.bundleId }.joined(separator: ", "))",
                 ])
         }
-        let group = ServiceGroup(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
+        let sender = NotificationSender(store: server.store, logger: logger)
+        let group = ServiceGroup(services: [app, sender], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
         try await group.run()
     }
 }

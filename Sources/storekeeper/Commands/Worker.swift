@@ -35,6 +35,11 @@ struct Worker: AsyncParsableCommand {
                     configuration: configuration, store: backend.store, httpClient: httpClient, signal: signal, logger: logger)
             })
         if let listener = backend.makeWakeListener(signal: signal, logger: logger) { services.append(listener) }
+        if let gapFill = try StorekeeperApplication.makeGapFillService(
+            configuration: configuration, store: backend.store, httpClient: httpClient, signal: signal, logger: logger)
+        {
+            services.append(gapFill)
+        }
         try await CommandConfigurationLoading.runGroup(services, httpClient: httpClient, logger: logger)
     }
 }

@@ -1,0 +1,115 @@
+import AppStoreModels
+import Foundation
+
+/// Every V2 notification the simulated App Store created, with its delivery attempts (Apple's
+/// notification history), and the deliveries still to make. Delivery faults on demand: lose a
+/// notification, deliver it twice, or hold it back until the one after it was delivered.
+actor NotificationOutbox {
+    struct Item: Sendable {
+        var uuid: String
+        var bundleId: String
+        var environment: AppStoreEnvironment
+        var type: String
+        var transactionId: String?
+        var originalTransactionId: String?
+        var signedPayload: String
+        var createdAt: Date
+        var attempts: [NotificationHistoryItem.SendAttempt] = []
+        var delivered = false
+    }
+
+    struct Delivery: Sendable {
+        var uuid: String
+        var due: Date
+        /// Attempts already made for this delivery (indexes the retry schedule).
+        var attempt: Int
+    }
+
+    /// Delivery faults for the next notifications, counted down as they are used.
+    struct Faults: Codable, Sendable, Equatable {
+        /// Lose the next N: recorded as NO_RESPONSE in the history, never delivered nor retried.
+        var drop: Int = 0
+        /// Deliver the next N twice.
+        var duplicate: Int = 0
+        /// Hold the next N back and deliver them after the notification that follows them.
+        var reorder: Int = 0
+
+        init() {}
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            drop = max(0, try c.decodeIfPresent(Int.self, forKey: .drop) ?? 0)
+            duplicate = max(0, try c.decodeIfPresent(Int.self, forKey: .duplicate) ?? 0)
+            reorder = max(0, try c.decodeIfPresent(Int.self, forKey: .reorder) ?? 0)
+        }
+    }
+
+    private(set) var items: [Item] = []
+    private var index: [String: Int] = [:]
+    private var queue: [Delivery] = []
+    private var held: [String] = []
+    var faults = Faults()
+
+    func setFaults(_ faults: Faults) { self.faults = faults }
+
+    /// Records a new notification and schedules its delivery, applying the pending faults.
+    func add(_ item: Item, now: Date) {
+        index[item.uuid] = items.count
+        items.append(item)
+        if faults.drop > 0 {
+            faults.drop -= 1
+            items[items.count - 1].attempts.append(.init(attemptDate: millis(now), sendAttemptResult: "NO_RESPONSE"))
+            return
+        }
+        if faults.reorder > 0 {
+            faults.reorder -= 1
+            held.append(item.uuid)
+            return
+        }
+        queue.append(Delivery(uuid: item.uuid, due: now, attempt: 0))
+        if faults.duplicate > 0 {
+            faults.duplicate -= 1
+            queue.append(Delivery(uuid: item.uuid, due: now.addingTimeInterval(0.05), attempt: 0))
+        }
+        // What was held back goes after this one: the receiver sees them out of order.
+        for (offset, uuid) in held.enumerated() {
+            queue.append(Delivery(uuid: uuid, due: now.addingTimeInterval(0.3 + 0.05 * Double(offset)), attempt: 0))
+        }
+        held.removeAll()
+    }
+
+    /// Deliveries due at `now`, removed from the queue.
+    func takeDue(now: Date) -> [(Delivery, Item)] {
+        let due = queue.filter { $0.due <= now }
+        guard !due.isEmpty else { return [] }
+        queue.removeAll { $0.due <= now }
+        return due.compactMap { delivery in index[delivery.uuid].map { (delivery, items[$0]) } }
+    }
+
+    /// Records an attempt; a failed one is retried on the schedule while it lasts.
+    func finished(_ delivery: Delivery, result: String, at now: Date, retryDelays: [Double]) {
+        guard let position = index[delivery.uuid] else { return }
+        items[position].attempts.append(.init(attemptDate: millis(now), sendAttemptResult: result))
+        if result == "SUCCESS" {
+            items[position].delivered = true
+        } else if delivery.attempt < retryDelays.count {
+            queue.append(Delivery(uuid: delivery.uuid, due: now.addingTimeInterval(retryDelays[delivery.attempt]), attempt: delivery.attempt + 1))
+        }
+    }
+
+    /// Apple's notification history for one app and environment.
+    func history(bundleId: String, environment: AppStoreEnvironment, request: NotificationHistoryRequest) -> [Item] {
+        items.filter { item in
+            let at = millis(item.createdAt)
+            return item.bundleId == bundleId && item.environment == environment && at >= request.startDate && at < request.endDate
+                && (request.notificationType == nil || request.notificationType == item.type)
+                && (request.transactionId == nil || request.transactionId == item.transactionId
+                    || request.transactionId == item.originalTransactionId)
+                && (request.onlyFailures != true || !item.delivered)
+        }
+    }
+
+    func item(_ uuid: String) -> Item? { index[uuid].map { items[$0] } }
+
+    private func millis(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+}

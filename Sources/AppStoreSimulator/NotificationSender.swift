@@ -1,0 +1,135 @@
+import AppStoreModels
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import ServiceLifecycle
+
+/// Sends App Store Server Notifications V2 the way Apple does: each event of the simulated store
+/// becomes a signed notification POSTed to the app's `notificationURL`; a delivery that is not
+/// answered 2xx is retried on Apple's schedule (1, 12, 24, 48, 72 hours, accelerated). Every
+/// notification is kept for the Server API's notification history.
+public struct NotificationSender: Service {
+    let store: SimulatedAppStore
+    let logger: Logger
+    /// How often renewals are computed and due deliveries sent.
+    let tick: Duration
+
+    public init(store: SimulatedAppStore, logger: Logger, tick: Duration = .milliseconds(50)) {
+        self.store = store
+        self.logger = logger
+        self.tick = tick
+    }
+
+    public func run() async throws {
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout = .init(connect: .seconds(2), read: .seconds(10))
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                while !Task.isCancelled, !Task.isShuttingDownGracefully {
+                    let now = Date()
+                    if await store.state.sendsNotifications {
+                        await store.state.advance(to: now)
+                        for event in await store.state.drainEvents() {
+                            do {
+                                try await store.enqueueNotification(for: event, now: now)
+                            } catch {
+                                logger.warning("could not build a notification", metadata: ["type": "\(event.type)", "error": "\(error)"])
+                            }
+                        }
+                    }
+                    let retryDelays = store.configuration.notificationRetryHours.map { store.configuration.acceleratedSeconds(hours: $0) }
+                    for (delivery, item) in await store.outbox.takeDue(now: now) {
+                        group.addTask {
+                            let result = await deliver(item, client: client)
+                            await store.outbox.finished(delivery, result: result, at: Date(), retryDelays: retryDelays)
+                            store.stats.record("notifications.attempt.\(result)")
+                        }
+                    }
+                    try? await Task.sleep(for: tick)
+                }
+            }
+        } onGracefulShutdown: {
+        }
+        try? await client.shutdown()
+    }
+
+    /// One POST; the result names Apple's send-attempt outcomes.
+    private func deliver(_ item: NotificationOutbox.Item, client: HTTPClient) async -> String {
+        guard let url = await store.state.app(item.bundleId)?.notificationURL else { return "NO_RESPONSE" }
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        let body = (try? JSONEncoder().encode(["signedPayload": item.signedPayload])) ?? Data()
+        request.body = .bytes(ByteBuffer(bytes: body))
+        do {
+            let response = try await client.execute(request, timeout: .seconds(10))
+            _ = try? await response.body.collect(upTo: 1024 * 1024)
+            return (200..<300).contains(response.status.code) ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            return "TIMED_OUT"
+        } catch {
+            return "NO_RESPONSE"
+        }
+    }
+}
+
+extension SimulatedAppStore {
+    /// Builds and signs the V2 notification for `event` and hands it to the outbox.
+    func enqueueNotification(for event: SimulatorState.Event, now: Date) async throws {
+        guard let tx = await state.transaction(event.transactionId), let device = await state.device(tx.deviceId),
+            let app = await state.app(device.bundleId), app.notificationURL != nil
+        else { return }
+        var data: [String: Any] = [
+            "bundleId": device.bundleId,
+            "bundleVersion": "1.0",
+            "environment": device.environment == .production ? "Production" : "Sandbox",
+            "signedTransactionInfo": try await signedTransaction(tx, now: event.at),
+        ]
+        if let appAppleId = app.appAppleId { data["appAppleId"] = appAppleId }
+        if tx.kind == .autoRenewable, let sub = await state.subscription(tx.originalTransactionId) {
+            data["signedRenewalInfo"] = try await signedRenewalInfo(sub, now: event.at)
+            data["status"] = await subscriptionStatus(sub, now: event.at)
+        }
+        let uuid = UUID().uuidString.lowercased()
+        var payload: [String: Any] = [
+            "notificationType": event.type,
+            "notificationUUID": uuid,
+            "version": "2.0",
+            "signedDate": Int64((now.timeIntervalSince1970 * 1000).rounded()),
+            "data": data,
+        ]
+        if let subtype = event.subtype { payload["subtype"] = subtype }
+        let json = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])
+        let signed = try pki.signJWS(payload: Array(json))
+        await outbox.add(
+            NotificationOutbox.Item(
+                uuid: uuid, bundleId: device.bundleId, environment: device.environment, type: event.type,
+                transactionId: tx.transactionId, originalTransactionId: tx.originalTransactionId, signedPayload: signed,
+                createdAt: now),
+            now: now)
+        stats.record("notifications.created.\(event.type)")
+    }
+
+    /// Apple's TEST notification, sent on request through the Server API.
+    func enqueueTestNotification(app: SimulatedApp, environment: AppStoreEnvironment, now: Date) async throws -> String {
+        let uuid = UUID().uuidString.lowercased()
+        var data: [String: Any] = [
+            "bundleId": app.bundleId, "environment": environment == .production ? "Production" : "Sandbox",
+        ]
+        if let appAppleId = app.appAppleId { data["appAppleId"] = appAppleId }
+        let payload: [String: Any] = [
+            "notificationType": "TEST", "notificationUUID": uuid, "version": "2.0",
+            "signedDate": Int64((now.timeIntervalSince1970 * 1000).rounded()), "data": data,
+        ]
+        let json = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])
+        await outbox.add(
+            NotificationOutbox.Item(
+                uuid: uuid, bundleId: app.bundleId, environment: environment, type: "TEST", transactionId: nil,
+                originalTransactionId: nil, signedPayload: try pki.signJWS(payload: Array(json)), createdAt: now),
+            now: now)
+        return uuid
+    }
+}

@@ -1,0 +1,21 @@
+import AppStoreClient
+import AsyncHTTPClient
+import Foundation
+
+/// One App Store Server API client per app that has an In-App Purchase key. Each keeps its own
+/// token (tokens name one bundle id).
+enum ServerAPIClients {
+    static func make(
+        configuration: StorekeeperConfiguration, httpClient: HTTPClient, now: @escaping @Sendable () -> Date
+    ) throws -> [String: AppStoreServerAPIClient] {
+        var clients: [String: AppStoreServerAPIClient] = [:]
+        for app in configuration.apps {
+            guard let credentials = app.serverAPICredentials else { continue }
+            clients[app.id] = AppStoreServerAPIClient(
+                httpClient: httpClient, endpoints: configuration.serverAPIEndpoints,
+                tokens: try ServerAPITokenProvider(credentials: credentials),
+                policy: ServerAPIRetryPolicy(timeoutSeconds: configuration.attemptTimeoutSeconds), now: now)
+        }
+        return clients
+    }
+}

@@ -1,0 +1,80 @@
+import AppStoreClient
+import AppStoreModels
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Recovers notifications Apple could not deliver: every `intervalSeconds`, for each app with a
+/// Server API key, reads Apple's notification history since the previous pull (the first pull
+/// looks back `lookbackSeconds`) and ingests every notification through the same path as a
+/// delivered one. Idempotent by notificationUUID, so overlapping windows, several worker
+/// processes and Apple's own late retries change nothing twice.
+struct NotificationGapFill: Service {
+    let context: ServerContext
+    let policy: NotificationGapFillPolicy
+
+    /// What one pull found.
+    struct Report: Codable, Sendable, Equatable {
+        var examined = 0
+        /// Notifications not seen before, now stored and processed.
+        var recovered = 0
+        var duplicates = 0
+        /// Refused or unreadable entries (counted in metrics by reason).
+        var failed = 0
+        var pages = 0
+    }
+
+    /// Windows overlap by this much, so a notification signed at a window's edge is not missed.
+    static let overlapSeconds: Double = 300
+
+    func run() async throws {
+        var since: [String: Date] = [:]
+        while !Task.isCancelled, !Task.isShuttingDownGracefully {
+            let started = context.now()
+            for app in context.apps where context.serverAPIClients[app.id] != nil {
+                let from = (since[app.id] ?? started.addingTimeInterval(-policy.lookbackSeconds)).addingTimeInterval(-Self.overlapSeconds)
+                do {
+                    let report = try await fill(app, from: from, to: started)
+                    since[app.id] = started
+                    if report.recovered > 0 {
+                        context.logger.notice(
+                            "notifications recovered from Apple's history", metadata: ["app": "\(app.id)", "count": "\(report.recovered)"])
+                    }
+                } catch {
+                    context.logger.warning(
+                        "notification gap-fill failed; next pull covers the window", metadata: ["app": "\(app.id)", "error": "\(error)"])
+                    context.metrics.increment("storekeeper_gap_fill_failures_total", labels: ["app": app.id])
+                }
+            }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(policy.intervalSeconds)) }
+        }
+    }
+
+    /// One pull of `[from, to)` in each environment the app accepts.
+    func fill(_ app: AppConfiguration, from: Date, to: Date) async throws -> Report {
+        guard let client = context.serverAPIClients[app.id] else { return Report() }
+        var report = Report()
+        let request = NotificationHistoryRequest(startDate: from, endDate: to, onlyFailures: policy.onlyFailures ? true : nil)
+        let ingest = NotificationIngest(context: context)
+        for environment in app.acceptSandbox ? [AppStoreEnvironment.production, .sandbox] : [.production] {
+            var token: String?
+            repeat {
+                let page = try await client.notificationHistory(request, paginationToken: token, environment: environment)
+                report.pages += 1
+                for item in page.notificationHistory ?? [] {
+                    guard let signed = item.signedPayload else { continue }
+                    report.examined += 1
+                    do {
+                        let answer = try await ingest.ingest(signedPayload: signed)
+                        if answer.duplicate { report.duplicates += 1 } else { report.recovered += 1 }
+                    } catch {
+                        report.failed += 1
+                    }
+                }
+                token = page.hasMore == true ? page.paginationToken : nil
+            } while token != nil
+        }
+        context.metrics.increment("storekeeper_gap_fill_recovered_total", labels: ["app": app.id], by: Double(report.recovered))
+        return report
+    }
+}

@@ -1,0 +1,79 @@
+import AppStoreClient
+import AppStoreModels
+import Foundation
+import JobQueue
+import Logging
+import Persistence
+import StorekeeperDomain
+
+/// Refreshes one subscriber from the App Store Server API: the history of each of their
+/// original transactions and the renewal info of their subscriptions, verified, then granted
+/// through the same planner and exactly-once keys as everything else. Apple unavailable or
+/// rate-limiting: retried on the job's schedule (after Retry-After when Apple gave one).
+struct ServerAPIRefreshJobHandler: JobHandler {
+    let kind = refreshFromServerAPIJobKind
+    let store: any StorekeeperStore
+    let serverAPIs: [String: ServerAPIHistory]
+    let apps: [String: AppConfiguration]
+    let configuration: StorekeeperConfiguration
+    let metrics: MetricsRegistry
+    let logger: Logger
+    let now: @Sendable () -> Date
+
+    func run(_ lease: JobLease) async -> JobOutcome {
+        await VerificationJobStart.retryingOnFailure(lease, configuration: configuration, logger: logger, now: now()) {
+            try await refresh(lease)
+        }
+    }
+
+    private func refresh(_ lease: JobLease) async throws -> JobOutcome {
+        let (verification, data, app): (VerificationRecord, String, AppConfiguration)
+        switch try await VerificationJobStart.begin(lease, store: store, apps: apps, now: now()) {
+        case .done(let outcome): return outcome
+        case .proceed(let record, let submitted, let configured): (verification, data, app) = (record, submitted, configured)
+        }
+        let at = now()
+        guard let history = serverAPIs[app.id] else {
+            let report = AttemptReport(statuses: [], environment: nil, reason: "server_api_not_configured")
+            _ = try await store.holdForConfiguration(
+                lease, verificationId: verification.id, report: report, configurationFingerprint: app.fingerprint, now: at)
+            return .finishedByHandler
+        }
+        let ids = data.split(separator: ",").map(String.init).filter { !$0.isEmpty }
+        do {
+            switch try await history.fetch(transactionIds: ids, app: app, now: at) {
+            case .verified(let response, let environment, _):
+                let catalog = Dictionary(try await store.products(appId: app.id).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })
+                let result = try await store.completeVerified(
+                    lease, verificationId: verification.id, response: response, environment: environment,
+                    report: AttemptReport(statuses: [], environment: environment.storageName, reason: nil),
+                    request: GrantRequest(appId: app.id, bundleId: app.bundleId, bindingPolicy: configuration.bindingPolicy, catalog: catalog),
+                    now: at)
+                if case .granted(let summary) = result {
+                    metrics.increment("storekeeper_grants_total", by: Double(summary.granted.count))
+                }
+                metrics.increment("storekeeper_subscriber_refreshes_total", labels: ["outcome": result.outcomeLabel])
+            case .rejected(let code, _):
+                _ = try await store.finishInvalid(
+                    lease, verificationId: verification.id, report: AttemptReport(statuses: [], environment: nil, reason: code), now: at)
+                metrics.increment("storekeeper_subscriber_refreshes_total", labels: ["outcome": "invalid"])
+            }
+        } catch let error as ServerAPIError where error.isTransient {
+            let backoff = at.addingTimeInterval(configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1)))
+            let next = max(backoff, error.retryAfter ?? backoff)
+            let report = AttemptReport(statuses: [], environment: nil, reason: "server_api_\(error.code)")
+            _ = try await store.scheduleRetry(lease, verificationId: verification.id, report: report, at: next, now: at)
+            metrics.increment("storekeeper_subscriber_refreshes_total", labels: ["outcome": "retry"])
+        } catch let error as ServerAPIError {
+            let report = AttemptReport(statuses: [], environment: nil, reason: "server_api_\(error.code)")
+            if error.code == .unauthorized {
+                _ = try await store.holdForConfiguration(
+                    lease, verificationId: verification.id, report: report, configurationFingerprint: app.fingerprint, now: at)
+            } else {
+                _ = try await store.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
+            }
+            metrics.increment("storekeeper_subscriber_refreshes_total", labels: ["outcome": "\(error.code)"])
+        }
+        return .finishedByHandler
+    }
+}

@@ -1,0 +1,233 @@
+import AppStoreSimulator
+import Foundation
+import NIOHTTP1
+import Persistence
+import StorekeeperDomain
+import StorekeeperServer
+import StorekeeperTesting
+import Testing
+
+/// Polls `condition` every 50 ms until it holds or `timeout` passes; returns whether it held.
+func eventually(timeout: TimeInterval = 20, _ condition: () async throws -> Bool) async throws -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if try await condition() { return true }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    return try await condition()
+}
+
+/// Notifications V2 sent by the simulator itself, as Apple sends them: real HTTP deliveries to
+/// the server, Apple's retry schedule, duplicates, out-of-order and lost deliveries, the
+/// gap-fill from Apple's notification history, the Server API standing in for verifyReceipt,
+/// and the subscriber refresh.
+@Suite("notifications from the simulated App Store, and the Server API paths of the server")
+struct NotificationDeliveryTests {
+    static func withAPIStack<T>(
+        secondsPerMonth: Double = 300, configure: (inout StorekeeperConfiguration) -> Void = { _ in },
+        configureSimulator: (inout SimulatorConfiguration) -> Void = { _ in }, _ body: (LocalStack) async throws -> T
+    ) async throws -> T {
+        try await withStack(
+            secondsPerMonth: secondsPerMonth,
+            configure: {
+                $0.apps[0].serverAPI = .generated()
+                configure(&$0)
+            }, configureSimulator: configureSimulator, body)
+    }
+
+    func subscription(_ stack: LocalStack, _ user: String) async throws -> SubscriberView.Subscription? {
+        try await stack.api.subscriber(user).subscriptions.first
+    }
+
+    @Test("a renewal, a billing failure into grace, the recovery and a refund, each delivered by Apple, change the subscriber")
+    func subscriptionLifecycle() async throws {
+        try await Self.withAPIStack(secondsPerMonth: 3) { stack in
+            try await stack.sendNotifications()
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
+            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction).status == 200)
+            let firstExpiry = try #require(try await subscription(stack, "alice")?.expiresDate)
+
+            // The month ends; Apple renews and says so (DID_RENEW).
+            #expect(try await eventually { (try await subscription(stack, "alice")?.expiresDate ?? .distantPast) > firstExpiry })
+
+            // Apple cannot charge: billing retry with a grace period, access kept.
+            try await stack.simulator.failBilling(originalTransactionId: bought.originalTransactionId, gracePeriod: true)
+            #expect(try await eventually { try await subscription(stack, "alice")?.status == .inGracePeriod })
+            #expect(try await subscription(stack, "alice")?.isActive == true)
+
+            // The charge goes through (DID_RENEW / BILLING_RECOVERY).
+            let recovered = try #require(
+                try await stack.simulator.http.send(.POST, "/sim/subscriptions/\(bought.originalTransactionId)/billing-recovery").json[
+                    "transaction_id"] as? String)
+            #expect(try await eventually { try await subscription(stack, "alice")?.status == .active })
+
+            // Apple refunds the current period (REFUND).
+            try await stack.simulator.refund(transactionId: recovered)
+            #expect(try await eventually { try await subscription(stack, "alice")?.status == .revoked })
+            #expect(try await subscription(stack, "alice")?.isActive == false)
+
+            let sent = try await stack.simulator.notifications()
+            let types = Set(sent.compactMap { $0["notificationType"] as? String })
+            #expect(types.isSuperset(of: ["SUBSCRIBED", "DID_RENEW", "DID_FAIL_TO_RENEW", "REFUND"]), "\(types)")
+            #expect(sent.allSatisfy { $0["delivered"] as? Bool == true })
+        }
+    }
+
+    @Test("a duplicate delivery and an out-of-order delivery change nothing twice")
+    func duplicatesAndOrder() async throws {
+        try await Self.withAPIStack { stack in
+            try await stack.sendNotifications()
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
+            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction).status == 200)
+            #expect(try await eventually { try await stack.simulator.notifications().allSatisfy { $0["delivered"] as? Bool == true } })
+
+            // DID_FAIL_TO_RENEW is held back and arrives after the recovery's DID_RENEW.
+            try await stack.simulator.setNotificationFaults(reorder: 1)
+            try await stack.simulator.failBilling(originalTransactionId: bought.originalTransactionId, gracePeriod: false)
+            try await Task.sleep(for: .milliseconds(200))
+            try await stack.simulator.recoverBilling(originalTransactionId: bought.originalTransactionId)
+            #expect(try await eventually { try await stack.simulator.notifications().allSatisfy { $0["delivered"] as? Bool == true } })
+            let sent = try await stack.simulator.notifications()
+            let order = sent.compactMap { $0["notificationType"] as? String }
+            #expect(order.suffix(2) == ["DID_FAIL_TO_RENEW", "DID_RENEW"], "created in this order")
+            try await Task.sleep(for: .milliseconds(500))
+            let afterBoth = try #require(try await subscription(stack, "alice"))
+            #expect(afterBoth.status == .active, "the late failure does not undo the recovery: \(afterBoth)")
+
+            // A refund delivered twice is refunded once.
+            try await stack.simulator.setNotificationFaults(duplicate: 1)
+            let transactions = try await stack.store.transactions(appId: "demo", appUserId: "alice")
+            let latest = try #require(transactions.max { ($0.expiresDate ?? .distantPast) < ($1.expiresDate ?? .distantPast) })
+            try await stack.simulator.refund(transactionId: latest.transactionId)
+            #expect(
+                try await eventually {
+                    let refund = try await stack.simulator.notifications().last
+                    return (refund?["attempts"] as? [[String: Any]])?.count == 2
+                })
+            #expect(try await eventually { try await subscription(stack, "alice")?.status == .revoked })
+            let ledger = try await stack.api.adminGet("/v1/admin/apps/demo/ledger")
+            let entries = ledger.json["entries"] as? [[String: Any]] ?? []
+            #expect(
+                entries.filter { $0["event"] as? String == "refund" && $0["transactionId"] as? String == latest.transactionId }.count == 1,
+                "\(ledger.text)")
+        }
+    }
+
+    @Test("a notification the sender loses is recovered by the scheduled gap-fill, once")
+    func gapFill() async throws {
+        try await Self.withAPIStack(configure: { $0.notificationGapFill.intervalSeconds = 1 }) { stack in
+            try await stack.sendNotifications()
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
+            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction).status == 200)
+
+            try await stack.simulator.setNotificationFaults(drop: 1)
+            try await stack.simulator.refund(transactionId: bought.transactionId)
+            #expect(try await eventually { try await stack.simulator.notifications().last?["notificationType"] as? String == "REFUND" })
+            let lost = try #require(try await stack.simulator.notifications().last)
+            #expect(lost["delivered"] as? Bool == false)
+
+            // Within an interval the gap-fill finds it in Apple's history and processes it.
+            #expect(try await eventually { try await subscription(stack, "alice")?.status == .revoked })
+
+            // Pulling again (by hand) finds it again and changes nothing.
+            let again = try await stack.api.adminPost("/v1/admin/apps/demo/notifications/gap-fill?lookbackSeconds=600")
+            #expect(again.status == 200 && again.json["recovered"] as? Int == 0 && (again.json["duplicates"] as? Int ?? 0) >= 1, "\(again.text)")
+            #expect(try await stack.store.transactions(appId: "demo", appUserId: "alice").count == 1)
+        }
+    }
+
+    @Test("an undelivered notification is retried on Apple's schedule until the server answers")
+    func retrySchedule() async throws {
+        try await Self.withAPIStack(configureSimulator: { $0.notificationRetryHours = [1, 2, 3, 4] }) { stack in
+            // Nobody listens on port 9 of loopback: every delivery fails.
+            try await stack.sendNotifications(to: "http://127.0.0.1:9/v1/notifications/appstore")
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            _ = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
+            #expect(try await eventually { (try await stack.simulator.notifications().first?["attempts"] as? [[String: Any]])?.count ?? 0 >= 1 })
+            try await stack.sendNotifications()
+            #expect(try await eventually { try await stack.simulator.notifications().first?["delivered"] as? Bool == true })
+            let attempts = try #require(try await stack.simulator.notifications().first?["attempts"] as? [[String: Any]])
+            let results = attempts.compactMap { $0["sendAttemptResult"] as? String }
+            #expect(results.first == "NO_RESPONSE" && results.last == "SUCCESS" && results.count >= 2, "\(results)")
+            let dates = attempts.compactMap { $0["attemptDate"] as? Int64 }
+            // 1 hour at 300 s a month is 417 ms: the second attempt waited for it.
+            #expect(dates.count >= 2 && dates[1] - dates[0] >= 400, "\(dates)")
+        }
+    }
+
+    @Test("Family Sharing: a shared purchase is granted to the member, and REVOKE takes it away")
+    func familySharingRevoke() async throws {
+        try await Self.withAPIStack { stack in
+            try await stack.sendNotifications()
+            let buyer = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let member = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let bought = try await stack.simulator.purchase(device: buyer, productId: "com.example.removeads")
+            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction).status == 200)
+            let shared = try await stack.simulator.shareWithFamily(transactionId: bought.transactionId, member: member)
+            #expect(try jwsPayload(shared.signedTransaction)["inAppOwnershipType"] as? String == "FAMILY_SHARED")
+            #expect(try await stack.api.postSignedTransaction(appUserId: "bob", signedTransaction: shared.signedTransaction).status == 200)
+            #expect(try await stack.api.subscriber("bob").activeEntitlements.contains("com.example.removeads"))
+
+            try await stack.simulator.revoke(transactionId: shared.transactionId)
+            #expect(try await eventually { try await !stack.api.subscriber("bob").activeEntitlements.contains("com.example.removeads") })
+            #expect(try await stack.api.subscriber("alice").activeEntitlements.contains("com.example.removeads"), "the buyer keeps it")
+
+            // Nobody paid for the shared copy: the ledger shows no money for it.
+            let ledger = try await stack.api.adminGet("/v1/admin/apps/demo/ledger").json["entries"] as? [[String: Any]] ?? []
+            let sharedEntries = ledger.filter { $0["transactionId"] as? String == shared.transactionId }
+            #expect(
+                !sharedEntries.isEmpty && sharedEntries.allSatisfy { $0["priceMicros"] == nil || $0["priceMicros"] is NSNull }, "\(sharedEntries)")
+        }
+    }
+
+    @Test("verifyReceipt down: a locally verified receipt is granted from the Server API's history")
+    func receiptStandIn() async throws {
+        try await Self.withAPIStack(configure: { $0.notificationGapFill.enabled = false }) { stack in
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let sub = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
+            let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+            try await stack.simulator.outage(seconds: 120)
+
+            // The Server API is down as well: the verification waits on its schedule.
+            try await stack.simulator.setServerAPIFaults(down: true)
+            let posted = try await stack.api.postReceipt(appUserId: "alice", receipt: coins.receipt, wait: 1)
+            let id = try #require(posted.json["id"] as? String)
+            #expect(posted.json["state"] as? String != "verified")
+            #expect(try await stack.api.subscriber("alice").activeEntitlements.isEmpty)
+
+            // The Server API answers: granted from the history Apple signed, verifyReceipt still down.
+            try await stack.simulator.setServerAPIFaults()
+            let verified = try await stack.api.waitForFinal(id, timeout: 20)
+            #expect(verified["state"] as? String == "verified", "\(verified)")
+            let granted = Set((verified["grant"] as? [String: Any])?["granted"] as? [String] ?? [])
+            #expect(granted == [sub.transactionId, coins.transactionId])
+            let subscriber = try await stack.api.subscriber("alice")
+            #expect(subscriber.subscriptions.first?.status == .active && subscriber.subscriptions.first?.autoRenewEnabled == true)
+            let stats = try await stack.simulator.stats()
+            #expect((stats["production.outage"] ?? 0) >= 1 && (stats["serverapi.production.history.200"] ?? 0) >= 1)
+            #expect(stats["production.status.0"] == nil, "verifyReceipt never answered")
+        }
+    }
+
+    @Test("an admin refresh pulls a subscriber's renewals from the Server API")
+    func subscriberRefresh() async throws {
+        try await Self.withAPIStack(secondsPerMonth: 1.5, configure: { $0.notificationGapFill.enabled = false }) { stack in
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
+            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction).status == 200)
+            try await Task.sleep(for: .seconds(3.2))  // Two renewals happen at Apple; nobody tells the server.
+            #expect(try await stack.store.transactions(appId: "demo", appUserId: "alice").count == 1)
+
+            let refreshed = try await stack.api.adminPost("/v1/admin/apps/demo/users/alice/refresh?wait=10")
+            #expect(refreshed.status == 200 && refreshed.json["state"] as? String == "verified", "\(refreshed.text)")
+            let granted = (refreshed.json["grant"] as? [String: Any])?["granted"] as? [String] ?? []
+            #expect(granted.count >= 2 && !granted.contains(bought.transactionId))
+            #expect(try await subscription(stack, "alice")?.status == .active)
+
+            #expect(try await stack.api.adminPost("/v1/admin/apps/demo/users/nobody/refresh").status == 404)
+        }
+    }
+}
