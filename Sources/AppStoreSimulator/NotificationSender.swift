@@ -79,7 +79,8 @@ public struct NotificationSender: Service {
 extension SimulatedAppStore {
     /// Builds and signs the V2 notification for `event` and hands it to the outbox.
     func enqueueNotification(for event: SimulatorState.Event, now: Date) async throws {
-        guard let tx = await state.transaction(event.transactionId), let device = await state.device(tx.deviceId),
+        let current = await state.transaction(event.transactionId)
+        guard let tx = event.snapshot ?? current, let device = await state.device(tx.deviceId),
             let app = await state.app(device.bundleId), app.notificationURL != nil
         else { return }
         var data: [String: Any] = [

@@ -222,6 +222,12 @@ public struct SimulatorServer: Sendable {
                     status: .created)
             }
         }
+        sim.post("transactions/:transaction/reverse-refund") { _, context in
+            let id = try context.parameters.require("transaction")
+            return try await Self.guarded {
+                Self.json(SimulatedAppStore.wire(try await store.state.reverseRefund(transactionId: id, now: Date())))
+            }
+        }
         sim.post("transactions/:transaction/revoke") { _, context in
             let id = try context.parameters.require("transaction")
             return try await Self.guarded {

@@ -30,6 +30,9 @@ actor SimulatorState {
         var subtype: String?
         var transactionId: String
         var at: Date
+        /// The transaction as it was when the event happened (a notification shows that state,
+        /// even when it is built or delivered later).
+        var snapshot: Transaction?
     }
 
     struct Subscription: Sendable {
@@ -180,7 +183,7 @@ actor SimulatorState {
 
     private func record(_ type: String, _ subtype: String?, _ transactionId: String, _ at: Date) {
         guard apps.values.contains(where: { $0.notificationURL != nil }) else { return }
-        events.append(Event(type: type, subtype: subtype, transactionId: transactionId, at: at))
+        events.append(Event(type: type, subtype: subtype, transactionId: transactionId, at: at, snapshot: transactions[transactionId]))
     }
 
     /// Events since the last call, oldest first.
@@ -263,6 +266,18 @@ actor SimulatorState {
         subscriptions[originalTransactionId] = sub
         record("DID_RENEW", "BILLING_RECOVERY", id, now)
         return renewal
+    }
+
+    /// Apple reverses a refund it granted: the transaction counts again (REFUND_REVERSED).
+    func reverseRefund(transactionId: String, now: Date) throws -> Transaction {
+        guard var tx = transactions[transactionId], tx.cancellationDate != nil else {
+            throw Failure(status: 404, code: "not_refunded", message: "transaction \(transactionId) is not refunded")
+        }
+        tx.cancellationDate = nil
+        tx.revocationReason = nil
+        transactions[transactionId] = tx
+        record("REFUND_REVERSED", nil, transactionId, now)
+        return tx
     }
 
     /// Apple's renewal-date extension: the current period lasts `seconds` longer.

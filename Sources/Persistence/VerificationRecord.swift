@@ -113,12 +113,21 @@ public struct GrantRequest: Sendable {
     public var bundleId: String
     public var bindingPolicy: BindingPolicy
     public var catalog: [String: Product]
+    /// See `GrantContext.evidenceSignedAt`.
+    public var evidenceSignedAt: Date?
+    /// See `GrantContext.reversesRefunds`.
+    public var reversesRefunds: Bool
 
-    public init(appId: String, bundleId: String, bindingPolicy: BindingPolicy, catalog: [String: Product]) {
+    public init(
+        appId: String, bundleId: String, bindingPolicy: BindingPolicy, catalog: [String: Product], evidenceSignedAt: Date? = nil,
+        reversesRefunds: Bool = false
+    ) {
         self.appId = appId
         self.bundleId = bundleId
         self.bindingPolicy = bindingPolicy
         self.catalog = catalog
+        self.evidenceSignedAt = evidenceSignedAt
+        self.reversesRefunds = reversesRefunds
     }
 }
 

@@ -191,6 +191,13 @@ enum PostgresMigrations {
                 );
                 CREATE INDEX notifications_original ON notifications (app_id, original_transaction_id, signed_date);
                 """),
+        Migration(
+            name: "M0004_RefundReversals",
+            sql: """
+                ALTER TABLE transactions ADD COLUMN reinstated_at BIGINT;
+                ALTER TABLE ledger DROP CONSTRAINT ledger_event_check;
+                ALTER TABLE ledger ADD CONSTRAINT ledger_event_check CHECK (event IN ('purchase','refund','refund_reversed'));
+                """),
     ]
 }
 

@@ -24,12 +24,14 @@ extension PostgresStore {
             // transaction at a time; everything the planner reads is read after the locks.
             let ids = GrantPlanner.referencedIds(in: response)
             try await AdvisoryLock.lock(ids.originalIds.map { "original/\(request.appId)/\($0)" }, on: connection, logger: logger)
-            let context = GrantContext(
+            var context = GrantContext(
                 appId: request.appId, bundleId: request.bundleId, appUserId: appUserId, verificationId: verificationId,
                 environment: environment, now: now, catalog: request.catalog, bindingPolicy: request.bindingPolicy,
                 existingTransactions: try await Self.loadTransactions(connection, appId: request.appId, ids: ids.transactionIds, logger: logger),
                 bindings: try await Self.loadBindings(connection, appId: request.appId, originalIds: ids.originalIds, logger: logger),
                 subscriptions: try await Self.loadSubscriptions(connection, appId: request.appId, originalIds: ids.originalIds, logger: logger))
+            context.evidenceSignedAt = request.evidenceSignedAt
+            context.reversesRefunds = request.reversesRefunds
 
             switch GrantPlanner.plan(response, context: context) {
             case .reject(let reason):
@@ -87,11 +89,12 @@ extension PostgresStore {
                 """
                 INSERT INTO transactions (app_id, transaction_id, app_user_id, original_transaction_id, product_id,
                     product_type, environment, purchase_date, original_purchase_date, expires_date, cancellation_date,
-                    quantity, credits, ownership_type, verification_id, created_at)
+                    quantity, credits, ownership_type, verification_id, created_at, reinstated_at)
                 VALUES (\(tx.appId), \(tx.transactionId), \(tx.appUserId), \(tx.originalTransactionId), \(tx.productId),
                     \(tx.productType.rawValue), \(tx.environment), \(StoredTime.ms(tx.purchaseDate)),
                     \(StoredTime.ms(tx.originalPurchaseDate)), \(StoredTime.ms(tx.expiresDate)), \(StoredTime.ms(tx.cancellationDate)),
-                    \(Int64(tx.quantity)), \(Int64(tx.credits)), \(tx.ownershipType), \(tx.verificationId), \(nowMs))
+                    \(Int64(tx.quantity)), \(Int64(tx.credits)), \(tx.ownershipType), \(tx.verificationId), \(nowMs),
+                    \(StoredTime.ms(tx.reinstatedAt)))
                 ON CONFLICT (app_id, transaction_id) DO NOTHING
                 """, logger: logger)
         }
@@ -100,6 +103,13 @@ extension PostgresStore {
                 """
                 UPDATE transactions SET cancellation_date = \(StoredTime.ms(tx.cancellationDate))
                 WHERE app_id = \(tx.appId) AND transaction_id = \(tx.transactionId) AND cancellation_date IS NULL
+                """, logger: logger)
+        }
+        for tx in plan.reinstatedTransactions {
+            try await connection.execute(
+                """
+                UPDATE transactions SET cancellation_date = NULL, reinstated_at = \(StoredTime.ms(tx.reinstatedAt))
+                WHERE app_id = \(tx.appId) AND transaction_id = \(tx.transactionId)
                 """, logger: logger)
         }
         for entry in plan.ledger {
@@ -181,7 +191,7 @@ extension PostgresStore {
     }
 
     static func transaction(from row: PostgresRandomAccessRow) throws -> TransactionRecord {
-        TransactionRecord(
+        var record = TransactionRecord(
             appId: try row.value("app_id"), appUserId: try row.value("app_user_id"), transactionId: try row.value("transaction_id"),
             originalTransactionId: try row.value("original_transaction_id"), productId: try row.value("product_id"),
             productType: ProductType(rawValue: try row.value("product_type")), environment: try row.value("environment"),
@@ -189,6 +199,8 @@ extension PostgresStore {
             expiresDate: try row.optionalDate("expires_date"), cancellationDate: try row.optionalDate("cancellation_date"),
             quantity: Int(try row.value("quantity", as: Int64.self)), credits: Int(try row.value("credits", as: Int64.self)),
             ownershipType: try row.value("ownership_type"), verificationId: try row.value("verification_id"))
+        record.reinstatedAt = try row.optionalDate("reinstated_at")
+        return record
     }
 
     static func subscription(from row: PostgresRandomAccessRow) throws -> SubscriptionFacts {

@@ -19,12 +19,14 @@ extension SQLiteStore {
 
             // Everything the planner reads is read here, inside the write transaction.
             let ids = GrantPlanner.referencedIds(in: response)
-            let context = GrantContext(
+            var context = GrantContext(
                 appId: request.appId, bundleId: request.bundleId, appUserId: appUserId, verificationId: verificationId,
                 environment: environment, now: now, catalog: request.catalog, bindingPolicy: request.bindingPolicy,
                 existingTransactions: try Self.loadTransactions(db, appId: request.appId, ids: ids.transactionIds),
                 bindings: try Self.loadBindings(db, appId: request.appId, originalIds: ids.originalIds),
                 subscriptions: try Self.loadSubscriptions(db, appId: request.appId, originalIds: ids.originalIds))
+            context.evidenceSignedAt = request.evidenceSignedAt
+            context.reversesRefunds = request.reversesRefunds
 
             switch GrantPlanner.plan(response, context: context) {
             case .reject(let reason):
@@ -76,15 +78,15 @@ extension SQLiteStore {
                 sql: """
                     INSERT INTO transactions (app_id, transaction_id, app_user_id, original_transaction_id, product_id,
                         product_type, environment, purchase_date, original_purchase_date, expires_date, cancellation_date,
-                        quantity, credits, ownership_type, verification_id, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        quantity, credits, ownership_type, verification_id, created_at, reinstated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (app_id, transaction_id) DO NOTHING
                     """,
                 arguments: [
                     tx.appId, tx.transactionId, tx.appUserId, tx.originalTransactionId, tx.productId, tx.productType.rawValue,
                     tx.environment, StoredTime.ms(tx.purchaseDate), StoredTime.ms(tx.originalPurchaseDate),
                     StoredTime.ms(tx.expiresDate), StoredTime.ms(tx.cancellationDate), tx.quantity, tx.credits,
-                    tx.ownershipType, tx.verificationId, nowMs,
+                    tx.ownershipType, tx.verificationId, nowMs, StoredTime.ms(tx.reinstatedAt),
                 ])
         }
         for tx in plan.revokedTransactions {
@@ -94,6 +96,14 @@ extension SQLiteStore {
                     WHERE app_id = ? AND transaction_id = ? AND cancellation_date IS NULL
                     """,
                 arguments: [StoredTime.ms(tx.cancellationDate), tx.appId, tx.transactionId])
+        }
+        for tx in plan.reinstatedTransactions {
+            try db.execute(
+                sql: """
+                    UPDATE transactions SET cancellation_date = NULL, reinstated_at = ?
+                    WHERE app_id = ? AND transaction_id = ?
+                    """,
+                arguments: [StoredTime.ms(tx.reinstatedAt), tx.appId, tx.transactionId])
         }
         for entry in plan.ledger {
             try db.execute(
@@ -182,7 +192,7 @@ extension SQLiteStore {
     }
 
     static func transaction(from row: Row) -> TransactionRecord {
-        TransactionRecord(
+        var record = TransactionRecord(
             appId: row["app_id"], appUserId: row["app_user_id"], transactionId: row["transaction_id"],
             originalTransactionId: row["original_transaction_id"], productId: row["product_id"],
             productType: ProductType(rawValue: row["product_type"]), environment: row["environment"],
@@ -191,6 +201,8 @@ extension SQLiteStore {
             expiresDate: StoredTime.date(row["expires_date"] as Int64?),
             cancellationDate: StoredTime.date(row["cancellation_date"] as Int64?), quantity: row["quantity"],
             credits: row["credits"], ownershipType: row["ownership_type"], verificationId: row["verification_id"])
+        record.reinstatedAt = StoredTime.date(row["reinstated_at"] as Int64?)
+        return record
     }
 
     static func subscription(from row: Row) -> SubscriptionFacts {

@@ -23,6 +23,11 @@ public struct GrantContext: Sendable {
     public var existingTransactions: [String: TransactionRecord]
     public var bindings: [String: OwnershipBinding]
     public var subscriptions: [String: SubscriptionFacts]
+    /// When the answer was signed (a notification's or transaction's `signedDate`); nil means
+    /// it is current (verifyReceipt, the Server API). Orders refunds against their reversals.
+    public var evidenceSignedAt: Date? = nil
+    /// The answer is a REFUND_REVERSED notification: a recorded refund it no longer shows is undone.
+    public var reversesRefunds = false
 
     public init(
         appId: String, bundleId: String, appUserId: String, verificationId: String, environment: AppStoreEnvironment,
@@ -76,6 +81,8 @@ public struct GrantSummary: Codable, Hashable, Sendable {
     public var unknownProducts: [String] = []
     public var creditsAdded: Int = 0
     public var subscriptionsUpdated: [String] = []
+    /// Refunds undone by a REFUND_REVERSED (absent when none, so earlier summaries still read).
+    public var reinstated: [String]?
     public init() {}
 }
 
@@ -84,6 +91,8 @@ public struct GrantSummary: Codable, Hashable, Sendable {
 public struct GrantPlan: Sendable {
     public var newTransactions: [TransactionRecord] = []
     public var revokedTransactions: [TransactionRecord] = []
+    /// Refunds reversed: cancellation cleared, `reinstatedAt` set.
+    public var reinstatedTransactions: [TransactionRecord] = []
     public var bindings: [OwnershipBinding] = []
     public var transfers: [OwnershipTransfer] = []
     public var ledger: [LedgerEntry] = []
@@ -117,6 +126,8 @@ public enum GrantPlanner {
         let transactions = mergedTransactions(response)
 
         var grantedAutoRenewable: [String: [NormalizedTransaction]] = [:]
+        var staleRevocations = Set<String>()
+        var reinstatedIds = Set<String>()
         for tx in transactions {
             let product = context.catalog[tx.productId]
             let type = product?.type ?? .unknown
@@ -154,11 +165,31 @@ public enum GrantPlanner {
             if type == .autoRenewable { grantedAutoRenewable[tx.originalTransactionId, default: []].append(tx) }
 
             if var existing = context.existingTransactions[tx.transactionId] {
+                let evidenceAt = context.evidenceSignedAt ?? context.now
                 if existing.cancellationDate == nil, let cancelled = tx.cancellationDate {
-                    existing.cancellationDate = cancelled
-                    plan.revokedTransactions.append(existing)
-                    plan.summary.revoked.append(tx.transactionId)
-                    plan.ledger.append(ledgerEntry(existing, product: product, event: .refund, state: "refunded", now: context.now))
+                    if let reinstated = existing.reinstatedAt, evidenceAt <= reinstated {
+                        // A refund signed before its reversal, delivered late: the reversal stands.
+                        staleRevocations.insert(tx.transactionId)
+                        plan.summary.alreadyGranted.append(tx.transactionId)
+                    } else {
+                        existing.cancellationDate = cancelled
+                        plan.revokedTransactions.append(existing)
+                        plan.summary.revoked.append(tx.transactionId)
+                        plan.ledger.append(ledgerEntry(existing, product: product, event: .refund, state: "refunded", now: context.now))
+                    }
+                } else if context.reversesRefunds, tx.cancellationDate == nil, (existing.reinstatedAt ?? .distantPast) < evidenceAt {
+                    // Recorded even when the refund has not arrived yet: it may arrive late.
+                    let wasRevoked = existing.cancellationDate != nil
+                    existing.cancellationDate = nil
+                    existing.reinstatedAt = evidenceAt
+                    plan.reinstatedTransactions.append(existing)
+                    if wasRevoked {
+                        reinstatedIds.insert(tx.transactionId)
+                        plan.summary.reinstated = (plan.summary.reinstated ?? []) + [tx.transactionId]
+                        plan.ledger.append(ledgerEntry(existing, product: product, event: .refundReversed, state: "granted", now: context.now))
+                    } else {
+                        plan.summary.alreadyGranted.append(tx.transactionId)
+                    }
                 } else {
                     plan.summary.alreadyGranted.append(tx.transactionId)
                 }
@@ -169,13 +200,14 @@ public enum GrantPlanner {
                 plan.summary.unknownProducts.append(tx.productId)
             }
             let credits = (type == .consumable && tx.cancellationDate == nil) ? (product?.creditAmount ?? 1) * tx.quantity : 0
-            let record = TransactionRecord(
+            var record = TransactionRecord(
                 appId: context.appId, appUserId: bindings[tx.originalTransactionId]?.appUserId ?? context.appUserId,
                 transactionId: tx.transactionId, originalTransactionId: tx.originalTransactionId,
                 productId: tx.productId, productType: type, environment: env, purchaseDate: tx.purchaseDate,
                 originalPurchaseDate: tx.originalPurchaseDate, expiresDate: tx.expiresDate,
                 cancellationDate: tx.cancellationDate, quantity: tx.quantity, credits: credits,
                 ownershipType: tx.ownershipType, verificationId: context.verificationId)
+            if context.reversesRefunds, tx.cancellationDate == nil { record.reinstatedAt = context.evidenceSignedAt ?? context.now }
             plan.newTransactions.append(record)
             plan.summary.granted.append(tx.transactionId)
             plan.summary.creditsAdded += credits
@@ -200,7 +232,8 @@ public enum GrantPlanner {
                 // A refund already recorded stands, even when a later answer omits it (a late
                 // renewal notification, an older receipt).
                 expiresDate: latest.expiresDate,
-                revokedAt: latest.cancellationDate ?? context.existingTransactions[latest.transactionId]?.cancellationDate,
+                revokedAt: (staleRevocations.contains(latest.transactionId) ? nil : latest.cancellationDate)
+                    ?? (reinstatedIds.contains(latest.transactionId) ? nil : context.existingTransactions[latest.transactionId]?.cancellationDate),
                 autoRenewEnabled: pending?.autoRenewStatus?.bool, autoRenewProductId: pending?.autoRenewProductId,
                 inBillingRetry: pending?.isInBillingRetryPeriod?.bool ?? false,
                 gracePeriodExpiresDate: pending?.gracePeriodExpiresDateMs?.millisecondsDate,

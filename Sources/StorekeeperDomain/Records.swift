@@ -19,6 +19,9 @@ public struct TransactionRecord: Codable, Hashable, Sendable {
     public var credits: Int
     public var ownershipType: String?
     public var verificationId: String
+    /// When a refund of this transaction was reversed (REFUND_REVERSED): a refund signed before
+    /// this instant, delivered late, does not revoke it again.
+    public var reinstatedAt: Date? = nil
 
     public init(
         appId: String, appUserId: String, transactionId: String, originalTransactionId: String,
@@ -107,6 +110,8 @@ public struct LedgerEntry: Codable, Hashable, Sendable {
     public enum Event: String, Codable, Sendable {
         case purchase
         case refund
+        /// Apple reversed a refund: the money is the developer's again.
+        case refundReversed = "refund_reversed"
     }
 
     public var appId: String

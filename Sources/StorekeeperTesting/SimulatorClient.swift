@@ -141,6 +141,11 @@ public struct SimulatorClient: Sendable {
         return try purchase(from: reply, call: "family-share")
     }
 
+    /// Apple reverses a refund (REFUND_REVERSED).
+    public func reverseRefund(transactionId: String) async throws {
+        try await post("/sim/transactions/\(transactionId)/reverse-refund")
+    }
+
     /// Family Sharing stopped for a shared transaction (REVOKE).
     public func revoke(transactionId: String) async throws {
         try await post("/sim/transactions/\(transactionId)/revoke")

@@ -187,6 +187,55 @@ struct GrantPlannerTests {
         #expect(replay.summary.alreadyGranted == ["1"])
     }
 
+    @Test("REFUND_REVERSED undoes a recorded refund once; a refund signed before its reversal, delivered late, is ignored")
+    func refundReversal() throws {
+        let bought = try plan(
+            VerifyReceiptResponse(status: .valid, receipt: ReceiptInfo(bundleId: "com.example", inApp: [tx("1", "noads")])), context())
+        let refunded = try plan(
+            VerifyReceiptResponse(status: .valid, receipt: ReceiptInfo(bundleId: "com.example", inApp: [tx("1", "noads", cancelled: true)])),
+            context(existing: bought.newTransactions, bindings: bought.bindings))
+        #expect(refunded.summary.revoked == ["1"])
+        var revoked = try #require(refunded.revokedTransactions.first)
+
+        // The reversal, signed at +100 s: reinstated, money back in the ledger.
+        var reversal = context(existing: [revoked], bindings: bought.bindings)
+        reversal.reversesRefunds = true
+        reversal.evidenceSignedAt = referenceTime.addingTimeInterval(100)
+        let clean = VerifyReceiptResponse(status: .valid, receipt: ReceiptInfo(bundleId: "com.example", inApp: [tx("1", "noads")]))
+        let reversed = try plan(clean, reversal)
+        #expect(reversed.summary.reinstated == ["1"])
+        #expect(reversed.reinstatedTransactions.first?.cancellationDate == nil)
+        #expect(reversed.reinstatedTransactions.first?.reinstatedAt == referenceTime.addingTimeInterval(100))
+        #expect(reversed.ledger.map(\.event) == [.refundReversed] && reversed.ledger.map(\.priceMicros) == [2_990_000])
+
+        // Without the reversal flag, an answer that omits the refund changes nothing (a late renewal).
+        #expect(try plan(clean, context(existing: [revoked], bindings: bought.bindings)).reinstatedTransactions.isEmpty)
+
+        // The refund arrives again, signed before the reversal: ignored. Signed after: a new refund.
+        let reinstated = try #require(reversed.reinstatedTransactions.first)
+        let refundAgain = VerifyReceiptResponse(
+            status: .valid, receipt: ReceiptInfo(bundleId: "com.example", inApp: [tx("1", "noads", cancelled: true)]))
+        var stale = context(existing: [reinstated], bindings: bought.bindings)
+        stale.evidenceSignedAt = referenceTime.addingTimeInterval(50)
+        let ignored = try plan(refundAgain, stale)
+        #expect(ignored.revokedTransactions.isEmpty && ignored.summary.alreadyGranted == ["1"] && ignored.ledger.isEmpty)
+        var fresh = stale
+        fresh.evidenceSignedAt = referenceTime.addingTimeInterval(200)
+        #expect(try plan(refundAgain, fresh).summary.revoked == ["1"])
+
+        // A reversal that overtakes its refund is remembered, so the refund arriving later is ignored.
+        var early = context(existing: bought.newTransactions, bindings: bought.bindings)
+        early.reversesRefunds = true
+        early.evidenceSignedAt = referenceTime.addingTimeInterval(100)
+        let overtaking = try plan(clean, early)
+        #expect(overtaking.summary.reinstated == nil && overtaking.ledger.isEmpty)
+        revoked = try #require(overtaking.reinstatedTransactions.first)
+        #expect(revoked.reinstatedAt == referenceTime.addingTimeInterval(100))
+        var late = context(existing: [revoked], bindings: bought.bindings)
+        late.evidenceSignedAt = referenceTime.addingTimeInterval(90)
+        #expect(try plan(refundAgain, late).revokedTransactions.isEmpty)
+    }
+
     @Test("an original transaction bound to another user is refused with a conflict, or moved under transfer")
     func binding() throws {
         let bound = [OwnershipBinding(appId: "app", originalTransactionId: "1", appUserId: "alice", productId: "noads")]

@@ -115,6 +115,41 @@ struct NotificationDeliveryTests {
         }
     }
 
+    @Test("REFUND_REVERSED gives the purchase back, even when it overtakes its REFUND")
+    func refundReversed() async throws {
+        try await Self.withAPIStack { stack in
+            try await stack.sendNotifications()
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let first = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
+            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: first.signedTransaction).status == 200)
+            func owns() async throws -> Bool { try await stack.api.subscriber("alice").activeEntitlements.contains("com.example.removeads") }
+
+            // In order: refunded, then reversed.
+            try await stack.simulator.refund(transactionId: first.transactionId)
+            #expect(try await eventually { try await !owns() })
+            try await stack.simulator.reverseRefund(transactionId: first.transactionId)
+            #expect(try await eventually { try await owns() })
+            let ledger = try await stack.api.adminGet("/v1/admin/apps/demo/ledger").json["entries"] as? [[String: Any]] ?? []
+            #expect(Set(ledger.compactMap { $0["event"] as? String }) == ["purchase", "refund", "refund_reversed"], "\(ledger)")
+
+            // Out of order: the REFUND of another purchase is held back until after its reversal.
+            let second = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: second.signedTransaction).status == 200)
+            try await stack.simulator.setNotificationFaults(reorder: 1)
+            try await stack.simulator.refund(transactionId: second.transactionId)
+            try await Task.sleep(for: .milliseconds(200))
+            try await stack.simulator.reverseRefund(transactionId: second.transactionId)
+            #expect(
+                try await eventually {
+                    let sent = try await stack.simulator.notifications()
+                    return sent.count >= 6 && sent.allSatisfy { $0["delivered"] as? Bool == true }
+                })
+            try await Task.sleep(for: .milliseconds(500))
+            let coins = try await stack.store.transactions(appId: "demo", appUserId: "alice").first { $0.transactionId == second.transactionId }
+            #expect(coins?.cancellationDate == nil && coins?.reinstatedAt != nil, "the late refund does not undo the reversal")
+        }
+    }
+
     @Test("a notification the sender loses is recovered by the scheduled gap-fill, once")
     func gapFill() async throws {
         try await Self.withAPIStack(configure: { $0.notificationGapFill.intervalSeconds = 1 }) { stack in

@@ -140,6 +140,38 @@ struct StorageConformanceTests {
         #expect(v.state == .verified && v.environment == "sandbox" && v.appleStatuses == [21007, 0, 21007, 0])
     }
 
+    @Test("a refund and its reversal: revoked, reinstated with its time, both in the ledger", arguments: StoreFactory.all)
+    func refundReversal(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        var refunded = coins("1")
+        refunded.cancellationDateMs = .milliseconds(t0.addingTimeInterval(5))
+        var step = 0
+        func grant(_ transaction: InAppTransaction, _ request: GrantRequest) async throws -> GrantSummary? {
+            step += 1
+            let submitted = try await store.submitReceipt(submission(receipt: "r\(step)"), now: t0)
+            let leased = try #require(try await lease(store, at: t0).first { $0.jobId == submitted.verification.jobId })
+            guard
+                case .granted(let summary) = try await store.completeVerified(
+                    leased, verificationId: submitted.verification.id, response: response([transaction]), environment: .sandbox,
+                    report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil), request: request, now: t0)
+            else { return nil }
+            return summary
+        }
+        _ = try await grant(coins("1"), request)
+        #expect(try await grant(refunded, request)?.revoked == ["1"])
+        var reversal = request
+        reversal.reversesRefunds = true
+        reversal.evidenceSignedAt = t0.addingTimeInterval(100)
+        #expect(try await grant(coins("1"), reversal)?.reinstated == ["1"])
+        let stored = try #require(try await store.transactions(appId: "app", appUserId: "alice").first)
+        #expect(stored.cancellationDate == nil && stored.reinstatedAt == t0.addingTimeInterval(100))
+        var stale = request
+        stale.evidenceSignedAt = t0.addingTimeInterval(50)
+        #expect(try await grant(refunded, stale)?.revoked == [])
+        let ledger = try await store.ledger(LedgerQuery(appId: "app", environment: "sandbox", from: .distantPast, to: .distantFuture))
+        #expect(ledger.map(\.event) == [.purchase, .refund, .refundReversed] && ledger.map(\.priceMicros) == [1_000_000, -1_000_000, 1_000_000])
+    }
+
     @Test("configuration holds are released only when the configuration changes", arguments: StoreFactory.all)
     func configurationHolds(factory: StoreFactory) async throws {
         let store = try await factory.make()

@@ -71,6 +71,15 @@ struct SignedTransactionGate: Sendable {
         return .success(renewal)
     }
 
+    /// The type and signing time of a notification whose signature `check` already verified
+    /// (nil for a bare signed transaction).
+    static func notificationHeader(_ jws: String) -> (type: NotificationType, signedDate: Date?)? {
+        guard let payload = try? CompactJWS(jws).payload,
+            let notification = try? JSONDecoder().decode(NotificationPayload.self, from: Data(payload)), let type = notification.notificationType
+        else { return nil }
+        return (type, notification.signedDate?.date)
+    }
+
     private func transactionOutcome(_ verdict: SignedDataVerdict, app: AppConfiguration, renewal: SignedRenewalInfo?) -> Outcome {
         guard let transaction = try? JSONDecoder().decode(SignedTransaction.self, from: Data(verdict.payload)) else {
             return .rejected(code: "jws_not_a_transaction", message: "the signed payload is not a transaction")
