@@ -55,6 +55,7 @@ let package = Package(
         .target(
             name: "AppStoreCrypto",
             dependencies: [
+                "AppStoreModels",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,3 +1,4 @@
+import AppStoreModels
 import Crypto
 import Foundation
 import SwiftASN1
@@ -175,6 +176,15 @@ public struct SignedDataVerdict: Sendable {
     public var failures: [Failure]
 
     public var isValid: Bool { failures.isEmpty }
+
+    /// The payload as read by the verifier (nil when it is not JSON).
+    public var json: JSONValue?
+
+    /// The payload decoded as `T` from the value the verifier already read.
+    public func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        guard let json else { return try JSONDecoder().decode(T.self, from: Data(payload)) }
+        return try json.decode(T.self)
+    }
 }
 
 /// Verifies Apple's signed data (JWS compact, ES256, `x5c` chain) with no I/O: the signature
@@ -223,7 +233,9 @@ public struct SignedDataVerifier: Sendable {
     public func verify(_ text: String, expecting expectations: Expectations, time: ValidationTime) async throws -> SignedDataVerdict {
         let known = headers?.entry(for: CompactJWS.headerSegment(of: text))
         let jws = try CompactJWS(text, knownHeader: known.map { ($0.segment, $0.header) })
-        let claims = try? JSONDecoder().decode(Claims.self, from: Data(jws.payload))
+        // The payload is read once; the claims here and the caller's typed decode share it.
+        let json = try? JSONValue.parse(jws.payload)
+        let claims = try? json?.decode(Claims.self)
         let signedDate = claims?.signedDate.map { Date(timeIntervalSince1970: $0 / 1000) }
         let validationTime: Date
         switch time {
@@ -232,6 +244,7 @@ public struct SignedDataVerifier: Sendable {
         }
         var verdict = SignedDataVerdict(
             header: jws.header, payload: jws.payload, signedDate: signedDate, validationTime: validationTime, failures: [])
+        verdict.json = json
         if let known, let chainCache, chainCache.contains(known.chainKey, at: validationTime) {
             // Same certificates as before, validated for a period covering this instant: one
             // signature check remains.

@@ -38,7 +38,8 @@ struct PostgresTests {
             try await group.waitForAll()
         }
         let store = try await PostgresTestDatabase.makeStore(url: url)
-        #expect(try await store.appliedMigrations() == ["M0001_CreateSchema", "M0002_ProvisionalGrants", "M0003_Notifications"])
+        #expect(
+            try await store.appliedMigrations() == ["M0001_CreateSchema", "M0002_ProvisionalGrants", "M0003_Notifications", "M0004_RefundReversals"])
     }
 
     @Test("an enqueue in one process wakes an idle runner in another (LISTEN/NOTIFY)", .enabled(if: PostgresTestDatabase.url != nil))

@@ -109,7 +109,7 @@ struct NotificationIngest {
             context.metrics.increment("storekeeper_notifications_rejected_total", labels: ["reason": first.code])
             throw StorekeeperError(.notificationRejected, "\(first.code): \(verdict.failures.map(\.description).joined(separator: "; "))")
         }
-        guard let payload = try? JSONDecoder().decode(NotificationPayload.self, from: Data(verdict.payload)),
+        guard let payload = try? verdict.decode(NotificationPayload.self),
             let type = payload.notificationType, let uuid = payload.notificationUUID
         else { throw StorekeeperError(.invalidNotification, "the signed payload is not a V2 notification") }
         guard let app = context.apps.first(where: { $0.bundleId == payload.bundleId }) else {

@@ -44,7 +44,7 @@ struct SignedTransactionGate: Sendable {
             return .rejected(code: first.code, message: verdict.failures.map(\.description).joined(separator: "; "))
         }
         guard acceptNotification,
-            let notification = try? JSONDecoder().decode(NotificationPayload.self, from: Data(verdict.payload)),
+            let notification = try? verdict.decode(NotificationPayload.self),
             notification.notificationType != nil
         else { return transactionOutcome(verdict, app: app, renewal: renewal) }
         guard let nested = notification.data?.signedTransactionInfo else {
@@ -54,7 +54,7 @@ struct SignedTransactionGate: Sendable {
         if let signedRenewal = notification.data?.signedRenewalInfo {
             let renewalVerdict = try await verifier.verify(signedRenewal, expecting: .init(), time: .signedDate(fallback: now))
             if let first = renewalVerdict.failures.first { return .rejected(code: first.code, message: "renewal info: \(first)") }
-            nestedRenewal = try? JSONDecoder().decode(SignedRenewalInfo.self, from: Data(renewalVerdict.payload))
+            nestedRenewal = try? renewalVerdict.decode(SignedRenewalInfo.self)
         }
         return try await check(nested, app: app, now: now, renewal: nestedRenewal, acceptNotification: false)
     }
@@ -65,7 +65,7 @@ struct SignedTransactionGate: Sendable {
             return .failure(SignedDataFailureCode(code: "invalid_renewal_info"))
         }
         if let first = verdict.failures.first { return .failure(SignedDataFailureCode(code: first.code)) }
-        guard let renewal = try? JSONDecoder().decode(SignedRenewalInfo.self, from: Data(verdict.payload)) else {
+        guard let renewal = try? verdict.decode(SignedRenewalInfo.self) else {
             return .failure(SignedDataFailureCode(code: "invalid_renewal_info"))
         }
         return .success(renewal)
@@ -81,7 +81,7 @@ struct SignedTransactionGate: Sendable {
     }
 
     private func transactionOutcome(_ verdict: SignedDataVerdict, app: AppConfiguration, renewal: SignedRenewalInfo?) -> Outcome {
-        guard let transaction = try? JSONDecoder().decode(SignedTransaction.self, from: Data(verdict.payload)) else {
+        guard let transaction = try? verdict.decode(SignedTransaction.self) else {
             return .rejected(code: "jws_not_a_transaction", message: "the signed payload is not a transaction")
         }
         let mapped: (VerifyReceiptResponse, AppStoreEnvironment)

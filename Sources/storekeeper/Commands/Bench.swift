@@ -272,7 +272,7 @@ extension Bench {
 
             // A notification is verified with its nested transaction and renewal info: three JWS,
             // so its ceiling is a third of the bare loop.
-            let notification = try? JSONDecoder().decode(NotificationPayload.self, from: Data(first.payload))
+            let notification = try? first.decode(NotificationPayload.self)
             let isNotification = notification?.notificationType != nil
             func measure(_ verifier: SignedDataVerifier, count: Int) async throws -> Double {
                 let started = ContinuousClock.now
@@ -280,19 +280,19 @@ extension Bench {
                     let verdict = try await verifier.verify(text, expecting: .init(), time: time)
                     guard verdict.isValid else { throw ValidationError("verify failed") }
                     if isNotification {
-                        let payload = try JSONDecoder().decode(NotificationPayload.self, from: Data(verdict.payload))
+                        let payload = try verdict.decode(NotificationPayload.self)
                         if let nested = payload.data?.signedTransactionInfo {
                             let inner = try await verifier.verify(nested, expecting: .init(), time: time)
                             guard inner.isValid else { throw ValidationError("nested transaction does not verify") }
-                            _ = try JSONDecoder().decode(SignedTransaction.self, from: Data(inner.payload))
+                            _ = try inner.decode(SignedTransaction.self)
                         }
                         if let nested = payload.data?.signedRenewalInfo {
                             let inner = try await verifier.verify(nested, expecting: .init(), time: time)
                             guard inner.isValid else { throw ValidationError("nested renewal info does not verify") }
-                            _ = try JSONDecoder().decode(SignedRenewalInfo.self, from: Data(inner.payload))
+                            _ = try inner.decode(SignedRenewalInfo.self)
                         }
                     } else {
-                        _ = try JSONDecoder().decode(SignedTransaction.self, from: Data(verdict.payload))
+                        _ = try verdict.decode(SignedTransaction.self)
                     }
                 }
                 return Double(count) / seconds(started.duration(to: .now))

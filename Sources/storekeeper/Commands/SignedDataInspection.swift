@@ -43,12 +43,12 @@ struct SignedDataInspection {
 
     func inspect(_ jws: String, depth: Int) async throws -> Report {
         let verdict = try await verifier.verify(jws, expecting: .init(), time: online ? .at(Date()) : .signedDate(fallback: Date()))
-        let payload = try? JSONDecoder().decode(JSONValue.self, from: Data(verdict.payload))
+        let payload = try? verdict.decode(JSONValue.self)
         var report = Report(
             kind: Self.kind(payload), algorithm: verdict.header.alg, certificates: verdict.header.x5c?.count ?? 0,
             valid: verdict.isValid, failures: verdict.failures.map { "\($0.code): \($0)" }, signedDate: verdict.signedDate,
             checkedAt: verdict.validationTime, payload: payload, nested: [:])
-        if depth == 0, let notification = try? JSONDecoder().decode(NotificationPayload.self, from: Data(verdict.payload)) {
+        if depth == 0, let notification = try? verdict.decode(NotificationPayload.self) {
             if let signed = notification.data?.signedTransactionInfo {
                 report.nested["signedTransactionInfo"] = try? await inspect(signed, depth: 1)
             }
