@@ -44,78 +44,84 @@ public struct CompactJWS: Sendable {
     public var signature: [UInt8]
     /// `base64url(header) "." base64url(payload)`: the bytes the signature covers.
     public var signingInput: [UInt8]
+    private var headerLength: Int
 
     /// The header segment exactly as sent (base64url): identical for every item signed by
     /// the same certificates, so it keys the verifier's header cache.
-    public var headerSegment: Substring
+    public var headerSegment: ArraySlice<UInt8> { signingInput[..<headerLength] }
 
     public init(_ text: String) throws {
-        try self.init(text, knownHeader: nil)
+        try self.init(text, knownHeader: { _ in nil })
     }
 
-    /// `knownHeader` is the decoded header when the header segment was seen before.
-    init(_ text: String, knownHeader: (segment: Substring, header: Header)?) throws {
-        let utf8 = text.utf8
-        guard utf8.count <= Self.maximumLength else {
-            throw SignedDataError(.tooLarge, "\(utf8.count) bytes; at most \(Self.maximumLength)")
-        }
-        // Byte-level splitting: a JWS is ASCII, and Character-level work costs more than the signature check.
-        let dot = UInt8(ascii: ".")
-        guard let first = utf8.firstIndex(of: dot), let second = utf8[utf8.index(after: first)...].firstIndex(of: dot),
-            !utf8[utf8.index(after: second)...].contains(dot)
-        else { throw SignedDataError(.malformed, "a compact JWS has 3 parts separated by dots") }
-        let headerPart = utf8[..<first]
-        guard let payload = Self.base64URL(utf8[utf8.index(after: first)..<second]),
-            let signature = Self.base64URL(utf8[utf8.index(after: second)...])
-        else { throw SignedDataError(.malformed, "a part is not base64url") }
-        let segment = Substring(headerPart)
-        if let knownHeader, knownHeader.segment == segment {
-            header = knownHeader.header
-        } else {
-            guard let headerBytes = Self.base64URL(headerPart) else { throw SignedDataError(.malformed, "a part is not base64url") }
-            do {
-                header = try JSONDecoder().decode(Header.self, from: Data(headerBytes))
-            } catch {
-                throw SignedDataError(.malformed, "the header is not a JSON object with string fields")
+    /// `knownHeader` answers the decoded header when this header segment was seen before, so
+    /// a steady stream skips decoding it. Works on the string's contiguous UTF-8 bytes: a JWS
+    /// is ASCII, and Character-level (or even UTF8View-indexed) work costs more than the
+    /// signature check.
+    init(_ text: String, knownHeader: (UnsafeBufferPointer<UInt8>) -> Header?) throws {
+        var text = text
+        let parts = try text.withUTF8 { bytes throws -> (Header, [UInt8], [UInt8], [UInt8], Int) in
+            guard bytes.count <= Self.maximumLength else {
+                throw SignedDataError(.tooLarge, "\(bytes.count) bytes; at most \(Self.maximumLength)")
             }
+            let dot = UInt8(ascii: ".")
+            guard let first = bytes.firstIndex(of: dot), let second = bytes[(first + 1)...].firstIndex(of: dot),
+                !bytes[(second + 1)...].contains(dot)
+            else { throw SignedDataError(.malformed, "a compact JWS has 3 parts separated by dots") }
+            let headerPart = UnsafeBufferPointer(rebasing: bytes[..<first])
+            guard let payload = Self.base64URL(UnsafeBufferPointer(rebasing: bytes[(first + 1)..<second])),
+                let signature = Self.base64URL(UnsafeBufferPointer(rebasing: bytes[(second + 1)...]))
+            else { throw SignedDataError(.malformed, "a part is not base64url") }
+            let header: Header
+            if let known = knownHeader(headerPart) {
+                header = known
+            } else {
+                guard let headerBytes = Self.base64URL(headerPart) else { throw SignedDataError(.malformed, "a part is not base64url") }
+                do {
+                    header = try JSONDecoder().decode(Header.self, from: Data(headerBytes))
+                } catch {
+                    throw SignedDataError(.malformed, "the header is not a JSON object with string fields")
+                }
+            }
+            return (header, payload, signature, Array(UnsafeBufferPointer(rebasing: bytes[..<second])), first)
         }
-        if (header.x5c?.count ?? 0) > Self.maximumCertificates {
+        if (parts.0.x5c?.count ?? 0) > Self.maximumCertificates {
             throw SignedDataError(.malformed, "more than \(Self.maximumCertificates) certificates in x5c")
         }
-        headerSegment = segment
-        self.payload = payload
-        self.signature = signature
-        signingInput = Array(utf8[..<second])
-    }
-
-    /// The first segment of `text` (no validation), to look the header up before decoding it.
-    static func headerSegment(of text: String) -> Substring {
-        Substring(text.utf8[..<(text.utf8.firstIndex(of: UInt8(ascii: ".")) ?? text.utf8.endIndex)])
+        (header, payload, signature, signingInput, headerLength) = parts
     }
 
     /// RFC 7515 base64url without padding (trailing padding tolerated), decoded byte by byte.
     static func base64URL<Bytes: Collection>(_ part: Bytes) -> [UInt8]? where Bytes.Element == UInt8 {
         // At most two trailing '=' may be dropped; an '=' elsewhere fails the table lookup below.
         var count = part.count
-        let tail = Array(part.suffix(2))
-        if tail.last == UInt8(ascii: "=") { count -= tail.first == UInt8(ascii: "=") && tail.count == 2 ? 2 : 1 }
-        let trimmed = part.prefix(count)
+        var end = part.endIndex
+        for _ in 0..<2 where count > 0 {
+            let last = part.index(part.startIndex, offsetBy: count - 1)
+            guard part[last] == UInt8(ascii: "=") else { break }
+            count -= 1
+            end = last
+        }
+        let trimmed = part[..<end]
         if trimmed.count % 4 == 1 { return nil }
         var output: [UInt8] = []
         output.reserveCapacity(trimmed.count * 3 / 4)
         var accumulator: UInt32 = 0
         var bits = 0
-        for byte in trimmed {
-            let value = decodeTable[Int(byte)]
-            if value == 0xFF { return nil }
-            accumulator = (accumulator << 6) | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+        let valid = decodeTable.withUnsafeBufferPointer { table in
+            for byte in trimmed {
+                let value = table[Int(byte)]
+                if value == 0xFF { return false }
+                accumulator = (accumulator << 6) | UInt32(value)
+                bits += 6
+                if bits >= 8 {
+                    bits -= 8
+                    output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+                }
             }
+            return true
         }
-        return output
+        return valid ? output : nil
     }
 
     /// base64url alphabet → 6-bit value; 0xFF for every other byte.
@@ -231,11 +237,16 @@ public struct SignedDataVerifier: Sendable {
 
     /// Reads and verifies `text`. Throws only when it is not a readable compact JWS.
     public func verify(_ text: String, expecting expectations: Expectations, time: ValidationTime) async throws -> SignedDataVerdict {
-        let known = headers?.entry(for: CompactJWS.headerSegment(of: text))
-        let jws = try CompactJWS(text, knownHeader: known.map { ($0.segment, $0.header) })
+        var known: HeaderCache.Entry?
+        let jws = try CompactJWS(
+            text,
+            knownHeader: { segment in
+                known = headers?.entry(for: segment)
+                return known?.header
+            })
         // The payload is read once; the claims here and the caller's typed decode share it.
         let json = try? JSONValue.parse(jws.payload)
-        let claims = try? json?.decode(Claims.self)
+        let claims = json.flatMap(Claims.init(json:))
         let signedDate = claims?.signedDate.map { Date(timeIntervalSince1970: $0 / 1000) }
         let validationTime: Date
         switch time {
@@ -319,7 +330,8 @@ public struct SignedDataVerifier: Sendable {
         case .validCertificate(let path):
             chainCache?.insert(key, validatedPath: Array(path))
             if let leafKey = P256.Signing.PublicKey(leaf.publicKey) {
-                headers?.insert(HeaderCache.Entry(segment: jws.headerSegment, header: jws.header, leafKey: leafKey, chainKey: key))
+                headers?.insert(
+                    HeaderCache.Entry(segment: Array(jws.headerSegment), header: jws.header, leafKey: leafKey, chainKey: key))
             }
         case .couldNotValidate(let policyFailures):
             let reasons = policyFailures.map { String(describing: $0.policyFailureReason) }
@@ -346,8 +358,8 @@ public struct SignedDataVerifier: Sendable {
     }
 
     /// What the checks read from any of Apple's payloads, wherever each kind keeps it.
-    struct Claims: Decodable {
-        struct Nested: Decodable {
+    struct Claims {
+        struct Nested {
             var bundleId: String?
             var environment: String?
             var appAppleId: Int64?
@@ -366,45 +378,78 @@ public struct SignedDataVerifier: Sendable {
 
         var isNotification: Bool { notificationType != nil }
 
-        init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            signedDate = try? c.decodeIfPresent(Double.self, forKey: .signedDate)
-            notificationType = try? c.decodeIfPresent(String.self, forKey: .notificationType)
-            receiptType = try? c.decodeIfPresent(String.self, forKey: .receiptType)
-            data = try? c.decodeIfPresent(Nested.self, forKey: .data)
-            summary = try? c.decodeIfPresent(Nested.self, forKey: .summary)
-            appData = try? c.decodeIfPresent(Nested.self, forKey: .appData)
-            externalPurchaseToken = try? c.decodeIfPresent(Nested.self, forKey: .externalPurchaseToken)
-            let nested = data ?? summary ?? appData ?? externalPurchaseToken
-            bundleId = (try? c.decodeIfPresent(String.self, forKey: .bundleId)) ?? nested?.bundleId
-            appAppleId = (try? c.decodeIfPresent(Int64.self, forKey: .appAppleId)) ?? nested?.appAppleId
-            environment = (try? c.decodeIfPresent(String.self, forKey: .environment)) ?? nested?.environment ?? receiptType
+        /// The same reading from an already parsed payload, by dictionary lookups (a wrongly
+        /// typed field reads as absent, as `try?` does in the decoder below).
+        init?(json: JSONValue) {
+            guard case .object(let object) = json else { return nil }
+            func string(_ key: String, in object: [String: JSONValue]) -> String? {
+                if case .string(let text)? = object[key] { return text }
+                return nil
+            }
+            func integer(_ key: String, in object: [String: JSONValue]) -> Int64? {
+                if case .number(let number)? = object[key], number.rounded(.towardZero) == number { return Int64(exactly: number) }
+                return nil
+            }
+            func nested(_ key: String) -> Nested? {
+                guard case .object(let inner)? = object[key] else { return nil }
+                return Nested(
+                    bundleId: string("bundleId", in: inner), environment: string("environment", in: inner),
+                    appAppleId: integer("appAppleId", in: inner))
+            }
+            if case .number(let number)? = object["signedDate"] { signedDate = number } else { signedDate = nil }
+            notificationType = string("notificationType", in: object)
+            receiptType = string("receiptType", in: object)
+            data = nested("data")
+            summary = nested("summary")
+            appData = nested("appData")
+            externalPurchaseToken = nested("externalPurchaseToken")
+            let inner = data ?? summary ?? appData ?? externalPurchaseToken
+            bundleId = string("bundleId", in: object) ?? inner?.bundleId
+            appAppleId = integer("appAppleId", in: object) ?? inner?.appAppleId
+            environment = string("environment", in: object) ?? inner?.environment ?? receiptType
         }
 
-        enum CodingKeys: String, CodingKey {
-            case signedDate, bundleId, environment, receiptType, appAppleId, notificationType, data, summary, appData
-            case externalPurchaseToken
-        }
     }
 }
 
-/// Headers of chains that validated, by their exact base64url segment. Bounded; starts over when full.
+/// Headers of chains that validated, by their exact base64url segment. Bounded; starts over
+/// when full. Looked up by a hash of the segment's bytes (no copy), then compared byte for byte.
 final class HeaderCache: Sendable {
     struct Entry: Sendable {
-        var segment: Substring
+        var segment: [UInt8]
         var header: CompactJWS.Header
         var leafKey: P256.Signing.PublicKey
         var chainKey: Data
     }
 
-    private let entries = Mutex<[Substring: Entry]>([:])
+    private let entries = Mutex<[Int: [Entry]]>([:])
 
-    func entry(for segment: Substring) -> Entry? { entries.withLock { $0[segment] } }
+    /// The length and the last 64 bytes (the end of the root certificate, which differs between
+    /// chains) pick the bucket; the full comparison decides. Hashing all of a 5 KB segment costs
+    /// more than the comparison.
+    static func hash(_ bytes: UnsafeRawBufferPointer) -> Int {
+        var hasher = Hasher()
+        hasher.combine(bytes.count)
+        hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: bytes[max(0, bytes.count - 64)...]))
+        return hasher.finalize()
+    }
+
+    func entry(for segment: UnsafeBufferPointer<UInt8>) -> Entry? {
+        let key = Self.hash(UnsafeRawBufferPointer(segment))
+        return entries.withLock { entries in
+            entries[key]?.first { entry in
+                entry.segment.count == segment.count
+                    && entry.segment.withUnsafeBytes { memcmp($0.baseAddress!, segment.baseAddress!, segment.count) == 0 }
+            }
+        }
+    }
 
     func insert(_ entry: Entry) {
+        let key = entry.segment.withUnsafeBytes { Self.hash($0) }
         entries.withLock { entries in
             if entries.count >= 64 { entries.removeAll(keepingCapacity: true) }
-            entries[entry.segment] = entry
+            entries[key, default: []].removeAll { $0.segment == entry.segment }
+            entries[key, default: []].append(entry)
         }
     }
 }

@@ -11,7 +11,8 @@ extension JSONValue {
     /// Reads RFC 8259 JSON from UTF-8 bytes in one pass. Signed payloads are read once with this
     /// and then decoded from the value (`decode(_:)`), instead of twice with `JSONDecoder`:
     /// verifying a StoreKit 2 transaction is dominated by that work once its chain is cached.
-    /// `maximumDepth` bounds nesting so hostile input cannot exhaust the stack.
+    /// `maximumDepth` bounds nesting so hostile input cannot exhaust the stack; an object naming
+    /// a key twice is refused.
     public static func parse(_ bytes: [UInt8], maximumDepth: Int = 64) throws(JSONParseError) -> JSONValue {
         try bytes.withUnsafeBufferPointer { buffer throws(JSONParseError) -> JSONValue in
             var reader = JSONReader(bytes: buffer, maximumDepth: maximumDepth)
@@ -89,7 +90,9 @@ private struct JSONReader {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
-            result[key] = try value(depth: depth)
+            // Duplicate names are refused: two readers of one signed payload could each pick a
+            // different copy, and Apple never sends them.
+            guard result.updateValue(try value(depth: depth), forKey: key) == nil else { throw error("duplicate key") }
             skipWhitespace()
             guard index < bytes.count else { throw error("unterminated object") }
             if bytes[index] == UInt8(ascii: ",") {

@@ -1,15 +1,36 @@
 import Foundation
 
+/// Where a value sits, built only when an error needs it (a path array per field would cost
+/// more than the decoding).
+private final class CodingPathNode: Sendable {
+    let parent: CodingPathNode?
+    let key: JSONValueKey?
+    init(parent: CodingPathNode?, key: JSONValueKey?) {
+        self.parent = parent
+        self.key = key
+    }
+    static let root = CodingPathNode(parent: nil, key: nil)
+    var path: [any CodingKey] {
+        var keys: [any CodingKey] = []
+        var node: CodingPathNode? = self
+        while let current = node, let key = current.key {
+            keys.append(key)
+            node = current.parent
+        }
+        return keys.reversed()
+    }
+}
+
 extension JSONValue {
     /// Decodes a `Decodable` from this value with the same rules as `JSONDecoder` for the types
     /// Apple's payloads use (strings, numbers, booleans, arrays, objects, optionals); a
     /// `JSONValue` or `[String: JSONValue]` inside is handed over as is, without re-reading.
     public func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try JSONValueDecoder(value: self, codingPath: []).decodeValue(T.self)
+        try JSONValueDecoder(value: self, parent: .root, key: nil).decodeValue(T.self)
     }
 }
 
-private struct JSONValueKey: CodingKey {
+private struct JSONValueKey: CodingKey, Sendable {
     var stringValue: String
     var intValue: Int?
     init(stringValue: String) { self.stringValue = stringValue }
@@ -21,7 +42,12 @@ private struct JSONValueKey: CodingKey {
 
 private struct JSONValueDecoder: Decoder {
     let value: JSONValue
-    let codingPath: [any CodingKey]
+    /// The container this value sits in, and its key there: a path node is allocated only when
+    /// this value opens a container of its own.
+    let parent: CodingPathNode
+    let key: JSONValueKey?
+    var node: CodingPathNode { key.map { CodingPathNode(parent: parent, key: $0) } ?? parent }
+    var codingPath: [any CodingKey] { node.path }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func mismatch(_ type: Any.Type) -> DecodingError {
@@ -39,12 +65,12 @@ private struct JSONValueDecoder: Decoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard case .object(let object) = value else { throw mismatch([String: Any].self) }
-        return KeyedDecodingContainer(KeyedContainer<Key>(object: object, codingPath: codingPath))
+        return KeyedDecodingContainer(KeyedContainer<Key>(object: object, node: node))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         guard case .array(let array) = value else { throw mismatch([Any].self) }
-        return UnkeyedContainer(array: array, codingPath: codingPath)
+        return UnkeyedContainer(array: array, node: node)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer { SingleContainer(decoder: self) }
@@ -93,7 +119,8 @@ private struct SingleContainer: SingleValueDecodingContainer {
 
 private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let object: [String: JSONValue]
-    let codingPath: [any CodingKey]
+    let node: CodingPathNode
+    var codingPath: [any CodingKey] { node.path }
 
     var allKeys: [Key] { object.keys.compactMap { Key(stringValue: $0) } }
 
@@ -103,23 +130,55 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         guard let value = object[key.stringValue] else {
             throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "no value for '\(key.stringValue)'"))
         }
-        return JSONValueDecoder(value: value, codingPath: codingPath + [key])
+        return JSONValueDecoder(value: value, parent: node, key: JSONValueKey(stringValue: key.stringValue))
     }
 
     func decodeNil(forKey key: Key) throws -> Bool { try child(key).value == .null }
 
-    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        let decoder = try child(key)
-        if T.self == Bool.self || T.self == String.self || T.self == Double.self || T.self == Int.self || T.self == Int64.self {
-            return try SingleContainer(decoder: decoder).decodePrimitive(T.self)
-        }
-        return try decoder.decodeValue(T.self)
-    }
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try child(key).decodeValue(T.self) }
 
-    /// `decodeIfPresent` as JSONDecoder does it: a missing key or null is nil, anything else must decode.
+    /// `decodeIfPresent` as JSONDecoder does it: a missing key or null is nil, anything else must
+    /// decode. One lookup; scalars are read without building a decoder (the payloads are mostly
+    /// optional strings and numbers).
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard let value = object[key.stringValue], value != .null else { return nil }
-        return try decode(T.self, forKey: key)
+        return try JSONValueDecoder(value: value, parent: node, key: JSONValueKey(stringValue: key.stringValue)).decodeValue(T.self)
+    }
+
+    private func present(_ key: Key) -> JSONValue? {
+        guard let value = object[key.stringValue], value != .null else { return nil }
+        return value
+    }
+
+    private func scalar(_ value: JSONValue, _ key: Key) -> JSONValueDecoder {
+        JSONValueDecoder(value: value, parent: node, key: JSONValueKey(stringValue: key.stringValue))
+    }
+
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        guard let value = present(key) else { return nil }
+        if case .string(let text) = value { return text }
+        throw scalar(value, key).mismatch(String.self)
+    }
+
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+        guard let value = present(key) else { return nil }
+        if case .bool(let flag) = value { return flag }
+        throw scalar(value, key).mismatch(Bool.self)
+    }
+
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+        guard let value = present(key) else { return nil }
+        return try scalar(value, key).double()
+    }
+
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+        guard let value = present(key) else { return nil }
+        return try scalar(value, key).integer(Int.self)
+    }
+
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
+        guard let value = present(key) else { return nil }
+        return try scalar(value, key).integer(Int64.self)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
@@ -128,32 +187,20 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer { try child(key).unkeyedContainer() }
 
-    func superDecoder() throws -> any Decoder { JSONValueDecoder(value: .object(object), codingPath: codingPath) }
+    func superDecoder() throws -> any Decoder { JSONValueDecoder(value: .object(object), parent: node, key: nil) }
 
     func superDecoder(forKey key: Key) throws -> any Decoder { try child(key) }
 }
 
-extension SingleContainer {
-    /// The common scalar types without going through `T(from:)`.
-    func decodePrimitive<T>(_ type: T.Type) throws -> T {
-        switch type {
-        case is Bool.Type: return try decode(Bool.self) as! T
-        case is String.Type: return try decode(String.self) as! T
-        case is Double.Type: return try decode(Double.self) as! T
-        case is Int.Type: return try decode(Int.self) as! T
-        default: return try decode(Int64.self) as! T
-        }
-    }
-}
-
 private struct UnkeyedContainer: UnkeyedDecodingContainer {
     let array: [JSONValue]
-    let codingPath: [any CodingKey]
+    let node: CodingPathNode
+    var codingPath: [any CodingKey] { node.path }
     var currentIndex = 0
 
-    init(array: [JSONValue], codingPath: [any CodingKey]) {
+    init(array: [JSONValue], node: CodingPathNode) {
         self.array = array
-        self.codingPath = codingPath
+        self.node = node
     }
 
     var count: Int? { array.count }
@@ -164,7 +211,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
             throw DecodingError.valueNotFound(Any.self, .init(codingPath: codingPath, debugDescription: "array has no more elements"))
         }
         defer { currentIndex += 1 }
-        return JSONValueDecoder(value: array[currentIndex], codingPath: codingPath + [JSONValueKey(intValue: currentIndex)])
+        return JSONValueDecoder(value: array[currentIndex], parent: node, key: JSONValueKey(intValue: currentIndex))
     }
 
     mutating func decodeNil() throws -> Bool {

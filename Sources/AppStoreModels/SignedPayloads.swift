@@ -135,7 +135,7 @@ public struct SignedTransaction: Codable, Hashable, Sendable {
         currency = try c.decodeIfPresent(String.self, forKey: .currency)
         offerDiscountType = try c.decodeIfPresent(String.self, forKey: .offerDiscountType)
         appTransactionId = try c.decodeIfPresent(String.self, forKey: .appTransactionId)
-        fields = try [String: JSONValue](from: decoder)
+        fields = try decoder.singleValueContainer().decode([String: JSONValue].self)
     }
 
     /// Encodes every field as received (`fields`), so a stored payload round-trips unchanged.
@@ -188,7 +188,7 @@ public struct SignedRenewalInfo: Codable, Hashable, Sendable {
         renewalPrice = try c.decodeIfPresent(Int64.self, forKey: .renewalPrice)
         currency = try c.decodeIfPresent(String.self, forKey: .currency)
         appAccountToken = try c.decodeIfPresent(String.self, forKey: .appAccountToken)
-        fields = try [String: JSONValue](from: decoder)
+        fields = try decoder.singleValueContainer().decode([String: JSONValue].self)
     }
 
     public func encode(to encoder: any Encoder) throws { try fields.encode(to: encoder) }
@@ -261,7 +261,7 @@ public struct NotificationPayload: Codable, Hashable, Sendable {
         summary = try c.decodeIfPresent(Summary.self, forKey: .summary)
         appData = try c.decodeIfPresent(AppData.self, forKey: .appData)
         externalPurchaseToken = try c.decodeIfPresent(ExternalPurchaseToken.self, forKey: .externalPurchaseToken)
-        fields = try [String: JSONValue](from: decoder)
+        fields = try decoder.singleValueContainer().decode([String: JSONValue].self)
     }
 
     public func encode(to encoder: any Encoder) throws { try fields.encode(to: encoder) }
@@ -319,7 +319,7 @@ public struct SignedAppTransaction: Codable, Hashable, Sendable {
         appTransactionId = try c.decodeIfPresent(String.self, forKey: .appTransactionId)
         originalPlatform = try c.decodeIfPresent(String.self, forKey: .originalPlatform)
         signedDate = try c.decodeIfPresent(AppleDate.self, forKey: .signedDate)
-        fields = try [String: JSONValue](from: decoder)
+        fields = try decoder.singleValueContainer().decode([String: JSONValue].self)
     }
 
     public func encode(to encoder: any Encoder) throws { try fields.encode(to: encoder) }

@@ -25,6 +25,17 @@ func read(_ text: String, depth: Int) {
     _ = try? decoder.decode(SignedTransaction.self, from: payload)
     _ = try? decoder.decode(SignedRenewalInfo.self, from: payload)
     _ = try? decoder.decode(SignedAppTransaction.self, from: payload)
+    // The one-pass reader the verifier uses: it must read what Foundation reads (when both
+    // accept the bytes), and the payload types decode from its value without crashing.
+    if let ours = try? JSONValue.parse(jws.payload) {
+        if let foundation = try? decoder.decode(JSONValue.self, from: payload), foundation != ours {
+            fatalError("JSON readers disagree: \(foundation) vs \(ours)")
+        }
+        _ = try? ours.decode(SignedTransaction.self)
+        _ = try? ours.decode(SignedRenewalInfo.self)
+        _ = try? ours.decode(SignedAppTransaction.self)
+        _ = try? ours.decode(NotificationPayload.self)
+    }
     if let notification = try? decoder.decode(NotificationPayload.self, from: payload), depth < 2 {
         for nested in [notification.data?.signedTransactionInfo, notification.data?.signedRenewalInfo].compactMap({ $0 }) {
             read(nested, depth: depth + 1)

@@ -70,7 +70,7 @@ struct JSONParsingTests {
         #expect(try JSONValue.parse(Array("\"名前\"".utf8)) == .string("名前"))
         let invalid = [
             "", "{", "[1,]", "{\"a\":1,}", "01", "1.", ".5", "-", "1e", "+1", "tru", "nul", "\"\\x\"", "\"\\ud800\"", "\"\\udc00\"",
-            "\"a\u{01}\"", "\"open", "{\"a\" 1}", "[1 2]", "{} {}", "NaN", "'a'", "{1:2}",
+            "\"a\u{01}\"", "\"open", "{\"a\" 1}", "[1 2]", "{} {}", "NaN", "'a'", "{1:2}", "{\"a\":1,\"a\":2}",
         ]
         for text in invalid {
             #expect(throws: JSONParseError.self, "\(text.debugDescription)") { try JSONValue.parse(Array(text.utf8)) }

@@ -27,10 +27,14 @@ struct NotificationGapFill: Service {
     /// Windows overlap by this much, so a notification signed at a window's edge is not missed.
     static let overlapSeconds: Double = 300
 
+    /// After a failed pull (Apple down, the database not migrated yet) the next comes sooner.
+    static let retryAfterFailureSeconds: Double = 30
+
     func run() async throws {
         var since: [String: Date] = [:]
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             let started = context.now()
+            var failed = false
             for app in context.apps where context.serverAPIClients[app.id] != nil {
                 let from = (since[app.id] ?? started.addingTimeInterval(-policy.lookbackSeconds)).addingTimeInterval(-Self.overlapSeconds)
                 do {
@@ -41,12 +45,14 @@ struct NotificationGapFill: Service {
                             "notifications recovered from Apple's history", metadata: ["app": "\(app.id)", "count": "\(report.recovered)"])
                     }
                 } catch {
+                    failed = true
                     context.logger.warning(
                         "notification gap-fill failed; next pull covers the window", metadata: ["app": "\(app.id)", "error": "\(error)"])
                     context.metrics.increment("storekeeper_gap_fill_failures_total", labels: ["app": app.id])
                 }
             }
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(policy.intervalSeconds)) }
+            let pause = failed ? min(policy.intervalSeconds, Self.retryAfterFailureSeconds) : policy.intervalSeconds
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(pause)) }
         }
     }
 
