@@ -41,27 +41,33 @@ public struct AppReceiptParser: Sendable {
         return try parse(Array(data))
     }
 
+    /// DER of the OIDs compared below (contents octets only).
+    static let signedDataOIDBytes: [UInt8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02]
+    static let dataOIDBytes: [UInt8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x01]
+
     /// `ContentInfo { contentType signedData, [0] SignedData { version, digestAlgorithms,
-    /// encapContentInfo { data, [0] OCTET STRING }, … } }` → the octets of the payload.
+    /// encapContentInfo { data, [0] OCTET STRING }, … } }` → the octets of the payload. The
+    /// certificates and signer infos are stepped over by their lengths, not read.
     static func signedContent(_ bytes: [UInt8]) throws(AppReceiptError) -> [UInt8] {
+        let reader = BERReader(bytes)
         do {
-            let root = try BER.parse(bytes)
-            let contentInfo = try children(root, .sequence)
-            guard contentInfo.count >= 2, try ASN1ObjectIdentifier(berEncoded: contentInfo[0]) == signedDataOID else {
-                throw AppReceiptError(.notSignedData, "content type is not signedData")
+            let root = try reader.element(at: 0)
+            let contentInfo = try reader.children(of: root, tag: BERElement.sequence)
+            guard contentInfo.count >= 2, contentInfo[0].tag == BERElement.objectIdentifier,
+                reader.bytes[contentInfo[0].contents].elementsEqual(signedDataOIDBytes)
+            else { throw AppReceiptError(.notSignedData, "content type is not signedData") }
+            guard let signedDataNode = try reader.children(of: contentInfo[1], tag: BERElement.context0).first else {
+                throw AppReceiptError(.notSignedData, "empty signedData")
             }
-            let explicit = try children(contentInfo[1], ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific))
-            guard let signedDataNode = explicit.first else { throw AppReceiptError(.notSignedData, "empty signedData") }
-            let signedData = try children(signedDataNode, .sequence)
+            let signedData = try reader.children(of: signedDataNode, tag: BERElement.sequence)
             guard signedData.count >= 4 else { throw AppReceiptError(.notSignedData, "signedData has \(signedData.count) fields") }
-            let encap = try children(signedData[2], .sequence)
-            guard let type = encap.first, try ASN1ObjectIdentifier(berEncoded: type) == dataOID else {
-                throw AppReceiptError(.missingContent, "encapsulated content is not data")
-            }
+            let encap = try reader.children(of: signedData[2], tag: BERElement.sequence)
+            guard let type = encap.first, type.tag == BERElement.objectIdentifier, reader.bytes[type.contents].elementsEqual(dataOIDBytes)
+            else { throw AppReceiptError(.missingContent, "encapsulated content is not data") }
             guard encap.count == 2 else { throw AppReceiptError(.missingContent, "no attached content (detached signature)") }
-            let wrapped = try children(encap[1], ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific))
-            guard let octets = wrapped.first else { throw AppReceiptError(.missingContent, "empty content") }
-            return Array(try ASN1OctetString(berEncoded: octets).bytes)
+            guard let octets = try reader.children(of: encap[1], tag: BERElement.context0).first, octets.tag == BERElement.octetString
+            else { throw AppReceiptError(.missingContent, "empty content") }
+            return Array(try reader.stringBytes(octets))
         } catch let error as AppReceiptError {
             throw error
         } catch {
@@ -69,34 +75,30 @@ public struct AppReceiptParser: Sendable {
         }
     }
 
-    static func children(_ node: ASN1Node, _ identifier: ASN1Identifier) throws -> [ASN1Node] {
-        guard node.identifier == identifier, case .constructed(let nodes) = node.content else {
-            throw AppReceiptError(.malformedEncoding, "expected \(identifier), found \(node.identifier)")
-        }
-        return Array(nodes)
-    }
-
     struct Attribute {
         var type: Int
         var value: ArraySlice<UInt8>
     }
 
+    /// `SET OF SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }`.
     func attributes(_ bytes: [UInt8]) throws(AppReceiptError) -> [Attribute] {
+        let reader = BERReader(bytes)
         do {
-            let root = try BER.parse(bytes)
-            guard root.identifier == .set, case .constructed(let nodes) = root.content else {
-                throw AppReceiptError(.malformedPayload, "payload is not a SET")
-            }
+            let root = try reader.element(at: 0)
+            guard root.tag == BERElement.set, root.isConstructed else { throw AppReceiptError(.malformedPayload, "payload is not a SET") }
             var result: [Attribute] = []
-            for node in nodes {
+            for node in try reader.children(of: root) {
                 guard result.count < limits.maximumAttributes else {
                     throw AppReceiptError(.limitExceeded, "more than \(limits.maximumAttributes) attributes")
                 }
-                let fields = try Self.children(node, .sequence)
-                guard fields.count == 3 else { throw AppReceiptError(.malformedPayload, "attribute with \(fields.count) fields") }
-                let type = try Int(berEncoded: fields[0])
-                _ = try Int(berEncoded: fields[1])
-                result.append(Attribute(type: type, value: try ASN1OctetString(berEncoded: fields[2]).bytes))
+                let fields = try reader.children(of: node, tag: BERElement.sequence)
+                guard fields.count == 3, fields[2].tag == BERElement.octetString else {
+                    throw AppReceiptError(.malformedPayload, "attribute with \(fields.count) fields")
+                }
+                let type = try reader.integer(fields[0])
+                _ = try reader.integer(fields[1])
+                guard let small = Int(exactly: type) else { throw AppReceiptError(.malformedPayload, "attribute type out of range") }
+                result.append(Attribute(type: small, value: try reader.stringBytes(fields[2])))
             }
             return result
         } catch let error as AppReceiptError {
@@ -162,16 +164,22 @@ public struct AppReceiptParser: Sendable {
 
     // MARK: Attribute values
 
+    /// An attribute value holding a UTF8String or IA5String.
     static func string(_ value: ArraySlice<UInt8>) -> String? {
-        guard let node = try? BER.parse(value) else { return nil }
-        if let s = try? ASN1UTF8String(berEncoded: node) { return String(s) }
-        if let s = try? ASN1IA5String(berEncoded: node) { return String(s) }
-        return nil
+        let reader = BERReader(Array(value))
+        guard let element = try? reader.element(at: 0), element.end == reader.bytes.count,
+            element.tag == BERElement.utf8String || element.tag == BERElement.ia5String,
+            let text = try? reader.stringBytes(element)
+        else { return nil }
+        if element.tag == BERElement.ia5String, text.contains(where: { $0 >= 0x80 }) { return nil }
+        return String(decoding: text, as: UTF8.self)
     }
 
+    /// An attribute value holding an INTEGER.
     static func integer(_ value: ArraySlice<UInt8>) -> Int64? {
-        guard let node = try? BER.parse(value) else { return nil }
-        return try? Int64(berEncoded: node)
+        let reader = BERReader(Array(value))
+        guard let element = try? reader.element(at: 0), element.end == reader.bytes.count else { return nil }
+        return try? reader.integer(element)
     }
 
     /// Dates are IA5Strings: RFC 3339 (`2015-08-13T07:50:46Z`), sometimes with a `+0300`

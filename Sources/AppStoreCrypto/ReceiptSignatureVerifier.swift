@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SwiftASN1
+import Synchronization
 @_spi(FixedExpiryValidationTime) import X509
 
 /// Apple's marker extensions: the WWDR intermediate and the receipt / StoreKit signing leaf.
@@ -42,6 +43,9 @@ public struct ReceiptSignatureVerifier: Sendable {
     public let requireAppleMarkers: Bool
     /// Chains validated before under these roots and policies; nil validates every chain in full.
     public let chainCache: VerifiedChainCache?
+    /// Certificates already parsed, by the digest of the carried DER: every receipt of an app
+    /// carries the same few, and parsing them costs more than checking the signature.
+    private let parsed = ParsedCertificateCache()
 
     public init(roots: [Certificate], requireAppleMarkers: Bool = true, chainCache: VerifiedChainCache? = VerifiedChainCache()) {
         self.roots = roots
@@ -64,17 +68,17 @@ public struct ReceiptSignatureVerifier: Sendable {
     public func verify(_ bytes: [UInt8], at validationTime: Date) async -> ReceiptSignatureVerdict {
         let structure: SignedDataStructure
         do {
-            structure = try SignedDataStructure(bytes)
+            structure = try SignedDataStructure(bytes) { ders, digest in try parsed.certificates(ders, digest: digest) }
         } catch {
             return .invalid([.badSignature("malformed SignedData: \(error)")])
         }
         guard
             let signerIndex = structure.certificates.firstIndex(where: {
-                Self.sameInteger($0.serialNumber.bytes, structure.signerSerial)
-                    && Self.der($0.issuer) == structure.signerIssuerDER
+                Self.sameInteger($0.certificate.serialNumber.bytes, structure.signerSerial) && $0.issuerDER == structure.signerIssuerDER
             })
         else { return .invalid([.badSignature("the signer's certificate is not in the receipt")]) }
-        let signer = structure.certificates[signerIndex]
+        let signer = structure.certificates[signerIndex].certificate
+        let signerSubject = structure.certificates[signerIndex].subject
 
         var failures: [ReceiptSignatureVerdict.Failure] = []
         guard let digest = Self.digest(structure.content, algorithm: structure.digestAlgorithm),
@@ -98,14 +102,14 @@ public struct ReceiptSignatureVerifier: Sendable {
             if validationTime < signer.notValidBefore || validationTime > signer.notValidAfter {
                 failures.append(.untrustedChain(["the trusted signing certificate is not valid at \(validationTime)"]))
             }
-            return failures.isEmpty ? .valid(signerSubject: String(describing: signer.subject)) : .invalid(failures)
+            return failures.isEmpty ? .valid(signerSubject: signerSubject) : .invalid(failures)
         }
-        let others = structure.certificates.filter { $0 != signer }
+        let others = structure.certificates.map(\.certificate).filter { $0 != signer }
         let cacheKey = chainCache.map { _ in
             VerifiedChainCache.key(signerIndex: signerIndex, certificatesDigest: structure.certificatesDigest)
         }
         if let chainCache, let cacheKey, chainCache.contains(cacheKey, at: validationTime) {
-            return failures.isEmpty ? .valid(signerSubject: String(describing: signer.subject)) : .invalid(failures)
+            return failures.isEmpty ? .valid(signerSubject: signerSubject) : .invalid(failures)
         }
         var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
             RFC5280Policy(fixedExpiryValidationTime: validationTime)
@@ -118,13 +122,7 @@ public struct ReceiptSignatureVerifier: Sendable {
             let reasons = policyFailures.map { String(describing: $0.policyFailureReason) }
             failures.append(.untrustedChain(reasons.isEmpty ? ["no chain to a trusted root"] : reasons))
         }
-        return failures.isEmpty ? .valid(signerSubject: String(describing: signer.subject)) : .invalid(failures)
-    }
-
-    static func der(_ name: DistinguishedName) -> [UInt8]? {
-        var serializer = DER.Serializer()
-        guard (try? serializer.serialize(name)) != nil else { return nil }
-        return serializer.serializedBytes
+        return failures.isEmpty ? .valid(signerSubject: signerSubject) : .invalid(failures)
     }
 
     /// INTEGER contents compared as numbers: a leading 0x00 (sign padding) does not count.
@@ -183,5 +181,20 @@ struct AppleMarkerPolicy: VerifierPolicy {
             return .failsToMeetPolicy(reason: "intermediate lacks Apple's marker 1.2.840.113635.100.6.2.1")
         }
         return .meetsPolicy
+    }
+}
+
+/// Parsed certificates by the digest of a receipt's carried DER. Bounded; starts over when full.
+final class ParsedCertificateCache: Sendable {
+    private let entries = Mutex<[Data: [ParsedCertificate]]>([:])
+
+    func certificates(_ ders: [[UInt8]], digest: Data) throws -> [ParsedCertificate] {
+        if let known = entries.withLock({ $0[digest] }) { return known }
+        let parsed = try ders.map { try ParsedCertificate(der: $0) }
+        entries.withLock { entries in
+            if entries.count >= 64 { entries.removeAll(keepingCapacity: true) }
+            entries[digest] = parsed
+        }
+        return parsed
     }
 }

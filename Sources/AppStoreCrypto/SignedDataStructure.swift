@@ -15,7 +15,7 @@ import X509
 /// constructed OCTET STRINGs that Apple's and Xcode's receipts contain.
 struct SignedDataStructure {
     var content: [UInt8]
-    var certificates: [Certificate]
+    var certificates: [ParsedCertificate]
     /// SHA-256 over the certificates' DER as carried: the receipt's chain identity, for the cache.
     var certificatesDigest: Data
     /// DER of the signer's issuer name, compared byte for byte with each certificate's issuer.
@@ -28,60 +28,65 @@ struct SignedDataStructure {
     var signatureAlgorithm: ASN1ObjectIdentifier
     var signature: [UInt8]
 
-    static let messageDigestOID: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 9, 4]
+    static let messageDigestOIDBytes: [UInt8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x09, 0x04]
 
-    init(_ bytes: [UInt8]) throws {
-        let contentInfo = try AppReceiptParser.children(try BER.parse(bytes), .sequence)
+    /// `certificates` turns the carried certificates (DER, and the digest of them all) into
+    /// parsed ones; the verifier answers from its cache when the same chain was seen before.
+    init(_ bytes: [UInt8], certificates parse: ([[UInt8]], Data) throws -> [ParsedCertificate]) throws {
+        let reader = BERReader(bytes)
+        let contentInfo = try reader.children(of: try reader.element(at: 0), tag: BERElement.sequence)
         guard contentInfo.count >= 2 else { throw AppReceiptError(.notSignedData, "ContentInfo too short") }
-        let explicit = try AppReceiptParser.children(contentInfo[1], ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific))
-        guard let signedDataNode = explicit.first else { throw AppReceiptError(.notSignedData, "empty") }
-        let fields = try AppReceiptParser.children(signedDataNode, .sequence)
+        guard let signedDataNode = try reader.children(of: contentInfo[1], tag: BERElement.context0).first else {
+            throw AppReceiptError(.notSignedData, "empty")
+        }
+        let fields = try reader.children(of: signedDataNode, tag: BERElement.sequence)
         guard fields.count >= 4 else { throw AppReceiptError(.notSignedData, "SignedData too short") }
-        let encap = try AppReceiptParser.children(fields[2], .sequence)
-        guard encap.count == 2,
-            let octets = try AppReceiptParser.children(encap[1], ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)).first
+        let encap = try reader.children(of: fields[2], tag: BERElement.sequence)
+        guard encap.count == 2, let octets = try reader.children(of: encap[1], tag: BERElement.context0).first,
+            octets.tag == BERElement.octetString
         else { throw AppReceiptError(.missingContent, "no attached content") }
-        content = Array(try ASN1OctetString(berEncoded: octets).bytes)
+        content = Array(try reader.stringBytes(octets))
 
-        var certificates: [Certificate] = []
+        var ders: [[UInt8]] = []
         var digest = SHA256()
-        var signerInfos: ASN1Node?
+        var signerInfos: BERElement?
         for field in fields.dropFirst(3) {
-            if field.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) {
-                for node in try AppReceiptParser.children(field, field.identifier) {
-                    let der = Array(node.encodedBytes)
+            if field.tag == BERElement.context0, field.isConstructed {
+                for node in try reader.children(of: field) {
+                    let der = Array(bytes[node.start..<node.end])
                     digest.update(data: der)
-                    certificates.append(try Certificate(derEncoded: der))
+                    ders.append(der)
                 }
-            } else if field.identifier == .set {
+            } else if field.tag == BERElement.set {
                 signerInfos = field
             }
         }
-        self.certificates = certificates
         certificatesDigest = Data(digest.finalize())
-        guard let signerInfos, let signer = try AppReceiptParser.children(signerInfos, .set).first,
-            try AppReceiptParser.children(signerInfos, .set).count == 1
-        else { throw AppReceiptError(.notSignedData, "expected exactly one signer") }
+        certificates = try parse(ders, certificatesDigest)
+        guard let signerInfos else { throw AppReceiptError(.notSignedData, "expected exactly one signer") }
+        let signers = try reader.children(of: signerInfos, tag: BERElement.set)
+        guard signers.count == 1 else { throw AppReceiptError(.notSignedData, "expected exactly one signer") }
 
-        let info = try AppReceiptParser.children(signer, .sequence)
+        let info = try reader.children(of: signers[0], tag: BERElement.sequence)
         guard info.count >= 5 else { throw AppReceiptError(.notSignedData, "SignerInfo too short") }
-        let sid = try AppReceiptParser.children(info[1], .sequence)
-        guard sid.count == 2 else { throw AppReceiptError(.notSignedData, "signer is not identified by issuer and serial") }
-        signerIssuerDER = Array(sid[0].encodedBytes)
-        guard case .primitive(let serial) = sid[1].content else { throw AppReceiptError(.notSignedData, "serial") }
-        signerSerial = serial
-        digestAlgorithm = try Self.algorithm(info[2])
+        let sid = try reader.children(of: info[1], tag: BERElement.sequence)
+        guard sid.count == 2, sid[1].tag == BERElement.integer, !sid[1].isConstructed else {
+            throw AppReceiptError(.notSignedData, "signer is not identified by issuer and serial")
+        }
+        signerIssuerDER = Array(bytes[sid[0].start..<sid[0].end])
+        signerSerial = bytes[sid[1].contents]
+        digestAlgorithm = try Self.algorithm(info[2], reader)
         var index = 3
-        if info[index].identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) {
-            let attributes = try AppReceiptParser.children(info[index], info[index].identifier)
+        if info[index].tag == BERElement.context0 {
             var body: [UInt8] = []
-            for attribute in attributes {
-                body += attribute.encodedBytes
-                let parts = try AppReceiptParser.children(attribute, .sequence)
-                if parts.count == 2, try ASN1ObjectIdentifier(berEncoded: parts[0]) == Self.messageDigestOID,
-                    let value = try AppReceiptParser.children(parts[1], .set).first
+            for attribute in try reader.children(of: info[index]) {
+                body += bytes[attribute.start..<attribute.end]
+                let parts = try reader.children(of: attribute, tag: BERElement.sequence)
+                if parts.count == 2, parts[0].tag == BERElement.objectIdentifier,
+                    bytes[parts[0].contents].elementsEqual(Self.messageDigestOIDBytes),
+                    let value = try reader.children(of: parts[1], tag: BERElement.set).first, value.tag == BERElement.octetString
                 {
-                    messageDigest = Array(try ASN1OctetString(berEncoded: value).bytes)
+                    messageDigest = Array(try reader.stringBytes(value))
                 }
             }
             // The signature covers the attributes as a DER `SET OF`, not as the [0] field.
@@ -90,14 +95,32 @@ struct SignedDataStructure {
             signedAttributes = serializer.serializedBytes
             index += 1
         }
-        guard info.count > index + 1 else { throw AppReceiptError(.notSignedData, "SignerInfo lacks signature") }
-        signatureAlgorithm = try Self.algorithm(info[index])
-        signature = Array(try ASN1OctetString(berEncoded: info[index + 1]).bytes)
+        guard info.count > index + 1, info[index + 1].tag == BERElement.octetString else {
+            throw AppReceiptError(.notSignedData, "SignerInfo lacks signature")
+        }
+        signatureAlgorithm = try Self.algorithm(info[index], reader)
+        signature = Array(try reader.stringBytes(info[index + 1]))
     }
 
-    static func algorithm(_ node: ASN1Node) throws -> ASN1ObjectIdentifier {
-        let parts = try AppReceiptParser.children(node, .sequence)
-        guard let oid = parts.first else { throw AppReceiptError(.notSignedData, "empty algorithm identifier") }
-        return try ASN1ObjectIdentifier(berEncoded: oid)
+    static func algorithm(_ element: BERElement, _ reader: BERReader) throws -> ASN1ObjectIdentifier {
+        guard let oid = try reader.children(of: element, tag: BERElement.sequence).first, oid.tag == BERElement.objectIdentifier else {
+            throw AppReceiptError(.notSignedData, "empty algorithm identifier")
+        }
+        return try ASN1ObjectIdentifier(derEncoded: Array(reader.bytes[oid.start..<oid.end]))
+    }
+}
+
+/// A certificate carried in a receipt, with what matching the signer and reporting need,
+/// computed once per distinct chain.
+struct ParsedCertificate: Sendable {
+    var certificate: Certificate
+    var issuerDER: [UInt8]?
+    var subject: String
+
+    init(der: [UInt8]) throws {
+        certificate = try Certificate(derEncoded: der)
+        var serializer = DER.Serializer()
+        issuerDER = (try? serializer.serialize(certificate.issuer)).map { serializer.serializedBytes }
+        subject = String(describing: certificate.subject)
     }
 }
