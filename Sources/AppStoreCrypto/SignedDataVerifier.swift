@@ -221,17 +221,45 @@ public struct SignedDataVerifier: Sendable {
         case at(Date)
     }
 
+    /// Online revocation checking (OCSP) of the leaf and intermediate, through a requester the
+    /// caller provides (the verifier does no I/O itself).
+    public struct RevocationCheck: Sendable {
+        /// `.hard`: no answer from the responder refuses the data; `.soft`: only a `revoked`
+        /// answer does.
+        public var failureMode: OCSPFailureMode
+        public var requester: any OCSPRequester
+        /// A chain that passed is trusted this long before its status is asked again.
+        public var recheckSeconds: TimeInterval
+
+        public init(failureMode: OCSPFailureMode, requester: any OCSPRequester, recheckSeconds: TimeInterval = 3600) {
+            self.failureMode = failureMode
+            self.requester = requester
+            self.recheckSeconds = recheckSeconds
+        }
+    }
+
+    /// swift-certificates' policy is generic over a concrete requester.
+    struct AnyRequester: OCSPRequester {
+        let base: any OCSPRequester
+        func query(request: [UInt8], uri: String) async -> OCSPRequesterQueryResult { await base.query(request: request, uri: uri) }
+    }
+
     public let roots: [Certificate]
     public let chainCache: VerifiedChainCache?
     public let requireAppleMarkers: Bool
+    public let revocation: RevocationCheck?
     /// Decoded headers with their leaf key and chain key, by header segment; used with the
     /// chain cache so a steady stream skips header decoding and certificate parsing.
     private let headers: HeaderCache?
 
-    public init(roots: [Certificate], requireAppleMarkers: Bool = true, chainCache: VerifiedChainCache? = VerifiedChainCache()) {
+    public init(
+        roots: [Certificate], requireAppleMarkers: Bool = true, chainCache: VerifiedChainCache? = VerifiedChainCache(),
+        revocation: RevocationCheck? = nil
+    ) {
         self.roots = roots
         self.requireAppleMarkers = requireAppleMarkers
         self.chainCache = chainCache
+        self.revocation = revocation
         headers = chainCache == nil ? nil : HeaderCache()
     }
 
@@ -322,13 +350,19 @@ public struct SignedDataVerifier: Sendable {
         for der in ders { hasher.update(data: der) }
         let key = VerifiedChainCache.key(signerIndex: 0, certificatesDigest: Data(hasher.finalize()))
         if let chainCache, chainCache.contains(key, at: time) { return failures }
+        let revocation = self.revocation
         var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
             RFC5280Policy(fixedExpiryValidationTime: time)
             AppleMarkerPolicy(required: requireAppleMarkers)
+            if let revocation {
+                OCSPVerifierPolicy(
+                    failureMode: revocation.failureMode, requester: AnyRequester(base: revocation.requester), validationTime: time)
+            }
         }
         switch await verifier.validate(leaf: leaf, intermediates: CertificateStore(Array(certificates.dropFirst()))) {
         case .validCertificate(let path):
-            chainCache?.insert(key, validatedPath: Array(path))
+            // With revocation checks on, a passed chain is trusted only until the next check is due.
+            chainCache?.insert(key, validatedPath: Array(path), until: revocation.map { time.addingTimeInterval($0.recheckSeconds) })
             if let leafKey = P256.Signing.PublicKey(leaf.publicKey) {
                 headers?.insert(
                     HeaderCache.Entry(segment: Array(jws.headerSegment), header: jws.header, leafKey: leafKey, chainKey: key))

@@ -36,9 +36,10 @@ public final class VerifiedChainCache: Sendable {
         return true
     }
 
-    func insert(_ key: Data, validatedPath: [Certificate]) {
-        guard let notBefore = validatedPath.map(\.notValidBefore).max(), let notAfter = validatedPath.map(\.notValidAfter).min()
+    func insert(_ key: Data, validatedPath: [Certificate], until limit: Date? = nil) {
+        guard let notBefore = validatedPath.map(\.notValidBefore).max(), var notAfter = validatedPath.map(\.notValidAfter).min()
         else { return }
+        if let limit { notAfter = min(notAfter, limit) }
         entries.withLock { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[key] = Entry(notBefore: notBefore, notAfter: notAfter)

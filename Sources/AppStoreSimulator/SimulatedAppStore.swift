@@ -14,6 +14,8 @@ public final class SimulatedAppStore: Sendable {
     /// Notifications created, with their delivery attempts (the notification history).
     let outbox = NotificationOutbox()
     let serverAPI = ServerAPIState()
+    /// Serials of the simulator's certificates revoked through `/sim/pki/revoke`, with when.
+    let revokedSerials = Mutex<[[UInt8]: Date]>([:])
     /// Receipts already read, by their bytes' SHA-256: a receipt never changes once signed, and
     /// reading one costs a CMS chain validation. Bounded; starts over when full.
     private let readReceipts = Mutex<[Data: DecodedSimulatorReceipt]>([:])

@@ -12,10 +12,17 @@ public struct SimulatorPKI: Sendable {
     /// Apple's marker on the Worldwide Developer Relations intermediate.
     public static let intermediateMarkerOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
 
+    /// Where the intermediate and the leaf say their revocation status is served (Authority
+    /// Information Access). A name that resolves nowhere: servers that check revocation against
+    /// the simulator point their OCSP requests at its `/ocsp` (`responderOverride`).
+    public static let ocspURL = "http://ocsp.storekeeper-simulator.invalid/ocsp"
+
     public let root: Certificate
     public let intermediate: Certificate
     public let leaf: Certificate
     let leafKey: P256.Signing.PrivateKey
+    let intermediateKey: P256.Signing.PrivateKey
+    let rootKey: P256.Signing.PrivateKey
 
     /// `leafMarker` / `intermediateMarker` off make a chain a verifier must refuse (tests).
     public init(now: Date = Date(), leafMarker: Bool = true, intermediateMarker: Bool = true) throws {
@@ -51,6 +58,8 @@ public struct SimulatorPKI: Sendable {
             Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
             Critical(KeyUsage(keyCertSign: true, cRLSign: true))
         }
+        let ocsp = AuthorityInformationAccess([.init(method: .ocspServer, location: .uniformResourceIdentifier(Self.ocspURL))])
+        try intermediateExtensions.append(Certificate.Extension(ocsp, critical: false))
         if intermediateMarker {
             try intermediateExtensions.append(
                 Certificate.Extension(oid: Self.intermediateMarkerOID, critical: false, value: [0x05, 0x00]))
@@ -63,6 +72,7 @@ public struct SimulatorPKI: Sendable {
             Critical(BasicConstraints.notCertificateAuthority)
             Critical(KeyUsage(digitalSignature: true))
         }
+        try leafExtensions.append(Certificate.Extension(ocsp, critical: false))
         if leafMarker {
             try leafExtensions.append(Certificate.Extension(oid: Self.leafMarkerOID, critical: false, value: [0x05, 0x00]))
         }
@@ -71,6 +81,8 @@ public struct SimulatorPKI: Sendable {
             notValidAfter: now.addingTimeInterval(2 * 365 * 86_400), issuer: intermediateName, subject: leafName,
             signatureAlgorithm: .ecdsaWithSHA256, extensions: leafExtensions, issuerPrivateKey: .init(intermediateKey))
         self.leafKey = leafKey
+        self.intermediateKey = intermediateKey
+        self.rootKey = rootKey
     }
 
     /// The root in PEM, for servers that verify the simulator's receipts locally.

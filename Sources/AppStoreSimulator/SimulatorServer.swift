@@ -234,6 +234,18 @@ public struct SimulatorServer: Sendable {
                 Self.json(SimulatedAppStore.wire(try await store.state.revoke(transactionId: id, now: Date())))
             }
         }
+        router.post("/ocsp") { request, _ in
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            let answer = store.ocspResponse(to: Array(body.readableBytesView), now: Date())
+            return Response(
+                status: .ok, headers: [.contentType: "application/ocsp-response"], body: .init(byteBuffer: ByteBuffer(bytes: answer)))
+        }
+        sim.post("pki/revoke") { request, _ in
+            struct Body: Decodable { var certificate: SimulatedAppStore.RevocableCertificate }
+            let body: Body = try await Self.decode(request)
+            store.revoke(body.certificate, at: Date())
+            return Self.json(["revoked": body.certificate.rawValue])
+        }
         sim.get("pki/root.pem") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "application/x-pem-file"],

@@ -26,7 +26,7 @@ public enum StorekeeperApplication {
             configuration.runWorkers
             ? try makeRunner(
                 configuration: configuration, store: store, httpClient: httpClient, metrics: metrics, signal: signal,
-                logger: logger, now: now)
+                logger: logger, now: now, signedGate: context.signedTransactionGate)
             : nil
         var background: [any Service] = runner.map { [$0] } ?? []
         if configuration.runWorkers, let gapFill = makeGapFill(context: context) { background.append(gapFill) }
@@ -81,7 +81,17 @@ public enum StorekeeperApplication {
         metrics: MetricsRegistry = MetricsRegistry(), signal: WakeSignal = WakeSignal(), logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws -> JobRunner {
-        let signedGate = try SignedTransactionGate(configuration: configuration.receiptTrust)
+        try makeRunner(
+            configuration: configuration, store: store, httpClient: httpClient, metrics: metrics, signal: signal, logger: logger,
+            now: now, signedGate: nil)
+    }
+
+    /// `signedGate`: the API's own, so both share one chain cache and one OCSP answer cache.
+    static func makeRunner(
+        configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient, metrics: MetricsRegistry,
+        signal: WakeSignal, logger: Logger, now: @escaping @Sendable () -> Date, signedGate sharedGate: SignedTransactionGate?
+    ) throws -> JobRunner {
+        let signedGate = try sharedGate ?? SignedTransactionGate(configuration: configuration.receiptTrust, httpClient: httpClient)
         let serverAPIs = try ServerAPIClients.make(configuration: configuration, httpClient: httpClient, now: now).mapValues {
             ServerAPIHistory(client: $0, gate: signedGate)
         }
@@ -113,7 +123,7 @@ public enum StorekeeperApplication {
         ServerContext(
             configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger, now: now,
             receiptGate: try ReceiptGate(configuration: configuration.receiptTrust),
-            signedTransactionGate: try SignedTransactionGate(configuration: configuration.receiptTrust),
+            signedTransactionGate: try SignedTransactionGate(configuration: configuration.receiptTrust, httpClient: httpClient),
             serverAPIClients: try ServerAPIClients.make(configuration: configuration, httpClient: httpClient, now: now))
     }
 

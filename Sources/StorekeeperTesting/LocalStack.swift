@@ -96,6 +96,10 @@ public final class LocalStack: Sendable {
         configuration.appleEndpoints = VerifyReceiptEndpoints(
             production: "\(simulatorURL)/verifyReceipt", sandbox: "\(simulatorURL)/sandbox/verifyReceipt")
         configuration.serverAPIEndpoints = ServerAPIEndpoints(production: simulatorURL, sandbox: "\(simulatorURL)/sandbox-api")
+        // The simulator's certificates name a responder that resolves nowhere; its /ocsp answers.
+        if configuration.receiptTrust.revocation.mode != .off, configuration.receiptTrust.revocation.responderOverride == nil {
+            configuration.receiptTrust.revocation.responderOverride = "\(simulatorURL)/ocsp"
+        }
 
         let backend = try StorageBackend.open(configuration: configuration, logger: logger)
         let storePool = backend.postgres?.runInBackground()

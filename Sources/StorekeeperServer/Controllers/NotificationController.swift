@@ -101,7 +101,7 @@ struct NotificationIngest {
         let verdict: SignedDataVerdict
         do {
             verdict = try await context.signedTransactionGate.verifier.verify(
-                signedPayload, expecting: .init(), time: .signedDate(fallback: now))
+                signedPayload, expecting: .init(), time: context.signedTransactionGate.validationTime(now: now))
         } catch let error as SignedDataError {
             throw StorekeeperError(.invalidNotification, "not a signed notification (\(error.code)): \(error.message)")
         }

@@ -43,15 +43,9 @@ struct ServerAPIRefreshJobHandler: JobHandler {
         do {
             switch try await history.fetch(transactionIds: ids, app: app, now: at) {
             case .verified(let response, let environment, _):
-                let catalog = Dictionary(try await store.products(appId: app.id).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })
-                let result = try await store.completeVerified(
-                    lease, verificationId: verification.id, response: response, environment: environment,
-                    report: AttemptReport(statuses: [], environment: environment.storageName, reason: nil),
-                    request: GrantRequest(appId: app.id, bundleId: app.bundleId, bindingPolicy: configuration.bindingPolicy, catalog: catalog),
-                    now: at)
-                if case .granted(let summary) = result {
-                    metrics.increment("storekeeper_grants_total", by: Double(summary.granted.count))
-                }
+                let result = try await VerifiedGrant(store: store, configuration: configuration, metrics: metrics).complete(
+                    lease, verification: verification, app: app, response: response, environment: environment,
+                    report: AttemptReport(statuses: [], environment: environment.storageName, reason: nil), now: at)
                 metrics.increment("storekeeper_subscriber_refreshes_total", labels: ["outcome": result.outcomeLabel])
             case .rejected(let code, _):
                 _ = try await store.finishInvalid(

@@ -1,5 +1,6 @@
 import AppStoreCrypto
 import AppStoreModels
+import AsyncHTTPClient
 import Foundation
 import StorekeeperDomain
 import SwiftASN1
@@ -11,11 +12,31 @@ import X509
 /// only when the app accepts it. Checked when posted and again by the job that grants.
 struct SignedTransactionGate: Sendable {
     let verifier: SignedDataVerifier
+    /// Revocation is checked online, so certificates are judged at now, not at `signedDate`.
+    let online: Bool
 
-    init(configuration: ReceiptTrustConfiguration) throws {
+    /// `httpClient` asks OCSP responders when `configuration.revocation` is on.
+    init(configuration: ReceiptTrustConfiguration, httpClient: HTTPClient? = nil) throws {
         var roots: [Certificate] = configuration.appleRoots ? try ReceiptSignatureVerifier.appleRoots() : []
         for pem in configuration.extraRootsPEM { roots.append(try Certificate(pemEncoded: pem)) }
-        verifier = SignedDataVerifier(roots: roots, requireAppleMarkers: configuration.requireAppleMarkers)
+        let policy = configuration.revocation
+        var revocation: SignedDataVerifier.RevocationCheck?
+        if policy.mode != .off, let httpClient {
+            revocation = SignedDataVerifier.RevocationCheck(
+                failureMode: policy.mode == .hardFail ? .hard : .soft,
+                requester: HTTPOCSPRequester(
+                    httpClient: httpClient, responderOverride: policy.responderOverride, cacheSeconds: policy.cacheSeconds,
+                    timeoutSeconds: policy.timeoutSeconds, hardFail: policy.mode == .hardFail),
+                recheckSeconds: policy.cacheSeconds)
+        }
+        online = revocation != nil
+        verifier = SignedDataVerifier(roots: roots, requireAppleMarkers: configuration.requireAppleMarkers, revocation: revocation)
+    }
+
+    /// When certificates must have been valid: at `signedDate` (Apple's offline rule), or now
+    /// when revocation is checked online.
+    func validationTime(now: Date) -> SignedDataVerifier.ValidationTime {
+        online ? .at(now) : .signedDate(fallback: now)
     }
 
     enum Outcome: Sendable {
@@ -36,7 +57,7 @@ struct SignedTransactionGate: Sendable {
     ) async throws -> Outcome {
         let verdict: SignedDataVerdict
         do {
-            verdict = try await verifier.verify(jws, expecting: .init(bundleId: app.bundleId), time: .signedDate(fallback: now))
+            verdict = try await verifier.verify(jws, expecting: .init(bundleId: app.bundleId), time: validationTime(now: now))
         } catch let error as SignedDataError {
             throw StorekeeperError(.invalidSignedTransaction, "not a signed transaction (\(error.code)): \(error.message)")
         }
@@ -52,7 +73,7 @@ struct SignedTransactionGate: Sendable {
         }
         var nestedRenewal: SignedRenewalInfo?
         if let signedRenewal = notification.data?.signedRenewalInfo {
-            let renewalVerdict = try await verifier.verify(signedRenewal, expecting: .init(), time: .signedDate(fallback: now))
+            let renewalVerdict = try await verifier.verify(signedRenewal, expecting: .init(), time: validationTime(now: now))
             if let first = renewalVerdict.failures.first { return .rejected(code: first.code, message: "renewal info: \(first)") }
             nestedRenewal = try? renewalVerdict.decode(SignedRenewalInfo.self)
         }
@@ -61,7 +82,7 @@ struct SignedTransactionGate: Sendable {
 
     /// A signed renewal info (Server API subscription statuses), verified; nil with the failure code otherwise.
     func renewalInfo(_ jws: String, now: Date) async -> Result<SignedRenewalInfo, SignedDataFailureCode> {
-        guard let verdict = try? await verifier.verify(jws, expecting: .init(), time: .signedDate(fallback: now)) else {
+        guard let verdict = try? await verifier.verify(jws, expecting: .init(), time: validationTime(now: now)) else {
             return .failure(SignedDataFailureCode(code: "invalid_renewal_info"))
         }
         if let first = verdict.failures.first { return .failure(SignedDataFailureCode(code: first.code)) }

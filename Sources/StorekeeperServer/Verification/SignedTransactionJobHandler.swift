@@ -45,19 +45,11 @@ struct SignedTransactionJobHandler: JobHandler {
         case .verified(let transaction, let response, let environment):
             // Refunds and their reversals are ordered by when Apple signed what says so.
             let notification = SignedTransactionGate.notificationHeader(jws)
-            let catalog = Dictionary(try await store.products(appId: app.id).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })
-            let report = AttemptReport(statuses: [], environment: environment.storageName, reason: nil)
-            let result = try await store.completeVerified(
-                lease, verificationId: verification.id, response: response, environment: environment, report: report,
-                request: GrantRequest(
-                    appId: app.id, bundleId: app.bundleId, bindingPolicy: configuration.bindingPolicy, catalog: catalog,
-                    evidenceSignedAt: notification.map { $0.signedDate } ?? transaction.signedDate?.date,
-                    reversesRefunds: notification?.type == .refundReversed),
-                now: at)
-            if case .granted(let summary) = result {
-                metrics.increment("storekeeper_grants_total", by: Double(summary.granted.count))
-            }
-            metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": result.outcomeLabel])
+            try await VerifiedGrant(store: store, configuration: configuration, metrics: metrics).complete(
+                lease, verification: verification, app: app, response: response, environment: environment,
+                report: AttemptReport(statuses: [], environment: environment.storageName, reason: nil),
+                evidenceSignedAt: notification.map { $0.signedDate } ?? transaction.signedDate?.date,
+                reversesRefunds: notification?.type == .refundReversed, now: at)
         }
         return .finishedByHandler
     }

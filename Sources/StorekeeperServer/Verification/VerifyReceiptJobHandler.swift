@@ -117,17 +117,8 @@ struct VerifyReceiptJobHandler: JobHandler {
             _ = try await store.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
             return
         }
-        let catalog = Dictionary(try await store.products(appId: app.id).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })
-        let result = try await store.completeVerified(
-            lease, verificationId: verification.id, response: response, environment: environment, report: report,
-            request: GrantRequest(appId: app.id, bundleId: app.bundleId, bindingPolicy: configuration.bindingPolicy, catalog: catalog),
-            now: at)
-        if case .granted(let summary) = result {
-            metrics.increment("storekeeper_grants_total", by: Double(summary.granted.count))
-            metrics.increment("storekeeper_grant_conflicts_total", by: Double(summary.conflicts.count))
-            metrics.increment("storekeeper_refunds_total", by: Double(summary.revoked.count))
-        }
-        metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": result.outcomeLabel])
+        try await VerifiedGrant(store: store, configuration: configuration, metrics: metrics).complete(
+            lease, verification: verification, app: app, response: response, environment: environment, report: report, now: at)
     }
 
     /// verifyReceipt failed: when the receipt's signature and chain checked locally (so its

@@ -42,6 +42,9 @@ struct Serve: AsyncParsableCommand {
                     sandbox: "http://127.0.0.1:\(simulatorPort)/sandbox/verifyReceipt")
                 c.serverAPIEndpoints = ServerAPIEndpoints(
                     production: "http://127.0.0.1:\(simulatorPort)", sandbox: "http://127.0.0.1:\(simulatorPort)/sandbox-api")
+                if c.receiptTrust.revocation.mode != .off, c.receiptTrust.revocation.responderOverride == nil {
+                    c.receiptTrust.revocation.responderOverride = "http://127.0.0.1:\(simulatorPort)/ocsp"
+                }
                 // The simulator's App Store Connect issues a key per app for this run.
                 for index in c.apps.indices where c.apps[index].serverAPI == nil { c.apps[index].serverAPI = .generated() }
             }

@@ -1,0 +1,79 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import NIOCore
+import NIOHTTP1
+import SwiftASN1
+import Synchronization
+import X509
+
+/// Asks OCSP responders over HTTP for the signed-data verifier, and keeps each answer for a
+/// while per certificate (keyed by the request's CertID, not its nonce), so a steady stream of
+/// transactions costs no responder round trip. `responderOverride` sends every request to one
+/// URL instead of the certificate's (a proxy, or the simulator's `/ocsp`).
+final class HTTPOCSPRequester: OCSPRequester {
+    let httpClient: HTTPClient
+    let responderOverride: String?
+    let cacheSeconds: Double
+    let timeoutSeconds: Double
+    /// swift-certificates lets a non-terminal error pass even in hard-fail mode: unreachable
+    /// responders are reported as terminal when the policy is hard-fail.
+    let hardFail: Bool
+    private let cache = Mutex<[Data: (bytes: [UInt8], expires: Date)]>([:])
+
+    struct ResponderError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    init(httpClient: HTTPClient, responderOverride: String?, cacheSeconds: Double, timeoutSeconds: Double, hardFail: Bool) {
+        self.httpClient = httpClient
+        self.responderOverride = responderOverride
+        self.cacheSeconds = cacheSeconds
+        self.timeoutSeconds = timeoutSeconds
+        self.hardFail = hardFail
+    }
+
+    private func failure(_ description: String) -> OCSPRequesterQueryResult {
+        hardFail ? .terminalError(ResponderError(description: description)) : .nonTerminalError(ResponderError(description: description))
+    }
+
+    func query(request: [UInt8], uri: String) async -> OCSPRequesterQueryResult {
+        let key = Self.certIDKey(request)
+        let now = Date()
+        if let key, let cached = cache.withLock({ $0[key] }), cached.expires > now { return .response(cached.bytes) }
+        var http = HTTPClientRequest(url: responderOverride ?? uri)
+        http.method = .POST
+        http.headers.add(name: "Content-Type", value: "application/ocsp-request")
+        http.body = .bytes(ByteBuffer(bytes: request))
+        do {
+            let response = try await httpClient.execute(http, timeout: .milliseconds(Int64(timeoutSeconds * 1000)))
+            let body = try await response.body.collect(upTo: 1024 * 1024)
+            guard response.status == .ok else {
+                return failure("OCSP responder answered HTTP \(response.status.code)")
+            }
+            let bytes = Array(body.readableBytesView)
+            if let key {
+                cache.withLock { cache in
+                    if cache.count >= 1024 { cache.removeAll(keepingCapacity: true) }
+                    cache[key] = (bytes, now.addingTimeInterval(cacheSeconds))
+                }
+            }
+            return .response(bytes)
+        } catch {
+            return failure("OCSP responder unreachable: \(error)")
+        }
+    }
+
+    /// SHA-256 of the first CertID in a DER OCSPRequest (which certificate is asked about).
+    static func certIDKey(_ request: [UInt8]) -> Data? {
+        func children(_ node: ASN1Node?) -> [ASN1Node]? {
+            guard let node, case .constructed(let nodes) = node.content else { return nil }
+            return Array(nodes)
+        }
+        guard let root = try? DER.parse(request), let tbs = children(root)?.first,
+            let list = children(tbs)?.first(where: { $0.identifier == .sequence }), let first = children(list)?.first,
+            let certID = children(first)?.first
+        else { return nil }
+        return Data(SHA256.hash(data: Array(certID.encodedBytes)))
+    }
+}

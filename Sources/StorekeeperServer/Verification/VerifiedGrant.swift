@@ -1,0 +1,37 @@
+import AppStoreModels
+import Foundation
+import JobQueue
+import Persistence
+import StorekeeperDomain
+
+/// The last step every verification job shares once an answer is verified (verifyReceipt, a
+/// signed transaction or notification, the Server API): load the catalog, grant in the
+/// transaction that completes the job, count what happened.
+struct VerifiedGrant {
+    let store: any StorekeeperStore
+    let configuration: StorekeeperConfiguration
+    let metrics: MetricsRegistry
+
+    /// `evidenceSignedAt` / `reversesRefunds`: see `GrantContext`.
+    @discardableResult
+    func complete(
+        _ lease: JobLease, verification: VerificationRecord, app: AppConfiguration, response: VerifyReceiptResponse,
+        environment: AppStoreEnvironment, report: AttemptReport, evidenceSignedAt: Date? = nil, reversesRefunds: Bool = false,
+        now: Date
+    ) async throws -> GrantResult {
+        let catalog = Dictionary(try await store.products(appId: app.id).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })
+        let result = try await store.completeVerified(
+            lease, verificationId: verification.id, response: response, environment: environment, report: report,
+            request: GrantRequest(
+                appId: app.id, bundleId: app.bundleId, bindingPolicy: configuration.bindingPolicy, catalog: catalog,
+                evidenceSignedAt: evidenceSignedAt, reversesRefunds: reversesRefunds),
+            now: now)
+        if case .granted(let summary) = result {
+            metrics.increment("storekeeper_grants_total", by: Double(summary.granted.count))
+            metrics.increment("storekeeper_grant_conflicts_total", by: Double(summary.conflicts.count))
+            metrics.increment("storekeeper_refunds_total", by: Double(summary.revoked.count))
+        }
+        metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": result.outcomeLabel])
+        return result
+    }
+}
