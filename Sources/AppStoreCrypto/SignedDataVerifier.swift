@@ -356,7 +356,7 @@ public struct SignedDataVerifier: Sendable {
             AppleMarkerPolicy(required: requireAppleMarkers)
             if let revocation {
                 OCSPVerifierPolicy(
-                    failureMode: revocation.failureMode, requester: AnyRequester(base: revocation.requester), validationTime: time)
+                    failureMode: revocation.failureMode, requester: AnyRequester(base: revocation.requester), fixedExpiryValidationTime: time)
             }
         }
         switch await verifier.validate(leaf: leaf, intermediates: CertificateStore(Array(certificates.dropFirst()))) {
