@@ -163,14 +163,6 @@ public final class LocalStack: Sendable {
             json: Body(bundleId: configuration.apps[0].bundleId, url: url ?? "\(serverURL ?? "")/v1/notifications/appstore"))
     }
 
-    /// A Server API client for the first app, pointed at the simulator, signing with the app's key.
-    public func serverAPIClient(policy: ServerAPIRetryPolicy = .init(base: 0.05, cap: 0.2)) throws -> AppStoreServerAPIClient {
-        guard let credentials = configuration.apps[0].serverAPICredentials else { throw CancellationError() }
-        return AppStoreServerAPIClient(
-            httpClient: httpClient, endpoints: configuration.serverAPIEndpoints, tokens: try ServerAPITokenProvider(credentials: credentials),
-            policy: policy)
-    }
-
     /// Stops the server (gracefully), leaving the simulator and the database.
     public func stopServer() async {
         await serverGroup?.triggerGracefulShutdown()

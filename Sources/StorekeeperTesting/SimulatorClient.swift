@@ -151,10 +151,6 @@ public struct SimulatorClient: Sendable {
         try await post("/sim/transactions/\(transactionId)/revoke")
     }
 
-    public func setAutoRenew(originalTransactionId: String, enabled: Bool) async throws {
-        try await post("/sim/subscriptions/\(originalTransactionId)/\(enabled ? "resume" : "cancel")-auto-renew")
-    }
-
     private func post(_ path: String) async throws {
         let reply = try await http.send(.POST, path)
         guard reply.status == 200 else { throw Failure(description: "\(path): \(reply.status) \(reply.text)") }

@@ -184,7 +184,7 @@ struct ConfigurationTests {
     @Test("a bad configuration fails at start with messages naming each bad key")
     func namesBadKeys() throws {
         let file =
-            #"{"adminKey":"short","apps":[{"id":"Bad Id","bundleId":"","apiKey":"k","products":[{"productId":"p","type":"auto_renewable","status":"ready_for_sale"},{"productId":"s","type":"non_renewing","status":"ready_for_sale"}]}],"workers":0,"databasePath":"postgres://db.internal/payments?pool=3","outagePolicy":{"provisionalSeconds":0},"prot":8080}"#
+            #"{"adminKey":"short","apps":[{"id":"Bad Id","bundleId":"","apiKey":"k","serverAPI":{"issuerId":"i","keyId":"k","privateKeyPEM":"not a key"},"products":[{"productId":"p","type":"auto_renewable","status":"ready_for_sale"},{"productId":"s","type":"non_renewing","status":"ready_for_sale"}]}],"workers":0,"databasePath":"postgres://db.internal/payments?pool=3","outagePolicy":{"provisionalSeconds":0},"notificationGapFill":{"intervalSeconds":0},"serverAPIEndpoints":{"production":"nowhere","sandbox":"https://x"},"receiptTrust":{"revocation":{"mode":"hard_fail","timeoutSeconds":0}},"prot":8080}"#
         #expect(throws: ConfigurationLoader.Failure.self) { try ConfigurationLoader.parse(Data(file.utf8)) }
         do {
             _ = try ConfigurationLoader.parse(Data(file.utf8))
@@ -196,7 +196,8 @@ struct ConfigurationTests {
         let problems = configuration.validationProblems()
         for key in [
             "adminKey:", "apps[0].id:", "apps[0].bundleId:", "apps[0].apiKey:", "apps[0].sharedSecret:", "apps[0].products[1].duration:", "workers:",
-            "databasePath:", "outagePolicy:",
+            "databasePath:", "outagePolicy:", "apps[0].serverAPI.privateKeyPEM:", "notificationGapFill:", "serverAPIEndpoints.production:",
+            "receiptTrust.revocation.timeoutSeconds:",
         ] {
             #expect(problems.contains { $0.hasPrefix(key) }, "no problem reported for \(key): \(problems)")
         }

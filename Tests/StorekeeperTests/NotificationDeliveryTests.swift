@@ -266,3 +266,30 @@ struct NotificationDeliveryTests {
         }
     }
 }
+
+@Suite("Server API admin routes: bad input")
+struct ServerAPIAdminInputTests {
+    @Test("gap-fill and refresh answer 409 without a key, 400 for a bad window, 404 for a user with no purchase")
+    func badInput() async throws {
+        try await withStack { stack in
+            let gapFill = try await stack.api.adminPost("/v1/admin/apps/demo/notifications/gap-fill")
+            #expect(gapFill.status == 409 && gapFill.errorCode == "server_api_not_configured", "\(gapFill.text)")
+            let refresh = try await stack.api.adminPost("/v1/admin/apps/demo/users/alice/refresh")
+            #expect(refresh.status == 409 && refresh.errorCode == "server_api_not_configured", "\(refresh.text)")
+        }
+        try await withStack(configure: {
+            $0.apps[0].serverAPI = .generated()
+            $0.notificationGapFill.enabled = false
+        }) { stack in
+            for window in ["-5", "abc", "99999999999"] {
+                let reply = try await stack.api.adminPost("/v1/admin/apps/demo/notifications/gap-fill?lookbackSeconds=\(window)")
+                #expect(reply.status == 400 && reply.errorCode == "invalid_request", "\(window): \(reply.text)")
+            }
+            let empty = try await stack.api.adminPost("/v1/admin/apps/demo/notifications/gap-fill?lookbackSeconds=600")
+            #expect(empty.status == 200 && empty.json["recovered"] as? Int == 0 && empty.json["pages"] as? Int == 2, "\(empty.text)")
+            #expect(try await stack.api.adminPost("/v1/admin/apps/demo/users/nobody/refresh").errorCode == "not_found")
+            let unauthorized = try await stack.api.http.send(.POST, "/v1/admin/apps/demo/notifications/gap-fill")
+            #expect(unauthorized.status == 401)
+        }
+    }
+}

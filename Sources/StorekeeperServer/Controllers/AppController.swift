@@ -97,7 +97,7 @@ struct AppController {
         case .rejected(let code, let message):
             context.metrics.increment("storekeeper_signed_transactions_rejected_total", labels: ["reason": code])
             throw StorekeeperError(.signedTransactionRejected, "\(code): \(message)")
-        case .verified(let transaction, _, _):
+        case .verified(let transaction, _, _, _):
             if let expected = body.appAccountToken, let carried = transaction.appAccountToken,
                 expected.lowercased() != carried.lowercased()
             {

@@ -88,12 +88,19 @@ struct NotificationIngest {
             appId: app.id, notificationUUID: uuid, notificationType: type, subtype: nil, signedDate: nil,
             originalTransactionId: notification.originalTransactionId, environment: notification.environment?.storageName,
             payload: String(decoding: raw, as: UTF8.self), outcome: outcome)
+        return try await store(record, submission: submission, version: "1", now: now)
+    }
+
+    /// One transaction: the notification (once per UUID) and the job it causes; then the answer.
+    private func store(_ record: NotificationRecord, submission: ReceiptSubmission?, version: String, now: Date) async throws -> Answer {
         let result = try await context.store.recordNotification(record, submission: submission, now: now)
         if result.verification != nil { context.signal.wake() }
         context.metrics.increment(
-            "storekeeper_notifications_total", labels: ["type": type, "version": "1", "outcome": result.created ? outcome : "duplicate"])
+            "storekeeper_notifications_total",
+            labels: ["type": record.notificationType, "version": version, "outcome": result.created ? record.outcome : "duplicate"])
         return Answer(
-            notificationUUID: uuid, notificationType: type, duplicate: !result.created, outcome: outcome, verificationId: result.verification?.id)
+            notificationUUID: record.notificationUUID, notificationType: record.notificationType, duplicate: !result.created,
+            outcome: record.outcome, verificationId: result.verification?.id)
     }
 
     func ingest(signedPayload: String) async throws -> Answer {
@@ -125,7 +132,7 @@ struct NotificationIngest {
             switch try await context.signedTransactionGate.check(signed, app: app, now: now) {
             case .rejected(let code, _):
                 outcome = code
-            case .verified(let transaction, _, _):
+            case .verified(let transaction, _, _, _):
                 originalTransactionId = transaction.originalTransactionId ?? transaction.transactionId
                 if type == .consumptionRequest {
                     // Apple asks for consumption information before deciding a refund: recorded
@@ -152,12 +159,6 @@ struct NotificationIngest {
             appId: app.id, notificationUUID: uuid, notificationType: type.rawValue, subtype: payload.subtype,
             signedDate: payload.signedDate?.date, originalTransactionId: originalTransactionId,
             environment: payload.environment?.storageName, payload: signedPayload, outcome: outcome)
-        let result = try await context.store.recordNotification(record, submission: submission, now: now)
-        if result.verification != nil { context.signal.wake() }
-        context.metrics.increment(
-            "storekeeper_notifications_total", labels: ["type": type.rawValue, "outcome": result.created ? outcome : "duplicate"])
-        return Answer(
-            notificationUUID: uuid, notificationType: type.rawValue, duplicate: !result.created, outcome: outcome,
-            verificationId: result.verification?.id)
+        return try await store(record, submission: submission, version: "2", now: now)
     }
 }

@@ -33,7 +33,7 @@ struct ServerAPIHistory: Sendable {
                 switch try await gate.check(jws, app: app, now: now) {
                 case .rejected(let code, let message):
                     return .rejected(code: code, message: "history of \(id): \(message)")
-                case .verified(let transaction, _, _):
+                case .verified(let transaction, _, _, _):
                     guard let transactionId = transaction.transactionId else { continue }
                     covered.insert(transactionId)
                     if collected.insert(transactionId).inserted { transactions.append(transaction) }

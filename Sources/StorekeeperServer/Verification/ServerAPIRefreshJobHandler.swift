@@ -10,7 +10,7 @@ import StorekeeperDomain
 /// original transactions and the renewal info of their subscriptions, verified, then granted
 /// through the same planner and exactly-once keys as everything else. Apple unavailable or
 /// rate-limiting: retried on the job's schedule (after Retry-After when Apple gave one).
-struct ServerAPIRefreshJobHandler: JobHandler {
+struct ServerAPIRefreshJobHandler: VerificationJobHandler {
     let kind = refreshFromServerAPIJobKind
     let store: any StorekeeperStore
     let serverAPIs: [String: ServerAPIHistory]
@@ -20,18 +20,9 @@ struct ServerAPIRefreshJobHandler: JobHandler {
     let logger: Logger
     let now: @Sendable () -> Date
 
-    func run(_ lease: JobLease) async -> JobOutcome {
-        await VerificationJobStart.retryingOnFailure(lease, configuration: configuration, logger: logger, now: now()) {
-            try await refresh(lease)
-        }
-    }
-
-    private func refresh(_ lease: JobLease) async throws -> JobOutcome {
-        let (verification, data, app): (VerificationRecord, String, AppConfiguration)
-        switch try await VerificationJobStart.begin(lease, store: store, apps: apps, now: now()) {
-        case .done(let outcome): return outcome
-        case .proceed(let record, let submitted, let configured): (verification, data, app) = (record, submitted, configured)
-        }
+    func verify(
+        _ lease: JobLease, verification: VerificationRecord, data: String, app: AppConfiguration
+    ) async throws -> JobOutcome {
         let at = now()
         guard let history = serverAPIs[app.id] else {
             let report = AttemptReport(statuses: [], environment: nil, reason: "server_api_not_configured")

@@ -40,7 +40,10 @@ struct SignedTransactionGate: Sendable {
     }
 
     enum Outcome: Sendable {
-        case verified(SignedTransaction, response: VerifyReceiptResponse, environment: AppStoreEnvironment)
+        /// `notification`: the verified V2 notification that carried the transaction, if any
+        /// (its type and `signedDate` order refunds against their reversals).
+        case verified(
+            SignedTransaction, response: VerifyReceiptResponse, environment: AppStoreEnvironment, notification: NotificationPayload?)
         /// Readable but not to be granted; `code` is the first failure's stable code.
         case rejected(code: String, message: String)
     }
@@ -73,11 +76,17 @@ struct SignedTransactionGate: Sendable {
         }
         var nestedRenewal: SignedRenewalInfo?
         if let signedRenewal = notification.data?.signedRenewalInfo {
-            let renewalVerdict = try await verifier.verify(signedRenewal, expecting: .init(), time: validationTime(now: now))
-            if let first = renewalVerdict.failures.first { return .rejected(code: first.code, message: "renewal info: \(first)") }
-            nestedRenewal = try? renewalVerdict.decode(SignedRenewalInfo.self)
+            switch await renewalInfo(signedRenewal, now: now) {
+            case .success(let renewal): nestedRenewal = renewal
+            case .failure(let failure): return .rejected(code: failure.code, message: "renewal info: \(failure.code)")
+            }
         }
-        return try await check(nested, app: app, now: now, renewal: nestedRenewal, acceptNotification: false)
+        switch try await check(nested, app: app, now: now, renewal: nestedRenewal, acceptNotification: false) {
+        case .verified(let transaction, let response, let environment, _):
+            return .verified(transaction, response: response, environment: environment, notification: notification)
+        case .rejected(let code, let message):
+            return .rejected(code: code, message: message)
+        }
     }
 
     /// A signed renewal info (Server API subscription statuses), verified; nil with the failure code otherwise.
@@ -90,15 +99,6 @@ struct SignedTransactionGate: Sendable {
             return .failure(SignedDataFailureCode(code: "invalid_renewal_info"))
         }
         return .success(renewal)
-    }
-
-    /// The type and signing time of a notification whose signature `check` already verified
-    /// (nil for a bare signed transaction).
-    static func notificationHeader(_ jws: String) -> (type: NotificationType, signedDate: Date?)? {
-        guard let payload = try? CompactJWS(jws).payload,
-            let notification = try? JSONDecoder().decode(NotificationPayload.self, from: Data(payload)), let type = notification.notificationType
-        else { return nil }
-        return (type, notification.signedDate?.date)
     }
 
     private func transactionOutcome(_ verdict: SignedDataVerdict, app: AppConfiguration, renewal: SignedRenewalInfo?) -> Outcome {
@@ -119,7 +119,7 @@ struct SignedTransactionGate: Sendable {
             // Xcode and LocalTesting data never reach here signed by a trusted root; anything else is refused.
             return .rejected(code: "jws_wrong_environment", message: "environment \(mapped.1.rawValue) is not granted")
         }
-        return .verified(transaction, response: mapped.0, environment: mapped.1)
+        return .verified(transaction, response: mapped.0, environment: mapped.1, notification: nil)
     }
 }
 

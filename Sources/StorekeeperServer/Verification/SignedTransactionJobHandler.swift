@@ -8,7 +8,7 @@ import StorekeeperDomain
 /// Grants one StoreKit 2 signed transaction: verified locally (no Apple call), then granted
 /// through the same planner, ledger and exactly-once keys as receipts, in the transaction that
 /// completes the job. Usually done within milliseconds of the POST, which waits for it.
-struct SignedTransactionJobHandler: JobHandler {
+struct SignedTransactionJobHandler: VerificationJobHandler {
     let kind = verifySignedTransactionJobKind
     let store: any StorekeeperStore
     let gate: SignedTransactionGate
@@ -18,18 +18,9 @@ struct SignedTransactionJobHandler: JobHandler {
     let logger: Logger
     let now: @Sendable () -> Date
 
-    func run(_ lease: JobLease) async -> JobOutcome {
-        await VerificationJobStart.retryingOnFailure(lease, configuration: configuration, logger: logger, now: now()) {
-            try await grant(lease)
-        }
-    }
-
-    private func grant(_ lease: JobLease) async throws -> JobOutcome {
-        let (verification, jws, app): (VerificationRecord, String, AppConfiguration)
-        switch try await VerificationJobStart.begin(lease, store: store, apps: apps, now: now()) {
-        case .done(let outcome): return outcome
-        case .proceed(let record, let data, let configured): (verification, jws, app) = (record, data, configured)
-        }
+    func verify(
+        _ lease: JobLease, verification: VerificationRecord, data jws: String, app: AppConfiguration
+    ) async throws -> JobOutcome {
         let at = now()
         let outcome: SignedTransactionGate.Outcome
         do {
@@ -42,14 +33,13 @@ struct SignedTransactionJobHandler: JobHandler {
             let report = AttemptReport(statuses: [], environment: nil, reason: code)
             _ = try await store.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
             metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": "invalid"])
-        case .verified(let transaction, let response, let environment):
+        case .verified(let transaction, let response, let environment, let notification):
             // Refunds and their reversals are ordered by when Apple signed what says so.
-            let notification = SignedTransactionGate.notificationHeader(jws)
             try await VerifiedGrant(store: store, configuration: configuration, metrics: metrics).complete(
                 lease, verification: verification, app: app, response: response, environment: environment,
                 report: AttemptReport(statuses: [], environment: environment.storageName, reason: nil),
-                evidenceSignedAt: notification.map { $0.signedDate } ?? transaction.signedDate?.date,
-                reversesRefunds: notification?.type == .refundReversed, now: at)
+                evidenceSignedAt: notification?.signedDate?.date ?? transaction.signedDate?.date,
+                reversesRefunds: notification?.notificationType == .refundReversed, now: at)
         }
         return .finishedByHandler
     }

@@ -45,3 +45,28 @@ enum VerificationJobStart {
         }
     }
 }
+
+/// A job that establishes one verification: every kind loads it, marks it verifying and finds
+/// its app the same way (`VerificationJobStart`), and a storage error reschedules it the same
+/// way; only `verify` differs.
+protocol VerificationJobHandler: JobHandler {
+    var store: any StorekeeperStore { get }
+    var apps: [String: AppConfiguration] { get }
+    var configuration: StorekeeperConfiguration { get }
+    var logger: Logger { get }
+    var now: @Sendable () -> Date { get }
+
+    /// The kind's own work on the submitted `data` (a receipt, a JWS, transaction ids).
+    func verify(_ lease: JobLease, verification: VerificationRecord, data: String, app: AppConfiguration) async throws -> JobOutcome
+}
+
+extension VerificationJobHandler {
+    func run(_ lease: JobLease) async -> JobOutcome {
+        await VerificationJobStart.retryingOnFailure(lease, configuration: configuration, logger: logger, now: now()) {
+            switch try await VerificationJobStart.begin(lease, store: store, apps: apps, now: now()) {
+            case .done(let outcome): return outcome
+            case .proceed(let record, let data, let app): return try await verify(lease, verification: record, data: data, app: app)
+            }
+        }
+    }
+}

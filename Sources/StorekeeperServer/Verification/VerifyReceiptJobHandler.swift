@@ -11,7 +11,7 @@ import StorekeeperDomain
 /// Verifies one receipt with Apple per lease: production first, following 21007/21008, then
 /// records the outcome. A verified receipt is granted in the same transaction that completes
 /// the job; every other outcome reschedules, holds or ends the job in one transaction too.
-struct VerifyReceiptJobHandler: JobHandler {
+struct VerifyReceiptJobHandler: VerificationJobHandler {
     let kind = verifyReceiptJobKind
     let store: any StorekeeperStore
     let client: VerifyReceiptClient
@@ -24,18 +24,9 @@ struct VerifyReceiptJobHandler: JobHandler {
     let logger: Logger
     let now: @Sendable () -> Date
 
-    func run(_ lease: JobLease) async -> JobOutcome {
-        await VerificationJobStart.retryingOnFailure(lease, configuration: configuration, logger: logger, now: now()) {
-            try await verify(lease)
-        }
-    }
-
-    private func verify(_ lease: JobLease) async throws -> JobOutcome {
-        let (verification, receipt, app): (VerificationRecord, String, AppConfiguration)
-        switch try await VerificationJobStart.begin(lease, store: store, apps: apps, now: now()) {
-        case .done(let outcome): return outcome
-        case .proceed(let record, let data, let configured): (verification, receipt, app) = (record, data, configured)
-        }
+    func verify(
+        _ lease: JobLease, verification: VerificationRecord, data receipt: String, app: AppConfiguration
+    ) async throws -> JobOutcome {
 
         let local = await gate?.check(receipt) ?? .unchecked
         if case .rejected(let reason) = local {
