@@ -26,7 +26,8 @@ set -e
 # One plain closing line, whatever the runner printed last.
 summary=$(grep -E "Test run with [0-9]+ tests?" "$log" | tail -n 1)
 total=$(sed -nE 's/.*Test run with ([0-9]+) tests?.*/\1/p' <<<"$summary")
-failed=$(grep -cE '^✘ Test .* failed after' "$log" || true)
+# Failed tests, not the closing "✘ Test run with N tests … failed" line.
+failed=$(grep -E '^✘ Test .* failed after' "$log" | grep -cvE '^✘ Test run with' || true)
 if [ -n "$total" ]; then
   if [ "$status" -eq 0 ]; then echo "${total} passed, 0 failed"; else echo "$((total - failed)) passed, ${failed} failed"; fi
 fi

@@ -17,7 +17,14 @@ public final class JobRunner: Service, Sendable {
         /// Most jobs leased in one statement.
         public var batchSize: Int = 32
         /// Name written on leases, for operators.
-        public var owner: String = "runner-\(UUID().uuidString.prefix(8))"
+        /// Carries this process's identity, so that a restarted process can release the leases of
+        /// its dead predecessor at once instead of waiting for them to expire.
+        public var owner: String = ProcessIdentity.current.owner()
+        /// On graceful shutdown, how long jobs in flight may finish; the rest are released
+        /// (not counted as an attempt) and cancelled, so the process stops within a known bound.
+        public var shutdownGrace: TimeInterval = 10
+        /// Waits between tries while the store fails.
+        public var storeBackoff = FailureBackoff()
 
         public init() {}
     }
@@ -28,7 +35,8 @@ public final class JobRunner: Service, Sendable {
     private let logger: Logger
     private let now: @Sendable () -> Date
     private let signal: WakeSignal
-    private let inFlight = Mutex(0)
+    private let inFlight = Mutex<[String: JobLease]>([:])
+    private let storeState: Mutex<FailureBackoff>
 
     public init(
         store: any JobStore, handlers: [any JobHandler], configuration: Configuration, signal: WakeSignal = WakeSignal(),
@@ -40,10 +48,14 @@ public final class JobRunner: Service, Sendable {
         self.signal = signal
         self.logger = logger
         self.now = now
+        self.storeState = Mutex(configuration.storeBackoff)
     }
 
     /// Jobs being run right now by this runner.
-    public var runningCount: Int { inFlight.withLock { $0 } }
+    public var runningCount: Int { inFlight.withLock { $0.count } }
+
+    /// True while the store refuses this runner's reads or writes (reported by `/healthz`).
+    public var storeIsFailing: Bool { storeState.withLock { $0.isFailing } }
 
     public func run() async throws {
         let stopping = Mutex(false)
@@ -57,22 +69,25 @@ public final class JobRunner: Service, Sendable {
                             leased = try await store.leaseJobs(
                                 kinds: Array(handlers.keys), limit: min(capacity, configuration.batchSize),
                                 owner: configuration.owner, now: now(), leaseDuration: configuration.leaseDuration)
+                            storeRecovered()
                         } catch {
-                            logger.error("leasing jobs failed", metadata: ["error": "\(error)"])
+                            await signal.wait(timeout: storeFailed(error, doing: "leasing jobs"))
+                            continue
                         }
                     }
                     for lease in leased {
-                        inFlight.withLock { $0 += 1 }
+                        inFlight.withLock { $0[lease.token + lease.jobId] = lease }
                         group.addTask {
                             await self.execute(lease)
-                            self.inFlight.withLock { $0 -= 1 }
+                            self.inFlight.withLock { _ = $0.removeValue(forKey: lease.token + lease.jobId) }
                             self.signal.wake()
                         }
                     }
                     if leased.count == min(capacity, configuration.batchSize), capacity > 0 { continue }
                     await signal.wait(timeout: await sleepInterval())
                 }
-                // Graceful shutdown: lease nothing new; jobs in flight finish (or their leases expire).
+                // Graceful shutdown: lease nothing new; jobs in flight get the grace, then go back.
+                await drain(group: &group)
             }
         } onGracefulShutdown: {
             stopping.withLock { $0 = true }
@@ -80,9 +95,46 @@ public final class JobRunner: Service, Sendable {
         }
     }
 
+    /// Waits up to `shutdownGrace` for jobs in flight, then releases the leases of those still
+    /// running (their attempt not counted) and cancels them. A handler that finishes after its
+    /// release writes nothing: every write it makes names the lease it no longer holds.
+    private func drain(group: inout ThrowingDiscardingTaskGroup<any Error>) async {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(configuration.shutdownGrace * 1000))
+        while runningCount > 0, ContinuousClock.now < deadline {
+            let left = ContinuousClock.now.duration(to: deadline)
+            await signal.wait(timeout: min(0.5, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18))
+        }
+        let unfinished = inFlight.withLock { Array($0.values) }
+        guard !unfinished.isEmpty else { return }
+        var released = 0
+        for lease in unfinished where (try? await store.releaseJob(lease, now: now())) == true { released += 1 }
+        logger.notice(
+            "shutdown grace over: jobs in flight returned to the queue",
+            metadata: ["released": "\(released)", "inFlight": "\(unfinished.count)"])
+        group.cancelAll()
+    }
+
+    /// Logs the first failure of a run only; returns how long to wait before the next try.
+    private func storeFailed(_ error: any Error, doing what: String) -> TimeInterval {
+        let (delay, starts) = storeState.withLock { $0.failed() }
+        if starts {
+            logger.error("storage failing: \(what); retrying with backoff, logged again when it recovers", metadata: ["error": "\(error)"])
+        }
+        return delay
+    }
+
+    private func storeRecovered() {
+        let ended = storeState.withLock { $0.succeeded() }
+        if ended > 0 { logger.notice("storage recovered", metadata: ["failedAttempts": "\(ended)"]) }
+    }
+
     private func sleepInterval() async -> TimeInterval {
-        guard let due = try? await store.nextJobDue() else { return configuration.pollInterval }
-        return min(configuration.pollInterval, max(0.005, due.timeIntervalSince(now())))
+        do {
+            guard let due = try await store.nextJobDue() else { return configuration.pollInterval }
+            return min(configuration.pollInterval, max(0.005, due.timeIntervalSince(now())))
+        } catch {
+            return storeFailed(error, doing: "reading the next due job")
+        }
     }
 
     private func execute(_ lease: JobLease) async {

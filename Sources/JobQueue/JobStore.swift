@@ -11,6 +11,18 @@ public protocol JobStore: Sendable {
     func retryJob(_ lease: JobLease, at: Date, reason: String, now: Date) async throws -> Bool
     func discardJob(_ lease: JobLease, reason: String, now: Date) async throws -> Bool
 
+    /// Gives a leased job back as if this lease had not been taken: due now, its attempt not
+    /// counted (the process is stopping, the job did not fail). What the job drives goes back to
+    /// its waiting state in the same transaction. False when the lease is no longer held.
+    func releaseJob(_ lease: JobLease, now: Date) async throws -> Bool
+
+    /// Owners of the leases held now, to find those whose process is gone.
+    func leaseOwners() async throws -> [String]
+
+    /// Makes every lease of `owner` claimable at once (its process is known to be gone); the
+    /// attempt it interrupted stays counted. Returns how many.
+    func releaseLeases(owner: String, now: Date) async throws -> Int
+
     /// The earliest time a job becomes due (available run time or lease expiry), if any.
     func nextJobDue() async throws -> Date?
 
@@ -36,4 +48,18 @@ public struct JobStoreError: Error, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(code): \(message)" }
+}
+
+extension JobStore {
+    /// Releases the leases of every process this machine can prove is gone (see
+    /// `ProcessIdentity`), so verifications a crash interrupted resume at start, not after
+    /// `leaseDuration`. Leases of live or unprovable holders are left to expire.
+    public func releaseLeasesOfGoneProcesses(now: Date, observer: ProcessIdentity = .current) async throws -> Int {
+        var released = 0
+        for owner in try await leaseOwners() {
+            guard let holder = ProcessIdentity(owner: owner), holder.isCertainlyGone(seenFrom: observer) else { continue }
+            released += try await releaseLeases(owner: owner, now: now)
+        }
+        return released
+    }
 }

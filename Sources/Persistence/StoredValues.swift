@@ -36,3 +36,7 @@ public enum StoredJSON {
 /// Job kind of a subscriber refresh: the customer's history fetched from the App Store Server
 /// API (the submitted data is the transaction ids to ask about, comma-separated).
 public let refreshFromServerAPIJobKind = "refresh_from_server_api"
+
+/// The reason stored on a job and its verification when a stopping process gave the job back
+/// before it finished (not a failure; the attempt is not counted).
+public let releasedReason = "released_at_shutdown"

@@ -60,6 +60,47 @@ extension PostgresStore: JobStore {
         }
     }
 
+    public func releaseJob(_ lease: JobLease, now: Date) async throws -> Bool {
+        try await transaction { connection in
+            let released =
+                try await connection.count(
+                    """
+                    UPDATE jobs SET state = 'available', run_at = \(StoredTime.ms(now)), attempt = attempt - 1,
+                        last_error = \(releasedReason), lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
+                    WHERE id = \(lease.jobId) AND state = 'running' AND lease_token = \(lease.token)
+                    RETURNING 1
+                    """, logger: self.logger) == 1
+            guard released else { return false }
+            _ = try await connection.count(
+                """
+                UPDATE verifications SET state = 'retry_scheduled', attempts = \(lease.attempt - 1), reason = \(releasedReason),
+                    next_attempt_at = \(StoredTime.ms(now)), updated_at = \(StoredTime.ms(now))
+                WHERE job_id = \(lease.jobId) AND state = 'verifying'
+                RETURNING 1
+                """, logger: self.logger)
+            return true
+        }
+    }
+
+    public func leaseOwners() async throws -> [String] {
+        try await read { connection in
+            try await connection.rows(
+                "SELECT DISTINCT lease_owner FROM jobs WHERE state = 'running' AND lease_owner IS NOT NULL", logger: self.logger
+            ).map { try $0.value("lease_owner", as: String.self) }
+        }
+    }
+
+    public func releaseLeases(owner: String, now: Date) async throws -> Int {
+        try await transaction { connection in
+            try await connection.count(
+                """
+                UPDATE jobs SET lease_expires_at = \(StoredTime.ms(now))
+                WHERE state = 'running' AND lease_owner = \(owner) AND lease_expires_at > \(StoredTime.ms(now))
+                RETURNING 1
+                """, logger: self.logger)
+        }
+    }
+
     public func nextJobDue() async throws -> Date? {
         try await read { connection in
             let rows = try await connection.rows(

@@ -57,6 +57,41 @@ extension SQLiteStore: JobStore {
         try await committer.write(pool: pool) { db in try Self.finishJob(db, lease, state: .discarded, error: reason, now: now) }
     }
 
+    public func releaseJob(_ lease: JobLease, now: Date) async throws -> Bool {
+        try await committer.write(pool: pool) { db in
+            try db.execute(
+                sql: """
+                    UPDATE jobs SET state = 'available', run_at = ?, attempt = attempt - 1, last_error = ?, lease_token = NULL,
+                        lease_owner = NULL, lease_expires_at = NULL
+                    WHERE id = ? AND state = 'running' AND lease_token = ?
+                    """,
+                arguments: [StoredTime.ms(now), releasedReason, lease.jobId, lease.token])
+            guard db.changesCount == 1 else { return false }
+            try db.execute(
+                sql: """
+                    UPDATE verifications SET state = 'retry_scheduled', attempts = ?, reason = ?, next_attempt_at = ?, updated_at = ?
+                    WHERE job_id = ? AND state = 'verifying'
+                    """,
+                arguments: [lease.attempt - 1, releasedReason, StoredTime.ms(now), StoredTime.ms(now), lease.jobId])
+            return true
+        }
+    }
+
+    public func leaseOwners() async throws -> [String] {
+        try await pool.read { db in
+            try String.fetchAll(db, sql: "SELECT DISTINCT lease_owner FROM jobs WHERE state = 'running' AND lease_owner IS NOT NULL")
+        }
+    }
+
+    public func releaseLeases(owner: String, now: Date) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE jobs SET lease_expires_at = ? WHERE state = 'running' AND lease_owner = ? AND lease_expires_at > ?",
+                arguments: [StoredTime.ms(now), owner, StoredTime.ms(now)])
+            return db.changesCount
+        }
+    }
+
     public func nextJobDue() async throws -> Date? {
         try await pool.read { db in
             let available = try Int64.fetchOne(db, sql: "SELECT MIN(run_at) FROM jobs WHERE state = 'available'")

@@ -2,6 +2,7 @@ import AppStoreClient
 import AsyncHTTPClient
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import JobQueue
 import Logging
 import Persistence
@@ -32,11 +33,15 @@ public enum StorekeeperApplication {
         if configuration.runWorkers, let gapFill = makeGapFill(context: context) { background.append(gapFill) }
 
         let router = Router()
-        router.add(middleware: ErrorMiddleware())
-        AppController(context: context).register(on: router)
-        NotificationController(context: context).register(on: router)
-        AdminController(context: context).register(on: router)
-        OperationsController(context: context, runner: runner).register(on: router)
+        router.add(middleware: ErrorMiddleware(health: context.storageHealth, now: now))
+        let routes = RouteTable(router: router)
+        AppController(context: context).register(on: routes)
+        NotificationController(context: context).register(on: routes)
+        AdminController(context: context).register(on: routes)
+        OperationsController(context: context, runner: runner).register(on: routes)
+        routes.answerUnknownMethods()
+        let limits = ConnectionLimits.establish(configuration: configuration)
+        limits.log(to: logger, idleTimeoutSeconds: configuration.idleTimeoutSeconds)
 
         logger.info(
             "storekeeper configured",
@@ -48,8 +53,10 @@ public enum StorekeeperApplication {
             ])
         return Application(
             router: router,
+            server: .http1(configuration: httpConfiguration(configuration)),
             configuration: .init(
-                address: .hostname(configuration.host, port: configuration.port), serverName: "storekeeper", backlog: 4096),
+                address: .hostname(configuration.host, port: configuration.port), serverName: "storekeeper", backlog: 4096,
+                availableConnectionsDelegate: .maximum(limits.maxConnections, logger: logger)),
             services: background + extraServices,
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
@@ -59,12 +66,30 @@ public enum StorekeeperApplication {
             logger: logger)
     }
 
-    /// Seeds each app's catalog (entries not stored yet) and releases verifications held under an
-    /// earlier configuration. Every process runs it at start; both steps are idempotent.
+    /// Request line and headers: 32 KB and 100 fields, far above what an app's backend or Apple
+    /// sends, far below what would let a client make the server buffer megabytes per connection.
+    static let headerLimitBytes = 32 * 1024
+    static let headerFieldLimit = 100
+
+    static func httpConfiguration(_ configuration: StorekeeperConfiguration) -> HTTP1Channel.Configuration {
+        HTTP1Channel.Configuration(
+            additionalChannelHandlers: [HTTPParseErrorHandler(headerLimitBytes: headerLimitBytes, headerFieldLimit: headerFieldLimit)],
+            idleTimeout: .milliseconds(Int64(configuration.idleTimeoutSeconds * 1000)),
+            httpDecoderConfiguration: .init(
+                maxHeaderFieldSize: headerLimitBytes, maxHeaderListSize: headerLimitBytes, maxHeaderFieldCount: headerFieldLimit))
+    }
+
+    /// Releases the leases of processes this machine can prove are gone (a kill -9 before this
+    /// start), seeds each app's catalog (entries not stored yet) and releases verifications held
+    /// under an earlier configuration. Every process runs it at start; every step is idempotent.
     public static func prepareStorage(
         configuration: StorekeeperConfiguration, store: any StorekeeperStore, logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }
     ) async throws {
+        let released = try await store.releaseLeasesOfGoneProcesses(now: now())
+        if released > 0 {
+            logger.notice("leases of a process that is gone released: its verifications resume now", metadata: ["count": "\(released)"])
+        }
         for app in configuration.apps {
             try await store.seedProducts(appId: app.id, products: app.products, now: now())
             let released = try await store.releaseConfigurationHolds(appId: app.id, currentFingerprint: app.fingerprint, now: now())
@@ -111,6 +136,7 @@ public enum StorekeeperApplication {
         runnerConfiguration.concurrency = configuration.workers
         runnerConfiguration.leaseDuration = configuration.leaseSeconds
         runnerConfiguration.batchSize = min(64, configuration.workers)
+        runnerConfiguration.shutdownGrace = configuration.shutdownGraceSeconds
         return JobRunner(
             store: store, handlers: [handler, signedHandler, refreshHandler], configuration: runnerConfiguration, signal: signal, logger: logger,
             now: now)
@@ -122,6 +148,7 @@ public enum StorekeeperApplication {
     ) throws -> ServerContext {
         ServerContext(
             configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger, now: now,
+            storageHealth: StorageHealth(),
             receiptGate: try ReceiptGate(configuration: configuration.receiptTrust),
             signedTransactionGate: try SignedTransactionGate(configuration: configuration.receiptTrust, httpClient: httpClient),
             serverAPIClients: try ServerAPIClients.make(configuration: configuration, httpClient: httpClient, now: now))

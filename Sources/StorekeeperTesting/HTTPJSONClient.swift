@@ -37,7 +37,9 @@ public struct HTTPJSONClient: Sendable {
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
+            if !headers.keys.contains(where: { $0.lowercased() == "content-type" }) {
+                request.headers.add(name: "Content-Type", value: "application/json")
+            }
             request.body = .bytes(ByteBuffer(bytes: body))
         }
         let response = try await httpClient.execute(request, timeout: .milliseconds(Int64(timeout * 1000)))

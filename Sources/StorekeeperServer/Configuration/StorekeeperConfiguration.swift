@@ -111,6 +111,15 @@ public struct StorekeeperConfiguration: Codable, Sendable {
     public var serverAPIEndpoints: ServerAPIEndpoints = .apple
     /// Periodic pull of Apple's notification history, for apps with a Server API key.
     public var notificationGapFill = NotificationGapFillPolicy()
+    /// A connection that sends nothing for this long is closed: between requests, and while its
+    /// request line and headers are still arriving (a client trickling one byte a second).
+    public var idleTimeoutSeconds: Double = 30
+    /// Connections served at once; more wait in the listen backlog. Unset: derived from the
+    /// process's file limit at start (`ConnectionLimits`), leaving room for the database and Apple calls.
+    public var maxConnections: Int?
+    /// On SIGTERM, how long verifications already talking to Apple may finish; after it their jobs
+    /// go back to the queue (not counted as an attempt) and the process exits.
+    public var shutdownGraceSeconds: Double = 10
 
     public init() {}
 
@@ -118,6 +127,7 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         case host, port, databasePath, sqliteSynchronousFull, adminKey, apps, appleEndpoints, workers, runWorkers
         case attemptTimeoutSeconds, leaseSeconds, retry, flagAfterSeconds, excludeOldTransactions, bindingPolicy
         case maxBodyBytes, maxWaitSeconds, receiptTrust, outagePolicy, serverAPIEndpoints, notificationGapFill
+        case idleTimeoutSeconds, maxConnections, shutdownGraceSeconds
     }
 
     public init(from decoder: any Decoder) throws {
@@ -144,6 +154,9 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         outagePolicy = try c.decodeIfPresent(OutagePolicy.self, forKey: .outagePolicy) ?? d.outagePolicy
         serverAPIEndpoints = try c.decodeIfPresent(ServerAPIEndpoints.self, forKey: .serverAPIEndpoints) ?? d.serverAPIEndpoints
         notificationGapFill = try c.decodeIfPresent(NotificationGapFillPolicy.self, forKey: .notificationGapFill) ?? d.notificationGapFill
+        idleTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .idleTimeoutSeconds) ?? d.idleTimeoutSeconds
+        maxConnections = try c.decodeIfPresent(Int.self, forKey: .maxConnections) ?? d.maxConnections
+        shutdownGraceSeconds = try c.decodeIfPresent(Double.self, forKey: .shutdownGraceSeconds) ?? d.shutdownGraceSeconds
     }
 
     /// Every problem, each naming its key (`apps[1].apiKey: …`). Empty when valid.
@@ -167,6 +180,9 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         if retry.base <= 0 || retry.cap < retry.base { problems.append("retry: base must be positive and cap ≥ base") }
         if !(0...1).contains(retry.jitter) { problems.append("retry.jitter: must be within 0...1") }
         if maxBodyBytes < 1024 { problems.append("maxBodyBytes: must be at least 1024") }
+        if !(idleTimeoutSeconds > 0) { problems.append("idleTimeoutSeconds: must be positive") }
+        if let maxConnections, maxConnections < 1 { problems.append("maxConnections: must be at least 1") }
+        if !(shutdownGraceSeconds >= 0) { problems.append("shutdownGraceSeconds: must be ≥ 0") }
         if outagePolicy.afterSeconds < 0 || outagePolicy.provisionalSeconds <= 0 {
             problems.append("outagePolicy: afterSeconds must be ≥ 0 and provisionalSeconds positive")
         }

@@ -10,16 +10,16 @@ import StorekeeperDomain
 struct AdminController {
     let context: ServerContext
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: RouteTable) {
         let admin = router.group("v1/admin")
         admin.get("apps/:app/products") { request, ctx in
             try context.authenticateAdmin(request)
-            let app = try context.app(id: try ctx.parameters.require("app"))
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
             return try StorekeeperJSON.response(["products": try await context.store.products(appId: app.id)])
         }
         admin.post("apps/:app/products") { request, ctx in
             try context.authenticateAdmin(request)
-            let app = try context.app(id: try ctx.parameters.require("app"))
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
             let product = try await decodeProduct(request, productId: nil)
             if try await context.store.product(appId: app.id, productId: product.productId) != nil {
                 throw StorekeeperError(.conflict, "product '\(product.productId)' exists; use PUT to change it")
@@ -29,15 +29,15 @@ struct AdminController {
         }
         admin.put("apps/:app/products/:product") { request, ctx in
             try context.authenticateAdmin(request)
-            let app = try context.app(id: try ctx.parameters.require("app"))
-            let product = try await decodeProduct(request, productId: try ctx.parameters.require("product"))
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            let product = try await decodeProduct(request, productId: try ctx.parameters.decoded("product"))
             try await context.store.upsertProduct(appId: app.id, product: product, now: context.now())
             return try StorekeeperJSON.response(product)
         }
         admin.delete("apps/:app/products/:product") { request, ctx in
             try context.authenticateAdmin(request)
-            let app = try context.app(id: try ctx.parameters.require("app"))
-            let productId = try ctx.parameters.require("product")
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            let productId = try ctx.parameters.decoded("product")
             guard try await context.store.deleteProduct(appId: app.id, productId: productId) else {
                 throw StorekeeperError(.notFound, "no product '\(productId)'")
             }
@@ -49,7 +49,7 @@ struct AdminController {
         }
         admin.post("verifications/:id/retry") { request, ctx in
             try context.authenticateAdmin(request)
-            let id = try ctx.parameters.require("id")
+            let id = try ctx.parameters.decoded("id")
             guard try await context.store.verification(id: id) != nil else {
                 throw StorekeeperError(.notFound, "no verification '\(id)'")
             }
@@ -62,17 +62,17 @@ struct AdminController {
         }
         admin.post("apps/:app/notifications/gap-fill") { request, ctx in
             try context.authenticateAdmin(request)
-            let app = try context.app(id: try ctx.parameters.require("app"))
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
             return try await gapFill(request, app: app)
         }
         admin.post("apps/:app/users/:user/refresh") { request, ctx in
             try context.authenticateAdmin(request)
-            let app = try context.app(id: try ctx.parameters.require("app"))
-            return try await refresh(request, app: app, appUserId: try ctx.parameters.require("user"))
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            return try await refresh(request, app: app, appUserId: try ctx.parameters.decoded("user"))
         }
         admin.get("apps/:app/ledger") { request, ctx in
             try context.authenticateAdmin(request)
-            let app = try context.app(id: try ctx.parameters.require("app"))
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
             return try await ledger(request, app: app)
         }
     }
@@ -84,13 +84,7 @@ struct AdminController {
             throw StorekeeperError(.serverAPINotConfigured, "app '\(app.id)' has no serverAPI key")
         }
         let policy = context.configuration.notificationGapFill
-        var seconds = policy.lookbackSeconds
-        if let text = request.uri.queryParameters.get("lookbackSeconds") {
-            guard let value = Double(text), value > 0, value <= 180 * 86_400 else {
-                throw StorekeeperError(.invalidRequest, "lookbackSeconds must be a number of seconds up to 180 days")
-            }
-            seconds = value
-        }
+        let seconds = try QueryInput(request).seconds("lookbackSeconds", maximum: 180 * 86_400, excludingZero: true) ?? policy.lookbackSeconds
         let now = context.now()
         do {
             let report = try await NotificationGapFill(context: context, policy: policy).fill(app, from: now.addingTimeInterval(-seconds), to: now)
@@ -104,6 +98,7 @@ struct AdminController {
     /// transactions' history and renewal info) and waits for it like a submission (`?wait=`).
     private func refresh(_ request: Request, app: AppConfiguration, appUserId: String) async throws -> Response {
         try validateAppUserId(appUserId)
+        let wait = try QueryInput(request).wait(cap: context.configuration.maxWaitSeconds) ?? min(5, context.configuration.maxWaitSeconds)
         guard context.serverAPIClients[app.id] != nil else {
             throw StorekeeperError(.serverAPINotConfigured, "app '\(app.id)' has no serverAPI key")
         }
@@ -118,8 +113,7 @@ struct AdminController {
                 refresh: false, hints: [:], jobKind: refreshFromServerAPIJobKind),
             now: context.now())
         context.signal.wake()
-        let wait = min(context.configuration.maxWaitSeconds, Double(request.uri.queryParameters.get("wait") ?? "") ?? 5)
-        let verification = try await context.waitForFinal(result.verification, seconds: max(0, wait))
+        let verification = try await context.waitForFinal(result.verification, seconds: wait)
         return try StorekeeperJSON.response(
             context.view(verification), status: verification.state.isFinal ? .ok : .accepted,
             headers: [.location: "/v1/verifications/\(verification.id)"])
@@ -134,9 +128,9 @@ struct AdminController {
     }
 
     private func listVerifications(_ request: Request) async throws -> Response {
-        let query = request.uri.queryParameters
+        let query = QueryInput(request)
         var states: [VerificationState] = []
-        if let text = query.get("state") {
+        if let text = query.string("state") {
             for name in text.split(separator: ",") {
                 guard let state = VerificationState(rawValue: String(name)) else {
                     throw StorekeeperError(.invalidRequest, "state: unknown state '\(name)'")
@@ -144,35 +138,25 @@ struct AdminController {
                 states.append(state)
             }
         }
-        let flaggedOnly = query.get("flagged") == "true"
+        let flaggedOnly = try query.boolean("flagged") ?? false
         if flaggedOnly, states.isEmpty { states = VerificationState.allCases.filter { !$0.isFinal } }
-        let limit = min(1000, max(1, Int(query.get("limit") ?? "100") ?? 100))
-        if let app = query.get("app") { _ = try context.app(id: app) }
+        let limit = try query.integer("limit", in: 1...1000) ?? 100
+        let appId = query.string("app")
+        if let appId { _ = try context.app(id: appId) }
         let createdBefore = flaggedOnly ? context.now().addingTimeInterval(-context.configuration.flagAfterSeconds) : nil
-        let records = try await context.store.verifications(
-            appId: query.get("app"), states: states, createdBefore: createdBefore, limit: limit)
+        let records = try await context.store.verifications(appId: appId, states: states, createdBefore: createdBefore, limit: limit)
         return try StorekeeperJSON.response(["verifications": records.map(context.view)])
     }
 
     private func ledger(_ request: Request, app: AppConfiguration) async throws -> Response {
-        let query = request.uri.queryParameters
-        let environment = query.get("environment") ?? "production"
-        guard environment == "production" || environment == "sandbox" else {
-            throw StorekeeperError(.invalidRequest, "environment must be 'production' or 'sandbox'")
-        }
-        func date(_ key: String, _ fallback: Date) throws -> Date {
-            guard let text = query.get(key) else { return fallback }
-            let f = ISO8601DateFormatter()
-            if let d = f.date(from: text) { return d }
-            f.formatOptions = [.withFullDate]
-            if let d = f.date(from: text) { return d }
-            throw StorekeeperError(.invalidRequest, "\(key) must be an ISO 8601 date or date-time")
-        }
-        let from = try date("from", Date(timeIntervalSince1970: 0))
-        let to = try date("to", Date.distantFuture)
+        let query = QueryInput(request)
+        let environment = try query.oneOf("environment", ["production", "sandbox"]) ?? "production"
+        let format = try query.oneOf("format", ["json", "csv"]) ?? "json"
+        let from = try query.date("from") ?? Date(timeIntervalSince1970: 0)
+        let to = try query.date("to") ?? Date.distantFuture
         guard from <= to else { throw StorekeeperError(.invalidRequest, "from must not be after to") }
         let entries = try await context.store.ledger(LedgerQuery(appId: app.id, environment: environment, from: from, to: to))
-        switch query.get("format") ?? "json" {
+        switch format {
         case "json":
             return try StorekeeperJSON.response(["entries": entries])
         case "csv":

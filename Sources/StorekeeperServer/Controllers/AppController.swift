@@ -11,14 +11,14 @@ import StorekeeperDomain
 struct AppController {
     let context: ServerContext
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: RouteTable) {
         let v1 = router.group("v1")
         v1.get("products") { request, _ in try await products(request) }
         v1.post("receipts") { request, _ in try await submitReceipt(request) }
         v1.post("transactions") { request, _ in try await submitSignedTransaction(request) }
-        v1.get("verifications/:id") { request, ctx in try await verification(request, id: try ctx.parameters.require("id")) }
+        v1.get("verifications/:id") { request, ctx in try await verification(request, id: try ctx.parameters.decoded("id")) }
         v1.get("subscribers/:appUserId") { request, ctx in
-            try await subscriber(request, appUserId: try ctx.parameters.require("appUserId"))
+            try await subscriber(request, appUserId: try ctx.parameters.decoded("appUserId"))
         }
     }
 
@@ -120,11 +120,7 @@ struct AppController {
 
     /// `?wait=S`, capped by `maxWaitSeconds`; nil when absent.
     func waitSeconds(_ request: Request) throws -> Double? {
-        guard let text = request.uri.queryParameters.get("wait") else { return nil }
-        guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {
-            throw StorekeeperError(.invalidRequest, "wait must be a number of seconds")
-        }
-        return min(seconds, context.configuration.maxWaitSeconds)
+        try QueryInput(request).wait(cap: context.configuration.maxWaitSeconds)
     }
 
     /// Base64 as apps send it may be wrapped in lines. Works on bytes: receipts are large and

@@ -15,7 +15,7 @@ import StorekeeperDomain
 struct NotificationController {
     let context: ServerContext
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: RouteTable) {
         router.group("v1").post("notifications/appstore") { request, _ in try await receive(request) }
     }
 

@@ -10,14 +10,27 @@ struct OperationsController {
     let context: ServerContext
     let runner: JobRunner?
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: RouteTable) {
+        // Unavailable when the database cannot be read now, or when real work (a request, the
+        // workers' leasing) last failed to write: a read-only probe passes on a full disk.
         router.get("healthz") { _, _ in
+            let unavailable: Response
             do {
                 _ = try await context.store.jobCounts()
-                return try StorekeeperJSON.response(["status": "ok", "database": "ok"])
+                let failure = context.storageHealth.failure?.message
+                if failure == nil, runner?.storeIsFailing != true {
+                    return try StorekeeperJSON.response(["status": "ok", "database": "ok"])
+                }
+                unavailable = try StorekeeperJSON.response(
+                    ["status": "unavailable", "database": "error", "error": failure ?? "the verification workers cannot use the database"],
+                    status: .serviceUnavailable)
             } catch {
-                return try StorekeeperJSON.response(["status": "unavailable", "database": "error"], status: .serviceUnavailable)
+                unavailable = try StorekeeperJSON.response(
+                    ["status": "unavailable", "database": "error", "error": "\(error)"], status: .serviceUnavailable)
             }
+            var response = unavailable
+            response.headers[.retryAfter] = "5"
+            return response
         }
         router.get("metrics") { _, _ in
             let jobs = try await context.store.jobCounts()

@@ -16,6 +16,8 @@ struct ServerContext: Sendable {
     let signal: WakeSignal
     let logger: Logger
     let now: @Sendable () -> Date
+    /// The last storage failure real work ran into, reported by `/healthz`.
+    let storageHealth: StorageHealth
     let receiptGate: ReceiptGate
     let signedTransactionGate: SignedTransactionGate
     /// Apps with an In-App Purchase key.
@@ -52,12 +54,22 @@ struct ServerContext: Sendable {
         return nil
     }
 
+    /// A JSON request body. A body labelled as anything but JSON is refused (415) rather than
+    /// parsed anyway; one sent without a Content-Type is read as JSON, as curl users expect.
     func body(_ request: Request) async throws -> ByteBuffer {
+        if let type = request.headers[.contentType], !Self.isJSON(mediaType: type) {
+            throw StorekeeperError(.unsupportedMediaType, "Content-Type must be application/json, not '\(type.prefix(100))'")
+        }
         do {
             return try await request.body.collect(upTo: configuration.maxBodyBytes)
         } catch {
             throw StorekeeperError(.payloadTooLarge, "request body exceeds \(configuration.maxBodyBytes) bytes")
         }
+    }
+
+    static func isJSON(mediaType: String) -> Bool {
+        let essence = mediaType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        return essence == "application/json" || (essence.hasPrefix("application/") && essence.hasSuffix("+json"))
     }
 
     /// Polls until the verification is final (or held), or `seconds` have passed.

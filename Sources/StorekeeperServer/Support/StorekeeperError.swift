@@ -38,6 +38,11 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
         public static let unsupportedMediaType = Code("unsupported_media_type", .unsupportedMediaType)
         public static let verificationBusy = Code("verification_in_progress", .conflict)
         public static let unavailable = Code("service_unavailable", .serviceUnavailable)
+        /// The database refused a write or read (disk full, I/O error, locked beyond its timeout,
+        /// unreachable): nothing was stored, so the client may send the same request again.
+        public static let storageUnavailable = Code("storage_unavailable", .serviceUnavailable)
+        /// The request line and headers together exceed what the server reads before a body.
+        public static let headersTooLarge = Code("headers_too_large", .init(code: 431, reasonPhrase: "Request Header Fields Too Large"))
         /// The app has no In-App Purchase key, so the App Store Server API cannot be asked.
         public static let serverAPINotConfigured = Code("server_api_not_configured", .conflict)
         /// Apple's Server API did not answer (down, rate limiting, refused our key).
@@ -50,11 +55,14 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
     public var code: Code
     public var message: String
     public var cause: (any Error)?
+    /// Headers the answer must carry (`Allow` on a 405, `Retry-After` on a 503).
+    public var headers: HTTPFields
 
-    public init(_ code: Code, _ message: String, cause: (any Error)? = nil) {
+    public init(_ code: Code, _ message: String, cause: (any Error)? = nil, headers: HTTPFields = [:]) {
         self.code = code
         self.message = message
         self.cause = cause
+        self.headers = headers
     }
 
     public var description: String {
@@ -64,10 +72,18 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
     public var status: HTTPResponse.Status { code.status }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        Self.errorResponse(code: code.name, message: message, status: code.status)
+        Self.errorResponse(code: code.name, message: message, status: code.status, headers: headers)
     }
 
-    static func errorResponse(code: String, message: String, status: HTTPResponse.Status) -> Response {
+    static func errorResponse(code: String, message: String, status: HTTPResponse.Status, headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        fields[.contentType] = "application/json"
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: errorBody(code: code, message: message))))
+    }
+
+    /// `{"error":{"code","message"}}`, also written by the channel handler that answers requests
+    /// the HTTP parser refused before any route saw them.
+    static func errorBody(code: String, message: String) -> Data {
         struct Body: Encodable {
             struct Inner: Encodable {
                 var code: String
@@ -75,22 +91,29 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
             }
             var error: Inner
         }
-        let data = (try? JSONEncoder().encode(Body(error: .init(code: code, message: message)))) ?? Data()
-        return Response(
-            status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return (try? JSONEncoder().encode(Body(error: .init(code: code, message: message)))) ?? Data()
     }
 }
 
 /// Turns every error into `{"error":{"code","message"}}`: our own errors as they are, the
-/// framework's (unknown route, body too large) into stable codes, anything else into a 500
-/// whose details are logged, never sent.
+/// framework's (unknown route, body too large) into stable codes, a database that cannot be
+/// used right now into 503 `storage_unavailable` with `Retry-After` (nothing was stored, so the
+/// same request may be sent again), anything else into a 500 whose details are logged, never sent.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    let health: StorageHealth
+    let now: @Sendable () -> Date
+    /// Seconds a client should wait before sending a request the database refused.
+    static var storageRetryAfterSeconds: Int { 5 }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
-            return try await next(request, context)
+            let response = try await next(request, context)
+            if request.method != .get, request.method != .head, (200..<300).contains(response.status.code) { health.succeeded() }
+            return response
         } catch let error as StorekeeperError {
+            if let cause = error.cause, StorageBackend.isUnavailable(cause) { return storageUnavailable(cause, context: context) }
             if error.code == .internalError { context.logger.error("internal error", metadata: ["error": "\(error)"]) }
-            return StorekeeperError.errorResponse(code: error.code.name, message: error.message, status: error.code.status)
+            return StorekeeperError.errorResponse(code: error.code.name, message: error.message, status: error.code.status, headers: error.headers)
         } catch let error as HTTPError {
             let code: StorekeeperError.Code =
                 switch error.status {
@@ -103,8 +126,18 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 }
             return StorekeeperError.errorResponse(code: code.name, message: error.body ?? error.status.reasonPhrase, status: code.status)
         } catch {
+            if StorageBackend.isUnavailable(error) { return storageUnavailable(error, context: context) }
             context.logger.error("unhandled error", metadata: ["error": "\(error)"])
             return StorekeeperError.errorResponse(code: "internal_error", message: "internal error", status: .internalServerError)
         }
+    }
+
+    private func storageUnavailable(_ error: any Error, context: Context) -> Response {
+        let wasHealthy = health.failure == nil
+        health.failed(error, now: now())
+        if wasHealthy { context.logger.error("storage unavailable", metadata: ["error": "\(error)"]) }
+        return StorekeeperError.errorResponse(
+            code: StorekeeperError.Code.storageUnavailable.name, message: "the database cannot be used right now; nothing was stored, retry later",
+            status: .serviceUnavailable, headers: [.retryAfter: String(Self.storageRetryAfterSeconds)])
     }
 }

@@ -1,6 +1,7 @@
 import AppStoreClient
 import AppStoreModels
 import Foundation
+import JobQueue
 import Logging
 import ServiceLifecycle
 
@@ -32,6 +33,8 @@ struct NotificationGapFill: Service {
 
     func run() async throws {
         var since: [String: Date] = [:]
+        // Per app: one warning when pulls start failing, one notice when they work again.
+        var failing: [String: FailureBackoff] = [:]
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
             let started = context.now()
             var failed = false
@@ -40,14 +43,20 @@ struct NotificationGapFill: Service {
                 do {
                     let report = try await fill(app, from: from, to: started)
                     since[app.id] = started
+                    if let ended = failing[app.id]?.succeeded(), ended > 0 {
+                        context.logger.notice("notification gap-fill works again", metadata: ["app": "\(app.id)", "failedPulls": "\(ended)"])
+                    }
                     if report.recovered > 0 {
                         context.logger.notice(
                             "notifications recovered from Apple's history", metadata: ["app": "\(app.id)", "count": "\(report.recovered)"])
                     }
                 } catch {
                     failed = true
-                    context.logger.warning(
-                        "notification gap-fill failed; next pull covers the window", metadata: ["app": "\(app.id)", "error": "\(error)"])
+                    if failing[app.id, default: FailureBackoff()].failed().startsOutage {
+                        context.logger.warning(
+                            "notification gap-fill failing; each next pull covers the window, logged again when it works",
+                            metadata: ["app": "\(app.id)", "error": "\(error)"])
+                    }
                     context.metrics.increment("storekeeper_gap_fill_failures_total", labels: ["app": app.id])
                 }
             }

@@ -54,7 +54,9 @@ struct Serve: AsyncParsableCommand {
             logger.warning("using the built-in demo configuration with the demo keys from the README; never in production")
         }
 
-        let backend = try StorageBackend.open(configuration: configuration, logger: logger)
+        try StartupCheck.portIsFree(host: configuration.host, port: configuration.port, what: "the API")
+        if simulator { try StartupCheck.portIsFree(host: "127.0.0.1", port: simulatorPort, what: "the simulator") }
+        let backend = try CommandConfigurationLoading.openDatabase(configuration: configuration, logger: logger)
         var services: [any Service] = backend.services
         if simulator {
             var simConfiguration = SimulatorConfiguration()
@@ -81,7 +83,7 @@ struct Serve: AsyncParsableCommand {
         let ready = configuration
         services.append(
             DeferredService {
-                try await backend.prepare()
+                try await CommandConfigurationLoading.prepareDatabase(backend)
                 logger.info("database ready", metadata: ["database": "\(backend.description)"])
                 return try await StorekeeperApplication.build(
                     configuration: ready, store: backend.store, httpClient: httpClient, logger: logger, signal: signal,
@@ -101,7 +103,26 @@ enum CommandConfigurationLoading {
         do {
             return try loader.load(file: file, base: base, overrides: overrides)
         } catch let failure as ConfigurationLoader.Failure {
-            throw ValidationError(failure.description)
+            throw StartupFailure(description: "invalid configuration: \(failure.problems.joined(separator: "; "))")
+        }
+    }
+
+    /// Opens the database, or fails with one line naming it (missing directory, unreadable
+    /// file, not a database).
+    static func openDatabase(configuration: StorekeeperConfiguration, logger: Logger) throws -> StorageBackend {
+        do {
+            return try StorageBackend.open(configuration: configuration, logger: logger)
+        } catch {
+            throw StartupFailure(description: "cannot open the database '\(configuration.databasePath)': \(error)")
+        }
+    }
+
+    /// Migrates, or fails with one line (the file is not a database, the server refused us).
+    static func prepareDatabase(_ backend: StorageBackend) async throws {
+        do {
+            try await backend.prepare()
+        } catch {
+            throw StartupFailure(description: "cannot prepare the database \(backend.description): \(error)")
         }
     }
 

@@ -21,13 +21,13 @@ struct Worker: AsyncParsableCommand {
             if let workers { c.workers = workers }
             c.runWorkers = true
         }
-        let backend = try StorageBackend.open(configuration: configuration, logger: logger)
+        let backend = try CommandConfigurationLoading.openDatabase(configuration: configuration, logger: logger)
         let httpClient = StorekeeperApplication.makeHTTPClient(configuration: configuration)
         let signal = WakeSignal()
         var services = backend.services
         services.append(
             DeferredService {
-                try await backend.prepare()
+                try await CommandConfigurationLoading.prepareDatabase(backend)
                 try await StorekeeperApplication.prepareStorage(configuration: configuration, store: backend.store, logger: logger)
                 logger.info(
                     "worker ready", metadata: ["database": "\(backend.description)", "concurrency": "\(configuration.workers)"])

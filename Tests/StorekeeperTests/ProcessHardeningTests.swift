@@ -1,0 +1,334 @@
+import AppStoreSimulator
+import Foundation
+import GRDB
+import JobQueue
+import NIOHTTP1
+import Persistence
+import StorekeeperDomain
+import StorekeeperServer
+import StorekeeperTesting
+import Testing
+
+@testable import StorageSQLite
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A plain TCP connection to the server, for clients no HTTP library would be: silent ones and
+/// ones that trickle a header a byte at a time.
+final class RawConnection {
+    let fd: Int32
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ChildProcessError(message: "socket: \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(fd)
+            throw ChildProcessError(message: "connect: \(errno)")
+        }
+    }
+
+    /// False once the server closed the connection.
+    @discardableResult
+    func send(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
+    }
+
+    /// True when the server closed the connection within `seconds` (read returns end of file or
+    /// a reset); false when it was still open then.
+    func closedByServer(within seconds: Int) -> Bool {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n == 0 { return true }
+            if n < 0 { return errno == ECONNRESET }
+        }
+    }
+
+    /// Everything the server sends until it closes the connection (send `Connection: close`).
+    func readToEnd(within seconds: Int) -> String {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            received += buffer[0..<n]
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    deinit { close(fd) }
+}
+
+/// Runs `storekeeper` to its end and returns its exit status and output.
+func runToExit(_ binary: String, _ arguments: [String]) throws -> (status: Int32, reason: Process.TerminationReason, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: binary)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, process.terminationReason, String(decoding: data, as: UTF8.self))
+}
+
+/// A temporary directory with a configuration file for a child `storekeeper serve`.
+struct ChildSetup {
+    let directory: URL
+    let configPath: String
+    let logPath: String
+
+    init(_ configuration: StorekeeperConfiguration, name: String) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-\(name)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        configPath = directory.appendingPathComponent("config.json").path
+        logPath = directory.appendingPathComponent("server.log").path
+        try JSONEncoder().encode(configuration).write(to: URL(fileURLWithPath: configPath))
+    }
+
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+}
+
+@Suite("hardening with the real binary: connections, start-up, kill -9, SIGTERM", .serialized)
+struct ProcessHardeningTests {
+    @Test("more slow connections than the cap: /healthz still answers, idle and trickling connections are closed")
+    func slowConnections() async throws {
+        let binary = try #require(TestPaths.storekeeperBinary(), "build the executable first: swift build")
+        let stack = try await LocalStack.start(startServer: false)
+        defer { Task { try? await stack.stop() } }
+        var configuration = stack.configuration
+        configuration.port = 0
+        configuration.maxConnections = 24
+        configuration.idleTimeoutSeconds = 1
+        let setup = try ChildSetup(configuration, name: "connections")
+        let server = try await ChildProcess.server(binary: binary, configPath: setup.configPath, logPath: setup.logPath)
+        defer { server.terminate() }
+        let port = try #require(Int(server.baseURL.split(separator: ":").last ?? ""))
+
+        // Three times the cap, each with an unfinished request head.
+        var slow: [RawConnection] = []
+        for _ in 0..<72 {
+            let connection = try RawConnection(port: port)
+            connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            slow.append(connection)
+        }
+        let health = try await HTTPJSONClient(httpClient: stack.httpClient, baseURL: server.baseURL).send(.GET, "/healthz", timeout: 120)
+        #expect(health.status == 200, "\(health.text)")
+        #expect(server.process.isRunning)
+
+        // A silent connection and one trickling a header byte by byte are both closed.
+        let silent = try RawConnection(port: port)
+        #expect(silent.closedByServer(within: 60), "a silent connection stays open")
+        let trickle = try RawConnection(port: port)
+        var open = true
+        for _ in 0..<600 where open {
+            open = trickle.send("a")
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(!open || trickle.closedByServer(within: 1), "a trickling connection stays open")
+        #expect(slow.allSatisfy { $0.closedByServer(within: 60) })
+        #expect(server.process.isRunning)
+        #expect(setup.log.contains("maxConnections=24"), "the effective limits are logged")
+    }
+
+    @Test("start-up failures print one clear line and exit non-zero, never crash")
+    func startupFailures() async throws {
+        let binary = try #require(TestPaths.storekeeperBinary(), "build the executable first: swift build")
+        let base = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath())
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-startup-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        func write(_ configuration: StorekeeperConfiguration, _ name: String) throws -> String {
+            let path = directory.appendingPathComponent(name).path
+            try JSONEncoder().encode(configuration).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+
+        // A port in use.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        listen(listener, 1)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        var busy = base
+        busy.port = Int(UInt16(bigEndian: address.sin_port))
+
+        var directoryAsDatabase = base
+        directoryAsDatabase.databasePath = directory.path
+        var notADatabase = base
+        notADatabase.databasePath = directory.appendingPathComponent("garbage.sqlite").path
+        try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: notADatabase.databasePath))
+        var badKey = base
+        badKey.apps[0].serverAPI = ServerAPIKeyConfiguration(issuerId: "i", keyId: "k", privateKeyPEM: "not a key")
+        let unparsable = directory.appendingPathComponent("broken.json").path
+        try Data("{ not json".utf8).write(to: URL(fileURLWithPath: unparsable))
+
+        let cases: [(String, [String], String)] = [
+            ("port in use", ["serve", "--config", try write(busy, "busy.json")], "address already in use"),
+            ("database is a directory", ["serve", "--config", try write(directoryAsDatabase, "dir.json")], "database"),
+            ("file is not a database", ["serve", "--config", try write(notADatabase, "garbage.json")], "database"),
+            ("bad key", ["serve", "--config", try write(badKey, "key.json")], "privateKeyPEM"),
+            ("unparsable configuration", ["serve", "--config", unparsable], "invalid configuration"),
+            ("missing configuration file", ["serve", "--config", directory.appendingPathComponent("none.json").path], "cannot read"),
+        ]
+        for (name, arguments, expected) in cases {
+            let result = try runToExit(binary, arguments)
+            #expect(result.reason == .exit, "\(name): crashed: \(result.output)")
+            #expect(result.status != 0, "\(name): exit 0")
+            let errorLines = result.output.split(separator: "\n").filter { $0.hasPrefix("Error:") }
+            #expect(errorLines.count == 1 && errorLines[0].contains(expected), "\(name): \(result.output)")
+        }
+    }
+
+    @Test("kill -9 with verifications in flight: after restart they resume at once, not after leaseSeconds")
+    func killNineResumesAtOnce() async throws {
+        let binary = try #require(TestPaths.storekeeperBinary(), "build the executable first: swift build")
+        var configuration = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath())
+        configuration.attemptTimeoutSeconds = 600
+        configuration.leaseSeconds = 3600
+        var simulatorConfiguration = LocalStack.simulatorConfiguration(for: configuration)
+        simulatorConfiguration.faults.latencyMinMs = 600_000
+        simulatorConfiguration.faults.latencyMaxMs = 600_000
+        let stack = try await LocalStack.start(configuration: configuration, simulator: simulatorConfiguration, startServer: false)
+        defer { Task { try? await stack.stop() } }
+        var child = stack.configuration
+        child.port = 0
+        let setup = try ChildSetup(child, name: "kill9")
+        var server = try await ChildProcess.server(binary: binary, configPath: setup.configPath, logPath: setup.logPath)
+        defer { server.terminate() }
+        func client() -> StorekeeperClient {
+            StorekeeperClient(
+                http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: server.baseURL), apiKey: stack.api.apiKey, adminKey: stack.api.adminKey)
+        }
+        var ids: [String] = []
+        for i in 0..<4 {
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+            let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
+            let reply = try await client().postReceipt(appUserId: "inflight-\(i)", receipt: purchase.receipt)
+            ids.append(try #require(reply.json["id"] as? String))
+        }
+        // Every verification is waiting on Apple, which answers in ten minutes.
+        for id in ids {
+            while try await stack.store.verification(id: id)?.state != .verifying { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        server.killNine()
+        try await stack.simulator.setFaults(FaultConfiguration())
+        server = try await ChildProcess.server(binary: binary, configPath: setup.configPath, logPath: setup.logPath)
+        // Were the leases left to expire, nothing would be final for an hour.
+        for id in ids {
+            let final = try await client().waitForFinal(id, timeout: 120)
+            #expect(final["state"] as? String == "verified", "\(final)")
+        }
+        #expect(setup.log.contains("leases of a process that is gone released"))
+    }
+
+    @Test("SIGTERM with Apple hung: the process exits after the grace, its jobs go back uncounted and verify after restart")
+    func sigtermWithAppleHung() async throws {
+        let binary = try #require(TestPaths.storekeeperBinary(), "build the executable first: swift build")
+        var configuration = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath())
+        configuration.attemptTimeoutSeconds = 600
+        configuration.leaseSeconds = 3600
+        configuration.shutdownGraceSeconds = 1
+        var simulatorConfiguration = LocalStack.simulatorConfiguration(for: configuration)
+        simulatorConfiguration.faults.latencyMinMs = 600_000
+        simulatorConfiguration.faults.latencyMaxMs = 600_000
+        let stack = try await LocalStack.start(configuration: configuration, simulator: simulatorConfiguration, startServer: false)
+        defer { Task { try? await stack.stop() } }
+        var child = stack.configuration
+        child.port = 0
+        let setup = try ChildSetup(child, name: "sigterm")
+        var server = try await ChildProcess.server(binary: binary, configPath: setup.configPath, logPath: setup.logPath)
+        defer { server.terminate() }
+        func client() -> StorekeeperClient {
+            StorekeeperClient(
+                http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: server.baseURL), apiKey: stack.api.apiKey, adminKey: stack.api.adminKey)
+        }
+        var ids: [String] = []
+        for i in 0..<3 {
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+            let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
+            let reply = try await client().postReceipt(appUserId: "hung-\(i)", receipt: purchase.receipt)
+            ids.append(try #require(reply.json["id"] as? String))
+        }
+        for id in ids {
+            while try await stack.store.verification(id: id)?.state != .verifying { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        kill(server.process.processIdentifier, SIGTERM)
+        // Apple would hold these calls for ten minutes; a generous deadline still proves the bound.
+        let deadline = Date().addingTimeInterval(120)
+        while server.process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!server.process.isRunning, "still running after SIGTERM")
+        if server.process.isRunning { server.killNine() }
+        #expect(server.process.terminationReason == .exit && server.process.terminationStatus == 0, "\(setup.log.suffix(2000))")
+        for id in ids {
+            let record = try #require(try await stack.store.verification(id: id))
+            #expect(record.state == .retryScheduled && record.attempts == 0, "\(record)")
+        }
+        try await stack.simulator.setFaults(FaultConfiguration())
+        server = try await ChildProcess.server(binary: binary, configPath: setup.configPath, logPath: setup.logPath)
+        for id in ids {
+            let final = try await client().waitForFinal(id, timeout: 120)
+            #expect(final["state"] as? String == "verified" && final["attempts"] as? Int == 1, "\(final)")
+        }
+    }
+}
+
+@Suite("hardening: the database refuses writes")
+struct StorageFaultTests {
+    @Test("a full database: POST answers 503 storage_unavailable with Retry-After, /healthz reports it, both recover")
+    func databaseFull() async throws {
+        try await withStack { stack in
+            let sqlite = try #require(stack.store as? SQLiteStore)
+            let pages = try await sqlite.pool.write { db in try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0 }
+            try await sqlite.pool.write { db in try db.execute(sql: "PRAGMA max_page_count = \(pages)") }
+            var refused: HTTPJSONClient.Reply?
+            for i in 0..<50 {
+                let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+                let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+                let reply = try await stack.api.postReceipt(appUserId: "full-\(i)", receipt: purchase.receipt)
+                if reply.status == 503 {
+                    refused = reply
+                    break
+                }
+            }
+            let reply = try #require(refused, "the database never filled up")
+            #expect(reply.errorCode == "storage_unavailable" && reply.headers["retry-after"] != nil, "\(reply.headers) \(reply.text)")
+            let sick = try await stack.api.http.send(.GET, "/healthz")
+            #expect(sick.status == 503 && sick.json["database"] as? String == "error", "\(sick.text)")
+
+            try await sqlite.pool.write { db in try db.execute(sql: "PRAGMA max_page_count = 1073741823") }
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+            let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
+            let accepted = try await stack.api.postReceipt(appUserId: "after-full", receipt: purchase.receipt, wait: 20)
+            #expect([200, 202].contains(accepted.status), "\(accepted.text)")
+            let final = try await stack.api.waitForFinal(try #require(accepted.json["id"] as? String), timeout: 60)
+            #expect(final["state"] as? String == "verified")
+            var healthy = false
+            for _ in 0..<600 where !healthy {
+                healthy = try await stack.api.http.send(.GET, "/healthz").status == 200
+                if !healthy { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(healthy, "/healthz recovers once writes succeed")
+        }
+    }
+}
