@@ -160,9 +160,10 @@ struct ScaleOutTests {
         try await stack.stop()
     }
 
-    @Test("a worker killed while holding leases: its jobs are leased again after expiry and complete once")
+    @Test("a worker killed while holding leases: its successor releases them at once (the holder is provably gone); each completes once")
     func leasesOfKilledWorker() async throws {
-        let lease = 13.0
+        // Long enough that waiting for expiry would miss the deadline below by far.
+        let lease = 900.0
         var (stack, simulator, configPath, directory, binary) = try await prepare(
             name: "rescue", workers: 100, attemptTimeout: 4, lease: lease, latency: 2000...3000)
         simulator.faults.latencyMinMs = 0
@@ -199,16 +200,18 @@ struct ScaleOutTests {
         let successor = try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: workerLog)
         defer { successor.terminate() }
 
-        let deadline = Date().addingTimeInterval(90)
+        let deadline = Date().addingTimeInterval(180)
         while Date() < deadline, (try await stack.store.verificationCounts()[.verified] ?? 0) < 40 {
             try await Task.sleep(for: .milliseconds(100))
         }
         let done = try await stack.store.verifications(appId: "demo", states: [], createdBefore: nil, limit: 100)
         #expect(done.count == 40 && done.allSatisfy { $0.state == .verified }, "\(done.map(\.state))")
-        // Leased once by the dead worker, once more by its successor, and only after expiry.
+        // Leased once by the dead worker, once more by its successor, before any lease expired.
         #expect(done.allSatisfy { $0.attempts == 2 }, "\(done.map(\.attempts))")
-        #expect(done.allSatisfy { ($0.finalizedAt ?? .distantPast) >= postedAt.addingTimeInterval(lease) })
+        #expect(done.allSatisfy { ($0.finalizedAt ?? .distantFuture) < postedAt.addingTimeInterval(lease) })
         #expect(leasedBefore < postedAt.addingTimeInterval(lease), "the kill came before any lease could expire")
+        let successorLog = (try? String(contentsOfFile: workerLog, encoding: .utf8)) ?? ""
+        #expect(successorLog.contains("leases of a process that is gone released"), "\(successorLog.suffix(2000))")
         try await expectBooksBalance(stack)
         // SIGTERM is a graceful shutdown: the worker stops leasing, finishes, and exits cleanly.
         successor.terminate()

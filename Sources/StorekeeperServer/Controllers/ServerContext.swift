@@ -6,6 +6,7 @@ import JobQueue
 import Logging
 import NIOCore
 import Persistence
+import ServiceLifecycle
 import StorekeeperDomain
 
 /// What every controller needs. Built once at start.
@@ -72,11 +73,14 @@ struct ServerContext: Sendable {
         return essence == "application/json" || (essence.hasPrefix("application/") && essence.hasSuffix("+json"))
     }
 
-    /// Polls until the verification is final (or held), or `seconds` have passed.
+    /// Polls until the verification is final (or held), or `seconds` have passed, or the process
+    /// is stopping (the client gets its 202 at once instead of holding up the shutdown).
     func waitForFinal(_ verification: VerificationRecord, seconds: Double) async throws -> VerificationRecord {
         let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
         var current = verification
-        while !current.state.isFinal, current.state != .configurationError, ContinuousClock.now < deadline {
+        while !current.state.isFinal, current.state != .configurationError, ContinuousClock.now < deadline,
+            !Task.isShuttingDownGracefully
+        {
             try await Task.sleep(for: .milliseconds(25))
             current = try await store.verification(id: current.id) ?? current
         }
