@@ -10,7 +10,10 @@ import ServiceLifecycle
 /// becomes a signed notification POSTed to the app's `notificationURL`; a delivery that is not
 /// answered 2xx is retried on Apple's schedule (1, 12, 24, 48, 72 hours, accelerated). Every
 /// notification is kept for the Server API's notification history.
-public struct NotificationSender: Service {
+public struct NotificationSender: Service, CustomStringConvertible {
+    /// ServiceLifecycle logs every service: its name only, never the configuration and keys it holds.
+    public var description: String { "NotificationSender" }
+
     let store: SimulatedAppStore
     let logger: Logger
     /// How often renewals are computed and due deliveries sent.

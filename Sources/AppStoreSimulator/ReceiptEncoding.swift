@@ -2,7 +2,7 @@ import Foundation
 import SwiftASN1
 @_spi(CMS) @_spi(FixedExpiryValidationTime) import X509
 
-/// The attribute types of an app receipt's payload (DOMAIN.md §5).
+/// The attribute types of an app receipt's payload (the fields Apple documents for app receipts).
 enum ReceiptField {
     static let environment = 0
     static let bundleId = 2

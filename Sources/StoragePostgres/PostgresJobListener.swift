@@ -7,7 +7,10 @@ import Synchronization
 /// Wakes this process's job runner when any process enqueues a job (`LISTEN` on the store's
 /// channel), so an idle worker starts a new job within milliseconds instead of at its next poll.
 /// Notifications are hints: a lost one costs at most one poll interval, never a job.
-public struct PostgresJobListener: Service {
+public struct PostgresJobListener: Service, CustomStringConvertible {
+    /// ServiceLifecycle logs every service: its name only, never the configuration and keys it holds.
+    public var description: String { "PostgresJobListener" }
+
     let store: PostgresStore
     let signal: WakeSignal
     let logger: Logger

@@ -38,7 +38,7 @@ public struct Product: Codable, Hashable, Sendable {
     /// Problems with this entry, each naming its field, empty when valid.
     public func validationProblems() -> [String] {
         var problems: [String] = []
-        if productId.isEmpty || productId.count > 255 { problems.append("productId: must be 1-255 characters") }
+        if productId.isEmpty || productId.unicodeScalars.count > 255 { problems.append("productId: must be 1-255 characters") }
         if !ProductType.known.contains(type) { problems.append("type: unknown product type '\(type.rawValue)'") }
         if !ProductStatus.known.contains(status) { problems.append("status: unknown status '\(status.rawValue)'") }
         if type == .nonRenewing {
@@ -48,7 +48,7 @@ public struct Product: Codable, Hashable, Sendable {
                 problems.append("duration: required for non-renewing subscriptions")
             }
         }
-        if type == .consumable, let creditAmount, creditAmount < 0 { problems.append("creditAmount: must not be negative") }
+        if let creditAmount, creditAmount < 0 { problems.append("creditAmount: must not be negative") }
         if let priceMicros, priceMicros < 0 { problems.append("priceMicros: must not be negative") }
         if priceMicros != nil, currency == nil { problems.append("currency: required when priceMicros is set") }
         return problems

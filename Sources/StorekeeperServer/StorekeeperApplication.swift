@@ -32,14 +32,13 @@ public enum StorekeeperApplication {
         var background: [any Service] = runner.map { [$0] } ?? []
         if configuration.runWorkers, let gapFill = makeGapFill(context: context) { background.append(gapFill) }
 
-        let router = Router()
-        router.add(middleware: ErrorMiddleware(health: context.storageHealth, now: now))
+        let router = Router(options: .autoGenerateHeadEndpoints)
         let routes = RouteTable(router: router)
+        router.add(middleware: ErrorMiddleware(health: context.storageHealth, now: now, routes: routes.known))
         AppController(context: context).register(on: routes)
         NotificationController(context: context).register(on: routes)
         AdminController(context: context).register(on: routes)
         OperationsController(context: context, runner: runner).register(on: routes)
-        routes.answerUnknownMethods()
         let limits = ConnectionLimits.establish(configuration: configuration)
         limits.log(to: logger, idleTimeoutSeconds: configuration.idleTimeoutSeconds)
 

@@ -55,7 +55,7 @@ struct APITests {
             #expect(health.status == 200 && health.json["status"] as? String == "ok")
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
-            let ok = try await stack.api.postReceipt(appUserId: "after-abuse", receipt: purchase.receipt, wait: 10)
+            let ok = try await stack.api.postReceipt(appUserId: "after-abuse", receipt: purchase.receipt, wait: 30)
             #expect(ok.json["state"] as? String == "verified")
         }
     }
@@ -83,7 +83,7 @@ struct APITests {
     func garbageToApple() async throws {
         try await withStack(configure: { $0.receiptTrust.enabled = false }) { stack in
             let reply = try await stack.api.postReceipt(
-                appUserId: "g", receipt: Data("definitely not a receipt".utf8).base64EncodedString(), wait: 10)
+                appUserId: "g", receipt: Data("definitely not a receipt".utf8).base64EncodedString(), wait: 30)
             #expect(reply.json["state"] as? String == "invalid")
             #expect(reply.json["reason"] as? String == "receipt_malformed")
             #expect(reply.json["appleStatuses"] as? [Int] == [21002])
@@ -99,7 +99,7 @@ struct APITests {
             // Flip one byte near the end: inside the ECDSA signature.
             bytes[bytes.count - 3] ^= 0x01
             let before = try await stack.simulator.stats()
-            let reply = try await stack.api.postReceipt(appUserId: "forger", receipt: Data(bytes).base64EncodedString(), wait: 10)
+            let reply = try await stack.api.postReceipt(appUserId: "forger", receipt: Data(bytes).base64EncodedString(), wait: 30)
             #expect(reply.json["state"] as? String == "invalid")
             #expect(reply.json["reason"] as? String == "receipt_signature_invalid")
             #expect(reply.json["appleStatuses"] as? [Int] == [])
@@ -137,7 +137,7 @@ struct APITests {
 
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            let verified = try await stack.api.postReceipt(appUserId: "dora", receipt: purchase.receipt, wait: 10)
+            let verified = try await stack.api.postReceipt(appUserId: "dora", receipt: purchase.receipt, wait: 30)
             let id = verified.json["id"] as! String
             let list = try await stack.api.adminGet("/v1/admin/verifications?state=verified")
             #expect(((list.json["verifications"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String } == [id])
@@ -149,14 +149,20 @@ struct APITests {
             #expect(((again["grant"] as? [String: Any])?["alreadyGranted"] as? [String]) == [purchase.transactionId])
             #expect(try await stack.api.subscriber("dora").creditBalance == 100)
 
-            let metrics = try await http.send(.GET, "/metrics")
-            for series in [
+            let expected = [
                 "storekeeper_jobs{state=\"completed\"} 1", "storekeeper_verifications{state=\"verified\"} 1",
                 "storekeeper_verifications_flagged 0", "storekeeper_apple_request_duration_seconds_bucket",
                 "storekeeper_apple_responses_total{environment=\"production\",status=\"21007\"}",
                 "storekeeper_apple_responses_total{environment=\"sandbox\",status=\"0\"} 2", "storekeeper_grants_total 1",
-            ] {
-                #expect(metrics.text.contains(series), "metrics lack \(series)")
+            ]
+            // Counters are bumped just after the outcome they count is stored: polled, not read once.
+            var metrics = ""
+            _ = try await eventually {
+                metrics = try await http.send(.GET, "/metrics").text
+                return expected.allSatisfy { metrics.contains($0) }
+            }
+            for series in expected {
+                #expect(metrics.contains(series), "metrics lack \(series)")
             }
         }
     }
@@ -164,10 +170,12 @@ struct APITests {
     @Test("verifications older than flagAfterSeconds are flagged for an operator, never dropped")
     func flagged() async throws {
         try await withStack(configure: { $0.flagAfterSeconds = 0.5 }) { stack in
-            try await stack.simulator.outage(seconds: 30)
+            // Apple stays down for longer than the test can last: the verification cannot end.
+            try await stack.simulator.outage(seconds: 3600)
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
             let id = try await stack.api.postReceipt(appUserId: "eve", receipt: purchase.receipt).json["id"] as! String
+            // Older than flagAfterSeconds whenever it is read: a pause only ever lasts longer.
             try await Task.sleep(for: .seconds(1))
             let v = try await stack.api.verification(id).json
             #expect(v["flagged"] as? Bool == true)

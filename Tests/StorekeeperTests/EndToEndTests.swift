@@ -47,7 +47,7 @@ struct EndToEndTests {
                 "com.example.coins100", "com.example.removeads", "com.example.pro.monthly", "com.example.season.pass", "com.example.free.tier",
             ] {
                 let purchase = try await stack.simulator.purchase(device: device, productId: product)
-                let reply = try await api.postReceipt(appUserId: "alice", receipt: purchase.receipt, wait: 10)
+                let reply = try await api.postReceipt(appUserId: "alice", receipt: purchase.receipt, wait: 30)
                 #expect(reply.status == 200, "\(product): \(reply.text)")
                 #expect(reply.json["state"] as? String == "verified", "\(product): \(reply.text)")
                 let grant = reply.json["grant"] as? [String: Any]
@@ -82,10 +82,10 @@ struct EndToEndTests {
             let productionDevice = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let sandbox = try await api.postReceipt(
                 appUserId: "tester", receipt: try await stack.simulator.purchase(device: sandboxDevice, productId: "com.example.removeads").receipt,
-                wait: 10)
+                wait: 30)
             let production = try await api.postReceipt(
                 appUserId: "payer", receipt: try await stack.simulator.purchase(device: productionDevice, productId: "com.example.removeads").receipt,
-                wait: 10)
+                wait: 30)
             #expect(sandbox.json["environment"] as? String == "sandbox")
             #expect(sandbox.json["appleStatuses"] as? [Int] == [21007, 0])
             #expect(production.json["environment"] as? String == "production")
@@ -107,7 +107,7 @@ struct EndToEndTests {
             let strict = StorekeeperClient(http: api.http, apiKey: "strict-app-key-0123456789", adminKey: api.adminKey)
             let strictDevice = try await stack.simulator.createDevice(bundleId: "com.example.strict", environment: "sandbox")
             let refused = try await strict.postReceipt(
-                appUserId: "x", receipt: try await stack.simulator.purchase(device: strictDevice, productId: "gold").receipt, wait: 10)
+                appUserId: "x", receipt: try await stack.simulator.purchase(device: strictDevice, productId: "gold").receipt, wait: 30)
             #expect(refused.json["state"] as? String == "invalid" && refused.json["reason"] as? String == "sandbox_not_accepted")
             #expect(try await strict.subscriber("x").activeEntitlements.isEmpty)
         }
@@ -119,19 +119,19 @@ struct EndToEndTests {
             let api = stack.api
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let first = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            let a = try await api.postReceipt(appUserId: "alice", receipt: first.receipt, wait: 10)
-            let b = try await api.postReceipt(appUserId: "alice", receipt: first.receipt, wait: 10)
+            let a = try await api.postReceipt(appUserId: "alice", receipt: first.receipt, wait: 30)
+            let b = try await api.postReceipt(appUserId: "alice", receipt: first.receipt, wait: 30)
             #expect(a.json["id"] as? String == b.json["id"] as? String)
             #expect(try await stack.store.jobCounts().values.reduce(0, +) == 1)
 
             let second = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            let newer = try await api.postReceipt(appUserId: "alice", receipt: second.receipt, wait: 10)
+            let newer = try await api.postReceipt(appUserId: "alice", receipt: second.receipt, wait: 30)
             let grant = try #require(newer.json["grant"] as? [String: Any])
             #expect(grant["granted"] as? [String] == [second.transactionId])
             #expect(grant["alreadyGranted"] as? [String] == [first.transactionId])
             #expect(try await api.subscriber("alice").creditBalance == 200)
 
-            let stolen = try await api.postReceipt(appUserId: "mallory", receipt: second.receipt, wait: 10)
+            let stolen = try await api.postReceipt(appUserId: "mallory", receipt: second.receipt, wait: 30)
             #expect(stolen.json["state"] as? String == "verified")
             let conflicts = ((stolen.json["grant"] as? [String: Any])?["conflicts"] as? [[String: Any]]) ?? []
             #expect(conflicts.count == 2)
@@ -144,16 +144,25 @@ struct EndToEndTests {
 
     @Test("refund removes the entitlement; an expired subscription is not active; billing retry and grace show")
     func lifecycle() async throws {
-        try await withStack(secondsPerMonth: 3) { stack in
+        // Months of 3 s, so periods end within the test. Apple renews nothing by itself, so each
+        // period ends when the test expects however slow the machine is (and the recovery's period
+        // is the last), and the grace period outlasts the test.
+        try await withStack(
+            secondsPerMonth: 3,
+            configureSimulator: { s in
+                s.maximumRenewals = 0
+                s.gracePeriodSeconds = 3600
+            }
+        ) { stack in
             let api = stack.api
             let sim = stack.simulator
             // Refund of a non-consumable.
             let device = try await sim.createDevice(bundleId: demoBundle)
             let noAds = try await sim.purchase(device: device, productId: "com.example.removeads")
-            _ = try await api.postReceipt(appUserId: "refunded", receipt: noAds.receipt, wait: 10)
+            _ = try await api.postReceipt(appUserId: "refunded", receipt: noAds.receipt, wait: 30)
             #expect(try await api.subscriber("refunded").activeEntitlements == ["com.example.removeads"])
             try await sim.refund(transactionId: noAds.transactionId)
-            let again = try await api.postReceipt(appUserId: "refunded", receipt: noAds.receipt, refresh: true, wait: 10)
+            let again = try await api.postReceipt(appUserId: "refunded", receipt: noAds.receipt, refresh: true, wait: 30)
             #expect(((again.json["grant"] as? [String: Any])?["revoked"] as? [String]) == [noAds.transactionId])
             let refunded = try await api.subscriber("refunded")
             #expect(refunded.activeEntitlements.isEmpty && refunded.history.first?.cancellationDate != nil)
@@ -165,8 +174,16 @@ struct EndToEndTests {
             func subscribe(_ user: String) async throws -> (UUID, SimulatorClient.Purchase) {
                 let d = try await sim.createDevice(bundleId: demoBundle)
                 let p = try await sim.purchase(device: d, productId: "com.example.pro.monthly")
-                _ = try await api.postReceipt(appUserId: user, receipt: p.receipt, wait: 10)
-                #expect(try await api.subscriber(user).subscriptions.first?.status == .active)
+                _ = try await api.postReceipt(appUserId: user, receipt: p.receipt, wait: 30)
+                // Active for its 3 s, which a slow machine may already have spent: the status must
+                // be what the period's end means at the instant the server computed it (`asOf`,
+                // to the millisecond).
+                let view = try await api.subscriber(user)
+                let subscription = try #require(view.subscriptions.first)
+                let end = try #require(subscription.expiresDate)
+                #expect(
+                    subscription.status == (end > view.asOf ? SubscriptionStatus.active : .expired) || abs(end.timeIntervalSince(view.asOf)) < 0.002,
+                    "\(subscription) as of \(view.asOf)")
                 return (d, p)
             }
             let (_, lapsing) = try await subscribe("lapsing")
@@ -177,7 +194,7 @@ struct EndToEndTests {
             try await sim.failBilling(originalTransactionId: graceful.originalTransactionId, gracePeriod: true)
             try await Task.sleep(for: .seconds(3.5))
             for (user, p) in [("lapsing", lapsing), ("retrying", retrying), ("graceful", graceful)] {
-                let r = try await api.postReceipt(appUserId: user, receipt: p.receipt, refresh: true, wait: 10)
+                let r = try await api.postReceipt(appUserId: user, receipt: p.receipt, refresh: true, wait: 30)
                 #expect(r.json["state"] as? String == "verified")
             }
             let lapsed = try await api.subscriber("lapsing")
@@ -188,11 +205,20 @@ struct EndToEndTests {
             let grace = try await api.subscriber("graceful")
             #expect(grace.subscriptions.first?.status == .inGracePeriod && grace.activeEntitlements == ["com.example.pro.monthly"])
 
-            // Billing recovers: a new period, active again.
+            // Billing recovers: a new period, active again (for the 3 s it lasts: the status must be
+            // what its end means at the instant the server computed it).
             try await sim.recoverBilling(originalTransactionId: retrying.originalTransactionId)
-            _ = try await api.postReceipt(appUserId: "retrying", receipt: retrying.receipt, refresh: true, wait: 10)
+            _ = try await api.postReceipt(appUserId: "retrying", receipt: retrying.receipt, refresh: true, wait: 30)
             let recovered = try await api.subscriber("retrying")
-            #expect(recovered.subscriptions.first?.status == .active && recovered.history.count == 2)
+            let renewed = try #require(recovered.subscriptions.first)
+            #expect(recovered.history.count == 2, "the first period and the recovery: \(recovered.history.map(\.transactionId))")
+            let failedEnd = try #require(retry.subscriptions.first?.expiresDate)
+            let renewedEnd = try #require(renewed.expiresDate)
+            #expect(renewedEnd > failedEnd, "the recovery starts a new period")
+            #expect(
+                renewed.status == (renewedEnd > recovered.asOf ? SubscriptionStatus.active : .expired)
+                    || abs(renewedEnd.timeIntervalSince(recovered.asOf)) < 0.002,
+                "\(renewed) as of \(recovered.asOf)")
         }
     }
 
@@ -204,7 +230,7 @@ struct EndToEndTests {
         ) { stack in
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let p = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
-            let held = try await stack.api.postReceipt(appUserId: "carol", receipt: p.receipt, wait: 10)
+            let held = try await stack.api.postReceipt(appUserId: "carol", receipt: p.receipt, wait: 30)
             #expect(held.json["state"] as? String == "configuration_error")
             #expect(held.json["reason"] as? String == "shared_secret_mismatch")
             #expect(held.json["appleStatuses"] as? [Int] == [21007, 21004])
@@ -218,7 +244,7 @@ struct EndToEndTests {
             let (url, stop) = try await stack.startAnotherServer(configuration: fixed)
             let client = StorekeeperClient(
                 http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: url), apiKey: stack.api.apiKey, adminKey: stack.api.adminKey)
-            let final = try await client.waitForFinal(held.json["id"] as! String, timeout: 20)
+            let final = try await client.waitForFinal(held.json["id"] as! String, timeout: 60)
             try await stop()
             #expect(final["state"] as? String == "verified")
         }

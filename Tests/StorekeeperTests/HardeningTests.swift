@@ -25,7 +25,7 @@ struct InputHardeningTests {
             for user in users {
                 let device = try await stack.simulator.createDevice(bundleId: demoBundle)
                 let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
-                let reply = try await stack.api.postReceipt(appUserId: user, receipt: purchase.receipt, wait: 20)
+                let reply = try await stack.api.postReceipt(appUserId: user, receipt: purchase.receipt, wait: 30)
                 #expect(reply.json["state"] as? String == "verified", "\(user): \(reply.text)")
                 verificationIds.append(try #require(reply.json["id"] as? String))
             }
@@ -75,15 +75,24 @@ struct InputHardeningTests {
                 ("/v1/admin/verifications?limit=abc", "limit"), ("/v1/admin/verifications?limit=0", "limit"),
                 ("/v1/admin/verifications?flagged=yes", "flagged"), ("/v1/admin/verifications?state=done", "state"),
                 ("/v1/admin/apps/demo/ledger?from=yesterday", "from"), ("/v1/admin/apps/demo/ledger?format=xml", "format"),
-                ("/v1/admin/apps/demo/ledger?environment=staging", "environment"),
+                ("/v1/admin/apps/demo/ledger?environment=staging", "environment"), ("/v1/admin/apps/demo/ledger?from=2026-02-30", "from"),
+                ("/v1/admin/apps/demo/ledger?to=2026-01-01T00:00:00", "to"), ("/v1/admin/apps/demo/ledger?to=2026-01-06T15:01:48.7%2B24:00", "to"),
+                ("/v1/admin/verifications?state=", "state"), ("/v1/admin/verifications?state=pending,,verified", "state"),
             ]
             for (path, parameter) in cases {
                 let reply = try await stack.api.adminGet(path)
                 #expect(reply.status == 400 && reply.errorCode == "invalid_request", "\(path): \(reply.text)")
                 #expect(reply.text.contains(parameter), "\(path) names \(parameter): \(reply.text)")
             }
+            for lookback in ["0x10", "inf", "0", "1e400"] {
+                let reply = try await stack.api.adminPost("/v1/admin/apps/demo/notifications/gap-fill?lookbackSeconds=\(lookback)")
+                #expect(reply.status == 400 && reply.text.contains("lookbackSeconds"), "lookbackSeconds=\(lookback): \(reply.text)")
+            }
             #expect(try await stack.api.adminGet("/v1/admin/verifications?limit=1000").status == 200)
-            #expect(try await stack.api.adminGet("/v1/admin/apps/demo/ledger?from=2026-01-01&to=2026-12-31T00:00:00Z").status == 200)
+            for range in ["from=2026-01-01&to=2026-12-31T00:00:00Z", "to=5984-01-06T15:01:48.70150%2B15:03", "from=2026-01-01T23:30:00-23:59"] {
+                let reply = try await stack.api.adminGet("/v1/admin/apps/demo/ledger?\(range)")
+                #expect(reply.status == 200, "\(range): \(reply.text)")
+            }
             for wait in ["abc", "-1", "nan"] {
                 let refresh = try await stack.api.adminPost("/v1/admin/apps/demo/users/alice/refresh?wait=\(wait)")
                 #expect(refresh.status == 400 && refresh.text.contains("wait"), "refresh wait=\(wait): \(refresh.text)")
@@ -101,11 +110,14 @@ struct InputHardeningTests {
             let app = ["Authorization": "Bearer \(stack.api.apiKey)"]
             let wrongMethod = try await stack.api.http.send(.DELETE, "/v1/products", headers: app)
             #expect(wrongMethod.status == 405 && wrongMethod.errorCode == "method_not_allowed", "\(wrongMethod.text)")
-            #expect(wrongMethod.headers["allow"] == "GET")
+            #expect(wrongMethod.headers["allow"] == "GET, HEAD")
             let put = try await stack.api.http.send(.PUT, "/v1/receipts", headers: app, body: Data("{}".utf8))
             #expect(put.status == 405 && put.headers["allow"] == "POST")
             let product = try await stack.api.http.send(.GET, "/v1/admin/apps/demo/products/some-id", headers: app)
             #expect(product.status == 405 && product.headers["allow"] == "DELETE, PUT", "\(product.headers)")
+            let query = try await stack.api.http.send(HTTPMethod(rawValue: "QUERY"), "/v1/products", headers: app)
+            #expect(query.status == 405 && query.headers["allow"] == "GET, HEAD", "any method, not only the common ones")
+            #expect(try await stack.api.http.send(.HEAD, "/healthz").status == 200, "HEAD wherever GET")
             #expect(try await stack.api.http.send(.GET, "/v1/nowhere", headers: app).status == 404)
 
             let body = Data(#"{"appUserId":"a","receipt":"aGVsbG8="}"#.utf8)

@@ -15,12 +15,40 @@ final class SlowHandler: JobHandler {
     let delay: Duration
     let started = Mutex(0)
     let finished = Mutex(0)
+    let running = Mutex(0)
+    /// The most jobs it ran at once, counted by the handler itself rather than sampled.
+    let peak = Mutex(0)
 
     init(delay: Duration) { self.delay = delay }
 
     func run(_ lease: JobLease) async -> JobOutcome {
         started.withLock { $0 += 1 }
+        let now: Int = running.withLock {
+            $0 += 1
+            return $0
+        }
+        peak.withLock { $0 = max($0, now) }
         try? await Task.sleep(for: delay)
+        running.withLock { $0 -= 1 }
+        finished.withLock { $0 += 1 }
+        return .completed
+    }
+}
+
+/// A handler whose jobs stay in flight until graceful shutdown is triggered, then complete. Which
+/// jobs are in flight at shutdown is then fixed, however fast or slow the machine is: none can
+/// finish (and free a slot for another) before the shutdown.
+final class HeldUntilShutdownHandler: JobHandler {
+    let kind = "verify_receipt"
+    let started = Mutex(0)
+    let finished = Mutex(0)
+
+    func run(_ lease: JobLease) async -> JobOutcome {
+        started.withLock { $0 += 1 }
+        // The job runs inside the runner's service, so it sees the group's graceful shutdown. The
+        // runner registered its own handler (stop leasing) first, and shutdown handlers run in
+        // order, so the runner has stopped leasing before this returns.
+        try? await ServiceLifecycle.gracefulShutdown()
         finished.withLock { $0 += 1 }
         return .completed
     }
@@ -53,13 +81,16 @@ struct JobRunnerTests {
     @Test("graceful shutdown: jobs in flight finish and are recorded, nothing new is leased", arguments: StoreFactory.all)
     func gracefulShutdown(factory: StoreFactory) async throws {
         let store = try await store(jobs: 10, factory: factory)
-        let handler = SlowHandler(delay: .milliseconds(500))
+        let handler = HeldUntilShutdownHandler()
         var configuration = JobRunner.Configuration()
         configuration.concurrency = 4
         configuration.batchSize = 4
+        // The jobs finish right after the shutdown starts; the grace only bounds a loaded machine.
+        configuration.shutdownGrace = 600
         let runner = JobRunner(store: store, handlers: [handler], configuration: configuration, logger: Logger(label: "test"))
         try await whileRunning(runner) {
-            while handler.started.withLock({ $0 }) < 4 { try await Task.sleep(for: .milliseconds(5)) }
+            let inFlight = try await eventually { handler.started.withLock { $0 } >= 4 }
+            #expect(inFlight, "four jobs in flight")
         }
         #expect(handler.started.withLock { $0 } == 4)
         #expect(handler.finished.withLock { $0 } == 4)
@@ -83,9 +114,32 @@ struct JobRunnerTests {
             }
         }
         #expect(maximum.withLock { $0 } <= 5)
+        #expect(handler.peak.withLock { $0 } <= 5)
         #expect(handler.started.withLock { $0 } == 30)
         #expect(try await store.jobCounts()[.completed] == 30)
     }
+}
+
+/// Whether `task` ends within `deadline` seconds: a watchdog for a wait that must end on an
+/// event, not a measurement. The deadline is far longer than the event takes on any machine and
+/// far shorter than the wait's own timeout, so it only tells an ended wait from one still
+/// waiting. A task still running at the deadline is cancelled and left to end on its own.
+func ends(_ task: Task<Void, Never>, within deadline: Double) async -> Bool {
+    let (outcomes, continuation) = AsyncStream.makeStream(of: Bool.self)
+    let watcher = Task {
+        await task.value
+        continuation.yield(true)
+    }
+    let timer = Task {
+        try? await Task.sleep(for: .seconds(deadline))
+        continuation.yield(false)
+    }
+    var iterator = outcomes.makeAsyncIterator()
+    let ended = await iterator.next() ?? false
+    timer.cancel()
+    if !ended { task.cancel() }
+    _ = watcher
+    return ended
 }
 
 @Suite("wake signal")
@@ -94,14 +148,14 @@ struct WakeSignalTests {
     func rememberedAndCancellable() async throws {
         let signal = WakeSignal()
         signal.wake()
-        let clock = ContinuousClock()
-        let remembered = await clock.measure { await signal.wait(timeout: 30) }
-        #expect(remembered < .seconds(5))
-        let waiter = Task { await signal.wait(timeout: 60) }
+        // Each wait would last an hour by itself: ending within the watchdog's minute means the
+        // remembered wake, or the cancellation, ended it.
+        let remembered = Task { await signal.wait(timeout: 3600) }
+        #expect(await ends(remembered, within: 60), "the wake made before the wait was lost")
+        let waiter = Task { await signal.wait(timeout: 3600) }
         try await Task.sleep(for: .milliseconds(50))
         waiter.cancel()
-        let cancelled = await clock.measure { await waiter.value }
-        #expect(cancelled < .seconds(5))
+        #expect(await ends(waiter, within: 60), "a cancelled wait went on waiting")
     }
 }
 

@@ -8,7 +8,9 @@ import StorekeeperTesting
 import Testing
 
 /// Polls `condition` every 50 ms until it holds or `timeout` passes; returns whether it held.
-func eventually(timeout: TimeInterval = 20, _ condition: () async throws -> Bool) async throws -> Bool {
+/// The timeout is a deadline for an outcome, not a measurement: generous, so that a loaded
+/// machine only makes a passing test slower, and reached only when the test fails.
+func eventually(timeout: TimeInterval = 60, _ condition: () async throws -> Bool) async throws -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         if try await condition() { return true }
@@ -39,13 +41,42 @@ struct NotificationDeliveryTests {
         try await stack.api.subscriber(user).subscriptions.first
     }
 
+    /// Nothing in flight can still change a subscriber: every notification the simulator
+    /// created so far was delivered (the server stores a notification with the verification it
+    /// causes before it answers), and every verification is final.
+    func settled(_ stack: LocalStack) async throws -> Bool {
+        guard try await stack.simulator.notifications().allSatisfy({ $0["delivered"] as? Bool == true }) else { return false }
+        return try await stack.store.verificationCounts().keys.allSatisfy { $0.isFinal || $0 == .configurationError }
+    }
+
+    /// Whether the simulator has created a notification of `type` (for `transactionId`, if
+    /// given). It signs each one at creation, on its sender's next tick.
+    func created(_ stack: LocalStack, _ type: String, transactionId: String? = nil) async throws -> Bool {
+        try await stack.simulator.notifications().contains {
+            $0["notificationType"] as? String == type && (transactionId == nil || $0["transactionId"] as? String == transactionId)
+        }
+    }
+
+    /// Apple's latest period of a subscription (the transaction that expires last): its id, and
+    /// whether it was refunded.
+    func latestPeriod(_ stack: LocalStack, of originalTransactionId: String) async throws -> (transactionId: String, refunded: Bool)? {
+        let periods = try await stack.simulator.soldTransactions().compactMap { $0["transaction"] as? [String: Any] }
+            .filter { $0["original_transaction_id"] as? String == originalTransactionId }
+        func expiry(_ period: [String: Any]) -> Int64 { Int64(period["expires_date_ms"] as? String ?? "") ?? 0 }
+        guard let latest = periods.max(by: { expiry($0) < expiry($1) }), let id = latest["transaction_id"] as? String else { return nil }
+        return (transactionId: id, refunded: latest["cancellation_date_ms"] is String)
+    }
+
     @Test("a renewal, a billing failure into grace, the recovery and a refund, each delivered by Apple, change the subscriber")
     func subscriptionLifecycle() async throws {
-        try await Self.withAPIStack(secondsPerMonth: 3) { stack in
+        // Months of 3 s, so Apple renews within the test. The grace period outlasts the test, so
+        // "in grace" holds from the failed period's end on, however late the server is to look.
+        try await Self.withAPIStack(secondsPerMonth: 3, configureSimulator: { $0.gracePeriodSeconds = 3600 }) { stack in
             try await stack.sendNotifications()
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
-            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction).status == 200)
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
             let firstExpiry = try #require(try await subscription(stack, "alice")?.expiresDate)
 
             // The month ends; Apple renews and says so (DID_RENEW).
@@ -62,9 +93,18 @@ struct NotificationDeliveryTests {
                     "transaction_id"] as? String)
             #expect(try await eventually { try await subscription(stack, "alice")?.status == .active })
 
-            // Apple refunds the current period (REFUND).
+            // Apple refunds the current period (REFUND), which also ends auto-renewal. Months are
+            // 3 s: Apple may have renewed once more before the refund reached it, and then that
+            // period, the last there can be, is refunded too.
             try await stack.simulator.refund(transactionId: recovered)
-            #expect(try await eventually { try await subscription(stack, "alice")?.status == .revoked })
+            if let latest = try await latestPeriod(stack, of: bought.originalTransactionId), !latest.refunded {
+                try await stack.simulator.refund(transactionId: latest.transactionId)
+            }
+            #expect(
+                try await eventually {
+                    guard try await subscription(stack, "alice")?.status == .revoked else { return false }
+                    return try await settled(stack)
+                })
             #expect(try await subscription(stack, "alice")?.isActive == false)
 
             let sent = try await stack.simulator.notifications()
@@ -80,19 +120,27 @@ struct NotificationDeliveryTests {
             try await stack.sendNotifications()
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
-            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction).status == 200)
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+            // The purchase's SUBSCRIBED is created (and delivered) before a fault is set, so the
+            // fault applies to the notification it is meant for, however late Apple's sender runs.
+            #expect(try await eventually { try await created(stack, "SUBSCRIBED") })
             #expect(try await eventually { try await stack.simulator.notifications().allSatisfy { $0["delivered"] as? Bool == true } })
 
-            // DID_FAIL_TO_RENEW is held back and arrives after the recovery's DID_RENEW.
+            // DID_FAIL_TO_RENEW is held back and arrives after the recovery's DID_RENEW. The
+            // recovery waits until Apple has created (and signed) the failure's notification, so
+            // the recovery's is signed later, on a later tick of its sender.
             try await stack.simulator.setNotificationFaults(reorder: 1)
             try await stack.simulator.failBilling(originalTransactionId: bought.originalTransactionId, gracePeriod: false)
-            try await Task.sleep(for: .milliseconds(200))
+            #expect(try await eventually { try await created(stack, "DID_FAIL_TO_RENEW") })
             try await stack.simulator.recoverBilling(originalTransactionId: bought.originalTransactionId)
             #expect(try await eventually { try await stack.simulator.notifications().allSatisfy { $0["delivered"] as? Bool == true } })
             let sent = try await stack.simulator.notifications()
             let order = sent.compactMap { $0["notificationType"] as? String }
             #expect(order.suffix(2) == ["DID_FAIL_TO_RENEW", "DID_RENEW"], "created in this order")
-            try await Task.sleep(for: .milliseconds(500))
+            // Both were delivered; once the server has also finished the work they caused, the
+            // late failure has had every chance to undo the recovery.
+            #expect(try await eventually { try await settled(stack) })
             let afterBoth = try #require(try await subscription(stack, "alice"))
             #expect(afterBoth.status == .active, "the late failure does not undo the recovery: \(afterBoth)")
 
@@ -121,7 +169,7 @@ struct NotificationDeliveryTests {
             try await stack.sendNotifications()
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let first = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
-            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: first.signedTransaction).status == 200)
+            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: first.signedTransaction, wait: 30).status == 200)
             func owns() async throws -> Bool { try await stack.api.subscriber("alice").activeEntitlements.contains("com.example.removeads") }
 
             // In order: refunded, then reversed.
@@ -134,17 +182,24 @@ struct NotificationDeliveryTests {
 
             // Out of order: the REFUND of another purchase is held back until after its reversal.
             let second = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: second.signedTransaction).status == 200)
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: second.signedTransaction, wait: 30).status == 200)
+            // The purchase's own notification exists before the fault is set: the REFUND is held.
+            #expect(try await eventually { try await created(stack, "ONE_TIME_CHARGE", transactionId: second.transactionId) })
             try await stack.simulator.setNotificationFaults(reorder: 1)
             try await stack.simulator.refund(transactionId: second.transactionId)
-            try await Task.sleep(for: .milliseconds(200))
+            // The reversal waits until Apple has created (and signed) the REFUND's notification,
+            // so the reversal's is signed later.
+            #expect(try await eventually { try await created(stack, "REFUND", transactionId: second.transactionId) })
             try await stack.simulator.reverseRefund(transactionId: second.transactionId)
             #expect(
                 try await eventually {
                     let sent = try await stack.simulator.notifications()
                     return sent.count >= 6 && sent.allSatisfy { $0["delivered"] as? Bool == true }
                 })
-            try await Task.sleep(for: .milliseconds(500))
+            // Delivered; once the server has also finished the work they caused, the late REFUND
+            // has had every chance to undo the reversal.
+            #expect(try await eventually { try await settled(stack) })
             let coins = try await stack.store.transactions(appId: "demo", appUserId: "alice").first { $0.transactionId == second.transactionId }
             #expect(coins?.cancellationDate == nil && coins?.reinstatedAt != nil, "the late refund does not undo the reversal")
         }
@@ -156,7 +211,10 @@ struct NotificationDeliveryTests {
             try await stack.sendNotifications()
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
-            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction).status == 200)
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+            // The purchase's SUBSCRIBED exists before the fault is set: the REFUND is the one lost.
+            #expect(try await eventually { try await created(stack, "SUBSCRIBED") })
 
             try await stack.simulator.setNotificationFaults(drop: 1)
             try await stack.simulator.refund(transactionId: bought.transactionId)
@@ -176,7 +234,9 @@ struct NotificationDeliveryTests {
 
     @Test("an undelivered notification is retried on Apple's schedule until the server answers")
     func retrySchedule() async throws {
-        try await Self.withAPIStack(configureSimulator: { $0.notificationRetryHours = [1, 2, 3, 4] }) { stack in
+        // Retries 1, 2, … 10 hours apart: at 300 s a month the first comes 0.42 s after the failure
+        // and the last some 23 s later, so the URL fixed late on a slow machine still gets one.
+        try await Self.withAPIStack(configureSimulator: { $0.notificationRetryHours = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] }) { stack in
             // Nobody listens on port 9 of loopback: every delivery fails.
             try await stack.sendNotifications(to: "http://127.0.0.1:9/v1/notifications/appstore")
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
@@ -200,10 +260,11 @@ struct NotificationDeliveryTests {
             let buyer = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let member = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: buyer, productId: "com.example.removeads")
-            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction).status == 200)
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
             let shared = try await stack.simulator.shareWithFamily(transactionId: bought.transactionId, member: member)
             #expect(try jwsPayload(shared.signedTransaction)["inAppOwnershipType"] as? String == "FAMILY_SHARED")
-            #expect(try await stack.api.postSignedTransaction(appUserId: "bob", signedTransaction: shared.signedTransaction).status == 200)
+            #expect(try await stack.api.postSignedTransaction(appUserId: "bob", signedTransaction: shared.signedTransaction, wait: 30).status == 200)
             #expect(try await stack.api.subscriber("bob").activeEntitlements.contains("com.example.removeads"))
 
             try await stack.simulator.revoke(transactionId: shared.transactionId)
@@ -224,7 +285,8 @@ struct NotificationDeliveryTests {
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let sub = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
             let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            try await stack.simulator.outage(seconds: 120)
+            // Down for longer than the test can last: verifyReceipt never answers in it.
+            try await stack.simulator.outage(seconds: 3600)
 
             // The Server API is down as well: the verification waits on its schedule.
             try await stack.simulator.setServerAPIFaults(down: true)
@@ -235,7 +297,7 @@ struct NotificationDeliveryTests {
 
             // The Server API answers: granted from the history Apple signed, verifyReceipt still down.
             try await stack.simulator.setServerAPIFaults()
-            let verified = try await stack.api.waitForFinal(id, timeout: 20)
+            let verified = try await stack.api.waitForFinal(id, timeout: 60)
             #expect(verified["state"] as? String == "verified", "\(verified)")
             let granted = Set((verified["grant"] as? [String: Any])?["granted"] as? [String] ?? [])
             #expect(granted == [sub.transactionId, coins.transactionId])
@@ -252,15 +314,37 @@ struct NotificationDeliveryTests {
         try await Self.withAPIStack(secondsPerMonth: 1.5, configure: { $0.notificationGapFill.enabled = false }) { stack in
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
-            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction).status == 200)
-            try await Task.sleep(for: .seconds(3.2))  // Two renewals happen at Apple; nobody tells the server.
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+            /// The renewals Apple has made so far (it makes them as time passes, 1.5 s apart).
+            func renewals() async throws -> [[String: Any]] {
+                try await stack.simulator.soldTransactions().compactMap { $0["transaction"] as? [String: Any] }.filter {
+                    $0["original_transaction_id"] as? String == bought.originalTransactionId
+                        && $0["transaction_id"] as? String != bought.transactionId
+                }
+            }
+            // Two renewals happen at Apple; nobody tells the server (no notification URL, no gap-fill).
+            #expect(try await eventually { try await renewals().count >= 2 })
             #expect(try await stack.store.transactions(appId: "demo", appUserId: "alice").count == 1)
+            let renewedBefore = try await renewals()
 
-            let refreshed = try await stack.api.adminPost("/v1/admin/apps/demo/users/alice/refresh?wait=10")
+            let refreshed = try await stack.api.adminPost("/v1/admin/apps/demo/users/alice/refresh?wait=30")
             #expect(refreshed.status == 200 && refreshed.json["state"] as? String == "verified", "\(refreshed.text)")
             let granted = (refreshed.json["grant"] as? [String: Any])?["granted"] as? [String] ?? []
             #expect(granted.count >= 2 && !granted.contains(bought.transactionId))
-            #expect(try await subscription(stack, "alice")?.status == .active)
+            #expect(
+                Set(granted).isSuperset(of: renewedBefore.compactMap { $0["transaction_id"] as? String }),
+                "every renewal made before the refresh is granted: \(granted)")
+            // The subscription runs to the end of the latest of those periods (or of a renewal made
+            // since); its status is what that end means at the instant the server computed it.
+            let latestEnd = renewedBefore.compactMap { ($0["expires_date_ms"] as? String).flatMap { Double($0) } }.max() ?? 0
+            let view = try await stack.api.subscriber("alice")
+            let current = try #require(view.subscriptions.first)
+            let expires = try #require(current.expiresDate)
+            #expect(expires.timeIntervalSince1970 * 1000 >= latestEnd - 1, "\(current)")
+            #expect(
+                current.status == (expires > view.asOf ? SubscriptionStatus.active : .expired) || abs(expires.timeIntervalSince(view.asOf)) < 0.002,
+                "\(current) as of \(view.asOf)")
 
             #expect(try await stack.api.adminPost("/v1/admin/apps/demo/users/nobody/refresh").status == 404)
         }

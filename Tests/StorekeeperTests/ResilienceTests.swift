@@ -21,7 +21,7 @@ struct ResilienceTests {
         return out
     }
 
-    @Test("Apple at 3-6 s: POST answers at once (202) and every receipt ends verified")
+    @Test("Apple at 3-6 s: each POST answers 202, not final, before Apple could have answered; every receipt ends verified")
     func slowApple() async throws {
         try await withStack(configure: {
             $0.attemptTimeoutSeconds = 10; $0.leaseSeconds = 40
@@ -32,22 +32,19 @@ struct ResilienceTests {
             faults.latencyMaxMs = 6000
             try await stack.simulator.setFaults(faults)
             var ids: [String] = []
-            var elapsed: [Double] = []
             for (i, receipt) in bodies.enumerated() {
-                let started = ContinuousClock.now
                 let reply = try await stack.api.postReceipt(appUserId: "slow-\(i)", receipt: receipt)
-                let d = started.duration(to: .now)
-                elapsed.append(Double(d.components.attoseconds) / 1e18 + Double(d.components.seconds))
-                #expect(reply.status == 202)
-                #expect(["pending", "verifying"].contains(reply.json["state"] as? String))
-                ids.append(reply.json["id"] as! String)
+                // Every Apple answer takes at least 3 s. An answer to the POST that is 202, not
+                // final and carries no Apple status was made before Apple answered, whatever
+                // the POST cost on this machine; a POST that waited for Apple would be 200.
+                #expect(reply.status == 202, "\(reply.text)")
+                #expect(["pending", "verifying"].contains(reply.json["state"] as? String), "\(reply.text)")
+                #expect((reply.json["appleStatuses"] as? [Int])?.isEmpty == true, "no Apple answer yet: \(reply.text)")
+                ids.append(try #require(reply.json["id"] as? String))
             }
-            // Apple takes at least 3 s; every POST returned long before (median under 100 ms).
-            #expect(elapsed.sorted()[elapsed.count / 2] < 0.1, "POST latencies: \(elapsed)")
-            #expect(elapsed.allSatisfy { $0 < 1.0 }, "POST latencies: \(elapsed)")
             for id in ids {
-                let final = try await stack.api.waitForFinal(id, timeout: 40)
-                #expect(final["state"] as? String == "verified")
+                let final = try await stack.api.waitForFinal(id, timeout: 120)
+                #expect(final["state"] as? String == "verified", "\(final)")
             }
         }
     }
@@ -56,32 +53,38 @@ struct ResilienceTests {
     func outage() async throws {
         try await withStack { stack in
             let bodies = try await receipts(stack, count: 8)
-            try await stack.simulator.outage(seconds: 3)
+            // Apple stays down until the test brings it back, so what the outage shows does not
+            // depend on how fast this machine gets to look.
+            try await stack.simulator.outage(seconds: 3600)
             var ids: [String] = []
             for (i, receipt) in bodies.enumerated() {
                 let reply = try await stack.api.postReceipt(appUserId: "outage-\(i)", receipt: receipt)
                 #expect(reply.status == 202)
-                ids.append(reply.json["id"] as! String)
+                ids.append(try #require(reply.json["id"] as? String))
             }
-            // Meanwhile: attempts and the next retry are visible.
-            var sawRetry = false
-            let deadline = Date().addingTimeInterval(2.5)
-            while Date() < deadline, !sawRetry {
-                let v = try await stack.api.verification(ids[0]).json
-                if v["state"] as? String == "retry_scheduled" {
-                    sawRetry = true
-                    #expect(v["reason"] as? String == "apple_http_503")
-                    #expect((v["attempts"] as? Int ?? 0) >= 1)
-                    #expect(v["nextAttemptAt"] is String)
-                }
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            #expect(sawRetry)
-            let metrics = try await stack.api.http.send(.GET, "/metrics")
-            #expect(metrics.text.contains("storekeeper_verification_retries_total{reason=\"apple_http_503\"}"))
+            // Meanwhile: every verification shows its failed attempt, the reason and the next retry.
             for id in ids {
-                let final = try await stack.api.waitForFinal(id, timeout: 30)
-                #expect(final["state"] as? String == "verified")
+                var seen: [String: Any] = [:]
+                let retrying = try await eventually {
+                    seen = try await stack.api.verification(id).json
+                    return seen["state"] as? String == "retry_scheduled"
+                }
+                #expect(retrying, "\(seen)")
+                #expect(seen["reason"] as? String == "apple_http_503", "\(seen)")
+                #expect((seen["attempts"] as? Int ?? 0) >= 1)
+                #expect(seen["nextAttemptAt"] is String)
+            }
+            // The counter is bumped just after the retry is stored: polled, not read once.
+            #expect(
+                try await eventually {
+                    try await stack.api.http.send(.GET, "/metrics").text.contains(
+                        "storekeeper_verification_retries_total{reason=\"apple_http_503\"}")
+                })
+            // Apple is back: every receipt verifies, each after at least one failed attempt.
+            try await stack.simulator.setFaults(FaultConfiguration.none)
+            for id in ids {
+                let final = try await stack.api.waitForFinal(id, timeout: 120)
+                #expect(final["state"] as? String == "verified", "\(final)")
                 #expect((final["attempts"] as? Int ?? 0) >= 2)
             }
             let counts = try await stack.store.verificationCounts()
@@ -110,7 +113,7 @@ struct ResilienceTests {
                 ids.append(try await stack.api.postReceipt(appUserId: "mix-\(i)", receipt: receipt).json["id"] as! String)
             }
             for id in ids {
-                let final = try await stack.api.waitForFinal(id, timeout: 60)
+                let final = try await stack.api.waitForFinal(id, timeout: 180)
                 #expect(final["state"] as? String == "verified", "\(final)")
             }
             #expect(try await stack.store.countTransactions(appId: "demo") == 12)

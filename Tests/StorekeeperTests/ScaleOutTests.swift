@@ -143,7 +143,7 @@ struct ScaleOutTests {
         workers[0] = try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: log("worker-1"))
         #expect(try await posting.value == 0, "every post answered 200 or 202")
 
-        let deadline = Date().addingTimeInterval(420)
+        let deadline = Date().addingTimeInterval(900)
         var counts: [VerificationState: Int] = [:]
         while Date() < deadline {
             counts = try await stack.store.verificationCounts()
@@ -164,8 +164,10 @@ struct ScaleOutTests {
     func leasesOfKilledWorker() async throws {
         // Long enough that waiting for expiry would miss the deadline below by far.
         let lease = 900.0
+        // Attempts may take 30 s: longer than Apple is made to stall below, so the doomed worker's
+        // calls neither finish nor time out before it is killed, however slow the machine.
         var (stack, simulator, configPath, directory, binary) = try await prepare(
-            name: "rescue", workers: 100, attemptTimeout: 4, lease: lease, latency: 2000...3000)
+            name: "rescue", workers: 100, attemptTimeout: 30, lease: lease, latency: 2000...3000)
         simulator.faults.latencyMinMs = 0
         var receipts: [String] = []
         for i in 0..<40 {
@@ -176,8 +178,8 @@ struct ScaleOutTests {
         try await stack.simulator.setFaults(
             {
                 var f = FaultConfiguration.none
-                f.latencyMinMs = 2000
-                f.latencyMaxMs = 3000
+                f.latencyMinMs = 20_000
+                f.latencyMaxMs = 20_000
                 return f
             }())
         let api = try await ChildProcess.server(
@@ -189,14 +191,16 @@ struct ScaleOutTests {
         }
         let workerLog = directory.appendingPathComponent("worker.log").path
         let doomed = try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: workerLog)
-        // Every job leased by this worker and waiting on Apple (2-3 s): kill it now.
-        let leaseDeadline = Date().addingTimeInterval(30)
+        // Every job leased by this worker and waiting on Apple (20 s): kill it now.
+        let leaseDeadline = Date().addingTimeInterval(120)
         while Date() < leaseDeadline, try await stack.store.verificationCounts()[.verifying] != 40 {
             try await Task.sleep(for: .milliseconds(10))
         }
         doomed.killNine()
         let leasedBefore = Date()
         #expect(try await stack.store.verificationCounts()[.verifying] == 40, "all 40 leased by the killed worker")
+        // Apple answers at once for the successor: its one attempt each cannot time out.
+        try await stack.simulator.setFaults(FaultConfiguration.none)
         let successor = try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: workerLog)
         defer { successor.terminate() }
 

@@ -27,17 +27,17 @@ struct AdminController {
             try await context.store.upsertProduct(appId: app.id, product: product, now: context.now())
             return try StorekeeperJSON.response(product, status: .created)
         }
-        admin.put("apps/:app/products/:product") { request, ctx in
+        admin.put("apps/:app/products/:productId") { request, ctx in
             try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
-            let product = try await decodeProduct(request, productId: try ctx.parameters.decoded("product"))
+            let product = try await decodeProduct(request, productId: try ctx.parameters.decoded("productId"))
             try await context.store.upsertProduct(appId: app.id, product: product, now: context.now())
             return try StorekeeperJSON.response(product)
         }
-        admin.delete("apps/:app/products/:product") { request, ctx in
+        admin.delete("apps/:app/products/:productId") { request, ctx in
             try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
-            let productId = try ctx.parameters.decoded("product")
+            let productId = try ctx.parameters.decoded("productId")
             guard try await context.store.deleteProduct(appId: app.id, productId: productId) else {
                 throw StorekeeperError(.notFound, "no product '\(productId)'")
             }
@@ -65,10 +65,10 @@ struct AdminController {
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             return try await gapFill(request, app: app)
         }
-        admin.post("apps/:app/users/:user/refresh") { request, ctx in
+        admin.post("apps/:app/users/:appUserId/refresh") { request, ctx in
             try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
-            return try await refresh(request, app: app, appUserId: try ctx.parameters.decoded("user"))
+            return try await refresh(request, app: app, appUserId: try ctx.parameters.decoded("appUserId"))
         }
         admin.get("apps/:app/ledger") { request, ctx in
             try context.authenticateAdmin(request)
@@ -121,9 +121,20 @@ struct AdminController {
 
     private func decodeProduct(_ request: Request, productId: String?) async throws -> Product {
         var product = try StorekeeperJSON.decode(Product.self, from: try await context.body(request))
+        // The body must be a valid product on its own; the path's id then wins over the body's.
+        for candidate in [product]
+            + (productId.map { id in
+                [
+                    {
+                        var p = product; p.productId = id; return p
+                    }()
+                ]
+            } ?? [])
+        {
+            let problems = candidate.validationProblems()
+            guard problems.isEmpty else { throw StorekeeperError(.invalidProduct, problems.joined(separator: "; ")) }
+        }
         if let productId { product.productId = productId }
-        let problems = product.validationProblems()
-        guard problems.isEmpty else { throw StorekeeperError(.invalidProduct, problems.joined(separator: "; ")) }
         return product
     }
 
@@ -131,7 +142,7 @@ struct AdminController {
         let query = QueryInput(request)
         var states: [VerificationState] = []
         if let text = query.string("state") {
-            for name in text.split(separator: ",") {
+            for name in text.split(separator: ",", omittingEmptySubsequences: false) {
                 guard let state = VerificationState(rawValue: String(name)) else {
                     throw StorekeeperError(.invalidRequest, "state: unknown state '\(name)'")
                 }

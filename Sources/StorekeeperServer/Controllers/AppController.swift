@@ -50,7 +50,9 @@ struct AppController {
             throw StorekeeperError(.invalidReceipt, "receipt is not base64")
         }
         _ = try context.receiptGate.admit(Array(bytes), bundleId: app.bundleId)
-        if let hints = body.hints, hints.count > 16 || hints.contains(where: { $0.key.count > 64 || $0.value.count > 256 }) {
+        if let hints = body.hints,
+            hints.count > 16 || hints.contains(where: { $0.key.unicodeScalars.count > 64 || $0.value.unicodeScalars.count > 256 })
+        {
             throw StorekeeperError(.invalidRequest, "hints: at most 16 entries, keys ≤ 64 and values ≤ 256 characters")
         }
         let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import JobQueue
+import Logging
 import NIOCore
 import Persistence
 import StorekeeperDomain
@@ -17,16 +18,19 @@ struct OperationsController {
             let unavailable: Response
             do {
                 _ = try await context.store.jobCounts()
-                let failure = context.storageHealth.failure?.message
+                // The details are in the log; this route answers anyone, so it names no paths or errors.
+                let failure = context.storageHealth.failure
                 if failure == nil, runner?.storeIsFailing != true {
                     return try StorekeeperJSON.response(["status": "ok", "database": "ok"])
                 }
+                let since = failure.map { " since \(ISO8601DateFormatter().string(from: $0.since))" } ?? ""
                 unavailable = try StorekeeperJSON.response(
-                    ["status": "unavailable", "database": "error", "error": failure ?? "the verification workers cannot use the database"],
+                    ["status": "unavailable", "database": "error", "error": "writes to the database are failing\(since)"],
                     status: .serviceUnavailable)
             } catch {
+                context.logger.error("health check: the database cannot be read", metadata: ["error": "\(error)"])
                 unavailable = try StorekeeperJSON.response(
-                    ["status": "unavailable", "database": "error", "error": "\(error)"], status: .serviceUnavailable)
+                    ["status": "unavailable", "database": "error", "error": "the database cannot be read"], status: .serviceUnavailable)
             }
             var response = unavailable
             response.headers[.retryAfter] = "5"

@@ -129,9 +129,10 @@ struct VerificationView: Codable {
     }
 }
 
-/// App user ids are the developer's own account ids: opaque, bounded, printable.
+/// App user ids are the developer's own account ids: opaque, bounded, printable. Bounded in
+/// Unicode scalars, not characters: one character may carry thousands of combining marks.
 func validateAppUserId(_ id: String) throws {
-    guard !id.isEmpty, id.count <= 256, !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+    guard !id.isEmpty, id.unicodeScalars.count <= 256, !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
         throw StorekeeperError(.invalidAppUserId, "appUserId must be 1-256 printable characters")
     }
 }

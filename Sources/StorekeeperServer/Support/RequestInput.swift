@@ -35,7 +35,9 @@ struct QueryInput {
     /// A finite number of seconds, at least 0 (more than 0 when `excludingZero`), at most `maximum` when given.
     func seconds(_ name: String, maximum: Double? = nil, excludingZero: Bool = false) throws -> Double? {
         guard let text = string(name) else { return nil }
-        guard let value = Double(text), value.isFinite, excludingZero ? value > 0 : value >= 0, value <= (maximum ?? value) else {
+        // Decimal only: Double() also reads hex ("0x10"), "inf" and "nan".
+        let decimal = text.range(of: #"^[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$"#, options: .regularExpression) != nil
+        guard decimal, let value = Double(text), value.isFinite, excludingZero ? value > 0 : value >= 0, value <= (maximum ?? value) else {
             let lower = excludingZero ? "more than 0" : "of at least 0"
             let upper = maximum.map { " and at most \(Int($0))" } ?? ""
             throw StorekeeperError(.invalidRequest, "\(name) must be a number of seconds \(lower)\(upper)")
@@ -66,15 +68,42 @@ struct QueryInput {
         return text
     }
 
-    /// An ISO 8601 date-time (`2026-01-31T10:00:00Z`) or a full date (`2026-01-31`, midnight UTC).
+    /// An ISO 8601 date-time with its offset (`2026-01-31T10:00:00Z`, `…+02:00`, fractions
+    /// allowed) or a full date (`2026-01-31`, midnight UTC). Only real calendar dates: the
+    /// formatter alone rolls 2026-02-30 over into March.
     func date(_ name: String) throws -> Date? {
         guard let text = string(name) else { return nil }
+        let invalid = StorekeeperError(
+            .invalidRequest, "\(name) must be an ISO 8601 date (2026-01-31) or date-time with offset (2026-01-31T10:00:00Z)")
         let formatter = ISO8601DateFormatter()
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withFullDate]
-        if let date = formatter.date(from: text) { return date }
-        throw StorekeeperError(.invalidRequest, "\(name) must be an ISO 8601 date or date-time")
+        let fullDate = #"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"#
+        let dateTime = #"^[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"#
+        if text.range(of: fullDate, options: .regularExpression) != nil {
+            formatter.formatOptions = [.withFullDate]
+            guard let date = formatter.date(from: text), formatter.string(from: date) == text else { throw invalid }
+            return date
+        }
+        guard text.range(of: dateTime, options: .regularExpression) != nil else { throw invalid }
+        formatter.formatOptions = text.contains(".") ? [.withInternetDateTime, .withFractionalSeconds] : [.withInternetDateTime]
+        guard let date = formatter.date(from: text) else { throw invalid }
+        // The calendar date as written must survive the round trip in UTC.
+        let day = ISO8601DateFormatter()
+        day.formatOptions = [.withFullDate]
+        // Shifted by its offset and read in UTC, the instant must fall on the day as written
+        // (RFC 3339 allows any offset up to ±23:59, for which Foundation may have no time zone).
+        day.timeZone = TimeZone(secondsFromGMT: 0)
+        let local = date.addingTimeInterval(TimeInterval(Self.offsetSeconds(text)))
+        guard day.string(from: local) == String(text.prefix(10)) else { throw invalid }
+        return date
+    }
+
+    /// The offset written at the end of a date-time, in seconds (0 for `Z`).
+    private static func offsetSeconds(_ text: String) -> Int {
+        guard !text.hasSuffix("Z") else { return 0 }
+        let offset = text.suffix(6)
+        let sign = offset.hasPrefix("-") ? -1 : 1
+        let parts = offset.dropFirst().split(separator: ":").compactMap { Int($0) }
+        guard parts.count == 2 else { return 0 }
+        return sign * (parts[0] * 3600 + parts[1] * 60)
     }
 }

@@ -67,7 +67,10 @@ public struct StorageBackend: Sendable {
 /// Builds a service once the services before it in the group are running, then runs it in
 /// the same task, so it sees the group's graceful shutdown. Used to migrate and seed a
 /// PostgreSQL database only after its connection pool has started.
-public struct DeferredService: Service {
+public struct DeferredService: Service, CustomStringConvertible {
+    /// ServiceLifecycle logs every service: its name only, never the configuration and keys it holds.
+    public var description: String { "DeferredService" }
+
     let make: @Sendable () async throws -> any Service
 
     public init(_ make: @escaping @Sendable () async throws -> any Service) {

@@ -102,6 +102,8 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     let health: StorageHealth
     let now: @Sendable () -> Date
+    /// Tells a wrong method on a known path (405) from an unknown path (404).
+    let routes: KnownRoutes
     /// Seconds a client should wait before sending a request the database refused.
     static var storageRetryAfterSeconds: Int { 5 }
 
@@ -115,6 +117,13 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             if error.code == .internalError { context.logger.error("internal error", metadata: ["error": "\(error)"]) }
             return StorekeeperError.errorResponse(code: error.code.name, message: error.message, status: error.code.status, headers: error.headers)
         } catch let error as HTTPError {
+            if error.status == .notFound, let allowed = routes.allowedMethods(path: request.uri.path) {
+                let allow = allowed.joined(separator: ", ")
+                return StorekeeperError.errorResponse(
+                    code: StorekeeperError.Code.methodNotAllowed.name,
+                    message: "\(request.method.rawValue) is not allowed on this path; allowed: \(allow)", status: .methodNotAllowed,
+                    headers: [.allow: allow])
+            }
             let code: StorekeeperError.Code =
                 switch error.status {
                 case .notFound: .notFound

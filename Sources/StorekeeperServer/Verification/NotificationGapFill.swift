@@ -10,7 +10,10 @@ import ServiceLifecycle
 /// looks back `lookbackSeconds`) and ingests every notification through the same path as a
 /// delivered one. Idempotent by notificationUUID, so overlapping windows, several worker
 /// processes and Apple's own late retries change nothing twice.
-struct NotificationGapFill: Service {
+struct NotificationGapFill: Service, CustomStringConvertible {
+    /// ServiceLifecycle logs every service: its name only, never the configuration and keys it holds.
+    var description: String { "NotificationGapFill" }
+
     let context: ServerContext
     let policy: NotificationGapFillPolicy
 

@@ -81,15 +81,17 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
                     report: AttemptReport(statuses: statuses, environment: answered.storageName, reason: nil), now: at)
                 return .finishedByHandler
             }
+            // The backoff counts from the end of this attempt: the stand-in's own retries took time.
+            let ended = now()
             let delay = configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1))
-            let next = at.addingTimeInterval(delay)
+            let next = ended.addingTimeInterval(delay)
             let report = AttemptReport(statuses: statuses, environment: nil, reason: reason)
-            let provisional = try await provisionalGrants(local, verification: verification, app: app, now: at)
+            let provisional = try await provisionalGrants(local, verification: verification, app: app, now: ended)
             if provisional.isEmpty {
-                _ = try await store.scheduleRetry(lease, verificationId: verification.id, report: report, at: next, now: at)
+                _ = try await store.scheduleRetry(lease, verificationId: verification.id, report: report, at: next, now: ended)
             } else {
                 _ = try await store.scheduleRetryGrantingProvisionally(
-                    lease, verificationId: verification.id, report: report, at: next, grants: provisional, now: at)
+                    lease, verificationId: verification.id, report: report, at: next, grants: provisional, now: ended)
                 metrics.increment("storekeeper_provisional_grants_total", labels: ["app": app.id], by: Double(provisional.count))
             }
             metrics.increment("storekeeper_verification_retries_total", labels: ["reason": reason])
