@@ -44,6 +44,12 @@ struct InputHardeningTests {
                 #expect(reply.status == 200 && reply.json["id"] as? String == id, "\(reply.text)")
             }
             let admin = ["Authorization": "Bearer \(stack.api.adminKey)"]
+            // App ids and verification ids on admin routes are decoded the same way.
+            let encodedApp = try await stack.api.adminGet("/v1/admin/apps/dem%6F/products")
+            #expect(encodedApp.status == 200 && encodedApp.text.contains("com.example.removeads"), "\(encodedApp.text)")
+            let retried = try await stack.api.adminPost(
+                "/v1/admin/verifications/\(pathEncoded(verificationIds[0]).replacingOccurrences(of: "-", with: "%2D"))/retry")
+            #expect([202, 409].contains(retried.status), "retry by an encoded id: \(retried.status) \(retried.text)")
             let put = try await stack.api.http.send(
                 .PUT, "/v1/admin/apps/demo/products/test%20pct", headers: admin,
                 body: Data(#"{"productId":"ignored","type":"non_consumable","status":"ready_for_sale"}"#.utf8))
