@@ -31,17 +31,19 @@ public struct StorekeeperClient: Sendable {
         return try await http.send(.POST, "/v1/receipts\(query)", headers: app, json: Body(appUserId: appUserId, receipt: receipt, refresh: refresh))
     }
 
-    /// StoreKit 2: `POST /v1/transactions`.
+    /// StoreKit 2: `POST /v1/transactions[?wait=S]`. Without `wait` the server holds the answer
+    /// 5 s for the grant, then answers 202; tests that need the grant pass a longer deadline.
     public func postSignedTransaction(
-        appUserId: String, signedTransaction: String, appAccountToken: String? = nil
+        appUserId: String, signedTransaction: String, appAccountToken: String? = nil, wait: Double? = nil
     ) async throws -> HTTPJSONClient.Reply {
         struct Body: Encodable {
             var appUserId: String
             var signedTransaction: String
             var appAccountToken: String?
         }
+        let query = wait.map { "?wait=\($0)" } ?? ""
         return try await http.send(
-            .POST, "/v1/transactions", headers: app,
+            .POST, "/v1/transactions\(query)", headers: app,
             json: Body(appUserId: appUserId, signedTransaction: signedTransaction, appAccountToken: appAccountToken))
     }
 

@@ -202,94 +202,103 @@ struct ProcessHardeningTests {
 
     @Test("kill -9 with verifications in flight: after restart they resume at once, not after leaseSeconds")
     func killNineResumesAtOnce() async throws {
-        let binary = try #require(TestPaths.storekeeperBinary(), "build the executable first: swift build")
-        var configuration = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath())
-        configuration.attemptTimeoutSeconds = 600
-        configuration.leaseSeconds = 3600
-        var simulatorConfiguration = LocalStack.simulatorConfiguration(for: configuration)
-        simulatorConfiguration.faults.latencyMinMs = 600_000
-        simulatorConfiguration.faults.latencyMaxMs = 600_000
-        let stack = try await LocalStack.start(configuration: configuration, simulator: simulatorConfiguration, startServer: false)
-        defer { Task { try? await stack.stop() } }
-        var child = stack.configuration
-        child.port = 0
-        let setup = try ChildSetup(child, name: "kill9")
-        var server = try await ChildProcess.server(binary: binary, configPath: setup.configPath, logPath: setup.logPath)
-        defer { server.terminate() }
-        func client() -> StorekeeperClient {
-            StorekeeperClient(
-                http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: server.baseURL), apiKey: stack.api.apiKey, adminKey: stack.api.adminKey)
-        }
-        var ids: [String] = []
-        for i in 0..<4 {
-            let device = try await stack.simulator.createDevice(bundleId: demoBundle)
-            let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
-            let reply = try await client().postReceipt(appUserId: "inflight-\(i)", receipt: purchase.receipt)
-            ids.append(try #require(reply.json["id"] as? String))
-        }
-        // Every verification is waiting on Apple, which answers in ten minutes.
-        for id in ids {
-            while try await stack.store.verification(id: id)?.state != .verifying { try await Task.sleep(for: .milliseconds(20)) }
-        }
-        server.killNine()
-        try await stack.simulator.setFaults(FaultConfiguration())
-        server = try await ChildProcess.server(binary: binary, configPath: setup.configPath, logPath: setup.logPath)
+        let run = try await HungAppleRun(name: "kill9")
+        defer { run.finish() }
+        let ids = try await run.postWhileAppleHangs(count: 4)
+        run.server.killNine()
+        try await run.stack.simulator.setFaults(FaultConfiguration())
+        try await run.restart()
         // Were the leases left to expire, nothing would be final for an hour.
         for id in ids {
-            let final = try await client().waitForFinal(id, timeout: 120)
+            let final = try await run.client().waitForFinal(id, timeout: 120)
             #expect(final["state"] as? String == "verified", "\(final)")
         }
-        #expect(setup.log.contains("leases of a process that is gone released"))
+        #expect(run.setup.log.contains("leases of a process that is gone released"))
     }
 
     @Test("SIGTERM with Apple hung: the process exits after the grace, its jobs go back uncounted and verify after restart")
     func sigtermWithAppleHung() async throws {
-        let binary = try #require(TestPaths.storekeeperBinary(), "build the executable first: swift build")
+        let run = try await HungAppleRun(name: "sigterm") { $0.shutdownGraceSeconds = 1 }
+        defer { run.finish() }
+        let ids = try await run.postWhileAppleHangs(count: 3)
+        kill(run.server.process.processIdentifier, SIGTERM)
+        // Apple would hold these calls for ten minutes; a generous deadline still proves the bound.
+        let deadline = Date().addingTimeInterval(120)
+        while run.server.process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!run.server.process.isRunning, "still running after SIGTERM")
+        if run.server.process.isRunning { run.server.killNine() }
+        #expect(
+            run.server.process.terminationReason == .exit && run.server.process.terminationStatus == 0, "\(run.setup.log.suffix(2000))")
+        for id in ids {
+            let record = try #require(try await run.stack.store.verification(id: id))
+            #expect(record.state == .retryScheduled && record.attempts == 0, "\(record)")
+        }
+        try await run.stack.simulator.setFaults(FaultConfiguration())
+        try await run.restart()
+        for id in ids {
+            let final = try await run.client().waitForFinal(id, timeout: 120)
+            #expect(final["state"] as? String == "verified" && final["attempts"] as? Int == 1, "\(final)")
+        }
+    }
+}
+
+/// A real `storekeeper serve` whose Apple (the in-process simulator) takes ten minutes per call,
+/// with leases and attempt timeouts far longer than any test: whatever ends its verifications
+/// early is the behaviour under test, not an expiry.
+final class HungAppleRun {
+    let binary: String
+    let stack: LocalStack
+    let setup: ChildSetup
+    private(set) var server: ChildProcess
+
+    init(name: String, configure: (inout StorekeeperConfiguration) -> Void = { _ in }) async throws {
+        binary = try #require(TestPaths.storekeeperBinary(), "build the executable first: swift build")
         var configuration = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath())
         configuration.attemptTimeoutSeconds = 600
         configuration.leaseSeconds = 3600
-        configuration.shutdownGraceSeconds = 1
+        configure(&configuration)
         var simulatorConfiguration = LocalStack.simulatorConfiguration(for: configuration)
         simulatorConfiguration.faults.latencyMinMs = 600_000
         simulatorConfiguration.faults.latencyMaxMs = 600_000
-        let stack = try await LocalStack.start(configuration: configuration, simulator: simulatorConfiguration, startServer: false)
-        defer { Task { try? await stack.stop() } }
+        stack = try await LocalStack.start(configuration: configuration, simulator: simulatorConfiguration, startServer: false)
         var child = stack.configuration
         child.port = 0
-        let setup = try ChildSetup(child, name: "sigterm")
-        var server = try await ChildProcess.server(binary: binary, configPath: setup.configPath, logPath: setup.logPath)
-        defer { server.terminate() }
-        func client() -> StorekeeperClient {
-            StorekeeperClient(
-                http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: server.baseURL), apiKey: stack.api.apiKey, adminKey: stack.api.adminKey)
-        }
+        setup = try ChildSetup(child, name: name)
+        server = try await ChildProcess.server(binary: binary, configPath: setup.configPath, logPath: setup.logPath)
+    }
+
+    func client() -> StorekeeperClient {
+        StorekeeperClient(
+            http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: server.baseURL), apiKey: stack.api.apiKey, adminKey: stack.api.adminKey)
+    }
+
+    /// Posts `count` purchases and returns once every verification is waiting on Apple.
+    func postWhileAppleHangs(count: Int) async throws -> [String] {
         var ids: [String] = []
-        for i in 0..<3 {
+        for i in 0..<count {
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
-            let reply = try await client().postReceipt(appUserId: "hung-\(i)", receipt: purchase.receipt)
-            ids.append(try #require(reply.json["id"] as? String))
+            let reply = try await client().postReceipt(appUserId: "\(setup.directory.lastPathComponent)-\(i)", receipt: purchase.receipt)
+            ids.append(try #require(reply.json["id"] as? String, "\(reply.text)"))
         }
-        for id in ids {
-            while try await stack.store.verification(id: id)?.state != .verifying { try await Task.sleep(for: .milliseconds(20)) }
-        }
-        kill(server.process.processIdentifier, SIGTERM)
-        // Apple would hold these calls for ten minutes; a generous deadline still proves the bound.
         let deadline = Date().addingTimeInterval(120)
-        while server.process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(!server.process.isRunning, "still running after SIGTERM")
-        if server.process.isRunning { server.killNine() }
-        #expect(server.process.terminationReason == .exit && server.process.terminationStatus == 0, "\(setup.log.suffix(2000))")
         for id in ids {
-            let record = try #require(try await stack.store.verification(id: id))
-            #expect(record.state == .retryScheduled && record.attempts == 0, "\(record)")
+            while try await stack.store.verification(id: id)?.state != .verifying, Date() < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(try await stack.store.verification(id: id)?.state == .verifying, "never reached Apple")
         }
-        try await stack.simulator.setFaults(FaultConfiguration())
+        return ids
+    }
+
+    func restart() async throws {
         server = try await ChildProcess.server(binary: binary, configPath: setup.configPath, logPath: setup.logPath)
-        for id in ids {
-            let final = try await client().waitForFinal(id, timeout: 120)
-            #expect(final["state"] as? String == "verified" && final["attempts"] as? Int == 1, "\(final)")
-        }
+    }
+
+    func finish() {
+        server.terminate()
+        let stack = stack
+        Task { try? await stack.stop() }
     }
 }
 

@@ -104,25 +104,6 @@ struct StoreKit2Tests {
     }
 }
 
-extension StorekeeperClient {
-    /// `POST /v1/transactions?wait=…`. Without `wait` the server holds the answer 5 s for the
-    /// grant and then answers 202, which a loaded machine can exceed; tests that need the grant
-    /// ask for the longest wait the server allows (`maxWaitSeconds`, 30 s). The answer still
-    /// comes as soon as the verification is final: the wait is a deadline, not a pause.
-    func postSignedTransaction(
-        appUserId: String, signedTransaction: String, appAccountToken: String? = nil, wait: Double
-    ) async throws -> HTTPJSONClient.Reply {
-        struct Body: Encodable {
-            var appUserId: String
-            var signedTransaction: String
-            var appAccountToken: String?
-        }
-        return try await http.send(
-            .POST, "/v1/transactions?wait=\(wait)", headers: ["Authorization": "Bearer \(apiKey)"],
-            json: Body(appUserId: appUserId, signedTransaction: signedTransaction, appAccountToken: appAccountToken))
-    }
-}
-
 extension Data {
     /// base64url (no padding) to bytes, for taking a JWS apart in tests.
     func base64URLDecoded() -> [UInt8] {
