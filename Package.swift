@@ -12,6 +12,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "storekeeper", targets: ["storekeeper"]),
+        .executable(name: "storekeeper-bench", targets: ["storekeeper-bench"]),
         .library(name: "StorekeeperServer", targets: ["StorekeeperServer"]),
         .library(name: "AppStoreSimulator", targets: ["AppStoreSimulator"]),
     ],
@@ -149,7 +150,8 @@ let package = Package(
         .target(
             name: "StorekeeperTesting",
             dependencies: [
-                "AppStoreModels", "AppStoreSimulator", "StorekeeperServer", "StorageSQLite", "StoragePostgres", "StorekeeperDomain", "JobQueue",
+                "AppStoreModels", "AppStoreSimulator", "SimulatorSetup", "StorekeeperServer", "StorageSQLite", "StoragePostgres", "StorekeeperDomain",
+                "JobQueue",
                 "AppStoreClient", "Persistence",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -162,12 +164,23 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        /// The simulator set up to sell what a server's configuration sells: shared by
+        /// `serve --simulator`, the benchmarks and the tests.
+        .target(
+            name: "SimulatorSetup",
+            dependencies: [
+                "AppStoreSimulator", "StorekeeperServer", "StorekeeperDomain", .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - Executables
 
+        /// The shipped binary: it links no test support.
         .executableTarget(
             name: "storekeeper",
             dependencies: [
-                "StorekeeperServer", "AppStoreSimulator", "StorekeeperTesting", "StorageSQLite", "StoragePostgres", "Persistence",
+                "StorekeeperServer", "AppStoreSimulator", "SimulatorSetup", "StorageSQLite", "StoragePostgres", "Persistence",
                 "StorekeeperDomain", "AppStoreClient", "JobQueue", "AppStoreCrypto", "AppStoreModels",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -179,6 +192,22 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        /// The benchmarks (docs/BENCHMARKS.md): the server and simulator in process, over loopback.
+        .executableTarget(
+            name: "storekeeper-bench",
+            dependencies: [
+                "StorekeeperServer", "AppStoreSimulator", "StorekeeperTesting", "Persistence", "StorekeeperDomain", "AppStoreCrypto",
+                "AppStoreModels",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -202,7 +231,7 @@ let package = Package(
             name: "StorekeeperTests",
             dependencies: [
                 "AppStoreModels", "AppStoreClient", "StorekeeperDomain", "Persistence", "JobQueue", "StorageSQLite",
-                "StoragePostgres", "AppStoreSimulator", "StorekeeperServer", "StorekeeperTesting", "AppStoreCrypto",
+                "StoragePostgres", "AppStoreSimulator", "SimulatorSetup", "StorekeeperServer", "StorekeeperTesting", "AppStoreCrypto",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -151,39 +151,47 @@ for n in "${ORDER[@]}"; do
   fi
 done
 
-# ---- The Commands table: one row per command, with exactly the options its --help lists.
+# ---- The Commands table: one row per command, with exactly the options its --help lists, for
+# both binaries (`storekeeper`, and `storekeeper-bench` built beside it).
 [[ -x $BIN ]] || die "no storekeeper binary at $BIN (build it, or set STOREKEEPER_BIN)"
-subcommands() { "$BIN" "$@" --help 2>&1 | sed -n '/^SUBCOMMANDS:/,/^$/p' | sed -nE 's/^  ([a-z][a-z0-9-]*).*/\1/p'; }
+BENCH_BIN=${STOREKEEPER_BENCH_BIN:-$(dirname "$BIN")/storekeeper-bench}
+[[ -x $BENCH_BIN ]] || die "no storekeeper-bench binary at $BENCH_BIN (build it, or set STOREKEEPER_BENCH_BIN)"
 options() { grep -oE -- '--[a-z][a-z0-9-]*' | grep -vx -- '--help' | sort -u; }
-declare -A TABLE=()
-# shellcheck disable=SC2016 # backquotes are the table's code spans
-while IFS= read -r cell; do
-  command=
-  read -ra words <<<"${cell#storekeeper }"
-  for word in "${words[@]}"; do # the command's words: up to the first option or placeholder
-    [[ $word =~ ^[a-z][a-z0-9-]*$ ]] || break
-    command+=${command:+ }$word
+check_table() { # NAME BINARY
+  local name=$1 bin=$2 cell command word words sub nested leaf usage missing extra
+  subcommands() { "$bin" "$@" --help 2>&1 | sed -n '/^SUBCOMMANDS:/,/^$/p' | sed -nE 's/^  ([a-z][a-z0-9-]*).*/\1/p'; }
+  declare -A TABLE=()
+  # shellcheck disable=SC2016 # backquotes are the table's code spans
+  while IFS= read -r cell; do
+    command=
+    read -ra words <<<"${cell#"$name" }"
+    for word in "${words[@]}"; do # the command's words: up to the first option or placeholder
+      [[ $word =~ ^[a-z][a-z0-9-]*$ ]] || break
+      command+=${command:+ }$word
+    done
+    TABLE[$command]=$cell
+  done < <(sed -nE "s/^\| \`($name [^\`]*)\` \|.*/\1/p" "$README")
+  local COMMANDS=()
+  for sub in $(subcommands); do
+    nested=$(subcommands "$sub")
+    if [[ -n $nested ]]; then for leaf in $nested; do COMMANDS+=("$sub $leaf"); done; else COMMANDS+=("$sub"); fi
   done
-  TABLE[$command]=$cell
-done < <(sed -nE 's/^\| `(storekeeper [^`]*)` \|.*/\1/p' "$README")
-COMMANDS=()
-for sub in $(subcommands); do
-  nested=$(subcommands "$sub")
-  if [[ -n $nested ]]; then for leaf in $nested; do COMMANDS+=("$sub $leaf"); done; else COMMANDS+=("$sub"); fi
-done
-((${#COMMANDS[@]} > 0)) || die "$BIN --help lists no subcommands"
-for command in "${COMMANDS[@]}"; do
-  [[ -n ${TABLE[$command]:-} ]] || die "README.md's Commands table has no row for \`storekeeper $command\`"
-  # shellcheck disable=SC2086 # the command's words are separate arguments
-  usage=$("$BIN" $command --help 2>&1 | grep -m1 '^USAGE:')
-  missing=$(comm -23 <(options <<<"$usage") <(options <<<"${TABLE[$command]}") | tr '\n' ' ')
-  extra=$(comm -13 <(options <<<"$usage") <(options <<<"${TABLE[$command]}") | tr '\n' ' ')
-  [[ -z $missing ]] || die "README.md's Commands table: \`storekeeper $command\` lacks ${missing}(its --help: $usage)"
-  [[ -z $extra ]] || die "README.md's Commands table: \`storekeeper $command\` has ${extra}which its --help does not list ($usage)"
-  unset "TABLE[$command]"
-done
-for command in "${!TABLE[@]}"; do die "README.md's Commands table has \`storekeeper $command\`, which $BIN --help does not list"; done
-echo "commands table ok: ${#COMMANDS[@]} commands match their --help"
+  ((${#COMMANDS[@]} > 0)) || die "$bin --help lists no subcommands"
+  for command in "${COMMANDS[@]}"; do
+    [[ -n ${TABLE[$command]:-} ]] || die "README.md's Commands table has no row for \`$name $command\`"
+    # shellcheck disable=SC2086 # the command's words are separate arguments
+    usage=$("$bin" $command --help 2>&1 | grep -m1 '^USAGE:')
+    missing=$(comm -23 <(options <<<"$usage") <(options <<<"${TABLE[$command]}") | tr '\n' ' ')
+    extra=$(comm -13 <(options <<<"$usage") <(options <<<"${TABLE[$command]}") | tr '\n' ' ')
+    [[ -z $missing ]] || die "README.md's Commands table: \`$name $command\` lacks ${missing}(its --help: $usage)"
+    [[ -z $extra ]] || die "README.md's Commands table: \`$name $command\` has ${extra}which its --help does not list ($usage)"
+    unset "TABLE[$command]"
+  done
+  for command in "${!TABLE[@]}"; do die "README.md's Commands table has \`$name $command\`, which $bin --help does not list"; done
+  echo "commands table ok: ${#COMMANDS[@]} $name commands match their --help"
+}
+check_table storekeeper "$BIN"
+check_table storekeeper-bench "$BENCH_BIN"
 
 # ---- A fresh server.
 for port in 8080 8090; do

@@ -8,6 +8,7 @@ import Logging
 import NIOHTTP1
 import Persistence
 import ServiceLifecycle
+import SimulatorSetup
 import StoragePostgres
 import StorekeeperDomain
 import StorekeeperServer

@@ -3,6 +3,7 @@ import Foundation
 import JobQueue
 import NIOHTTP1
 import Persistence
+import SimulatorSetup
 import StorekeeperDomain
 import StorekeeperServer
 import StorekeeperTesting

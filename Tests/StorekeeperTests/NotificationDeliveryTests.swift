@@ -2,6 +2,7 @@ import AppStoreSimulator
 import Foundation
 import NIOHTTP1
 import Persistence
+import SimulatorSetup
 import StorekeeperDomain
 import StorekeeperServer
 import StorekeeperTesting

@@ -4,6 +4,7 @@ import AppStoreSimulator
 import Crypto
 import Foundation
 import NIOHTTP1
+import SimulatorSetup
 import StorekeeperServer
 import StorekeeperTesting
 import Synchronization

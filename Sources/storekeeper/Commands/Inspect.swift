@@ -44,11 +44,6 @@ struct Inspect: AsyncParsableCommand {
     }
 
     /// A certificate file as operators have them: PEM or DER.
-    static func certificate(fileContents data: Data) throws -> Certificate {
-        let text = String(decoding: data, as: UTF8.self)
-        return text.contains("BEGIN CERTIFICATE") ? try Certificate(pemEncoded: text) : try Certificate(derEncoded: Array(data))
-    }
-
     /// What `--json` prints: sorted keys, ISO 8601 dates.
     static func prettyJSON(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
@@ -61,7 +56,7 @@ struct Inspect: AsyncParsableCommand {
         var roots = try ReceiptSignatureVerifier.appleRoots()
         for path in root {
             guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read \(path)") }
-            roots.append(try Inspect.certificate(fileContents: data))
+            roots.append(try CertificateFile.certificate(fileContents: data))
         }
         return roots
     }

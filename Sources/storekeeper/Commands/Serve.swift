@@ -6,8 +6,8 @@ import Foundation
 import JobQueue
 import Logging
 import ServiceLifecycle
+import SimulatorSetup
 import StorekeeperServer
-import StorekeeperTesting
 import UnixSignals
 
 struct Serve: AsyncParsableCommand {

@@ -3,8 +3,8 @@ import ArgumentParser
 import Foundation
 import Logging
 import ServiceLifecycle
+import SimulatorSetup
 import StorekeeperServer
-import StorekeeperTesting
 import UnixSignals
 
 struct SimulatorCommand: AsyncParsableCommand {

@@ -14,9 +14,12 @@ import SwiftASN1
 import X509
 
 /// Measures over loopback, against the real server and simulator in this process.
-/// Figures go to docs/BENCHMARKS.md with the exact command line.
+/// Figures go to docs/BENCHMARKS.md with the exact command line. A binary of its own, so the
+/// shipped `storekeeper` links none of the test support it needs.
+@main
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "storekeeper-bench",
         abstract: "Benchmarks: receipt ingest (POST /v1/receipts) and end-to-end verification.",
         subcommands: [Ingest.self, EndToEnd.self, ScaleOut.self, Receipts.self, SignedData.self])
 
@@ -37,7 +40,7 @@ struct Bench: AsyncParsableCommand {
                 bytes = Array(Data(base64Encoded: String(decoding: raw, as: UTF8.self), options: .ignoreUnknownCharacters) ?? raw)
                 label = file
                 if let root, let data = FileManager.default.contents(atPath: root) {
-                    roots.append(try Inspect.certificate(fileContents: data))
+                    roots.append(try CertificateFile.certificate(fileContents: data))
                 }
             } else {
                 var configuration = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath())
@@ -192,7 +195,9 @@ extension Bench {
                 let logPath = directory.appendingPathComponent("worker-\(index).log").path
                 _ = FileManager.default.createFile(atPath: logPath, contents: nil)
                 let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+                // `storekeeper worker`, from the directory this benchmark binary was built into.
+                process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+                    .appendingPathComponent("storekeeper")
                 process.arguments = ["worker", "--config", configPath, "--log-level", "info"]
                 let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
                 process.standardOutput = log
@@ -242,7 +247,7 @@ extension Bench {
                 text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
                 label = file
                 if let root, let data = FileManager.default.contents(atPath: root) {
-                    roots.append(try Inspect.certificate(fileContents: data))
+                    roots.append(try CertificateFile.certificate(fileContents: data))
                 }
             } else {
                 let pki = try SimulatorPKI()
