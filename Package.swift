@@ -2,9 +2,11 @@
 import PackageDescription
 
 /// One settings array for every target, so the language mode is uniform.
+/// Our targets only (dependencies keep their own settings): no warning survives a build.
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    .unsafeFlags(["-warnings-as-errors"]),
 ]
 
 let package = Package(

@@ -3,7 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-swift build --build-tests
+# Every import a target makes must be declared in Package.swift; warnings are errors in our
+# targets (Package.swift's swiftSettings).
+swift build --build-tests --explicit-target-dependency-import-check error
 
 # PostgreSQL: the suite runs every storage test against it too. Point STOREKEEPER_TEST_POSTGRES_URL at
 # an existing server (a database the tests may create schemas in), or a throwaway cluster is started here.

@@ -53,7 +53,8 @@ final class HTTPParseErrorHandler: ChannelDuplexHandler, RemovableChannelHandler
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(ByteBuffer(bytes: body))), promise: nil)
         let closing = context.eventLoop.makePromise(of: Void.self)
-        closing.futureResult.whenComplete { _ in context.close(promise: nil) }
+        let channel = context.channel
+        closing.futureResult.whenComplete { _ in channel.close(promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: closing)
     }
 }
