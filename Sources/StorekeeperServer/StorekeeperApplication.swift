@@ -72,7 +72,10 @@ public enum StorekeeperApplication {
 
     static func httpConfiguration(_ configuration: StorekeeperConfiguration) -> HTTP1Channel.Configuration {
         HTTP1Channel.Configuration(
-            additionalChannelHandlers: [HTTPParseErrorHandler(headerLimitBytes: headerLimitBytes, headerFieldLimit: headerFieldLimit)],
+            additionalChannelHandlers: [
+                HTTPParseErrorHandler(headerLimitBytes: headerLimitBytes, headerFieldLimit: headerFieldLimit),
+                RequestReadDeadlineHandler(deadline: .milliseconds(Int64(configuration.requestTimeoutSeconds * 1000))),
+            ],
             idleTimeout: .milliseconds(Int64(configuration.idleTimeoutSeconds * 1000)),
             httpDecoderConfiguration: .init(
                 maxHeaderFieldSize: headerLimitBytes, maxHeaderListSize: headerLimitBytes, maxHeaderFieldCount: headerFieldLimit))

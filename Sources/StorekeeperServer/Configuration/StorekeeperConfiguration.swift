@@ -114,6 +114,9 @@ public struct StorekeeperConfiguration: Codable, Sendable {
     /// A connection that sends nothing for this long is closed: between requests, and while its
     /// request line and headers are still arriving (a client trickling one byte a second).
     public var idleTimeoutSeconds: Double = 30
+    /// Longest time to receive one request, head to end of body; a client still sending then is
+    /// disconnected (a body trickled a byte at a time would otherwise hold a connection for days).
+    public var requestTimeoutSeconds: Double = 60
     /// Connections served at once; more wait in the listen backlog. Unset: derived from the
     /// process's file limit at start (`ConnectionLimits`), leaving room for the database and Apple calls.
     public var maxConnections: Int?
@@ -127,7 +130,7 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         case host, port, databasePath, sqliteSynchronousFull, adminKey, apps, appleEndpoints, workers, runWorkers
         case attemptTimeoutSeconds, leaseSeconds, retry, flagAfterSeconds, excludeOldTransactions, bindingPolicy
         case maxBodyBytes, maxWaitSeconds, receiptTrust, outagePolicy, serverAPIEndpoints, notificationGapFill
-        case idleTimeoutSeconds, maxConnections, shutdownGraceSeconds
+        case idleTimeoutSeconds, requestTimeoutSeconds, maxConnections, shutdownGraceSeconds
     }
 
     public init(from decoder: any Decoder) throws {
@@ -155,6 +158,7 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         serverAPIEndpoints = try c.decodeIfPresent(ServerAPIEndpoints.self, forKey: .serverAPIEndpoints) ?? d.serverAPIEndpoints
         notificationGapFill = try c.decodeIfPresent(NotificationGapFillPolicy.self, forKey: .notificationGapFill) ?? d.notificationGapFill
         idleTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .idleTimeoutSeconds) ?? d.idleTimeoutSeconds
+        requestTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .requestTimeoutSeconds) ?? d.requestTimeoutSeconds
         maxConnections = try c.decodeIfPresent(Int.self, forKey: .maxConnections) ?? d.maxConnections
         shutdownGraceSeconds = try c.decodeIfPresent(Double.self, forKey: .shutdownGraceSeconds) ?? d.shutdownGraceSeconds
     }
@@ -181,6 +185,7 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         if !(0...1).contains(retry.jitter) { problems.append("retry.jitter: must be within 0...1") }
         if maxBodyBytes < 1024 { problems.append("maxBodyBytes: must be at least 1024") }
         if !(idleTimeoutSeconds > 0) { problems.append("idleTimeoutSeconds: must be positive") }
+        if !(requestTimeoutSeconds > 0) { problems.append("requestTimeoutSeconds: must be positive") }
         if let maxConnections, maxConnections < 1 { problems.append("maxConnections: must be at least 1") }
         if !(shutdownGraceSeconds >= 0) { problems.append("shutdownGraceSeconds: must be ≥ 0") }
         if outagePolicy.afterSeconds < 0 || outagePolicy.provisionalSeconds <= 0 {
