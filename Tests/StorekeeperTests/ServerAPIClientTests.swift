@@ -89,7 +89,12 @@ struct ServerAPIModelTests {
         #expect(
             claims["iss"] as? String == "issuer-1" && claims["aud"] as? String == "appstoreconnect-v1" && claims["bid"] as? String == "com.example")
         let iat = try #require(claims["iat"] as? Int), exp = try #require(claims["exp"] as? Int)
-        #expect(iat == Int(referenceTime.timeIntervalSince1970) - 60 && exp - iat == 1260 && exp - iat <= 3600)
+        // The clock is injected (`now: referenceTime`): iat is that instant set back by the 60 s
+        // skew, exp the 1200 s lifetime after it, so the claims are exact, whatever the machine does.
+        let minted = Int(referenceTime.timeIntervalSince1970)
+        #expect(iat == minted - 60)
+        #expect(exp == minted + 1200)
+        #expect(exp - iat <= 3600, "Apple refuses tokens valid for more than an hour")
 
         // The signature verifies with the key's public half (what Apple holds).
         let signatureData = try #require(decodeBase64URL(parts[2]))
@@ -182,7 +187,9 @@ struct ServerAPIClientTests {
             try await stack.simulator.setServerAPIFaults(rateLimitNext: 2, retryAfterMs: 20_000)
             _ = try await api.transactionInfo(bought.transactionId)
             #expect(recorder.recorded.count == 2)
-            #expect(recorder.recorded.allSatisfy { $0 > 10 && $0 <= 20.01 }, "waits \(recorder.recorded)")
+            // The property: each wait follows Retry-After (at most the 20 s announced), not the
+            // backoff (at most 0.2 s).
+            #expect(recorder.recorded.allSatisfy { $0 > 0.2 && $0 <= 20.01 }, "waits \(recorder.recorded)")
 
             try await stack.simulator.setServerAPIFaults(failNext: 2)
             _ = try await api.transactionInfo(bought.transactionId)

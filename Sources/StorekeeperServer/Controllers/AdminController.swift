@@ -122,20 +122,17 @@ struct AdminController {
     private func decodeProduct(_ request: Request, productId: String?) async throws -> Product {
         var product = try StorekeeperJSON.decode(Product.self, from: try await context.body(request))
         // The body must be a valid product on its own; the path's id then wins over the body's.
-        for candidate in [product]
-            + (productId.map { id in
-                [
-                    {
-                        var p = product; p.productId = id; return p
-                    }()
-                ]
-            } ?? [])
-        {
-            let problems = candidate.validationProblems()
-            guard problems.isEmpty else { throw StorekeeperError(.invalidProduct, problems.joined(separator: "; ")) }
+        try Self.requireValid(product)
+        if let productId, productId != product.productId {
+            product.productId = productId
+            try Self.requireValid(product)
         }
-        if let productId { product.productId = productId }
         return product
+    }
+
+    private static func requireValid(_ product: Product) throws {
+        let problems = product.validationProblems()
+        guard problems.isEmpty else { throw StorekeeperError(.invalidProduct, problems.joined(separator: "; ")) }
     }
 
     private func listVerifications(_ request: Request) async throws -> Response {

@@ -33,7 +33,7 @@ struct OperationsController {
                     ["status": "unavailable", "database": "error", "error": "the database cannot be read"], status: .serviceUnavailable)
             }
             var response = unavailable
-            response.headers[.retryAfter] = "5"
+            response.headers[.retryAfter] = String(StorageHealth.retryAfterSeconds)
             return response
         }
         router.get("metrics") { _, _ in

@@ -81,3 +81,10 @@ public struct DeferredService: Service, CustomStringConvertible {
         try await make().run()
     }
 }
+
+extension StorageBackend {
+    /// A storage failure that a retry may cure, on either database.
+    public static func isUnavailable(_ error: any Error) -> Bool {
+        SQLiteStore.isUnavailable(error) || PostgresStore.isUnavailable(error)
+    }
+}

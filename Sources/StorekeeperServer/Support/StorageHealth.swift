@@ -1,6 +1,4 @@
 import Foundation
-import StoragePostgres
-import StorageSQLite
 import Synchronization
 
 /// What the process last learned about its database from real work: a read-only probe cannot
@@ -11,6 +9,9 @@ public final class StorageHealth: Sendable {
         public var message: String
         public var since: Date
     }
+
+    /// Seconds a client should wait before resending a request the database refused.
+    public static let retryAfterSeconds = 5
 
     private let state = Mutex<Failure?>(nil)
 
@@ -26,12 +27,5 @@ public final class StorageHealth: Sendable {
 
     public func succeeded() {
         state.withLock { $0 = nil }
-    }
-}
-
-extension StorageBackend {
-    /// A storage failure that a retry may cure, on either database.
-    public static func isUnavailable(_ error: any Error) -> Bool {
-        SQLiteStore.isUnavailable(error) || PostgresStore.isUnavailable(error)
     }
 }

@@ -104,8 +104,6 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     let now: @Sendable () -> Date
     /// Tells a wrong method on a known path (405) from an unknown path (404).
     let routes: KnownRoutes
-    /// Seconds a client should wait before sending a request the database refused.
-    static var storageRetryAfterSeconds: Int { 5 }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
@@ -147,6 +145,6 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         if wasHealthy { context.logger.error("storage unavailable", metadata: ["error": "\(error)"]) }
         return StorekeeperError.errorResponse(
             code: StorekeeperError.Code.storageUnavailable.name, message: "the database cannot be used right now; nothing was stored, retry later",
-            status: .serviceUnavailable, headers: [.retryAfter: String(Self.storageRetryAfterSeconds)])
+            status: .serviceUnavailable, headers: [.retryAfter: String(StorageHealth.retryAfterSeconds)])
     }
 }
