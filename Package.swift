@@ -106,6 +106,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        /// The application layer: every use case that changes money-relevant state, written once over
+        /// the narrow storage ports; storage adapters only turn its decisions into SQL.
+        .target(
+            name: "StorekeeperCore",
+            dependencies: ["AppStoreModels", "StorekeeperDomain", "Persistence", "JobQueue"],
+            swiftSettings: swiftSettings
+        ),
+
         /// A real HTTP server that behaves like the App Store. Shares wire models, never verification code.
         .target(
             name: "AppStoreSimulator",
@@ -130,7 +138,7 @@ let package = Package(
         .target(
             name: "StorekeeperServer",
             dependencies: [
-                "AppStoreModels", "AppStoreClient", "StorekeeperDomain", "Persistence", "JobQueue", "StorageSQLite",
+                "AppStoreModels", "AppStoreClient", "StorekeeperDomain", "StorekeeperCore", "Persistence", "JobQueue", "StorageSQLite",
                 "StoragePostgres", "AppStoreCrypto",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -232,7 +240,7 @@ let package = Package(
         .testTarget(
             name: "StorekeeperTests",
             dependencies: [
-                "AppStoreModels", "AppStoreClient", "StorekeeperDomain", "Persistence", "JobQueue", "StorageSQLite",
+                "AppStoreModels", "AppStoreClient", "StorekeeperDomain", "StorekeeperCore", "Persistence", "JobQueue", "StorageSQLite",
                 "StoragePostgres", "AppStoreSimulator", "SimulatorSetup", "StorekeeperServer", "StorekeeperTesting", "AppStoreCrypto",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

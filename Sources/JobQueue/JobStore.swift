@@ -6,10 +6,9 @@ public protocol JobStore: Sendable {
     /// whose lease has expired (their holder is presumed dead). One statement, one transaction.
     func leaseJobs(kinds: [String], limit: Int, owner: String, now: Date, leaseDuration: TimeInterval) async throws -> [JobLease]
 
-    /// Finishes a leased job; returns false when the lease is no longer held (nothing written).
-    func completeJob(_ lease: JobLease, now: Date) async throws -> Bool
-    func retryJob(_ lease: JobLease, at: Date, reason: String, now: Date) async throws -> Bool
-    func discardJob(_ lease: JobLease, reason: String, now: Date) async throws -> Bool
+    /// Writes `transition` (from `JobLifecycle`) for the job `lease` holds, guarded by its
+    /// `from` state and the lease token; false when the lease is no longer held (nothing written).
+    func endAttempt(_ lease: JobLease, _ transition: JobLifecycle.Transition, now: Date) async throws -> Bool
 
     /// Gives a leased job back as if this lease had not been taken: due now, its attempt not
     /// counted (the process is stopping, the job did not fail). What the job drives goes back to
@@ -51,6 +50,19 @@ public struct JobStoreError: Error, Hashable, CustomStringConvertible {
 }
 
 extension JobStore {
+    /// Finishes a leased job; false when the lease is no longer held (nothing written).
+    public func completeJob(_ lease: JobLease, now: Date) async throws -> Bool {
+        try await endAttempt(lease, JobLifecycle.ending(.completed(reason: nil)), now: now)
+    }
+
+    public func retryJob(_ lease: JobLease, at: Date, reason: String, now: Date) async throws -> Bool {
+        try await endAttempt(lease, JobLifecycle.ending(.retry(at: at, reason: reason)), now: now)
+    }
+
+    public func discardJob(_ lease: JobLease, reason: String, now: Date) async throws -> Bool {
+        try await endAttempt(lease, JobLifecycle.ending(.discarded(reason: reason)), now: now)
+    }
+
     /// Releases the leases of every process this machine can prove is gone (see
     /// `ProcessIdentity`), so verifications a crash interrupted resume at start, not after
     /// `leaseDuration`. Leases of live or unprovable holders are left to expire.

@@ -131,12 +131,15 @@ public struct GrantRequest: Sendable {
     }
 }
 
-/// How `completeVerified` ended.
+/// How granting a verified answer ended.
 public enum GrantResult: Sendable {
     case granted(GrantSummary)
     case rejected(reason: String)
     /// The lease was gone: another runner owns the job now. Nothing was written.
     case leaseLost
+    /// The verification was in a state no attempt may end from (changed by hand): nothing was
+    /// granted and its job was discarded.
+    case refused(state: VerificationState)
 }
 
 public struct LedgerQuery: Sendable {

@@ -1,4 +1,3 @@
-import AppStoreModels
 import Foundation
 import JobQueue
 import Logging
@@ -7,59 +6,6 @@ import PostgresNIO
 import StorekeeperDomain
 
 extension PostgresStore {
-    public func completeVerified(
-        _ lease: JobLease, verificationId: String, response: VerifyReceiptResponse, environment: AppStoreEnvironment,
-        report: AttemptReport, request: GrantRequest, now: Date
-    ) async throws -> GrantResult {
-        let logger = self.logger
-        return try await transaction { connection in
-            guard try await Self.lockLease(connection, lease, logger: logger) else { return .leaseLost }
-            guard
-                let appUserId = try await connection.rows(
-                    "SELECT app_user_id FROM verifications WHERE id = \(verificationId)", logger: logger
-                ).first.map({ try $0.value("app_user_id", as: String.self) })
-            else { return .rejected(reason: "verification_missing") }
-
-            // Workers granting receipts that share a purchase queue here, one original
-            // transaction at a time; everything the planner reads is read after the locks.
-            let ids = GrantPlanner.referencedIds(in: response)
-            try await AdvisoryLock.lock(ids.originalIds.map { "original/\(request.appId)/\($0)" }, on: connection, logger: logger)
-            var context = GrantContext(
-                appId: request.appId, bundleId: request.bundleId, appUserId: appUserId, verificationId: verificationId,
-                environment: environment, now: now, catalog: request.catalog, bindingPolicy: request.bindingPolicy,
-                existingTransactions: try await Self.loadTransactions(connection, appId: request.appId, ids: ids.transactionIds, logger: logger),
-                bindings: try await Self.loadBindings(connection, appId: request.appId, originalIds: ids.originalIds, logger: logger),
-                subscriptions: try await Self.loadSubscriptions(connection, appId: request.appId, originalIds: ids.originalIds, logger: logger))
-            context.evidenceSignedAt = request.evidenceSignedAt
-            context.reversesRefunds = request.reversesRefunds
-
-            switch GrantPlanner.plan(response, context: context) {
-            case .reject(let reason):
-                var rejected = report
-                rejected.reason = reason
-                _ = try await Self.finishJob(connection, lease, state: .completed, error: reason, now: now, logger: logger)
-                try await Self.updateVerification(
-                    connection, id: verificationId, state: .invalid, report: rejected, nextAttemptAt: nil, now: now, final: true,
-                    logger: logger)
-                try await Self.endProvisionalGrants(connection, verificationId: verificationId, logger: logger)
-                return .rejected(reason: reason)
-            case .grant(let plan):
-                try await Self.apply(plan, appId: request.appId, connection: connection, now: now, logger: logger)
-                try await Self.endProvisionalGrants(connection, verificationId: verificationId, logger: logger)
-                guard try await Self.finishJob(connection, lease, state: .completed, error: nil, now: now, logger: logger) else {
-                    // The row lock taken above makes this unreachable; never commit grants without the job.
-                    throw JobStoreError(code: .leaseLost, message: "lease lost inside the grant transaction")
-                }
-                var verified = report
-                verified.reason = nil
-                try await Self.updateVerification(
-                    connection, id: verificationId, state: .verified, report: verified, nextAttemptAt: nil, now: now, final: true,
-                    grant: plan.summary, logger: logger)
-                return .granted(plan.summary)
-            }
-        }
-    }
-
     static func apply(_ plan: GrantPlan, appId: String, connection: PostgresConnection, now: Date, logger: Logger) async throws {
         let nowMs = StoredTime.ms(now)
         for binding in plan.bindings {

@@ -42,35 +42,14 @@ extension PostgresStore: JobStore {
         }
     }
 
-    public func completeJob(_ lease: JobLease, now: Date) async throws -> Bool {
-        try await transaction { connection in
-            try await Self.finishJob(connection, lease, state: .completed, error: nil, now: now, logger: self.logger)
-        }
-    }
-
-    public func retryJob(_ lease: JobLease, at: Date, reason: String, now: Date) async throws -> Bool {
-        try await transaction { connection in
-            try await Self.rescheduleJob(connection, lease, at: at, reason: reason, logger: self.logger)
-        }
-    }
-
-    public func discardJob(_ lease: JobLease, reason: String, now: Date) async throws -> Bool {
-        try await transaction { connection in
-            try await Self.finishJob(connection, lease, state: .discarded, error: reason, now: now, logger: self.logger)
-        }
+    public func endAttempt(_ lease: JobLease, _ transition: JobLifecycle.Transition, now: Date) async throws -> Bool {
+        try await transaction { connection in try await Self.endAttempt(connection, lease, transition, now: now, logger: self.logger) }
     }
 
     public func releaseJob(_ lease: JobLease, now: Date) async throws -> Bool {
         try await transaction { connection in
-            let released =
-                try await connection.count(
-                    """
-                    UPDATE jobs SET state = 'available', run_at = \(StoredTime.ms(now)), attempt = attempt - 1,
-                        last_error = \(releasedReason), lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
-                    WHERE id = \(lease.jobId) AND state = 'running' AND lease_token = \(lease.token)
-                    RETURNING 1
-                    """, logger: self.logger) == 1
-            guard released else { return false }
+            let release = JobLifecycle.ending(.released(at: now, reason: releasedReason))
+            guard try await Self.endAttempt(connection, lease, release, now: now, logger: self.logger) else { return false }
             _ = try await connection.count(
                 """
                 UPDATE verifications SET state = 'retry_scheduled', attempts = \(lease.attempt - 1), reason = \(releasedReason),
@@ -134,35 +113,19 @@ extension PostgresStore: JobStore {
             logger: logger) == 1
     }
 
-    static func finishJob(
-        _ connection: PostgresConnection, _ lease: JobLease, state: JobState, error: String?, now: Date, logger: Logger
+    /// Writes a transition of the job state machine for the job `lease` holds.
+    static func endAttempt(
+        _ connection: PostgresConnection, _ lease: JobLease, _ transition: JobLifecycle.Transition, now: Date, logger: Logger
     ) async throws -> Bool {
-        try await connection.count(
+        let finalizedAt: Int64? = transition.finalizes ? StoredTime.ms(now) as Int64 : nil
+        let runAt: Int64? = StoredTime.ms(transition.runAt)
+        let uncounted: Int64 = transition.uncountsAttempt ? 1 : 0
+        return try await connection.count(
             """
-            UPDATE jobs SET state = \(state.rawValue), finalized_at = \(StoredTime.ms(now)), last_error = \(error),
-                lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
-            WHERE id = \(lease.jobId) AND state = 'running' AND lease_token = \(lease.token)
-            RETURNING 1
-            """, logger: logger) == 1
-    }
-
-    static func rescheduleJob(
-        _ connection: PostgresConnection, _ lease: JobLease, at: Date, reason: String, logger: Logger
-    ) async throws -> Bool {
-        try await connection.count(
-            """
-            UPDATE jobs SET state = 'available', run_at = \(StoredTime.ms(at)), last_error = \(reason), lease_token = NULL,
-                lease_owner = NULL, lease_expires_at = NULL
-            WHERE id = \(lease.jobId) AND state = 'running' AND lease_token = \(lease.token)
-            RETURNING 1
-            """, logger: logger) == 1
-    }
-
-    static func holdJob(_ connection: PostgresConnection, _ lease: JobLease, reason: String, logger: Logger) async throws -> Bool {
-        try await connection.count(
-            """
-            UPDATE jobs SET state = 'held', last_error = \(reason), lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
-            WHERE id = \(lease.jobId) AND state = 'running' AND lease_token = \(lease.token)
+            UPDATE jobs SET state = \(transition.to.rawValue), run_at = COALESCE(\(runAt), run_at),
+                attempt = attempt - \(uncounted), finalized_at = \(finalizedAt),
+                last_error = \(transition.lastError), lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
+            WHERE id = \(lease.jobId) AND state = \(transition.from.rawValue) AND lease_token = \(lease.token)
             RETURNING 1
             """, logger: logger) == 1
     }

@@ -100,66 +100,6 @@ extension PostgresStore {
         }
     }
 
-    public func markVerifying(_ lease: JobLease, verificationId: String, now: Date) async throws -> Bool {
-        try await transaction { connection in
-            guard try await Self.lockLease(connection, lease, logger: self.logger) else { return false }
-            try await connection.execute(
-                """
-                UPDATE verifications SET state = 'verifying', attempts = \(Int64(lease.attempt)), updated_at = \(StoredTime.ms(now))
-                WHERE id = \(verificationId)
-                """, logger: self.logger)
-            return true
-        }
-    }
-
-    public func finishInvalid(_ lease: JobLease, verificationId: String, report: AttemptReport, now: Date) async throws -> Bool {
-        try await transaction { connection in
-            guard try await Self.finishJob(connection, lease, state: .completed, error: report.reason, now: now, logger: self.logger)
-            else { return false }
-            try await Self.updateVerification(
-                connection, id: verificationId, state: .invalid, report: report, nextAttemptAt: nil, now: now, final: true,
-                logger: self.logger)
-            try await Self.endProvisionalGrants(connection, verificationId: verificationId, logger: self.logger)
-            return true
-        }
-    }
-
-    public func scheduleRetry(
-        _ lease: JobLease, verificationId: String, report: AttemptReport, at: Date, now: Date
-    ) async throws -> Bool {
-        try await transaction { connection in
-            guard try await Self.rescheduleJob(connection, lease, at: at, reason: report.reason ?? "retry", logger: self.logger)
-            else { return false }
-            try await Self.updateVerification(
-                connection, id: verificationId, state: .retryScheduled, report: report, nextAttemptAt: at, now: now, final: false,
-                logger: self.logger)
-            return true
-        }
-    }
-
-    public func scheduleRetryGrantingProvisionally(
-        _ lease: JobLease, verificationId: String, report: AttemptReport, at: Date, grants: [ProvisionalGrant], now: Date
-    ) async throws -> Bool {
-        try await transaction { connection in
-            guard try await Self.rescheduleJob(connection, lease, at: at, reason: report.reason ?? "retry", logger: self.logger)
-            else { return false }
-            try await Self.updateVerification(
-                connection, id: verificationId, state: .retryScheduled, report: report, nextAttemptAt: at, now: now, final: false,
-                logger: self.logger)
-            for grant in grants {
-                try await connection.execute(
-                    """
-                    INSERT INTO provisional_grants (app_id, verification_id, app_user_id, transaction_id, original_transaction_id,
-                        product_id, expires_at, created_at)
-                    VALUES (\(grant.appId), \(grant.verificationId), \(grant.appUserId), \(grant.transactionId),
-                        \(grant.originalTransactionId), \(grant.productId), \(StoredTime.ms(grant.expiresAt)), \(StoredTime.ms(now)))
-                    ON CONFLICT (verification_id, transaction_id) DO NOTHING
-                    """, logger: self.logger)
-            }
-            return true
-        }
-    }
-
     public func provisionalGrants(appId: String, appUserId: String, now: Date) async throws -> [ProvisionalGrant] {
         try await read { connection in
             try await connection.rows(
@@ -175,27 +115,6 @@ extension PostgresStore {
                     originalTransactionId: try row.value("original_transaction_id"), productId: try row.value("product_id"),
                     expiresAt: try row.date("expires_at"))
             }
-        }
-    }
-
-    /// Apple answered: provisional access for this verification ends, replaced by the real outcome.
-    static func endProvisionalGrants(_ connection: PostgresConnection, verificationId: String, logger: Logger) async throws {
-        try await connection.execute("DELETE FROM provisional_grants WHERE verification_id = \(verificationId)", logger: logger)
-    }
-
-    public func holdForConfiguration(
-        _ lease: JobLease, verificationId: String, report: AttemptReport, configurationFingerprint: String, now: Date
-    ) async throws -> Bool {
-        try await transaction { connection in
-            guard try await Self.holdJob(connection, lease, reason: report.reason ?? "configuration_error", logger: self.logger)
-            else { return false }
-            try await Self.updateVerification(
-                connection, id: verificationId, state: .configurationError, report: report, nextAttemptAt: nil, now: now,
-                final: false, logger: self.logger)
-            try await connection.execute(
-                "UPDATE verifications SET config_fingerprint = \(configurationFingerprint) WHERE id = \(verificationId)",
-                logger: self.logger)
-            return true
         }
     }
 
@@ -278,24 +197,38 @@ extension PostgresStore {
 
     // MARK: Helpers
 
-    static func updateVerification(
-        _ connection: PostgresConnection, id: String, state: VerificationState, report: AttemptReport, nextAttemptAt: Date?,
-        now: Date, final: Bool, grant: GrantSummary? = nil, logger: Logger
-    ) async throws {
+    /// Writes a change the verification state machine decided, guarded by its `from` state.
+    static func change(_ connection: PostgresConnection, _ change: VerificationChange, now: Date, logger: Logger) async throws {
+        let nowMs = StoredTime.ms(now)
+        let attempts: Int64? = change.attempts.map(Int64.init)
+        guard let report = change.report else {
+            let changed = try await connection.count(
+                """
+                UPDATE verifications SET state = \(change.to.rawValue), attempts = COALESCE(\(attempts), attempts), updated_at = \(nowMs)
+                WHERE id = \(change.id) AND state = \(change.from.rawValue)
+                RETURNING 1
+                """, logger: logger)
+            guard changed == 1 else { throw StorageConflict("verification \(change.id) is no longer \(change.from)") }
+            return
+        }
         let previous = try await connection.rows(
-            "SELECT apple_statuses FROM verifications WHERE id = \(id) FOR UPDATE", logger: logger
+            "SELECT apple_statuses FROM verifications WHERE id = \(change.id) FOR UPDATE", logger: logger
         ).first.map { try $0.value("apple_statuses", as: String.self) }
         let statuses = (StoredJSON.decode([Int].self, previous) ?? []) + report.statuses
-        let finalizedAt: Int64? = StoredTime.ms(final ? now : nil)
-        let nextAttemptMs: Int64? = StoredTime.ms(nextAttemptAt)
-        let grantText: String? = grant.map { StoredJSON.encode($0) }
-        try await connection.execute(
+        let finalizedAt: Int64? = change.finalizes ? nowMs : nil
+        let nextAttemptMs: Int64? = StoredTime.ms(change.nextAttemptAt)
+        let grantText: String? = change.grant.map { StoredJSON.encode($0) }
+        let changed = try await connection.count(
             """
-            UPDATE verifications SET state = \(state.rawValue), reason = \(report.reason), apple_statuses = \(StoredJSON.encode(statuses)),
+            UPDATE verifications SET state = \(change.to.rawValue), attempts = COALESCE(\(attempts), attempts),
+                reason = \(report.reason), apple_statuses = \(StoredJSON.encode(statuses)),
                 environment = COALESCE(\(report.environment), environment), next_attempt_at = \(nextAttemptMs),
-                updated_at = \(StoredTime.ms(now)), finalized_at = \(finalizedAt), grant_summary = COALESCE(\(grantText), grant_summary)
-            WHERE id = \(id)
+                updated_at = \(nowMs), finalized_at = \(finalizedAt), grant_summary = COALESCE(\(grantText), grant_summary),
+                config_fingerprint = COALESCE(\(change.configurationFingerprint), config_fingerprint)
+            WHERE id = \(change.id) AND state = \(change.from.rawValue)
+            RETURNING 1
             """, logger: logger)
+        guard changed == 1 else { throw StorageConflict("verification \(change.id) is no longer \(change.from)") }
     }
 
     static func verification(from row: PostgresRandomAccessRow) throws -> VerificationRecord {

@@ -1,4 +1,3 @@
-import AppStoreModels
 import Foundation
 import GRDB
 import JobQueue
@@ -6,53 +5,6 @@ import Persistence
 import StorekeeperDomain
 
 extension SQLiteStore {
-    public func completeVerified(
-        _ lease: JobLease, verificationId: String, response: VerifyReceiptResponse, environment: AppStoreEnvironment,
-        report: AttemptReport, request: GrantRequest, now: Date
-    ) async throws -> GrantResult {
-        try await committer.write(pool: pool) { db in
-            guard try Self.holdsLease(db, lease) else { return .leaseLost }
-            guard
-                let appUserId = try String.fetchOne(
-                    db, sql: "SELECT app_user_id FROM verifications WHERE id = ?", arguments: [verificationId])
-            else { return .rejected(reason: "verification_missing") }
-
-            // Everything the planner reads is read here, inside the write transaction.
-            let ids = GrantPlanner.referencedIds(in: response)
-            var context = GrantContext(
-                appId: request.appId, bundleId: request.bundleId, appUserId: appUserId, verificationId: verificationId,
-                environment: environment, now: now, catalog: request.catalog, bindingPolicy: request.bindingPolicy,
-                existingTransactions: try Self.loadTransactions(db, appId: request.appId, ids: ids.transactionIds),
-                bindings: try Self.loadBindings(db, appId: request.appId, originalIds: ids.originalIds),
-                subscriptions: try Self.loadSubscriptions(db, appId: request.appId, originalIds: ids.originalIds))
-            context.evidenceSignedAt = request.evidenceSignedAt
-            context.reversesRefunds = request.reversesRefunds
-
-            switch GrantPlanner.plan(response, context: context) {
-            case .reject(let reason):
-                var rejected = report
-                rejected.reason = reason
-                _ = try Self.finishJob(db, lease, state: .completed, error: reason, now: now)
-                try Self.updateVerification(db, id: verificationId, state: .invalid, report: rejected, nextAttemptAt: nil, now: now, final: true)
-                try Self.endProvisionalGrants(db, verificationId: verificationId)
-                return .rejected(reason: reason)
-            case .grant(let plan):
-                try Self.apply(plan, appId: request.appId, db: db, now: now)
-                try Self.endProvisionalGrants(db, verificationId: verificationId)
-                guard try Self.finishJob(db, lease, state: .completed, error: nil, now: now) else {
-                    // Checked above in this same transaction; unreachable unless the schema changed.
-                    throw JobStoreError(code: .leaseLost, message: "lease lost inside the grant transaction")
-                }
-                var verified = report
-                verified.reason = nil
-                try Self.updateVerification(
-                    db, id: verificationId, state: .verified, report: verified, nextAttemptAt: nil, now: now, final: true,
-                    grant: plan.summary)
-                return .granted(plan.summary)
-            }
-        }
-    }
-
     static func apply(_ plan: GrantPlan, appId: String, db: Database, now: Date) throws {
         let nowMs = StoredTime.ms(now)
         for binding in plan.bindings {
@@ -143,7 +95,14 @@ extension SQLiteStore {
         }
     }
 
-    // MARK: Loading what the planner reads
+    // MARK: Loading granted state
+
+    static func loadFacts(_ db: Database, _ query: GrantFactsQuery) throws -> GrantFacts {
+        GrantFacts(
+            transactions: try loadTransactions(db, appId: query.appId, ids: query.transactionIds),
+            bindings: try loadBindings(db, appId: query.appId, originalIds: query.originalTransactionIds),
+            subscriptions: try loadSubscriptions(db, appId: query.appId, originalIds: query.originalTransactionIds))
+    }
 
     static func loadTransactions(_ db: Database, appId: String, ids: [String]) throws -> [String: TransactionRecord] {
         var result: [String: TransactionRecord] = [:]

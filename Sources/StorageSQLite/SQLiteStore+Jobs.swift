@@ -45,28 +45,14 @@ extension SQLiteStore: JobStore {
         }
     }
 
-    public func completeJob(_ lease: JobLease, now: Date) async throws -> Bool {
-        try await committer.write(pool: pool) { db in try Self.finishJob(db, lease, state: .completed, error: nil, now: now) }
-    }
-
-    public func retryJob(_ lease: JobLease, at: Date, reason: String, now: Date) async throws -> Bool {
-        try await committer.write(pool: pool) { db in try Self.rescheduleJob(db, lease, at: at, reason: reason) }
-    }
-
-    public func discardJob(_ lease: JobLease, reason: String, now: Date) async throws -> Bool {
-        try await committer.write(pool: pool) { db in try Self.finishJob(db, lease, state: .discarded, error: reason, now: now) }
+    public func endAttempt(_ lease: JobLease, _ transition: JobLifecycle.Transition, now: Date) async throws -> Bool {
+        try await committer.write(pool: pool) { db in try Self.endAttempt(db, lease, transition, now: now) }
     }
 
     public func releaseJob(_ lease: JobLease, now: Date) async throws -> Bool {
         try await committer.write(pool: pool) { db in
-            try db.execute(
-                sql: """
-                    UPDATE jobs SET state = 'available', run_at = ?, attempt = attempt - 1, last_error = ?, lease_token = NULL,
-                        lease_owner = NULL, lease_expires_at = NULL
-                    WHERE id = ? AND state = 'running' AND lease_token = ?
-                    """,
-                arguments: [StoredTime.ms(now), releasedReason, lease.jobId, lease.token])
-            guard db.changesCount == 1 else { return false }
+            let release = JobLifecycle.ending(.released(at: now, reason: releasedReason))
+            guard try Self.endAttempt(db, lease, release, now: now) else { return false }
             try db.execute(
                 sql: """
                     UPDATE verifications SET state = 'retry_scheduled', attempts = ?, reason = ?, next_attempt_at = ?, updated_at = ?
@@ -120,35 +106,18 @@ extension SQLiteStore: JobStore {
             arguments: [lease.jobId, lease.token]) ?? false
     }
 
-    static func finishJob(_ db: Database, _ lease: JobLease, state: JobState, error: String?, now: Date) throws -> Bool {
+    /// Writes a transition of the job state machine for the job `lease` holds.
+    static func endAttempt(_ db: Database, _ lease: JobLease, _ transition: JobLifecycle.Transition, now: Date) throws -> Bool {
         try db.execute(
             sql: """
-                UPDATE jobs SET state = ?, finalized_at = ?, last_error = ?, lease_token = NULL, lease_owner = NULL,
-                    lease_expires_at = NULL
-                WHERE id = ? AND state = 'running' AND lease_token = ?
+                UPDATE jobs SET state = ?, run_at = COALESCE(?, run_at), attempt = attempt - ?, finalized_at = ?, last_error = ?,
+                    lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
+                WHERE id = ? AND state = ? AND lease_token = ?
                 """,
-            arguments: [state.rawValue, StoredTime.ms(now), error, lease.jobId, lease.token])
-        return db.changesCount == 1
-    }
-
-    static func rescheduleJob(_ db: Database, _ lease: JobLease, at: Date, reason: String) throws -> Bool {
-        try db.execute(
-            sql: """
-                UPDATE jobs SET state = 'available', run_at = ?, last_error = ?, lease_token = NULL, lease_owner = NULL,
-                    lease_expires_at = NULL
-                WHERE id = ? AND state = 'running' AND lease_token = ?
-                """,
-            arguments: [StoredTime.ms(at), reason, lease.jobId, lease.token])
-        return db.changesCount == 1
-    }
-
-    static func holdJob(_ db: Database, _ lease: JobLease, reason: String) throws -> Bool {
-        try db.execute(
-            sql: """
-                UPDATE jobs SET state = 'held', last_error = ?, lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
-                WHERE id = ? AND state = 'running' AND lease_token = ?
-                """,
-            arguments: [reason, lease.jobId, lease.token])
+            arguments: [
+                transition.to.rawValue, StoredTime.ms(transition.runAt), transition.uncountsAttempt ? 1 : 0,
+                transition.finalizes ? StoredTime.ms(now) : nil, transition.lastError, lease.jobId, transition.from.rawValue, lease.token,
+            ])
         return db.changesCount == 1
     }
 }

@@ -102,60 +102,6 @@ extension SQLiteStore {
         }
     }
 
-    public func markVerifying(_ lease: JobLease, verificationId: String, now: Date) async throws -> Bool {
-        try await committer.write(pool: pool) { db in
-            guard try Self.holdsLease(db, lease) else { return false }
-            try db.execute(
-                sql: "UPDATE verifications SET state = 'verifying', attempts = ?, updated_at = ? WHERE id = ?",
-                arguments: [lease.attempt, StoredTime.ms(now), verificationId])
-            return true
-        }
-    }
-
-    public func finishInvalid(_ lease: JobLease, verificationId: String, report: AttemptReport, now: Date) async throws -> Bool {
-        try await committer.write(pool: pool) { db in
-            guard try Self.finishJob(db, lease, state: .completed, error: report.reason, now: now) else { return false }
-            try Self.updateVerification(db, id: verificationId, state: .invalid, report: report, nextAttemptAt: nil, now: now, final: true)
-            try Self.endProvisionalGrants(db, verificationId: verificationId)
-            return true
-        }
-    }
-
-    public func scheduleRetry(
-        _ lease: JobLease, verificationId: String, report: AttemptReport, at: Date, now: Date
-    ) async throws
-        -> Bool
-    {
-        try await committer.write(pool: pool) { db in
-            guard try Self.rescheduleJob(db, lease, at: at, reason: report.reason ?? "retry") else { return false }
-            try Self.updateVerification(db, id: verificationId, state: .retryScheduled, report: report, nextAttemptAt: at, now: now, final: false)
-            return true
-        }
-    }
-
-    public func scheduleRetryGrantingProvisionally(
-        _ lease: JobLease, verificationId: String, report: AttemptReport, at: Date, grants: [ProvisionalGrant], now: Date
-    ) async throws -> Bool {
-        try await committer.write(pool: pool) { db in
-            guard try Self.rescheduleJob(db, lease, at: at, reason: report.reason ?? "retry") else { return false }
-            try Self.updateVerification(db, id: verificationId, state: .retryScheduled, report: report, nextAttemptAt: at, now: now, final: false)
-            for grant in grants {
-                try db.execute(
-                    sql: """
-                        INSERT INTO provisional_grants (app_id, verification_id, app_user_id, transaction_id, original_transaction_id,
-                            product_id, expires_at, created_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                        ON CONFLICT (verification_id, transaction_id) DO NOTHING
-                        """,
-                    arguments: [
-                        grant.appId, grant.verificationId, grant.appUserId, grant.transactionId, grant.originalTransactionId,
-                        grant.productId, StoredTime.ms(grant.expiresAt), StoredTime.ms(now),
-                    ])
-            }
-            return true
-        }
-    }
-
     public func provisionalGrants(appId: String, appUserId: String, now: Date) async throws -> [ProvisionalGrant] {
         try await pool.read { db in
             try Row.fetchAll(
@@ -171,25 +117,6 @@ extension SQLiteStore {
                     transactionId: row["transaction_id"], originalTransactionId: row["original_transaction_id"],
                     productId: row["product_id"], expiresAt: StoredTime.date(row["expires_at"] as Int64))
             }
-        }
-    }
-
-    /// Apple answered: provisional access for this verification ends, replaced by the real outcome.
-    static func endProvisionalGrants(_ db: Database, verificationId: String) throws {
-        try db.execute(sql: "DELETE FROM provisional_grants WHERE verification_id = ?", arguments: [verificationId])
-    }
-
-    public func holdForConfiguration(
-        _ lease: JobLease, verificationId: String, report: AttemptReport, configurationFingerprint: String, now: Date
-    ) async throws -> Bool {
-        try await committer.write(pool: pool) { db in
-            guard try Self.holdJob(db, lease, reason: report.reason ?? "configuration_error") else { return false }
-            try Self.updateVerification(
-                db, id: verificationId, state: .configurationError, report: report, nextAttemptAt: nil, now: now, final: false)
-            try db.execute(
-                sql: "UPDATE verifications SET config_fingerprint = ? WHERE id = ?",
-                arguments: [configurationFingerprint, verificationId])
-            return true
         }
     }
 
@@ -266,22 +193,31 @@ extension SQLiteStore {
 
     // MARK: Helpers
 
-    static func updateVerification(
-        _ db: Database, id: String, state: VerificationState, report: AttemptReport, nextAttemptAt: Date?, now: Date,
-        final: Bool, grant: GrantSummary? = nil
-    ) throws {
-        let previous = try String.fetchOne(db, sql: "SELECT apple_statuses FROM verifications WHERE id = ?", arguments: [id])
+    /// Writes a change the verification state machine decided, guarded by its `from` state.
+    static func change(_ db: Database, _ change: VerificationChange, now: Date) throws {
+        let nowMs = StoredTime.ms(now)
+        guard let report = change.report else {
+            try db.execute(
+                sql: "UPDATE verifications SET state = ?, attempts = COALESCE(?, attempts), updated_at = ? WHERE id = ? AND state = ?",
+                arguments: [change.to.rawValue, change.attempts, nowMs, change.id, change.from.rawValue])
+            guard db.changesCount == 1 else { throw StorageConflict("verification \(change.id) is no longer \(change.from)") }
+            return
+        }
+        let previous = try String.fetchOne(db, sql: "SELECT apple_statuses FROM verifications WHERE id = ?", arguments: [change.id])
         let statuses = (StoredJSON.decode([Int].self, previous) ?? []) + report.statuses
         try db.execute(
             sql: """
-                UPDATE verifications SET state = ?, reason = ?, apple_statuses = ?, environment = COALESCE(?, environment),
-                    next_attempt_at = ?, updated_at = ?, finalized_at = ?, grant_summary = COALESCE(?, grant_summary)
-                WHERE id = ?
+                UPDATE verifications SET state = ?, attempts = COALESCE(?, attempts), reason = ?, apple_statuses = ?,
+                    environment = COALESCE(?, environment), next_attempt_at = ?, updated_at = ?, finalized_at = ?,
+                    grant_summary = COALESCE(?, grant_summary), config_fingerprint = COALESCE(?, config_fingerprint)
+                WHERE id = ? AND state = ?
                 """,
             arguments: [
-                state.rawValue, report.reason, StoredJSON.encode(statuses), report.environment, StoredTime.ms(nextAttemptAt),
-                StoredTime.ms(now), final ? StoredTime.ms(now) : nil, grant.map { StoredJSON.encode($0) }, id,
+                change.to.rawValue, change.attempts, report.reason, StoredJSON.encode(statuses), report.environment,
+                StoredTime.ms(change.nextAttemptAt), nowMs, change.finalizes ? nowMs : nil, change.grant.map { StoredJSON.encode($0) },
+                change.configurationFingerprint, change.id, change.from.rawValue,
             ])
+        guard db.changesCount == 1 else { throw StorageConflict("verification \(change.id) is no longer \(change.from)") }
     }
 
     static func verification(from row: Row) -> VerificationRecord {

@@ -3,6 +3,7 @@ import AppStoreSimulator
 import Foundation
 import JobQueue
 import Persistence
+import StorekeeperCore
 import StorekeeperDomain
 import StorekeeperServer
 import StorekeeperTesting
@@ -55,12 +56,13 @@ struct OutagePolicyTests {
             productId: "ads", expiresAt: t0.addingTimeInterval(3600))
         let report = AttemptReport(statuses: [], environment: nil, reason: "apple_http_503")
         #expect(
-            try await store.scheduleRetryGrantingProvisionally(
-                stale, verificationId: submitted.verification.id, report: report, at: t0.addingTimeInterval(60), grants: [grant], now: t0) == false)
+            try await VerificationOutcomes(store: store).scheduleRetry(
+                stale, verificationId: submitted.verification.id, report: report, at: t0.addingTimeInterval(60), provisional: [grant], now: t0)
+                == false)
         #expect(try await store.provisionalGrants(appId: "app", appUserId: "alice", now: t0).isEmpty)
         #expect(
-            try await store.scheduleRetryGrantingProvisionally(
-                lease, verificationId: submitted.verification.id, report: report, at: t0.addingTimeInterval(60), grants: [grant], now: t0))
+            try await VerificationOutcomes(store: store).scheduleRetry(
+                lease, verificationId: submitted.verification.id, report: report, at: t0.addingTimeInterval(60), provisional: [grant], now: t0))
         #expect(try await store.provisionalGrants(appId: "app", appUserId: "alice", now: t0) == [grant])
         #expect(try await store.provisionalGrants(appId: "app", appUserId: "alice", now: t0.addingTimeInterval(3601)).isEmpty)
         #expect(try await store.verification(id: submitted.verification.id)?.state == .retryScheduled)
@@ -77,7 +79,7 @@ struct OutagePolicyTests {
                 ]))
         let request = GrantRequest(
             appId: "app", bundleId: "com.example", bindingPolicy: .refuse, catalog: ["ads": Product(productId: "ads", type: .nonConsumable)])
-        _ = try await store.completeVerified(
+        _ = try await VerificationOutcomes(store: store).completeVerified(
             next, verificationId: submitted.verification.id, response: response, environment: .sandbox,
             report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil), request: request, now: t0.addingTimeInterval(62))
         #expect(try await store.provisionalGrants(appId: "app", appUserId: "alice", now: t0.addingTimeInterval(62)).isEmpty)

@@ -3,6 +3,7 @@ import Foundation
 import JobQueue
 import Persistence
 import StorageSQLite
+import StorekeeperCore
 import StorekeeperDomain
 import StorekeeperTesting
 import Testing
@@ -88,7 +89,8 @@ struct StorageConformanceTests {
         let held = try #require(try await lease(store, at: t0).first)
         let report = AttemptReport(statuses: [21005], environment: nil, reason: "apple_receipt_server_unavailable")
         #expect(
-            try await store.scheduleRetry(held, verificationId: submitted.verification.id, report: report, at: t0.addingTimeInterval(10), now: t0))
+            try await VerificationOutcomes(store: store).scheduleRetry(
+                held, verificationId: submitted.verification.id, report: report, at: t0.addingTimeInterval(10), now: t0))
         let v = try #require(try await store.verification(id: submitted.verification.id))
         #expect(v.state == .retryScheduled && v.nextAttemptAt == t0.addingTimeInterval(10) && v.appleStatuses == [21005])
         #expect(try await lease(store, at: t0.addingTimeInterval(9)).isEmpty)
@@ -103,7 +105,7 @@ struct StorageConformanceTests {
         let stale = try #require(try await lease(store, at: t0).first)
         let current = try #require(try await lease(store, at: t0.addingTimeInterval(31)).first)
         let report = AttemptReport(statuses: [21007, 0], environment: "sandbox", reason: nil)
-        let lost = try await store.completeVerified(
+        let lost = try await VerificationOutcomes(store: store).completeVerified(
             stale, verificationId: submitted.verification.id, response: response([coins("1")]), environment: .sandbox,
             report: report, request: request, now: t0.addingTimeInterval(32))
         guard case .leaseLost = lost else {
@@ -111,7 +113,7 @@ struct StorageConformanceTests {
             return
         }
         #expect(try await store.countTransactions(appId: "app") == 0)
-        let granted = try await store.completeVerified(
+        let granted = try await VerificationOutcomes(store: store).completeVerified(
             current, verificationId: submitted.verification.id, response: response([coins("1")]), environment: .sandbox,
             report: report, request: request, now: t0.addingTimeInterval(32))
         guard case .granted(let summary) = granted else {
@@ -122,7 +124,7 @@ struct StorageConformanceTests {
         // A manual retry runs the job again: nothing is granted twice.
         #expect(try await store.requeue(verificationId: submitted.verification.id, now: t0.addingTimeInterval(40)))
         let rerun = try #require(try await lease(store, at: t0.addingTimeInterval(41)).first)
-        let again = try await store.completeVerified(
+        let again = try await VerificationOutcomes(store: store).completeVerified(
             rerun, verificationId: submitted.verification.id, response: response([coins("1"), coins("2")]), environment: .sandbox,
             report: report, request: request, now: t0.addingTimeInterval(42))
         guard case .granted(let second) = again else {
@@ -151,7 +153,7 @@ struct StorageConformanceTests {
             let submitted = try await store.submitReceipt(submission(receipt: "r\(step)"), now: t0)
             let leased = try #require(try await lease(store, at: t0).first { $0.jobId == submitted.verification.jobId })
             guard
-                case .granted(let summary) = try await store.completeVerified(
+                case .granted(let summary) = try await VerificationOutcomes(store: store).completeVerified(
                     leased, verificationId: submitted.verification.id, response: response([transaction]), environment: .sandbox,
                     report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil), request: request, now: t0)
             else { return nil }
@@ -179,7 +181,7 @@ struct StorageConformanceTests {
         let held = try #require(try await lease(store, at: t0).first)
         let report = AttemptReport(statuses: [21004], environment: "production", reason: "shared_secret_mismatch")
         #expect(
-            try await store.holdForConfiguration(
+            try await VerificationOutcomes(store: store).holdForConfiguration(
                 held, verificationId: submitted.verification.id, report: report, configurationFingerprint: "old", now: t0))
         #expect(try await lease(store, at: t0.addingTimeInterval(1000)).isEmpty)
         #expect(try await store.releaseConfigurationHolds(appId: "app", currentFingerprint: "old", now: t0) == 0)
@@ -269,7 +271,7 @@ struct StorageConformanceTests {
                 let id = try #require(verificationIds[lease.jobId])
                 let count = try #require(byVerification[id]).count
                 group.addTask {
-                    try await store.completeVerified(
+                    try await VerificationOutcomes(store: store).completeVerified(
                         lease, verificationId: id, response: self.response((1...count).map { self.coins("t\($0)") }),
                         environment: .sandbox, report: report, request: self.request, now: self.t0.addingTimeInterval(1))
                 }
@@ -306,12 +308,16 @@ struct StorageConformanceTests {
         let first = try #require(try await lease(store, at: t0.addingTimeInterval(20), limit: 1).first)
         #expect(try await store.verificationForJob(jobId: first.jobId)?.0.id == a.verification.id)
         #expect(try await store.verificationForJob(jobId: first.jobId)?.receiptBase64 == "cmVjZWlwdA==")
-        #expect(try await store.markVerifying(first, verificationId: a.verification.id, now: t0.addingTimeInterval(20)))
+        #expect(try await VerificationOutcomes(store: store).markVerifying(first, verificationId: a.verification.id, now: t0.addingTimeInterval(20)))
         // A manual retry of a verification being verified is refused while its lease lasts.
         #expect(try await store.requeue(verificationId: a.verification.id, now: t0.addingTimeInterval(21)) == false)
-        let invalid = AttemptReport(statuses: [21002], environment: nil, reason: "apple_malformed")
-        #expect(try await store.finishInvalid(first, verificationId: a.verification.id, report: invalid, now: t0.addingTimeInterval(21)))
-        #expect(try await store.finishInvalid(first, verificationId: a.verification.id, report: invalid, now: t0.addingTimeInterval(21)) == false)
+        let invalid = AttemptReport(statuses: [21002], environment: nil, reason: "receipt_malformed")
+        #expect(
+            try await VerificationOutcomes(store: store).finishInvalid(
+                first, verificationId: a.verification.id, report: invalid, now: t0.addingTimeInterval(21)))
+        #expect(
+            try await VerificationOutcomes(store: store).finishInvalid(
+                first, verificationId: a.verification.id, report: invalid, now: t0.addingTimeInterval(21)) == false)
 
         #expect(
             try await store.verifications(appId: nil, states: [], createdBefore: nil, limit: 10).map(\.id) == [a.verification.id, b.verification.id])
@@ -335,7 +341,7 @@ struct StorageConformanceTests {
         #expect(try await store.owner(appId: "app", originalTransactionId: "1") == nil)
         let submitted = try await store.submitReceipt(submission(), now: t0)
         let held = try #require(try await lease(store, at: t0).first)
-        _ = try await store.completeVerified(
+        _ = try await VerificationOutcomes(store: store).completeVerified(
             held, verificationId: submitted.verification.id, response: response([coins("1")]), environment: .sandbox,
             report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil), request: request, now: t0)
         #expect(try await store.owner(appId: "app", originalTransactionId: "1") == "alice")

@@ -4,6 +4,7 @@ import Foundation
 import JobQueue
 import Logging
 import Persistence
+import StorekeeperCore
 import StorekeeperDomain
 
 /// Refreshes one subscriber from the App Store Server API: the history of each of their
@@ -26,7 +27,7 @@ struct ServerAPIRefreshJobHandler: VerificationJobHandler {
         let at = now()
         guard let history = serverAPIs[app.id] else {
             let report = AttemptReport(statuses: [], environment: nil, reason: "server_api_not_configured")
-            _ = try await store.holdForConfiguration(
+            _ = try await outcomes.holdForConfiguration(
                 lease, verificationId: verification.id, report: report, configurationFingerprint: app.fingerprint, now: at)
             return .finishedByHandler
         }
@@ -39,7 +40,7 @@ struct ServerAPIRefreshJobHandler: VerificationJobHandler {
                     report: AttemptReport(statuses: [], environment: environment.storageName, reason: nil), now: at)
                 metrics.increment("storekeeper_subscriber_refreshes_total", labels: ["outcome": result.outcomeLabel])
             case .rejected(let code, _):
-                _ = try await store.finishInvalid(
+                _ = try await outcomes.finishInvalid(
                     lease, verificationId: verification.id, report: AttemptReport(statuses: [], environment: nil, reason: code), now: at)
                 metrics.increment("storekeeper_subscriber_refreshes_total", labels: ["outcome": "invalid"])
             }
@@ -47,15 +48,15 @@ struct ServerAPIRefreshJobHandler: VerificationJobHandler {
             let backoff = at.addingTimeInterval(configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1)))
             let next = max(backoff, error.retryAfter ?? backoff)
             let report = AttemptReport(statuses: [], environment: nil, reason: "server_api_\(error.code)")
-            _ = try await store.scheduleRetry(lease, verificationId: verification.id, report: report, at: next, now: at)
+            _ = try await outcomes.scheduleRetry(lease, verificationId: verification.id, report: report, at: next, now: at)
             metrics.increment("storekeeper_subscriber_refreshes_total", labels: ["outcome": "retry"])
         } catch let error as ServerAPIError {
             let report = AttemptReport(statuses: [], environment: nil, reason: "server_api_\(error.code)")
             if error.code == .unauthorized {
-                _ = try await store.holdForConfiguration(
+                _ = try await outcomes.holdForConfiguration(
                     lease, verificationId: verification.id, report: report, configurationFingerprint: app.fingerprint, now: at)
             } else {
-                _ = try await store.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
+                _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
             }
             metrics.increment("storekeeper_subscriber_refreshes_total", labels: ["outcome": "\(error.code)"])
         }

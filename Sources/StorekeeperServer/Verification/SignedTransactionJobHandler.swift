@@ -3,6 +3,7 @@ import Foundation
 import JobQueue
 import Logging
 import Persistence
+import StorekeeperCore
 import StorekeeperDomain
 
 /// Grants one StoreKit 2 signed transaction: verified locally (no Apple call), then granted
@@ -31,7 +32,7 @@ struct SignedTransactionJobHandler: VerificationJobHandler {
         switch outcome {
         case .rejected(let code, _):
             let report = AttemptReport(statuses: [], environment: nil, reason: code)
-            _ = try await store.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
+            _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
             metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": "invalid"])
         case .verified(let transaction, let response, let environment, let notification):
             // Refunds and their reversals are ordered by when Apple signed what says so.

@@ -2,6 +2,7 @@ import Foundation
 import JobQueue
 import Logging
 import Persistence
+import StorekeeperCore
 
 /// The steps every verification job (receipt or signed transaction) takes before its own work,
 /// and the one way a storage failure ends a run: nothing partial is committed (each write is
@@ -19,12 +20,13 @@ enum VerificationJobStart {
         guard let (verification, data) = try await store.verificationForJob(jobId: lease.jobId) else {
             return .done(.discard(reason: "verification_missing"))
         }
-        guard try await store.markVerifying(lease, verificationId: verification.id, now: now) else {
+        let outcomes = VerificationOutcomes(store: store)
+        guard try await outcomes.markVerifying(lease, verificationId: verification.id, now: now) else {
             return .done(.finishedByHandler)  // Another runner holds it now.
         }
         guard let app = apps[verification.appId] else {
             let report = AttemptReport(statuses: [], environment: nil, reason: "app_not_configured")
-            _ = try await store.holdForConfiguration(
+            _ = try await outcomes.holdForConfiguration(
                 lease, verificationId: verification.id, report: report, configurationFingerprint: "", now: now)
             return .done(.finishedByHandler)
         }
@@ -61,6 +63,9 @@ protocol VerificationJobHandler: JobHandler {
 }
 
 extension VerificationJobHandler {
+    /// How an attempt ends, written once over the store's transaction port.
+    var outcomes: VerificationOutcomes { VerificationOutcomes(store: store) }
+
     func run(_ lease: JobLease) async -> JobOutcome {
         await VerificationJobStart.retryingOnFailure(lease, configuration: configuration, logger: logger, now: now()) {
             switch try await VerificationJobStart.begin(lease, store: store, apps: apps, now: now()) {

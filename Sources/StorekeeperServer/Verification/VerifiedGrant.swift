@@ -2,6 +2,7 @@ import AppStoreModels
 import Foundation
 import JobQueue
 import Persistence
+import StorekeeperCore
 import StorekeeperDomain
 
 /// The last step every verification job shares once an answer is verified (verifyReceipt, a
@@ -20,7 +21,7 @@ struct VerifiedGrant {
         now: Date
     ) async throws -> GrantResult {
         let catalog = Dictionary(try await store.products(appId: app.id).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })
-        let result = try await store.completeVerified(
+        let result = try await VerificationOutcomes(store: store).completeVerified(
             lease, verificationId: verification.id, response: response, environment: environment, report: report,
             request: GrantRequest(
                 appId: app.id, bundleId: app.bundleId, bindingPolicy: configuration.bindingPolicy, catalog: catalog,

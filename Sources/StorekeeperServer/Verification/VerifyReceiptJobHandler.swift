@@ -6,6 +6,7 @@ import JobQueue
 import Logging
 import Persistence
 import StorageSQLite
+import StorekeeperCore
 import StorekeeperDomain
 
 /// Verifies one receipt with Apple per lease: production first, following 21007/21008, then
@@ -32,7 +33,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
         if case .rejected(let reason) = local {
             // Forged or untrusted: decided locally, Apple never sees it.
             let report = AttemptReport(statuses: [], environment: nil, reason: reason)
-            _ = try await store.finishInvalid(lease, verificationId: verification.id, report: report, now: now())
+            _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report, now: now())
             metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": "invalid"])
             metrics.increment("storekeeper_receipts_rejected_locally_total", labels: ["reason": reason])
             return .finishedByHandler
@@ -62,14 +63,14 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
                 report: AttemptReport(statuses: statuses, environment: environment.storageName, reason: nil), now: at)
         case .invalid(let reason, _):
             let report = AttemptReport(statuses: statuses, environment: environment.storageName, reason: reason)
-            _ = try await store.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
+            _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
             metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": "invalid"])
         case .configurationError(let reason, _):
             logger.critical(
                 "configuration error from Apple; verification held until the configuration changes",
                 metadata: ["app": "\(app.id)", "reason": "\(reason)"])
             let report = AttemptReport(statuses: statuses, environment: environment.storageName, reason: reason)
-            _ = try await store.holdForConfiguration(
+            _ = try await outcomes.holdForConfiguration(
                 lease, verificationId: verification.id, report: report, configurationFingerprint: app.fingerprint, now: at)
             metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": "configuration_error"])
         case .transient, .redirect:
@@ -87,11 +88,9 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
             let next = ended.addingTimeInterval(delay)
             let report = AttemptReport(statuses: statuses, environment: nil, reason: reason)
             let provisional = try await provisionalGrants(local, verification: verification, app: app, now: ended)
-            if provisional.isEmpty {
-                _ = try await store.scheduleRetry(lease, verificationId: verification.id, report: report, at: next, now: ended)
-            } else {
-                _ = try await store.scheduleRetryGrantingProvisionally(
-                    lease, verificationId: verification.id, report: report, at: next, grants: provisional, now: ended)
+            _ = try await outcomes.scheduleRetry(
+                lease, verificationId: verification.id, report: report, at: next, provisional: provisional, now: ended)
+            if !provisional.isEmpty {
                 metrics.increment("storekeeper_provisional_grants_total", labels: ["app": app.id], by: Double(provisional.count))
             }
             metrics.increment("storekeeper_verification_retries_total", labels: ["reason": reason])
@@ -107,7 +106,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
         var report = report
         if environment == .sandbox, !app.acceptSandbox {
             report.reason = "sandbox_not_accepted"
-            _ = try await store.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
+            _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
             return
         }
         try await VerifiedGrant(store: store, configuration: configuration, metrics: metrics).complete(
@@ -199,6 +198,7 @@ extension GrantResult {
         case .granted: "verified"
         case .rejected: "invalid"
         case .leaseLost: "lease_lost"
+        case .refused: "refused"
         }
     }
 }

@@ -1,0 +1,134 @@
+import Foundation
+import JobQueue
+import StorekeeperDomain
+
+/// The narrow transaction port the verification use cases run over (StorekeeperCore). The
+/// adapter checks the lease, reads, takes its locks and applies writes; every decision is the
+/// use case's, made by a pure function between the reads and the writes. So what a verified
+/// purchase means is written once, and each adapter only turns these values into SQL.
+public protocol LeasedTransactions: Sendable {
+    /// One database transaction on behalf of `lease`:
+    /// 1. nothing happens unless the lease still holds its job (PostgreSQL locks the job row);
+    /// 2. the verification is read, the original transactions of `query` are locked
+    ///    (PostgreSQL: transaction-scoped advisory locks; SQLite: its single writer) and the
+    ///    grant facts they name are loaded;
+    /// 3. `decide` turns what was read into writes and a result;
+    /// 4. the writes are applied in order. A guarded write that finds its row moved on throws
+    ///    `StorageConflict`, and the whole transaction rolls back.
+    ///
+    /// Returns nil when the lease was lost (nothing written). `decide` must be pure: PostgreSQL
+    /// runs the transaction again after a serialization failure.
+    func withLease<T: Sendable>(
+        _ lease: JobLease, verificationId: String, reading query: GrantFactsQuery, now: Date,
+        _ decide: @escaping @Sendable (LeasedVerification?, GrantFacts) throws -> LeasedDecision<T>
+    ) async throws -> T?
+}
+
+/// Which rows of granted state a use case reads.
+public struct GrantFactsQuery: Sendable, Hashable {
+    public var appId: String
+    public var transactionIds: [String]
+    public var originalTransactionIds: [String]
+
+    public init(appId: String, transactionIds: [String], originalTransactionIds: [String]) {
+        self.appId = appId
+        self.transactionIds = transactionIds
+        self.originalTransactionIds = originalTransactionIds
+    }
+
+    /// Reads no granted state (a refusal, a retry, a hold).
+    public static let nothing = GrantFactsQuery(appId: "", transactionIds: [], originalTransactionIds: [])
+}
+
+/// Granted state as stored, keyed by transaction id and original transaction id.
+public struct GrantFacts: Sendable {
+    public var transactions: [String: TransactionRecord]
+    public var bindings: [String: OwnershipBinding]
+    public var subscriptions: [String: SubscriptionFacts]
+
+    public init(
+        transactions: [String: TransactionRecord] = [:], bindings: [String: OwnershipBinding] = [:],
+        subscriptions: [String: SubscriptionFacts] = [:]
+    ) {
+        self.transactions = transactions
+        self.bindings = bindings
+        self.subscriptions = subscriptions
+    }
+}
+
+/// The verification a lease works on, as stored when its transaction began.
+public struct LeasedVerification: Sendable, Hashable {
+    public var id: String
+    public var appUserId: String
+    public var state: VerificationState
+
+    public init(id: String, appUserId: String, state: VerificationState) {
+        self.id = id
+        self.appUserId = appUserId
+        self.state = state
+    }
+}
+
+/// What a use case decided: the writes, in order, and what to answer.
+public struct LeasedDecision<Result: Sendable>: Sendable {
+    public var writes: [LeasedWrite]
+    public var result: Result
+
+    public init(writes: [LeasedWrite], result: Result) {
+        self.writes = writes
+        self.result = result
+    }
+}
+
+/// One write of a leased transaction.
+public enum LeasedWrite: Sendable {
+    /// The leased job ends its attempt (guarded by `from` and the lease token).
+    case job(JobLifecycle.Transition)
+    /// The verification moves on (guarded by `from`).
+    case verification(VerificationChange)
+    /// A grant plan: bindings, transfers, transactions, refunds, ledger, subscriptions.
+    case grant(GrantPlan, appId: String)
+    /// Provisional access of the verification, granted while Apple is unreachable.
+    case provisionalGrants([ProvisionalGrant])
+    /// Provisional access of the verification ends: Apple answered.
+    case endProvisionalGrants(verificationId: String)
+}
+
+/// A guarded change of one verification row.
+public struct VerificationChange: Sendable {
+    public var id: String
+    public var from: VerificationState
+    public var to: VerificationState
+    /// Attempt number to show (set when verifying starts).
+    public var attempts: Int?
+    /// What the attempt learnt; nil leaves reason, statuses and environment as stored.
+    public var report: AttemptReport?
+    public var nextAttemptAt: Date?
+    public var finalizes: Bool
+    public var grant: GrantSummary?
+    /// The app configuration a hold was taken under.
+    public var configurationFingerprint: String?
+
+    public init(
+        id: String, from: VerificationState, to: VerificationState, attempts: Int? = nil, report: AttemptReport? = nil,
+        nextAttemptAt: Date? = nil, finalizes: Bool = false, grant: GrantSummary? = nil, configurationFingerprint: String? = nil
+    ) {
+        self.id = id
+        self.from = from
+        self.to = to
+        self.attempts = attempts
+        self.report = report
+        self.nextAttemptAt = nextAttemptAt
+        self.finalizes = finalizes
+        self.grant = grant
+        self.configurationFingerprint = configurationFingerprint
+    }
+}
+
+/// A guarded write found its row in another state than the use case read: something else
+/// changed it inside the same transaction window. The transaction is rolled back.
+public struct StorageConflict: Error, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { "storage conflict: \(message)" }
+}

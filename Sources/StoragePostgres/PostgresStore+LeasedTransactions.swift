@@ -1,0 +1,64 @@
+import Foundation
+import JobQueue
+import Logging
+import Persistence
+import PostgresNIO
+import StorekeeperDomain
+
+extension PostgresStore: LeasedTransactions {
+    /// The job row stays locked until commit; workers granting evidence that shares a purchase
+    /// queue on the advisory locks of its original transactions, taken before anything granted
+    /// is read, so the decision never acts on state another worker is about to change.
+    public func withLease<T: Sendable>(
+        _ lease: JobLease, verificationId: String, reading query: GrantFactsQuery, now: Date,
+        _ decide: @escaping @Sendable (LeasedVerification?, GrantFacts) throws -> LeasedDecision<T>
+    ) async throws -> T? {
+        let logger = self.logger
+        return try await transaction { connection -> T? in
+            guard try await Self.lockLease(connection, lease, logger: logger) else { return nil }
+            let verification = try await connection.rows(
+                "SELECT id, app_user_id, state FROM verifications WHERE id = \(verificationId) FOR UPDATE", logger: logger
+            ).first.map { row in
+                LeasedVerification(
+                    id: try row.value("id"), appUserId: try row.value("app_user_id"),
+                    state: VerificationState(rawValue: try row.value("state")) ?? .pending)
+            }
+            try await AdvisoryLock.lock(
+                query.originalTransactionIds.map { "original/\(query.appId)/\($0)" }, on: connection, logger: logger)
+            let facts = GrantFacts(
+                transactions: try await Self.loadTransactions(connection, appId: query.appId, ids: query.transactionIds, logger: logger),
+                bindings: try await Self.loadBindings(connection, appId: query.appId, originalIds: query.originalTransactionIds, logger: logger),
+                subscriptions: try await Self.loadSubscriptions(
+                    connection, appId: query.appId, originalIds: query.originalTransactionIds, logger: logger))
+            let decision = try decide(verification, facts)
+            for write in decision.writes { try await Self.apply(write, lease: lease, connection: connection, now: now, logger: logger) }
+            return decision.result
+        }
+    }
+
+    static func apply(_ write: LeasedWrite, lease: JobLease, connection: PostgresConnection, now: Date, logger: Logger) async throws {
+        switch write {
+        case .job(let transition):
+            guard try await endAttempt(connection, lease, transition, now: now, logger: logger) else {
+                throw StorageConflict("job \(lease.jobId) left its lease")
+            }
+        case .verification(let verification):
+            try await change(connection, verification, now: now, logger: logger)
+        case .grant(let plan, let appId):
+            try await apply(plan, appId: appId, connection: connection, now: now, logger: logger)
+        case .provisionalGrants(let grants):
+            for grant in grants {
+                try await connection.execute(
+                    """
+                    INSERT INTO provisional_grants (app_id, verification_id, app_user_id, transaction_id, original_transaction_id,
+                        product_id, expires_at, created_at)
+                    VALUES (\(grant.appId), \(grant.verificationId), \(grant.appUserId), \(grant.transactionId),
+                        \(grant.originalTransactionId), \(grant.productId), \(StoredTime.ms(grant.expiresAt)), \(StoredTime.ms(now)))
+                    ON CONFLICT (verification_id, transaction_id) DO NOTHING
+                    """, logger: logger)
+            }
+        case .endProvisionalGrants(let verificationId):
+            try await connection.execute("DELETE FROM provisional_grants WHERE verification_id = \(verificationId)", logger: logger)
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import GRDB
+import JobQueue
+import Persistence
+import StorekeeperDomain
+
+extension SQLiteStore: LeasedTransactions {
+    /// SQLite has one writer, so the write transaction itself serializes grants that share an
+    /// original transaction: no lock beyond it is taken.
+    public func withLease<T: Sendable>(
+        _ lease: JobLease, verificationId: String, reading query: GrantFactsQuery, now: Date,
+        _ decide: @escaping @Sendable (LeasedVerification?, GrantFacts) throws -> LeasedDecision<T>
+    ) async throws -> T? {
+        try await committer.write(pool: pool) { db -> T? in
+            guard try Self.holdsLease(db, lease) else { return nil }
+            let verification = try Row.fetchOne(
+                db, sql: "SELECT id, app_user_id, state FROM verifications WHERE id = ?", arguments: [verificationId]
+            ).map { row in
+                LeasedVerification(
+                    id: row["id"], appUserId: row["app_user_id"], state: VerificationState(rawValue: row["state"]) ?? .pending)
+            }
+            let decision = try decide(verification, try Self.loadFacts(db, query))
+            for write in decision.writes { try Self.apply(write, lease: lease, db: db, now: now) }
+            return decision.result
+        }
+    }
+
+    static func apply(_ write: LeasedWrite, lease: JobLease, db: Database, now: Date) throws {
+        switch write {
+        case .job(let transition):
+            guard try endAttempt(db, lease, transition, now: now) else { throw StorageConflict("job \(lease.jobId) left its lease") }
+        case .verification(let verification):
+            try change(db, verification, now: now)
+        case .grant(let plan, let appId):
+            try apply(plan, appId: appId, db: db, now: now)
+        case .provisionalGrants(let grants):
+            for grant in grants {
+                try db.execute(
+                    sql: """
+                        INSERT INTO provisional_grants (app_id, verification_id, app_user_id, transaction_id, original_transaction_id,
+                            product_id, expires_at, created_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                        ON CONFLICT (verification_id, transaction_id) DO NOTHING
+                        """,
+                    arguments: [
+                        grant.appId, grant.verificationId, grant.appUserId, grant.transactionId, grant.originalTransactionId,
+                        grant.productId, StoredTime.ms(grant.expiresAt), StoredTime.ms(now),
+                    ])
+            }
+        case .endProvisionalGrants(let verificationId):
+            try db.execute(sql: "DELETE FROM provisional_grants WHERE verification_id = ?", arguments: [verificationId])
+        }
+    }
+}

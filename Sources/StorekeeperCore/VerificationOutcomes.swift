@@ -1,0 +1,150 @@
+import AppStoreModels
+import Foundation
+import JobQueue
+import Persistence
+import StorekeeperDomain
+
+/// How a verification job ends an attempt, written once for every storage adapter: start,
+/// grant, refuse, retry (maybe granting provisional access) or hold. Each is one transaction of
+/// the `LeasedTransactions` port: the verification and job state machines decide the next
+/// states from what the transaction read, the grant planner decides the grants, and the adapter
+/// only writes what they return.
+public struct VerificationOutcomes: Sendable {
+    let store: any LeasedTransactions
+
+    public init(store: any LeasedTransactions) {
+        self.store = store
+    }
+
+    /// Marks the verification as being verified by this lease. False when the lease is lost,
+    /// or the verification is in a state no attempt may start from (its job is then discarded).
+    public func markVerifying(_ lease: JobLease, verificationId: String, now: Date) async throws -> Bool {
+        try await store.withLease(lease, verificationId: verificationId, reading: .nothing, now: now) { verification, _ in
+            guard let verification else { return LeasedDecision(writes: [], result: true) }
+            guard let next = VerificationLifecycle.next(from: verification.state, on: .leased) else {
+                return Self.refusal(verification, result: false)
+            }
+            let change = VerificationChange(id: verification.id, from: verification.state, to: next, attempts: lease.attempt)
+            return LeasedDecision(writes: [.verification(change)], result: true)
+        } ?? false
+    }
+
+    /// Grants a verified answer, writes the ledger, finishes the verification and completes the
+    /// job: one transaction. Evidence that is not ours to grant (another app's bundle) is refused
+    /// in the same way.
+    public func completeVerified(
+        _ lease: JobLease, verificationId: String, response: VerifyReceiptResponse, environment: AppStoreEnvironment,
+        report: AttemptReport, request: GrantRequest, now: Date
+    ) async throws -> GrantResult {
+        let ids = GrantPlanner.referencedIds(in: response)
+        let query = GrantFactsQuery(appId: request.appId, transactionIds: ids.transactionIds, originalTransactionIds: ids.originalIds)
+        let result = try await store.withLease(lease, verificationId: verificationId, reading: query, now: now) {
+            verification, facts -> LeasedDecision<GrantResult> in
+            guard let verification else { return LeasedDecision(writes: [], result: .rejected(reason: "verification_missing")) }
+            var context = GrantContext(
+                appId: request.appId, bundleId: request.bundleId, appUserId: verification.appUserId, verificationId: verificationId,
+                environment: environment, now: now, catalog: request.catalog, bindingPolicy: request.bindingPolicy,
+                existingTransactions: facts.transactions, bindings: facts.bindings, subscriptions: facts.subscriptions)
+            context.evidenceSignedAt = request.evidenceSignedAt
+            context.reversesRefunds = request.reversesRefunds
+            switch GrantPlanner.plan(response, context: context) {
+            case .reject(let reason):
+                var rejected = report
+                rejected.reason = reason
+                return Self.finish(
+                    verification, on: .appleInvalid, report: rejected, result: .rejected(reason: reason),
+                    refused: .refused(state: verification.state))
+            case .grant(let plan):
+                var verified = report
+                verified.reason = nil
+                return Self.finish(
+                    verification, on: .appleVerified, report: verified, grant: plan, appId: request.appId, result: .granted(plan.summary),
+                    refused: .refused(state: verification.state))
+            }
+        }
+        return result ?? .leaseLost
+    }
+
+    /// Marks the verification invalid and completes the job; provisional access it gave ends.
+    public func finishInvalid(_ lease: JobLease, verificationId: String, report: AttemptReport, now: Date) async throws -> Bool {
+        try await store.withLease(lease, verificationId: verificationId, reading: .nothing, now: now) { verification, _ in
+            guard let verification else { return Self.orphan(.completed(reason: report.reason)) }
+            return Self.finish(verification, on: .appleInvalid, report: report, result: true, refused: false)
+        } ?? false
+    }
+
+    /// Schedules the next attempt at `at`. With `provisional` grants (the outage policy), they
+    /// are recorded in the same transaction; Apple's answer later ends them in the transaction
+    /// that grants or refuses.
+    public func scheduleRetry(
+        _ lease: JobLease, verificationId: String, report: AttemptReport, at: Date, provisional: [ProvisionalGrant] = [], now: Date
+    ) async throws -> Bool {
+        let job = JobLifecycle.ending(.retry(at: at, reason: report.reason ?? "retry"))
+        return try await store.withLease(lease, verificationId: verificationId, reading: .nothing, now: now) { verification, _ in
+            guard let verification else { return Self.orphan(.retry(at: at, reason: report.reason ?? "retry")) }
+            guard let (from, to) = Self.ending(verification, on: .transientFailure) else { return Self.refusal(verification, result: false) }
+            let change = VerificationChange(id: verification.id, from: from, to: to, report: report, nextAttemptAt: at)
+            var writes: [LeasedWrite] = [.job(job), .verification(change)]
+            if !provisional.isEmpty { writes.append(.provisionalGrants(provisional)) }
+            return LeasedDecision(writes: writes, result: true)
+        } ?? false
+    }
+
+    /// Parks the job until the app's configuration changes (its fingerprint differs).
+    public func holdForConfiguration(
+        _ lease: JobLease, verificationId: String, report: AttemptReport, configurationFingerprint: String, now: Date
+    ) async throws -> Bool {
+        let job = JobLifecycle.ending(.held(reason: report.reason ?? "configuration_error"))
+        return try await store.withLease(lease, verificationId: verificationId, reading: .nothing, now: now) { verification, _ in
+            guard let verification else { return Self.orphan(.held(reason: report.reason ?? "configuration_error")) }
+            guard let (from, to) = Self.ending(verification, on: .appleConfigurationError) else {
+                return Self.refusal(verification, result: false)
+            }
+            let change = VerificationChange(
+                id: verification.id, from: from, to: to, report: report, configurationFingerprint: configurationFingerprint)
+            return LeasedDecision(writes: [.job(job), .verification(change)], result: true)
+        } ?? false
+    }
+
+    // MARK: Decisions
+
+    /// The state an attempt ends in. A lease holder is verifying whether or not it recorded so
+    /// yet (`markVerifying` is a transaction of its own), so the attempt's end is taken from
+    /// `verifying`; the guarded write still names the state actually stored.
+    static func ending(_ verification: LeasedVerification, on event: VerificationLifecycle.Event) -> (VerificationState, VerificationState)? {
+        guard let verifying = VerificationLifecycle.next(from: verification.state, on: .leased),
+            let next = VerificationLifecycle.next(from: verifying, on: event)
+        else { return nil }
+        return (verification.state, next)
+    }
+
+    /// A final outcome (verified or invalid): the job completes, provisional access ends, and a
+    /// grant plan, when there is one, is applied first.
+    static func finish<Result: Sendable>(
+        _ verification: LeasedVerification, on event: VerificationLifecycle.Event, report: AttemptReport, grant plan: GrantPlan? = nil,
+        appId: String = "", result: Result, refused: Result
+    ) -> LeasedDecision<Result> {
+        guard let (from, to) = ending(verification, on: event) else { return refusal(verification, result: refused) }
+        var writes: [LeasedWrite] = []
+        if let plan { writes.append(.grant(plan, appId: appId)) }
+        writes.append(.endProvisionalGrants(verificationId: verification.id))
+        writes.append(.job(JobLifecycle.ending(.completed(reason: report.reason))))
+        writes.append(
+            .verification(
+                VerificationChange(id: verification.id, from: from, to: to, report: report, finalizes: true, grant: plan?.summary)))
+        return LeasedDecision(writes: writes, result: result)
+    }
+
+    /// The job's verification is gone (deleted by hand): the job still ends as asked.
+    static func orphan(_ event: JobLifecycle.Event) -> LeasedDecision<Bool> {
+        LeasedDecision(writes: [.job(JobLifecycle.ending(event))], result: true)
+    }
+
+    /// The verification is in a state the attempt may not end from (a final state, changed by
+    /// hand): nothing about it is written, and its job is discarded for the operator to see,
+    /// rather than retried forever.
+    static func refusal<Result: Sendable>(_ verification: LeasedVerification, result: Result) -> LeasedDecision<Result> {
+        let reason = "verification_state_\(verification.state.rawValue)"
+        return LeasedDecision(writes: [.job(JobLifecycle.ending(.discarded(reason: reason)))], result: result)
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import JobQueue
+import Persistence
+import StorekeeperDomain
+import Testing
+
+@testable import StorekeeperCore
+
+@Suite("job lifecycle")
+struct JobLifecycleTests {
+    let at = referenceTime
+
+    @Test("every way an attempt ends starts from running and says what the row becomes")
+    func endings() {
+        let completed = JobLifecycle.ending(.completed(reason: nil))
+        #expect(completed.from == .running && completed.to == .completed && completed.finalizes && completed.lastError == nil)
+        let refused = JobLifecycle.ending(.completed(reason: "bundle_id_mismatch"))
+        #expect(refused.to == .completed && refused.lastError == "bundle_id_mismatch")
+        let retry = JobLifecycle.ending(.retry(at: at, reason: "apple_http_503"))
+        #expect(retry.to == .available && retry.runAt == at && !retry.finalizes && !retry.uncountsAttempt)
+        let held = JobLifecycle.ending(.held(reason: "configuration_error"))
+        #expect(held.to == .held && held.runAt == nil && !held.finalizes)
+        let discarded = JobLifecycle.ending(.discarded(reason: "no handler"))
+        #expect(discarded.to == .discarded && discarded.finalizes)
+        let released = JobLifecycle.ending(.released(at: at, reason: releasedReason))
+        #expect(released.to == .available && released.runAt == at && released.uncountsAttempt && !released.finalizes)
+    }
+
+    @Test("a job that no lease holds cannot end an attempt", arguments: [JobState.available, .completed, .discarded, .held])
+    func refusedOutsideRunning(state: JobState) {
+        let events: [JobLifecycle.Event] = [
+            .completed(reason: nil), .discarded(reason: "x"), .retry(at: referenceTime, reason: "x"), .held(reason: "x"),
+            .released(at: referenceTime, reason: "x"),
+        ]
+        for event in events { #expect(JobLifecycle.next(from: state, on: event) == nil) }
+        #expect(JobLifecycle.next(from: .running, on: .completed(reason: nil)) != nil)
+    }
+}
+
+@Suite("verification outcomes (decisions)")
+struct VerificationOutcomeDecisionTests {
+    func verification(_ state: VerificationState) -> LeasedVerification {
+        LeasedVerification(id: "v", appUserId: "alice", state: state)
+    }
+
+    @Test("an attempt ends from the state actually stored; a lease holder counts as verifying")
+    func endingFromStoredState() throws {
+        for state in [VerificationState.pending, .retryScheduled, .verifying] {
+            let (from, to) = try #require(VerificationOutcomes.ending(verification(state), on: .appleVerified))
+            #expect(from == state && to == .verified)
+        }
+        #expect(VerificationOutcomes.ending(verification(.verifying), on: .transientFailure)?.1 == .retryScheduled)
+        #expect(VerificationOutcomes.ending(verification(.verifying), on: .appleConfigurationError)?.1 == .configurationError)
+    }
+
+    @Test("a final verification is not changed by a late attempt: only its job is discarded", arguments: [VerificationState.verified, .invalid])
+    func finalIsRefused(state: VerificationState) {
+        #expect(VerificationOutcomes.ending(verification(state), on: .appleVerified) == nil)
+        let decision = VerificationOutcomes.finish(
+            verification(state), on: .appleVerified, report: AttemptReport(statuses: [0], environment: nil, reason: nil),
+            grant: GrantPlan(), appId: "app", result: "granted", refused: "refused")
+        #expect(decision.result == "refused")
+        #expect(decision.writes.count == 1)
+        guard case .job(let transition) = decision.writes.first else {
+            Issue.record("expected the job's discard only")
+            return
+        }
+        #expect(transition.to == .discarded && transition.lastError == "verification_state_\(state.rawValue)")
+    }
+
+    @Test("a grant writes the plan, ends provisional access, completes the job and finalizes the verification")
+    func grantWrites() {
+        var plan = GrantPlan()
+        plan.summary.granted = ["t1"]
+        let decision = VerificationOutcomes.finish(
+            verification(.verifying), on: .appleVerified, report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil),
+            grant: plan, appId: "app", result: true, refused: false)
+        #expect(decision.result)
+        let kinds = decision.writes.map { write -> String in
+            switch write {
+            case .grant(_, let appId): "grant:\(appId)"
+            case .endProvisionalGrants(let id): "end:\(id)"
+            case .job(let transition): "job:\(transition.to.rawValue)"
+            case .verification(let change): "verification:\(change.from.rawValue)->\(change.to.rawValue):\(change.finalizes)"
+            case .provisionalGrants: "provisional"
+            }
+        }
+        #expect(kinds == ["grant:app", "end:v", "job:completed", "verification:verifying->verified:true"])
+        guard case .verification(let change) = decision.writes.last else { return }
+        #expect(change.grant?.granted == ["t1"])
+    }
+}
