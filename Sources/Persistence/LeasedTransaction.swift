@@ -45,14 +45,18 @@ public struct GrantFacts: Sendable {
     public var transactions: [String: TransactionRecord]
     public var bindings: [String: OwnershipBinding]
     public var subscriptions: [String: SubscriptionFacts]
+    /// Claims recorded at acceptance, by original transaction id, each with the state of the
+    /// verification it came with.
+    public var claims: [String: [OwnershipClaim]]
 
     public init(
         transactions: [String: TransactionRecord] = [:], bindings: [String: OwnershipBinding] = [:],
-        subscriptions: [String: SubscriptionFacts] = [:]
+        subscriptions: [String: SubscriptionFacts] = [:], claims: [String: [OwnershipClaim]] = [:]
     ) {
         self.transactions = transactions
         self.bindings = bindings
         self.subscriptions = subscriptions
+        self.claims = claims
     }
 }
 

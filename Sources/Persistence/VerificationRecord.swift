@@ -68,11 +68,15 @@ public struct ReceiptSubmission: Sendable {
     /// The job that verifies it: a receipt with Apple (`verify_receipt`), or a StoreKit 2 signed
     /// transaction locally (`verify_signed_transaction`, whose text is kept as the "receipt").
     public var jobKind: String
+    /// Original transaction ids the evidence names, as parsed at acceptance (empty when it could
+    /// not be parsed locally): recorded as this user's claims in the accepting transaction.
+    public var claims: [String]
 
     public init(
         appId: String, appUserId: String, receiptHash: String, receiptBase64: String, refresh: Bool, hints: [String: String],
-        jobKind: String = verifyReceiptJobKind
+        jobKind: String = verifyReceiptJobKind, claims: [String] = []
     ) {
+        self.claims = claims
         self.appId = appId
         self.appUserId = appUserId
         self.receiptHash = receiptHash
@@ -117,11 +121,14 @@ public struct GrantRequest: Sendable {
     public var evidenceSignedAt: Date?
     /// See `GrantContext.reversesRefunds`.
     public var reversesRefunds: Bool
+    /// When to try again if an earlier submitter's verification must end first.
+    public var waitRetryAt: Date?
 
     public init(
         appId: String, bundleId: String, bindingPolicy: BindingPolicy, catalog: [String: Product], evidenceSignedAt: Date? = nil,
-        reversesRefunds: Bool = false
+        reversesRefunds: Bool = false, waitRetryAt: Date? = nil
     ) {
+        self.waitRetryAt = waitRetryAt
         self.appId = appId
         self.bundleId = bundleId
         self.bindingPolicy = bindingPolicy
@@ -140,6 +147,8 @@ public enum GrantResult: Sendable {
     /// The verification was in a state no attempt may end from (changed by hand): nothing was
     /// granted and its job was discarded.
     case refused(state: VerificationState)
+    /// An earlier submitter's verification must end first: nothing granted, retried later.
+    case waiting(reason: String)
 }
 
 public struct LedgerQuery: Sendable {

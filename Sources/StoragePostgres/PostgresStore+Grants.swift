@@ -136,6 +136,27 @@ extension PostgresStore {
         return result
     }
 
+    static func loadClaims(
+        _ connection: PostgresConnection, appId: String, originalIds: [String], logger: Logger
+    ) async throws -> [String: [OwnershipClaim]] {
+        guard !originalIds.isEmpty else { return [:] }
+        var result: [String: [OwnershipClaim]] = [:]
+        for row in try await connection.rows(
+            """
+            SELECT c.original_transaction_id, c.app_user_id, c.accepted_seq, v.state FROM ownership_claims c
+            JOIN verifications v ON v.id = c.verification_id
+            WHERE c.app_id = \(appId) AND c.original_transaction_id = ANY(\(originalIds))
+            """, logger: logger)
+        {
+            let claim = OwnershipClaim(
+                originalTransactionId: try row.value("original_transaction_id"), appUserId: try row.value("app_user_id"),
+                acceptedSequence: try row.value("accepted_seq"),
+                verificationState: VerificationState(rawValue: try row.value("state")) ?? .pending)
+            result[claim.originalTransactionId, default: []].append(claim)
+        }
+        return result
+    }
+
     static func transaction(from row: PostgresRandomAccessRow) throws -> TransactionRecord {
         var record = TransactionRecord(
             appId: try row.value("app_id"), appUserId: try row.value("app_user_id"), transactionId: try row.value("transaction_id"),

@@ -29,7 +29,8 @@ extension PostgresStore: LeasedTransactions {
                 transactions: try await Self.loadTransactions(connection, appId: query.appId, ids: query.transactionIds, logger: logger),
                 bindings: try await Self.loadBindings(connection, appId: query.appId, originalIds: query.originalTransactionIds, logger: logger),
                 subscriptions: try await Self.loadSubscriptions(
-                    connection, appId: query.appId, originalIds: query.originalTransactionIds, logger: logger))
+                    connection, appId: query.appId, originalIds: query.originalTransactionIds, logger: logger),
+                claims: try await Self.loadClaims(connection, appId: query.appId, originalIds: query.originalTransactionIds, logger: logger))
             let decision = try decide(verification, facts)
             for write in decision.writes { try await Self.apply(write, lease: lease, connection: connection, now: now, logger: logger) }
             return decision.result

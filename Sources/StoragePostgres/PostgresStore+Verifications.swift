@@ -57,6 +57,18 @@ extension PostgresStore {
             )
             SELECT pg_notify(\(channel), '')
             """, logger: logger)
+        let claims = Array(Set(submission.claims)).sorted()
+        if !claims.isEmpty {
+            // One sequence value for the whole submission; a refresh keeps the user's place in
+            // line and follows its newest verification.
+            try await connection.execute(
+                """
+                INSERT INTO ownership_claims (app_id, original_transaction_id, app_user_id, verification_id, accepted_seq, claimed_at)
+                SELECT \(submission.appId), o, \(submission.appUserId), \(id), s.seq, \(nowMs)
+                FROM unnest(\(claims)::text[]) AS o, (SELECT nextval('ownership_claim_seq') AS seq) AS s
+                ON CONFLICT (app_id, original_transaction_id, app_user_id) DO UPDATE SET verification_id = excluded.verification_id
+                """, logger: logger)
+        }
         let record = VerificationRecord.pending(id: id, jobId: jobId, submission: submission, at: StoredTime.date(nowMs))
         return SubmissionResult(verification: record, created: true)
     }

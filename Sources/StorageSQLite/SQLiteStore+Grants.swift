@@ -101,7 +101,29 @@ extension SQLiteStore {
         GrantFacts(
             transactions: try loadTransactions(db, appId: query.appId, ids: query.transactionIds),
             bindings: try loadBindings(db, appId: query.appId, originalIds: query.originalTransactionIds),
-            subscriptions: try loadSubscriptions(db, appId: query.appId, originalIds: query.originalTransactionIds))
+            subscriptions: try loadSubscriptions(db, appId: query.appId, originalIds: query.originalTransactionIds),
+            claims: try loadClaims(db, appId: query.appId, originalIds: query.originalTransactionIds))
+    }
+
+    static func loadClaims(_ db: Database, appId: String, originalIds: [String]) throws -> [String: [OwnershipClaim]] {
+        var result: [String: [OwnershipClaim]] = [:]
+        for chunk in originalIds.chunked(500) {
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT c.original_transaction_id, c.app_user_id, c.accepted_seq, v.state FROM ownership_claims c
+                    JOIN verifications v ON v.id = c.verification_id
+                    WHERE c.app_id = ? AND c.original_transaction_id IN (\(placeholders(chunk.count)))
+                    """,
+                arguments: [appId] + StatementArguments(chunk))
+            for row in rows {
+                let claim = OwnershipClaim(
+                    originalTransactionId: row["original_transaction_id"], appUserId: row["app_user_id"],
+                    acceptedSequence: row["accepted_seq"], verificationState: VerificationState(rawValue: row["state"]) ?? .pending)
+                result[claim.originalTransactionId, default: []].append(claim)
+            }
+        }
+        return result
     }
 
     static func loadTransactions(_ db: Database, appId: String, ids: [String]) throws -> [String: TransactionRecord] {

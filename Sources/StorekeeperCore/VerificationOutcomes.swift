@@ -47,7 +47,20 @@ public struct VerificationOutcomes: Sendable {
                 existingTransactions: facts.transactions, bindings: facts.bindings, subscriptions: facts.subscriptions)
             context.evidenceSignedAt = request.evidenceSignedAt
             context.reversesRefunds = request.reversesRefunds
+            context.claims = facts.claims
             switch GrantPlanner.plan(response, context: context) {
+            case .wait(let reason, _):
+                // Not an Apple failure: the answer is kept for the next attempt's own call.
+                let at = request.waitRetryAt ?? now.addingTimeInterval(1)
+                guard let (from, to) = Self.ending(verification, on: .transientFailure) else {
+                    return Self.refusal(verification, result: .refused(state: verification.state))
+                }
+                var waiting = report
+                waiting.reason = reason
+                let change = VerificationChange(id: verification.id, from: from, to: to, report: waiting, nextAttemptAt: at)
+                return LeasedDecision(
+                    writes: [.job(JobLifecycle.ending(.retry(at: at, reason: reason))), .verification(change)],
+                    result: .waiting(reason: reason))
             case .reject(let reason):
                 var rejected = report
                 rejected.reason = reason

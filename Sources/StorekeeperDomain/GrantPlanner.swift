@@ -28,6 +28,9 @@ public struct GrantContext: Sendable {
     public var evidenceSignedAt: Date? = nil
     /// The answer is a REFUND_REVERSED notification: a recorded refund it no longer shows is undone.
     public var reversesRefunds = false
+    /// Claims recorded at acceptance on the original transactions the answer names, by original
+    /// transaction id (`OwnershipClaimRule`).
+    public var claims: [String: [OwnershipClaim]] = [:]
 
     public init(
         appId: String, bundleId: String, appUserId: String, verificationId: String, environment: AppStoreEnvironment,
@@ -105,6 +108,9 @@ public enum GrantDecision: Sendable {
     case grant(GrantPlan)
     /// Apple vouched for the receipt, but it is not ours to grant (e.g. another app's bundle id).
     case reject(reason: String)
+    /// An original transaction it names was submitted earlier by another user whose verification
+    /// has not ended: nothing is granted now; the verification tries again later.
+    case wait(reason: String, originalTransactionId: String)
 }
 
 /// Turns a verified verifyReceipt answer into grants. Pure: no clock, no database.
@@ -124,6 +130,15 @@ public enum GrantPlanner {
         var bindings = context.bindings
         let env = context.environment.storageName
         let transactions = mergedTransactions(response)
+
+        if context.bindingPolicy == .refuse {
+            for tx in transactions where bindings[tx.originalTransactionId] == nil {
+                let claims = context.claims[tx.originalTransactionId] ?? []
+                if case .wait = OwnershipClaimRule.verdict(for: context.appUserId, claims: claims) {
+                    return .wait(reason: "earlier_claim_pending", originalTransactionId: tx.originalTransactionId)
+                }
+            }
+        }
 
         var grantedAutoRenewable: [String: [NormalizedTransaction]] = [:]
         var staleRevocations = Set<String>()

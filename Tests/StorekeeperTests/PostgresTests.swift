@@ -39,7 +39,10 @@ struct PostgresTests {
         }
         let store = try await PostgresTestDatabase.makeStore(url: url)
         #expect(
-            try await store.appliedMigrations() == ["M0001_CreateSchema", "M0002_ProvisionalGrants", "M0003_Notifications", "M0004_RefundReversals"])
+            try await store.appliedMigrations() == [
+                "M0001_CreateSchema", "M0002_ProvisionalGrants", "M0003_Notifications", "M0004_RefundReversals",
+                "M0005_OwnershipClaims",
+            ])
     }
 
     @Test("an enqueue in one process wakes an idle runner in another (LISTEN/NOTIFY)", .enabled(if: PostgresTestDatabase.url != nil))

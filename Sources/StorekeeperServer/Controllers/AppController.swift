@@ -49,7 +49,7 @@ struct AppController {
         guard let bytes = Data(base64Encoded: cleaned), !bytes.isEmpty else {
             throw StorekeeperError(.invalidReceipt, "receipt is not base64")
         }
-        _ = try context.receiptGate.admit(Array(bytes), bundleId: app.bundleId)
+        let admission = try context.receiptGate.admit(Array(bytes), bundleId: app.bundleId)
         if let hints = body.hints,
             hints.count > 16 || hints.contains(where: { $0.key.unicodeScalars.count > 64 || $0.value.unicodeScalars.count > 256 })
         {
@@ -59,7 +59,7 @@ struct AppController {
         let result = try await context.store.submitReceipt(
             ReceiptSubmission(
                 appId: app.id, appUserId: body.appUserId, receiptHash: hash, receiptBase64: cleaned,
-                refresh: body.refresh ?? false, hints: body.hints ?? [:]),
+                refresh: body.refresh ?? false, hints: body.hints ?? [:], claims: admission.claims),
             now: context.now())
         if result.created {
             context.signal.wake()
@@ -95,6 +95,7 @@ struct AppController {
         try validateAppUserId(body.appUserId)
         let jws = Self.withoutWhitespace(body.signedTransaction)
         guard !jws.isEmpty else { throw StorekeeperError(.invalidSignedTransaction, "signedTransaction is empty") }
+        let claims: [String]
         switch try await context.signedTransactionGate.check(jws, app: app, now: context.now()) {
         case .rejected(let code, let message):
             context.metrics.increment("storekeeper_signed_transactions_rejected_total", labels: ["reason": code])
@@ -105,12 +106,13 @@ struct AppController {
             {
                 throw StorekeeperError(.appAccountTokenMismatch, "the transaction's appAccountToken is not this user's")
             }
+            claims = [transaction.originalTransactionId ?? transaction.transactionId].compactMap { $0 }
         }
         let hash = SHA256.hash(data: Data(jws.utf8)).map { String(format: "%02x", $0) }.joined()
         let result = try await context.store.submitReceipt(
             ReceiptSubmission(
                 appId: app.id, appUserId: body.appUserId, receiptHash: hash, receiptBase64: jws, refresh: false, hints: [:],
-                jobKind: verifySignedTransactionJobKind),
+                jobKind: verifySignedTransactionJobKind, claims: claims),
             now: context.now())
         if result.created { context.signal.wake() }
         let verification = try await context.waitForFinal(result.verification, seconds: wait)

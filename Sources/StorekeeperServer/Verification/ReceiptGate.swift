@@ -23,6 +23,14 @@ struct ReceiptGate: Sendable {
         /// iOS 6 style transaction receipts (a plist, not PKCS#7): only Apple can check them.
         case legacy
         case disabled
+
+        /// Original transaction ids the parsed receipt names: the submitting user's claims.
+        /// The signature is checked later by the worker, so a claim only holds back another user
+        /// while its verification may still succeed; a forged receipt's claim is void once refused.
+        var claims: [String] {
+            guard case .parsed(let receipt) = self else { return [] }
+            return receipt.inAppPurchases.compactMap { $0.originalTransactionId ?? $0.transactionId }
+        }
     }
 
     /// Checks made before anything is stored. Throws the API error to answer.

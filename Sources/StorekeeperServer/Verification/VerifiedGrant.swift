@@ -25,14 +25,21 @@ struct VerifiedGrant {
             lease, verificationId: verification.id, response: response, environment: environment, report: report,
             request: GrantRequest(
                 appId: app.id, bundleId: app.bundleId, bindingPolicy: configuration.bindingPolicy, catalog: catalog,
-                evidenceSignedAt: evidenceSignedAt, reversesRefunds: reversesRefunds),
+                evidenceSignedAt: evidenceSignedAt, reversesRefunds: reversesRefunds,
+                // An earlier submitter usually ends within seconds; never wait longer than a minute.
+                waitRetryAt: now.addingTimeInterval(
+                    min(60, configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1))))),
             now: now)
         if case .granted(let summary) = result {
             metrics.increment("storekeeper_grants_total", by: Double(summary.granted.count))
             metrics.increment("storekeeper_grant_conflicts_total", by: Double(summary.conflicts.count))
             metrics.increment("storekeeper_refunds_total", by: Double(summary.revoked.count))
         }
-        metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": result.outcomeLabel])
+        if case .waiting = result {
+            metrics.increment("storekeeper_verification_claim_waits_total")
+        } else {
+            metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": result.outcomeLabel])
+        }
         return result
     }
 }

@@ -199,6 +199,7 @@ extension GrantResult {
         case .rejected: "invalid"
         case .leaseLost: "lease_lost"
         case .refused: "refused"
+        case .waiting: "waiting"
         }
     }
 }
