@@ -1,4 +1,5 @@
 import Foundation
+import StorekeeperDomain
 
 /// The kind of the job that verifies one receipt with Apple. Every adapter enqueues it.
 public let verifyReceiptJobKind = "verify_receipt"
@@ -39,4 +40,4 @@ public let refreshFromServerAPIJobKind = "refresh_from_server_api"
 
 /// The reason stored on a job and its verification when a stopping process gave the job back
 /// before it finished (not a failure; the attempt is not counted).
-public let releasedReason = "released_at_shutdown"
+public let releasedReason = FailureReason.releasedAtShutdown.rawValue

@@ -10,7 +10,7 @@ public struct VerificationRecord: Codable, Hashable, Sendable {
     public var jobId: String
     public var state: VerificationState
     /// Why it is invalid, held, or waiting for a retry.
-    public var reason: String?
+    public var reason: FailureReason?
     /// Leases taken so far (each may call Apple up to three times for environment routing).
     public var attempts: Int
     /// Every verifyReceipt status seen, in order.
@@ -24,7 +24,7 @@ public struct VerificationRecord: Codable, Hashable, Sendable {
 
     public init(
         id: String, appId: String, appUserId: String, receiptHash: String, jobId: String, state: VerificationState,
-        reason: String?, attempts: Int, appleStatuses: [Int], environment: String?, nextAttemptAt: Date?,
+        reason: FailureReason?, attempts: Int, appleStatuses: [Int], environment: String?, nextAttemptAt: Date?,
         grant: GrantSummary?, createdAt: Date, updatedAt: Date, finalizedAt: Date?
     ) {
         self.id = id
@@ -102,9 +102,9 @@ public struct SubmissionResult: Sendable {
 public struct AttemptReport: Sendable {
     public var statuses: [Int]
     public var environment: String?
-    public var reason: String?
+    public var reason: FailureReason?
 
-    public init(statuses: [Int], environment: String?, reason: String?) {
+    public init(statuses: [Int], environment: String?, reason: FailureReason?) {
         self.statuses = statuses
         self.environment = environment
         self.reason = reason
@@ -141,14 +141,14 @@ public struct GrantRequest: Sendable {
 /// How granting a verified answer ended.
 public enum GrantResult: Sendable {
     case granted(GrantSummary)
-    case rejected(reason: String)
+    case rejected(reason: FailureReason)
     /// The lease was gone: another runner owns the job now. Nothing was written.
     case leaseLost
     /// The verification was in a state no attempt may end from (changed by hand): nothing was
     /// granted and its job was discarded.
     case refused(state: VerificationState)
     /// An earlier submitter's verification must end first: nothing granted, retried later.
-    case waiting(reason: String)
+    case waiting(reason: FailureReason)
 }
 
 public struct LedgerQuery: Sendable {

@@ -233,7 +233,7 @@ extension PostgresStore {
         let changed = try await connection.count(
             """
             UPDATE verifications SET state = \(change.to.rawValue), attempts = COALESCE(\(attempts), attempts),
-                reason = \(report.reason), apple_statuses = \(StoredJSON.encode(statuses)),
+                reason = \(report.reason?.rawValue), apple_statuses = \(StoredJSON.encode(statuses)),
                 environment = COALESCE(\(report.environment), environment), next_attempt_at = \(nextAttemptMs),
                 updated_at = \(nowMs), finalized_at = \(finalizedAt), grant_summary = COALESCE(\(grantText), grant_summary),
                 config_fingerprint = COALESCE(\(change.configurationFingerprint), config_fingerprint)
@@ -247,7 +247,8 @@ extension PostgresStore {
         VerificationRecord(
             id: try row.value("id"), appId: try row.value("app_id"), appUserId: try row.value("app_user_id"),
             receiptHash: try row.value("receipt_hash"), jobId: try row.value("job_id"),
-            state: VerificationState(rawValue: try row.value("state")) ?? .pending, reason: try row.value("reason"),
+            state: VerificationState(rawValue: try row.value("state")) ?? .pending,
+            reason: try row.value("reason", as: String?.self).map(FailureReason.init(rawValue:)),
             attempts: Int(try row.value("attempts", as: Int64.self)),
             appleStatuses: StoredJSON.decode([Int].self, try row.value("apple_statuses", as: String.self)) ?? [],
             environment: try row.value("environment"), nextAttemptAt: try row.optionalDate("next_attempt_at"),

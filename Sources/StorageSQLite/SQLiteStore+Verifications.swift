@@ -228,7 +228,7 @@ extension SQLiteStore {
                 WHERE id = ? AND state = ?
                 """,
             arguments: [
-                change.to.rawValue, change.attempts, report.reason, StoredJSON.encode(statuses), report.environment,
+                change.to.rawValue, change.attempts, report.reason?.rawValue, StoredJSON.encode(statuses), report.environment,
                 StoredTime.ms(change.nextAttemptAt), nowMs, change.finalizes ? nowMs : nil, change.grant.map { StoredJSON.encode($0) },
                 change.configurationFingerprint, change.id, change.from.rawValue,
             ])
@@ -238,7 +238,8 @@ extension SQLiteStore {
     static func verification(from row: Row) -> VerificationRecord {
         VerificationRecord(
             id: row["id"], appId: row["app_id"], appUserId: row["app_user_id"], receiptHash: row["receipt_hash"],
-            jobId: row["job_id"], state: VerificationState(rawValue: row["state"]) ?? .pending, reason: row["reason"],
+            jobId: row["job_id"], state: VerificationState(rawValue: row["state"]) ?? .pending,
+            reason: (row["reason"] as String?).map(FailureReason.init(rawValue:)),
             attempts: row["attempts"], appleStatuses: StoredJSON.decode([Int].self, row["apple_statuses"]) ?? [],
             environment: row["environment"], nextAttemptAt: StoredTime.date(row["next_attempt_at"] as Int64?),
             grant: StoredJSON.decode(GrantSummary.self, row["grant_summary"]), createdAt: StoredTime.date(row["created_at"] as Int64),

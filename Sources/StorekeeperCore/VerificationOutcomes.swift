@@ -40,7 +40,7 @@ public struct VerificationOutcomes: Sendable {
         let query = GrantFactsQuery(appId: request.appId, transactionIds: ids.transactionIds, originalTransactionIds: ids.originalIds)
         let result = try await store.withLease(lease, verificationId: verificationId, reading: query, now: now) {
             verification, facts -> LeasedDecision<GrantResult> in
-            guard let verification else { return LeasedDecision(writes: [], result: .rejected(reason: "verification_missing")) }
+            guard let verification else { return LeasedDecision(writes: [], result: .rejected(reason: .verificationMissing)) }
             var context = GrantContext(
                 appId: request.appId, bundleId: request.bundleId, appUserId: verification.appUserId, verificationId: verificationId,
                 environment: environment, now: now, catalog: request.catalog, bindingPolicy: request.bindingPolicy,
@@ -59,7 +59,7 @@ public struct VerificationOutcomes: Sendable {
                 waiting.reason = reason
                 let change = VerificationChange(id: verification.id, from: from, to: to, report: waiting, nextAttemptAt: at)
                 return LeasedDecision(
-                    writes: [.job(JobLifecycle.ending(.retry(at: at, reason: reason))), .verification(change)],
+                    writes: [.job(JobLifecycle.ending(.retry(at: at, reason: reason.rawValue))), .verification(change)],
                     result: .waiting(reason: reason))
             case .reject(let reason):
                 var rejected = report
@@ -81,7 +81,7 @@ public struct VerificationOutcomes: Sendable {
     /// Marks the verification invalid and completes the job; provisional access it gave ends.
     public func finishInvalid(_ lease: JobLease, verificationId: String, report: AttemptReport, now: Date) async throws -> Bool {
         try await store.withLease(lease, verificationId: verificationId, reading: .nothing, now: now) { verification, _ in
-            guard let verification else { return Self.orphan(.completed(reason: report.reason)) }
+            guard let verification else { return Self.orphan(.completed(reason: report.reason?.rawValue)) }
             return Self.finish(verification, on: .appleInvalid, report: report, result: true, refused: false)
         } ?? false
     }
@@ -92,9 +92,9 @@ public struct VerificationOutcomes: Sendable {
     public func scheduleRetry(
         _ lease: JobLease, verificationId: String, report: AttemptReport, at: Date, provisional: [ProvisionalGrant] = [], now: Date
     ) async throws -> Bool {
-        let job = JobLifecycle.ending(.retry(at: at, reason: report.reason ?? "retry"))
+        let job = JobLifecycle.ending(.retry(at: at, reason: (report.reason ?? .retry).rawValue))
         return try await store.withLease(lease, verificationId: verificationId, reading: .nothing, now: now) { verification, _ in
-            guard let verification else { return Self.orphan(.retry(at: at, reason: report.reason ?? "retry")) }
+            guard let verification else { return Self.orphan(.retry(at: at, reason: (report.reason ?? .retry).rawValue)) }
             guard let (from, to) = Self.ending(verification, on: .transientFailure) else { return Self.refusal(verification, result: false) }
             let change = VerificationChange(id: verification.id, from: from, to: to, report: report, nextAttemptAt: at)
             var writes: [LeasedWrite] = [.job(job), .verification(change)]
@@ -107,9 +107,9 @@ public struct VerificationOutcomes: Sendable {
     public func holdForConfiguration(
         _ lease: JobLease, verificationId: String, report: AttemptReport, configurationFingerprint: String, now: Date
     ) async throws -> Bool {
-        let job = JobLifecycle.ending(.held(reason: report.reason ?? "configuration_error"))
+        let job = JobLifecycle.ending(.held(reason: (report.reason ?? .configurationError).rawValue))
         return try await store.withLease(lease, verificationId: verificationId, reading: .nothing, now: now) { verification, _ in
-            guard let verification else { return Self.orphan(.held(reason: report.reason ?? "configuration_error")) }
+            guard let verification else { return Self.orphan(.held(reason: (report.reason ?? .configurationError).rawValue)) }
             guard let (from, to) = Self.ending(verification, on: .appleConfigurationError) else {
                 return Self.refusal(verification, result: false)
             }
@@ -141,7 +141,7 @@ public struct VerificationOutcomes: Sendable {
         var writes: [LeasedWrite] = []
         if let plan { writes.append(.grant(plan, appId: appId)) }
         writes.append(.endProvisionalGrants(verificationId: verification.id))
-        writes.append(.job(JobLifecycle.ending(.completed(reason: report.reason))))
+        writes.append(.job(JobLifecycle.ending(.completed(reason: report.reason?.rawValue))))
         writes.append(
             .verification(
                 VerificationChange(id: verification.id, from: from, to: to, report: report, finalizes: true, grant: plan?.summary)))

@@ -9,25 +9,24 @@ public enum AttemptClassification: Sendable, Hashable {
     /// Apple says it must be sent to the other environment.
     case redirect(to: AppStoreEnvironment, status: AppStoreStatus)
     /// The receipt will never verify: forged, malformed, account gone.
-    case invalid(reason: String, status: AppStoreStatus?)
+    case invalid(reason: FailureReason, status: AppStoreStatus?)
     /// Our configuration is wrong (shared secret, request shape): keep it, retry after a fix.
-    case configurationError(reason: String, status: AppStoreStatus)
+    case configurationError(reason: FailureReason, status: AppStoreStatus)
     /// Apple could not answer now: retry later, never give up.
-    case transient(reason: String, status: AppStoreStatus?)
+    case transient(reason: FailureReason, status: AppStoreStatus?)
 
     public static func classify(_ result: VerifyReceiptCallResult, environment: AppStoreEnvironment) -> AttemptClassification {
         switch result {
         case .timedOut:
-            return .transient(reason: "apple_timeout", status: nil)
+            return .transient(reason: .appleTimeout, status: nil)
         case .connectionFailed:
-            return .transient(reason: "apple_unreachable", status: nil)
+            return .transient(reason: .appleUnreachable, status: nil)
         case .answered(let httpStatus, let body):
-            if httpStatus == 429 { return .transient(reason: "apple_rate_limited", status: nil) }
-            if (500...599).contains(httpStatus) { return .transient(reason: "apple_http_\(httpStatus)", status: nil) }
-            guard httpStatus == 200 else { return .transient(reason: "apple_http_\(httpStatus)", status: nil) }
+            if httpStatus == 429 { return .transient(reason: .appleRateLimited, status: nil) }
+            guard httpStatus == 200 else { return .transient(reason: .appleHTTP(httpStatus), status: nil) }
             guard let response = try? JSONDecoder().decode(VerifyReceiptResponse.self, from: Data(body)) else {
                 // Load balancers answer 200 with an HTML page when Apple is down.
-                return .transient(reason: "apple_unparseable_body", status: nil)
+                return .transient(reason: .appleUnparseableBody, status: nil)
             }
             return classify(response, environment: environment)
         }
@@ -42,31 +41,31 @@ public enum AttemptClassification: Sendable, Hashable {
         case .valid, .subscriptionExpired:
             return .verified(response)
         case .malformedReceipt:
-            return .invalid(reason: "receipt_malformed", status: status)
+            return .invalid(reason: .receiptMalformed, status: status)
         case .notAuthenticated:
-            return .invalid(reason: "receipt_not_authentic", status: status)
+            return .invalid(reason: .receiptNotAuthentic, status: status)
         case .accountNotFound:
-            return .invalid(reason: "apple_account_not_found", status: status)
+            return .invalid(reason: .appleAccountNotFound, status: status)
         case .unreadableJSON:
-            return .configurationError(reason: "apple_could_not_read_request", status: status)
+            return .configurationError(reason: .appleCouldNotReadRequest, status: status)
         case .sharedSecretMismatch:
-            return .configurationError(reason: "shared_secret_mismatch", status: status)
+            return .configurationError(reason: .sharedSecretMismatch, status: status)
         case .serverUnavailable:
-            return .transient(reason: "apple_receipt_server_unavailable", status: status)
+            return .transient(reason: .appleReceiptServerUnavailable, status: status)
         case .internalDataAccessError:
-            return .transient(reason: "apple_internal_data_access_error", status: status)
+            return .transient(reason: .appleInternalDataAccessError, status: status)
         case .sandboxReceiptInProduction, .productionReceiptInSandbox:
             // Redirect already handled above; reaching here means a loop (21007 from sandbox).
-            return .transient(reason: "apple_environment_loop", status: status)
+            return .transient(reason: .appleEnvironmentLoop, status: status)
         default:
             if status.isInternalDataAccessRange {
                 if response.isRetryable?.bool == true {
-                    return .transient(reason: "apple_internal_error_retryable", status: status)
+                    return .transient(reason: .appleInternalErrorRetryable, status: status)
                 }
-                return .invalid(reason: "apple_internal_error", status: status)
+                return .invalid(reason: .appleInternalError, status: status)
             }
             // A status Apple has not documented: keep trying rather than lose a purchase.
-            return .transient(reason: "apple_unknown_status", status: status)
+            return .transient(reason: .appleUnknownStatus, status: status)
         }
     }
 }

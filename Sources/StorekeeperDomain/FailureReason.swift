@@ -1,10 +1,13 @@
 /// Why a verification is invalid, held or retrying, as stored in `reason`, shown by the API and
 /// used as a metric label. A string-backed value: stored rows and codes derived from Apple's
 /// data may hold values not listed here, and those are kept as read. Encodes as a bare string.
-public struct FailureReason: Hashable, Sendable, Codable, CustomStringConvertible, RawRepresentable {
+public struct FailureReason: Hashable, Sendable, Codable, CustomStringConvertible, RawRepresentable, ExpressibleByStringLiteral {
     public let rawValue: String
 
     public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// Tests and stored fixtures name reasons as they are written in rows and JSON.
+    public init(stringLiteral value: String) { self.rawValue = value }
 
     public init(from decoder: any Decoder) throws {
         self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
@@ -45,6 +48,10 @@ public struct FailureReason: Hashable, Sendable, Codable, CustomStringConvertibl
     public static let notificationWithoutTransaction = FailureReason(rawValue: "notification_without_transaction")
     /// Signed renewal info that cannot be read or decoded, so the subscription's facts cannot be trusted.
     public static let invalidRenewalInfo = FailureReason(rawValue: "invalid_renewal_info")
+
+    /// Another app user submitted one of the purchases earlier and their verification has not
+    /// ended: this one waits for it (ownership by acceptance order).
+    public static let earlierClaimPending = FailureReason(rawValue: "earlier_claim_pending")
 
     // MARK: - Apple's answer (verifyReceipt)
 
@@ -137,6 +144,7 @@ public struct FailureReason: Hashable, Sendable, Codable, CustomStringConvertibl
 
     /// Every fixed reason above; `appleHTTP(_:)` and `serverAPI(_:)` build further values.
     public static let all: [FailureReason] = [
+        .earlierClaimPending,
         .receiptSignatureInvalid, .receiptChainUntrusted, .invalidSignedTransaction, .jwsUnsupportedAlgorithm,
         .jwsMissingCertificateChain, .jwsSignatureInvalid, .jwsChainUntrusted, .jwsWrongBundleId, .jwsWrongEnvironment,
         .jwsWrongAppAppleId, .jwsNotATransaction, .notificationWithoutTransaction, .invalidRenewalInfo,

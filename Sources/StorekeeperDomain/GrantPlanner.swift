@@ -107,10 +107,10 @@ public struct GrantPlan: Sendable {
 public enum GrantDecision: Sendable {
     case grant(GrantPlan)
     /// Apple vouched for the receipt, but it is not ours to grant (e.g. another app's bundle id).
-    case reject(reason: String)
+    case reject(reason: FailureReason)
     /// An original transaction it names was submitted earlier by another user whose verification
     /// has not ended: nothing is granted now; the verification tries again later.
-    case wait(reason: String, originalTransactionId: String)
+    case wait(reason: FailureReason, originalTransactionId: String)
 }
 
 /// Turns a verified verifyReceipt answer into grants. Pure: no clock, no database.
@@ -123,8 +123,8 @@ public enum GrantPlanner {
     }
 
     public static func plan(_ response: VerifyReceiptResponse, context: GrantContext) -> GrantDecision {
-        guard let receipt = response.receipt else { return .reject(reason: "apple_response_missing_receipt") }
-        guard receipt.bundleId == context.bundleId else { return .reject(reason: "bundle_id_mismatch") }
+        guard let receipt = response.receipt else { return .reject(reason: .appleResponseMissingReceipt) }
+        guard receipt.bundleId == context.bundleId else { return .reject(reason: .bundleIdMismatch) }
 
         var plan = GrantPlan()
         var bindings = context.bindings
@@ -135,7 +135,7 @@ public enum GrantPlanner {
             for tx in transactions where bindings[tx.originalTransactionId] == nil {
                 let claims = context.claims[tx.originalTransactionId] ?? []
                 if case .wait = OwnershipClaimRule.verdict(for: context.appUserId, claims: claims) {
-                    return .wait(reason: "earlier_claim_pending", originalTransactionId: tx.originalTransactionId)
+                    return .wait(reason: .earlierClaimPending, originalTransactionId: tx.originalTransactionId)
                 }
             }
         }

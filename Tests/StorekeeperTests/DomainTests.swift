@@ -1,3 +1,4 @@
+import AppStoreCrypto
 import AppStoreModels
 import Foundation
 import JobQueue
@@ -49,7 +50,7 @@ struct ClassificationTests {
     @Test("wire failures are transient: timeouts, refused connections, 5xx, 429, HTML with 200")
     func wire() {
         let html = Array("<html>down</html>".utf8)
-        let cases: [(VerifyReceiptCallResult, String)] = [
+        let cases: [(VerifyReceiptCallResult, FailureReason)] = [
             (.timedOut, "apple_timeout"), (.connectionFailed("refused"), "apple_unreachable"),
             (.answered(httpStatus: 503, body: []), "apple_http_503"), (.answered(httpStatus: 500, body: html), "apple_http_500"),
             (.answered(httpStatus: 429, body: []), "apple_rate_limited"), (.answered(httpStatus: 200, body: html), "apple_unparseable_body"),
@@ -301,5 +302,34 @@ struct GrantPlannerTests {
         #expect(season.endDate == ISO8601DateFormatter().date(from: "2026-03-15T12:00:00Z"))
         #expect(season.isActive)
         #expect(view.activeEntitlements == ["season"])
+    }
+}
+
+@Suite("failure reasons")
+struct FailureReasonTests {
+    @Test("one list: unique names, every Apple status classification and every signed-data failure code is in it")
+    func oneList() {
+        #expect(Set(FailureReason.all).count == FailureReason.all.count)
+        let statuses = [21000, 21002, 21003, 21004, 21005, 21007, 21008, 21010, 21100, 21199, 21999]
+        for status in statuses {
+            let response = VerifyReceiptResponse(status: AppStoreStatus(rawValue: status))
+            switch AttemptClassification.classify(response, environment: .production) {
+            case .invalid(let reason, _), .transient(let reason, _), .configurationError(let reason, _):
+                #expect(FailureReason.all.contains(reason), "\(status) → \(reason)")
+            case .verified, .redirect: break
+            }
+        }
+        let failures: [SignedDataVerdict.Failure] = [
+            .unsupportedAlgorithm("none"), .missingCertificateChain("x"), .badSignature("x"), .untrustedChain([]),
+            .wrongBundleId(expected: "a", found: nil), .wrongEnvironment(expected: "a", found: nil), .wrongAppAppleId(expected: 1, found: nil),
+        ]
+        for failure in failures { #expect(FailureReason.all.contains(FailureReason(rawValue: failure.code)), "\(failure.code)") }
+    }
+
+    @Test("a reason not in the list (a stored row from a newer version) is kept as read")
+    func unknownKept() throws {
+        let decoded = try JSONDecoder().decode([FailureReason].self, from: Data(#"["apple_something_new"]"#.utf8))
+        #expect(decoded == [FailureReason(rawValue: "apple_something_new")])
+        #expect(String(decoding: try JSONEncoder().encode(decoded), as: UTF8.self) == #"["apple_something_new"]"#)
     }
 }

@@ -116,7 +116,7 @@ struct VerificationView: Codable {
         id = record.id
         appUserId = record.appUserId
         state = record.state
-        reason = record.reason
+        reason = record.reason?.rawValue
         attempts = record.attempts
         appleStatuses = record.appleStatuses
         environment = record.environment

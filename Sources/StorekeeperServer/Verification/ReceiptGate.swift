@@ -1,5 +1,6 @@
 import AppStoreCrypto
 import Foundation
+import StorekeeperDomain
 import SwiftASN1
 import X509
 
@@ -53,7 +54,7 @@ struct ReceiptGate: Sendable {
         /// Signature and chain hold: the receipt may go to Apple, and its contents can be trusted
         /// as far as a signed receipt goes (the outage policy relies on this).
         case verified(AppReceipt)
-        case rejected(reason: String)
+        case rejected(reason: FailureReason)
         /// Legacy receipts and disabled checks: only Apple can tell.
         case unchecked
     }
@@ -67,7 +68,7 @@ struct ReceiptGate: Sendable {
         if case .invalid(let failures) = verdict {
             return .rejected(
                 reason: failures.contains { if case .badSignature = $0 { true } else { false } }
-                    ? "receipt_signature_invalid" : "receipt_chain_untrusted")
+                    ? .receiptSignatureInvalid : .receiptChainUntrusted)
         }
         return .verified(receipt)
     }

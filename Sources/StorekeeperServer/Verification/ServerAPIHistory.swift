@@ -41,7 +41,7 @@ struct ServerAPIHistory: Sendable {
             }
         }
         guard let environment, !transactions.isEmpty else {
-            return .rejected(code: "server_api_no_transactions", message: "Apple knows no transaction for these ids")
+            return .rejected(code: FailureReason.serverAPINoTransactions.rawValue, message: "Apple knows no transaction for these ids")
         }
         var renewals: [SignedRenewalInfo] = []
         if let subscription = transactions.first(where: { $0.type == .autoRenewable }), let id = subscription.transactionId {
@@ -58,7 +58,7 @@ struct ServerAPIHistory: Sendable {
             let response = try SignedTransactionMapping.response(for: transactions, renewals: renewals, environment: environment)
             return .verified(response, environment: environment, transactions: transactions.count)
         } catch {
-            return .rejected(code: "jws_not_a_transaction", message: "\(error)")
+            return .rejected(code: FailureReason.jwsNotATransaction.rawValue, message: "\(error)")
         }
     }
 }

@@ -26,7 +26,7 @@ struct ServerAPIRefreshJobHandler: VerificationJobHandler {
     ) async throws -> JobOutcome {
         let at = now()
         guard let history = serverAPIs[app.id] else {
-            let report = AttemptReport(statuses: [], environment: nil, reason: "server_api_not_configured")
+            let report = AttemptReport(statuses: [], environment: nil, reason: .serverAPINotConfigured)
             _ = try await outcomes.holdForConfiguration(
                 lease, verificationId: verification.id, report: report, configurationFingerprint: app.fingerprint, now: at)
             return .finishedByHandler
@@ -41,17 +41,18 @@ struct ServerAPIRefreshJobHandler: VerificationJobHandler {
                 metrics.increment("storekeeper_subscriber_refreshes_total", labels: ["outcome": result.outcomeLabel])
             case .rejected(let code, _):
                 _ = try await outcomes.finishInvalid(
-                    lease, verificationId: verification.id, report: AttemptReport(statuses: [], environment: nil, reason: code), now: at)
+                    lease, verificationId: verification.id,
+                    report: AttemptReport(statuses: [], environment: nil, reason: FailureReason(rawValue: code)), now: at)
                 metrics.increment("storekeeper_subscriber_refreshes_total", labels: ["outcome": "invalid"])
             }
         } catch let error as ServerAPIError where error.isTransient {
             let backoff = at.addingTimeInterval(configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1)))
             let next = max(backoff, error.retryAfter ?? backoff)
-            let report = AttemptReport(statuses: [], environment: nil, reason: "server_api_\(error.code)")
+            let report = AttemptReport(statuses: [], environment: nil, reason: .serverAPI("\(error.code)"))
             _ = try await outcomes.scheduleRetry(lease, verificationId: verification.id, report: report, at: next, now: at)
             metrics.increment("storekeeper_subscriber_refreshes_total", labels: ["outcome": "retry"])
         } catch let error as ServerAPIError {
-            let report = AttemptReport(statuses: [], environment: nil, reason: "server_api_\(error.code)")
+            let report = AttemptReport(statuses: [], environment: nil, reason: .serverAPI("\(error.code)"))
             if error.code == .unauthorized {
                 _ = try await outcomes.holdForConfiguration(
                     lease, verificationId: verification.id, report: report, configurationFingerprint: app.fingerprint, now: at)

@@ -72,7 +72,7 @@ struct SignedTransactionGate: Sendable {
             notification.notificationType != nil
         else { return transactionOutcome(verdict, app: app, renewal: renewal) }
         guard let nested = notification.data?.signedTransactionInfo else {
-            return .rejected(code: "notification_without_transaction", message: "the notification carries no signed transaction")
+            return .rejected(code: FailureReason.notificationWithoutTransaction.rawValue, message: "the notification carries no signed transaction")
         }
         var nestedRenewal: SignedRenewalInfo?
         if let signedRenewal = notification.data?.signedRenewalInfo {
@@ -92,32 +92,32 @@ struct SignedTransactionGate: Sendable {
     /// A signed renewal info (Server API subscription statuses), verified; nil with the failure code otherwise.
     func renewalInfo(_ jws: String, now: Date) async -> Result<SignedRenewalInfo, SignedDataFailureCode> {
         guard let verdict = try? await verifier.verify(jws, expecting: .init(), time: validationTime(now: now)) else {
-            return .failure(SignedDataFailureCode(code: "invalid_renewal_info"))
+            return .failure(SignedDataFailureCode(code: FailureReason.invalidRenewalInfo.rawValue))
         }
         if let first = verdict.failures.first { return .failure(SignedDataFailureCode(code: first.code)) }
         guard let renewal = try? verdict.decode(SignedRenewalInfo.self) else {
-            return .failure(SignedDataFailureCode(code: "invalid_renewal_info"))
+            return .failure(SignedDataFailureCode(code: FailureReason.invalidRenewalInfo.rawValue))
         }
         return .success(renewal)
     }
 
     private func transactionOutcome(_ verdict: SignedDataVerdict, app: AppConfiguration, renewal: SignedRenewalInfo?) -> Outcome {
         guard let transaction = try? verdict.decode(SignedTransaction.self) else {
-            return .rejected(code: "jws_not_a_transaction", message: "the signed payload is not a transaction")
+            return .rejected(code: FailureReason.jwsNotATransaction.rawValue, message: "the signed payload is not a transaction")
         }
         let mapped: (VerifyReceiptResponse, AppStoreEnvironment)
         do {
             mapped = try SignedTransactionMapping.response(for: transaction, renewal: renewal)
         } catch {
-            return .rejected(code: "jws_not_a_transaction", message: "the signed transaction lacks a required field: \(error)")
+            return .rejected(code: FailureReason.jwsNotATransaction.rawValue, message: "the signed transaction lacks a required field: \(error)")
         }
         switch mapped.1 {
         case .production: break
         case .sandbox where app.acceptSandbox: break
-        case .sandbox: return .rejected(code: "sandbox_not_accepted", message: "this app does not accept sandbox purchases")
+        case .sandbox: return .rejected(code: FailureReason.sandboxNotAccepted.rawValue, message: "this app does not accept sandbox purchases")
         default:
             // Xcode and LocalTesting data never reach here signed by a trusted root; anything else is refused.
-            return .rejected(code: "jws_wrong_environment", message: "environment \(mapped.1.rawValue) is not granted")
+            return .rejected(code: FailureReason.jwsWrongEnvironment.rawValue, message: "environment \(mapped.1.rawValue) is not granted")
         }
         return .verified(transaction, response: mapped.0, environment: mapped.1, notification: nil)
     }

@@ -27,11 +27,11 @@ struct SignedTransactionJobHandler: VerificationJobHandler {
         do {
             outcome = try await gate.check(jws, app: app, now: at)
         } catch {
-            outcome = .rejected(code: "invalid_signed_transaction", message: "\(error)")
+            outcome = .rejected(code: FailureReason.invalidSignedTransaction.rawValue, message: "\(error)")
         }
         switch outcome {
         case .rejected(let code, _):
-            let report = AttemptReport(statuses: [], environment: nil, reason: code)
+            let report = AttemptReport(statuses: [], environment: nil, reason: FailureReason(rawValue: code))
             _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
             metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": "invalid"])
         case .verified(let transaction, let response, let environment, let notification):

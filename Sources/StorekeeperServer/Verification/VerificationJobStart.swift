@@ -3,6 +3,7 @@ import JobQueue
 import Logging
 import Persistence
 import StorekeeperCore
+import StorekeeperDomain
 
 /// The steps every verification job (receipt or signed transaction) takes before its own work,
 /// and the one way a storage failure ends a run: nothing partial is committed (each write is
@@ -18,14 +19,14 @@ enum VerificationJobStart {
         _ lease: JobLease, store: any StorekeeperStore, apps: [String: AppConfiguration], now: Date
     ) async throws -> VerificationJobStart {
         guard let (verification, data) = try await store.verificationForJob(jobId: lease.jobId) else {
-            return .done(.discard(reason: "verification_missing"))
+            return .done(.discard(reason: FailureReason.verificationMissing.rawValue))
         }
         let outcomes = VerificationOutcomes(store: store)
         guard try await outcomes.markVerifying(lease, verificationId: verification.id, now: now) else {
             return .done(.finishedByHandler)  // Another runner holds it now.
         }
         guard let app = apps[verification.appId] else {
-            let report = AttemptReport(statuses: [], environment: nil, reason: "app_not_configured")
+            let report = AttemptReport(statuses: [], environment: nil, reason: .appNotConfigured)
             _ = try await outcomes.holdForConfiguration(
                 lease, verificationId: verification.id, report: report, configurationFingerprint: "", now: now)
             return .done(.finishedByHandler)
@@ -43,7 +44,7 @@ enum VerificationJobStart {
         } catch {
             logger.error("verification job failed", metadata: ["job": "\(lease.jobId)", "kind": "\(lease.kind)", "error": "\(error)"])
             let delay = configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1))
-            return .retry(at: now.addingTimeInterval(delay), reason: "storage_error")
+            return .retry(at: now.addingTimeInterval(delay), reason: FailureReason.storageError.rawValue)
         }
     }
 }

@@ -35,14 +35,14 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
             let report = AttemptReport(statuses: [], environment: nil, reason: reason)
             _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report, now: now())
             metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": "invalid"])
-            metrics.increment("storekeeper_receipts_rejected_locally_total", labels: ["reason": reason])
+            metrics.increment("storekeeper_receipts_rejected_locally_total", labels: ["reason": reason.rawValue])
             return .finishedByHandler
         }
         let request = VerifyReceiptRequest(
             receiptData: receipt, password: app.sharedSecret, excludeOldTransactions: configuration.excludeOldTransactions)
         var environment = AppStoreRouting.firstEnvironment
         var statuses: [Int] = []
-        var classification = AttemptClassification.transient(reason: "apple_not_called", status: nil)
+        var classification = AttemptClassification.transient(reason: .appleNotCalled, status: nil)
         for _ in 0..<AppStoreRouting.maximumHops {
             let started = ContinuousClock.now
             let result = await client.verify(request, environment: environment, timeout: configuration.attemptTimeoutSeconds)
@@ -75,7 +75,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
             metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": "configuration_error"])
         case .transient, .redirect:
             // A redirect after the last hop means Apple sent us round in circles: transient.
-            let reason = if case .transient(let reason, _) = classification { reason } else { "apple_environment_loop" }
+            let reason = if case .transient(let reason, _) = classification { reason } else { FailureReason.appleEnvironmentLoop }
             if let (response, answered) = await standIn(local, app: app, reason: reason, now: at) {
                 try await complete(
                     lease, verification: verification, app: app, response: response, environment: answered,
@@ -93,7 +93,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
             if !provisional.isEmpty {
                 metrics.increment("storekeeper_provisional_grants_total", labels: ["app": app.id], by: Double(provisional.count))
             }
-            metrics.increment("storekeeper_verification_retries_total", labels: ["reason": reason])
+            metrics.increment("storekeeper_verification_retries_total", labels: ["reason": reason.rawValue])
         }
         return .finishedByHandler
     }
@@ -105,7 +105,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
     ) async throws {
         var report = report
         if environment == .sandbox, !app.acceptSandbox {
-            report.reason = "sandbox_not_accepted"
+            report.reason = .sandboxNotAccepted
             _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
             return
         }
@@ -118,7 +118,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
     /// customer's history instead. Only a positive, verified answer is used; anything else
     /// leaves the verification to its retry schedule.
     private func standIn(
-        _ local: ReceiptGate.LocalCheck, app: AppConfiguration, reason: String, now: Date
+        _ local: ReceiptGate.LocalCheck, app: AppConfiguration, reason: FailureReason, now: Date
     ) async -> (VerifyReceiptResponse, AppStoreEnvironment)? {
         guard case .verified(let receipt) = local, receipt.bundleId == app.bundleId, let history = serverAPIs[app.id] else { return nil }
         var ids: [String] = []
@@ -129,14 +129,14 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
         do {
             switch try await history.fetch(transactionIds: ids, app: app, now: now) {
             case .verified(let response, let environment, _):
-                metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": "verified", "reason": reason])
+                metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": "verified", "reason": reason.rawValue])
                 return (response, environment)
             case .rejected(let code, let message):
                 logger.warning("Server API answer not usable", metadata: ["app": "\(app.id)", "code": "\(code)", "message": "\(message)"])
-                metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": code, "reason": reason])
+                metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": code, "reason": reason.rawValue])
             }
         } catch {
-            metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": "unavailable", "reason": reason])
+            metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": "unavailable", "reason": reason.rawValue])
             logger.info("Server API unavailable too", metadata: ["app": "\(app.id)", "error": "\(error)"])
         }
         return nil
