@@ -1,4 +1,3 @@
-import AppStoreModels
 import Foundation
 import JobQueue
 import Persistence
@@ -33,22 +32,21 @@ public struct VerificationOutcomes: Sendable {
     /// job: one transaction. Evidence that is not ours to grant (another app's bundle) is refused
     /// in the same way.
     public func completeVerified(
-        _ lease: JobLease, verificationId: String, response: VerifyReceiptResponse, environment: AppStoreEnvironment,
-        report: AttemptReport, request: GrantRequest, now: Date
+        _ lease: JobLease, verificationId: String, evidence: PurchaseEvidence, report: AttemptReport, request: GrantRequest, now: Date
     ) async throws -> GrantResult {
-        let ids = GrantPlanner.referencedIds(in: response)
+        let ids = evidence.referencedIds
         let query = GrantFactsQuery(appId: request.appId, transactionIds: ids.transactionIds, originalTransactionIds: ids.originalIds)
         let result = try await store.withLease(lease, verificationId: verificationId, reading: query, now: now) {
             verification, facts -> LeasedDecision<GrantResult> in
             guard let verification else { return LeasedDecision(writes: [], result: .rejected(reason: .verificationMissing)) }
             var context = GrantContext(
-                appId: request.appId, bundleId: request.bundleId, appUserId: verification.appUserId, verificationId: verificationId,
-                environment: environment, now: now, catalog: request.catalog, bindingPolicy: request.bindingPolicy,
+                appId: request.appId, bundleId: request.bundleId, appUserId: verification.appUserId, verificationId: verificationId, now: now,
+                catalog: request.catalog, bindingPolicy: request.bindingPolicy,
                 existingTransactions: facts.transactions, bindings: facts.bindings, subscriptions: facts.subscriptions)
             context.evidenceSignedAt = request.evidenceSignedAt
             context.reversesRefunds = request.reversesRefunds
             context.claims = facts.claims
-            switch GrantPlanner.plan(response, context: context) {
+            switch GrantPlanner.plan(evidence, context: context) {
             case .wait(let reason, _):
                 // Not an Apple failure: the answer is kept for the next attempt's own call.
                 let at = request.waitRetryAt ?? now.addingTimeInterval(1)

@@ -1,4 +1,3 @@
-import AppStoreModels
 import Foundation
 
 /// What to do when a second app user submits an original transaction already bound to another.
@@ -16,7 +15,6 @@ public struct GrantContext: Sendable {
     public var bundleId: String
     public var appUserId: String
     public var verificationId: String
-    public var environment: AppStoreEnvironment
     public var now: Date
     public var catalog: [String: Product]
     public var bindingPolicy: BindingPolicy
@@ -33,8 +31,8 @@ public struct GrantContext: Sendable {
     public var claims: [String: [OwnershipClaim]] = [:]
 
     public init(
-        appId: String, bundleId: String, appUserId: String, verificationId: String, environment: AppStoreEnvironment,
-        now: Date, catalog: [String: Product], bindingPolicy: BindingPolicy,
+        appId: String, bundleId: String, appUserId: String, verificationId: String, now: Date, catalog: [String: Product],
+        bindingPolicy: BindingPolicy,
         existingTransactions: [String: TransactionRecord] = [:], bindings: [String: OwnershipBinding] = [:],
         subscriptions: [String: SubscriptionFacts] = [:]
     ) {
@@ -42,7 +40,6 @@ public struct GrantContext: Sendable {
         self.bundleId = bundleId
         self.appUserId = appUserId
         self.verificationId = verificationId
-        self.environment = environment
         self.now = now
         self.catalog = catalog
         self.bindingPolicy = bindingPolicy
@@ -113,23 +110,15 @@ public enum GrantDecision: Sendable {
     case wait(reason: FailureReason, originalTransactionId: String)
 }
 
-/// Turns a verified verifyReceipt answer into grants. Pure: no clock, no database.
+/// Turns verified purchase evidence into grants. Pure: no clock, no database, no Apple wire model.
 public enum GrantPlanner {
-    /// Transaction and original transaction ids the planner will ask about, so the adapter
-    /// loads exactly those rows.
-    public static func referencedIds(in response: VerifyReceiptResponse) -> (transactionIds: [String], originalIds: [String]) {
-        let all = mergedTransactions(response)
-        return (all.map(\.transactionId), Array(Set(all.map(\.originalTransactionId))))
-    }
-
-    public static func plan(_ response: VerifyReceiptResponse, context: GrantContext) -> GrantDecision {
-        guard let receipt = response.receipt else { return .reject(reason: .appleResponseMissingReceipt) }
-        guard receipt.bundleId == context.bundleId else { return .reject(reason: .bundleIdMismatch) }
+    public static func plan(_ evidence: PurchaseEvidence, context: GrantContext) -> GrantDecision {
+        guard evidence.bundleId == context.bundleId else { return .reject(reason: .bundleIdMismatch) }
 
         var plan = GrantPlan()
         var bindings = context.bindings
-        let env = context.environment.storageName
-        let transactions = mergedTransactions(response)
+        let env = evidence.environment
+        let transactions = evidence.purchases
 
         if context.bindingPolicy == .refuse {
             for tx in transactions where bindings[tx.originalTransactionId] == nil {
@@ -140,7 +129,7 @@ public enum GrantPlanner {
             }
         }
 
-        var grantedAutoRenewable: [String: [NormalizedTransaction]] = [:]
+        var grantedAutoRenewable: [String: [PurchaseEvidence.Purchase]] = [:]
         var staleRevocations = Set<String>()
         var reinstatedIds = Set<String>()
         for tx in transactions {
@@ -234,13 +223,12 @@ public enum GrantPlanner {
             }
         }
 
-        let renewals = response.pendingRenewalInfo ?? []
         for (originalId, group) in grantedAutoRenewable.sorted(by: { $0.key < $1.key }) {
             guard let owner = bindings[originalId]?.appUserId else { continue }
             let latest = group.max { a, b in
                 (a.expiresDate ?? .distantPast, a.purchaseDate) < (b.expiresDate ?? .distantPast, b.purchaseDate)
             }!
-            let pending = renewals.first { $0.originalTransactionId?.value == originalId }
+            let pending = evidence.renewals[originalId]
             let facts = SubscriptionFacts(
                 appId: context.appId, originalTransactionId: originalId, appUserId: owner,
                 productId: latest.productId, environment: env, latestTransactionId: latest.transactionId,
@@ -249,10 +237,9 @@ public enum GrantPlanner {
                 expiresDate: latest.expiresDate,
                 revokedAt: (staleRevocations.contains(latest.transactionId) ? nil : latest.cancellationDate)
                     ?? (reinstatedIds.contains(latest.transactionId) ? nil : context.existingTransactions[latest.transactionId]?.cancellationDate),
-                autoRenewEnabled: pending?.autoRenewStatus?.bool, autoRenewProductId: pending?.autoRenewProductId,
-                inBillingRetry: pending?.isInBillingRetryPeriod?.bool ?? false,
-                gracePeriodExpiresDate: pending?.gracePeriodExpiresDateMs?.millisecondsDate,
-                expirationIntent: pending?.expirationIntent?.value, updatedAt: context.now)
+                autoRenewEnabled: pending?.autoRenewEnabled, autoRenewProductId: pending?.autoRenewProductId,
+                inBillingRetry: pending?.inBillingRetry ?? false, gracePeriodExpiresDate: pending?.gracePeriodExpiresDate,
+                expirationIntent: pending?.expirationIntent, updatedAt: context.now)
             // An older answer processed late must not roll a subscription back.
             if let stored = context.subscriptions[originalId], let storedExpiry = stored.expiresDate,
                 let newExpiry = facts.expiresDate, newExpiry < storedExpiry, stored.appUserId == owner
@@ -271,7 +258,7 @@ public enum GrantPlanner {
         _ record: TransactionRecord, product: Product?, event: LedgerEntry.Event, state: String, now: Date
     ) -> LedgerEntry {
         // A family member's copy of another's purchase was paid for once, by the buyer.
-        let paid = record.ownershipType != OwnershipType.familyShared.rawValue
+        let paid = record.ownershipType != familyShared
         let unit = paid ? product?.priceMicros : nil
         let price = unit.map { $0 * Int64(record.quantity) * (event == .refund ? -1 : 1) }
         return LedgerEntry(
@@ -282,46 +269,6 @@ public enum GrantPlanner {
             currency: product?.currency, state: state, recordedAt: now)
     }
 
-    /// A transaction with the fields the planner relies on present and typed.
-    struct NormalizedTransaction: Sendable {
-        var transactionId: String
-        var originalTransactionId: String
-        var productId: String
-        var quantity: Int
-        var purchaseDate: Date
-        var originalPurchaseDate: Date?
-        var expiresDate: Date?
-        var cancellationDate: Date?
-        var ownershipType: String?
-    }
-
-    /// `receipt.in_app` and `latest_receipt_info` together, one entry per transaction id.
-    /// Arrays are unsorted and overlap; a cancellation seen in either copy wins.
-    static func mergedTransactions(_ response: VerifyReceiptResponse) -> [NormalizedTransaction] {
-        var byId: [String: NormalizedTransaction] = [:]
-        let sources = (response.receipt?.inApp ?? []) + (response.latestReceiptInfo ?? [])
-        for raw in sources {
-            guard let id = raw.transactionId?.value, !id.isEmpty, let productId = raw.productId, !productId.isEmpty else {
-                continue
-            }
-            let tx = NormalizedTransaction(
-                transactionId: id,
-                originalTransactionId: raw.originalTransactionId?.value.isEmpty == false ? raw.originalTransactionId!.value : id,
-                productId: productId,
-                quantity: max(1, raw.quantity?.int ?? 1),
-                purchaseDate: raw.purchaseDateMs?.millisecondsDate ?? .distantPast,
-                originalPurchaseDate: raw.originalPurchaseDateMs?.millisecondsDate,
-                expiresDate: raw.expiresDateMs?.millisecondsDate,
-                cancellationDate: raw.cancellationDateMs?.millisecondsDate,
-                ownershipType: raw.inAppOwnershipType)
-            if var known = byId[id] {
-                known.cancellationDate = known.cancellationDate ?? tx.cancellationDate
-                known.expiresDate = known.expiresDate ?? tx.expiresDate
-                byId[id] = known
-            } else {
-                byId[id] = tx
-            }
-        }
-        return byId.values.sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
-    }
+    /// Apple's ownership type of a family member's copy.
+    static let familyShared = "FAMILY_SHARED"
 }

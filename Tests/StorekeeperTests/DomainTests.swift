@@ -136,7 +136,7 @@ struct GrantPlannerTests {
         -> GrantContext
     {
         GrantContext(
-            appId: "app", bundleId: "com.example", appUserId: user, verificationId: "v1", environment: .sandbox, now: referenceTime,
+            appId: "app", bundleId: "com.example", appUserId: user, verificationId: "v1", now: referenceTime,
             catalog: catalog, bindingPolicy: policy,
             existingTransactions: Dictionary(uniqueKeysWithValues: existing.map { ($0.transactionId, $0) }),
             bindings: Dictionary(uniqueKeysWithValues: bindings.map { ($0.originalTransactionId, $0) }))

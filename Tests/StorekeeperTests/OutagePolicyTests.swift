@@ -80,7 +80,7 @@ struct OutagePolicyTests {
         let request = GrantRequest(
             appId: "app", bundleId: "com.example", bindingPolicy: .refuse, catalog: ["ads": Product(productId: "ads", type: .nonConsumable)])
         _ = try await VerificationOutcomes(store: store).completeVerified(
-            next, verificationId: submitted.verification.id, response: response, environment: .sandbox,
+            next, verificationId: submitted.verification.id, evidence: PurchaseEvidence(verifyReceipt: response, environment: .sandbox)!,
             report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil), request: request, now: t0.addingTimeInterval(62))
         #expect(try await store.provisionalGrants(appId: "app", appUserId: "alice", now: t0.addingTimeInterval(62)).isEmpty)
     }

@@ -47,7 +47,7 @@ struct OwnershipClaimRuleTests {
                         originalPurchaseDate: referenceTime)
                 ]))
         var context = GrantContext(
-            appId: "app", bundleId: "com.example", appUserId: "bob", verificationId: "v2", environment: .sandbox, now: referenceTime,
+            appId: "app", bundleId: "com.example", appUserId: "bob", verificationId: "v2", now: referenceTime,
             catalog: ["ads": Product(productId: "ads", type: .nonConsumable)], bindingPolicy: .refuse)
         context.claims = ["o1": [claim("alice", 1, .verifying), claim("bob", 2, .verifying)]]
         guard case .wait(let reason, let original) = GrantPlanner.plan(response, context: context) else {
@@ -120,7 +120,8 @@ struct OwnershipByAcceptanceTests {
 
         // Alice's worker is slow (or dead); Mallory's answer comes first.
         let early = try await outcomes.completeVerified(
-            malloryLease, verificationId: mallory.verification.id, response: response(), environment: .sandbox, report: report,
+            malloryLease, verificationId: mallory.verification.id, evidence: PurchaseEvidence(verifyReceipt: response(), environment: .sandbox)!,
+            report: report,
             request: request, now: t0.addingTimeInterval(3))
         guard case .waiting(let reason) = early else {
             Issue.record("the later submitter must wait, got \(early)")
@@ -132,7 +133,8 @@ struct OwnershipByAcceptanceTests {
         #expect(try await store.owner(appId: "app", originalTransactionId: "o1") == nil)
 
         let granted = try await outcomes.completeVerified(
-            aliceLease, verificationId: alice.verification.id, response: response(), environment: .sandbox, report: report,
+            aliceLease, verificationId: alice.verification.id, evidence: PurchaseEvidence(verifyReceipt: response(), environment: .sandbox)!,
+            report: report,
             request: request, now: t0.addingTimeInterval(4))
         guard case .granted(let summary) = granted else {
             Issue.record("the first submitter is granted, got \(granted)")
@@ -144,7 +146,8 @@ struct OwnershipByAcceptanceTests {
         let retry = try #require(try await leases(store, at: t0.addingTimeInterval(5))[mallory.verification.id])
         guard
             case .granted(let second) = try await outcomes.completeVerified(
-                retry, verificationId: mallory.verification.id, response: response(), environment: .sandbox, report: report,
+                retry, verificationId: mallory.verification.id, evidence: PurchaseEvidence(verifyReceipt: response(), environment: .sandbox)!,
+                report: report,
                 request: request, now: t0.addingTimeInterval(6))
         else {
             Issue.record("the retry ends with a conflict")
@@ -167,7 +170,8 @@ struct OwnershipByAcceptanceTests {
                 try #require(leased[forger.verification.id]), verificationId: forger.verification.id,
                 report: AttemptReport(statuses: [], environment: nil, reason: "receipt_signature_invalid"), now: t0.addingTimeInterval(2)))
         let granted = try await outcomes.completeVerified(
-            try #require(leased[alice.verification.id]), verificationId: alice.verification.id, response: response(), environment: .sandbox,
+            try #require(leased[alice.verification.id]), verificationId: alice.verification.id,
+            evidence: PurchaseEvidence(verifyReceipt: response(), environment: .sandbox)!,
             report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil), request: request, now: t0.addingTimeInterval(3))
         guard case .granted(let summary) = granted else {
             Issue.record("expected a grant, got \(granted)")

@@ -106,7 +106,8 @@ struct StorageConformanceTests {
         let current = try #require(try await lease(store, at: t0.addingTimeInterval(31)).first)
         let report = AttemptReport(statuses: [21007, 0], environment: "sandbox", reason: nil)
         let lost = try await VerificationOutcomes(store: store).completeVerified(
-            stale, verificationId: submitted.verification.id, response: response([coins("1")]), environment: .sandbox,
+            stale, verificationId: submitted.verification.id,
+            evidence: PurchaseEvidence(verifyReceipt: response([coins("1")]), environment: .sandbox)!,
             report: report, request: request, now: t0.addingTimeInterval(32))
         guard case .leaseLost = lost else {
             Issue.record("a stale lease must not grant")
@@ -114,7 +115,8 @@ struct StorageConformanceTests {
         }
         #expect(try await store.countTransactions(appId: "app") == 0)
         let granted = try await VerificationOutcomes(store: store).completeVerified(
-            current, verificationId: submitted.verification.id, response: response([coins("1")]), environment: .sandbox,
+            current, verificationId: submitted.verification.id,
+            evidence: PurchaseEvidence(verifyReceipt: response([coins("1")]), environment: .sandbox)!,
             report: report, request: request, now: t0.addingTimeInterval(32))
         guard case .granted(let summary) = granted else {
             Issue.record("expected a grant")
@@ -125,7 +127,8 @@ struct StorageConformanceTests {
         #expect(try await store.requeue(verificationId: submitted.verification.id, now: t0.addingTimeInterval(40)))
         let rerun = try #require(try await lease(store, at: t0.addingTimeInterval(41)).first)
         let again = try await VerificationOutcomes(store: store).completeVerified(
-            rerun, verificationId: submitted.verification.id, response: response([coins("1"), coins("2")]), environment: .sandbox,
+            rerun, verificationId: submitted.verification.id,
+            evidence: PurchaseEvidence(verifyReceipt: response([coins("1"), coins("2")]), environment: .sandbox)!,
             report: report, request: request, now: t0.addingTimeInterval(42))
         guard case .granted(let second) = again else {
             Issue.record("expected a grant")
@@ -154,7 +157,8 @@ struct StorageConformanceTests {
             let leased = try #require(try await lease(store, at: t0).first { $0.jobId == submitted.verification.jobId })
             guard
                 case .granted(let summary) = try await VerificationOutcomes(store: store).completeVerified(
-                    leased, verificationId: submitted.verification.id, response: response([transaction]), environment: .sandbox,
+                    leased, verificationId: submitted.verification.id,
+                    evidence: PurchaseEvidence(verifyReceipt: response([transaction]), environment: .sandbox)!,
                     report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil), request: request, now: t0)
             else { return nil }
             return summary
@@ -272,8 +276,9 @@ struct StorageConformanceTests {
                 let count = try #require(byVerification[id]).count
                 group.addTask {
                     try await VerificationOutcomes(store: store).completeVerified(
-                        lease, verificationId: id, response: self.response((1...count).map { self.coins("t\($0)") }),
-                        environment: .sandbox, report: report, request: self.request, now: self.t0.addingTimeInterval(1))
+                        lease, verificationId: id,
+                        evidence: PurchaseEvidence(verifyReceipt: self.response((1...count).map { self.coins("t\($0)") }), environment: .sandbox)!,
+                        report: report, request: self.request, now: self.t0.addingTimeInterval(1))
                 }
             }
             return try await group.reduce(into: []) { $0.append($1) }
@@ -342,7 +347,8 @@ struct StorageConformanceTests {
         let submitted = try await store.submitReceipt(submission(), now: t0)
         let held = try #require(try await lease(store, at: t0).first)
         _ = try await VerificationOutcomes(store: store).completeVerified(
-            held, verificationId: submitted.verification.id, response: response([coins("1")]), environment: .sandbox,
+            held, verificationId: submitted.verification.id,
+            evidence: PurchaseEvidence(verifyReceipt: response([coins("1")]), environment: .sandbox)!,
             report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil), request: request, now: t0)
         #expect(try await store.owner(appId: "app", originalTransactionId: "1") == "alice")
 

@@ -1,4 +1,6 @@
+import AppStoreModels
 import Foundation
+import StorekeeperDomain
 
 /// Paths of test data and built products, found from this file's location.
 enum TestPaths {
@@ -35,3 +37,13 @@ enum TestPaths {
 let referenceTime = Date(timeIntervalSince1970: 1_768_478_400)
 
 func ms(_ date: Date) -> String { String(Int64(date.timeIntervalSince1970 * 1000)) }
+
+extension GrantPlanner {
+    /// Planner tests write Apple's answers; the planner reads the evidence they convert into.
+    static func plan(_ response: VerifyReceiptResponse, context: GrantContext) -> GrantDecision {
+        guard let evidence = PurchaseEvidence(verifyReceipt: response, environment: .sandbox) else {
+            return .reject(reason: .appleResponseMissingReceipt)
+        }
+        return plan(evidence, context: context)
+    }
+}

@@ -12,7 +12,7 @@ struct ServerAPIHistory: Sendable {
     let gate: SignedTransactionGate
 
     enum Outcome: Sendable {
-        case verified(VerifyReceiptResponse, environment: AppStoreEnvironment, transactions: Int)
+        case verified(PurchaseEvidence, environment: AppStoreEnvironment, transactions: Int)
         /// Apple answered, but what it signed cannot be granted (`code` says why).
         case rejected(code: String, message: String)
     }
@@ -55,8 +55,9 @@ struct ServerAPIHistory: Sendable {
             }
         }
         do {
-            let response = try SignedTransactionMapping.response(for: transactions, renewals: renewals, environment: environment)
-            return .verified(response, environment: environment, transactions: transactions.count)
+            let evidence = try PurchaseEvidence(
+                signedTransactions: transactions, renewals: renewals, environment: environment, source: .serverAPI)
+            return .verified(evidence, environment: environment, transactions: transactions.count)
         } catch {
             return .rejected(code: FailureReason.jwsNotATransaction.rawValue, message: "\(error)")
         }

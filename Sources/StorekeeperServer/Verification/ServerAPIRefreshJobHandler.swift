@@ -34,9 +34,9 @@ struct ServerAPIRefreshJobHandler: VerificationJobHandler {
         let ids = data.split(separator: ",").map(String.init).filter { !$0.isEmpty }
         do {
             switch try await history.fetch(transactionIds: ids, app: app, now: at) {
-            case .verified(let response, let environment, _):
+            case .verified(let evidence, let environment, _):
                 let result = try await VerifiedGrant(store: store, configuration: configuration, metrics: metrics).complete(
-                    lease, verification: verification, app: app, response: response, environment: environment,
+                    lease, verification: verification, app: app, evidence: evidence,
                     report: AttemptReport(statuses: [], environment: environment.storageName, reason: nil), now: at)
                 metrics.increment("storekeeper_subscriber_refreshes_total", labels: ["outcome": result.outcomeLabel])
             case .rejected(let code, _):

@@ -43,7 +43,7 @@ struct SignedTransactionGate: Sendable {
         /// `notification`: the verified V2 notification that carried the transaction, if any
         /// (its type and `signedDate` order refunds against their reversals).
         case verified(
-            SignedTransaction, response: VerifyReceiptResponse, environment: AppStoreEnvironment, notification: NotificationPayload?)
+            SignedTransaction, evidence: PurchaseEvidence, environment: AppStoreEnvironment, notification: NotificationPayload?)
         /// Readable but not to be granted; `code` is the first failure's stable code.
         case rejected(code: String, message: String)
     }
@@ -82,8 +82,9 @@ struct SignedTransactionGate: Sendable {
             }
         }
         switch try await check(nested, app: app, now: now, renewal: nestedRenewal, acceptNotification: false) {
-        case .verified(let transaction, let response, let environment, _):
-            return .verified(transaction, response: response, environment: environment, notification: notification)
+        case .verified(let transaction, var evidence, let environment, _):
+            evidence.source = .notification
+            return .verified(transaction, evidence: evidence, environment: environment, notification: notification)
         case .rejected(let code, let message):
             return .rejected(code: code, message: message)
         }
@@ -105,21 +106,23 @@ struct SignedTransactionGate: Sendable {
         guard let transaction = try? verdict.decode(SignedTransaction.self) else {
             return .rejected(code: FailureReason.jwsNotATransaction.rawValue, message: "the signed payload is not a transaction")
         }
-        let mapped: (VerifyReceiptResponse, AppStoreEnvironment)
+        let environment = transaction.environment ?? .production
+        let evidence: PurchaseEvidence
         do {
-            mapped = try SignedTransactionMapping.response(for: transaction, renewal: renewal)
+            evidence = try PurchaseEvidence(
+                signedTransactions: [transaction], renewals: renewal.map { [$0] } ?? [], environment: environment, source: .signedTransaction)
         } catch {
             return .rejected(code: FailureReason.jwsNotATransaction.rawValue, message: "the signed transaction lacks a required field: \(error)")
         }
-        switch mapped.1 {
+        switch environment {
         case .production: break
         case .sandbox where app.acceptSandbox: break
         case .sandbox: return .rejected(code: FailureReason.sandboxNotAccepted.rawValue, message: "this app does not accept sandbox purchases")
         default:
             // Xcode and LocalTesting data never reach here signed by a trusted root; anything else is refused.
-            return .rejected(code: FailureReason.jwsWrongEnvironment.rawValue, message: "environment \(mapped.1.rawValue) is not granted")
+            return .rejected(code: FailureReason.jwsWrongEnvironment.rawValue, message: "environment \(environment.rawValue) is not granted")
         }
-        return .verified(transaction, response: mapped.0, environment: mapped.1, notification: nil)
+        return .verified(transaction, evidence: evidence, environment: environment, notification: nil)
     }
 }
 

@@ -34,10 +34,10 @@ struct SignedTransactionJobHandler: VerificationJobHandler {
             let report = AttemptReport(statuses: [], environment: nil, reason: FailureReason(rawValue: code))
             _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
             metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": "invalid"])
-        case .verified(let transaction, let response, let environment, let notification):
+        case .verified(let transaction, let evidence, let environment, let notification):
             // Refunds and their reversals are ordered by when Apple signed what says so.
             try await VerifiedGrant(store: store, configuration: configuration, metrics: metrics).complete(
-                lease, verification: verification, app: app, response: response, environment: environment,
+                lease, verification: verification, app: app, evidence: evidence,
                 report: AttemptReport(statuses: [], environment: environment.storageName, reason: nil),
                 evidenceSignedAt: notification?.signedDate?.date ?? transaction.signedDate?.date,
                 reversesRefunds: notification?.notificationType == .refundReversed, now: at)

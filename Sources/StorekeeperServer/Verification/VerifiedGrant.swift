@@ -16,13 +16,13 @@ struct VerifiedGrant {
     /// `evidenceSignedAt` / `reversesRefunds`: see `GrantContext`.
     @discardableResult
     func complete(
-        _ lease: JobLease, verification: VerificationRecord, app: AppConfiguration, response: VerifyReceiptResponse,
-        environment: AppStoreEnvironment, report: AttemptReport, evidenceSignedAt: Date? = nil, reversesRefunds: Bool = false,
+        _ lease: JobLease, verification: VerificationRecord, app: AppConfiguration, evidence: PurchaseEvidence,
+        report: AttemptReport, evidenceSignedAt: Date? = nil, reversesRefunds: Bool = false,
         now: Date
     ) async throws -> GrantResult {
         let catalog = Dictionary(try await store.products(appId: app.id).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })
         let result = try await VerificationOutcomes(store: store).completeVerified(
-            lease, verificationId: verification.id, response: response, environment: environment, report: report,
+            lease, verificationId: verification.id, evidence: evidence, report: report,
             request: GrantRequest(
                 appId: app.id, bundleId: app.bundleId, bindingPolicy: configuration.bindingPolicy, catalog: catalog,
                 evidenceSignedAt: evidenceSignedAt, reversesRefunds: reversesRefunds,

@@ -59,7 +59,8 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
         switch classification {
         case .verified(let response):
             try await complete(
-                lease, verification: verification, app: app, response: response, environment: environment,
+                lease, verification: verification, app: app,
+                evidence: PurchaseEvidence(verifyReceipt: response, environment: environment), environment: environment,
                 report: AttemptReport(statuses: statuses, environment: environment.storageName, reason: nil), now: at)
         case .invalid(let reason, _):
             let report = AttemptReport(statuses: statuses, environment: environment.storageName, reason: reason)
@@ -76,9 +77,9 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
         case .transient, .redirect:
             // A redirect after the last hop means Apple sent us round in circles: transient.
             let reason = if case .transient(let reason, _) = classification { reason } else { FailureReason.appleEnvironmentLoop }
-            if let (response, answered) = await standIn(local, app: app, reason: reason, now: at) {
+            if let (evidence, answered) = await standIn(local, app: app, reason: reason, now: at) {
                 try await complete(
-                    lease, verification: verification, app: app, response: response, environment: answered,
+                    lease, verification: verification, app: app, evidence: evidence, environment: answered,
                     report: AttemptReport(statuses: statuses, environment: answered.storageName, reason: nil), now: at)
                 return .finishedByHandler
             }
@@ -98,9 +99,10 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
         return .finishedByHandler
     }
 
-    /// Grants a verified answer (verifyReceipt's or the Server API's) in the transaction that ends the job.
+    /// Grants a verified answer (verifyReceipt's or the Server API's) in the transaction that ends
+    /// the job. `evidence` is nil when Apple's answer held no receipt.
     private func complete(
-        _ lease: JobLease, verification: VerificationRecord, app: AppConfiguration, response: VerifyReceiptResponse,
+        _ lease: JobLease, verification: VerificationRecord, app: AppConfiguration, evidence: PurchaseEvidence?,
         environment: AppStoreEnvironment, report: AttemptReport, now at: Date
     ) async throws {
         var report = report
@@ -109,8 +111,14 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
             _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
             return
         }
+        guard let evidence else {
+            report.reason = .appleResponseMissingReceipt
+            _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
+            metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": "invalid"])
+            return
+        }
         try await VerifiedGrant(store: store, configuration: configuration, metrics: metrics).complete(
-            lease, verification: verification, app: app, response: response, environment: environment, report: report, now: at)
+            lease, verification: verification, app: app, evidence: evidence, report: report, now: at)
     }
 
     /// verifyReceipt failed: when the receipt's signature and chain checked locally (so its
@@ -119,7 +127,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
     /// leaves the verification to its retry schedule.
     private func standIn(
         _ local: ReceiptGate.LocalCheck, app: AppConfiguration, reason: FailureReason, now: Date
-    ) async -> (VerifyReceiptResponse, AppStoreEnvironment)? {
+    ) async -> (PurchaseEvidence, AppStoreEnvironment)? {
         guard case .verified(let receipt) = local, receipt.bundleId == app.bundleId, let history = serverAPIs[app.id] else { return nil }
         var ids: [String] = []
         for purchase in receipt.inAppPurchases {

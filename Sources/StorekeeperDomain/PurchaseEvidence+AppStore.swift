@@ -1,0 +1,82 @@
+import AppStoreModels
+import Foundation
+
+/// The edge: each kind of verified Apple answer becomes `PurchaseEvidence` here, once.
+extension PurchaseEvidence {
+    /// A verified verifyReceipt answer: `receipt.in_app` and `latest_receipt_info` together, one
+    /// entry per transaction id (the arrays are unsorted and overlap; a cancellation seen in
+    /// either copy wins), and the pending renewal infos. Nil when the answer holds no receipt.
+    public init?(verifyReceipt response: VerifyReceiptResponse, environment: AppStoreEnvironment) {
+        guard let receipt = response.receipt else { return nil }
+        var byId: [String: Purchase] = [:]
+        for raw in (receipt.inApp ?? []) + (response.latestReceiptInfo ?? []) {
+            guard let id = raw.transactionId?.value, !id.isEmpty, let productId = raw.productId, !productId.isEmpty else { continue }
+            let original = raw.originalTransactionId?.value
+            let purchase = Purchase(
+                transactionId: id, originalTransactionId: original?.isEmpty == false ? original ?? id : id, productId: productId,
+                quantity: max(1, raw.quantity?.int ?? 1), purchaseDate: raw.purchaseDateMs?.millisecondsDate ?? .distantPast,
+                originalPurchaseDate: raw.originalPurchaseDateMs?.millisecondsDate, expiresDate: raw.expiresDateMs?.millisecondsDate,
+                cancellationDate: raw.cancellationDateMs?.millisecondsDate, ownershipType: raw.inAppOwnershipType)
+            if var known = byId[id] {
+                known.cancellationDate = known.cancellationDate ?? purchase.cancellationDate
+                known.expiresDate = known.expiresDate ?? purchase.expiresDate
+                byId[id] = known
+            } else {
+                byId[id] = purchase
+            }
+        }
+        var renewals: [String: Renewal] = [:]
+        for pending in response.pendingRenewalInfo ?? [] {
+            guard let original = pending.originalTransactionId?.value, renewals[original] == nil else { continue }
+            renewals[original] = Renewal(
+                autoRenewEnabled: pending.autoRenewStatus?.bool, autoRenewProductId: pending.autoRenewProductId,
+                inBillingRetry: pending.isInBillingRetryPeriod?.bool ?? false,
+                gracePeriodExpiresDate: pending.gracePeriodExpiresDateMs?.millisecondsDate, expirationIntent: pending.expirationIntent?.value)
+        }
+        self.init(
+            source: .receipt, bundleId: receipt.bundleId, environment: environment.storageName, purchases: Array(byId.values),
+            renewals: renewals)
+    }
+
+    public enum SignedDataFailure: Error, Hashable, Sendable {
+        /// A field without which nothing can be granted is missing.
+        case missingField(String)
+    }
+
+    /// Verified StoreKit 2 transactions (one from the app or a notification, or a customer's
+    /// Server API history) and the renewal infos that came with them, matched to their
+    /// subscriptions by original transaction id.
+    public init(
+        signedTransactions transactions: [SignedTransaction], renewals: [SignedRenewalInfo], environment: AppStoreEnvironment,
+        source: Source
+    ) throws {
+        var purchases: [Purchase] = []
+        var subscribed = Set<String>()
+        for transaction in transactions {
+            guard let transactionId = transaction.transactionId else { throw SignedDataFailure.missingField("transactionId") }
+            guard let productId = transaction.productId else { throw SignedDataFailure.missingField("productId") }
+            guard let purchaseDate = transaction.purchaseDate?.date else { throw SignedDataFailure.missingField("purchaseDate") }
+            let original = transaction.originalTransactionId ?? transactionId
+            purchases.append(
+                Purchase(
+                    transactionId: transactionId, originalTransactionId: original, productId: productId, quantity: transaction.quantity ?? 1,
+                    purchaseDate: purchaseDate, originalPurchaseDate: transaction.originalPurchaseDate?.date ?? purchaseDate,
+                    expiresDate: transaction.expiresDate?.date, cancellationDate: transaction.revocationDate?.date,
+                    ownershipType: transaction.inAppOwnershipType?.rawValue ?? OwnershipType.purchased.rawValue))
+            if transaction.type == .autoRenewable { subscribed.insert(original) }
+        }
+        var matched: [String: Renewal] = [:]
+        for renewal in renewals {
+            // A renewal info that came with a single transaction belongs to it even unlabelled.
+            let original = renewal.originalTransactionId ?? (transactions.count == 1 ? purchases.first?.originalTransactionId : nil)
+            guard let original, subscribed.contains(original), matched[original] == nil else { continue }
+            matched[original] = Renewal(
+                autoRenewEnabled: renewal.autoRenewStatus == 1, autoRenewProductId: renewal.autoRenewProductId,
+                inBillingRetry: renewal.isInBillingRetryPeriod ?? false, gracePeriodExpiresDate: renewal.gracePeriodExpiresDate?.date,
+                expirationIntent: renewal.expirationIntent.map(String.init))
+        }
+        self.init(
+            source: source, bundleId: transactions.first?.bundleId, environment: environment.storageName, purchases: purchases,
+            renewals: matched)
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+
+/// Verified purchases in the one shape the grant rules read. verifyReceipt answers, StoreKit 2
+/// signed transactions, notifications and Server API history each convert into it once, at the
+/// edge (`PurchaseEvidence+AppStore.swift`), so the rules never see an Apple wire model.
+public struct PurchaseEvidence: Sendable, Hashable {
+    /// What was verified, for the record and for the rules that differ by source.
+    public enum Source: String, Sendable, Hashable, Codable {
+        case receipt
+        case signedTransaction = "signed_transaction"
+        case notification
+        case serverAPI = "server_api"
+    }
+
+    /// One transaction, with the fields the rules rely on present and typed.
+    public struct Purchase: Sendable, Hashable {
+        public var transactionId: String
+        public var originalTransactionId: String
+        public var productId: String
+        public var quantity: Int
+        public var purchaseDate: Date
+        public var originalPurchaseDate: Date?
+        public var expiresDate: Date?
+        /// Refund or revocation.
+        public var cancellationDate: Date?
+        /// `PURCHASED` or `FAMILY_SHARED` (Apple's names, kept as sent).
+        public var ownershipType: String?
+
+        public init(
+            transactionId: String, originalTransactionId: String, productId: String, quantity: Int = 1, purchaseDate: Date,
+            originalPurchaseDate: Date? = nil, expiresDate: Date? = nil, cancellationDate: Date? = nil, ownershipType: String? = nil
+        ) {
+            self.transactionId = transactionId
+            self.originalTransactionId = originalTransactionId
+            self.productId = productId
+            self.quantity = quantity
+            self.purchaseDate = purchaseDate
+            self.originalPurchaseDate = originalPurchaseDate
+            self.expiresDate = expiresDate
+            self.cancellationDate = cancellationDate
+            self.ownershipType = ownershipType
+        }
+    }
+
+    /// What Apple said about the next renewal of one subscription.
+    public struct Renewal: Sendable, Hashable {
+        public var autoRenewEnabled: Bool?
+        public var autoRenewProductId: String?
+        public var inBillingRetry: Bool
+        public var gracePeriodExpiresDate: Date?
+        public var expirationIntent: String?
+
+        public init(
+            autoRenewEnabled: Bool?, autoRenewProductId: String?, inBillingRetry: Bool, gracePeriodExpiresDate: Date?,
+            expirationIntent: String?
+        ) {
+            self.autoRenewEnabled = autoRenewEnabled
+            self.autoRenewProductId = autoRenewProductId
+            self.inBillingRetry = inBillingRetry
+            self.gracePeriodExpiresDate = gracePeriodExpiresDate
+            self.expirationIntent = expirationIntent
+        }
+    }
+
+    public var source: Source
+    /// The app the evidence was issued for.
+    public var bundleId: String?
+    /// Storage name of the environment it was verified in (`production`, `sandbox`).
+    public var environment: String
+    /// One entry per transaction id, by purchase date then id.
+    public var purchases: [Purchase]
+    /// By original transaction id.
+    public var renewals: [String: Renewal]
+
+    public init(source: Source, bundleId: String?, environment: String, purchases: [Purchase], renewals: [String: Renewal] = [:]) {
+        self.source = source
+        self.bundleId = bundleId
+        self.environment = environment
+        self.purchases = purchases.sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
+        self.renewals = renewals
+    }
+
+    /// Transaction and original transaction ids the evidence names, so storage loads and locks
+    /// exactly those rows.
+    public var referencedIds: (transactionIds: [String], originalIds: [String]) {
+        (purchases.map(\.transactionId), Array(Set(purchases.map(\.originalTransactionId))).sorted())
+    }
+}
