@@ -84,6 +84,27 @@ public struct LeasedDecision<Result: Sendable>: Sendable {
     }
 }
 
+extension LeasedDecision {
+    /// Verifications these writes change: their waiters are told once the transaction commits.
+    public var changedVerifications: [String] {
+        writes.compactMap { write in
+            if case .verification(let change) = write { change.id } else { nil }
+        }
+    }
+}
+
+/// What an adapter's leased transaction committed: the use case's result and the verifications
+/// it changed.
+public struct LeasedCommit<Result: Sendable>: Sendable {
+    public var result: Result
+    public var changed: [String]
+
+    public init(result: Result, changed: [String]) {
+        self.result = result
+        self.changed = changed
+    }
+}
+
 /// One write of a leased transaction.
 public enum LeasedWrite: Sendable {
     /// The leased job ends its attempt (guarded by `from` and the lease token).

@@ -28,6 +28,8 @@ public protocol VerificationStore: Sendable {
     func requeue(verificationId: String, now: Date) async throws -> Bool
     /// Releases configuration holds of `appId` taken under another configuration fingerprint.
     func releaseConfigurationHolds(appId: String, currentFingerprint: String, now: Date) async throws -> Int
+    /// Told of every committed change of a verification, for answers that wait on one.
+    var verificationWatch: VerificationWatch { get }
 }
 
 /// App Store Server Notifications as received.

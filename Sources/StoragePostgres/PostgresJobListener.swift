@@ -1,53 +1,85 @@
 import JobQueue
 import Logging
+import Persistence
 import PostgresNIO
 import ServiceLifecycle
 import Synchronization
 
-/// Wakes this process's job runner when any process enqueues a job (`LISTEN` on the store's
-/// channel), so an idle worker starts a new job within milliseconds instead of at its next poll.
-/// Notifications are hints: a lost one costs at most one poll interval, never a job.
+/// Relays what other processes commit (`LISTEN` on the store's channels): new jobs wake this
+/// process's job runner, so an idle worker starts within milliseconds instead of at its next
+/// poll; changed verifications wake this process's `?wait=` answers. Notifications are hints: a
+/// lost one costs at most one poll interval or one re-read, never a job or an answer.
 public struct PostgresJobListener: Service, CustomStringConvertible {
     /// ServiceLifecycle logs every service: its name only, never the configuration and keys it holds.
     public var description: String { "PostgresJobListener" }
 
     let store: PostgresStore
-    let signal: WakeSignal
+    /// Woken on new jobs; nil in a process that runs no jobs.
+    let signal: WakeSignal?
+    /// Told of changed verifications; false in a process that answers no HTTP.
+    let relaysVerifications: Bool
     let logger: Logger
 
-    public init(store: PostgresStore, signal: WakeSignal, logger: Logger) {
+    public init(store: PostgresStore, signal: WakeSignal?, relaysVerifications: Bool, logger: Logger) {
         self.store = store
         self.signal = signal
+        self.relaysVerifications = relaysVerifications
         self.logger = logger
     }
 
     public func run() async throws {
         await cancelWhenGracefulShutdown {
-            // One warning when listening stops working and one notice when it works again, however
-            // long the database stays away; retries back off up to 30 s.
-            let backoff = Mutex(FailureBackoff(base: 0.5, cap: 30))
-            while !Task.isCancelled {
-                do {
-                    try await store.client.withConnection { connection in
-                        try await connection.listen(on: store.jobChannel) { notifications in
-                            if backoff.withLock({ $0.succeeded() }) > 0 { logger.notice("job notifications listening again") }
-                            // Jobs may have arrived while no one listened.
+            await withTaskGroup(of: Void.self) { group in
+                if let signal {
+                    group.addTask {
+                        await listen(on: store.jobChannel, name: "job") { _ in
                             signal.wake()
-                            for try await _ in notifications { signal.wake() }
+                        } reconnected: {
+                            signal.wake()
                         }
                     }
-                } catch {
-                    if Task.isCancelled { return }
-                    let (delay, starts) = backoff.withLock { $0.failed() }
-                    if starts {
-                        logger.warning("job notifications interrupted; listening again with backoff", metadata: ["error": "\(error)"])
-                    }
-                    // Until it listens again, the runner's own poll interval covers the gap.
-                    try? await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
-                    continue
                 }
-                try? await Task.sleep(for: .milliseconds(500))
+                if relaysVerifications {
+                    let watch = store.verificationWatch
+                    group.addTask {
+                        await listen(on: store.verificationChannel, name: "verification") { id in
+                            watch.notify(id)
+                        } reconnected: {
+                            watch.notifyAll()
+                        }
+                    }
+                }
             }
+        }
+    }
+
+    /// Listens until cancelled. One warning when listening stops working and one notice when it
+    /// works again, however long the database stays away; retries back off up to 30 s.
+    private func listen(
+        on channel: String, name: String, _ received: @escaping @Sendable (String) -> Void, reconnected: @escaping @Sendable () -> Void
+    ) async {
+        let backoff = Mutex(FailureBackoff(base: 0.5, cap: 30))
+        while !Task.isCancelled {
+            do {
+                try await store.client.withConnection { connection in
+                    try await connection.listen(on: channel) { notifications in
+                        if backoff.withLock({ $0.succeeded() }) > 0 { logger.notice("\(name) notifications listening again") }
+                        // Something may have happened while no one listened.
+                        reconnected()
+                        for try await notification in notifications { received(notification.payload) }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                let (delay, starts) = backoff.withLock { $0.failed() }
+                if starts {
+                    logger.warning("\(name) notifications interrupted; listening again with backoff", metadata: ["error": "\(error)"])
+                }
+                // Until it listens again, polls and re-reads cover the gap.
+                try? await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
+                continue
+            }
+            try? await Task.sleep(for: .milliseconds(500))
         }
     }
 }

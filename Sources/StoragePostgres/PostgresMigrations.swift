@@ -223,7 +223,6 @@ extension PostgresStore {
     /// Creates the schema if needed and applies every migration not yet applied, each in its own
     /// transaction under a cluster-wide advisory lock, so many processes may start together.
     public func migrate() async throws {
-        await awaitPoolStart()
         let schema = configuration.schema
         try await transaction { connection in
             try await connection.execute("SELECT pg_advisory_xact_lock(\(Self.migrationLockKey))", logger: logger)

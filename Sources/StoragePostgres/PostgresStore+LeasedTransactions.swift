@@ -14,7 +14,8 @@ extension PostgresStore: LeasedTransactions {
         _ decide: @escaping @Sendable (LeasedVerification?, GrantFacts) throws -> LeasedDecision<T>
     ) async throws -> T? {
         let logger = self.logger
-        return try await transaction { connection -> T? in
+        let channel = verificationChannel
+        let committed = try await transaction { connection -> LeasedCommit<T>? in
             guard try await Self.lockLease(connection, lease, logger: logger) else { return nil }
             let verification = try await connection.rows(
                 "SELECT id, app_user_id, state FROM verifications WHERE id = \(verificationId) FOR UPDATE", logger: logger
@@ -33,8 +34,14 @@ extension PostgresStore: LeasedTransactions {
                 claims: try await Self.loadClaims(connection, appId: query.appId, originalIds: query.originalTransactionIds, logger: logger))
             let decision = try decide(verification, facts)
             for write in decision.writes { try await Self.apply(write, lease: lease, connection: connection, now: now, logger: logger) }
-            return decision.result
+            // Delivered at commit to the processes holding `?wait=` answers.
+            for id in decision.changedVerifications {
+                try await connection.execute("SELECT pg_notify(\(channel), \(id))", logger: logger)
+            }
+            return LeasedCommit(result: decision.result, changed: decision.changedVerifications)
         }
+        for id in committed?.changed ?? [] { verificationWatch.notify(id) }
+        return committed?.result
     }
 
     static func apply(_ write: LeasedWrite, lease: JobLease, connection: PostgresConnection, now: Date, logger: Logger) async throws {

@@ -33,14 +33,14 @@ extension PostgresStore {
             ORDER BY generation DESC LIMIT 1
             """, logger: logger
         ).first
-        var generation: Int64 = 1
-        if let latest {
-            let existing = try verification(from: latest)
-            if !submission.refresh || !existing.state.isFinal {
-                return SubmissionResult(verification: existing, created: false)
-            }
-            generation = try latest.value("generation", as: Int64.self) + 1
+        let existing = try latest.map(verification(from:))
+        let stored = try latest.flatMap { row in try existing.map { (state: $0.state, generation: Int(try row.value("generation", as: Int64.self))) }
         }
+        guard case .create(let created) = SubmissionRule.verdict(latest: stored, refresh: submission.refresh) else {
+            // `.existing` is only decided when a latest verification exists.
+            return SubmissionResult(verification: existing!, created: false)
+        }
+        let generation = Int64(created)
         let id = UUID().uuidString.lowercased()
         let jobId = UUID().uuidString.lowercased()
         let hints: String? = submission.hints.isEmpty ? nil : StoredJSON.encode(submission.hints)

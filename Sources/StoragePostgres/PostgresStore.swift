@@ -4,7 +4,6 @@ import Logging
 import Persistence
 import PostgresNIO
 import ServiceLifecycle
-import Synchronization
 
 /// The shared storage adapter: any number of API and worker processes on one PostgreSQL
 /// database. Correctness across processes comes from the database alone: leases are taken with
@@ -83,8 +82,12 @@ public final class PostgresStore: Service, Sendable {
     public let configuration: Configuration
     /// Channel on which enqueues announce new jobs (`LISTEN`/`NOTIFY`), one per schema.
     let jobChannel: String
-    /// Set when the pool starts running; `migrate()`, the first call of every process, waits for it.
-    private let poolStarted = Mutex(false)
+    /// Channel on which commits announce changed verifications (payload: the id), one per schema.
+    let verificationChannel: String
+    public let verificationWatch = VerificationWatch()
+    /// Opens when the pool starts running; `migrate()`, the first call of every process, waits
+    /// for it so that no query is issued to a pool nobody runs yet.
+    let poolStarted = OneShotSignal()
 
     public init(configuration: Configuration, logger: Logger) throws {
         guard Configuration.isIdentifier(configuration.schema) else {
@@ -102,70 +105,68 @@ public final class PostgresStore: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         self.jobChannel = "\(configuration.schema)_jobs"
+        self.verificationChannel = "\(configuration.schema)_verifications"
         client = PostgresClient(configuration: pg, backgroundLogger: logger)
     }
 
     /// Runs the connection pool until cancelled or shut down gracefully.
     public func run() async throws {
-        poolStarted.withLock { $0 = true }
         await cancelWhenGracefulShutdown {
-            await self.client.run()
+            await self.runPool()
         }
     }
 
-    /// Runs the pool in a task of its own, for tools and tests that do not use a service group.
-    public func runInBackground() -> Task<Void, Never> {
-        Task {
-            poolStarted.withLock { $0 = true }
-            await client.run()
-        }
+    /// Runs the pool until the calling task is cancelled: the service's body, and the child task
+    /// of `withRunningPool`.
+    public func runPool() async {
+        poolStarted.open()
+        await client.run()
     }
 
-    /// Waits (up to 10 s) until the pool runs: a query issued earlier would wait anyway, with a warning.
-    func awaitPoolStart() async {
-        for _ in 0..<1000 where !poolStarted.withLock({ $0 }) {
-            try? await Task.sleep(for: .milliseconds(10))
+    /// Runs `body` with the pool running as a child task, then stops it: for one-shot tools and
+    /// tests outside a service group.
+    public func withRunningPool<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: Void.self, returning: T.self) { group in
+            group.addTask { await self.runPool() }
+            defer { group.cancelAll() }
+            return try await body()
         }
-        // The flag is set just before `PostgresClient.run()` is entered: give that call a moment.
-        try? await Task.sleep(for: .milliseconds(20))
     }
 
     // MARK: Transactions
 
-    /// SQLSTATEs after which the whole transaction is safely run again: serialization
-    /// failure, deadlock, and unique violation (a concurrent writer got there first; the rerun
-    /// reads its committed row and takes the "already done" path).
-    static let retryableStates: Set<String> = ["40001", "40P01", "23505"]
+    /// Conflicts after which the whole transaction is safely run again: serialization failure,
+    /// deadlock, and unique violation (a concurrent writer got there first; the rerun reads its
+    /// committed row and takes the "already done" path).
+    static let retryableCodes: [PostgresError.Code] = [.serializationFailure, .deadlockDetected, .uniqueViolation]
 
-    /// Runs `body` in one transaction, retrying it from scratch on the conflicts above.
-    /// `body` must have no effects outside the database.
+    /// Runs `body` in one transaction (PostgresNIO's `withTransaction`), retrying it from scratch
+    /// on the conflicts above. `body` must have no effects outside the database. Errors reach the
+    /// caller unwrapped, as `body` or the commit threw them.
     func transaction<T: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        await poolStarted.wait()
         var attempt = 0
         while true {
             attempt += 1
             do {
-                return try await client.withConnection { connection in
-                    try await connection.execute("BEGIN", logger: logger)
-                    do {
-                        let value = try await body(connection)
-                        try await connection.execute("COMMIT", logger: logger)
-                        return value
-                    } catch {
-                        // A failed ROLLBACK leaves the connection broken; the pool discards it.
-                        try? await connection.execute("ROLLBACK", logger: logger)
-                        throw error
-                    }
-                }
-            } catch let error as PSQLError {
-                guard attempt < 8, let state = error.serverInfo?[.sqlState], Self.retryableStates.contains(state) else { throw error }
+                return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
+            } catch let failure as PostgresTransactionError {
+                let cause = failure.closureError ?? failure.commitError ?? failure.beginError ?? failure
+                guard attempt < 8, Self.isRetryable(cause) else { throw cause }
                 try await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 * attempt))))
             }
         }
     }
 
+    static func isRetryable(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError, let state = error.serverInfo?[.sqlState] else { return false }
+        return retryableCodes.contains(PostgresError.Code(raw: state))
+    }
+
     /// Runs one read-only statement outside an explicit transaction.
     func read<T: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        try await client.withConnection { connection in try await body(connection) }
+        await poolStarted.wait()
+        return try await client.withConnection { connection in try await body(connection) }
     }
 }
 

@@ -11,7 +11,7 @@ extension SQLiteStore: LeasedTransactions {
         _ lease: JobLease, verificationId: String, reading query: GrantFactsQuery, now: Date,
         _ decide: @escaping @Sendable (LeasedVerification?, GrantFacts) throws -> LeasedDecision<T>
     ) async throws -> T? {
-        try await committer.write(pool: pool) { db -> T? in
+        let committed = try await committer.write(pool: pool) { db -> LeasedCommit<T>? in
             guard try Self.holdsLease(db, lease) else { return nil }
             let verification = try Row.fetchOne(
                 db, sql: "SELECT id, app_user_id, state FROM verifications WHERE id = ?", arguments: [verificationId]
@@ -21,8 +21,10 @@ extension SQLiteStore: LeasedTransactions {
             }
             let decision = try decide(verification, try Self.loadFacts(db, query))
             for write in decision.writes { try Self.apply(write, lease: lease, db: db, now: now) }
-            return decision.result
+            return LeasedCommit(result: decision.result, changed: decision.changedVerifications)
         }
+        for id in committed?.changed ?? [] { verificationWatch.notify(id) }
+        return committed?.result
     }
 
     static func apply(_ write: LeasedWrite, lease: JobLease, db: Database, now: Date) throws {

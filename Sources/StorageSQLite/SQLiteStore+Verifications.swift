@@ -22,13 +22,11 @@ extension SQLiteStore {
                 ORDER BY generation DESC LIMIT 1
                 """,
             arguments: [submission.appId, submission.receiptHash, submission.appUserId])
-        var generation = 1
-        if let latest {
-            let existing = Self.verification(from: latest)
-            if !submission.refresh || !existing.state.isFinal {
-                return SubmissionResult(verification: existing, created: false)
-            }
-            generation = (latest["generation"] as Int) + 1
+        let existing = latest.map(Self.verification(from:))
+        let stored = latest.flatMap { row in existing.map { (state: $0.state, generation: row["generation"] as Int) } }
+        guard case .create(let generation) = SubmissionRule.verdict(latest: stored, refresh: submission.refresh) else {
+            // `.existing` is only decided when a latest verification exists.
+            return SubmissionResult(verification: existing!, created: false)
         }
         let id = UUID().uuidString.lowercased()
         let jobId = UUID().uuidString.lowercased()

@@ -18,6 +18,7 @@ public final class SQLiteStore: Sendable {
 
     let pool: DatabasePool
     let committer = GroupCommitter()
+    public let verificationWatch = VerificationWatch()
     public let path: String
 
     public init(configuration: Configuration) throws {

@@ -112,7 +112,7 @@ public final class LocalStack: Sendable {
         if startServer {
             let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
             let signal = WakeSignal()
-            let listener = configuration.runWorkers ? backend.makeWakeListener(signal: signal, logger: logger) : nil
+            let listener = backend.makeListener(signal: configuration.runWorkers ? signal : nil, answersHTTP: true, logger: logger)
             let app = try await StorekeeperApplication.build(
                 configuration: configuration, store: store, httpClient: serverHTTPClient, logger: logger, signal: signal,
                 extraServices: listener.map { [$0] } ?? [], onRunning: { port in continuation.yield(port) })

@@ -34,3 +34,11 @@ public enum PostgresTestDatabase {
         return store
     }
 }
+
+extension PostgresStore {
+    /// Test support only: the pool of a store a test keeps for its whole run, in a task of its
+    /// own. Shipped code runs the pool as a Service or through `withRunningPool`.
+    public func runInBackground() -> Task<Void, Never> {
+        Task { await runPool() }
+    }
+}

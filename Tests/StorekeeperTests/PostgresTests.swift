@@ -3,6 +3,7 @@ import JobQueue
 import Logging
 import Persistence
 import StoragePostgres
+import StorekeeperCore
 import StorekeeperTesting
 import Testing
 
@@ -51,7 +52,7 @@ struct PostgresTests {
         let workerSide = try await PostgresTestDatabase.makeStore(url: url)
         let apiSide = try await PostgresTestDatabase.makeStore(url: url)
         let signal = WakeSignal()
-        let listener = PostgresJobListener(store: workerSide, signal: signal, logger: Logger(label: "test"))
+        let listener = PostgresJobListener(store: workerSide, signal: signal, relaysVerifications: false, logger: Logger(label: "test"))
         let listening = Task { try await listener.run() }
         defer { listening.cancel() }
         // The listener wakes once when it starts listening; consume that wake first.
@@ -67,5 +68,34 @@ struct PostgresTests {
         // only the NOTIFY can end it.
         #expect(await ends(woke, within: 60), "the enqueue in the other process did not wake this one")
         #expect(try await workerSide.jobCounts()[.available] == 1)
+    }
+
+    @Test(
+        "a verification changed in one process wakes a `?wait=` waiter in another (LISTEN/NOTIFY)",
+        .enabled(if: PostgresTestDatabase.url != nil))
+    func verificationChangeAcrossProcesses() async throws {
+        let url = try PostgresTestDatabase.freshURL()
+        let workerSide = try await PostgresTestDatabase.makeStore(url: url)
+        let apiSide = try await PostgresTestDatabase.makeStore(url: url)
+        let listener = PostgresJobListener(store: apiSide, signal: nil, relaysVerifications: true, logger: Logger(label: "test"))
+        let submitted = try await apiSide.submitReceipt(
+            ReceiptSubmission(appId: "app", appUserId: "u", receiptHash: "h", receiptBase64: "aA==", refresh: false, hints: [:]),
+            now: Date())
+        let id = submitted.verification.id
+        // The listener tells every waiter to read again once it listens: that ends this probe,
+        // so the listener is known to listen before the change below is committed.
+        let probe = apiSide.verificationWatch.register(id)
+        let listening = Task { try await listener.run() }
+        defer { listening.cancel() }
+        #expect(await ends(Task { await probe.wait(timeout: .seconds(3600)) }, within: 60), "the listener never started listening")
+
+        let ticket = apiSide.verificationWatch.register(id)
+        let woke = Task { await ticket.wait(timeout: .seconds(3600)) }
+        let lease = try #require(
+            try await workerSide.leaseJobs(kinds: ["verify_receipt"], limit: 1, owner: "w", now: Date(), leaseDuration: 30).first)
+        #expect(try await VerificationOutcomes(store: workerSide).markVerifying(lease, verificationId: id, now: Date()))
+        // Without the notification the wait would last an hour: within the watchdog's minute,
+        // only the NOTIFY of the other store's commit can end it.
+        #expect(await ends(woke, within: 60), "the other process's commit did not wake this waiter")
     }
 }

@@ -73,16 +73,28 @@ struct ServerContext: Sendable {
         return essence == "application/json" || (essence.hasPrefix("application/") && essence.hasSuffix("+json"))
     }
 
-    /// Polls until the verification is final (or held), or `seconds` have passed, or the process
-    /// is stopping (the client gets its 202 at once instead of holding up the shutdown).
+    /// Waits until the verification is final (or held), or `seconds` have passed, or the process
+    /// is stopping (the client gets its 202 at once instead of holding up the shutdown). Woken by
+    /// the store's verification watch when a commit changes it; it reads again at least every
+    /// second in case a notification was lost.
     func waitForFinal(_ verification: VerificationRecord, seconds: Double) async throws -> VerificationRecord {
         let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        let watch = store.verificationWatch
+        let id = verification.id
         var current = verification
         while !current.state.isFinal, current.state != .configurationError, ContinuousClock.now < deadline,
             !Task.isShuttingDownGracefully
         {
-            try await Task.sleep(for: .milliseconds(25))
-            current = try await store.verification(id: current.id) ?? current
+            let ticket = watch.register(id)
+            defer { watch.unregister(id, ticket) }
+            current = try await store.verification(id: id) ?? current
+            if current.state.isFinal || current.state == .configurationError { break }
+            let remaining = deadline - ContinuousClock.now
+            await withGracefulShutdownHandler {
+                await ticket.wait(timeout: min(remaining, .seconds(1)))
+            } onGracefulShutdown: {
+                watch.notify(id)
+            }
         }
         return current
     }

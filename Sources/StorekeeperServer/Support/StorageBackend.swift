@@ -49,18 +49,19 @@ public struct StorageBackend: Sendable {
     /// while `body` runs, then stops them.
     public func whileRunning<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         guard let postgres else { return try await body() }
-        let pool = postgres.runInBackground()
-        defer { pool.cancel() }
-        return try await body()
+        return try await postgres.withRunningPool(body)
     }
 
     /// Services that must run before anything uses the store, first in the service group.
     public var services: [any Service] { postgres.map { [$0] } ?? [] }
 
-    /// A service waking `signal` when another process enqueues a job; nil when the database has
-    /// no such channel (SQLite: one process enqueues and runs, and wakes its runner directly).
-    public func makeWakeListener(signal: WakeSignal, logger: Logger) -> (any Service)? {
-        postgres.map { PostgresJobListener(store: $0, signal: signal, logger: logger) }
+    /// A service relaying other processes' commits: waking `signal` when one enqueues a job (nil:
+    /// this process runs no jobs), and the store's verification watch when one changes a
+    /// verification (`answersHTTP`). Nil when the database has no such channel (SQLite: one
+    /// process enqueues, runs and answers, and is told directly).
+    public func makeListener(signal: WakeSignal?, answersHTTP: Bool, logger: Logger) -> (any Service)? {
+        guard signal != nil || answersHTTP else { return nil }
+        return postgres.map { PostgresJobListener(store: $0, signal: signal, relaysVerifications: answersHTTP, logger: logger) }
     }
 }
 

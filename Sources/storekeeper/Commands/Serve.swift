@@ -79,7 +79,7 @@ struct Serve: AsyncParsableCommand {
         }
         let httpClient = StorekeeperApplication.makeHTTPClient(configuration: configuration)
         let signal = WakeSignal()
-        let listener = configuration.runWorkers ? backend.makeWakeListener(signal: signal, logger: logger) : nil
+        let listener = backend.makeListener(signal: configuration.runWorkers ? signal : nil, answersHTTP: true, logger: logger)
         let ready = configuration
         services.append(
             DeferredService {

@@ -46,50 +46,51 @@ struct Verify: AsyncParsableCommand {
         let base64 = bytes.base64EncodedString()
 
         let backend = try StorageBackend.open(configuration: configuration, logger: logger)
-        let pool = backend.postgres?.runInBackground()
-        defer { pool?.cancel() }
-        try await backend.prepare()
-        let store = backend.store
-        try await store.seedProducts(appId: chosen.id, products: chosen.products, now: Date())
-        let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
-        let submitted = try await store.submitReceipt(
-            ReceiptSubmission(appId: chosen.id, appUserId: user, receiptHash: hash, receiptBase64: base64, refresh: refresh, hints: [:]),
-            now: Date())
-        print("verification \(submitted.verification.id) \(submitted.created ? "queued" : "already known") for app \(chosen.id), user \(user)")
-        print("apple: \(configuration.appleEndpoints.production) (sandbox \(configuration.appleEndpoints.sandbox))")
+        let final: VerificationRecord? = try await backend.whileRunning {
+            try await backend.prepare()
+            let store = backend.store
+            try await store.seedProducts(appId: chosen.id, products: chosen.products, now: Date())
+            let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+            let submitted = try await store.submitReceipt(
+                ReceiptSubmission(appId: chosen.id, appUserId: user, receiptHash: hash, receiptBase64: base64, refresh: refresh, hints: [:]),
+                now: Date())
+            print("verification \(submitted.verification.id) \(submitted.created ? "queued" : "already known") for app \(chosen.id), user \(user)")
+            print("apple: \(configuration.appleEndpoints.production) (sandbox \(configuration.appleEndpoints.sandbox))")
 
-        let httpClient = StorekeeperApplication.makeHTTPClient(configuration: configuration)
-        let runner = try StorekeeperApplication.makeRunner(configuration: configuration, store: store, httpClient: httpClient, logger: logger)
-        let started = Date()
-        let final: VerificationRecord? = try await withThrowingTaskGroup(of: VerificationRecord?.self) { group in
-            group.addTask {
-                try await runner.run()
-                return nil
-            }
-            group.addTask {
-                var last = ""
-                while Date().timeIntervalSince(started) < timeout {
-                    guard let v = try await store.verification(id: submitted.verification.id) else { return nil }
-                    let elapsed = String(format: "%.1f", Date().timeIntervalSince(started))
-                    var line = "[\(elapsed)s] \(v.state.rawValue), attempts \(v.attempts)"
-                    if let reason = v.reason { line += ", reason \(reason)" }
-                    if v.state == .retryScheduled, let next = v.nextAttemptAt {
-                        line += ", next attempt in \(String(format: "%.1f", max(0, next.timeIntervalSinceNow)))s"
-                    }
-                    if line != last || Int(Date().timeIntervalSince(started) * 2) % 10 == 0 {
-                        FileHandle.standardError.write(Data((line + "\n").utf8))
-                        last = line
-                    }
-                    if v.state.isFinal || v.state == .configurationError { return v }
-                    try await Task.sleep(for: .milliseconds(500))
+            let httpClient = StorekeeperApplication.makeHTTPClient(configuration: configuration)
+            let runner = try StorekeeperApplication.makeRunner(configuration: configuration, store: store, httpClient: httpClient, logger: logger)
+            let started = Date()
+            let final: VerificationRecord? = try await withThrowingTaskGroup(of: VerificationRecord?.self) { group in
+                group.addTask {
+                    try await runner.run()
+                    return nil
                 }
-                return try await store.verification(id: submitted.verification.id)
+                group.addTask {
+                    var last = ""
+                    while Date().timeIntervalSince(started) < timeout {
+                        guard let v = try await store.verification(id: submitted.verification.id) else { return nil }
+                        let elapsed = String(format: "%.1f", Date().timeIntervalSince(started))
+                        var line = "[\(elapsed)s] \(v.state.rawValue), attempts \(v.attempts)"
+                        if let reason = v.reason { line += ", reason \(reason)" }
+                        if v.state == .retryScheduled, let next = v.nextAttemptAt {
+                            line += ", next attempt in \(String(format: "%.1f", max(0, next.timeIntervalSinceNow)))s"
+                        }
+                        if line != last || Int(Date().timeIntervalSince(started) * 2) % 10 == 0 {
+                            FileHandle.standardError.write(Data((line + "\n").utf8))
+                            last = line
+                        }
+                        if v.state.isFinal || v.state == .configurationError { return v }
+                        try await Task.sleep(for: .milliseconds(500))
+                    }
+                    return try await store.verification(id: submitted.verification.id)
+                }
+                let result = try await group.next() ?? nil
+                group.cancelAll()
+                return result
             }
-            let result = try await group.next() ?? nil
-            group.cancelAll()
-            return result
+            try await httpClient.shutdown()
+            return final
         }
-        try await httpClient.shutdown()
         guard let final else { throw ExitCode(2) }
         let encoder = StorekeeperJSON.makeEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

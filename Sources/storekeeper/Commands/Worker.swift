@@ -34,7 +34,7 @@ struct Worker: AsyncParsableCommand {
                 return try StorekeeperApplication.makeRunner(
                     configuration: configuration, store: backend.store, httpClient: httpClient, signal: signal, logger: logger)
             })
-        if let listener = backend.makeWakeListener(signal: signal, logger: logger) { services.append(listener) }
+        if let listener = backend.makeListener(signal: signal, answersHTTP: false, logger: logger) { services.append(listener) }
         if let gapFill = try StorekeeperApplication.makeGapFillService(
             configuration: configuration, store: backend.store, httpClient: httpClient, signal: signal, logger: logger)
         {
