@@ -116,43 +116,46 @@ struct NotificationIngest {
             context.metrics.increment("storekeeper_notifications_rejected_total", labels: ["reason": first.code])
             throw StorekeeperError(.notificationRejected, "\(first.code): \(verdict.failures.map(\.description).joined(separator: "; "))")
         }
-        guard let payload = try? verdict.decode(NotificationPayload.self),
-            let type = payload.notificationType, let uuid = payload.notificationUUID
+        guard let payload = SignedTransactionGate.notificationPayload(verdict), let type = payload.notificationType,
+            let uuid = payload.notificationUUID
         else { throw StorekeeperError(.invalidNotification, "the signed payload is not a V2 notification") }
-        guard let app = context.apps.first(where: { $0.bundleId == payload.bundleId }) else {
+        // The one notification verifier (the grant job uses it too): the app by bundle id, the
+        // nested renewal info and signed transaction verified for it.
+        guard case .verified(let verified) = await context.signedTransactionGate.notification(payload, apps: context.apps, now: now) else {
             throw StorekeeperError(.unknownApp, "no configured app has bundle id '\(payload.bundleId ?? "(none)")'")
         }
+        let app = verified.app
 
         // What the notification leads to: its signed transaction, granted to the owner of the
         // original transaction through the same path as a StoreKit 2 POST.
         var outcome = type == .test ? "test" : "no_transaction"
         var originalTransactionId: String?
         var submission: ReceiptSubmission?
-        if let signed = payload.data?.signedTransactionInfo {
-            switch try await context.signedTransactionGate.check(signed, app: app, now: now) {
-            case .rejected(let code, _):
-                outcome = code
-            case .verified(let transaction, _, _, _):
-                originalTransactionId = transaction.originalTransactionId ?? transaction.transactionId
-                if type == .consumptionRequest {
-                    // Apple asks for consumption information before deciding a refund: recorded
-                    // for the developer's answer (Server API `sendConsumptionInformation`); nothing
-                    // about the purchase has changed yet.
-                    outcome = "consumption_requested"
-                } else if let original = originalTransactionId,
-                    let owner = try await context.store.owner(appId: app.id, originalTransactionId: original)
-                {
-                    outcome = "submitted"
-                    // The whole notification goes to the grant job: it verifies and applies the
-                    // nested transaction together with the renewal info (billing retry, grace).
-                    let hash = SHA256.hash(data: Data(signedPayload.utf8)).map { String(format: "%02x", $0) }.joined()
-                    submission = ReceiptSubmission(
-                        appId: app.id, appUserId: owner, receiptHash: hash, receiptBase64: signedPayload, refresh: false,
-                        hints: ["notification": uuid], jobKind: verifySignedTransactionJobKind)
-                } else {
-                    // Nobody has claimed this purchase yet; their receipt or transaction will grant it.
-                    outcome = "unowned"
-                }
+        switch verified.transaction {
+        case nil:
+            break
+        case .rejected(let code, _)?:
+            outcome = code
+        case .verified(let transaction, _, _, _)?:
+            originalTransactionId = transaction.originalTransactionId ?? transaction.transactionId
+            if type == .consumptionRequest {
+                // Apple asks for consumption information before deciding a refund: recorded
+                // for the developer's answer (Server API `sendConsumptionInformation`); nothing
+                // about the purchase has changed yet.
+                outcome = "consumption_requested"
+            } else if let original = originalTransactionId,
+                let owner = try await context.store.owner(appId: app.id, originalTransactionId: original)
+            {
+                outcome = "submitted"
+                // The whole notification goes to the grant job: it verifies and applies the
+                // nested transaction together with the renewal info (billing retry, grace).
+                let hash = SHA256.hash(data: Data(signedPayload.utf8)).map { String(format: "%02x", $0) }.joined()
+                submission = ReceiptSubmission(
+                    appId: app.id, appUserId: owner, receiptHash: hash, receiptBase64: signedPayload, refresh: false,
+                    hints: ["notification": uuid], jobKind: verifySignedTransactionJobKind)
+            } else {
+                // Nobody has claimed this purchase yet; their receipt or transaction will grant it.
+                outcome = "unowned"
             }
         }
         let record = NotificationRecord(

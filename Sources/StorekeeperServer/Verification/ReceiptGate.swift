@@ -38,7 +38,7 @@ struct ReceiptGate: Sendable {
     func admit(_ bytes: [UInt8], bundleId: String) throws -> Admission {
         guard enabled else { return .disabled }
         do {
-            let receipt = try parser.parse(bytes)
+            let receipt = try parse(bytes)
             guard receipt.bundleId == bundleId else {
                 throw StorekeeperError(
                     .receiptBundleMismatch, "the receipt is for '\(receipt.bundleId ?? "?")', not this app ('\(bundleId)')")
@@ -48,6 +48,13 @@ struct ReceiptGate: Sendable {
             if bytes.first(where: { !$0.isWhitespaceByte }) == UInt8(ascii: "{") { return .legacy }
             throw StorekeeperError(.invalidReceipt, "not an app receipt (\(error.code)): \(error.message)")
         }
+    }
+
+    /// The one place a receipt is parsed: at acceptance, and again by the job from the stored
+    /// bytes (the parse is microseconds; storing the parsed form would be a second copy of the
+    /// evidence to keep in step with the bytes the signature covers).
+    func parse(_ bytes: [UInt8]) throws -> AppReceipt {
+        try parser.parse(bytes)
     }
 
     enum LocalCheck {
@@ -61,7 +68,7 @@ struct ReceiptGate: Sendable {
 
     /// The signature and chain, for the worker.
     func check(_ base64: String) async -> LocalCheck {
-        guard enabled, let data = Data(base64Encoded: base64), let receipt = try? parser.parse(Array(data)) else {
+        guard enabled, let data = Data(base64Encoded: base64), let receipt = try? parse(Array(data)) else {
             return .unchecked
         }
         let verdict = await verifier.verify(Array(data), at: receipt.creationDate ?? Date())

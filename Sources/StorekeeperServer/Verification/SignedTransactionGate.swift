@@ -49,15 +49,9 @@ struct SignedTransactionGate: Sendable {
     }
 
     /// Throws `StorekeeperError(.invalidSignedTransaction)` only for text that is not a JWS at all.
-    /// A V2 notification (as stored by the notification endpoint) is checked through its nested
-    /// signed transaction, with its renewal info.
+    /// A V2 notification (as stored by the notification endpoint) goes through `notification(_:apps:now:)`,
+    /// the same function the notification endpoint uses.
     func check(_ jws: String, app: AppConfiguration, now: Date) async throws -> Outcome {
-        try await check(jws, app: app, now: now, renewal: nil, acceptNotification: true)
-    }
-
-    private func check(
-        _ jws: String, app: AppConfiguration, now: Date, renewal: SignedRenewalInfo?, acceptNotification: Bool
-    ) async throws -> Outcome {
         let verdict: SignedDataVerdict
         do {
             verdict = try await verifier.verify(jws, expecting: .init(bundleId: app.bundleId), time: validationTime(now: now))
@@ -67,27 +61,74 @@ struct SignedTransactionGate: Sendable {
         if let first = verdict.failures.first {
             return .rejected(code: first.code, message: verdict.failures.map(\.description).joined(separator: "; "))
         }
-        guard acceptNotification,
-            let notification = try? verdict.decode(NotificationPayload.self),
-            notification.notificationType != nil
-        else { return transactionOutcome(verdict, app: app, renewal: renewal) }
-        guard let nested = notification.data?.signedTransactionInfo else {
-            return .rejected(code: FailureReason.notificationWithoutTransaction.rawValue, message: "the notification carries no signed transaction")
-        }
-        var nestedRenewal: SignedRenewalInfo?
-        if let signedRenewal = notification.data?.signedRenewalInfo {
-            switch await renewalInfo(signedRenewal, now: now) {
-            case .success(let renewal): nestedRenewal = renewal
-            case .failure(let failure): return .rejected(code: failure.code, message: "renewal info: \(failure.code)")
+        guard let payload = Self.notificationPayload(verdict) else { return transactionOutcome(verdict, app: app, renewal: nil) }
+        switch await notification(payload, apps: [app], now: now) {
+        case .unknownApp(let bundleId):
+            return .rejected(code: FailureReason.jwsWrongBundleId.rawValue, message: "the notification is for '\(bundleId ?? "?")'")
+        case .verified(let verified):
+            switch verified.transaction {
+            case nil:
+                return .rejected(
+                    code: FailureReason.notificationWithoutTransaction.rawValue, message: "the notification carries no signed transaction")
+            case .rejected(let code, let message)?:
+                return .rejected(code: code, message: message)
+            case .verified(let transaction, var evidence, let environment, _)?:
+                evidence.source = .notification
+                return .verified(transaction, evidence: evidence, environment: environment, notification: payload)
             }
         }
-        switch try await check(nested, app: app, now: now, renewal: nestedRenewal, acceptNotification: false) {
-        case .verified(let transaction, var evidence, let environment, _):
-            evidence.source = .notification
-            return .verified(transaction, evidence: evidence, environment: environment, notification: notification)
-        case .rejected(let code, let message):
-            return .rejected(code: code, message: message)
+    }
+
+    /// A notification whose outer signature verified, with what it carries verified too.
+    struct VerifiedNotification: Sendable {
+        var payload: NotificationPayload
+        var app: AppConfiguration
+        /// The nested signed transaction (with the nested renewal info), verified for `app`; nil
+        /// when the notification carries none (e.g. TEST).
+        var transaction: Outcome?
+    }
+
+    enum NotificationVerdict: Sendable {
+        case verified(VerifiedNotification)
+        /// No app in the list has the notification's bundle id.
+        case unknownApp(bundleId: String?)
+    }
+
+    /// The one notification verifier, used by the notification endpoint (and its gap-fill) and by
+    /// the grant job: `payload` comes from an outer JWS already verified; the app is found by its
+    /// bundle id, and the nested renewal info and transaction are verified for it.
+    func notification(_ payload: NotificationPayload, apps: [AppConfiguration], now: Date) async -> NotificationVerdict {
+        guard let app = apps.first(where: { $0.bundleId == payload.bundleId }) else { return .unknownApp(bundleId: payload.bundleId) }
+        guard let nested = payload.data?.signedTransactionInfo else {
+            return .verified(VerifiedNotification(payload: payload, app: app, transaction: nil))
         }
+        var renewal: SignedRenewalInfo?
+        if let signedRenewal = payload.data?.signedRenewalInfo {
+            switch await renewalInfo(signedRenewal, now: now) {
+            case .success(let verified): renewal = verified
+            case .failure(let failure):
+                let rejected = Outcome.rejected(code: failure.code, message: "renewal info: \(failure.code)")
+                return .verified(VerifiedNotification(payload: payload, app: app, transaction: rejected))
+            }
+        }
+        let outcome: Outcome
+        do {
+            let verdict = try await verifier.verify(nested, expecting: .init(bundleId: app.bundleId), time: validationTime(now: now))
+            if let first = verdict.failures.first {
+                outcome = .rejected(code: first.code, message: verdict.failures.map(\.description).joined(separator: "; "))
+            } else {
+                outcome = transactionOutcome(verdict, app: app, renewal: renewal)
+            }
+        } catch {
+            outcome = .rejected(code: FailureReason.jwsNotATransaction.rawValue, message: "the nested transaction is not a JWS: \(error)")
+        }
+        return .verified(VerifiedNotification(payload: payload, app: app, transaction: outcome))
+    }
+
+    /// The verified payload as a V2 notification, when it is one.
+    static func notificationPayload(_ verdict: SignedDataVerdict) -> NotificationPayload? {
+        guard let payload = try? verdict.decode(NotificationPayload.self), payload.notificationType != nil else { return nil }
+        return payload
     }
 
     /// A signed renewal info (Server API subscription statuses), verified; nil with the failure code otherwise.
