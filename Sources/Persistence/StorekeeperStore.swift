@@ -17,11 +17,11 @@ public protocol CatalogStore: Sendable {
 /// Submissions and the verifications they start.
 public protocol VerificationStore: Sendable {
     /// Stores the receipt (deduplicated by hash), a verification and its job in one transaction.
-    func submitReceipt(_ submission: ReceiptSubmission, now: Date) async throws -> SubmissionResult
+    func submitReceipt(_ submission: EvidenceSubmission, now: Date) async throws -> SubmissionResult
     func verification(id: String) async throws -> VerificationRecord?
     func verifications(appId: String?, states: [VerificationState], createdBefore: Date?, limit: Int) async throws -> [VerificationRecord]
     /// The verification a job is about and its receipt, for the job handler.
-    func verificationForJob(jobId: String) async throws -> (VerificationRecord, receiptBase64: String)?
+    func verificationForJob(jobId: String) async throws -> (VerificationRecord, evidence: String)?
     /// Provisional grants of a user still running at `now`.
     func provisionalGrants(appId: String, appUserId: String, now: Date) async throws -> [ProvisionalGrant]
     /// Puts a verification back in the queue now (manual retry); false if it is being verified.
@@ -40,7 +40,7 @@ public protocol NotificationStore: Sendable {
     /// the same transaction, the submission it causes (its signed transaction, for the owner).
     /// A notification already stored changes nothing and returns `created == false`.
     func recordNotification(
-        _ notification: NotificationRecord, submission: ReceiptSubmission?, now: Date
+        _ notification: NotificationRecord, submission: EvidenceSubmission?, now: Date
     ) async throws
         -> NotificationResult
 }

@@ -47,43 +47,72 @@ public struct VerificationRecord: Codable, Hashable, Sendable {
 
 extension VerificationRecord {
     /// The record of a verification just submitted: what every adapter returns for it.
-    public static func pending(id: String, jobId: String, submission: ReceiptSubmission, at now: Date) -> VerificationRecord {
+    public static func pending(id: String, jobId: String, submission: EvidenceSubmission, at now: Date) -> VerificationRecord {
         VerificationRecord(
-            id: id, appId: submission.appId, appUserId: submission.appUserId, receiptHash: submission.receiptHash,
+            id: id, appId: submission.appId, appUserId: submission.appUserId, receiptHash: submission.evidenceHash,
             jobId: jobId, state: .pending, reason: nil, attempts: 0, appleStatuses: [], environment: nil,
             nextAttemptAt: nil, grant: nil, createdAt: now, updatedAt: now, finalizedAt: nil)
     }
 }
 
 /// A receipt accepted from an app, to be verified.
-public struct ReceiptSubmission: Sendable {
+/// What was submitted, by kind. Each kind is verified by a job of its own; storage keeps the
+/// evidence as text (deduplicated by hash) and the job kind.
+public enum SubmittedEvidence: Sendable, Hashable {
+    /// An app receipt, base64: verified locally, then by Apple (`verify_receipt`).
+    case receipt(base64: String)
+    /// A StoreKit 2 signed transaction (`Transaction.jwsRepresentation`), verified locally.
+    case signedTransaction(jws: String)
+    /// A V2 notification's signed payload: its nested transaction and renewal info are granted.
+    case notification(signedPayload: String)
+    /// A subscriber refresh: the customer's history pulled from the App Store Server API for
+    /// these transaction ids.
+    case historyPull(transactionIds: [String])
+
+    /// The job that verifies it.
+    public var jobKind: String {
+        switch self {
+        case .receipt: verifyReceiptJobKind
+        case .signedTransaction, .notification: verifySignedTransactionJobKind
+        case .historyPull: refreshFromServerAPIJobKind
+        }
+    }
+
+    /// The text stored and handed to the job.
+    public var storedText: String {
+        switch self {
+        case .receipt(let base64): base64
+        case .signedTransaction(let jws): jws
+        case .notification(let payload): payload
+        case .historyPull(let ids): ids.joined(separator: ",")
+        }
+    }
+}
+
+public struct EvidenceSubmission: Sendable {
     public var appId: String
     public var appUserId: String
-    /// SHA-256 of the decoded receipt bytes, hex.
-    public var receiptHash: String
-    public var receiptBase64: String
-    /// Verify again even when an earlier verification of the same receipt is final.
+    /// SHA-256 of the submitted evidence, hex: the deduplication key with app and user.
+    public var evidenceHash: String
+    public var evidence: SubmittedEvidence
+    /// Verify again even when an earlier verification of the same evidence is final.
     public var refresh: Bool
     public var hints: [String: String]
-    /// The job that verifies it: a receipt with Apple (`verify_receipt`), or a StoreKit 2 signed
-    /// transaction locally (`verify_signed_transaction`, whose text is kept as the "receipt").
-    public var jobKind: String
     /// Original transaction ids the evidence names, as parsed at acceptance (empty when it could
     /// not be parsed locally): recorded as this user's claims in the accepting transaction.
     public var claims: [String]
 
     public init(
-        appId: String, appUserId: String, receiptHash: String, receiptBase64: String, refresh: Bool, hints: [String: String],
-        jobKind: String = verifyReceiptJobKind, claims: [String] = []
+        appId: String, appUserId: String, evidenceHash: String, evidence: SubmittedEvidence, refresh: Bool = false,
+        hints: [String: String] = [:], claims: [String] = []
     ) {
-        self.claims = claims
         self.appId = appId
         self.appUserId = appUserId
-        self.receiptHash = receiptHash
-        self.receiptBase64 = receiptBase64
+        self.evidenceHash = evidenceHash
+        self.evidence = evidence
         self.refresh = refresh
         self.hints = hints
-        self.jobKind = jobKind
+        self.claims = claims
     }
 }
 

@@ -15,7 +15,7 @@ extension PostgresStore {
     }
 
     public func recordNotification(
-        _ notification: NotificationRecord, submission: ReceiptSubmission?, now: Date
+        _ notification: NotificationRecord, submission: EvidenceSubmission?, now: Date
     ) async throws -> NotificationResult {
         try await transaction { connection in
             // The primary key (app, notificationUUID) makes a second delivery a no-op.

@@ -6,7 +6,7 @@ import PostgresNIO
 import StorekeeperDomain
 
 extension PostgresStore {
-    public func submitReceipt(_ submission: ReceiptSubmission, now: Date) async throws -> SubmissionResult {
+    public func submitReceipt(_ submission: EvidenceSubmission, now: Date) async throws -> SubmissionResult {
         // No lock: two API processes receiving the same post at once both try generation 1; the
         // unique key (app, receipt, user, generation) refuses the second, whose transaction is run
         // again and then finds and returns the first one's verification.
@@ -18,18 +18,18 @@ extension PostgresStore {
     /// Four round trips in all: BEGIN, store receipt + read latest, insert job + verification +
     /// notify, COMMIT.
     static func submit(
-        _ connection: PostgresConnection, _ submission: ReceiptSubmission, now: Date, channel: String, logger: Logger
+        _ connection: PostgresConnection, _ submission: EvidenceSubmission, now: Date, channel: String, logger: Logger
     ) async throws -> SubmissionResult {
         let nowMs = StoredTime.ms(now)
         let latest = try await connection.rows(
             """
             WITH stored AS (
                 INSERT INTO receipts (app_id, hash, data, created_at)
-                VALUES (\(submission.appId), \(submission.receiptHash), \(submission.receiptBase64), \(nowMs))
+                VALUES (\(submission.appId), \(submission.evidenceHash), \(submission.evidence.storedText), \(nowMs))
                 ON CONFLICT DO NOTHING
             )
             SELECT * FROM verifications
-            WHERE app_id = \(submission.appId) AND receipt_hash = \(submission.receiptHash) AND app_user_id = \(submission.appUserId)
+            WHERE app_id = \(submission.appId) AND receipt_hash = \(submission.evidenceHash) AND app_user_id = \(submission.appUserId)
             ORDER BY generation DESC LIMIT 1
             """, logger: logger
         ).first
@@ -48,11 +48,11 @@ extension PostgresStore {
             """
             WITH job AS (
                 INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
-                VALUES (\(jobId), \(submission.jobKind), \(id), 'available', 0, \(nowMs), \(nowMs))
+                VALUES (\(jobId), \(submission.evidence.jobKind), \(id), 'available', 0, \(nowMs), \(nowMs))
             ), verification AS (
                 INSERT INTO verifications (id, app_id, app_user_id, receipt_hash, generation, job_id, state, attempts,
                     apple_statuses, hints, created_at, updated_at)
-                VALUES (\(id), \(submission.appId), \(submission.appUserId), \(submission.receiptHash), \(generation), \(jobId),
+                VALUES (\(id), \(submission.appId), \(submission.appUserId), \(submission.evidenceHash), \(generation), \(jobId),
                     'pending', 0, '[]', \(hints), \(nowMs), \(nowMs))
             )
             SELECT pg_notify(\(channel), '')
@@ -97,7 +97,7 @@ extension PostgresStore {
         }
     }
 
-    public func verificationForJob(jobId: String) async throws -> (VerificationRecord, receiptBase64: String)? {
+    public func verificationForJob(jobId: String) async throws -> (VerificationRecord, evidence: String)? {
         try await read { connection in
             guard
                 let row = try await connection.rows(

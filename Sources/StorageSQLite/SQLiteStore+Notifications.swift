@@ -12,7 +12,7 @@ extension SQLiteStore {
     }
 
     public func recordNotification(
-        _ notification: NotificationRecord, submission: ReceiptSubmission?, now: Date
+        _ notification: NotificationRecord, submission: EvidenceSubmission?, now: Date
     ) async throws -> NotificationResult {
         try await committer.write(pool: pool) { db in
             try db.execute(

@@ -5,23 +5,23 @@ import Persistence
 import StorekeeperDomain
 
 extension SQLiteStore {
-    public func submitReceipt(_ submission: ReceiptSubmission, now: Date) async throws -> SubmissionResult {
+    public func submitReceipt(_ submission: EvidenceSubmission, now: Date) async throws -> SubmissionResult {
         try await committer.write(pool: pool) { db in try Self.submit(db, submission, now: now) }
     }
 
     /// One submission inside an open write transaction.
-    static func submit(_ db: Database, _ submission: ReceiptSubmission, now: Date) throws -> SubmissionResult {
+    static func submit(_ db: Database, _ submission: EvidenceSubmission, now: Date) throws -> SubmissionResult {
         let nowMs = StoredTime.ms(now)
         try db.execute(
             sql: "INSERT INTO receipts (app_id, hash, data, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            arguments: [submission.appId, submission.receiptHash, submission.receiptBase64, nowMs])
+            arguments: [submission.appId, submission.evidenceHash, submission.evidence.storedText, nowMs])
         let latest = try Row.fetchOne(
             db,
             sql: """
                 SELECT * FROM verifications WHERE app_id = ? AND receipt_hash = ? AND app_user_id = ?
                 ORDER BY generation DESC LIMIT 1
                 """,
-            arguments: [submission.appId, submission.receiptHash, submission.appUserId])
+            arguments: [submission.appId, submission.evidenceHash, submission.appUserId])
         let existing = latest.map(Self.verification(from:))
         let stored = latest.flatMap { row in existing.map { (state: $0.state, generation: row["generation"] as Int) } }
         guard case .create(let generation) = SubmissionRule.verdict(latest: stored, refresh: submission.refresh) else {
@@ -35,7 +35,7 @@ extension SQLiteStore {
                 INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
                 VALUES (?, ?, ?, 'available', 0, ?, ?)
                 """,
-            arguments: [jobId, submission.jobKind, id, nowMs, nowMs])
+            arguments: [jobId, submission.evidence.jobKind, id, nowMs, nowMs])
         try db.execute(
             sql: """
                 INSERT INTO verifications (id, app_id, app_user_id, receipt_hash, generation, job_id, state, attempts,
@@ -43,7 +43,7 @@ extension SQLiteStore {
                 VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, '[]', ?, ?, ?)
                 """,
             arguments: [
-                id, submission.appId, submission.appUserId, submission.receiptHash, generation, jobId,
+                id, submission.appId, submission.appUserId, submission.evidenceHash, generation, jobId,
                 submission.hints.isEmpty ? nil : StoredJSON.encode(submission.hints), nowMs, nowMs,
             ])
         let claims = Array(Set(submission.claims)).sorted()
@@ -99,7 +99,7 @@ extension SQLiteStore {
         }
     }
 
-    public func verificationForJob(jobId: String) async throws -> (VerificationRecord, receiptBase64: String)? {
+    public func verificationForJob(jobId: String) async throws -> (VerificationRecord, evidence: String)? {
         try await pool.read { db in
             guard
                 let row = try Row.fetchOne(

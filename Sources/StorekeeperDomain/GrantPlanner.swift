@@ -135,67 +135,31 @@ public enum GrantPlanner {
         for tx in transactions {
             let product = context.catalog[tx.productId]
             let type = product?.type ?? .unknown
-
-            // Rule: an original transaction belongs to the app user who first submitted it.
-            if let binding = bindings[tx.originalTransactionId], binding.appUserId != context.appUserId {
-                switch context.bindingPolicy {
-                case .refuse:
-                    if !plan.summary.conflicts.contains(where: { $0.transactionId == tx.transactionId }) {
-                        plan.summary.conflicts.append(
-                            GrantConflict(
-                                code: GrantConflict.ownedByAnotherUser, transactionId: tx.transactionId,
-                                originalTransactionId: tx.originalTransactionId, productId: tx.productId))
-                    }
-                    continue
-                case .transfer:
-                    let transfer = OwnershipTransfer(
-                        originalTransactionId: tx.originalTransactionId, fromAppUserId: binding.appUserId,
-                        toAppUserId: context.appUserId)
-                    plan.transfers.append(transfer)
-                    plan.summary.transfers.append(transfer)
-                    let moved = OwnershipBinding(
-                        appId: context.appId, originalTransactionId: tx.originalTransactionId,
-                        appUserId: context.appUserId, productId: binding.productId)
-                    bindings[tx.originalTransactionId] = moved
-                    plan.bindings.append(moved)
-                }
-            } else if bindings[tx.originalTransactionId] == nil {
-                let binding = OwnershipBinding(
-                    appId: context.appId, originalTransactionId: tx.originalTransactionId,
-                    appUserId: context.appUserId, productId: tx.productId)
-                bindings[tx.originalTransactionId] = binding
-                plan.bindings.append(binding)
-            }
+            guard BindingRule.bind(tx, context: context, bindings: &bindings, plan: &plan) else { continue }
             if type == .autoRenewable { grantedAutoRenewable[tx.originalTransactionId, default: []].append(tx) }
 
-            if var existing = context.existingTransactions[tx.transactionId] {
+            if let existing = context.existingTransactions[tx.transactionId] {
                 let evidenceAt = context.evidenceSignedAt ?? context.now
-                if existing.cancellationDate == nil, let cancelled = tx.cancellationDate {
-                    if let reinstated = existing.reinstatedAt, evidenceAt <= reinstated {
-                        // A refund signed before its reversal, delivered late: the reversal stands.
-                        staleRevocations.insert(tx.transactionId)
-                        plan.summary.alreadyGranted.append(tx.transactionId)
-                    } else {
-                        existing.cancellationDate = cancelled
-                        plan.revokedTransactions.append(existing)
-                        plan.summary.revoked.append(tx.transactionId)
-                        plan.ledger.append(ledgerEntry(existing, product: product, event: .refund, state: "refunded", now: context.now))
-                    }
-                } else if context.reversesRefunds, tx.cancellationDate == nil, (existing.reinstatedAt ?? .distantPast) < evidenceAt {
-                    // Recorded even when the refund has not arrived yet: it may arrive late.
-                    let wasRevoked = existing.cancellationDate != nil
-                    existing.cancellationDate = nil
-                    existing.reinstatedAt = evidenceAt
-                    plan.reinstatedTransactions.append(existing)
+                switch RefundRule.change(existing, seen: tx, evidenceAt: evidenceAt, reversesRefunds: context.reversesRefunds) {
+                case .none:
+                    plan.summary.alreadyGranted.append(tx.transactionId)
+                case .staleRefund:
+                    staleRevocations.insert(tx.transactionId)
+                    plan.summary.alreadyGranted.append(tx.transactionId)
+                case .revoke(let revoked):
+                    plan.revokedTransactions.append(revoked)
+                    plan.summary.revoked.append(tx.transactionId)
+                    plan.ledger.append(LedgerRule.entry(revoked, product: product, event: .refund, state: "refunded", now: context.now))
+                case .reinstate(let reinstated, let wasRevoked):
+                    plan.reinstatedTransactions.append(reinstated)
                     if wasRevoked {
                         reinstatedIds.insert(tx.transactionId)
                         plan.summary.reinstated = (plan.summary.reinstated ?? []) + [tx.transactionId]
-                        plan.ledger.append(ledgerEntry(existing, product: product, event: .refundReversed, state: "granted", now: context.now))
+                        plan.ledger.append(
+                            LedgerRule.entry(reinstated, product: product, event: .refundReversed, state: "granted", now: context.now))
                     } else {
                         plan.summary.alreadyGranted.append(tx.transactionId)
                     }
-                } else {
-                    plan.summary.alreadyGranted.append(tx.transactionId)
                 }
                 continue
             }
@@ -216,59 +180,26 @@ public enum GrantPlanner {
             plan.summary.granted.append(tx.transactionId)
             plan.summary.creditsAdded += credits
             let state = tx.cancellationDate == nil ? "granted" : "refunded"
-            plan.ledger.append(ledgerEntry(record, product: product, event: .purchase, state: state, now: context.now))
+            plan.ledger.append(LedgerRule.entry(record, product: product, event: .purchase, state: state, now: context.now))
             if tx.cancellationDate != nil {
                 plan.summary.revoked.append(tx.transactionId)
-                plan.ledger.append(ledgerEntry(record, product: product, event: .refund, state: "refunded", now: context.now))
+                plan.ledger.append(LedgerRule.entry(record, product: product, event: .refund, state: "refunded", now: context.now))
             }
         }
 
         for (originalId, group) in grantedAutoRenewable.sorted(by: { $0.key < $1.key }) {
-            guard let owner = bindings[originalId]?.appUserId else { continue }
-            let latest = group.max { a, b in
-                (a.expiresDate ?? .distantPast, a.purchaseDate) < (b.expiresDate ?? .distantPast, b.purchaseDate)
-            }!
-            let pending = evidence.renewals[originalId]
-            let facts = SubscriptionFacts(
-                appId: context.appId, originalTransactionId: originalId, appUserId: owner,
-                productId: latest.productId, environment: env, latestTransactionId: latest.transactionId,
-                // A refund already recorded stands, even when a later answer omits it (a late
-                // renewal notification, an older receipt).
-                expiresDate: latest.expiresDate,
-                revokedAt: (staleRevocations.contains(latest.transactionId) ? nil : latest.cancellationDate)
-                    ?? (reinstatedIds.contains(latest.transactionId) ? nil : context.existingTransactions[latest.transactionId]?.cancellationDate),
-                autoRenewEnabled: pending?.autoRenewEnabled, autoRenewProductId: pending?.autoRenewProductId,
-                inBillingRetry: pending?.inBillingRetry ?? false, gracePeriodExpiresDate: pending?.gracePeriodExpiresDate,
-                expirationIntent: pending?.expirationIntent, updatedAt: context.now)
-            // An older answer processed late must not roll a subscription back.
-            if let stored = context.subscriptions[originalId], let storedExpiry = stored.expiresDate,
-                let newExpiry = facts.expiresDate, newExpiry < storedExpiry, stored.appUserId == owner
-            {
-                continue
-            }
-            if context.subscriptions[originalId] != facts {
-                plan.subscriptions.append(facts)
-                plan.summary.subscriptionsUpdated.append(originalId)
-            }
+            guard let owner = bindings[originalId]?.appUserId,
+                let facts = SubscriptionFactsRule.facts(
+                    originalId, purchases: group, owner: owner, evidence: evidence, context: context,
+                    refundStands: { id in
+                        // A refund already recorded stands, even when a later answer omits it (a
+                        // late renewal notification, an older receipt), unless reversed now.
+                        reinstatedIds.contains(id) ? nil : context.existingTransactions[id]?.cancellationDate
+                    }, refundIsStale: { staleRevocations.contains($0) })
+            else { continue }
+            plan.subscriptions.append(facts)
+            plan.summary.subscriptionsUpdated.append(originalId)
         }
         return .grant(plan)
     }
-
-    private static func ledgerEntry(
-        _ record: TransactionRecord, product: Product?, event: LedgerEntry.Event, state: String, now: Date
-    ) -> LedgerEntry {
-        // A family member's copy of another's purchase was paid for once, by the buyer.
-        let paid = record.ownershipType != familyShared
-        let unit = paid ? product?.priceMicros : nil
-        let price = unit.map { $0 * Int64(record.quantity) * (event == .refund ? -1 : 1) }
-        return LedgerEntry(
-            appId: record.appId, appUserId: record.appUserId, productId: record.productId,
-            productType: record.productType, transactionId: record.transactionId,
-            originalTransactionId: record.originalTransactionId, environment: record.environment,
-            purchaseDate: record.purchaseDate, event: event, quantity: record.quantity, priceMicros: price,
-            currency: product?.currency, state: state, recordedAt: now)
-    }
-
-    /// Apple's ownership type of a family member's copy.
-    static let familyShared = "FAMILY_SHARED"
 }

@@ -333,3 +333,119 @@ struct FailureReasonTests {
         #expect(String(decoding: try JSONEncoder().encode(decoded), as: UTF8.self) == #"["apple_something_new"]"#)
     }
 }
+
+@Suite("grant rules, one by one")
+struct GrantRuleTests {
+    let t0 = referenceTime
+
+    func purchase(_ id: String, original: String? = nil, cancelled: Date? = nil, expires: Date? = nil) -> PurchaseEvidence.Purchase {
+        PurchaseEvidence.Purchase(
+            transactionId: id, originalTransactionId: original ?? id, productId: "p", purchaseDate: t0, expiresDate: expires,
+            cancellationDate: cancelled)
+    }
+
+    func record(_ id: String, cancelled: Date? = nil, reinstatedAt: Date? = nil) -> TransactionRecord {
+        var record = TransactionRecord(
+            appId: "app", appUserId: "alice", transactionId: id, originalTransactionId: id, productId: "p", productType: .nonConsumable,
+            environment: "sandbox", purchaseDate: t0, originalPurchaseDate: t0, expiresDate: nil, cancellationDate: cancelled, quantity: 1,
+            credits: 0, ownershipType: "PURCHASED", verificationId: "v")
+        record.reinstatedAt = reinstatedAt
+        return record
+    }
+
+    func context(user: String, policy: BindingPolicy = .refuse) -> GrantContext {
+        GrantContext(
+            appId: "app", bundleId: "b", appUserId: user, verificationId: "v", now: t0, catalog: [:], bindingPolicy: policy)
+    }
+
+    @Test("binding: unbound binds; bound to the same user passes; another user: conflict (refuse) or move (transfer)")
+    func binding() {
+        var bindings: [String: OwnershipBinding] = [:]
+        var plan = GrantPlan()
+        #expect(BindingRule.bind(purchase("1"), context: context(user: "alice"), bindings: &bindings, plan: &plan))
+        #expect(plan.bindings.map(\.appUserId) == ["alice"] && bindings["1"]?.appUserId == "alice")
+        #expect(BindingRule.bind(purchase("1"), context: context(user: "alice"), bindings: &bindings, plan: &plan))
+        #expect(plan.bindings.count == 1)
+        #expect(!BindingRule.bind(purchase("1"), context: context(user: "bob"), bindings: &bindings, plan: &plan))
+        #expect(!BindingRule.bind(purchase("1"), context: context(user: "bob"), bindings: &bindings, plan: &plan))
+        #expect(plan.summary.conflicts.map(\.transactionId) == ["1"], "one conflict per transaction")
+        #expect(BindingRule.bind(purchase("1"), context: context(user: "bob", policy: .transfer), bindings: &bindings, plan: &plan))
+        #expect(plan.transfers == [OwnershipTransfer(originalTransactionId: "1", fromAppUserId: "alice", toAppUserId: "bob")])
+        #expect(bindings["1"]?.appUserId == "bob")
+    }
+
+    @Test("refunds: a refund revokes; one signed before a standing reversal is stale; a reversal reinstates, even ahead of its refund")
+    func refunds() {
+        let refund = t0.addingTimeInterval(100)
+        #expect(RefundRule.change(record("1"), seen: purchase("1"), evidenceAt: t0, reversesRefunds: false) == .none)
+        guard
+            case .revoke(let revoked) = RefundRule.change(record("1"), seen: purchase("1", cancelled: refund), evidenceAt: t0, reversesRefunds: false)
+        else {
+            Issue.record("expected a revocation")
+            return
+        }
+        #expect(revoked.cancellationDate == refund)
+        let reinstated = record("1", reinstatedAt: t0.addingTimeInterval(200))
+        #expect(
+            RefundRule.change(reinstated, seen: purchase("1", cancelled: refund), evidenceAt: t0.addingTimeInterval(150), reversesRefunds: false)
+                == .staleRefund)
+        guard
+            case .reinstate(let back, let wasRevoked) = RefundRule.change(
+                record("1", cancelled: refund), seen: purchase("1"), evidenceAt: t0.addingTimeInterval(300), reversesRefunds: true)
+        else {
+            Issue.record("expected a reinstatement")
+            return
+        }
+        #expect(back.cancellationDate == nil && back.reinstatedAt == t0.addingTimeInterval(300) && wasRevoked)
+        guard case .reinstate(_, let early) = RefundRule.change(record("1"), seen: purchase("1"), evidenceAt: t0, reversesRefunds: true) else {
+            Issue.record("a reversal ahead of its refund is remembered")
+            return
+        }
+        #expect(!early)
+    }
+
+    @Test("subscription facts: the latest transaction and its renewal; never an expiry moved back; unchanged facts not rewritten")
+    func subscriptionFacts() throws {
+        let evidence = PurchaseEvidence(
+            source: .receipt, bundleId: "b", environment: "sandbox",
+            purchases: [
+                purchase("1", original: "o", expires: t0.addingTimeInterval(30)), purchase("2", original: "o", expires: t0.addingTimeInterval(60)),
+            ],
+            renewals: [
+                "o": .init(autoRenewEnabled: false, autoRenewProductId: "p", inBillingRetry: true, gracePeriodExpiresDate: nil, expirationIntent: "1")
+            ])
+        var context = context(user: "alice")
+        let facts = try #require(
+            SubscriptionFactsRule.facts(
+                "o", purchases: evidence.purchases, owner: "alice", evidence: evidence, context: context, refundStands: { _ in nil },
+                refundIsStale: { _ in false }))
+        #expect(facts.latestTransactionId == "2" && facts.expiresDate == t0.addingTimeInterval(60) && facts.inBillingRetry)
+        #expect(facts.autoRenewEnabled == false && facts.expirationIntent == "1")
+        context.subscriptions = ["o": facts]
+        #expect(
+            SubscriptionFactsRule.facts(
+                "o", purchases: evidence.purchases, owner: "alice", evidence: evidence, context: context, refundStands: { _ in nil },
+                refundIsStale: { _ in false }) == nil, "unchanged")
+        #expect(
+            SubscriptionFactsRule.facts(
+                "o", purchases: [evidence.purchases[0]], owner: "alice", evidence: evidence, context: context, refundStands: { _ in nil },
+                refundIsStale: { _ in false }) == nil, "older answer")
+        let refunded = SubscriptionFactsRule.facts(
+            "o", purchases: evidence.purchases, owner: "alice", evidence: evidence, context: context, refundStands: { _ in t0 },
+            refundIsStale: { _ in false })
+        #expect(refunded?.revokedAt == t0, "a recorded refund stands")
+    }
+
+    @Test("ledger: priced per quantity, refunds negative, family-shared copies free")
+    func ledger() {
+        let product = Product(productId: "p", type: .consumable, priceMicros: 990_000, currency: "EUR")
+        var bought = record("1")
+        bought.quantity = 3
+        #expect(LedgerRule.entry(bought, product: product, event: .purchase, state: "granted", now: t0).priceMicros == 2_970_000)
+        #expect(LedgerRule.entry(bought, product: product, event: .refund, state: "refunded", now: t0).priceMicros == -2_970_000)
+        var shared = record("2")
+        shared.ownershipType = "FAMILY_SHARED"
+        #expect(LedgerRule.entry(shared, product: product, event: .purchase, state: "granted", now: t0).priceMicros == nil)
+        #expect(LedgerRule.entry(bought, product: nil, event: .purchase, state: "granted", now: t0).priceMicros == nil)
+    }
+}

@@ -60,7 +60,7 @@ struct JobRunnerTests {
         let store = try await factory.make()
         for i in 0..<jobs {
             _ = try await store.submitReceipt(
-                ReceiptSubmission(appId: "app", appUserId: "u\(i)", receiptHash: "h\(i)", receiptBase64: "aA==", refresh: false, hints: [:]),
+                EvidenceSubmission(appId: "app", appUserId: "u\(i)", evidenceHash: "h\(i)", evidence: .receipt(base64: "aA==")),
                 now: Date())
         }
         return store

@@ -47,7 +47,7 @@ struct OutagePolicyTests {
     func storage(factory: StoreFactory) async throws {
         let store = try await factory.make()
         let submitted = try await store.submitReceipt(
-            ReceiptSubmission(appId: "app", appUserId: "alice", receiptHash: "h", receiptBase64: "aA==", refresh: false, hints: [:]), now: t0)
+            EvidenceSubmission(appId: "app", appUserId: "alice", evidenceHash: "h", evidence: .receipt(base64: "aA==")), now: t0)
         let stale = try #require(try await store.leaseJobs(kinds: ["verify_receipt"], limit: 1, owner: "a", now: t0, leaseDuration: 30).first)
         let lease = try #require(
             try await store.leaseJobs(kinds: ["verify_receipt"], limit: 1, owner: "b", now: t0.addingTimeInterval(31), leaseDuration: 30).first)

@@ -93,8 +93,8 @@ struct OwnershipByAcceptanceTests {
 
     func submit(_ store: any StorekeeperStore, user: String, at: Date) async throws -> SubmissionResult {
         try await store.submitReceipt(
-            ReceiptSubmission(
-                appId: "app", appUserId: user, receiptHash: "same-receipt", receiptBase64: "cg==", refresh: false, hints: [:], claims: ["o1"]),
+            EvidenceSubmission(
+                appId: "app", appUserId: user, evidenceHash: "same-receipt", evidence: .receipt(base64: "cg=="), claims: ["o1"]),
             now: at)
     }
 

@@ -62,7 +62,7 @@ struct PostgresTests {
         let woke = Task { await signal.wait(timeout: 3600) }
         try await Task.sleep(for: .milliseconds(100))
         _ = try await apiSide.submitReceipt(
-            ReceiptSubmission(appId: "app", appUserId: "u", receiptHash: "h", receiptBase64: "aA==", refresh: false, hints: [:]),
+            EvidenceSubmission(appId: "app", appUserId: "u", evidenceHash: "h", evidence: .receipt(base64: "aA==")),
             now: Date())
         // Without the notification the wait would last an hour: within the watchdog's minute,
         // only the NOTIFY can end it.
@@ -79,7 +79,7 @@ struct PostgresTests {
         let apiSide = try await PostgresTestDatabase.makeStore(url: url)
         let listener = PostgresJobListener(store: apiSide, signal: nil, relaysVerifications: true, logger: Logger(label: "test"))
         let submitted = try await apiSide.submitReceipt(
-            ReceiptSubmission(appId: "app", appUserId: "u", receiptHash: "h", receiptBase64: "aA==", refresh: false, hints: [:]),
+            EvidenceSubmission(appId: "app", appUserId: "u", evidenceHash: "h", evidence: .receipt(base64: "aA==")),
             now: Date())
         let id = submitted.verification.id
         // The listener tells every waiter to read again once it listens: that ends this probe,

@@ -30,8 +30,8 @@ struct StoreFactory: CustomStringConvertible, Sendable {
 struct StorageConformanceTests {
     let t0 = referenceTime
 
-    func submission(user: String = "alice", receipt: String = "cmVjZWlwdA==", refresh: Bool = false) -> ReceiptSubmission {
-        ReceiptSubmission(appId: "app", appUserId: user, receiptHash: "hash-\(receipt)", receiptBase64: receipt, refresh: refresh, hints: [:])
+    func submission(user: String = "alice", receipt: String = "cmVjZWlwdA==", refresh: Bool = false) -> EvidenceSubmission {
+        EvidenceSubmission(appId: "app", appUserId: user, evidenceHash: "hash-\(receipt)", evidence: .receipt(base64: receipt), refresh: refresh)
     }
 
     func lease(_ store: any StorekeeperStore, at now: Date, limit: Int = 10) async throws -> [JobLease] {
@@ -312,7 +312,7 @@ struct StorageConformanceTests {
         let b = try await store.submitReceipt(submission(user: "b"), now: t0.addingTimeInterval(10))
         let first = try #require(try await lease(store, at: t0.addingTimeInterval(20), limit: 1).first)
         #expect(try await store.verificationForJob(jobId: first.jobId)?.0.id == a.verification.id)
-        #expect(try await store.verificationForJob(jobId: first.jobId)?.receiptBase64 == "cmVjZWlwdA==")
+        #expect(try await store.verificationForJob(jobId: first.jobId)?.evidence == "cmVjZWlwdA==")
         #expect(try await VerificationOutcomes(store: store).markVerifying(first, verificationId: a.verification.id, now: t0.addingTimeInterval(20)))
         // A manual retry of a verification being verified is refused while its lease lasts.
         #expect(try await store.requeue(verificationId: a.verification.id, now: t0.addingTimeInterval(21)) == false)
@@ -355,14 +355,13 @@ struct StorageConformanceTests {
         let record = NotificationRecord(
             appId: "app", notificationUUID: "n-1", notificationType: "DID_RENEW", subtype: nil, signedDate: t0,
             originalTransactionId: "1", environment: "sandbox", payload: "jws", outcome: "submitted")
-        let follow = ReceiptSubmission(
-            appId: "app", appUserId: "alice", receiptHash: "nested", receiptBase64: "nested-jws", refresh: false, hints: [:],
-            jobKind: verifySignedTransactionJobKind)
+        let follow = EvidenceSubmission(
+            appId: "app", appUserId: "alice", evidenceHash: "nested", evidence: .notification(signedPayload: "nested-jws"))
         let first = try await store.recordNotification(record, submission: follow, now: t0)
         let again = try await store.recordNotification(record, submission: follow, now: t0)
         #expect(first.created && first.verification != nil && !again.created && again.verification == nil)
         let jobs = try await store.leaseJobs(kinds: [verifySignedTransactionJobKind], limit: 10, owner: "t", now: t0, leaseDuration: 30)
         #expect(jobs.count == 1)
-        #expect(try await store.verificationForJob(jobId: jobs[0].jobId)?.receiptBase64 == "nested-jws")
+        #expect(try await store.verificationForJob(jobId: jobs[0].jobId)?.evidence == "nested-jws")
     }
 }

@@ -108,9 +108,9 @@ struct AdminController {
         }
         guard !ids.isEmpty else { throw StorekeeperError(.notFound, "no purchase of '\(appUserId)' is known: nothing to refresh") }
         let result = try await context.store.submitReceipt(
-            ReceiptSubmission(
-                appId: app.id, appUserId: appUserId, receiptHash: "refresh-\(UUID().uuidString)", receiptBase64: ids.joined(separator: ","),
-                refresh: false, hints: [:], jobKind: refreshFromServerAPIJobKind),
+            EvidenceSubmission(
+                appId: app.id, appUserId: appUserId, evidenceHash: "refresh-\(UUID().uuidString)",
+                evidence: .historyPull(transactionIds: ids)),
             now: context.now())
         context.signal.wake()
         let verification = try await context.waitForFinal(result.verification, seconds: wait)

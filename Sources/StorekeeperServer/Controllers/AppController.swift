@@ -57,8 +57,8 @@ struct AppController {
         }
         let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
         let result = try await context.store.submitReceipt(
-            ReceiptSubmission(
-                appId: app.id, appUserId: body.appUserId, receiptHash: hash, receiptBase64: cleaned,
+            EvidenceSubmission(
+                appId: app.id, appUserId: body.appUserId, evidenceHash: hash, evidence: .receipt(base64: cleaned),
                 refresh: body.refresh ?? false, hints: body.hints ?? [:], claims: admission.claims),
             now: context.now())
         if result.created {
@@ -110,9 +110,8 @@ struct AppController {
         }
         let hash = SHA256.hash(data: Data(jws.utf8)).map { String(format: "%02x", $0) }.joined()
         let result = try await context.store.submitReceipt(
-            ReceiptSubmission(
-                appId: app.id, appUserId: body.appUserId, receiptHash: hash, receiptBase64: jws, refresh: false, hints: [:],
-                jobKind: verifySignedTransactionJobKind, claims: claims),
+            EvidenceSubmission(
+                appId: app.id, appUserId: body.appUserId, evidenceHash: hash, evidence: .signedTransaction(jws: jws), claims: claims),
             now: context.now())
         if result.created { context.signal.wake() }
         let verification = try await context.waitForFinal(result.verification, seconds: wait)

@@ -71,15 +71,15 @@ struct NotificationIngest {
         let digest = SHA256.hash(data: raw).map { String(format: "%02x", $0) }.joined()
         let uuid = "v1-\(digest.prefix(32))"
         var outcome = "no_receipt"
-        var submission: ReceiptSubmission?
+        var submission: EvidenceSubmission?
         if let receipt = notification.latestReceipt {
             if let original = notification.originalTransactionId,
                 let owner = try await context.store.owner(appId: app.id, originalTransactionId: original)
             {
                 outcome = "submitted"
-                submission = ReceiptSubmission(
-                    appId: app.id, appUserId: owner, receiptHash: "\(digest)-v1", receiptBase64: receipt, refresh: false,
-                    hints: ["notification": uuid], jobKind: verifyReceiptJobKind)
+                submission = EvidenceSubmission(
+                    appId: app.id, appUserId: owner, evidenceHash: "\(digest)-v1", evidence: .receipt(base64: receipt),
+                    hints: ["notification": uuid])
             } else {
                 outcome = "unowned"
             }
@@ -92,7 +92,7 @@ struct NotificationIngest {
     }
 
     /// One transaction: the notification (once per UUID) and the job it causes; then the answer.
-    private func store(_ record: NotificationRecord, submission: ReceiptSubmission?, version: String, now: Date) async throws -> Answer {
+    private func store(_ record: NotificationRecord, submission: EvidenceSubmission?, version: String, now: Date) async throws -> Answer {
         let result = try await context.store.recordNotification(record, submission: submission, now: now)
         if result.verification != nil { context.signal.wake() }
         context.metrics.increment(
@@ -130,7 +130,7 @@ struct NotificationIngest {
         // original transaction through the same path as a StoreKit 2 POST.
         var outcome = type == .test ? "test" : "no_transaction"
         var originalTransactionId: String?
-        var submission: ReceiptSubmission?
+        var submission: EvidenceSubmission?
         switch verified.transaction {
         case nil:
             break
@@ -150,9 +150,9 @@ struct NotificationIngest {
                 // The whole notification goes to the grant job: it verifies and applies the
                 // nested transaction together with the renewal info (billing retry, grace).
                 let hash = SHA256.hash(data: Data(signedPayload.utf8)).map { String(format: "%02x", $0) }.joined()
-                submission = ReceiptSubmission(
-                    appId: app.id, appUserId: owner, receiptHash: hash, receiptBase64: signedPayload, refresh: false,
-                    hints: ["notification": uuid], jobKind: verifySignedTransactionJobKind)
+                submission = EvidenceSubmission(
+                    appId: app.id, appUserId: owner, evidenceHash: hash, evidence: .notification(signedPayload: signedPayload),
+                    hints: ["notification": uuid])
             } else {
                 // Nobody has claimed this purchase yet; their receipt or transaction will grant it.
                 outcome = "unowned"

@@ -52,7 +52,7 @@ struct Verify: AsyncParsableCommand {
             try await store.seedProducts(appId: chosen.id, products: chosen.products, now: Date())
             let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
             let submitted = try await store.submitReceipt(
-                ReceiptSubmission(appId: chosen.id, appUserId: user, receiptHash: hash, receiptBase64: base64, refresh: refresh, hints: [:]),
+                EvidenceSubmission(appId: chosen.id, appUserId: user, evidenceHash: hash, evidence: .receipt(base64: base64), refresh: refresh),
                 now: Date())
             print("verification \(submitted.verification.id) \(submitted.created ? "queued" : "already known") for app \(chosen.id), user \(user)")
             print("apple: \(configuration.appleEndpoints.production) (sandbox \(configuration.appleEndpoints.sandbox))")
