@@ -237,6 +237,41 @@ let package = Package(
 
         // MARK: - Tests
 
+        /// Pure layers: wire models, domain rules, state machines, use-case decisions. Seconds.
+        .testTarget(
+            name: "StorekeeperDomainTests",
+            dependencies: [
+                "AppStoreModels", "AppStoreCrypto", "StorekeeperDomain", "StorekeeperCore", "Persistence", "JobQueue", "StorekeeperTesting",
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        /// Receipts, JWS, chains and OCSP, with no server.
+        .testTarget(
+            name: "AppStoreCryptoTests",
+            dependencies: [
+                "AppStoreCrypto", "AppStoreModels", "AppStoreSimulator", "StorekeeperTesting",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        /// One conformance suite over every storage adapter (SQLite, PostgreSQL), and the queue on them.
+        .testTarget(
+            name: "StorageConformanceTests",
+            dependencies: [
+                "AppStoreModels", "StorekeeperDomain", "StorekeeperCore", "Persistence", "JobQueue", "StorageSQLite", "StoragePostgres",
+                "AppStoreSimulator", "StorekeeperTesting",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        /// The server end to end over real HTTP, real processes and the simulator.
         .testTarget(
             name: "StorekeeperTests",
             dependencies: [

@@ -8,18 +8,6 @@ import StorekeeperServer
 import StorekeeperTesting
 import Testing
 
-/// Polls `condition` every 50 ms until it holds or `timeout` passes; returns whether it held.
-/// The timeout is a deadline for an outcome, not a measurement: generous, so that a loaded
-/// machine only makes a passing test slower, and reached only when the test fails.
-func eventually(timeout: TimeInterval = 60, _ condition: () async throws -> Bool) async throws -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if try await condition() { return true }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-    return try await condition()
-}
-
 /// Notifications V2 sent by the simulator itself, as Apple sends them: real HTTP deliveries to
 /// the server, Apple's retry schedule, duplicates, out-of-order and lost deliveries, the
 /// gap-fill from Apple's notification history, the Server API standing in for verifyReceipt,

@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import StorekeeperDomain
+import StorekeeperTesting
 import Testing
 
 @Suite("verifyReceipt responses from public vectors")

@@ -2,6 +2,7 @@ import Foundation
 import JobQueue
 import Persistence
 import StorekeeperDomain
+import StorekeeperTesting
 import Testing
 
 @testable import StorekeeperCore

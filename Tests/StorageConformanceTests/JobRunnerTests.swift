@@ -120,28 +120,6 @@ struct JobRunnerTests {
     }
 }
 
-/// Whether `task` ends within `deadline` seconds: a watchdog for a wait that must end on an
-/// event, not a measurement. The deadline is far longer than the event takes on any machine and
-/// far shorter than the wait's own timeout, so it only tells an ended wait from one still
-/// waiting. A task still running at the deadline is cancelled and left to end on its own.
-func ends(_ task: Task<Void, Never>, within deadline: Double) async -> Bool {
-    let (outcomes, continuation) = AsyncStream.makeStream(of: Bool.self)
-    let watcher = Task {
-        await task.value
-        continuation.yield(true)
-    }
-    let timer = Task {
-        try? await Task.sleep(for: .seconds(deadline))
-        continuation.yield(false)
-    }
-    var iterator = outcomes.makeAsyncIterator()
-    let ended = await iterator.next() ?? false
-    timer.cancel()
-    if !ended { task.cancel() }
-    _ = watcher
-    return ended
-}
-
 @Suite("wake signal")
 struct WakeSignalTests {
     @Test("a wake before the wait is remembered; a cancelled wait returns at once")

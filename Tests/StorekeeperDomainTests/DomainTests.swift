@@ -3,6 +3,7 @@ import AppStoreModels
 import Foundation
 import JobQueue
 import StorekeeperDomain
+import StorekeeperTesting
 import Testing
 
 @Suite("Apple answers: routing and classification")

@@ -4,6 +4,7 @@ import JobQueue
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperTesting
 import Testing
 
 /// The transaction port the use cases run over, on every adapter: lease guard, guarded writes,

@@ -2,6 +2,7 @@ import AppStoreCrypto
 import AppStoreModels
 import AppStoreSimulator
 import Foundation
+import StorekeeperTesting
 import SwiftASN1
 import Testing
 import X509

@@ -8,24 +8,6 @@ import StorekeeperDomain
 import StorekeeperTesting
 import Testing
 
-/// The storage contract every adapter must meet. Each test receives a fresh store from every
-/// factory in `StoreFactory.all`: SQLite, and PostgreSQL whenever a test server is configured
-/// (always under scripts/test.sh and CI, where its absence fails `postgresIsConfigured`).
-struct StoreFactory: CustomStringConvertible, Sendable {
-    var description: String
-    var make: @Sendable () async throws -> any StorekeeperStore
-
-    static let sqlite = StoreFactory(description: "sqlite") {
-        let store = try SQLiteStore(configuration: .init(path: LocalStack.temporaryDatabasePath()))
-        try store.migrate()
-        return store
-    }
-
-    static let postgres = StoreFactory(description: "postgres") { try await PostgresTestDatabase.makeStore() }
-
-    static var all: [StoreFactory] { PostgresTestDatabase.url == nil ? [.sqlite] : [.sqlite, .postgres] }
-}
-
 @Suite("storage conformance")
 struct StorageConformanceTests {
     let t0 = referenceTime
