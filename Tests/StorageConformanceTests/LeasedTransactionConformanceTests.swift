@@ -94,4 +94,16 @@ struct LeasedTransactionConformanceTests {
         #expect(try await store.verification(id: id)?.state == .invalid)
         #expect(try await store.jobCounts()[.discarded] == 1)
     }
+
+    @Test("a committed change of a verification wakes its waiters", arguments: StoreFactory.all)
+    func watchIsTold(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        let (submitted, lease) = try await submitAndLease(store)
+        let id = submitted.verification.id
+        let ticket = store.verificationWatch.register(id)
+        let woke = Task { await ticket.wait(timeout: .seconds(3600)) }
+        #expect(try await VerificationOutcomes(store: store).markVerifying(lease, verificationId: id, now: t0))
+        // Only the notification can end an hour's wait within the watchdog's minute.
+        #expect(await ends(woke, within: 60), "the commit did not wake the waiter")
+    }
 }
