@@ -90,12 +90,12 @@ public struct VerificationOutcomes: Sendable {
     public func scheduleRetry(
         _ lease: JobLease, verificationId: String, report: AttemptReport, at: Date, provisional: [ProvisionalGrant] = [], now: Date
     ) async throws -> Bool {
-        let job = JobLifecycle.ending(.retry(at: at, reason: (report.reason ?? .retry).rawValue))
+        let event = JobLifecycle.Event.retry(at: at, reason: (report.reason ?? .retry).rawValue)
         return try await store.withLease(lease, verificationId: verificationId, reading: .nothing, now: now) { verification, _ in
-            guard let verification else { return Self.orphan(.retry(at: at, reason: (report.reason ?? .retry).rawValue)) }
+            guard let verification else { return Self.orphan(event) }
             guard let (from, to) = Self.ending(verification, on: .transientFailure) else { return Self.refusal(verification, result: false) }
             let change = VerificationChange(id: verification.id, from: from, to: to, report: report, nextAttemptAt: at)
-            var writes: [LeasedWrite] = [.job(job), .verification(change)]
+            var writes: [LeasedWrite] = [.job(JobLifecycle.ending(event)), .verification(change)]
             if !provisional.isEmpty { writes.append(.provisionalGrants(provisional)) }
             return LeasedDecision(writes: writes, result: true)
         } ?? false
@@ -105,15 +105,15 @@ public struct VerificationOutcomes: Sendable {
     public func holdForConfiguration(
         _ lease: JobLease, verificationId: String, report: AttemptReport, configurationFingerprint: String, now: Date
     ) async throws -> Bool {
-        let job = JobLifecycle.ending(.held(reason: (report.reason ?? .configurationError).rawValue))
+        let event = JobLifecycle.Event.held(reason: (report.reason ?? .configurationError).rawValue)
         return try await store.withLease(lease, verificationId: verificationId, reading: .nothing, now: now) { verification, _ in
-            guard let verification else { return Self.orphan(.held(reason: (report.reason ?? .configurationError).rawValue)) }
+            guard let verification else { return Self.orphan(event) }
             guard let (from, to) = Self.ending(verification, on: .appleConfigurationError) else {
                 return Self.refusal(verification, result: false)
             }
             let change = VerificationChange(
                 id: verification.id, from: from, to: to, report: report, configurationFingerprint: configurationFingerprint)
-            return LeasedDecision(writes: [.job(job), .verification(change)], result: true)
+            return LeasedDecision(writes: [.job(JobLifecycle.ending(event)), .verification(change)], result: true)
         } ?? false
     }
 

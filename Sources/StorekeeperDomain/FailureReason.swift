@@ -1,24 +1,15 @@
+import AppStoreModels
+
 /// Why a verification is invalid, held or retrying, as stored in `reason`, shown by the API and
 /// used as a metric label. A string-backed value: stored rows and codes derived from Apple's
 /// data may hold values not listed here, and those are kept as read. Encodes as a bare string.
-public struct FailureReason: Hashable, Sendable, Codable, CustomStringConvertible, RawRepresentable, ExpressibleByStringLiteral {
+public struct FailureReason: RawStringValue, ExpressibleByStringLiteral {
     public let rawValue: String
 
     public init(rawValue: String) { self.rawValue = rawValue }
 
     /// Tests and stored fixtures name reasons as they are written in rows and JSON.
     public init(stringLiteral value: String) { self.rawValue = value }
-
-    public init(from decoder: any Decoder) throws {
-        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-
-    public var description: String { rawValue }
 
     // MARK: - Local checks (decided before or without Apple)
 
