@@ -63,13 +63,19 @@ public struct GrantFacts: Sendable {
 /// The verification a lease works on, as stored when its transaction began.
 public struct LeasedVerification: Sendable, Hashable {
     public var id: String
+    public var appId: String
     public var appUserId: String
     public var state: VerificationState
+    /// Provisional access this verification gave while Apple was unreachable (the outage
+    /// policy), still recorded: an outcome that ends it says so in an event.
+    public var provisionalGrants: [ProvisionalGrant]
 
-    public init(id: String, appUserId: String, state: VerificationState) {
+    public init(id: String, appId: String, appUserId: String, state: VerificationState, provisionalGrants: [ProvisionalGrant] = []) {
         self.id = id
+        self.appId = appId
         self.appUserId = appUserId
         self.state = state
+        self.provisionalGrants = provisionalGrants
     }
 }
 
@@ -117,6 +123,9 @@ public enum LeasedWrite: Sendable {
     case provisionalGrants([ProvisionalGrant])
     /// Provisional access of the verification ends: Apple answered.
     case endProvisionalGrants(verificationId: String)
+    /// Events of the change, recorded in the outbox. Apply it last: each event's entitlements
+    /// are read from the rows the transaction's other writes left.
+    case events(EventBatch)
 }
 
 /// A guarded change of one verification row.

@@ -6,10 +6,12 @@ import StorekeeperDomain
 
 extension PostgresStore {
     public func products(appId: String) async throws -> [Product] {
-        try await read { connection in
-            try await connection.rows("SELECT body FROM products WHERE app_id = \(appId) ORDER BY product_id", logger: self.logger)
-                .compactMap { StoredJSON.decode(Product.self, try $0.value("body", as: String.self)) }
-        }
+        try await read { connection in try await Self.products(connection, appId: appId, logger: self.logger) }
+    }
+
+    static func products(_ connection: PostgresConnection, appId: String, logger: Logger) async throws -> [Product] {
+        try await connection.rows("SELECT body FROM products WHERE app_id = \(appId) ORDER BY product_id", logger: logger)
+            .compactMap { StoredJSON.decode(Product.self, try $0.value("body", as: String.self)) }
     }
 
     public func product(appId: String, productId: String) async throws -> Product? {

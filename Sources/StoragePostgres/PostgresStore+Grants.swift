@@ -184,25 +184,33 @@ extension PostgresStore {
     // MARK: Subscribers and ledger
 
     public func transactions(appId: String, appUserId: String) async throws -> [TransactionRecord] {
-        try await read { connection in
-            try await connection.rows(
-                """
-                SELECT * FROM transactions WHERE app_id = \(appId) AND app_user_id = \(appUserId)
-                ORDER BY purchase_date, transaction_id
-                """, logger: self.logger
-            ).map(Self.transaction(from:))
-        }
+        try await read { connection in try await Self.transactions(connection, appId: appId, appUserId: appUserId, logger: self.logger) }
     }
 
     public func subscriptions(appId: String, appUserId: String) async throws -> [SubscriptionFacts] {
-        try await read { connection in
-            try await connection.rows(
-                """
-                SELECT * FROM subscriptions WHERE app_id = \(appId) AND app_user_id = \(appUserId)
-                ORDER BY original_transaction_id
-                """, logger: self.logger
-            ).map(Self.subscription(from:))
-        }
+        try await read { connection in try await Self.subscriptions(connection, appId: appId, appUserId: appUserId, logger: self.logger) }
+    }
+
+    static func transactions(
+        _ connection: PostgresConnection, appId: String, appUserId: String, logger: Logger
+    ) async throws -> [TransactionRecord] {
+        try await connection.rows(
+            """
+            SELECT * FROM transactions WHERE app_id = \(appId) AND app_user_id = \(appUserId)
+            ORDER BY purchase_date, transaction_id
+            """, logger: logger
+        ).map(transaction(from:))
+    }
+
+    static func subscriptions(
+        _ connection: PostgresConnection, appId: String, appUserId: String, logger: Logger
+    ) async throws -> [SubscriptionFacts] {
+        try await connection.rows(
+            """
+            SELECT * FROM subscriptions WHERE app_id = \(appId) AND app_user_id = \(appUserId)
+            ORDER BY original_transaction_id
+            """, logger: logger
+        ).map(subscription(from:))
     }
 
     public func ledger(_ query: LedgerQuery) async throws -> [LedgerEntry] {

@@ -17,12 +17,15 @@ extension PostgresStore: LeasedTransactions {
         let channel = verificationChannel
         let committed = try await transaction { connection -> LeasedCommit<T>? in
             guard try await Self.lockLease(connection, lease, logger: logger) else { return nil }
-            let verification = try await connection.rows(
-                "SELECT id, app_user_id, state FROM verifications WHERE id = \(verificationId) FOR UPDATE", logger: logger
+            var verification = try await connection.rows(
+                "SELECT id, app_id, app_user_id, state FROM verifications WHERE id = \(verificationId) FOR UPDATE", logger: logger
             ).first.map { row in
                 LeasedVerification(
-                    id: try row.value("id"), appUserId: try row.value("app_user_id"),
+                    id: try row.value("id"), appId: try row.value("app_id"), appUserId: try row.value("app_user_id"),
                     state: VerificationState(rawValue: try row.value("state")) ?? .pending)
+            }
+            if verification != nil {
+                verification?.provisionalGrants = try await Self.provisionalGrants(connection, verificationId: verificationId, logger: logger)
             }
             try await AdvisoryLock.lock(
                 query.originalTransactionIds.map { "original/\(query.appId)/\($0)" }, on: connection, logger: logger)
@@ -67,6 +70,8 @@ extension PostgresStore: LeasedTransactions {
             }
         case .endProvisionalGrants(let verificationId):
             try await connection.execute("DELETE FROM provisional_grants WHERE verification_id = \(verificationId)", logger: logger)
+        case .events(let batch):
+            try await record(batch, connection: connection, now: now, logger: logger)
         }
     }
 }

@@ -114,20 +114,37 @@ extension PostgresStore {
 
     public func provisionalGrants(appId: String, appUserId: String, now: Date) async throws -> [ProvisionalGrant] {
         try await read { connection in
-            try await connection.rows(
-                """
-                SELECT * FROM provisional_grants
-                WHERE app_id = \(appId) AND app_user_id = \(appUserId) AND expires_at > \(StoredTime.ms(now))
-                ORDER BY product_id, transaction_id
-                """, logger: self.logger
-            ).map { row in
-                ProvisionalGrant(
-                    appId: try row.value("app_id"), appUserId: try row.value("app_user_id"),
-                    verificationId: try row.value("verification_id"), transactionId: try row.value("transaction_id"),
-                    originalTransactionId: try row.value("original_transaction_id"), productId: try row.value("product_id"),
-                    expiresAt: try row.date("expires_at"))
-            }
+            try await Self.provisionalGrants(connection, appId: appId, appUserId: appUserId, now: now, logger: self.logger)
         }
+    }
+
+    static func provisionalGrants(
+        _ connection: PostgresConnection, appId: String, appUserId: String, now: Date, logger: Logger
+    ) async throws -> [ProvisionalGrant] {
+        try await connection.rows(
+            """
+            SELECT * FROM provisional_grants
+            WHERE app_id = \(appId) AND app_user_id = \(appUserId) AND expires_at > \(StoredTime.ms(now))
+            ORDER BY product_id, transaction_id
+            """, logger: logger
+        ).map(provisionalGrant(from:))
+    }
+
+    /// Provisional grants one verification gave, expired or not.
+    static func provisionalGrants(
+        _ connection: PostgresConnection, verificationId: String, logger: Logger
+    ) async throws -> [ProvisionalGrant] {
+        try await connection.rows(
+            "SELECT * FROM provisional_grants WHERE verification_id = \(verificationId) ORDER BY transaction_id", logger: logger
+        ).map(provisionalGrant(from:))
+    }
+
+    static func provisionalGrant(from row: PostgresRandomAccessRow) throws -> ProvisionalGrant {
+        ProvisionalGrant(
+            appId: try row.value("app_id"), appUserId: try row.value("app_user_id"),
+            verificationId: try row.value("verification_id"), transactionId: try row.value("transaction_id"),
+            originalTransactionId: try row.value("original_transaction_id"), productId: try row.value("product_id"),
+            expiresAt: try row.date("expires_at"))
     }
 
     public func requeue(verificationId: String, now: Date) async throws -> Bool {

@@ -5,10 +5,12 @@ import StorekeeperDomain
 
 extension SQLiteStore {
     public func products(appId: String) async throws -> [Product] {
-        try await pool.read { db in
-            try String.fetchAll(db, sql: "SELECT body FROM products WHERE app_id = ? ORDER BY product_id", arguments: [appId])
-                .compactMap { StoredJSON.decode(Product.self, $0) }
-        }
+        try await pool.read { db in try Self.products(db, appId: appId) }
+    }
+
+    static func products(_ db: Database, appId: String) throws -> [Product] {
+        try String.fetchAll(db, sql: "SELECT body FROM products WHERE app_id = ? ORDER BY product_id", arguments: [appId])
+            .compactMap { StoredJSON.decode(Product.self, $0) }
     }
 
     public func product(appId: String, productId: String) async throws -> Product? {

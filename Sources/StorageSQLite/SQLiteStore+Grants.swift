@@ -200,21 +200,25 @@ extension SQLiteStore {
     // MARK: Subscribers and ledger
 
     public func transactions(appId: String, appUserId: String) async throws -> [TransactionRecord] {
-        try await pool.read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT * FROM transactions WHERE app_id = ? AND app_user_id = ? ORDER BY purchase_date, transaction_id",
-                arguments: [appId, appUserId]
-            ).map(Self.transaction(from:))
-        }
+        try await pool.read { db in try Self.transactions(db, appId: appId, appUserId: appUserId) }
     }
 
     public func subscriptions(appId: String, appUserId: String) async throws -> [SubscriptionFacts] {
-        try await pool.read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT * FROM subscriptions WHERE app_id = ? AND app_user_id = ? ORDER BY original_transaction_id",
-                arguments: [appId, appUserId]
-            ).map(Self.subscription(from:))
-        }
+        try await pool.read { db in try Self.subscriptions(db, appId: appId, appUserId: appUserId) }
+    }
+
+    static func transactions(_ db: Database, appId: String, appUserId: String) throws -> [TransactionRecord] {
+        try Row.fetchAll(
+            db, sql: "SELECT * FROM transactions WHERE app_id = ? AND app_user_id = ? ORDER BY purchase_date, transaction_id",
+            arguments: [appId, appUserId]
+        ).map(transaction(from:))
+    }
+
+    static func subscriptions(_ db: Database, appId: String, appUserId: String) throws -> [SubscriptionFacts] {
+        try Row.fetchAll(
+            db, sql: "SELECT * FROM subscriptions WHERE app_id = ? AND app_user_id = ? ORDER BY original_transaction_id",
+            arguments: [appId, appUserId]
+        ).map(subscription(from:))
     }
 
     public func ledger(_ query: LedgerQuery) async throws -> [LedgerEntry] {

@@ -14,10 +14,12 @@ extension SQLiteStore: LeasedTransactions {
         let committed = try await committer.write(pool: pool) { db -> LeasedCommit<T>? in
             guard try Self.holdsLease(db, lease) else { return nil }
             let verification = try Row.fetchOne(
-                db, sql: "SELECT id, app_user_id, state FROM verifications WHERE id = ?", arguments: [verificationId]
+                db, sql: "SELECT id, app_id, app_user_id, state FROM verifications WHERE id = ?", arguments: [verificationId]
             ).map { row in
                 LeasedVerification(
-                    id: row["id"], appUserId: row["app_user_id"], state: VerificationState(rawValue: row["state"]) ?? .pending)
+                    id: row["id"], appId: row["app_id"], appUserId: row["app_user_id"],
+                    state: VerificationState(rawValue: row["state"]) ?? .pending,
+                    provisionalGrants: try Self.provisionalGrants(db, verificationId: verificationId))
             }
             let decision = try decide(verification, try Self.loadFacts(db, query))
             for write in decision.writes { try Self.apply(write, lease: lease, db: db, now: now) }
@@ -51,6 +53,8 @@ extension SQLiteStore: LeasedTransactions {
             }
         case .endProvisionalGrants(let verificationId):
             try db.execute(sql: "DELETE FROM provisional_grants WHERE verification_id = ?", arguments: [verificationId])
+        case .events(let batch):
+            try record(batch, db: db, now: now)
         }
     }
 }

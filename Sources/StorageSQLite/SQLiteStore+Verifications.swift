@@ -116,21 +116,32 @@ extension SQLiteStore {
     }
 
     public func provisionalGrants(appId: String, appUserId: String, now: Date) async throws -> [ProvisionalGrant] {
-        try await pool.read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT * FROM provisional_grants WHERE app_id = ? AND app_user_id = ? AND expires_at > ?
-                    ORDER BY product_id, transaction_id
-                    """,
-                arguments: [appId, appUserId, StoredTime.ms(now)]
-            ).map { row in
-                ProvisionalGrant(
-                    appId: row["app_id"], appUserId: row["app_user_id"], verificationId: row["verification_id"],
-                    transactionId: row["transaction_id"], originalTransactionId: row["original_transaction_id"],
-                    productId: row["product_id"], expiresAt: StoredTime.date(row["expires_at"] as Int64))
-            }
-        }
+        try await pool.read { db in try Self.provisionalGrants(db, appId: appId, appUserId: appUserId, now: now) }
+    }
+
+    static func provisionalGrants(_ db: Database, appId: String, appUserId: String, now: Date) throws -> [ProvisionalGrant] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT * FROM provisional_grants WHERE app_id = ? AND app_user_id = ? AND expires_at > ?
+                ORDER BY product_id, transaction_id
+                """,
+            arguments: [appId, appUserId, StoredTime.ms(now)]
+        ).map(provisionalGrant(from:))
+    }
+
+    /// Provisional grants one verification gave, expired or not.
+    static func provisionalGrants(_ db: Database, verificationId: String) throws -> [ProvisionalGrant] {
+        try Row.fetchAll(
+            db, sql: "SELECT * FROM provisional_grants WHERE verification_id = ? ORDER BY transaction_id", arguments: [verificationId]
+        ).map(provisionalGrant(from:))
+    }
+
+    static func provisionalGrant(from row: Row) -> ProvisionalGrant {
+        ProvisionalGrant(
+            appId: row["app_id"], appUserId: row["app_user_id"], verificationId: row["verification_id"],
+            transactionId: row["transaction_id"], originalTransactionId: row["original_transaction_id"],
+            productId: row["product_id"], expiresAt: StoredTime.date(row["expires_at"] as Int64))
     }
 
     public func requeue(verificationId: String, now: Date) async throws -> Bool {

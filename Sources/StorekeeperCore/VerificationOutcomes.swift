@@ -63,14 +63,17 @@ public struct VerificationOutcomes: Sendable {
                 var rejected = report
                 rejected.reason = reason
                 return Self.finish(
-                    verification, on: .appleInvalid, report: rejected, result: .rejected(reason: reason),
-                    refused: .refused(state: verification.state))
+                    verification, on: .appleInvalid, report: rejected, events: Self.invalidEvents(verification, reason: reason, now: now),
+                    now: now, result: .rejected(reason: reason), refused: .refused(state: verification.state))
             case .grant(let plan):
                 var verified = report
                 verified.reason = nil
+                let events =
+                    EventRule.events(plan, context: context, evidence: evidence)
+                    + EventRule.provisional(verification.provisionalGrants, removed: true, now: now)
                 return Self.finish(
-                    verification, on: .appleVerified, report: verified, grant: plan, appId: request.appId, result: .granted(plan.summary),
-                    refused: .refused(state: verification.state))
+                    verification, on: .appleVerified, report: verified, grant: plan, appId: request.appId, events: events, now: now,
+                    result: .granted(plan.summary), refused: .refused(state: verification.state))
             }
         }
         return result ?? .leaseLost
@@ -80,7 +83,9 @@ public struct VerificationOutcomes: Sendable {
     public func finishInvalid(_ lease: JobLease, verificationId: String, report: AttemptReport, now: Date) async throws -> Bool {
         try await store.withLease(lease, verificationId: verificationId, reading: .nothing, now: now) { verification, _ in
             guard let verification else { return Self.orphan(.completed(reason: report.reason?.rawValue)) }
-            return Self.finish(verification, on: .appleInvalid, report: report, result: true, refused: false)
+            return Self.finish(
+                verification, on: .appleInvalid, report: report, events: Self.invalidEvents(verification, reason: report.reason, now: now),
+                now: now, result: true, refused: false)
         } ?? false
     }
 
@@ -96,7 +101,10 @@ public struct VerificationOutcomes: Sendable {
             guard let (from, to) = Self.ending(verification, on: .transientFailure) else { return Self.refusal(verification, result: false) }
             let change = VerificationChange(id: verification.id, from: from, to: to, report: report, nextAttemptAt: at)
             var writes: [LeasedWrite] = [.job(JobLifecycle.ending(event)), .verification(change)]
-            if !provisional.isEmpty { writes.append(.provisionalGrants(provisional)) }
+            if !provisional.isEmpty {
+                writes.append(.provisionalGrants(provisional))
+                writes.append(.events(EventBatch(events: EventRule.provisional(provisional, removed: false, now: now), now: now)))
+            }
             return LeasedDecision(writes: writes, result: true)
         } ?? false
     }
@@ -133,7 +141,7 @@ public struct VerificationOutcomes: Sendable {
     /// grant plan, when there is one, is applied first.
     static func finish<Result: Sendable>(
         _ verification: LeasedVerification, on event: VerificationLifecycle.Event, report: AttemptReport, grant plan: GrantPlan? = nil,
-        appId: String = "", result: Result, refused: Result
+        appId: String = "", events: [SubscriberEvent], now: Date, result: Result, refused: Result
     ) -> LeasedDecision<Result> {
         guard let (from, to) = ending(verification, on: event) else { return refusal(verification, result: refused) }
         var writes: [LeasedWrite] = []
@@ -143,7 +151,16 @@ public struct VerificationOutcomes: Sendable {
         writes.append(
             .verification(
                 VerificationChange(id: verification.id, from: from, to: to, report: report, finalizes: true, grant: plan?.summary)))
+        if !events.isEmpty { writes.append(.events(EventBatch(events: events, now: now))) }
         return LeasedDecision(writes: writes, result: result)
+    }
+
+    /// A verification found invalid: its submitter is told, and provisional access it gave ends.
+    static func invalidEvents(_ verification: LeasedVerification, reason: FailureReason?, now: Date) -> [SubscriberEvent] {
+        [
+            EventRule.invalid(
+                appId: verification.appId, appUserId: verification.appUserId, verificationId: verification.id, reason: reason, now: now)
+        ] + EventRule.provisional(verification.provisionalGrants, removed: true, now: now)
     }
 
     /// The job's verification is gone (deleted by hand): the job still ends as asked.

@@ -38,6 +38,35 @@ struct LeasedTransactionConformanceTests {
         #expect(missing == true)
     }
 
+    @Test(
+        "the outbox records an event id once, numbers events per subscriber and orders the feed by commit",
+        arguments: StoreFactory.all)
+    func outbox(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        let (submitted, lease) = try await submitAndLease(store)
+        func event(_ name: String, _ user: String, _ type: EventType = .consumablePurchase) -> SubscriberEvent {
+            SubscriberEvent(id: name, type: type, appId: "app", environment: "sandbox", appUserId: user, occurredAt: t0, recordedAt: t0)
+        }
+        func record(_ events: [SubscriberEvent]) async throws {
+            _ = try await store.withLease(lease, verificationId: submitted.verification.id, reading: .nothing, now: t0) { _, _ in
+                LeasedDecision(writes: [.events(EventBatch(events: events, now: self.t0))], result: true)
+            }
+        }
+        try await record([event("e1", "alice"), event("e2", "bob", .refund), event("e3", "alice")])
+        try await record([event("e1", "alice"), event("e4", "alice")])  // e1 again: nothing, and no number used.
+        let feed = try await store.events(appId: "app", after: 0, types: [], limit: 10)
+        #expect(feed.map(\.event.id) == ["e1", "e2", "e3", "e4"])
+        #expect(feed.map(\.cursor) == feed.map(\.cursor).sorted() && Set(feed.map(\.cursor)).count == 4)
+        #expect(feed.map(\.event.sequence) == [1, 1, 2, 3])
+        #expect(feed.allSatisfy { $0.event.entitlements?.appUserId == $0.event.appUserId })
+        #expect(try await store.events(appId: "app", after: feed[1].cursor, types: [], limit: 10).map(\.event.id) == ["e3", "e4"])
+        #expect(try await store.events(appId: "app", after: 0, types: [.refund], limit: 10).map(\.event.id) == ["e2"])
+        #expect(try await store.events(appId: "app", after: 0, types: [], limit: 2).map(\.event.id) == ["e1", "e2"])
+        #expect(try await store.events(appId: "other", after: 0, types: [], limit: 10).isEmpty)
+        let alice = try await store.subscriberEvents(appId: "app", appUserId: "alice", afterSequence: 1, limit: 10)
+        #expect(alice.map(\.event.id) == ["e3", "e4"])
+    }
+
     @Test("a guarded write that finds its row moved on rolls back the whole transaction", arguments: StoreFactory.all)
     func guardedWriteRollsBack(factory: StoreFactory) async throws {
         let store = try await factory.make()

@@ -118,6 +118,12 @@ struct StorageConformanceTests {
         }
         #expect(second.granted == ["2"] && second.alreadyGranted == ["1"])
         #expect(try await store.countTransactions(appId: "app") == 2)
+        // One event per change, numbered per subscriber, each with the entitlements it left.
+        let events = try await store.events(appId: "app", after: 0, types: [], limit: 10).map(\.event)
+        #expect(events.map(\.type) == [.consumablePurchase, .consumablePurchase])
+        #expect(events.map(\.transactionId) == ["1", "2"] && events.map(\.sequence) == [1, 2])
+        #expect(events.map { $0.entitlements?.creditBalance } == [10, 20])
+        #expect(events.allSatisfy { $0.appUserId == "alice" && $0.source == .receipt && $0.environment == "sandbox" })
         let transactions = try await store.transactions(appId: "app", appUserId: "alice")
         #expect(transactions.map(\.credits).reduce(0, +) == 20)
         let ledger = try await store.ledger(LedgerQuery(appId: "app", environment: "sandbox", from: .distantPast, to: .distantFuture))

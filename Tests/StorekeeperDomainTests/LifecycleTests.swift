@@ -41,7 +41,7 @@ struct JobLifecycleTests {
 @Suite("verification outcomes (decisions)")
 struct VerificationOutcomeDecisionTests {
     func verification(_ state: VerificationState) -> LeasedVerification {
-        LeasedVerification(id: "v", appUserId: "alice", state: state)
+        LeasedVerification(id: "v", appId: "app", appUserId: "alice", state: state)
     }
 
     @Test("an attempt ends from the state actually stored; a lease holder counts as verifying")
@@ -59,7 +59,7 @@ struct VerificationOutcomeDecisionTests {
         #expect(VerificationOutcomes.ending(verification(state), on: .appleVerified) == nil)
         let decision = VerificationOutcomes.finish(
             verification(state), on: .appleVerified, report: AttemptReport(statuses: [0], environment: nil, reason: nil),
-            grant: GrantPlan(), appId: "app", result: "granted", refused: "refused")
+            grant: GrantPlan(), appId: "app", events: [], now: referenceTime, result: "granted", refused: "refused")
         #expect(decision.result == "refused")
         #expect(decision.writes.count == 1)
         guard case .job(let transition) = decision.writes.first else {
@@ -69,13 +69,14 @@ struct VerificationOutcomeDecisionTests {
         #expect(transition.to == .discarded && transition.lastError == "verification_state_\(state.rawValue)")
     }
 
-    @Test("a grant writes the plan, ends provisional access, completes the job and finalizes the verification")
+    @Test("a grant writes the plan, ends provisional access, completes the job, finalizes the verification, then records its events")
     func grantWrites() {
         var plan = GrantPlan()
         plan.summary.granted = ["t1"]
+        let event = EventRule.invalid(appId: "app", appUserId: "alice", verificationId: "v", reason: nil, now: referenceTime)
         let decision = VerificationOutcomes.finish(
             verification(.verifying), on: .appleVerified, report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil),
-            grant: plan, appId: "app", result: true, refused: false)
+            grant: plan, appId: "app", events: [event], now: referenceTime, result: true, refused: false)
         #expect(decision.result)
         let kinds = decision.writes.map { write -> String in
             switch write {
@@ -84,10 +85,11 @@ struct VerificationOutcomeDecisionTests {
             case .job(let transition): "job:\(transition.to.rawValue)"
             case .verification(let change): "verification:\(change.from.rawValue)->\(change.to.rawValue):\(change.finalizes)"
             case .provisionalGrants: "provisional"
+            case .events(let batch): "events:\(batch.events.count)"
             }
         }
-        #expect(kinds == ["grant:app", "end:v", "job:completed", "verification:verifying->verified:true"])
-        guard case .verification(let change) = decision.writes.last else { return }
+        #expect(kinds == ["grant:app", "end:v", "job:completed", "verification:verifying->verified:true", "events:1"])
+        guard case .verification(let change) = decision.writes.dropLast().last else { return }
         #expect(change.grant?.granted == ["t1"])
     }
 }

@@ -1,0 +1,70 @@
+import Foundation
+import StorekeeperDomain
+
+/// Events to record in the outbox within a leased transaction. The adapter, for each event
+/// whose id is not recorded yet, takes the next sequence number of its app user and the next
+/// cursor of its app, reads the subscriber's rows as the transaction left them, and stores the
+/// event with `entitlements` built from those rows. An id already recorded is skipped whole
+/// (no sequence number is used), so recording the same change again adds nothing.
+public struct EventBatch: Sendable {
+    public var events: [SubscriberEvent]
+    /// The subscriber's entitlements from their stored rows, at the transaction's `now`.
+    public var entitlements: @Sendable (SubscriberRows) -> SubscriberView
+
+    public init(events: [SubscriberEvent], entitlements: @escaping @Sendable (SubscriberRows) -> SubscriberView) {
+        self.events = events
+        self.entitlements = entitlements
+    }
+
+    /// Entitlements built the way `GET /v1/subscribers/{id}` builds them.
+    public init(events: [SubscriberEvent], now: Date) {
+        self.init(events: events) { rows in
+            SubscriberView.build(
+                appUserId: rows.appUserId, transactions: rows.transactions, subscriptions: rows.subscriptions,
+                catalog: Dictionary(rows.catalog.map { ($0.productId, $0) }, uniquingKeysWith: { $1 }), now: now,
+                provisional: rows.provisional)
+        }
+    }
+}
+
+/// One app user's stored rows: what `SubscriberView` is built from.
+public struct SubscriberRows: Sendable {
+    public var appUserId: String
+    public var transactions: [TransactionRecord]
+    public var subscriptions: [SubscriptionFacts]
+    /// Provisional grants not yet expired.
+    public var provisional: [ProvisionalGrant]
+    public var catalog: [Product]
+
+    public init(
+        appUserId: String, transactions: [TransactionRecord], subscriptions: [SubscriptionFacts], provisional: [ProvisionalGrant],
+        catalog: [Product]
+    ) {
+        self.appUserId = appUserId
+        self.transactions = transactions
+        self.subscriptions = subscriptions
+        self.provisional = provisional
+        self.catalog = catalog
+    }
+}
+
+/// An event as recorded, with its place in its app's feed.
+public struct RecordedEvent: Sendable, Hashable {
+    /// Increases with commit order within an app: a reader that passes the last cursor it saw
+    /// misses nothing committed after it.
+    public var cursor: Int64
+    public var event: SubscriberEvent
+
+    public init(cursor: Int64, event: SubscriberEvent) {
+        self.cursor = cursor
+        self.event = event
+    }
+}
+
+/// The outbox, read: the app's feed and one subscriber's.
+public protocol EventStore: Sendable {
+    /// Events of `appId` after `cursor`, oldest first; only `types` when not empty.
+    func events(appId: String, after cursor: Int64, types: [EventType], limit: Int) async throws -> [RecordedEvent]
+    /// Events of one app user after sequence number `sequence`, oldest first.
+    func subscriberEvents(appId: String, appUserId: String, afterSequence sequence: Int64, limit: Int) async throws -> [RecordedEvent]
+}

@@ -1,0 +1,92 @@
+import Foundation
+import Logging
+import Persistence
+import PostgresNIO
+import StorekeeperDomain
+
+extension PostgresStore: EventStore {
+    public func events(appId: String, after cursor: Int64, types: [EventType], limit: Int) async throws -> [RecordedEvent] {
+        try await read { connection in
+            let rows =
+                if types.isEmpty {
+                    try await connection.rows(
+                        """
+                        SELECT cursor, body FROM events WHERE app_id = \(appId) AND cursor > \(cursor)
+                        ORDER BY cursor LIMIT \(limit)
+                        """, logger: self.logger)
+                } else {
+                    try await connection.rows(
+                        """
+                        SELECT cursor, body FROM events WHERE app_id = \(appId) AND cursor > \(cursor) AND type = ANY(\(types.map(\.rawValue)))
+                        ORDER BY cursor LIMIT \(limit)
+                        """, logger: self.logger)
+                }
+            return try rows.compactMap(Self.recordedEvent(from:))
+        }
+    }
+
+    public func subscriberEvents(
+        appId: String, appUserId: String, afterSequence sequence: Int64, limit: Int
+    ) async throws -> [RecordedEvent] {
+        try await read { connection in
+            try await connection.rows(
+                """
+                SELECT cursor, body FROM events WHERE app_id = \(appId) AND app_user_id = \(appUserId) AND sequence > \(sequence)
+                ORDER BY sequence LIMIT \(limit)
+                """, logger: self.logger
+            ).compactMap(Self.recordedEvent(from:))
+        }
+    }
+
+    static func recordedEvent(from row: PostgresRandomAccessRow) throws -> RecordedEvent? {
+        StoredJSON.decode(SubscriberEvent.self, try row.value("body", as: String.self)).map {
+            RecordedEvent(cursor: (try? row.value("cursor", as: Int64.self)) ?? 0, event: $0)
+        }
+    }
+
+    /// Records the batch's events not recorded yet. The counter rows' locks are held to commit:
+    /// transactions recording events of one app commit their cursors in order, so a feed reader
+    /// never sees cursor n+1 before n. This is why the events write is applied last.
+    static func record(_ batch: EventBatch, connection: PostgresConnection, now: Date, logger: Logger) async throws {
+        var entitlements: [String: SubscriberView] = [:]
+        for var event in batch.events {
+            let known = try await connection.rows("SELECT 1 FROM events WHERE id = \(event.id)", logger: logger)
+            guard known.isEmpty else { continue }
+            guard
+                let sequence = try await connection.rows(
+                    """
+                    INSERT INTO event_sequences (app_id, app_user_id, last_sequence) VALUES (\(event.appId), \(event.appUserId), 1)
+                    ON CONFLICT (app_id, app_user_id) DO UPDATE SET last_sequence = event_sequences.last_sequence + 1
+                    RETURNING last_sequence
+                    """, logger: logger
+                ).first,
+                let cursor = try await connection.rows(
+                    """
+                    INSERT INTO event_cursors (app_id, last_cursor) VALUES (\(event.appId), 1)
+                    ON CONFLICT (app_id) DO UPDATE SET last_cursor = event_cursors.last_cursor + 1
+                    RETURNING last_cursor
+                    """, logger: logger
+                ).first
+            else { throw StorageConflict("event counters of \(event.appId) returned no row") }
+            event.sequence = try sequence.value("last_sequence", as: Int64.self)
+            if entitlements[event.appUserId] == nil {
+                let rows = SubscriberRows(
+                    appUserId: event.appUserId,
+                    transactions: try await transactions(connection, appId: event.appId, appUserId: event.appUserId, logger: logger),
+                    subscriptions: try await subscriptions(connection, appId: event.appId, appUserId: event.appUserId, logger: logger),
+                    provisional: try await provisionalGrants(
+                        connection, appId: event.appId, appUserId: event.appUserId, now: now, logger: logger),
+                    catalog: try await products(connection, appId: event.appId, logger: logger))
+                entitlements[event.appUserId] = batch.entitlements(rows)
+            }
+            event.entitlements = entitlements[event.appUserId]
+            let cursorValue = try cursor.value("last_cursor", as: Int64.self)
+            try await connection.execute(
+                """
+                INSERT INTO events (app_id, cursor, id, app_user_id, sequence, type, recorded_at, body)
+                VALUES (\(event.appId), \(cursorValue), \(event.id), \(event.appUserId), \(event.sequence), \(event.type.rawValue),
+                    \(StoredTime.ms(event.recordedAt)), \(StoredJSON.encode(event)))
+                """, logger: logger)
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import GRDB
+import Persistence
+import StorekeeperDomain
+
+extension SQLiteStore: EventStore {
+    public func events(appId: String, after cursor: Int64, types: [EventType], limit: Int) async throws -> [RecordedEvent] {
+        try await pool.read { db in
+            let filter = types.isEmpty ? "" : "AND type IN (\(placeholders(types.count)))"
+            return try Row.fetchAll(
+                db,
+                sql: "SELECT cursor, body FROM events WHERE app_id = ? AND cursor > ? \(filter) ORDER BY cursor LIMIT ?",
+                arguments: [appId, cursor] + StatementArguments(types.map(\.rawValue)) + [limit]
+            ).compactMap(Self.recordedEvent(from:))
+        }
+    }
+
+    public func subscriberEvents(
+        appId: String, appUserId: String, afterSequence sequence: Int64, limit: Int
+    ) async throws -> [RecordedEvent] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT cursor, body FROM events WHERE app_id = ? AND app_user_id = ? AND sequence > ?
+                    ORDER BY sequence LIMIT ?
+                    """,
+                arguments: [appId, appUserId, sequence, limit]
+            ).compactMap(Self.recordedEvent(from:))
+        }
+    }
+
+    static func recordedEvent(from row: Row) -> RecordedEvent? {
+        StoredJSON.decode(SubscriberEvent.self, row["body"]).map { RecordedEvent(cursor: row["cursor"], event: $0) }
+    }
+
+    /// Records the batch's events not recorded yet, each with its app user's next sequence
+    /// number and its app's next cursor (SQLite's single writer makes both commit-ordered).
+    static func record(_ batch: EventBatch, db: Database, now: Date) throws {
+        var entitlements: [String: SubscriberView] = [:]
+        for var event in batch.events {
+            guard try !Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM events WHERE id = ?)", arguments: [event.id])! else {
+                continue
+            }
+            event.sequence = try Int64.fetchOne(
+                db,
+                sql: """
+                    INSERT INTO event_sequences (app_id, app_user_id, last_sequence) VALUES (?, ?, 1)
+                    ON CONFLICT (app_id, app_user_id) DO UPDATE SET last_sequence = last_sequence + 1
+                    RETURNING last_sequence
+                    """,
+                arguments: [event.appId, event.appUserId])!
+            let cursor = try Int64.fetchOne(
+                db,
+                sql: """
+                    INSERT INTO event_cursors (app_id, last_cursor) VALUES (?, 1)
+                    ON CONFLICT (app_id) DO UPDATE SET last_cursor = last_cursor + 1
+                    RETURNING last_cursor
+                    """,
+                arguments: [event.appId])!
+            if entitlements[event.appUserId] == nil {
+                let rows = try subscriberRows(db, appId: event.appId, appUserId: event.appUserId, now: now)
+                entitlements[event.appUserId] = batch.entitlements(rows)
+            }
+            event.entitlements = entitlements[event.appUserId]
+            try db.execute(
+                sql: """
+                    INSERT INTO events (app_id, cursor, id, app_user_id, sequence, type, recorded_at, body)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    event.appId, cursor, event.id, event.appUserId, event.sequence, event.type.rawValue, StoredTime.ms(event.recordedAt),
+                    StoredJSON.encode(event),
+                ])
+        }
+    }
+
+    /// Everything `SubscriberView` is built from, as stored.
+    static func subscriberRows(_ db: Database, appId: String, appUserId: String, now: Date) throws -> SubscriberRows {
+        SubscriberRows(
+            appUserId: appUserId, transactions: try transactions(db, appId: appId, appUserId: appUserId),
+            subscriptions: try subscriptions(db, appId: appId, appUserId: appUserId),
+            provisional: try provisionalGrants(db, appId: appId, appUserId: appUserId, now: now), catalog: try products(db, appId: appId))
+    }
+}

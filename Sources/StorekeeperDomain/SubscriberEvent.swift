@@ -1,0 +1,149 @@
+import AppStoreModels
+import Foundation
+
+/// What happened to a subscriber, named for the developer of the app's backend. A string-backed
+/// value: events stored by a later version may carry types this one does not list, and a
+/// consumer must ignore types it does not know.
+public struct EventType: RawStringValue, ExpressibleByStringLiteral {
+    public let rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { self.rawValue = value }
+
+    /// The first purchase of an auto-renewable subscription.
+    public static let initialPurchase = EventType(rawValue: "initial_purchase")
+    /// A further period of the same subscription product.
+    public static let renewal = EventType(rawValue: "renewal")
+    /// A further period of another product of the subscription's group (upgrade, downgrade, crossgrade).
+    public static let productChange = EventType(rawValue: "product_change")
+    public static let autoRenewDisabled = EventType(rawValue: "auto_renew_disabled")
+    public static let autoRenewEnabled = EventType(rawValue: "auto_renew_enabled")
+    /// Apple reports the subscription expired; `details.expirationReason` says why.
+    public static let expiration = EventType(rawValue: "expiration")
+    /// A renewal failed and Apple is retrying the payment.
+    public static let billingIssue = EventType(rawValue: "billing_issue")
+    /// A renewal failed and the app's grace period keeps access until `details.gracePeriodExpiresDate`.
+    public static let gracePeriod = EventType(rawValue: "grace_period")
+    /// Apple's billing retry succeeded: the subscription renews again.
+    public static let billingRecovered = EventType(rawValue: "billing_recovered")
+    public static let refund = EventType(rawValue: "refund")
+    public static let refundReversed = EventType(rawValue: "refund_reversed")
+    /// Access through Family Sharing ended (the purchaser left the family, or stopped sharing).
+    public static let revoke = EventType(rawValue: "revoke")
+    public static let nonRenewingPurchase = EventType(rawValue: "non_renewing_purchase")
+    /// A consumable purchase; `details.credits` is what it added to the balance.
+    public static let consumablePurchase = EventType(rawValue: "consumable_purchase")
+    public static let nonConsumablePurchase = EventType(rawValue: "non_consumable_purchase")
+    /// Another app user submitted an original transaction bound to this one (`details.ownerAppUserId`): not granted.
+    public static let ownershipConflict = EventType(rawValue: "ownership_conflict")
+    /// An original transaction moved to this app user (`details.fromAppUserId`) under the transfer policy.
+    public static let transfer = EventType(rawValue: "transfer")
+    /// A submission of this app user was found invalid (`details.reason`).
+    public static let verificationInvalid = EventType(rawValue: "verification_invalid")
+    /// Apple could not be asked; the outage policy unlocked the product until `details.expiresDate`.
+    public static let provisionalAccessGranted = EventType(rawValue: "provisional_access_granted")
+    /// Apple answered: provisional access ends (the answer's own events follow).
+    public static let provisionalAccessRemoved = EventType(rawValue: "provisional_access_removed")
+    /// Sent on request to check an endpoint.
+    public static let test = EventType(rawValue: "test")
+
+    /// Every type this version emits, in the order docs/EVENTS.md lists them.
+    public static let all: [EventType] = [
+        .initialPurchase, .renewal, .productChange, .autoRenewDisabled, .autoRenewEnabled, .expiration, .billingIssue,
+        .gracePeriod, .billingRecovered, .refund, .refundReversed, .revoke, .nonRenewingPurchase, .consumablePurchase,
+        .nonConsumablePurchase, .ownershipConflict, .transfer, .verificationInvalid, .provisionalAccessGranted,
+        .provisionalAccessRemoved, .test,
+    ]
+}
+
+/// One change of what a subscriber owns, as recorded in the outbox and published (feed,
+/// webhooks). Written in the database transaction that made the change, so an event exists if
+/// and only if its change committed.
+public struct SubscriberEvent: Codable, Hashable, Sendable {
+    /// Facts that only some types carry.
+    public struct Details: Codable, Hashable, Sendable {
+        /// `verification_invalid`: why; `expiration`: Apple's expiration intent.
+        public var reason: String?
+        public var expirationReason: String?
+        public var previousProductId: String?
+        /// `transfer`: the app user the original transaction moved from, and to.
+        public var fromAppUserId: String?
+        public var toAppUserId: String?
+        /// `ownership_conflict`: the app user the original transaction is bound to.
+        public var ownerAppUserId: String?
+        public var expiresDate: Date?
+        public var gracePeriodExpiresDate: Date?
+        public var credits: Int?
+        public var verificationId: String?
+
+        public init(
+            reason: String? = nil, expirationReason: String? = nil, previousProductId: String? = nil, fromAppUserId: String? = nil,
+            ownerAppUserId: String? = nil, expiresDate: Date? = nil, gracePeriodExpiresDate: Date? = nil, credits: Int? = nil,
+            verificationId: String? = nil
+        ) {
+            self.reason = reason
+            self.expirationReason = expirationReason
+            self.previousProductId = previousProductId
+            self.fromAppUserId = fromAppUserId
+            self.ownerAppUserId = ownerAppUserId
+            self.expiresDate = expiresDate
+            self.gracePeriodExpiresDate = gracePeriodExpiresDate
+            self.credits = credits
+            self.verificationId = verificationId
+        }
+    }
+
+    /// Stable and unique: derived from the change (type, subject, the verification that made
+    /// it), so the same change recorded twice is one event.
+    public var id: String
+    public var type: EventType
+    public var appId: String
+    public var environment: String?
+    public var appUserId: String
+    public var productId: String?
+    public var transactionId: String?
+    public var originalTransactionId: String?
+    public var priceMicros: Int64?
+    public var currency: String?
+    /// When it happened by Apple's dates (purchase, cancellation, signing); `recordedAt` when unknown.
+    public var occurredAt: Date
+    public var recordedAt: Date
+    /// 1, 2, 3 … per app user of an app, in commit order: deliveries and feeds keep this order.
+    public var sequence: Int64
+    /// How the facts arrived; nil for events no evidence caused (test, outage policy).
+    public var source: PurchaseEvidence.Source?
+    public var details: Details?
+    /// What the subscriber owns once this event's transaction committed (`GET /v1/subscribers/{id}`).
+    public var entitlements: SubscriberView?
+
+    public init(
+        id: String, type: EventType, appId: String, environment: String?, appUserId: String, productId: String? = nil,
+        transactionId: String? = nil, originalTransactionId: String? = nil, priceMicros: Int64? = nil, currency: String? = nil,
+        occurredAt: Date, recordedAt: Date, sequence: Int64 = 0, source: PurchaseEvidence.Source? = nil, details: Details? = nil,
+        entitlements: SubscriberView? = nil
+    ) {
+        self.id = id
+        self.type = type
+        self.appId = appId
+        self.environment = environment
+        self.appUserId = appUserId
+        self.productId = productId
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.priceMicros = priceMicros
+        self.currency = currency
+        self.occurredAt = occurredAt
+        self.recordedAt = recordedAt
+        self.sequence = sequence
+        self.source = source
+        self.details = details
+        self.entitlements = entitlements
+    }
+
+    /// The id of the event of `type` about `subject` (a transaction, original transaction or
+    /// verification id) caused by the verification `cause`: built from the change itself, so the
+    /// same change always gets the same id, and readable by an operator.
+    public static func id(type: EventType, subject: String, cause: String) -> String {
+        "evt_\(cause)_\(type.rawValue)_\(subject)"
+    }
+}
