@@ -36,13 +36,12 @@ public enum EventRule {
         // The product each original transaction was on before the transaction at hand.
         var previousProduct = context.subscriptions.mapValues(\.productId)
         for record in plan.newTransactions {
-            let type = purchaseType(record, previousProductId: previousProduct[record.originalTransactionId])
+            let previous = previousProduct[record.originalTransactionId]
+            let type = purchaseType(record, previousProductId: previous)
             if record.productType == .autoRenewable { previousProduct[record.originalTransactionId] = record.productId }
             guard let type else { continue }
             var details: SubscriberEvent.Details?
-            if type == .productChange {
-                details = .init(previousProductId: context.subscriptions[record.originalTransactionId]?.productId)
-            }
+            if type == .productChange { details = .init(previousProductId: previous) }
             if type == .consumablePurchase { details = .init(credits: record.credits) }
             builder.add(type, record, occurredAt: record.purchaseDate, details: details)
             if let cancelled = record.cancellationDate {

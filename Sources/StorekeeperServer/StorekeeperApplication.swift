@@ -36,6 +36,7 @@ public enum StorekeeperApplication {
         let routes = RouteTable(router: router)
         router.add(middleware: ErrorMiddleware(health: context.storageHealth, now: now, routes: routes.known))
         AppController(context: context).register(on: routes)
+        EventFeedController(context: context).register(on: routes)
         NotificationController(context: context).register(on: routes)
         AdminController(context: context).register(on: routes)
         OperationsController(context: context, runner: runner).register(on: routes)

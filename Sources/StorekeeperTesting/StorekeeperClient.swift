@@ -1,5 +1,6 @@
 import Foundation
 import NIOHTTP1
+import Persistence
 import StorekeeperDomain
 
 /// Calls the Storekeeper API as an app backend (app key) or an operator (admin key).
@@ -73,6 +74,22 @@ public struct StorekeeperClient: Sendable {
         let reply = try await http.send(
             .GET, "/v1/subscribers/\(appUserId.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? appUserId)", headers: app)
         return try reply.decode(SubscriberView.self)
+    }
+
+    /// One page of the app's event feed (`GET /v1/events` + `query`), as recorded.
+    public func events(_ query: String) async throws -> [RecordedEvent] {
+        let reply = try await http.send(.GET, "/v1/events\(query)", headers: app)
+        return try reply.decode(EventPageBody.self).events.map { RecordedEvent(cursor: $0.cursor, event: $0.event) }
+    }
+
+    /// `GET /v1/events` and `GET /v1/subscribers/{id}/events` answer this.
+    public struct EventPageBody: Decodable, Sendable {
+        public struct Entry: Decodable, Sendable {
+            public var cursor: Int64
+            public var event: SubscriberEvent
+        }
+        public var events: [Entry]
+        public var nextCursor: Int64
     }
 
     public func adminGet(_ path: String) async throws -> HTTPJSONClient.Reply {

@@ -92,6 +92,14 @@ struct EventRuleTests {
             ]), later)
         #expect(renewed.map(\.type) == [.renewal, .productChange])
         #expect(renewed.last?.details?.previousProductId == "gold" && renewed.last?.occurredAt == t0 + 2 * month)
+        // Back within one answer: the change names the product of the period just before it.
+        let back = try events(
+            evidence([
+                purchase("2", original: "1", product: "platinum", at: t0 + month, expires: t0 + 2 * month),
+                purchase("3", original: "1", at: t0 + 2 * month, expires: t0 + 3 * month),
+            ]), later)
+        #expect(back.map(\.type) == [.productChange, .productChange])
+        #expect(back.map { $0.details?.previousProductId } == ["gold", "platinum"])
     }
 
     @Test("a replay that changes nothing causes no event")

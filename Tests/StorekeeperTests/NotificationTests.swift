@@ -82,6 +82,15 @@ struct NotificationTests {
             #expect(!subscription.isActive && subscription.status == .revoked, "\(subscription)")
             let ledger = try await stack.store.ledger(LedgerQuery(appId: "demo", environment: "production", from: .distantPast, to: .distantFuture))
             #expect(ledger.filter { $0.event == .purchase }.count == 2 && ledger.filter { $0.event == .refund }.count == 1)
+
+            // One event per change, over HTTP: the duplicate and the late renewal added none.
+            let feed = try await api.events("?types=initial_purchase,renewal,refund")
+            #expect(feed.map(\.event.type) == [.initialPurchase, .renewal, .refund], "\(feed.map(\.event.type))")
+            #expect(feed.map(\.event.source) == [.signedTransaction, .notification, .notification])
+            #expect(feed.map(\.event.transactionId) == [bought.transactionId, "renewal-1", "renewal-1"])
+            let all = try await api.events("")
+            #expect(all.map(\.event.sequence) == Array(1...Int64(all.count)), "one subscriber, numbered in order")
+            #expect(all.last?.event.entitlements?.subscriptions.first?.status == .revoked)
         }
     }
 

@@ -1,0 +1,70 @@
+import Foundation
+import Hummingbird
+import Persistence
+import StorekeeperDomain
+
+/// The pull feed of the outbox, for backends that cannot receive webhooks: the app's events in
+/// commit order by cursor, and one subscriber's in sequence order. Authenticated by the app's key.
+struct EventFeedController {
+    let context: ServerContext
+
+    /// Most events one page holds; a reader asks again from `nextCursor`.
+    static let maximumLimit = 500
+    static let defaultLimit = 100
+
+    func register(on router: RouteTable) {
+        let v1 = router.group("v1")
+        v1.get("events") { request, _ in try await feed(request) }
+        v1.get("subscribers/:appUserId/events") { request, ctx in
+            try await subscriberFeed(request, appUserId: try ctx.parameters.decoded("appUserId"))
+        }
+    }
+
+    /// One page: the events and where to ask next (the last one's position, or `after` when the
+    /// page is empty, so a reader can always store `nextCursor` and ask again).
+    struct Page: Encodable {
+        struct Entry: Encodable {
+            var cursor: Int64
+            var event: SubscriberEvent
+        }
+        var events: [Entry]
+        var nextCursor: Int64
+    }
+
+    func feed(_ request: Request) async throws -> Response {
+        let app = try context.authenticateApp(request)
+        let query = QueryInput(request)
+        let after = Int64(try query.integer("after", in: 0...Int.max) ?? 0)
+        let limit = try query.integer("limit", in: 1...Self.maximumLimit) ?? Self.defaultLimit
+        let types = try Self.types(query.string("types"))
+        let events = try await context.store.events(appId: app.id, after: after, types: types, limit: limit)
+        return try StorekeeperJSON.response(
+            Page(events: events.map { Page.Entry(cursor: $0.cursor, event: $0.event) }, nextCursor: events.last?.cursor ?? after))
+    }
+
+    func subscriberFeed(_ request: Request, appUserId: String) async throws -> Response {
+        let app = try context.authenticateApp(request)
+        try validateAppUserId(appUserId)
+        let query = QueryInput(request)
+        let after = Int64(try query.integer("after", in: 0...Int.max) ?? 0)
+        let limit = try query.integer("limit", in: 1...Self.maximumLimit) ?? Self.defaultLimit
+        let events = try await context.store.subscriberEvents(appId: app.id, appUserId: appUserId, afterSequence: after, limit: limit)
+        return try StorekeeperJSON.response(
+            Page(events: events.map { Page.Entry(cursor: $0.cursor, event: $0.event) }, nextCursor: events.last?.event.sequence ?? after))
+    }
+
+    /// `types=refund,renewal`: each must be a type this server emits, so a misspelt filter is an
+    /// error rather than a feed that stays empty forever.
+    static func types(_ text: String?) throws -> [EventType] {
+        guard let text else { return [] }
+        var types: [EventType] = []
+        for name in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let type = EventType(rawValue: String(name))
+            guard EventType.all.contains(type) else {
+                throw StorekeeperError(.unknownEventType, "'\(name.prefix(64))' is not an event type")
+            }
+            if !types.contains(type) { types.append(type) }
+        }
+        return types
+    }
+}
