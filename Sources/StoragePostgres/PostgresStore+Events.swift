@@ -46,25 +46,27 @@ extension PostgresStore: EventStore {
 
     /// Records the batch's events not recorded yet. The counter rows' locks are held to commit:
     /// transactions recording events of one app commit their cursors in order, so a feed reader
-    /// never sees cursor n+1 before n. This is why the events write is applied last.
+    /// never sees cursor n+1 before n. This is why the events write is applied last. The app's
+    /// cursor row is locked before any subscriber's sequence row, so two transactions telling
+    /// the same two subscribers (a transfer) cannot wait on each other.
     static func record(_ batch: EventBatch, connection: PostgresConnection, now: Date, logger: Logger) async throws {
         var entitlements: [String: SubscriberView] = [:]
         for var event in batch.events {
             let known = try await connection.rows("SELECT 1 FROM events WHERE id = \(event.id)", logger: logger)
             guard known.isEmpty else { continue }
             guard
-                let sequence = try await connection.rows(
-                    """
-                    INSERT INTO event_sequences (app_id, app_user_id, last_sequence) VALUES (\(event.appId), \(event.appUserId), 1)
-                    ON CONFLICT (app_id, app_user_id) DO UPDATE SET last_sequence = event_sequences.last_sequence + 1
-                    RETURNING last_sequence
-                    """, logger: logger
-                ).first,
                 let cursor = try await connection.rows(
                     """
                     INSERT INTO event_cursors (app_id, last_cursor) VALUES (\(event.appId), 1)
                     ON CONFLICT (app_id) DO UPDATE SET last_cursor = event_cursors.last_cursor + 1
                     RETURNING last_cursor
+                    """, logger: logger
+                ).first,
+                let sequence = try await connection.rows(
+                    """
+                    INSERT INTO event_sequences (app_id, app_user_id, last_sequence) VALUES (\(event.appId), \(event.appUserId), 1)
+                    ON CONFLICT (app_id, app_user_id) DO UPDATE SET last_sequence = event_sequences.last_sequence + 1
+                    RETURNING last_sequence
                     """, logger: logger
                 ).first
             else { throw StorageConflict("event counters of \(event.appId) returned no row") }

@@ -39,25 +39,26 @@ extension SQLiteStore: EventStore {
     static func record(_ batch: EventBatch, db: Database, now: Date) throws {
         var entitlements: [String: SubscriberView] = [:]
         for var event in batch.events {
-            guard try !Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM events WHERE id = ?)", arguments: [event.id])! else {
-                continue
-            }
-            event.sequence = try Int64.fetchOne(
-                db,
-                sql: """
-                    INSERT INTO event_sequences (app_id, app_user_id, last_sequence) VALUES (?, ?, 1)
-                    ON CONFLICT (app_id, app_user_id) DO UPDATE SET last_sequence = last_sequence + 1
-                    RETURNING last_sequence
-                    """,
-                arguments: [event.appId, event.appUserId])!
-            let cursor = try Int64.fetchOne(
-                db,
-                sql: """
-                    INSERT INTO event_cursors (app_id, last_cursor) VALUES (?, 1)
-                    ON CONFLICT (app_id) DO UPDATE SET last_cursor = last_cursor + 1
-                    RETURNING last_cursor
-                    """,
-                arguments: [event.appId])!
+            guard try Row.fetchOne(db, sql: "SELECT 1 FROM events WHERE id = ?", arguments: [event.id]) == nil else { continue }
+            guard
+                let cursor = try Int64.fetchOne(
+                    db,
+                    sql: """
+                        INSERT INTO event_cursors (app_id, last_cursor) VALUES (?, 1)
+                        ON CONFLICT (app_id) DO UPDATE SET last_cursor = last_cursor + 1
+                        RETURNING last_cursor
+                        """,
+                    arguments: [event.appId]),
+                let sequence = try Int64.fetchOne(
+                    db,
+                    sql: """
+                        INSERT INTO event_sequences (app_id, app_user_id, last_sequence) VALUES (?, ?, 1)
+                        ON CONFLICT (app_id, app_user_id) DO UPDATE SET last_sequence = last_sequence + 1
+                        RETURNING last_sequence
+                        """,
+                    arguments: [event.appId, event.appUserId])
+            else { throw StorageConflict("event counters of \(event.appId) returned no row") }
+            event.sequence = sequence
             if entitlements[event.appUserId] == nil {
                 let rows = try subscriberRows(db, appId: event.appId, appUserId: event.appUserId, now: now)
                 entitlements[event.appUserId] = batch.entitlements(rows)
