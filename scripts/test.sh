@@ -35,8 +35,9 @@ rm -f "$log"
 [ "$status" -eq 0 ] && failed=0
 
 # Checks by tools we did not write, against the real binary: the README walkthrough as written,
-# and the API contract (docs/openapi.yaml) by Schemathesis. Each counts as one test.
-for check in scripts/walkthrough.sh scripts/contract.sh; do
+# the API contract (docs/openapi.yaml) by Schemathesis, and webhook signatures by the Standard
+# Webhooks reference library. Each counts as one test.
+for check in scripts/walkthrough.sh scripts/contract.sh scripts/webhooks.sh; do
   total=$((total + 1))
   if ! "./$check"; then
     echo "✘ $check failed"

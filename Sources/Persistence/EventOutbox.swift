@@ -8,17 +8,35 @@ import StorekeeperDomain
 /// (no sequence number is used), so recording the same change again adds nothing.
 public struct EventBatch: Sendable {
     public var events: [SubscriberEvent]
+    /// The app's catalog when the use case has it already (a grant loads it): the adapter then
+    /// does not read it again for `SubscriberRows`.
+    public var catalog: [Product]?
     /// The subscriber's entitlements from their stored rows, at the transaction's `now`.
     public var entitlements: @Sendable (SubscriberRows) -> SubscriberView
+    /// The webhook endpoints (of the event's app, as stored) each event is delivered to: the
+    /// adapter inserts one delivery and its job per id, in the same transaction.
+    public var routes: @Sendable (SubscriberEvent, [WebhookEndpoint]) -> [String] = { event, endpoints in
+        endpoints.filter { $0.accepts(event) }.map(\.id)
+    }
 
-    public init(events: [SubscriberEvent], entitlements: @escaping @Sendable (SubscriberRows) -> SubscriberView) {
+    public init(
+        events: [SubscriberEvent], catalog: [Product]? = nil, entitlements: @escaping @Sendable (SubscriberRows) -> SubscriberView
+    ) {
         self.events = events
+        self.catalog = catalog
         self.entitlements = entitlements
     }
 
+    /// A test event for one endpoint only.
+    public static func test(_ event: SubscriberEvent, endpointId: String, now: Date) -> EventBatch {
+        var batch = EventBatch(events: [event], now: now)
+        batch.routes = { _, endpoints in endpoints.contains { $0.id == endpointId } ? [endpointId] : [] }
+        return batch
+    }
+
     /// Entitlements built the way `GET /v1/subscribers/{id}` builds them.
-    public init(events: [SubscriberEvent], now: Date) {
-        self.init(events: events) { rows in
+    public init(events: [SubscriberEvent], catalog: [Product]? = nil, now: Date) {
+        self.init(events: events, catalog: catalog) { rows in
             SubscriberView.build(
                 appUserId: rows.appUserId, transactions: rows.transactions, subscriptions: rows.subscriptions,
                 catalog: Dictionary(rows.catalog.map { ($0.productId, $0) }, uniquingKeysWith: { $1 }), now: now,

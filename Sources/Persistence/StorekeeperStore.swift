@@ -62,5 +62,5 @@ public protocol OperationsStore: Sendable {
 
 /// Everything an adapter provides; the server wires one of these into each part.
 public protocol StorekeeperStore: CatalogStore, VerificationStore, NotificationStore, LedgerStore, OperationsStore, JobStore,
-    LeasedTransactions, EventStore
+    LeasedTransactions, EventStore, WebhookStore
 {}

@@ -51,6 +51,7 @@ extension PostgresStore: EventStore {
     /// the same two subscribers (a transfer) cannot wait on each other.
     static func record(_ batch: EventBatch, connection: PostgresConnection, now: Date, logger: Logger) async throws {
         var entitlements: [String: SubscriberView] = [:]
+        var endpoints: [String: [WebhookEndpoint]] = [:]
         for var event in batch.events {
             let known = try await connection.rows("SELECT 1 FROM events WHERE id = \(event.id)", logger: logger)
             guard known.isEmpty else { continue }
@@ -72,13 +73,19 @@ extension PostgresStore: EventStore {
             else { throw StorageConflict("event counters of \(event.appId) returned no row") }
             event.sequence = try sequence.value("last_sequence", as: Int64.self)
             if entitlements[event.appUserId] == nil {
+                let catalog: [Product]
+                if let known = batch.catalog {
+                    catalog = known
+                } else {
+                    catalog = try await products(connection, appId: event.appId, logger: logger)
+                }
                 let rows = SubscriberRows(
                     appUserId: event.appUserId,
                     transactions: try await transactions(connection, appId: event.appId, appUserId: event.appUserId, logger: logger),
                     subscriptions: try await subscriptions(connection, appId: event.appId, appUserId: event.appUserId, logger: logger),
                     provisional: try await provisionalGrants(
                         connection, appId: event.appId, appUserId: event.appUserId, now: now, logger: logger),
-                    catalog: try await products(connection, appId: event.appId, logger: logger))
+                    catalog: catalog)
                 entitlements[event.appUserId] = batch.entitlements(rows)
             }
             event.entitlements = entitlements[event.appUserId]
@@ -89,6 +96,9 @@ extension PostgresStore: EventStore {
                 VALUES (\(event.appId), \(cursorValue), \(event.id), \(event.appUserId), \(event.sequence), \(event.type.rawValue),
                     \(StoredTime.ms(event.recordedAt)), \(StoredJSON.encode(event)))
                 """, logger: logger)
+            if endpoints[event.appId] == nil { endpoints[event.appId] = try await Self.endpoints(connection, appId: event.appId, logger: logger) }
+            try await enqueueDeliveries(
+                connection, event: event, endpointIds: batch.routes(event, endpoints[event.appId] ?? []), now: now, logger: logger)
         }
     }
 }

@@ -38,6 +38,7 @@ extension SQLiteStore: EventStore {
     /// number and its app's next cursor (SQLite's single writer makes both commit-ordered).
     static func record(_ batch: EventBatch, db: Database, now: Date) throws {
         var entitlements: [String: SubscriberView] = [:]
+        var endpoints: [String: [WebhookEndpoint]] = [:]
         for var event in batch.events {
             guard try Row.fetchOne(db, sql: "SELECT 1 FROM events WHERE id = ?", arguments: [event.id]) == nil else { continue }
             guard
@@ -60,7 +61,7 @@ extension SQLiteStore: EventStore {
             else { throw StorageConflict("event counters of \(event.appId) returned no row") }
             event.sequence = sequence
             if entitlements[event.appUserId] == nil {
-                let rows = try subscriberRows(db, appId: event.appId, appUserId: event.appUserId, now: now)
+                let rows = try subscriberRows(db, appId: event.appId, appUserId: event.appUserId, catalog: batch.catalog, now: now)
                 entitlements[event.appUserId] = batch.entitlements(rows)
             }
             event.entitlements = entitlements[event.appUserId]
@@ -73,14 +74,17 @@ extension SQLiteStore: EventStore {
                     event.appId, cursor, event.id, event.appUserId, event.sequence, event.type.rawValue, StoredTime.ms(event.recordedAt),
                     StoredJSON.encode(event),
                 ])
+            if endpoints[event.appId] == nil { endpoints[event.appId] = try Self.endpoints(db, appId: event.appId) }
+            try enqueueDeliveries(db, event: event, endpointIds: batch.routes(event, endpoints[event.appId] ?? []), now: now)
         }
     }
 
     /// Everything `SubscriberView` is built from, as stored.
-    static func subscriberRows(_ db: Database, appId: String, appUserId: String, now: Date) throws -> SubscriberRows {
+    static func subscriberRows(_ db: Database, appId: String, appUserId: String, catalog: [Product]?, now: Date) throws -> SubscriberRows {
         SubscriberRows(
             appUserId: appUserId, transactions: try transactions(db, appId: appId, appUserId: appUserId),
             subscriptions: try subscriptions(db, appId: appId, appUserId: appUserId),
-            provisional: try provisionalGrants(db, appId: appId, appUserId: appUserId, now: now), catalog: try products(db, appId: appId))
+            provisional: try provisionalGrants(db, appId: appId, appUserId: appUserId, now: now),
+            catalog: try catalog ?? products(db, appId: appId))
     }
 }

@@ -46,20 +46,19 @@ extension SQLiteStore {
                 id, submission.appId, submission.appUserId, submission.evidenceHash, generation, jobId,
                 submission.hints.isEmpty ? nil : StoredJSON.encode(submission.hints), nowMs, nowMs,
             ])
-        let claims = Array(Set(submission.claims)).sorted()
-        if !claims.isEmpty {
-            let sequence = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(accepted_seq), 0) + 1 FROM ownership_claims") ?? 1
-            for original in claims {
-                // A refresh keeps the user's place in line and follows its newest verification.
-                try db.execute(
-                    sql: """
-                        INSERT INTO ownership_claims (app_id, original_transaction_id, app_user_id, verification_id, accepted_seq,
-                            claimed_at)
-                        VALUES (?, ?, ?, ?, ?, ?)
-                        ON CONFLICT (app_id, original_transaction_id, app_user_id) DO UPDATE SET verification_id = excluded.verification_id
-                        """,
-                    arguments: [submission.appId, original, submission.appUserId, id, sequence, nowMs])
-            }
+        // The verification's rowid orders acceptances: SQLite's single writer hands rowids out
+        // in commit order, and verifications are never deleted, so none is handed out twice.
+        let sequence = db.lastInsertedRowID
+        for original in Array(Set(submission.claims)).sorted() {
+            // A refresh keeps the user's place in line and follows its newest verification.
+            try db.execute(
+                sql: """
+                    INSERT INTO ownership_claims (app_id, original_transaction_id, app_user_id, verification_id, accepted_seq,
+                        claimed_at)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (app_id, original_transaction_id, app_user_id) DO UPDATE SET verification_id = excluded.verification_id
+                    """,
+                arguments: [submission.appId, original, submission.appUserId, id, sequence, nowMs])
         }
         let record = VerificationRecord.pending(id: id, jobId: jobId, submission: submission, at: StoredTime.date(nowMs))
         return SubmissionResult(verification: record, created: true)

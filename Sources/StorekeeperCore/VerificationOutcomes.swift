@@ -72,8 +72,9 @@ public struct VerificationOutcomes: Sendable {
                     EventRule.events(plan, context: context, evidence: evidence)
                     + EventRule.provisional(verification.provisionalGrants, removed: true, now: now)
                 return Self.finish(
-                    verification, on: .appleVerified, report: verified, grant: plan, appId: request.appId, events: events, now: now,
-                    result: .granted(plan.summary), refused: .refused(state: verification.state))
+                    verification, on: .appleVerified, report: verified, grant: plan, appId: request.appId, events: events,
+                    catalog: Array(request.catalog.values), now: now, result: .granted(plan.summary),
+                    refused: .refused(state: verification.state))
             }
         }
         return result ?? .leaseLost
@@ -141,7 +142,7 @@ public struct VerificationOutcomes: Sendable {
     /// grant plan, when there is one, is applied first.
     static func finish<Result: Sendable>(
         _ verification: LeasedVerification, on event: VerificationLifecycle.Event, report: AttemptReport, grant plan: GrantPlan? = nil,
-        appId: String = "", events: [SubscriberEvent], now: Date, result: Result, refused: Result
+        appId: String = "", events: [SubscriberEvent], catalog: [Product]? = nil, now: Date, result: Result, refused: Result
     ) -> LeasedDecision<Result> {
         guard let (from, to) = ending(verification, on: event) else { return refusal(verification, result: refused) }
         var writes: [LeasedWrite] = []
@@ -151,7 +152,7 @@ public struct VerificationOutcomes: Sendable {
         writes.append(
             .verification(
                 VerificationChange(id: verification.id, from: from, to: to, report: report, finalizes: true, grant: plan?.summary)))
-        if !events.isEmpty { writes.append(.events(EventBatch(events: events, now: now))) }
+        if !events.isEmpty { writes.append(.events(EventBatch(events: events, catalog: catalog, now: now))) }
         return LeasedDecision(writes: writes, result: result)
     }
 

@@ -37,6 +37,7 @@ public enum StorekeeperApplication {
         router.add(middleware: ErrorMiddleware(health: context.storageHealth, now: now, routes: routes.known))
         AppController(context: context).register(on: routes)
         EventFeedController(context: context).register(on: routes)
+        WebhookController(context: context).register(on: routes)
         NotificationController(context: context).register(on: routes)
         AdminController(context: context).register(on: routes)
         OperationsController(context: context, runner: runner).register(on: routes)
@@ -140,9 +141,12 @@ public enum StorekeeperApplication {
         runnerConfiguration.leaseDuration = configuration.leaseSeconds
         runnerConfiguration.batchSize = min(64, configuration.workers)
         runnerConfiguration.shutdownGrace = configuration.shutdownGraceSeconds
+        let webhookHandler = WebhookDeliveryJobHandler(
+            store: store, sender: WebhookSender(httpClient: httpClient, timeoutSeconds: configuration.webhooks.timeoutSeconds),
+            schedule: configuration.webhooks.retrySchedule, metrics: metrics, logger: logger, now: now)
         return JobRunner(
-            store: store, handlers: [handler, signedHandler, refreshHandler], configuration: runnerConfiguration, signal: signal, logger: logger,
-            now: now)
+            store: store, handlers: [handler, signedHandler, refreshHandler, webhookHandler], configuration: runnerConfiguration,
+            signal: signal, logger: logger, now: now)
     }
 
     static func makeContext(
@@ -173,9 +177,11 @@ public enum StorekeeperApplication {
                 logger: logger, now: { Date() }))
     }
 
-    /// An HTTP client sized for many slow Apple calls at once.
+    /// An HTTP client sized for many slow Apple calls at once. It follows no redirect: Apple
+    /// sends none, and a webhook receiver's redirect must not send a signed event elsewhere.
     public static func makeHTTPClient(configuration: StorekeeperConfiguration) -> HTTPClient {
         var http = HTTPClient.Configuration()
+        http.redirectConfiguration = .disallow
         http.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(8, configuration.workers))
         http.timeout = .init(connect: .seconds(10))
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)

@@ -123,6 +123,8 @@ public struct StorekeeperConfiguration: Codable, Sendable {
     /// On SIGTERM, how long verifications already talking to Apple may finish; after it their jobs
     /// go back to the queue (not counted as an attempt) and the process exits.
     public var shutdownGraceSeconds: Double = 10
+    /// Webhook deliveries: each attempt's deadline and the retry schedule.
+    public var webhooks = WebhookSettings()
 
     public init() {}
 
@@ -130,7 +132,7 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         case host, port, databasePath, sqliteSynchronousFull, adminKey, apps, appleEndpoints, workers, runWorkers
         case attemptTimeoutSeconds, leaseSeconds, retry, flagAfterSeconds, excludeOldTransactions, bindingPolicy
         case maxBodyBytes, maxWaitSeconds, receiptTrust, outagePolicy, serverAPIEndpoints, notificationGapFill
-        case idleTimeoutSeconds, requestTimeoutSeconds, maxConnections, shutdownGraceSeconds
+        case idleTimeoutSeconds, requestTimeoutSeconds, maxConnections, shutdownGraceSeconds, webhooks
     }
 
     public init(from decoder: any Decoder) throws {
@@ -161,6 +163,7 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         requestTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .requestTimeoutSeconds) ?? d.requestTimeoutSeconds
         maxConnections = try c.decodeIfPresent(Int.self, forKey: .maxConnections) ?? d.maxConnections
         shutdownGraceSeconds = try c.decodeIfPresent(Double.self, forKey: .shutdownGraceSeconds) ?? d.shutdownGraceSeconds
+        webhooks = try c.decodeIfPresent(WebhookSettings.self, forKey: .webhooks) ?? d.webhooks
     }
 
     /// Every problem, each naming its key (`apps[1].apiKey: …`). Empty when valid.
@@ -188,6 +191,13 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         if !(requestTimeoutSeconds > 0) { problems.append("requestTimeoutSeconds: must be positive") }
         if let maxConnections, maxConnections < 1 { problems.append("maxConnections: must be at least 1") }
         if !(shutdownGraceSeconds >= 0) { problems.append("shutdownGraceSeconds: must be ≥ 0") }
+        if !(webhooks.timeoutSeconds > 0) { problems.append("webhooks.timeoutSeconds: must be positive") }
+        let schedule = webhooks.retrySchedule
+        if schedule.delays.isEmpty || schedule.delays.contains(where: { !($0 > 0) }) || !(schedule.maximumAge > 0)
+            || !(0...1).contains(schedule.jitter) || !(schedule.maximumRetryAfter >= 0)
+        {
+            problems.append("webhooks.retrySchedule: delays must be positive, maximumAge positive, jitter within 0...1")
+        }
         if outagePolicy.afterSeconds < 0 || outagePolicy.provisionalSeconds <= 0 {
             problems.append("outagePolicy: afterSeconds must be ≥ 0 and provisionalSeconds positive")
         }
@@ -342,5 +352,23 @@ public struct NotificationGapFillPolicy: Codable, Sendable, Hashable {
         intervalSeconds = try c.decodeIfPresent(Double.self, forKey: .intervalSeconds) ?? d.intervalSeconds
         lookbackSeconds = try c.decodeIfPresent(Double.self, forKey: .lookbackSeconds) ?? d.lookbackSeconds
         onlyFailures = try c.decodeIfPresent(Bool.self, forKey: .onlyFailures) ?? d.onlyFailures
+    }
+}
+
+/// How webhook deliveries are attempted.
+public struct WebhookSettings: Codable, Hashable, Sendable {
+    /// Deadline of one attempt: connecting, sending and the answer's head.
+    public var timeoutSeconds: Double = 10
+    public var retrySchedule = WebhookRetrySchedule.standard
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey { case timeoutSeconds, retrySchedule }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = WebhookSettings()
+        timeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .timeoutSeconds) ?? d.timeoutSeconds
+        retrySchedule = try c.decodeIfPresent(WebhookRetrySchedule.self, forKey: .retrySchedule) ?? d.retrySchedule
     }
 }

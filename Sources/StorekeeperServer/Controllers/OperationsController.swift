@@ -42,6 +42,10 @@ struct OperationsController {
             let flagged = try await context.store.countVerifications(
                 states: VerificationState.allCases.filter { !$0.isFinal },
                 createdBefore: context.now().addingTimeInterval(-context.configuration.flagAfterSeconds))
+            let deliveries = try await context.store.deliveryCounts()
+            let pausedEndpoints = try await context.configuration.apps.asyncReduce(0) { count, app in
+                count + (try await context.store.endpoints(appId: app.id).filter { $0.state == .paused }.count)
+            }
             let text = context.metrics.render(gauges: [
                 (
                     "storekeeper_jobs", "Durable jobs by state.",
@@ -53,9 +57,26 @@ struct OperationsController {
                 ),
                 ("storekeeper_verifications_flagged", "Verifications not final after flagAfterSeconds.", [([:], Double(flagged))]),
                 ("storekeeper_jobs_in_flight", "Jobs running in this process.", [([:], Double(runner?.runningCount ?? 0))]),
+                (
+                    "storekeeper_webhook_deliveries", "Webhook deliveries by state (dead: dead letters awaiting replay).",
+                    WebhookDelivery.State.allCases.map { (["state": $0.rawValue], Double(deliveries[$0] ?? 0)) }
+                ),
+                (
+                    "storekeeper_webhook_endpoints_paused", "Webhook endpoints paused (by an operator or after failing deliveries).",
+                    [([:], Double(pausedEndpoints))]
+                ),
             ])
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(string: text)))
         }
+    }
+}
+
+extension Sequence {
+    /// `reduce` whose step may suspend.
+    func asyncReduce<Result>(_ initial: Result, _ next: (Result, Element) async throws -> Result) async rethrows -> Result {
+        var result = initial
+        for element in self { result = try await next(result, element) }
+        return result
     }
 }

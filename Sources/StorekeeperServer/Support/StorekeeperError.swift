@@ -30,6 +30,7 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
         public static let invalidAppUserId = Code("invalid_app_user_id", .badRequest)
         public static let invalidProduct = Code("invalid_product", .badRequest)
         public static let unknownEventType = Code("unknown_event_type", .badRequest)
+        public static let invalidWebhook = Code("invalid_webhook", .badRequest)
         public static let unauthorized = Code("unauthorized", .unauthorized)
         public static let forbidden = Code("forbidden", .forbidden)
         public static let notFound = Code("not_found", .notFound)

@@ -1,0 +1,74 @@
+import Foundation
+import JobQueue
+import StorekeeperDomain
+
+/// The kind of the job that makes one attempt of one webhook delivery (its payload is the delivery id).
+public let deliverWebhookJobKind = "deliver_webhook"
+
+/// What a delivery job needs, read in one go.
+public struct DeliveryWork: Sendable {
+    public var delivery: WebhookDelivery
+    public var event: SubscriberEvent
+    /// Nil when the endpoint was deleted since.
+    public var endpoint: WebhookEndpoint?
+    /// When an earlier event of the same subscriber to the same endpoint, still pending, is due:
+    /// this one waits until then (order per subscriber). Nil when there is none.
+    public var earlierDueAt: Date?
+
+    public init(delivery: WebhookDelivery, event: SubscriberEvent, endpoint: WebhookEndpoint?, earlierDueAt: Date?) {
+        self.delivery = delivery
+        self.event = event
+        self.endpoint = endpoint
+        self.earlierDueAt = earlierDueAt
+    }
+}
+
+/// How an attempt ends, applied in the delivery job's transaction: the attempt recorded, the
+/// delivery moved on (guarded: it must still be pending), the job ended under its lease, and
+/// the endpoint paused when the delivery died.
+public struct DeliveryChange: Sendable {
+    public var deliveryId: String
+    public var attempt: DeliveryAttempt
+    public var to: WebhookDelivery.State
+    public var nextAttemptAt: Date?
+    public var firstAttemptAt: Date
+    public var job: JobLifecycle.Transition
+    public var pause: (endpointId: String, reason: String)?
+
+    public init(
+        deliveryId: String, attempt: DeliveryAttempt, to: WebhookDelivery.State, nextAttemptAt: Date?, firstAttemptAt: Date,
+        job: JobLifecycle.Transition, pause: (endpointId: String, reason: String)? = nil
+    ) {
+        self.deliveryId = deliveryId
+        self.attempt = attempt
+        self.to = to
+        self.nextAttemptAt = nextAttemptAt
+        self.firstAttemptAt = firstAttemptAt
+        self.job = job
+        self.pause = pause
+    }
+}
+
+/// Webhook endpoints and their deliveries.
+public protocol WebhookStore: Sendable {
+    func createEndpoint(_ endpoint: WebhookEndpoint) async throws
+    func endpoints(appId: String) async throws -> [WebhookEndpoint]
+    func endpoint(appId: String, id: String) async throws -> WebhookEndpoint?
+    /// Stores the endpoint as given. When it is active again after a pause, its pending
+    /// deliveries are due at `now`. False when there is no such endpoint.
+    func updateEndpoint(_ endpoint: WebhookEndpoint, now: Date) async throws -> Bool
+    /// Deletes the endpoint with its deliveries and their attempts; their jobs end.
+    func deleteEndpoint(appId: String, id: String, now: Date) async throws -> Bool
+    /// Newest first; only `state` when given.
+    func deliveries(endpointId: String, state: WebhookDelivery.State?, limit: Int) async throws -> [WebhookDelivery]
+    func attempts(deliveryId: String) async throws -> [DeliveryAttempt]
+    /// Dead deliveries of the endpoint (only `deliveryId` when given) go back to pending, due
+    /// at `now`, each with a new job. Returns how many.
+    func replayDeliveries(endpointId: String, deliveryId: String?, now: Date) async throws -> Int
+    func deliveryForJob(jobId: String) async throws -> DeliveryWork?
+    /// Applies `change` in one transaction; false (nothing written) when the lease was lost.
+    func finishDeliveryAttempt(_ lease: JobLease, _ change: DeliveryChange, now: Date) async throws -> Bool
+    func deliveryCounts() async throws -> [WebhookDelivery.State: Int]
+    /// Events recorded outside any job (a test event): the same outbox write, in a transaction of its own.
+    func recordEvents(_ batch: EventBatch, now: Date) async throws
+}

@@ -1,0 +1,244 @@
+import Foundation
+import JobQueue
+import Logging
+import Persistence
+import PostgresNIO
+import StorekeeperDomain
+
+extension PostgresStore: WebhookStore {
+    public func createEndpoint(_ endpoint: WebhookEndpoint) async throws {
+        try await transaction { connection in
+            try await connection.execute(
+                """
+                INSERT INTO webhook_endpoints (id, app_id, state, body, created_at, updated_at)
+                VALUES (\(endpoint.id), \(endpoint.appId), \(endpoint.state.rawValue), \(StoredJSON.encode(endpoint)),
+                    \(StoredTime.ms(endpoint.createdAt)), \(StoredTime.ms(endpoint.updatedAt)))
+                """, logger: self.logger)
+        }
+    }
+
+    public func endpoints(appId: String) async throws -> [WebhookEndpoint] {
+        try await read { connection in try await Self.endpoints(connection, appId: appId, logger: self.logger) }
+    }
+
+    public func endpoint(appId: String, id: String) async throws -> WebhookEndpoint? {
+        try await read { connection in
+            try await connection.rows("SELECT body FROM webhook_endpoints WHERE app_id = \(appId) AND id = \(id)", logger: self.logger)
+                .first.flatMap { StoredJSON.decode(WebhookEndpoint.self, try $0.value("body", as: String.self)) }
+        }
+    }
+
+    public func updateEndpoint(_ endpoint: WebhookEndpoint, now: Date) async throws -> Bool {
+        let nowMs = StoredTime.ms(now)
+        return try await transaction { connection in
+            let changed = try await connection.count(
+                """
+                UPDATE webhook_endpoints SET state = \(endpoint.state.rawValue), body = \(StoredJSON.encode(endpoint)), updated_at = \(nowMs)
+                WHERE app_id = \(endpoint.appId) AND id = \(endpoint.id) RETURNING 1
+                """, logger: self.logger)
+            guard changed == 1 else { return false }
+            if endpoint.state == .active {
+                try await connection.execute(
+                    """
+                    UPDATE jobs SET run_at = \(nowMs) WHERE state = 'available' AND run_at > \(nowMs)
+                      AND id IN (SELECT job_id FROM webhook_deliveries WHERE endpoint_id = \(endpoint.id) AND state = 'pending')
+                    """, logger: self.logger)
+            }
+            return true
+        }
+    }
+
+    public func deleteEndpoint(appId: String, id: String, now: Date) async throws -> Bool {
+        try await transaction { connection in
+            let deleted = try await connection.count(
+                "DELETE FROM webhook_endpoints WHERE app_id = \(appId) AND id = \(id) RETURNING 1", logger: self.logger)
+            guard deleted == 1 else { return false }
+            try await connection.execute(
+                """
+                UPDATE jobs SET state = 'completed', finalized_at = \(StoredTime.ms(now)), last_error = 'endpoint_deleted'
+                WHERE state = 'available' AND id IN (SELECT job_id FROM webhook_deliveries WHERE endpoint_id = \(id))
+                """, logger: self.logger)
+            try await connection.execute(
+                "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = \(id))",
+                logger: self.logger)
+            try await connection.execute("DELETE FROM webhook_deliveries WHERE endpoint_id = \(id)", logger: self.logger)
+            return true
+        }
+    }
+
+    public func deliveries(endpointId: String, state: WebhookDelivery.State?, limit: Int) async throws -> [WebhookDelivery] {
+        try await read { connection in
+            try await connection.rows(
+                """
+                SELECT * FROM webhook_deliveries WHERE endpoint_id = \(endpointId)
+                  AND (\(state?.rawValue)::text IS NULL OR state = \(state?.rawValue))
+                ORDER BY created_at DESC, id DESC LIMIT \(limit)
+                """, logger: self.logger
+            ).map(Self.delivery(from:))
+        }
+    }
+
+    public func attempts(deliveryId: String) async throws -> [DeliveryAttempt] {
+        try await read { connection in
+            try await connection.rows(
+                "SELECT * FROM webhook_attempts WHERE delivery_id = \(deliveryId) ORDER BY attempt", logger: self.logger
+            ).map { row in
+                DeliveryAttempt(
+                    deliveryId: try row.value("delivery_id"), attempt: Int(try row.value("attempt", as: Int64.self)),
+                    at: try row.date("at"), status: try row.value("status", as: Int64?.self).map(Int.init),
+                    latencyMs: Int(try row.value("latency_ms", as: Int64.self)), error: try row.value("error"),
+                    responseExcerpt: try row.value("response_excerpt"))
+            }
+        }
+    }
+
+    public func replayDeliveries(endpointId: String, deliveryId: String?, now: Date) async throws -> Int {
+        let nowMs = StoredTime.ms(now)
+        return try await transaction { connection in
+            let ids = try await connection.rows(
+                """
+                SELECT id FROM webhook_deliveries WHERE endpoint_id = \(endpointId) AND state = 'dead'
+                  AND (\(deliveryId)::text IS NULL OR id = \(deliveryId)) FOR UPDATE
+                """, logger: self.logger
+            ).map { try $0.value("id", as: String.self) }
+            for id in ids {
+                let jobId = UUID().uuidString.lowercased()
+                try await connection.execute(
+                    """
+                    INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
+                    VALUES (\(jobId), \(deliverWebhookJobKind), \(id), 'available', 0, \(nowMs), \(nowMs))
+                    """, logger: self.logger)
+                try await connection.execute(
+                    """
+                    UPDATE webhook_deliveries SET state = 'pending', job_id = \(jobId), next_attempt_at = \(nowMs),
+                        first_attempt_at = NULL, updated_at = \(nowMs) WHERE id = \(id) AND state = 'dead'
+                    """, logger: self.logger)
+            }
+            return ids.count
+        }
+    }
+
+    public func deliveryForJob(jobId: String) async throws -> DeliveryWork? {
+        try await read { connection in
+            guard let row = try await connection.rows("SELECT * FROM webhook_deliveries WHERE job_id = \(jobId)", logger: self.logger).first
+            else { return nil }
+            let delivery = try Self.delivery(from: row)
+            guard
+                let event = try await connection.rows("SELECT body FROM events WHERE id = \(delivery.eventId)", logger: self.logger)
+                    .first.flatMap({ StoredJSON.decode(SubscriberEvent.self, try $0.value("body", as: String.self)) })
+            else { return nil }
+            let endpoint = try await connection.rows(
+                "SELECT body FROM webhook_endpoints WHERE id = \(delivery.endpointId)", logger: self.logger
+            ).first.flatMap { StoredJSON.decode(WebhookEndpoint.self, try $0.value("body", as: String.self)) }
+            let earlier = try await connection.rows(
+                """
+                SELECT MIN(COALESCE(next_attempt_at, created_at)) AS due FROM webhook_deliveries
+                WHERE endpoint_id = \(delivery.endpointId) AND app_user_id = \(delivery.appUserId)
+                  AND sequence < \(delivery.sequence) AND state = 'pending'
+                """, logger: self.logger
+            ).first.flatMap { try $0.value("due", as: Int64?.self) }
+            return DeliveryWork(delivery: delivery, event: event, endpoint: endpoint, earlierDueAt: StoredTime.date(earlier))
+        }
+    }
+
+    public func finishDeliveryAttempt(_ lease: JobLease, _ change: DeliveryChange, now: Date) async throws -> Bool {
+        let logger = self.logger
+        return try await transaction { connection in
+            guard try await Self.endAttempt(connection, lease, change.job, now: now, logger: logger) else { return false }
+            let attempt = change.attempt
+            let status = attempt.status.map(Int64.init)
+            try await connection.execute(
+                """
+                INSERT INTO webhook_attempts (delivery_id, attempt, at, status, latency_ms, error, response_excerpt)
+                VALUES (\(attempt.deliveryId), \(Int64(attempt.attempt)), \(StoredTime.ms(attempt.at)), \(status),
+                    \(Int64(attempt.latencyMs)), \(attempt.error), \(attempt.responseExcerpt))
+                ON CONFLICT DO NOTHING
+                """, logger: logger)
+            let updated = try await connection.count(
+                """
+                UPDATE webhook_deliveries SET state = \(change.to.rawValue), attempts = \(Int64(attempt.attempt)),
+                    next_attempt_at = \(StoredTime.ms(change.nextAttemptAt)), first_attempt_at = \(StoredTime.ms(change.firstAttemptAt)),
+                    last_status = \(status), last_error = \(attempt.error), updated_at = \(StoredTime.ms(now))
+                WHERE id = \(change.deliveryId) AND state = 'pending' RETURNING 1
+                """, logger: logger)
+            guard updated == 1 else { throw StorageConflict("delivery \(change.deliveryId) is no longer pending") }
+            if let pause = change.pause {
+                try await Self.pause(connection, endpointId: pause.endpointId, reason: pause.reason, now: now, logger: logger)
+            }
+            return true
+        }
+    }
+
+    public func deliveryCounts() async throws -> [WebhookDelivery.State: Int] {
+        try await read { connection in
+            var counts: [WebhookDelivery.State: Int] = [:]
+            for row in try await connection.rows("SELECT state, COUNT(*) AS n FROM webhook_deliveries GROUP BY state", logger: self.logger) {
+                if let state = WebhookDelivery.State(rawValue: try row.value("state")) { counts[state] = Int(try row.value("n", as: Int64.self)) }
+            }
+            return counts
+        }
+    }
+
+    public func recordEvents(_ batch: EventBatch, now: Date) async throws {
+        let logger = self.logger
+        try await transaction { connection in try await Self.record(batch, connection: connection, now: now, logger: logger) }
+    }
+
+    static func endpoints(_ connection: PostgresConnection, appId: String, logger: Logger) async throws -> [WebhookEndpoint] {
+        try await connection.rows("SELECT body FROM webhook_endpoints WHERE app_id = \(appId) ORDER BY created_at, id", logger: logger)
+            .compactMap { StoredJSON.decode(WebhookEndpoint.self, try $0.value("body", as: String.self)) }
+    }
+
+    /// One delivery and its job, due at once, for each endpoint the event is routed to.
+    static func enqueueDeliveries(
+        _ connection: PostgresConnection, event: SubscriberEvent, endpointIds: [String], now: Date, logger: Logger
+    ) async throws {
+        let nowMs = StoredTime.ms(now)
+        for endpointId in endpointIds {
+            let id = UUID().uuidString.lowercased()
+            let jobId = UUID().uuidString.lowercased()
+            let inserted = try await connection.count(
+                """
+                INSERT INTO webhook_deliveries (id, app_id, endpoint_id, event_id, app_user_id, sequence, state, attempts,
+                    next_attempt_at, job_id, created_at, updated_at)
+                VALUES (\(id), \(event.appId), \(endpointId), \(event.id), \(event.appUserId), \(event.sequence), 'pending', 0,
+                    \(nowMs), \(jobId), \(nowMs), \(nowMs))
+                ON CONFLICT (endpoint_id, event_id) DO NOTHING RETURNING 1
+                """, logger: logger)
+            guard inserted == 1 else { continue }
+            try await connection.execute(
+                """
+                INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
+                VALUES (\(jobId), \(deliverWebhookJobKind), \(id), 'available', 0, \(nowMs), \(nowMs))
+                """, logger: logger)
+        }
+    }
+
+    static func pause(_ connection: PostgresConnection, endpointId: String, reason: String, now: Date, logger: Logger) async throws {
+        guard
+            var endpoint = try await connection.rows(
+                "SELECT body FROM webhook_endpoints WHERE id = \(endpointId) FOR UPDATE", logger: logger
+            ).first.flatMap({ StoredJSON.decode(WebhookEndpoint.self, try $0.value("body", as: String.self)) }),
+            endpoint.state == .active
+        else { return }
+        endpoint.state = .paused
+        endpoint.pausedReason = reason
+        endpoint.updatedAt = now
+        try await connection.execute(
+            """
+            UPDATE webhook_endpoints SET state = 'paused', body = \(StoredJSON.encode(endpoint)), updated_at = \(StoredTime.ms(now))
+            WHERE id = \(endpointId)
+            """, logger: logger)
+    }
+
+    static func delivery(from row: PostgresRandomAccessRow) throws -> WebhookDelivery {
+        WebhookDelivery(
+            id: try row.value("id"), appId: try row.value("app_id"), endpointId: try row.value("endpoint_id"),
+            eventId: try row.value("event_id"), appUserId: try row.value("app_user_id"), sequence: try row.value("sequence"),
+            state: WebhookDelivery.State(rawValue: try row.value("state")) ?? .pending,
+            attempts: Int(try row.value("attempts", as: Int64.self)), nextAttemptAt: try row.optionalDate("next_attempt_at"),
+            lastStatus: try row.value("last_status", as: Int64?.self).map(Int.init), lastError: try row.value("last_error"),
+            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),
+            firstAttemptAt: try row.optionalDate("first_attempt_at"))
+    }
+}

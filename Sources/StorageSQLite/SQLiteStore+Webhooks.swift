@@ -1,0 +1,225 @@
+import Foundation
+import GRDB
+import JobQueue
+import Persistence
+import StorekeeperDomain
+
+extension SQLiteStore: WebhookStore {
+    public func createEndpoint(_ endpoint: WebhookEndpoint) async throws {
+        try await committer.write(pool: pool) { db in
+            try db.execute(
+                sql: "INSERT INTO webhook_endpoints (id, app_id, state, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [
+                    endpoint.id, endpoint.appId, endpoint.state.rawValue, StoredJSON.encode(endpoint), StoredTime.ms(endpoint.createdAt),
+                    StoredTime.ms(endpoint.updatedAt),
+                ])
+        }
+    }
+
+    public func endpoints(appId: String) async throws -> [WebhookEndpoint] {
+        try await pool.read { db in try Self.endpoints(db, appId: appId) }
+    }
+
+    public func endpoint(appId: String, id: String) async throws -> WebhookEndpoint? {
+        try await pool.read { db in
+            try String.fetchOne(db, sql: "SELECT body FROM webhook_endpoints WHERE app_id = ? AND id = ?", arguments: [appId, id])
+                .flatMap { StoredJSON.decode(WebhookEndpoint.self, $0) }
+        }
+    }
+
+    public func updateEndpoint(_ endpoint: WebhookEndpoint, now: Date) async throws -> Bool {
+        try await committer.write(pool: pool) { db in
+            try db.execute(
+                sql: "UPDATE webhook_endpoints SET state = ?, body = ?, updated_at = ? WHERE app_id = ? AND id = ?",
+                arguments: [endpoint.state.rawValue, StoredJSON.encode(endpoint), StoredTime.ms(now), endpoint.appId, endpoint.id])
+            guard db.changesCount == 1 else { return false }
+            if endpoint.state == .active {
+                try db.execute(
+                    sql: """
+                        UPDATE jobs SET run_at = ? WHERE state = 'available' AND run_at > ?
+                          AND id IN (SELECT job_id FROM webhook_deliveries WHERE endpoint_id = ? AND state = 'pending')
+                        """,
+                    arguments: [StoredTime.ms(now), StoredTime.ms(now), endpoint.id])
+            }
+            return true
+        }
+    }
+
+    public func deleteEndpoint(appId: String, id: String, now: Date) async throws -> Bool {
+        try await committer.write(pool: pool) { db in
+            try db.execute(sql: "DELETE FROM webhook_endpoints WHERE app_id = ? AND id = ?", arguments: [appId, id])
+            guard db.changesCount == 1 else { return false }
+            // Jobs not running end now; a running one finds its delivery gone and completes.
+            try db.execute(
+                sql: """
+                    UPDATE jobs SET state = 'completed', finalized_at = ?, last_error = 'endpoint_deleted'
+                    WHERE state = 'available' AND id IN (SELECT job_id FROM webhook_deliveries WHERE endpoint_id = ?)
+                    """,
+                arguments: [StoredTime.ms(now), id])
+            try db.execute(
+                sql: "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = ?)",
+                arguments: [id])
+            try db.execute(sql: "DELETE FROM webhook_deliveries WHERE endpoint_id = ?", arguments: [id])
+            return true
+        }
+    }
+
+    public func deliveries(endpointId: String, state: WebhookDelivery.State?, limit: Int) async throws -> [WebhookDelivery] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND (? IS NULL OR state = ?)
+                    ORDER BY created_at DESC, id DESC LIMIT ?
+                    """,
+                arguments: [endpointId, state?.rawValue, state?.rawValue, limit]
+            ).map(Self.delivery(from:))
+        }
+    }
+
+    public func attempts(deliveryId: String) async throws -> [DeliveryAttempt] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM webhook_attempts WHERE delivery_id = ? ORDER BY attempt", arguments: [deliveryId]).map {
+                row in
+                DeliveryAttempt(
+                    deliveryId: row["delivery_id"], attempt: row["attempt"], at: StoredTime.date(row["at"] as Int64), status: row["status"],
+                    latencyMs: row["latency_ms"], error: row["error"], responseExcerpt: row["response_excerpt"])
+            }
+        }
+    }
+
+    public func replayDeliveries(endpointId: String, deliveryId: String?, now: Date) async throws -> Int {
+        try await committer.write(pool: pool) { db in
+            let ids = try String.fetchAll(
+                db, sql: "SELECT id FROM webhook_deliveries WHERE endpoint_id = ? AND state = 'dead' AND (? IS NULL OR id = ?)",
+                arguments: [endpointId, deliveryId, deliveryId])
+            let nowMs = StoredTime.ms(now)
+            for id in ids {
+                let jobId = UUID().uuidString.lowercased()
+                try db.execute(
+                    sql: "INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at) VALUES (?, ?, ?, 'available', 0, ?, ?)",
+                    arguments: [jobId, deliverWebhookJobKind, id, nowMs, nowMs])
+                try db.execute(
+                    sql: """
+                        UPDATE webhook_deliveries SET state = 'pending', job_id = ?, next_attempt_at = ?, first_attempt_at = NULL,
+                            updated_at = ? WHERE id = ? AND state = 'dead'
+                        """,
+                    arguments: [jobId, nowMs, nowMs, id])
+            }
+            return ids.count
+        }
+    }
+
+    public func deliveryForJob(jobId: String) async throws -> DeliveryWork? {
+        try await pool.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM webhook_deliveries WHERE job_id = ?", arguments: [jobId]) else {
+                return nil
+            }
+            let delivery = Self.delivery(from: row)
+            guard
+                let event = try String.fetchOne(db, sql: "SELECT body FROM events WHERE id = ?", arguments: [delivery.eventId])
+                    .flatMap({ StoredJSON.decode(SubscriberEvent.self, $0) })
+            else { return nil }
+            let endpoint = try String.fetchOne(db, sql: "SELECT body FROM webhook_endpoints WHERE id = ?", arguments: [delivery.endpointId])
+                .flatMap { StoredJSON.decode(WebhookEndpoint.self, $0) }
+            let earlier = try Int64.fetchOne(
+                db,
+                sql: """
+                    SELECT MIN(COALESCE(next_attempt_at, created_at)) FROM webhook_deliveries
+                    WHERE endpoint_id = ? AND app_user_id = ? AND sequence < ? AND state = 'pending'
+                    """,
+                arguments: [delivery.endpointId, delivery.appUserId, delivery.sequence])
+            return DeliveryWork(delivery: delivery, event: event, endpoint: endpoint, earlierDueAt: StoredTime.date(earlier))
+        }
+    }
+
+    public func finishDeliveryAttempt(_ lease: JobLease, _ change: DeliveryChange, now: Date) async throws -> Bool {
+        try await committer.write(pool: pool) { db in
+            guard try Self.endAttempt(db, lease, change.job, now: now) else { return false }
+            let attempt = change.attempt
+            try db.execute(
+                sql: """
+                    INSERT INTO webhook_attempts (delivery_id, attempt, at, status, latency_ms, error, response_excerpt)
+                    VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                    """,
+                arguments: [
+                    attempt.deliveryId, attempt.attempt, StoredTime.ms(attempt.at), attempt.status, attempt.latencyMs, attempt.error,
+                    attempt.responseExcerpt,
+                ])
+            try db.execute(
+                sql: """
+                    UPDATE webhook_deliveries SET state = ?, attempts = ?, next_attempt_at = ?, first_attempt_at = ?, last_status = ?,
+                        last_error = ?, updated_at = ?
+                    WHERE id = ? AND state = 'pending'
+                    """,
+                arguments: [
+                    change.to.rawValue, attempt.attempt, StoredTime.ms(change.nextAttemptAt), StoredTime.ms(change.firstAttemptAt),
+                    attempt.status, attempt.error, StoredTime.ms(now), change.deliveryId,
+                ])
+            guard db.changesCount == 1 else { throw StorageConflict("delivery \(change.deliveryId) is no longer pending") }
+            if let pause = change.pause { try Self.pause(db, endpointId: pause.endpointId, reason: pause.reason, now: now) }
+            return true
+        }
+    }
+
+    public func deliveryCounts() async throws -> [WebhookDelivery.State: Int] {
+        try await pool.read { db in
+            var counts: [WebhookDelivery.State: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM webhook_deliveries GROUP BY state") {
+                if let state = WebhookDelivery.State(rawValue: row["state"]) { counts[state] = row["n"] }
+            }
+            return counts
+        }
+    }
+
+    public func recordEvents(_ batch: EventBatch, now: Date) async throws {
+        try await committer.write(pool: pool) { db in try Self.record(batch, db: db, now: now) }
+    }
+
+    static func endpoints(_ db: Database, appId: String) throws -> [WebhookEndpoint] {
+        try String.fetchAll(db, sql: "SELECT body FROM webhook_endpoints WHERE app_id = ? ORDER BY created_at, id", arguments: [appId])
+            .compactMap { StoredJSON.decode(WebhookEndpoint.self, $0) }
+    }
+
+    /// One delivery and its job, due at once, for each endpoint the event is routed to.
+    static func enqueueDeliveries(_ db: Database, event: SubscriberEvent, endpointIds: [String], now: Date) throws {
+        let nowMs = StoredTime.ms(now)
+        for endpointId in endpointIds {
+            let id = UUID().uuidString.lowercased()
+            let jobId = UUID().uuidString.lowercased()
+            try db.execute(
+                sql: """
+                    INSERT INTO webhook_deliveries (id, app_id, endpoint_id, event_id, app_user_id, sequence, state, attempts,
+                        next_attempt_at, job_id, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?) ON CONFLICT (endpoint_id, event_id) DO NOTHING
+                    """,
+                arguments: [id, event.appId, endpointId, event.id, event.appUserId, event.sequence, nowMs, jobId, nowMs, nowMs])
+            guard db.changesCount == 1 else { continue }
+            try db.execute(
+                sql: "INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at) VALUES (?, ?, ?, 'available', 0, ?, ?)",
+                arguments: [jobId, deliverWebhookJobKind, id, nowMs, nowMs])
+        }
+    }
+
+    static func pause(_ db: Database, endpointId: String, reason: String, now: Date) throws {
+        guard
+            var endpoint = try String.fetchOne(db, sql: "SELECT body FROM webhook_endpoints WHERE id = ?", arguments: [endpointId])
+                .flatMap({ StoredJSON.decode(WebhookEndpoint.self, $0) }), endpoint.state == .active
+        else { return }
+        endpoint.state = .paused
+        endpoint.pausedReason = reason
+        endpoint.updatedAt = now
+        try db.execute(
+            sql: "UPDATE webhook_endpoints SET state = 'paused', body = ?, updated_at = ? WHERE id = ?",
+            arguments: [StoredJSON.encode(endpoint), StoredTime.ms(now), endpointId])
+    }
+
+    static func delivery(from row: Row) -> WebhookDelivery {
+        WebhookDelivery(
+            id: row["id"], appId: row["app_id"], endpointId: row["endpoint_id"], eventId: row["event_id"], appUserId: row["app_user_id"],
+            sequence: row["sequence"], state: WebhookDelivery.State(rawValue: row["state"]) ?? .pending, attempts: row["attempts"],
+            nextAttemptAt: StoredTime.date(row["next_attempt_at"] as Int64?), lastStatus: row["last_status"], lastError: row["last_error"],
+            createdAt: StoredTime.date(row["created_at"] as Int64), updatedAt: StoredTime.date(row["updated_at"] as Int64),
+            firstAttemptAt: StoredTime.date(row["first_attempt_at"] as Int64?))
+    }
+}

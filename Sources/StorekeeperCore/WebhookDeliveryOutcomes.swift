@@ -1,0 +1,63 @@
+import Foundation
+import JobQueue
+import Persistence
+import StorekeeperDomain
+
+/// How one attempt of a webhook delivery ends, written once for every adapter: the delivery
+/// state machine decides from what the attempt found, and the adapter applies the attempt, the
+/// delivery's next state, the job's end and a pause in one transaction.
+public struct WebhookDeliveryOutcomes: Sendable {
+    let store: any WebhookStore
+    let schedule: WebhookRetrySchedule
+
+    public init(store: any WebhookStore, schedule: WebhookRetrySchedule) {
+        self.store = store
+        self.schedule = schedule
+    }
+
+    /// Records `attempt`'s `outcome`. Returns the decision taken, or nil when the lease was lost
+    /// (nothing written; another runner owns the delivery now).
+    public func finish(
+        _ lease: JobLease, work: DeliveryWork, outcome: DeliveryOutcome, attempt: DeliveryAttempt, now: Date, unitRandom: Double
+    ) async throws -> DeliveryLifecycle.Decision? {
+        let change = Self.change(work: work, outcome: outcome, attempt: attempt, schedule: schedule, now: now, unitRandom: unitRandom)
+        guard try await store.finishDeliveryAttempt(lease, change.change, now: now) else { return nil }
+        return change.decision
+    }
+
+    /// The writes an attempt's outcome causes. Pure.
+    static func change(
+        work: DeliveryWork, outcome: DeliveryOutcome, attempt: DeliveryAttempt, schedule: WebhookRetrySchedule, now: Date,
+        unitRandom: Double
+    ) -> (decision: DeliveryLifecycle.Decision, change: DeliveryChange) {
+        let first = work.delivery.firstAttemptAt ?? attempt.at
+        let decision = DeliveryLifecycle.next(
+            after: outcome, attempt: attempt.attempt, firstAttemptAt: first, now: now, schedule: schedule, unitRandom: unitRandom)
+        let id = work.delivery.id
+        switch decision {
+        case .delivered:
+            return (
+                decision,
+                DeliveryChange(
+                    deliveryId: id, attempt: attempt, to: .delivered, nextAttemptAt: nil, firstAttemptAt: first,
+                    job: JobLifecycle.ending(.completed(reason: nil)))
+            )
+        case .retry(let at):
+            let reason = attempt.status.map { "webhook_http_\($0)" } ?? "webhook_\(attempt.error ?? "failed")"
+            return (
+                decision,
+                DeliveryChange(
+                    deliveryId: id, attempt: attempt, to: .pending, nextAttemptAt: at, firstAttemptAt: first,
+                    job: JobLifecycle.ending(.retry(at: at, reason: reason)))
+            )
+        case .dead(let pauseReason):
+            return (
+                decision,
+                DeliveryChange(
+                    deliveryId: id, attempt: attempt, to: .dead, nextAttemptAt: nil, firstAttemptAt: first,
+                    job: JobLifecycle.ending(.completed(reason: "webhook_dead_letter")),
+                    pause: (endpointId: work.delivery.endpointId, reason: pauseReason))
+            )
+        }
+    }
+}

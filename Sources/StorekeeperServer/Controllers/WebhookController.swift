@@ -1,0 +1,226 @@
+import Foundation
+import Hummingbird
+import JobQueue
+import Persistence
+import StorekeeperDomain
+
+/// Operator routes for an app's webhook endpoints and their deliveries (admin key). A secret is
+/// shown once, when it is made (create, rotate); nothing else ever returns it.
+struct WebhookController {
+    let context: ServerContext
+
+    /// The URLs accepted, exactly as docs/openapi.yaml states them: nothing a URL parser could
+    /// read two ways (credentials, escapes, a query) goes to a receiver with a signed event.
+    nonisolated(unsafe) static let urlShape =
+        /https?:\/\/[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?(\/[A-Za-z0-9._~-]*)*/
+
+    /// How long the previous secret stays valid after a rotation: receivers have a day to switch.
+    static let rotationOverlapSeconds: Double = 86_400
+
+    func register(on router: RouteTable) {
+        let admin = router.group("v1/admin/apps/:app/webhooks")
+        admin.post("") { request, ctx in try await create(request, appId: try ctx.parameters.decoded("app")) }
+        admin.get("") { request, ctx in
+            let app = try authorized(request, ctx)
+            return try StorekeeperJSON.response(["endpoints": try await context.store.endpoints(appId: app.id).map(EndpointView.init)])
+        }
+        admin.get(":id") { request, ctx in
+            try StorekeeperJSON.response(EndpointView(try await endpoint(request, ctx)))
+        }
+        admin.patch(":id") { request, ctx in try await update(request, ctx) }
+        admin.delete(":id") { request, ctx in
+            let app = try authorized(request, ctx)
+            let id = try ctx.parameters.decoded("id")
+            guard try await context.store.deleteEndpoint(appId: app.id, id: id, now: context.now()) else {
+                throw StorekeeperError(.notFound, "no webhook endpoint '\(id)'")
+            }
+            return Response(status: .noContent)
+        }
+        admin.post(":id/rotate-secret") { request, ctx in try await rotate(request, ctx) }
+        admin.post(":id/test") { request, ctx in try await sendTest(request, ctx) }
+        admin.get(":id/deliveries") { request, ctx in try await deliveries(request, ctx) }
+        admin.post(":id/deliveries/:delivery/replay") { request, ctx in
+            let endpoint = try await endpoint(request, ctx)
+            let delivery = try ctx.parameters.decoded("delivery")
+            let replayed = try await context.store.replayDeliveries(endpointId: endpoint.id, deliveryId: delivery, now: context.now())
+            guard replayed == 1 else { throw StorekeeperError(.notFound, "no dead delivery '\(delivery)' for this endpoint") }
+            context.signal.wake()
+            return try StorekeeperJSON.response(["replayed": replayed], status: .accepted)
+        }
+        admin.post(":id/replay") { request, ctx in
+            let endpoint = try await endpoint(request, ctx)
+            let replayed = try await context.store.replayDeliveries(endpointId: endpoint.id, deliveryId: nil, now: context.now())
+            if replayed > 0 { context.signal.wake() }
+            return try StorekeeperJSON.response(["replayed": replayed], status: .accepted)
+        }
+    }
+
+    /// `POST …/webhooks` and `PATCH …/webhooks/{id}` bodies; absent fields keep their value on PATCH.
+    struct EndpointBody: Decodable {
+        var url: String?
+        var description: String?
+        var environments: [String]?
+        var eventTypes: [String]?
+        var state: WebhookEndpoint.State?
+    }
+
+    /// An endpoint as shown: everything but its secrets.
+    struct EndpointView: Encodable {
+        var id: String
+        var appId: String
+        var url: String
+        var description: String?
+        var environments: [String]
+        var eventTypes: [EventType]
+        var state: WebhookEndpoint.State
+        var pausedReason: String?
+        var createdAt: Date
+        var updatedAt: Date
+        /// While a rotation's previous secret is still accepted.
+        var previousSecretExpiresAt: Date?
+
+        init(_ endpoint: WebhookEndpoint) {
+            id = endpoint.id
+            appId = endpoint.appId
+            url = endpoint.url
+            description = endpoint.description
+            environments = endpoint.environments
+            eventTypes = endpoint.eventTypes
+            state = endpoint.state
+            pausedReason = endpoint.pausedReason
+            createdAt = endpoint.createdAt
+            updatedAt = endpoint.updatedAt
+            previousSecretExpiresAt = endpoint.secrets.compactMap(\.expiresAt).max()
+        }
+    }
+
+    struct CreatedView: Encodable {
+        var endpoint: EndpointView
+        /// Shown once: store it where the receiver verifies signatures.
+        var secret: String
+    }
+
+    private func authorized(_ request: Request, _ ctx: BasicRequestContext) throws -> AppConfiguration {
+        try context.authenticateAdmin(request)
+        return try context.app(id: try ctx.parameters.decoded("app"))
+    }
+
+    private func endpoint(_ request: Request, _ ctx: BasicRequestContext) async throws -> WebhookEndpoint {
+        let app = try authorized(request, ctx)
+        let id = try ctx.parameters.decoded("id")
+        guard let endpoint = try await context.store.endpoint(appId: app.id, id: id) else {
+            throw StorekeeperError(.notFound, "no webhook endpoint '\(id)'")
+        }
+        return endpoint
+    }
+
+    private func create(_ request: Request, appId: String) async throws -> Response {
+        try context.authenticateAdmin(request)
+        let app = try context.app(id: appId)
+        let body = try StorekeeperJSON.decode(EndpointBody.self, from: try await context.body(request))
+        guard let url = body.url else { throw StorekeeperError(.invalidWebhook, "url is required") }
+        let now = context.now()
+        let secret = WebhookSignature.newSecret()
+        var endpoint = WebhookEndpoint(
+            id: "whep_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""), appId: app.id, url: url,
+            secrets: [.init(value: secret, createdAt: now)], state: body.state ?? .active, createdAt: now, updatedAt: now)
+        try Self.apply(body, to: &endpoint)
+        try await context.store.createEndpoint(endpoint)
+        return try StorekeeperJSON.response(CreatedView(endpoint: EndpointView(endpoint), secret: secret), status: .created)
+    }
+
+    private func update(_ request: Request, _ ctx: BasicRequestContext) async throws -> Response {
+        var endpoint = try await endpoint(request, ctx)
+        let body = try StorekeeperJSON.decode(EndpointBody.self, from: try await context.body(request))
+        try Self.apply(body, to: &endpoint)
+        if let state = body.state {
+            endpoint.state = state
+            endpoint.pausedReason = state == .paused ? "paused_by_operator" : nil
+        }
+        endpoint.updatedAt = context.now()
+        guard try await context.store.updateEndpoint(endpoint, now: context.now()) else {
+            throw StorekeeperError(.notFound, "no webhook endpoint '\(endpoint.id)'")
+        }
+        if endpoint.state == .active { context.signal.wake() }
+        return try StorekeeperJSON.response(EndpointView(endpoint))
+    }
+
+    private func rotate(_ request: Request, _ ctx: BasicRequestContext) async throws -> Response {
+        var endpoint = try await endpoint(request, ctx)
+        let now = context.now()
+        let secret = WebhookSignature.newSecret()
+        // The current secret stays valid through the overlap; older ones end now.
+        endpoint.secrets =
+            endpoint.secrets.filter { $0.expiresAt == nil }.map {
+                WebhookEndpoint.Secret(value: $0.value, createdAt: $0.createdAt, expiresAt: now.addingTimeInterval(Self.rotationOverlapSeconds))
+            } + [.init(value: secret, createdAt: now)]
+        endpoint.updatedAt = now
+        guard try await context.store.updateEndpoint(endpoint, now: now) else {
+            throw StorekeeperError(.notFound, "no webhook endpoint '\(endpoint.id)'")
+        }
+        return try StorekeeperJSON.response(CreatedView(endpoint: EndpointView(endpoint), secret: secret))
+    }
+
+    private func sendTest(_ request: Request, _ ctx: BasicRequestContext) async throws -> Response {
+        let endpoint = try await endpoint(request, ctx)
+        let now = context.now()
+        let cause = UUID().uuidString.lowercased()
+        let event = SubscriberEvent(
+            id: SubscriberEvent.id(type: .test, subject: endpoint.id, cause: cause), type: .test, appId: endpoint.appId, environment: nil,
+            appUserId: "storekeeper_test", occurredAt: now, recordedAt: now)
+        try await context.store.recordEvents(.test(event, endpointId: endpoint.id, now: now), now: now)
+        context.signal.wake()
+        return try StorekeeperJSON.response(["eventId": event.id], status: .accepted)
+    }
+
+    private func deliveries(_ request: Request, _ ctx: BasicRequestContext) async throws -> Response {
+        let endpoint = try await endpoint(request, ctx)
+        let query = QueryInput(request)
+        let state = try query.oneOf("state", WebhookDelivery.State.allCases.map(\.rawValue)).flatMap(WebhookDelivery.State.init(rawValue:))
+        let limit = try query.integer("limit", in: 1...500) ?? 100
+        struct DeliveryView: Encodable {
+            var delivery: WebhookDelivery
+            var attempts: [DeliveryAttempt]
+        }
+        var views: [DeliveryView] = []
+        for delivery in try await context.store.deliveries(endpointId: endpoint.id, state: state, limit: limit) {
+            views.append(DeliveryView(delivery: delivery, attempts: try await context.store.attempts(deliveryId: delivery.id)))
+        }
+        return try StorekeeperJSON.response(["deliveries": views])
+    }
+
+    /// Checks and applies a body's fields: an http(s) URL with a host, known environments and
+    /// event types, a short description.
+    static func apply(_ body: EndpointBody, to endpoint: inout WebhookEndpoint) throws {
+        if let url = body.url {
+            guard url.utf8.count <= 2_048, url.wholeMatch(of: Self.urlShape) != nil, let parsed = URL(string: url), parsed.host != nil else {
+                throw StorekeeperError(
+                    .invalidWebhook,
+                    "url must be http(s)://host[:port][/path] (letters, digits, '-', '.', '_', '~' in the path; no credentials, query or fragment), at most 2048 bytes"
+                )
+            }
+            endpoint.url = url
+        }
+        if let description = body.description {
+            guard description.unicodeScalars.count <= 256 else { throw StorekeeperError(.invalidWebhook, "description: at most 256 characters") }
+            endpoint.description = description.isEmpty ? nil : description
+        }
+        if let environments = body.environments {
+            guard environments.allSatisfy({ ["production", "sandbox"].contains($0) }) else {
+                throw StorekeeperError(.invalidWebhook, "environments: each must be 'production' or 'sandbox'")
+            }
+            endpoint.environments = Array(Set(environments)).sorted()
+        }
+        if let names = body.eventTypes {
+            var types: [EventType] = []
+            for name in names {
+                let type = EventType(rawValue: name)
+                guard EventType.all.contains(type), type != .test else {
+                    throw StorekeeperError(.unknownEventType, "eventTypes: '\(name.prefix(64))' is not an event type")
+                }
+                if !types.contains(type) { types.append(type) }
+            }
+            endpoint.eventTypes = types
+        }
+    }
+}

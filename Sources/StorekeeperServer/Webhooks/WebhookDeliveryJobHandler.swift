@@ -1,0 +1,68 @@
+import Foundation
+import JobQueue
+import Logging
+import Persistence
+import StorekeeperCore
+import StorekeeperDomain
+
+/// One attempt of one delivery per lease: wait behind an earlier event of the same subscriber
+/// or a paused endpoint, else POST the event signed and record what happened in the job's
+/// transaction. At least once: a runner that dies after the POST and before the record makes
+/// the next runner POST again, with the same `webhook-id`.
+struct WebhookDeliveryJobHandler: JobHandler {
+    let kind = deliverWebhookJobKind
+    let store: any StorekeeperStore
+    let sender: WebhookSender
+    let schedule: WebhookRetrySchedule
+    let metrics: MetricsRegistry
+    let logger: Logger
+    let now: @Sendable () -> Date
+
+    /// How long a delivery waits before looking again at a paused endpoint.
+    static let pausedRecheckSeconds: Double = 60
+
+    func run(_ lease: JobLease) async -> JobOutcome {
+        do {
+            return try await attempt(lease)
+        } catch {
+            logger.error("webhook delivery failed to record", metadata: ["job": "\(lease.jobId)", "error": "\(error)"])
+            return .retry(at: now().addingTimeInterval(5), reason: FailureReason.storageError.rawValue)
+        }
+    }
+
+    private func attempt(_ lease: JobLease) async throws -> JobOutcome {
+        guard let work = try await store.deliveryForJob(jobId: lease.jobId), work.delivery.state == .pending else {
+            return .completed  // Deleted with its endpoint, or already ended by another run.
+        }
+        guard let endpoint = work.endpoint else { return .completed }
+        let at = now()
+        if endpoint.state == .paused {
+            return .retry(at: at.addingTimeInterval(Self.pausedRecheckSeconds), reason: "endpoint_paused")
+        }
+        if let earlier = work.earlierDueAt {
+            // Order per subscriber: go right after the earlier event's next attempt.
+            return .retry(at: max(earlier, at).addingTimeInterval(0.1), reason: "waiting_for_earlier_event")
+        }
+        let body = Array(try StorekeeperJSON.makeEncoder().encode(work.event))
+        let result = await sender.send(url: endpoint.url, id: work.event.id, body: body, secrets: endpoint.signingSecrets(at: at), now: at)
+        let ended = now()
+        let attempt = DeliveryAttempt(
+            deliveryId: work.delivery.id, attempt: work.delivery.attempts + 1, at: at, status: result.status, latencyMs: result.latencyMs,
+            error: result.error, responseExcerpt: result.excerpt)
+        let decision = try await WebhookDeliveryOutcomes(store: store, schedule: schedule).finish(
+            lease, work: work, outcome: result.outcome, attempt: attempt, now: ended, unitRandom: Double.random(in: 0..<1))
+        let labels = ["endpoint": endpoint.id]
+        metrics.observe("storekeeper_webhook_attempt_duration_seconds", labels: labels, value: Double(result.latencyMs) / 1000)
+        switch decision {
+        case .delivered: metrics.increment("storekeeper_webhook_deliveries_total", labels: labels.merging(["outcome": "delivered"]) { $1 })
+        case .retry: metrics.increment("storekeeper_webhook_deliveries_total", labels: labels.merging(["outcome": "retry"]) { $1 })
+        case .dead(let reason):
+            metrics.increment("storekeeper_webhook_deliveries_total", labels: labels.merging(["outcome": "dead"]) { $1 })
+            logger.warning(
+                "webhook delivery dead-lettered; endpoint paused",
+                metadata: ["endpoint": "\(endpoint.id)", "delivery": "\(work.delivery.id)", "reason": "\(reason)"])
+        case nil: break
+        }
+        return .finishedByHandler
+    }
+}

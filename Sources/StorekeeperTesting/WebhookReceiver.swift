@@ -1,0 +1,94 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// A real HTTP receiver for webhook tests and benchmarks, on a loopback port of its own. It
+/// records every request (headers and body) and answers as told: 2xx, an error status (with an
+/// optional `Retry-After`), 410, or slowly.
+public final class WebhookReceiver: Sendable {
+    public struct Received: Sendable {
+        public var id: String
+        public var timestamp: String
+        public var signature: String
+        public var body: Data
+        public var path: String
+
+        /// The JSON body as an object.
+        public var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
+    }
+
+    public enum Behaviour: Sendable, Equatable {
+        case accept
+        /// Answer `status`, with `Retry-After: retryAfter` when given.
+        case fail(status: Int, retryAfter: String? = nil)
+        case gone
+        /// Wait this long before answering 200 (past the server's attempt deadline, to time out).
+        case slow(seconds: Double)
+    }
+
+    private let state = Mutex<(received: [Received], behaviour: Behaviour)>(([], .accept))
+    private let group: ServiceGroup
+    private let task: Task<Void, any Error>
+    public let url: String
+
+    public var received: [Received] { state.withLock { $0.received } }
+
+    public func behave(_ behaviour: Behaviour) { state.withLock { $0.behaviour = behaviour } }
+
+    public static func start() async throws -> WebhookReceiver {
+        let box = Mutex<WebhookReceiver?>(nil)
+        let router = Router()
+        router.post("/hook") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 4 * 1024 * 1024)
+            let headers = request.headers
+            func header(_ name: String) -> String { HTTPField.Name(name).flatMap { headers[$0] } ?? "" }
+            let received = Received(
+                id: header("webhook-id"), timestamp: header("webhook-timestamp"), signature: header("webhook-signature"),
+                body: Data(body.readableBytesView), path: request.uri.path)
+            guard let receiver = box.withLock({ $0 }) else { return Response(status: .serviceUnavailable) }
+            let behaviour = receiver.state.withLock { state -> Behaviour in
+                if state.behaviour == .accept { state.received.append(received) }
+                return state.behaviour
+            }
+            switch behaviour {
+            case .accept: return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "{\"ok\":true}")))
+            case .fail(let status, let retryAfter):
+                var fields = HTTPFields()
+                if let retryAfter { fields[.retryAfter] = retryAfter }
+                return Response(status: .init(code: status), headers: fields, body: .init(byteBuffer: ByteBuffer(string: "failing on purpose")))
+            case .gone: return Response(status: .gone)
+            case .slow(let seconds):
+                try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+                return Response(status: .ok)
+            }
+        }
+        var logger = Logger(label: "storekeeper.test.receiver")
+        logger.logLevel = .warning
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "WebhookReceiver"),
+            onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) }, logger: logger)
+        let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
+        let task = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw CancellationError() }
+        let receiver = WebhookReceiver(url: "http://127.0.0.1:\(port)/hook", group: group, task: task)
+        box.withLock { $0 = receiver }
+        return receiver
+    }
+
+    private init(url: String, group: ServiceGroup, task: Task<Void, any Error>) {
+        self.url = url
+        self.group = group
+        self.task = task
+    }
+
+    public func stop() async {
+        await group.triggerGracefulShutdown()
+        _ = try? await task.value
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import JobQueue
+import Persistence
+import StorekeeperCore
+import StorekeeperDomain
+import StorekeeperTesting
+import Testing
+
+/// Webhook endpoints and deliveries on every adapter: the outbox enqueues a delivery and its job
+/// per routed endpoint, deliveries wait in order per subscriber, an attempt ends in the job's
+/// transaction, a dead delivery pauses its endpoint, replay and delete.
+@Suite("storage conformance: webhooks")
+struct WebhookStoreConformanceTests {
+    let t0 = referenceTime
+
+    func endpoint(_ id: String, types: [EventType] = []) -> WebhookEndpoint {
+        WebhookEndpoint(
+            id: id, appId: "app", url: "http://127.0.0.1:1/hook", eventTypes: types, secrets: [.init(value: "whsec_AAAA", createdAt: t0)],
+            createdAt: t0, updatedAt: t0)
+    }
+
+    func event(_ id: String, _ user: String, _ type: EventType = .consumablePurchase) -> SubscriberEvent {
+        SubscriberEvent(id: id, type: type, appId: "app", environment: "sandbox", appUserId: user, occurredAt: t0, recordedAt: t0)
+    }
+
+    func lease(_ store: any StorekeeperStore, at: Date) async throws -> [JobLease] {
+        try await store.leaseJobs(kinds: [deliverWebhookJobKind], limit: 10, owner: "test", now: at, leaseDuration: 30)
+    }
+
+    @Test("routed events become deliveries with jobs; order per subscriber; attempts end in the job's transaction", arguments: StoreFactory.all)
+    func deliveries(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        try await store.createEndpoint(endpoint("all"))
+        try await store.createEndpoint(endpoint("refunds", types: [.refund]))
+        try await store.recordEvents(EventBatch(events: [event("e1", "alice"), event("e2", "alice"), event("e3", "bob")], now: t0), now: t0)
+        try await store.recordEvents(EventBatch(events: [event("e1", "alice")], now: t0), now: t0)  // recorded already: nothing
+        let leases = try await lease(store, at: t0)
+        #expect(leases.count == 3, "one delivery per event for the endpoint without filters")
+        #expect(try await store.deliveries(endpointId: "refunds", state: nil, limit: 10).isEmpty)
+
+        var works: [String: DeliveryWork] = [:]
+        for lease in leases {
+            let work = try #require(try await store.deliveryForJob(jobId: lease.jobId))
+            works[work.event.id] = work
+        }
+        #expect(works["e1"]?.earlierDueAt == nil && works["e3"]?.earlierDueAt == nil)
+        #expect(works["e2"]?.earlierDueAt != nil, "alice's second event waits for her first")
+        #expect(works["e1"]?.endpoint?.id == "all" && works["e1"]?.delivery.sequence == 1 && works["e2"]?.delivery.sequence == 2)
+
+        let outcomes = WebhookDeliveryOutcomes(store: store, schedule: WebhookRetrySchedule(delays: [10], maximumAge: 60, jitter: 0))
+        let leaseOf = Dictionary(
+            uniqueKeysWithValues: try leases.map { lease in (try #require(works.first { $0.value.delivery.id == lease.payload }?.key), lease) })
+        let e1 = try #require(works["e1"])
+        let attempt = DeliveryAttempt(deliveryId: e1.delivery.id, attempt: 1, at: t0, status: 200, latencyMs: 3)
+        #expect(
+            try await outcomes.finish(
+                try #require(leaseOf["e1"]), work: e1, outcome: .delivered(status: 200), attempt: attempt, now: t0, unitRandom: 0) == .delivered)
+        #expect(
+            try await outcomes.finish(
+                try #require(leaseOf["e1"]), work: e1, outcome: .delivered(status: 200), attempt: attempt, now: t0, unitRandom: 0) == nil,
+            "a lease ends once")
+        #expect(try await store.deliveryForJob(jobId: try #require(leaseOf["e2"]).jobId)?.earlierDueAt == nil, "alice's first is delivered")
+
+        // Bob's fails until the schedule runs out: dead, and the endpoint paused.
+        let e3 = try #require(works["e3"])
+        let failed = DeliveryAttempt(deliveryId: e3.delivery.id, attempt: 1, at: t0, status: 500, latencyMs: 3, responseExcerpt: "no")
+        #expect(
+            try await outcomes.finish(
+                try #require(leaseOf["e3"]), work: e3, outcome: .failed(status: 500, retryAfter: nil), attempt: failed, now: t0, unitRandom: 0)
+                == .retry(at: t0 + 10))
+        let again = try #require(try await lease(store, at: t0 + 70).first { $0.payload == e3.delivery.id })
+        let retried = try #require(try await store.deliveryForJob(jobId: again.jobId))
+        #expect(retried.delivery.attempts == 1 && retried.delivery.firstAttemptAt == t0)
+        let last = DeliveryAttempt(deliveryId: e3.delivery.id, attempt: 2, at: t0 + 70, status: 500, latencyMs: 3)
+        #expect(
+            try await outcomes.finish(
+                again, work: retried, outcome: .failed(status: 500, retryAfter: nil), attempt: last, now: t0 + 70, unitRandom: 0)
+                == .dead(pauseReason: DeliveryLifecycle.failingReason))
+        #expect(try await store.attempts(deliveryId: e3.delivery.id).map(\.status) == [500, 500])
+        #expect(try await store.endpoint(appId: "app", id: "all")?.state == .paused)
+        let counts = try await store.deliveryCounts()
+        #expect(counts[.dead] == 1 && counts[.delivered] == 1)
+
+        // Replayed: pending again with a job due now; deleting the endpoint removes it all.
+        #expect(try await store.replayDeliveries(endpointId: "all", deliveryId: nil, now: t0 + 80) == 1)
+        #expect(try await store.deliveries(endpointId: "all", state: .dead, limit: 10).isEmpty)
+        #expect(try await lease(store, at: t0 + 80).contains { $0.payload == e3.delivery.id })
+        #expect(try await store.deleteEndpoint(appId: "app", id: "all", now: t0 + 90))
+        #expect(try await store.deliveries(endpointId: "all", state: nil, limit: 10).isEmpty)
+        #expect(try await store.endpoints(appId: "app").map(\.id) == ["refunds"])
+    }
+}

@@ -1,0 +1,157 @@
+import Crypto
+import Foundation
+import NIOHTTP1
+import Persistence
+import StorekeeperDomain
+import StorekeeperServer
+import StorekeeperTesting
+import Testing
+
+/// Webhooks over real HTTP: a receiver in this process that can be told to fail, and the
+/// server's admin API to manage endpoints and dead letters.
+@Suite("webhooks")
+struct WebhookTests {
+    /// A schedule short enough to run out within a test: retries 0.2 s apart, dead after 2 s.
+    static func configure(_ configuration: inout StorekeeperConfiguration) {
+        configuration.webhooks.retrySchedule = WebhookRetrySchedule(delays: [0.2], maximumAge: 2, jitter: 0)
+        configuration.webhooks.timeoutSeconds = 1
+    }
+
+    func admin(_ api: StorekeeperClient) -> [String: String] { ["Authorization": "Bearer \(api.adminKey)"] }
+
+    func createEndpoint(_ api: StorekeeperClient, url: String, extra: String = "") async throws -> (id: String, secret: String) {
+        let reply = try await api.http.send(
+            .POST, "/v1/admin/apps/demo/webhooks", headers: admin(api), body: Data(#"{"url":"\#(url)"\#(extra)}"#.utf8))
+        #expect(reply.status == 201, "\(reply.text)")
+        let endpoint = try #require(reply.json["endpoint"] as? [String: Any])
+        return (try #require(endpoint["id"] as? String), try #require(reply.json["secret"] as? String))
+    }
+
+    /// Standard Webhooks' signature, computed here from the specification.
+    func verify(_ received: WebhookReceiver.Received, secret: String) -> Bool {
+        guard let key = Data(base64Encoded: String(secret.dropFirst("whsec_".count))) else { return false }
+        let signed = Data("\(received.id).\(received.timestamp).".utf8) + received.body
+        let expected = "v1," + Data(HMAC<SHA256>.authenticationCode(for: signed, using: SymmetricKey(data: key))).base64EncodedString()
+        return received.signature.split(separator: " ").contains { $0 == expected }
+    }
+
+    @Test("events are delivered signed, in order per subscriber; failures retry; a receiver that never recovers is dead-lettered and replayed")
+    func deliveries() async throws {
+        let receiver = try await WebhookReceiver.start()
+        do {
+            try await run(receiver)
+        } catch {
+            await receiver.stop()
+            throw error
+        }
+        await receiver.stop()
+    }
+
+    func run(_ receiver: WebhookReceiver) async throws {
+        try await withStack(configure: Self.configure) { stack in
+            let api = stack.api
+            let (endpointId, secret) = try await createEndpoint(api, url: receiver.url)
+            #expect(secret.hasPrefix("whsec_"))
+            let listed = try await api.http.send(.GET, "/v1/admin/apps/demo/webhooks", headers: admin(api))
+            #expect(listed.status == 200 && !listed.text.contains(secret), "a secret is shown once")
+
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+            let unlock = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
+            #expect(try await api.postReceipt(appUserId: "grace", receipt: unlock.receipt, wait: 30).status == 200)
+            let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+            #expect(try await api.postReceipt(appUserId: "grace", receipt: coins.receipt, wait: 30).status == 200)
+            #expect(try await eventually { receiver.received.count >= 2 })
+            let first = receiver.received
+            #expect(first.map { $0.json["type"] as? String } == ["non_consumable_purchase", "consumable_purchase"])
+            #expect(first.map { $0.json["sequence"] as? Int } == [1, 2], "in order per subscriber")
+            #expect(first.allSatisfy { verify($0, secret: secret) && $0.id == $0.json["id"] as? String })
+            #expect(first.allSatisfy { !String(decoding: $0.body, as: UTF8.self).contains(secret) })
+            Self.capture(first, secret: secret)
+
+            // Down with Retry-After, then up: retried, then delivered once.
+            receiver.behave(.fail(status: 503, retryAfter: "0"))
+            let more = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+            #expect(try await api.postReceipt(appUserId: "grace", receipt: more.receipt, wait: 30).status == 200)
+            #expect(
+                try await eventually {
+                    let pending = try await api.http.send(
+                        .GET, "/v1/admin/apps/demo/webhooks/\(endpointId)/deliveries?state=pending", headers: admin(api))
+                    let deliveries = pending.json["deliveries"] as? [[String: Any]] ?? []
+                    return deliveries.contains { ($0["attempts"] as? [Any])?.isEmpty == false }
+                })
+            receiver.behave(.accept)
+            #expect(try await eventually { receiver.received.count >= 3 })
+            #expect(receiver.received.last?.json["transactionId"] as? String == more.transactionId)
+
+            // Never recovers: dead after the schedule's two seconds, the endpoint paused.
+            receiver.behave(.fail(status: 500))
+            let last = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+            #expect(try await api.postReceipt(appUserId: "grace", receipt: last.receipt, wait: 30).status == 200)
+            var dead: [[String: Any]] = []
+            #expect(
+                try await eventually(timeout: 30) {
+                    let reply = try await api.http.send(
+                        .GET, "/v1/admin/apps/demo/webhooks/\(endpointId)/deliveries?state=dead", headers: admin(api))
+                    dead = reply.json["deliveries"] as? [[String: Any]] ?? []
+                    return dead.count == 1
+                })
+            let attempts = dead.first?["attempts"] as? [[String: Any]] ?? []
+            #expect(attempts.count >= 2 && attempts.allSatisfy { $0["status"] as? Int == 500 }, "\(attempts)")
+            let endpoint = try await api.http.send(.GET, "/v1/admin/apps/demo/webhooks/\(endpointId)", headers: admin(api))
+            #expect(endpoint.json["state"] as? String == "paused" && endpoint.json["pausedReason"] as? String == "deliveries_failing")
+
+            // Fixed: resume and replay; the dead delivery arrives, once.
+            receiver.behave(.accept)
+            let resumed = try await api.http.send(
+                .PATCH, "/v1/admin/apps/demo/webhooks/\(endpointId)", headers: admin(api), body: Data(#"{"state":"active"}"#.utf8))
+            #expect(resumed.status == 200 && resumed.json["state"] as? String == "active")
+            let replay = try await api.http.send(.POST, "/v1/admin/apps/demo/webhooks/\(endpointId)/replay", headers: admin(api))
+            #expect(replay.status == 202 && replay.json["replayed"] as? Int == 1)
+            #expect(try await eventually { receiver.received.contains { $0.json["transactionId"] as? String == last.transactionId } })
+            let ids = receiver.received.map(\.id)
+            #expect(Set(ids).count == ids.count, "each event delivered once to the accepting receiver")
+
+            // A test event goes to this endpoint only.
+            let test = try await api.http.send(.POST, "/v1/admin/apps/demo/webhooks/\(endpointId)/test", headers: admin(api))
+            #expect(test.status == 202)
+            #expect(try await eventually { receiver.received.contains { $0.json["type"] as? String == "test" } })
+        }
+    }
+
+    @Test("bad input to the webhook admin API is a 4xx with a stable code")
+    func badInput() async throws {
+        try await withStack { stack in
+            let api = stack.api
+            for (body, code) in [
+                (#"{"url":"ftp://example.com/hook"}"#, "invalid_webhook"), (#"{"url":"not a url"}"#, "invalid_webhook"),
+                (#"{}"#, "invalid_webhook"), (#"{"url":"https://user:pw@example.com/"}"#, "invalid_webhook"),
+                (#"{"url":"https://example.com/","eventTypes":["bogus"]}"#, "unknown_event_type"),
+                (#"{"url":"https://example.com/","environments":["xcode"]}"#, "invalid_webhook"), ("{", "invalid_json"),
+            ] {
+                let reply = try await api.http.send(.POST, "/v1/admin/apps/demo/webhooks", headers: admin(api), body: Data(body.utf8))
+                #expect(reply.status == 400 && reply.errorCode == code, "\(body): \(reply.text)")
+            }
+            #expect(try await api.http.send(.GET, "/v1/admin/apps/demo/webhooks/whep_nope", headers: admin(api)).status == 404)
+            #expect(try await api.http.send(.GET, "/v1/admin/apps/demo/webhooks").status == 401)
+            let (id, secret) = try await createEndpoint(api, url: "https://example.com/hook", extra: #","eventTypes":["refund"]"#)
+            let rotated = try await api.http.send(.POST, "/v1/admin/apps/demo/webhooks/\(id)/rotate-secret", headers: admin(api))
+            let newSecret = try #require(rotated.json["secret"] as? String)
+            #expect(newSecret != secret && (rotated.json["endpoint"] as? [String: Any])?["previousSecretExpiresAt"] != nil)
+            #expect(try await api.http.send(.DELETE, "/v1/admin/apps/demo/webhooks/\(id)", headers: admin(api)).status == 204)
+            #expect(try await api.http.send(.DELETE, "/v1/admin/apps/demo/webhooks/\(id)", headers: admin(api)).status == 404)
+        }
+    }
+
+    /// For `scripts/webhooks.sh`: what was received, with the secret, so the Standard Webhooks
+    /// reference library can check the signatures (a library nobody here wrote).
+    static func capture(_ received: [WebhookReceiver.Received], secret: String) {
+        guard let path = ProcessInfo.processInfo.environment["STOREKEEPER_WEBHOOK_CAPTURES"] else { return }
+        let entries = received.map { item -> [String: String] in
+            [
+                "id": item.id, "timestamp": item.timestamp, "signature": item.signature,
+                "body": String(decoding: item.body, as: UTF8.self), "secret": secret,
+            ]
+        }
+        try? JSONSerialization.data(withJSONObject: entries).write(to: URL(fileURLWithPath: path))
+    }
+}
