@@ -85,4 +85,8 @@ public protocol EventStore: Sendable {
     func events(appId: String, after cursor: Int64, types: [EventType], limit: Int) async throws -> [RecordedEvent]
     /// Events of one app user after sequence number `sequence`, oldest first.
     func subscriberEvents(appId: String, appUserId: String, afterSequence sequence: Int64, limit: Int) async throws -> [RecordedEvent]
+    /// Deletes up to `limit` events recorded before `cutoff` whose deliveries have all been
+    /// delivered, with those deliveries and their attempts; returns how many events. Counters
+    /// are kept, so no cursor or sequence number is ever handed out twice.
+    func deleteEvents(recordedBefore cutoff: Date, limit: Int) async throws -> Int
 }

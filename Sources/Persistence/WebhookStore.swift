@@ -5,21 +5,52 @@ import StorekeeperDomain
 /// The kind of the job that makes one attempt of one webhook delivery (its payload is the delivery id).
 public let deliverWebhookJobKind = "deliver_webhook"
 
+/// A delivery's `eventId` when it forwards an App Store Server Notification instead of an
+/// event: this prefix, then the notification's UUID.
+public let forwardedNotificationPrefix = "notification:"
+
+/// What a delivery carries.
+public enum DeliveryPayload: Sendable {
+    case event(SubscriberEvent)
+    /// An App Store Server Notification, forwarded: `body` is what Apple POSTed (a V2
+    /// `{"signedPayload": …}` or a V1 body, byte for byte as stored).
+    case notification(uuid: String, body: String)
+
+    /// The `webhook-id` of the delivery: the event's id, or the notification's UUID.
+    public var id: String {
+        switch self {
+        case .event(let event): event.id
+        case .notification(let uuid, _): uuid
+        }
+    }
+}
+
 /// What a delivery job needs, read in one go.
 public struct DeliveryWork: Sendable {
     public var delivery: WebhookDelivery
-    public var event: SubscriberEvent
+    public var payload: DeliveryPayload
     /// Nil when the endpoint was deleted since.
     public var endpoint: WebhookEndpoint?
     /// When an earlier event of the same subscriber to the same endpoint, still pending, is due:
     /// this one waits until then (order per subscriber). Nil when there is none.
     public var earlierDueAt: Date?
 
-    public init(delivery: WebhookDelivery, event: SubscriberEvent, endpoint: WebhookEndpoint?, earlierDueAt: Date?) {
+    public init(delivery: WebhookDelivery, payload: DeliveryPayload, endpoint: WebhookEndpoint?, earlierDueAt: Date?) {
         self.delivery = delivery
-        self.event = event
+        self.payload = payload
         self.endpoint = endpoint
         self.earlierDueAt = earlierDueAt
+    }
+
+    /// The event, when the delivery carries one.
+    public var event: SubscriberEvent? {
+        if case .event(let event) = payload { event } else { nil }
+    }
+
+    /// The body a forwarded notification is POSTed with: Apple's V2 body is
+    /// `{"signedPayload":"<JWS>"}` (stored as the JWS alone); a V1 body is stored whole.
+    public static func notificationBody(storedPayload: String) -> String {
+        storedPayload.hasPrefix("{") ? storedPayload : #"{"signedPayload":"\#(storedPayload)"}"#
     }
 }
 

@@ -38,6 +38,25 @@ extension PostgresStore: EventStore {
         }
     }
 
+    public func deleteEvents(recordedBefore cutoff: Date, limit: Int) async throws -> Int {
+        try await transaction { connection in
+            let ids = try await connection.rows(
+                """
+                SELECT id FROM events e WHERE recorded_at < \(StoredTime.ms(cutoff))
+                  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.state <> 'delivered')
+                LIMIT \(limit) FOR UPDATE SKIP LOCKED
+                """, logger: self.logger
+            ).map { try $0.value("id", as: String.self) }
+            guard !ids.isEmpty else { return 0 }
+            try await connection.execute(
+                "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE event_id = ANY(\(ids)))",
+                logger: self.logger)
+            try await connection.execute("DELETE FROM webhook_deliveries WHERE event_id = ANY(\(ids))", logger: self.logger)
+            try await connection.execute("DELETE FROM events WHERE id = ANY(\(ids))", logger: self.logger)
+            return ids.count
+        }
+    }
+
     static func recordedEvent(from row: PostgresRandomAccessRow) throws -> RecordedEvent? {
         StoredJSON.decode(SubscriberEvent.self, try row.value("body", as: String.self)).map {
             RecordedEvent(cursor: (try? row.value("cursor", as: Int64.self)) ?? 0, event: $0)

@@ -30,6 +30,8 @@ extension PostgresStore {
                 RETURNING 1
                 """, logger: self.logger)
             guard inserted == 1 else { return NotificationResult(created: false, verification: nil) }
+            try await Self.enqueueForwards(
+                connection, appId: notification.appId, notificationUUID: notification.notificationUUID, now: now, logger: self.logger)
             guard let submission else { return NotificationResult(created: true, verification: nil) }
             let result = try await Self.submit(connection, submission, now: now, channel: self.jobChannel, logger: self.logger)
             try await connection.execute(

@@ -123,10 +123,23 @@ extension PostgresStore: WebhookStore {
             guard let row = try await connection.rows("SELECT * FROM webhook_deliveries WHERE job_id = \(jobId)", logger: self.logger).first
             else { return nil }
             let delivery = try Self.delivery(from: row)
-            guard
-                let event = try await connection.rows("SELECT body FROM events WHERE id = \(delivery.eventId)", logger: self.logger)
-                    .first.flatMap({ StoredJSON.decode(SubscriberEvent.self, try $0.value("body", as: String.self)) })
-            else { return nil }
+            let payload: DeliveryPayload
+            if delivery.eventId.hasPrefix(forwardedNotificationPrefix) {
+                let uuid = String(delivery.eventId.dropFirst(forwardedNotificationPrefix.count))
+                guard
+                    let stored = try await connection.rows(
+                        "SELECT payload FROM notifications WHERE app_id = \(delivery.appId) AND notification_uuid = \(uuid)",
+                        logger: self.logger
+                    ).first.map({ try $0.value("payload", as: String.self) })
+                else { return nil }
+                payload = .notification(uuid: uuid, body: DeliveryWork.notificationBody(storedPayload: stored))
+            } else {
+                guard
+                    let event = try await connection.rows("SELECT body FROM events WHERE id = \(delivery.eventId)", logger: self.logger)
+                        .first.flatMap({ StoredJSON.decode(SubscriberEvent.self, try $0.value("body", as: String.self)) })
+                else { return nil }
+                payload = .event(event)
+            }
             let endpoint = try await connection.rows(
                 "SELECT body FROM webhook_endpoints WHERE id = \(delivery.endpointId)", logger: self.logger
             ).first.flatMap { StoredJSON.decode(WebhookEndpoint.self, try $0.value("body", as: String.self)) }
@@ -137,7 +150,7 @@ extension PostgresStore: WebhookStore {
                   AND sequence < \(delivery.sequence) AND state = 'pending'
                 """, logger: self.logger
             ).first.flatMap { try $0.value("due", as: Int64?.self) }
-            return DeliveryWork(delivery: delivery, event: event, endpoint: endpoint, earlierDueAt: StoredTime.date(earlier))
+            return DeliveryWork(delivery: delivery, payload: payload, endpoint: endpoint, earlierDueAt: StoredTime.date(earlier))
         }
     }
 
@@ -189,9 +202,30 @@ extension PostgresStore: WebhookStore {
             .compactMap { StoredJSON.decode(WebhookEndpoint.self, try $0.value("body", as: String.self)) }
     }
 
+    /// A stored notification, forwarded to each endpoint of its app that takes notifications, in
+    /// the order they were stored (one queue per endpoint: app user "", sequence = time stored).
+    static func enqueueForwards(
+        _ connection: PostgresConnection, appId: String, notificationUUID: String, now: Date, logger: Logger
+    ) async throws {
+        let forwarding = try await endpoints(connection, appId: appId, logger: logger).filter(\.forwardsNotifications).map(\.id)
+        guard !forwarding.isEmpty else { return }
+        try await enqueue(
+            connection, appId: appId, eventId: forwardedNotificationPrefix + notificationUUID, appUserId: "",
+            sequence: StoredTime.ms(now), endpointIds: forwarding, now: now, logger: logger)
+    }
+
     /// One delivery and its job, due at once, for each endpoint the event is routed to.
     static func enqueueDeliveries(
         _ connection: PostgresConnection, event: SubscriberEvent, endpointIds: [String], now: Date, logger: Logger
+    ) async throws {
+        try await enqueue(
+            connection, appId: event.appId, eventId: event.id, appUserId: event.appUserId, sequence: event.sequence,
+            endpointIds: endpointIds, now: now, logger: logger)
+    }
+
+    static func enqueue(
+        _ connection: PostgresConnection, appId: String, eventId: String, appUserId: String, sequence: Int64, endpointIds: [String],
+        now: Date, logger: Logger
     ) async throws {
         let nowMs = StoredTime.ms(now)
         for endpointId in endpointIds {
@@ -201,7 +235,7 @@ extension PostgresStore: WebhookStore {
                 """
                 INSERT INTO webhook_deliveries (id, app_id, endpoint_id, event_id, app_user_id, sequence, state, attempts,
                     next_attempt_at, job_id, created_at, updated_at)
-                VALUES (\(id), \(event.appId), \(endpointId), \(event.id), \(event.appUserId), \(event.sequence), 'pending', 0,
+                VALUES (\(id), \(appId), \(endpointId), \(eventId), \(appUserId), \(sequence), 'pending', 0,
                     \(nowMs), \(jobId), \(nowMs), \(nowMs))
                 ON CONFLICT (endpoint_id, event_id) DO NOTHING RETURNING 1
                 """, logger: logger)

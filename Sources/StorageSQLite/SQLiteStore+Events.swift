@@ -30,6 +30,29 @@ extension SQLiteStore: EventStore {
         }
     }
 
+    public func deleteEvents(recordedBefore cutoff: Date, limit: Int) async throws -> Int {
+        try await committer.write(pool: pool) { db in
+            let ids = try String.fetchAll(
+                db,
+                sql: """
+                    SELECT id FROM events e WHERE recorded_at < ?
+                      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.state != 'delivered')
+                    LIMIT ?
+                    """,
+                arguments: [StoredTime.ms(cutoff), limit])
+            for chunk in ids.chunked(500) {
+                let list = placeholders(chunk.count)
+                let arguments = StatementArguments(chunk)
+                try db.execute(
+                    sql: "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE event_id IN (\(list)))",
+                    arguments: arguments)
+                try db.execute(sql: "DELETE FROM webhook_deliveries WHERE event_id IN (\(list))", arguments: arguments)
+                try db.execute(sql: "DELETE FROM events WHERE id IN (\(list))", arguments: arguments)
+            }
+            return ids.count
+        }
+    }
+
     static func recordedEvent(from row: Row) -> RecordedEvent? {
         StoredJSON.decode(SubscriberEvent.self, row["body"]).map { RecordedEvent(cursor: row["cursor"], event: $0) }
     }

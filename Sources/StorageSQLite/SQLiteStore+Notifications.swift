@@ -28,6 +28,7 @@ extension SQLiteStore {
                     notification.payload, notification.outcome, StoredTime.ms(now),
                 ])
             guard db.changesCount == 1 else { return NotificationResult(created: false, verification: nil) }
+            try Self.enqueueForwards(db, appId: notification.appId, notificationUUID: notification.notificationUUID, now: now)
             guard let submission else { return NotificationResult(created: true, verification: nil) }
             let result = try Self.submit(db, submission, now: now)
             try db.execute(

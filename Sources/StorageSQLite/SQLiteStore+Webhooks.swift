@@ -116,10 +116,22 @@ extension SQLiteStore: WebhookStore {
                 return nil
             }
             let delivery = Self.delivery(from: row)
-            guard
-                let event = try String.fetchOne(db, sql: "SELECT body FROM events WHERE id = ?", arguments: [delivery.eventId])
-                    .flatMap({ StoredJSON.decode(SubscriberEvent.self, $0) })
-            else { return nil }
+            let payload: DeliveryPayload
+            if delivery.eventId.hasPrefix(forwardedNotificationPrefix) {
+                let uuid = String(delivery.eventId.dropFirst(forwardedNotificationPrefix.count))
+                guard
+                    let stored = try String.fetchOne(
+                        db, sql: "SELECT payload FROM notifications WHERE app_id = ? AND notification_uuid = ?",
+                        arguments: [delivery.appId, uuid])
+                else { return nil }
+                payload = .notification(uuid: uuid, body: DeliveryWork.notificationBody(storedPayload: stored))
+            } else {
+                guard
+                    let event = try String.fetchOne(db, sql: "SELECT body FROM events WHERE id = ?", arguments: [delivery.eventId])
+                        .flatMap({ StoredJSON.decode(SubscriberEvent.self, $0) })
+                else { return nil }
+                payload = .event(event)
+            }
             let endpoint = try String.fetchOne(db, sql: "SELECT body FROM webhook_endpoints WHERE id = ?", arguments: [delivery.endpointId])
                 .flatMap { StoredJSON.decode(WebhookEndpoint.self, $0) }
             let earlier = try Int64.fetchOne(
@@ -129,7 +141,7 @@ extension SQLiteStore: WebhookStore {
                     WHERE endpoint_id = ? AND app_user_id = ? AND sequence < ? AND state = 'pending'
                     """,
                 arguments: [delivery.endpointId, delivery.appUserId, delivery.sequence])
-            return DeliveryWork(delivery: delivery, event: event, endpoint: endpoint, earlierDueAt: StoredTime.date(earlier))
+            return DeliveryWork(delivery: delivery, payload: payload, endpoint: endpoint, earlierDueAt: StoredTime.date(earlier))
         }
     }
 
@@ -181,8 +193,26 @@ extension SQLiteStore: WebhookStore {
             .compactMap { StoredJSON.decode(WebhookEndpoint.self, $0) }
     }
 
+    /// A stored notification, forwarded to each endpoint of its app that takes notifications, in
+    /// the order they were stored (one queue per endpoint: app user "", sequence = time stored).
+    static func enqueueForwards(_ db: Database, appId: String, notificationUUID: String, now: Date) throws {
+        let forwarding = try endpoints(db, appId: appId).filter(\.forwardsNotifications).map(\.id)
+        guard !forwarding.isEmpty else { return }
+        try enqueue(
+            db, appId: appId, eventId: forwardedNotificationPrefix + notificationUUID, appUserId: "", sequence: StoredTime.ms(now),
+            endpointIds: forwarding, now: now)
+    }
+
     /// One delivery and its job, due at once, for each endpoint the event is routed to.
     static func enqueueDeliveries(_ db: Database, event: SubscriberEvent, endpointIds: [String], now: Date) throws {
+        try enqueue(
+            db, appId: event.appId, eventId: event.id, appUserId: event.appUserId, sequence: event.sequence, endpointIds: endpointIds,
+            now: now)
+    }
+
+    static func enqueue(
+        _ db: Database, appId: String, eventId: String, appUserId: String, sequence: Int64, endpointIds: [String], now: Date
+    ) throws {
         let nowMs = StoredTime.ms(now)
         for endpointId in endpointIds {
             let id = UUID().uuidString.lowercased()
@@ -193,7 +223,7 @@ extension SQLiteStore: WebhookStore {
                         next_attempt_at, job_id, created_at, updated_at)
                     VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?) ON CONFLICT (endpoint_id, event_id) DO NOTHING
                     """,
-                arguments: [id, event.appId, endpointId, event.id, event.appUserId, event.sequence, nowMs, jobId, nowMs, nowMs])
+                arguments: [id, appId, endpointId, eventId, appUserId, sequence, nowMs, jobId, nowMs, nowMs])
             guard db.changesCount == 1 else { continue }
             try db.execute(
                 sql: "INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at) VALUES (?, ?, ?, 'available', 0, ?, ?)",

@@ -31,6 +31,9 @@ public enum StorekeeperApplication {
             : nil
         var background: [any Service] = runner.map { [$0] } ?? []
         if configuration.runWorkers, let gapFill = makeGapFill(context: context) { background.append(gapFill) }
+        if configuration.runWorkers {
+            background.append(EventRetention(store: store, retentionDays: configuration.eventRetentionDays, logger: logger, now: now))
+        }
 
         let router = Router(options: .autoGenerateHeadEndpoints)
         let routes = RouteTable(router: router)

@@ -26,7 +26,8 @@ public final class WebhookReceiver: Sendable {
         /// Answer `status`, with `Retry-After: retryAfter` when given.
         case fail(status: Int, retryAfter: String? = nil)
         case gone
-        /// Wait this long before answering 200 (past the server's attempt deadline, to time out).
+        /// Record the request, then wait this long before answering 200 (a receiver that is slow,
+        /// or past the server's attempt deadline: a time-out after the request arrived).
         case slow(seconds: Double)
     }
 
@@ -51,7 +52,10 @@ public final class WebhookReceiver: Sendable {
                 body: Data(body.readableBytesView), path: request.uri.path)
             guard let receiver = box.withLock({ $0 }) else { return Response(status: .serviceUnavailable) }
             let behaviour = receiver.state.withLock { state -> Behaviour in
-                if state.behaviour == .accept { state.received.append(received) }
+                switch state.behaviour {
+                case .accept, .slow: state.received.append(received)
+                case .fail, .gone: break
+                }
                 return state.behaviour
             }
             switch behaviour {

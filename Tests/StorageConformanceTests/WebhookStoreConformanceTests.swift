@@ -41,7 +41,7 @@ struct WebhookStoreConformanceTests {
         var works: [String: DeliveryWork] = [:]
         for lease in leases {
             let work = try #require(try await store.deliveryForJob(jobId: lease.jobId))
-            works[work.event.id] = work
+            works[work.payload.id] = work
         }
         #expect(works["e1"]?.earlierDueAt == nil && works["e3"]?.earlierDueAt == nil)
         #expect(works["e2"]?.earlierDueAt != nil, "alice's second event waits for her first")
@@ -88,5 +88,30 @@ struct WebhookStoreConformanceTests {
         #expect(try await store.deleteEndpoint(appId: "app", id: "all", now: t0 + 90))
         #expect(try await store.deliveries(endpointId: "all", state: nil, limit: 10).isEmpty)
         #expect(try await store.endpoints(appId: "app").map(\.id) == ["refunds"])
+    }
+
+    @Test("retention deletes old events nothing needs, keeps those a dead delivery needs, and never reuses a cursor", arguments: StoreFactory.all)
+    func retention(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        try await store.createEndpoint(endpoint("all", types: [.refund]))
+        var old = [event("old1", "alice"), event("old2", "bob"), event("old3", "carol", .refund)]
+        for index in old.indices { old[index].recordedAt = t0 - 40 * 86_400 }
+        try await store.recordEvents(EventBatch(events: old, now: t0), now: t0)
+        // carol's refund goes to the endpoint and dies there: its event must stay for a replay.
+        let lease = try #require(try await lease(store, at: t0).first)
+        let work = try #require(try await store.deliveryForJob(jobId: lease.jobId))
+        let outcomes = WebhookDeliveryOutcomes(store: store, schedule: WebhookRetrySchedule(delays: [1], maximumAge: 1, jitter: 0))
+        let attempt = DeliveryAttempt(deliveryId: work.delivery.id, attempt: 1, at: t0, status: 410, latencyMs: 1)
+        #expect(try await outcomes.finish(lease, work: work, outcome: .gone, attempt: attempt, now: t0, unitRandom: 0) != nil)
+        try await store.recordEvents(EventBatch(events: [event("new1", "alice")], now: t0), now: t0)
+
+        #expect(try await store.deleteEvents(recordedBefore: t0 - 30 * 86_400, limit: 1) == 1, "in batches")
+        #expect(try await store.deleteEvents(recordedBefore: t0 - 30 * 86_400, limit: 10) == 1)
+        #expect(try await store.deleteEvents(recordedBefore: t0 - 30 * 86_400, limit: 10) == 0)
+        let left = try await store.events(appId: "app", after: 0, types: [], limit: 10)
+        #expect(left.map(\.event.id) == ["old3", "new1"])
+        try await store.recordEvents(EventBatch(events: [event("new2", "alice")], now: t0), now: t0)
+        let all = try await store.events(appId: "app", after: 0, types: [], limit: 10)
+        #expect(all.last?.cursor == 5 && all.last?.event.sequence == 3, "counters go on past deleted events")
     }
 }

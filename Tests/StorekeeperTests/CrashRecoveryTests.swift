@@ -116,6 +116,14 @@ struct CrashRecoveryTests {
         }
         let soldMicros = sold.compactMap { ($0["priceMicros"] as? NSNumber)?.int64Value }.reduce(0, +)
         #expect(ledgerPurchases == sold.count)
+        // One purchase event per transaction sold, written in the grant's transaction: none lost
+        // at a kill, none doubled by the retry after it.
+        let purchaseTypes: Set<EventType> = [
+            .initialPurchase, .renewal, .productChange, .consumablePurchase, .nonConsumablePurchase, .nonRenewingPurchase,
+        ]
+        let events = try await stack.store.events(appId: "demo", after: 0, types: [], limit: 100_000).map(\.event)
+        #expect(events.filter { purchaseTypes.contains($0.type) }.count == sold.count, "one purchase event per transaction sold")
+        #expect(Set(events.compactMap { purchaseTypes.contains($0.type) ? $0.transactionId : nil }).count == sold.count)
         #expect(ledgerMicros == soldMicros, "ledger sums match what the simulator sold")
         for (user, bought) in consumablesBought {
             let transactions = try await stack.store.transactions(appId: "demo", appUserId: user)

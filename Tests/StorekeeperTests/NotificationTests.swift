@@ -1,6 +1,7 @@
 import AppStoreSimulator
 import Foundation
 import JobQueue
+import NIOHTTP1
 import Persistence
 import StorekeeperDomain
 import StorekeeperServer
@@ -92,6 +93,39 @@ struct NotificationTests {
             #expect(all.map(\.event.sequence) == Array(1...Int64(all.count)), "one subscriber, numbered in order")
             #expect(all.last?.event.entitlements?.subscriptions.first?.status == .revoked)
         }
+    }
+
+    @Test("an endpoint that takes notifications gets each one as Apple sent it, once, after it was stored")
+    func forwarded() async throws {
+        let receiver = try await WebhookReceiver.start()
+        do {
+            try await withStack { stack in
+                let api = stack.api
+                let created = try await api.http.send(
+                    .POST, "/v1/admin/apps/demo/webhooks", headers: ["Authorization": "Bearer \(api.adminKey)"],
+                    body: Data(#"{"url":"\#(receiver.url)","appStoreNotifications":true}"#.utf8))
+                #expect(created.status == 201 && (created.json["endpoint"] as? [String: Any])?["appStoreNotifications"] as? Bool == true)
+                let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+                let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
+                #expect(try await api.postSignedTransaction(appUserId: "ivy", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+                let now = Date()
+                let renewal = transaction(
+                    id: "renewal-f", original: bought.originalTransactionId, purchased: now, expires: now.addingTimeInterval(600))
+                let signed = try notification(stack, type: "DID_RENEW", signedAt: now, transaction: renewal)
+                #expect(try await api.postNotification(signedPayload: signed).status == 200)
+                #expect(try await api.postNotification(signedPayload: signed).json["duplicate"] as? Bool == true)
+                #expect(try await eventually { receiver.received.count >= 1 })
+                try await Task.sleep(for: .milliseconds(300))
+                let received = receiver.received
+                #expect(received.count == 1, "forwarded once, though delivered twice by Apple")
+                #expect(String(decoding: received.first?.body ?? Data(), as: UTF8.self) == #"{"signedPayload":"\#(signed)"}"#)
+                #expect(received.allSatisfy { $0.json["type"] == nil }, "notifications only, no events")
+            }
+        } catch {
+            await receiver.stop()
+            throw error
+        }
+        await receiver.stop()
     }
 
     @Test("a billing failure with a grace period keeps access until the grace ends; the recovery renews; renewal info is applied")

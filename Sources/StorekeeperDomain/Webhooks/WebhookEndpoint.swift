@@ -31,6 +31,9 @@ public struct WebhookEndpoint: Codable, Hashable, Sendable {
     public var environments: [String]
     /// Only these types; empty: every type.
     public var eventTypes: [EventType]
+    /// The endpoint receives App Store Server Notifications as Apple sent them (forwarded once
+    /// verified and stored) instead of events. Absent in rows written before it existed.
+    public var appStoreNotifications: Bool?
     public var secrets: [Secret]
     public var state: State
     /// Why it was paused: by an operator, or by the server after deliveries failed for days.
@@ -58,11 +61,13 @@ public struct WebhookEndpoint: Codable, Hashable, Sendable {
     /// Whether `event` goes to this endpoint. A `test` event goes only where it was asked for,
     /// so it is never routed by filters.
     public func accepts(_ event: SubscriberEvent) -> Bool {
-        guard event.appId == appId, event.type != .test else { return false }
+        guard event.appId == appId, event.type != .test, !forwardsNotifications else { return false }
         if !eventTypes.isEmpty, !eventTypes.contains(event.type) { return false }
         if !environments.isEmpty, let environment = event.environment, !environments.contains(environment) { return false }
         return true
     }
+
+    public var forwardsNotifications: Bool { appStoreNotifications ?? false }
 
     /// The secrets a delivery at `now` is signed with: the current one and any previous one
     /// still inside its rotation window.

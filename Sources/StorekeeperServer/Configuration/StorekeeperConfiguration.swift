@@ -125,6 +125,8 @@ public struct StorekeeperConfiguration: Codable, Sendable {
     public var shutdownGraceSeconds: Double = 10
     /// Webhook deliveries: each attempt's deadline and the retry schedule.
     public var webhooks = WebhookSettings()
+    /// Events older than this are deleted (hourly), unless a delivery still needs them.
+    public var eventRetentionDays: Double = 30
 
     public init() {}
 
@@ -133,6 +135,7 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         case attemptTimeoutSeconds, leaseSeconds, retry, flagAfterSeconds, excludeOldTransactions, bindingPolicy
         case maxBodyBytes, maxWaitSeconds, receiptTrust, outagePolicy, serverAPIEndpoints, notificationGapFill
         case idleTimeoutSeconds, requestTimeoutSeconds, maxConnections, shutdownGraceSeconds, webhooks
+        case eventRetentionDays
     }
 
     public init(from decoder: any Decoder) throws {
@@ -164,6 +167,7 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         maxConnections = try c.decodeIfPresent(Int.self, forKey: .maxConnections) ?? d.maxConnections
         shutdownGraceSeconds = try c.decodeIfPresent(Double.self, forKey: .shutdownGraceSeconds) ?? d.shutdownGraceSeconds
         webhooks = try c.decodeIfPresent(WebhookSettings.self, forKey: .webhooks) ?? d.webhooks
+        eventRetentionDays = try c.decodeIfPresent(Double.self, forKey: .eventRetentionDays) ?? d.eventRetentionDays
     }
 
     /// Every problem, each naming its key (`apps[1].apiKey: …`). Empty when valid.
@@ -192,6 +196,7 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         if let maxConnections, maxConnections < 1 { problems.append("maxConnections: must be at least 1") }
         if !(shutdownGraceSeconds >= 0) { problems.append("shutdownGraceSeconds: must be ≥ 0") }
         if !(webhooks.timeoutSeconds > 0) { problems.append("webhooks.timeoutSeconds: must be positive") }
+        if !(eventRetentionDays > 0) { problems.append("eventRetentionDays: must be positive") }
         let schedule = webhooks.retrySchedule
         if schedule.delays.isEmpty || schedule.delays.contains(where: { !($0 > 0) }) || !(schedule.maximumAge > 0)
             || !(0...1).contains(schedule.jitter) || !(schedule.maximumRetryAfter >= 0)

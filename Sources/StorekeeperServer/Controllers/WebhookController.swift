@@ -62,6 +62,8 @@ struct WebhookController {
         var environments: [String]?
         var eventTypes: [String]?
         var state: WebhookEndpoint.State?
+        /// Forward App Store Server Notifications as received, instead of events.
+        var appStoreNotifications: Bool?
     }
 
     /// An endpoint as shown: everything but its secrets.
@@ -72,6 +74,7 @@ struct WebhookController {
         var description: String?
         var environments: [String]
         var eventTypes: [EventType]
+        var appStoreNotifications: Bool
         var state: WebhookEndpoint.State
         var pausedReason: String?
         var createdAt: Date
@@ -86,6 +89,7 @@ struct WebhookController {
             description = endpoint.description
             environments = endpoint.environments
             eventTypes = endpoint.eventTypes
+            appStoreNotifications = endpoint.forwardsNotifications
             state = endpoint.state
             pausedReason = endpoint.pausedReason
             createdAt = endpoint.createdAt
@@ -211,6 +215,7 @@ struct WebhookController {
             }
             endpoint.environments = Array(Set(environments)).sorted()
         }
+        if let forwards = body.appStoreNotifications { endpoint.appStoreNotifications = forwards }
         if let names = body.eventTypes {
             var types: [EventType] = []
             for name in names {

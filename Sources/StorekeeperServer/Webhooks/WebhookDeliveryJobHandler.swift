@@ -43,8 +43,13 @@ struct WebhookDeliveryJobHandler: JobHandler {
             // Order per subscriber: go right after the earlier event's next attempt.
             return .retry(at: max(earlier, at).addingTimeInterval(0.1), reason: "waiting_for_earlier_event")
         }
-        let body = Array(try StorekeeperJSON.makeEncoder().encode(work.event))
-        let result = await sender.send(url: endpoint.url, id: work.event.id, body: body, secrets: endpoint.signingSecrets(at: at), now: at)
+        let body: [UInt8] =
+            switch work.payload {
+            case .event(let event): Array(try StorekeeperJSON.makeEncoder().encode(event))
+            case .notification(_, let body): Array(body.utf8)
+            }
+        let result = await sender.send(
+            url: endpoint.url, id: work.payload.id, body: body, secrets: endpoint.signingSecrets(at: at), now: at)
         let ended = now()
         let attempt = DeliveryAttempt(
             deliveryId: work.delivery.id, attempt: work.delivery.attempts + 1, at: at, status: result.status, latencyMs: result.latencyMs,

@@ -1,0 +1,79 @@
+import Foundation
+import NIOHTTP1
+import Persistence
+import StorekeeperDomain
+import StorekeeperServer
+import StorekeeperTesting
+import Testing
+
+@Suite("webhook delivery across kill -9", .serialized)
+struct WebhookCrashTests {
+    @Test("kill -9 while events are being delivered: after restart each is delivered, none invented, in order per subscriber")
+    func killNineWhileDelivering() async throws {
+        let binary = try #require(TestPaths.storekeeperBinary(), "build the executable first: swift build")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-webhook-crash-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var configuration = LocalStack.testConfiguration(databasePath: directory.appendingPathComponent("db.sqlite").path)
+        configuration.sqliteSynchronousFull = true
+        configuration.workers = 16
+        configuration.attemptTimeoutSeconds = 2
+        configuration.leaseSeconds = 7
+        configuration.webhooks.timeoutSeconds = 2
+        configuration.webhooks.retrySchedule = WebhookRetrySchedule(delays: [0.5], maximumAge: 600, jitter: 0)
+        let stack = try await LocalStack.start(configuration: configuration, startServer: false)
+        let receiver = try await WebhookReceiver.start()
+        var childConfiguration = stack.configuration
+        childConfiguration.port = 0
+        let configPath = directory.appendingPathComponent("config.json").path
+        try JSONEncoder().encode(childConfiguration).write(to: URL(fileURLWithPath: configPath))
+        let logPath = directory.appendingPathComponent("server.log").path
+        var server = try await ChildProcess.server(binary: binary, configPath: configPath, logPath: logPath)
+        func client() -> StorekeeperClient {
+            StorekeeperClient(
+                http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: server.baseURL), apiKey: stack.api.apiKey, adminKey: stack.api.adminKey)
+        }
+        let created = try await client().http.send(
+            .POST, "/v1/admin/apps/demo/webhooks", headers: ["Authorization": "Bearer \(stack.api.adminKey)"],
+            body: Data(#"{"url":"\#(receiver.url)"}"#.utf8))
+        #expect(created.status == 201, "\(created.text)")
+
+        // Eight subscribers, three purchases each: 24 events, sequences 1-3 per subscriber. The
+        // receiver refuses them while they are bought, then answers slowly, so deliveries are in
+        // flight when the server is killed.
+        receiver.behave(.fail(status: 503))
+        let products = ["com.example.removeads", "com.example.coins100", "com.example.season.pass"]
+        for user in 0..<8 {
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+            for product in products {
+                let bought = try await stack.simulator.purchase(device: device, productId: product)
+                let reply = try await client().postReceipt(appUserId: "buyer-\(user)", receipt: bought.receipt, wait: 30)
+                #expect(reply.status == 200, "\(reply.text)")
+            }
+        }
+        let events = try await stack.store.events(appId: "demo", after: 0, types: [], limit: 1_000).map(\.event)
+        #expect(events.count == 24, "\(events.map(\.type))")
+        receiver.behave(.slow(seconds: 1.5))
+        #expect(try await eventually(timeout: 120) { receiver.received.count >= 3 }, "deliveries under way")
+        server.killNine()
+        let atKill = receiver.received.count
+        #expect(atKill < 24, "the kill lands while deliveries are in flight (\(atKill) received)")
+
+        receiver.behave(.accept)
+        server = try await ChildProcess.server(binary: binary, configPath: configPath, logPath: logPath)
+        let allDelivered = try await eventually(timeout: 180) { (try await stack.store.deliveryCounts()[.delivered] ?? 0) == events.count }
+        let counts = try await stack.store.deliveryCounts()
+        #expect(allDelivered, "every event delivered after the restart: \(counts)")
+        let received = receiver.received
+        let known = Set(events.map(\.id))
+        #expect(Set(received.map(\.id)) == known, "each event arrives, and only events that exist")
+        for user in 0..<8 {
+            let firstSeen = received.filter { $0.json["appUserId"] as? String == "buyer-\(user)" }.map { $0.json["sequence"] as? Int ?? 0 }
+            var order: [Int] = []
+            for sequence in firstSeen where !order.contains(sequence) { order.append(sequence) }
+            #expect(order == [1, 2, 3], "buyer-\(user) first saw its events in order: \(firstSeen)")
+        }
+        server.terminate()
+        await receiver.stop()
+        try await stack.stop()
+    }
+}
