@@ -18,17 +18,17 @@ extension Bench {
             let receiver = try await WebhookReceiver.start()
             var configuration = LocalStack.testConfiguration(databasePath: benchDatabase(database))
             configuration.workers = workers
+            // Events are recorded with no worker running; a second server on the same database
+            // then delivers them, timed from its start.
+            configuration.runWorkers = false
             let stack = try await LocalStack.start(configuration: configuration)
             let app = configuration.apps[0]
             let now = Date()
             let endpoint = WebhookEndpoint(
                 id: "bench", appId: app.id, url: receiver.url,
-                secrets: [.init(value: "whsec_" + Data(repeating: 7, count: 32).base64EncodedString(), createdAt: now)],
-                createdAt: now, updatedAt: now)
-            // Recorded while the endpoint is paused, so the clock starts when delivery may.
-            var paused = endpoint
-            paused.state = .paused
-            try await stack.store.createEndpoint(paused)
+                secrets: [.init(value: "whsec_" + Data(repeating: 7, count: 32).base64EncodedString(), createdAt: now)], createdAt: now,
+                updatedAt: now)
+            try await stack.store.createEndpoint(endpoint)
             let batchSize = 500
             for start in stride(from: 0, to: events, by: batchSize) {
                 let batch = (start..<min(events, start + batchSize)).map { index in
@@ -38,13 +38,16 @@ extension Bench {
                 }
                 try await stack.store.recordEvents(EventBatch(events: batch, now: now), now: now)
             }
+            var delivering = stack.configuration
+            delivering.runWorkers = true
             let started = ContinuousClock.now
-            _ = try await stack.store.updateEndpoint(endpoint, now: Date())
+            let worker = try await stack.startAnotherServer(configuration: delivering)
             while (try await stack.store.deliveryCounts()[.delivered] ?? 0) < events {
                 try await Task.sleep(for: .milliseconds(20))
             }
             let elapsed = started.duration(to: .now)
             let received = receiver.received.count
+            try await worker.stop()
             try await stack.stop()
             await receiver.stop()
             print(
