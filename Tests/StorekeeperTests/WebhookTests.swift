@@ -35,11 +35,17 @@ struct WebhookTests {
         return received.signature.split(separator: " ").contains { $0 == expected }
     }
 
-    @Test("events are delivered signed, in order per subscriber; failures retry; a receiver that never recovers is dead-lettered and replayed")
-    func deliveries() async throws {
+    /// PostgreSQL too whenever the suite has a server (always in CI).
+    static var backends: [String] { PostgresTestDatabase.url != nil || PostgresTestDatabase.required ? ["sqlite", "postgresql"] : ["sqlite"] }
+
+    @Test(
+        "events are delivered signed, in order per subscriber; failures retry; a receiver that never recovers is dead-lettered and replayed",
+        arguments: backends)
+    func deliveries(backend: String) async throws {
         let receiver = try await WebhookReceiver.start()
+        let database = backend == "postgresql" ? try PostgresTestDatabase.freshURL(prefix: "webhooks") : nil
         do {
-            try await run(receiver)
+            try await run(receiver, database: database)
         } catch {
             await receiver.stop()
             throw error
@@ -47,8 +53,11 @@ struct WebhookTests {
         await receiver.stop()
     }
 
-    func run(_ receiver: WebhookReceiver) async throws {
-        try await withStack(configure: Self.configure) { stack in
+    func run(_ receiver: WebhookReceiver, database: String?) async throws {
+        try await withStack(configure: { configuration in
+            Self.configure(&configuration)
+            if let database { configuration.databasePath = database }
+        }) { stack in
             let api = stack.api
             let (endpointId, secret) = try await createEndpoint(api, url: receiver.url)
             #expect(secret.hasPrefix("whsec_"))
