@@ -32,7 +32,7 @@ public struct NotificationSender: Service, CustomStringConvertible {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 while !Task.isCancelled, !Task.isShuttingDownGracefully {
-                    let now = Date()
+                    let now = store.now()
                     if await store.state.sendsNotifications {
                         await store.state.advance(to: now)
                         for event in await store.state.drainEvents() {
@@ -47,7 +47,7 @@ public struct NotificationSender: Service, CustomStringConvertible {
                     for (delivery, item) in await store.outbox.takeDue(now: now) {
                         group.addTask {
                             let result = await deliver(item, client: client)
-                            await store.outbox.finished(delivery, result: result, at: Date(), retryDelays: retryDelays)
+                            await store.outbox.finished(delivery, result: result, at: store.now(), retryDelays: retryDelays)
                             store.stats.record("notifications.attempt.\(result)")
                         }
                     }

@@ -9,6 +9,8 @@ import Synchronization
 public final class SimulatedAppStore: Sendable {
     let state: SimulatorState
     public let pki: SimulatorPKI
+    /// Every instant the store acts at; tests move it forward.
+    public let clock = SimulatorClock()
     let stats = SimulatorStats()
     let configuration: SimulatorConfiguration
     /// Notifications created, with their delivery attempts (the notification history).
@@ -25,6 +27,8 @@ public final class SimulatedAppStore: Sendable {
         state = SimulatorState(configuration: configuration)
         pki = try SimulatorPKI()
     }
+
+    public func now() -> Date { clock.now() }
 
     // MARK: Receipts
 

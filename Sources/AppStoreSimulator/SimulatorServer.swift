@@ -46,6 +46,19 @@ public struct SimulatorServer: Sendable {
 
         let sim = router.group("sim")
         sim.get("health") { _, _ in Self.json(["status": "ok"]) }
+        sim.get("clock") { _, _ in Self.clockView(store) }
+        // Time passes at the test's word: renewals, expiries and the notifications they cause
+        // happen as if the wall clock had moved (on the sender's next tick).
+        sim.post("clock/advance") { request, _ in
+            struct Body: Decodable { var seconds: Double }
+            let body: Body = try await Self.decode(request)
+            guard body.seconds.isFinite, body.seconds >= 0 else {
+                return Self.json(["error": "invalid_seconds", "message": "seconds must be a finite number ≥ 0"], status: .badRequest)
+            }
+            store.clock.advance(by: body.seconds)
+            await store.state.advance(to: store.now())
+            return Self.clockView(store)
+        }
         sim.get("apps") { _, _ in Self.json(await store.state.allApps()) }
         sim.post("apps") { request, _ in
             let app: SimulatedApp = try await Self.decode(request)
@@ -73,7 +86,7 @@ public struct SimulatorServer: Sendable {
             let body: Body = try await Self.decode(request)
             let deviceId = try Self.deviceId(context)
             return try await Self.guarded {
-                let now = Date()
+                let now = store.now()
                 let tx = try await store.state.purchase(
                     deviceId: deviceId, productId: body.productId, quantity: body.quantity ?? 1, now: now, appAccountToken: body.appAccountToken)
                 let receipt = try await store.receipt(deviceId: deviceId, now: now)
@@ -87,26 +100,26 @@ public struct SimulatorServer: Sendable {
         sim.get("devices/:device/receipt") { _, context in
             let deviceId = try Self.deviceId(context)
             return try await Self.guarded {
-                let receipt = try await store.receipt(deviceId: deviceId, now: Date())
+                let receipt = try await store.receipt(deviceId: deviceId, now: store.now())
                 return Self.json(["receipt": Data(receipt).base64EncodedString()])
             }
         }
         sim.get("devices/:device/transactions") { _, context in
             let deviceId = try Self.deviceId(context)
-            await store.state.advance(to: Date())
+            await store.state.advance(to: store.now())
             return Self.json(await store.state.deviceTransactions(deviceId).map(SimulatedAppStore.wire))
         }
         sim.post("subscriptions/:original/cancel-auto-renew") { _, context in
             let id = try context.parameters.require("original")
             return try await Self.guarded {
-                try await store.state.setAutoRenew(originalTransactionId: id, enabled: false, now: Date())
+                try await store.state.setAutoRenew(originalTransactionId: id, enabled: false, now: store.now())
                 return Self.json(["status": "auto_renew_off"])
             }
         }
         sim.post("subscriptions/:original/resume-auto-renew") { _, context in
             let id = try context.parameters.require("original")
             return try await Self.guarded {
-                try await store.state.setAutoRenew(originalTransactionId: id, enabled: true, now: Date())
+                try await store.state.setAutoRenew(originalTransactionId: id, enabled: true, now: store.now())
                 return Self.json(["status": "auto_renew_on"])
             }
         }
@@ -115,25 +128,25 @@ public struct SimulatorServer: Sendable {
             let body: Body = (try? await Self.decode(request)) ?? Body(gracePeriod: false)
             let id = try context.parameters.require("original")
             return try await Self.guarded {
-                try await store.state.failBilling(originalTransactionId: id, grace: body.gracePeriod ?? false, now: Date())
+                try await store.state.failBilling(originalTransactionId: id, grace: body.gracePeriod ?? false, now: store.now())
                 return Self.json(["status": "billing_retry"])
             }
         }
         sim.post("subscriptions/:original/billing-recovery") { _, context in
             let id = try context.parameters.require("original")
             return try await Self.guarded {
-                let tx = try await store.state.recoverBilling(originalTransactionId: id, now: Date())
+                let tx = try await store.state.recoverBilling(originalTransactionId: id, now: store.now())
                 return Self.json(SimulatedAppStore.wire(tx))
             }
         }
         sim.post("transactions/:transaction/refund") { _, context in
             let id = try context.parameters.require("transaction")
             return try await Self.guarded {
-                Self.json(SimulatedAppStore.wire(try await store.state.refund(transactionId: id, now: Date())))
+                Self.json(SimulatedAppStore.wire(try await store.state.refund(transactionId: id, now: store.now())))
             }
         }
         sim.get("transactions") { _, _ in
-            await store.state.advance(to: Date())
+            await store.state.advance(to: store.now())
             var views: [SoldTransactionView] = []
             for tx in await store.state.allTransactions() {
                 let bundleId = await store.state.device(tx.deviceId)?.bundleId ?? ""
@@ -156,7 +169,7 @@ public struct SimulatorServer: Sendable {
             struct Body: Decodable { var seconds: Double }
             let body: Body = try await Self.decode(request)
             var faults = await store.state.faults
-            let now = Date()
+            let now = store.now()
             faults.outages.append(.init(start: now, end: now.addingTimeInterval(body.seconds)))
             await store.state.setFaults(faults)
             return Self.json(faults)
@@ -212,7 +225,7 @@ public struct SimulatorServer: Sendable {
             let body: Body = try await Self.decode(request)
             let deviceId = try Self.deviceId(context)
             return try await Self.guarded {
-                let now = Date()
+                let now = store.now()
                 let shared = try await store.state.shareWithFamily(transactionId: body.transactionId, memberDeviceId: deviceId, now: now)
                 return Self.json(
                     PurchaseView(
@@ -225,25 +238,25 @@ public struct SimulatorServer: Sendable {
         sim.post("transactions/:transaction/reverse-refund") { _, context in
             let id = try context.parameters.require("transaction")
             return try await Self.guarded {
-                Self.json(SimulatedAppStore.wire(try await store.state.reverseRefund(transactionId: id, now: Date())))
+                Self.json(SimulatedAppStore.wire(try await store.state.reverseRefund(transactionId: id, now: store.now())))
             }
         }
         sim.post("transactions/:transaction/revoke") { _, context in
             let id = try context.parameters.require("transaction")
             return try await Self.guarded {
-                Self.json(SimulatedAppStore.wire(try await store.state.revoke(transactionId: id, now: Date())))
+                Self.json(SimulatedAppStore.wire(try await store.state.revoke(transactionId: id, now: store.now())))
             }
         }
         router.post("/ocsp") { request, _ in
             let body = try await request.body.collect(upTo: 64 * 1024)
-            let answer = store.ocspResponse(to: Array(body.readableBytesView), now: Date())
+            let answer = store.ocspResponse(to: Array(body.readableBytesView), now: store.now())
             return Response(
                 status: .ok, headers: [.contentType: "application/ocsp-response"], body: .init(byteBuffer: ByteBuffer(bytes: answer)))
         }
         sim.post("pki/revoke") { request, _ in
             struct Body: Decodable { var certificate: SimulatedAppStore.RevocableCertificate }
             let body: Body = try await Self.decode(request)
-            store.revoke(body.certificate, at: Date())
+            store.revoke(body.certificate, at: store.now())
             return Self.json(["revoked": body.certificate.rawValue])
         }
         sim.get("pki/root.pem") { _, _ in
@@ -325,12 +338,16 @@ public struct SimulatorServer: Sendable {
         }
     }
 
+    static func clockView(_ store: SimulatedAppStore) -> Response {
+        json(["nowMs": Int64(store.now().timeIntervalSince1970 * 1000), "offsetSeconds": Int64(store.clock.offsetSeconds)])
+    }
+
     /// Faults first (as Apple's edge would), then the token, then the call.
     static func serverAPI(
         _ request: Request, _ name: String, _ environment: AppStoreEnvironment, _ store: SimulatedAppStore,
         _ body: (SimulatedApp, Date) async throws -> ServerAPIAnswer
     ) async -> Response {
-        let now = Date()
+        let now = store.now()
         let env = environment.storageName
         var answer: ServerAPIAnswer
         if let fault = store.serverAPIFault(now: now) {
@@ -357,7 +374,7 @@ public struct SimulatorServer: Sendable {
     static func verifyReceipt(_ request: Request, endpoint: AppStoreEnvironment, store: SimulatedAppStore) async throws -> Response {
         let body = try await request.body.collect(upTo: 8 * 1024 * 1024)
         let faults = await store.state.faults
-        let now = Date()
+        let now = store.now()
         let env = endpoint.storageName
         if faults.outages.contains(where: { $0.start <= now && now < $0.end }) {
             store.stats.record("\(env).outage")
@@ -398,7 +415,7 @@ public struct SimulatorServer: Sendable {
             try await Task.sleep(for: .seconds(faults.hangSeconds))
             return html(status: .serviceUnavailable)
         }
-        let response = await store.verifyReceipt(body: Array(buffer: body), endpoint: endpoint, now: Date())
+        let response = await store.verifyReceipt(body: Array(buffer: body), endpoint: endpoint, now: store.now())
         store.stats.record("\(env).status.\(response.status.rawValue)")
         return json(response)
     }

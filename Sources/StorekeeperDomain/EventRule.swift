@@ -128,10 +128,22 @@ public enum EventRule {
         let expired = SubscriptionStatus.evaluate(after, at: now) == .expired
         let toldExpired = after.expirationIntent != nil && after.expirationIntent != before?.expirationIntent
         let retryGaveUp = wasRetrying && !after.inBillingRetry && !renewedPast
-        if expired, toldExpired || retryGaveUp {
+        // Apple may state the reason before the end (auto-renew turned off carries intent 1 in
+        // the renewal info): the expiry is then news when facts stored while the subscription
+        // was still running meet facts that say it ended.
+        let endedWhileStoredLive = after.expirationIntent != nil && before.map(wasLive) == true
+        if expired, toldExpired || retryGaveUp || endedWhileStoredLive {
             changes.append((.expiration, .init(expirationReason: after.expirationIntent, expiresDate: after.expiresDate)))
         }
         return changes
+    }
+
+    /// Whether stored facts gave access (or awaited Apple's retry) when they were written.
+    static func wasLive(_ facts: SubscriptionFacts) -> Bool {
+        switch SubscriptionStatus.evaluate(facts, at: facts.updatedAt) {
+        case .active, .inGracePeriod, .inBillingRetry: true
+        case .expired, .revoked: false
+        }
     }
 
     /// Collects events with ids derived from the change, dropping a second event with the same id.

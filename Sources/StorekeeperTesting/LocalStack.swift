@@ -27,6 +27,9 @@ public final class LocalStack: Sendable {
     public let simulator: SimulatorClient
     /// The simulator's signing chain, for tests that sign App Store data themselves (notifications).
     public let simulatorPKI: SimulatorPKI
+    /// The simulator's clock, which the in-process server reads too: a test that moves it moves
+    /// Apple and the server together (`SimulatorClient.advanceClock`).
+    public let clock: SimulatorClock
     private let simulatorGroup: ServiceGroup
     private let serverGroup: ServiceGroup?
     private let tasks: [Task<Void, any Error>]
@@ -115,7 +118,8 @@ public final class LocalStack: Sendable {
             let listener = backend.makeListener(signal: configuration.runWorkers ? signal : nil, answersHTTP: true, logger: logger)
             let app = try await StorekeeperApplication.build(
                 configuration: configuration, store: store, httpClient: serverHTTPClient, logger: logger, signal: signal,
-                extraServices: listener.map { [$0] } ?? [], onRunning: { port in continuation.yield(port) })
+                extraServices: listener.map { [$0] } ?? [], now: { [clock = sim.store.clock] in clock.now() },
+                onRunning: { port in continuation.yield(port) })
             let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
             tasks.append(Task { try await group.run() })
             var portIterator = ports.makeAsyncIterator()
@@ -130,14 +134,16 @@ public final class LocalStack: Sendable {
             configuration: configuration, simulatorURL: simulatorURL, serverURL: serverURL, store: store,
             httpClient: httpClient, simulator: SimulatorClient(http: HTTPJSONClient(httpClient: httpClient, baseURL: simulatorURL)),
             simulatorGroup: simulatorGroup, serverGroup: serverGroup, tasks: tasks, serverHTTPClient: serverHTTPClient,
-            storePool: storePool, simulatorPKI: sim.store.pki)
+            storePool: storePool, simulatorPKI: sim.store.pki, clock: sim.store.clock)
     }
 
     private init(
         configuration: StorekeeperConfiguration, simulatorURL: String, serverURL: String?, store: any StorekeeperStore,
         httpClient: HTTPClient, simulator: SimulatorClient, simulatorGroup: ServiceGroup, serverGroup: ServiceGroup?,
-        tasks: [Task<Void, any Error>], serverHTTPClient: HTTPClient, storePool: Task<Void, Never>?, simulatorPKI: SimulatorPKI
+        tasks: [Task<Void, any Error>], serverHTTPClient: HTTPClient, storePool: Task<Void, Never>?, simulatorPKI: SimulatorPKI,
+        clock: SimulatorClock
     ) {
+        self.clock = clock
         self.storePool = storePool
         self.simulatorPKI = simulatorPKI
         self.configuration = configuration
@@ -186,7 +192,7 @@ public final class LocalStack: Sendable {
         let client = StorekeeperApplication.makeHTTPClient(configuration: configuration)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let app = try await StorekeeperApplication.build(
-            configuration: configuration, store: store, httpClient: client, logger: logger,
+            configuration: configuration, store: store, httpClient: client, logger: logger, now: { [clock] in clock.now() },
             onRunning: { port in continuation.yield(port) })
         let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
         let task = Task { try await group.run() }

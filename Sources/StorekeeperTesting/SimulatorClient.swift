@@ -61,6 +61,14 @@ public struct SimulatorClient: Sendable {
         return receipt
     }
 
+    /// Moves the simulated App Store's clock (and the in-process server's, which shares it)
+    /// `seconds` forward.
+    public func advanceClock(seconds: Double) async throws {
+        struct Body: Encodable { var seconds: Double }
+        let reply = try await http.send(.POST, "/sim/clock/advance", json: Body(seconds: seconds))
+        guard reply.status == 200 else { throw Failure(description: "advanceClock: \(reply.status) \(reply.text)") }
+    }
+
     public func refund(transactionId: String) async throws {
         try await post("/sim/transactions/\(transactionId)/refund")
     }

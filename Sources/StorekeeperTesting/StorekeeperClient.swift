@@ -70,9 +70,14 @@ public struct StorekeeperClient: Sendable {
         return last
     }
 
+    /// `value` as one path segment: every byte but RFC 3986's unreserved characters escaped.
+    public static func pathSegment(_ value: String) -> String {
+        value.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "-._~").union(.alphanumerics)) ?? value
+    }
+
     public func subscriber(_ appUserId: String) async throws -> SubscriberView {
         let reply = try await http.send(
-            .GET, "/v1/subscribers/\(appUserId.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? appUserId)", headers: app)
+            .GET, "/v1/subscribers/\(Self.pathSegment(appUserId))", headers: app)
         return try reply.decode(SubscriberView.self)
     }
 

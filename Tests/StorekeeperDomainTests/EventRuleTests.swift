@@ -174,6 +174,33 @@ struct EventRuleTests {
         #expect(state.subscriptions["1"]?.expirationIntent == "1")
     }
 
+    @Test(
+        "an expiry announced early (intent with auto-renew off) is an expiration when the period ends; a refund and its reversal after it are not a second one"
+    )
+    func expiryAnnouncedEarly() throws {
+        var state = stored(after: evidence([purchase("1", expires: t0 + month)], renewals: ["1": renewal()]), context())
+        var step = 1
+        func next(_ answer: PurchaseEvidence, at now: Date, reversing: Bool = false) throws -> [EventType] {
+            step += 1
+            var context = context(
+                verification: "v\(step)", subscriptions: state.subscriptions, bindings: state.bindings, existing: state.existing, now: now)
+            context.reversesRefunds = reversing
+            context.evidenceSignedAt = now
+            let found = try events(answer, context).map(\.type)
+            state = stored(after: answer, context)
+            return found
+        }
+        let off = renewal(autoRenew: false, intent: "1")
+        #expect(try next(evidence([purchase("1", expires: t0 + month)], renewals: ["1": off]), at: t0 + 60) == [.autoRenewDisabled])
+        #expect(try next(evidence([purchase("1", expires: t0 + month)], renewals: ["1": off]), at: t0 + month + 1) == [.expiration])
+        #expect(try next(evidence([purchase("1", expires: t0 + month)], renewals: ["1": off]), at: t0 + month + 2).isEmpty, "told once")
+        let refunded = purchase("1", expires: t0 + month, cancelled: t0 + month + 3)
+        #expect(try next(evidence([refunded], renewals: ["1": off]), at: t0 + month + 3) == [.refund])
+        #expect(
+            try next(evidence([purchase("1", expires: t0 + month)], renewals: ["1": off]), at: t0 + month + 4, reversing: true)
+                == [.refundReversed])
+    }
+
     @Test("an invalid verification and provisional access are told to the submitter, with stable ids")
     func invalidAndProvisional() {
         let invalid = EventRule.invalid(appId: "app", appUserId: "alice", verificationId: "v1", reason: .receiptSignatureInvalid, now: t0)

@@ -8,12 +8,19 @@ import Testing
 
 @Suite("webhook delivery across kill -9", .serialized)
 struct WebhookCrashTests {
-    @Test("kill -9 while events are being delivered: after restart each is delivered, none invented, in order per subscriber")
-    func killNineWhileDelivering() async throws {
+    /// On SQLite the server is killed; on PostgreSQL the server and a worker process beside it,
+    /// both while they hold deliveries, and only the server comes back.
+    @Test(
+        "kill -9 while events are being delivered: after restart each is delivered, none invented, in order per subscriber",
+        arguments: WebhookTests.backends)
+    func killNineWhileDelivering(backend: String) async throws {
         let binary = try #require(TestPaths.storekeeperBinary(), "build the executable first: swift build")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-webhook-crash-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        var configuration = LocalStack.testConfiguration(databasePath: directory.appendingPathComponent("db.sqlite").path)
+        let database =
+            backend == "postgresql"
+            ? try PostgresTestDatabase.freshURL(prefix: "webhookcrash") : directory.appendingPathComponent("db.sqlite").path
+        var configuration = LocalStack.testConfiguration(databasePath: database)
         configuration.sqliteSynchronousFull = true
         configuration.workers = 16
         configuration.attemptTimeoutSeconds = 2
@@ -28,6 +35,10 @@ struct WebhookCrashTests {
         try JSONEncoder().encode(childConfiguration).write(to: URL(fileURLWithPath: configPath))
         let logPath = directory.appendingPathComponent("server.log").path
         var server = try await ChildProcess.server(binary: binary, configPath: configPath, logPath: logPath)
+        let worker =
+            backend == "postgresql"
+            ? try await ChildProcess.worker(
+                binary: binary, configPath: configPath, logPath: directory.appendingPathComponent("worker.log").path) : nil
         func client() -> StorekeeperClient {
             StorekeeperClient(
                 http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: server.baseURL), apiKey: stack.api.apiKey, adminKey: stack.api.adminKey)
@@ -55,6 +66,7 @@ struct WebhookCrashTests {
         receiver.behave(.slow(seconds: 1.5))
         #expect(try await eventually(timeout: 120) { receiver.received.count >= 3 }, "deliveries under way")
         server.killNine()
+        worker?.killNine()
         let atKill = receiver.received.count
         #expect(atKill < 24, "the kill lands while deliveries are in flight (\(atKill) received)")
 
