@@ -44,7 +44,9 @@ public enum BindingRule {
 /// The refund and reversal rule for a transaction already granted: evidence showing a refund
 /// revokes it, unless a reversal signed later already stands; a REFUND_REVERSED undoes a
 /// recorded refund (and is remembered when the refund has not arrived yet, since it may arrive
-/// late). Ordered by when Apple signed the evidence, not by when it arrived.
+/// late), and so does a copy Apple stated as current after the refund that no longer shows it
+/// (the Server API's history, verifyReceipt's `latest_receipt_info`). Ordered by when Apple
+/// stated the evidence, not by when it arrived.
 public enum RefundRule {
     public enum Change: Sendable, Hashable {
         /// Nothing changes: already granted as shown.
@@ -65,9 +67,12 @@ public enum RefundRule {
             record.cancellationDate = cancelled
             return .revoke(record)
         }
-        if reversesRefunds, tx.cancellationDate == nil, (existing.reinstatedAt ?? .distantPast) < evidenceAt {
+        // A current copy (stated after the recorded refund) that no longer shows it: reversed.
+        let statedAfterRefund = tx.currentAt.map { at in existing.cancellationDate.map { $0 < at } ?? false } ?? false
+        let reversedAt = reversesRefunds ? evidenceAt : tx.currentAt ?? evidenceAt
+        if reversesRefunds || statedAfterRefund, tx.cancellationDate == nil, (existing.reinstatedAt ?? .distantPast) < reversedAt {
             record.cancellationDate = nil
-            record.reinstatedAt = evidenceAt
+            record.reinstatedAt = reversedAt
             return .reinstate(record, wasRevoked: existing.cancellationDate != nil)
         }
         return .none

@@ -6,20 +6,25 @@ extension PurchaseEvidence {
     /// A verified verifyReceipt answer: `receipt.in_app` and `latest_receipt_info` together, one
     /// entry per transaction id (the arrays are unsorted and overlap; a cancellation seen in
     /// either copy wins), and the pending renewal infos. Nil when the answer holds no receipt.
-    public init?(verifyReceipt response: VerifyReceiptResponse, environment: AppStoreEnvironment) {
+    /// `askedAt`: when verifyReceipt was called; `latest_receipt_info` is Apple's state then.
+    public init?(verifyReceipt response: VerifyReceiptResponse, environment: AppStoreEnvironment, askedAt: Date? = nil) {
         guard let receipt = response.receipt else { return nil }
         var byId: [String: Purchase] = [:]
-        for raw in (receipt.inApp ?? []) + (response.latestReceiptInfo ?? []) {
+        let inApp = (receipt.inApp ?? []).map { ($0, false) }
+        let latest = (response.latestReceiptInfo ?? []).map { ($0, true) }
+        for (raw, current) in inApp + latest {
             guard let id = raw.transactionId?.value, !id.isEmpty, let productId = raw.productId, !productId.isEmpty else { continue }
             let original = raw.originalTransactionId?.value
             let purchase = Purchase(
                 transactionId: id, originalTransactionId: original?.isEmpty == false ? original ?? id : id, productId: productId,
                 quantity: max(1, raw.quantity?.int ?? 1), purchaseDate: raw.purchaseDateMs?.millisecondsDate ?? .distantPast,
                 originalPurchaseDate: raw.originalPurchaseDateMs?.millisecondsDate, expiresDate: raw.expiresDateMs?.millisecondsDate,
-                cancellationDate: raw.cancellationDateMs?.millisecondsDate, ownershipType: raw.inAppOwnershipType)
+                cancellationDate: raw.cancellationDateMs?.millisecondsDate, ownershipType: raw.inAppOwnershipType,
+                currentAt: current ? askedAt : nil)
             if var known = byId[id] {
                 known.cancellationDate = known.cancellationDate ?? purchase.cancellationDate
                 known.expiresDate = known.expiresDate ?? purchase.expiresDate
+                known.currentAt = known.currentAt ?? purchase.currentAt
                 byId[id] = known
             } else {
                 byId[id] = purchase
@@ -62,7 +67,8 @@ extension PurchaseEvidence {
                     transactionId: transactionId, originalTransactionId: original, productId: productId, quantity: transaction.quantity ?? 1,
                     purchaseDate: purchaseDate, originalPurchaseDate: transaction.originalPurchaseDate?.date ?? purchaseDate,
                     expiresDate: transaction.expiresDate?.date, cancellationDate: transaction.revocationDate?.date,
-                    ownershipType: transaction.inAppOwnershipType?.rawValue ?? OwnershipType.purchased.rawValue))
+                    ownershipType: transaction.inAppOwnershipType?.rawValue ?? OwnershipType.purchased.rawValue,
+                    currentAt: source == .serverAPI ? transaction.signedDate?.date : nil))
             if transaction.type == .autoRenewable { subscribed.insert(original) }
         }
         var matched: [String: Renewal] = [:]

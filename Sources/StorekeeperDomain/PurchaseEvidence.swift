@@ -25,11 +25,18 @@ public struct PurchaseEvidence: Sendable, Hashable {
         public var cancellationDate: Date?
         /// `PURCHASED` or `FAMILY_SHARED` (Apple's names, kept as sent).
         public var ownershipType: String?
+        /// When Apple stated this copy as current (a Server API transaction's `signedDate`; the
+        /// moment verifyReceipt was asked, for `latest_receipt_info`). Nil for copies that may
+        /// be old: a device's receipt, a transaction the app posts, a notification's. A current
+        /// copy without the refund recorded before it means Apple reversed that refund.
+        public var currentAt: Date?
 
         public init(
             transactionId: String, originalTransactionId: String, productId: String, quantity: Int = 1, purchaseDate: Date,
-            originalPurchaseDate: Date? = nil, expiresDate: Date? = nil, cancellationDate: Date? = nil, ownershipType: String? = nil
+            originalPurchaseDate: Date? = nil, expiresDate: Date? = nil, cancellationDate: Date? = nil, ownershipType: String? = nil,
+            currentAt: Date? = nil
         ) {
+            self.currentAt = currentAt
             self.transactionId = transactionId
             self.originalTransactionId = originalTransactionId
             self.productId = productId

@@ -405,6 +405,30 @@ struct GrantRuleTests {
         #expect(!early)
     }
 
+    @Test("a copy Apple stated as current after a recorded refund, without it, reverses the refund; one stated before it does not")
+    func currentCopyReversesRefund() {
+        let refund = t0.addingTimeInterval(100)
+        var current = purchase("1")
+        current.currentAt = t0.addingTimeInterval(400)
+        guard
+            case .reinstate(let back, let wasRevoked) = RefundRule.change(
+                record("1", cancelled: refund), seen: current, evidenceAt: t0.addingTimeInterval(500), reversesRefunds: false)
+        else {
+            Issue.record("expected a reinstatement")
+            return
+        }
+        #expect(back.cancellationDate == nil && back.reinstatedAt == t0.addingTimeInterval(400) && wasRevoked)
+        var old = purchase("1")
+        old.currentAt = t0.addingTimeInterval(50)
+        #expect(
+            RefundRule.change(record("1", cancelled: refund), seen: old, evidenceAt: t0.addingTimeInterval(500), reversesRefunds: false) == .none,
+            "a history signed before the refund, processed after it, reverses nothing")
+        #expect(
+            RefundRule.change(record("1", cancelled: refund), seen: purchase("1"), evidenceAt: t0.addingTimeInterval(500), reversesRefunds: false)
+                == .none, "a copy that may be old (a device's receipt) reverses nothing")
+        #expect(RefundRule.change(record("1"), seen: current, evidenceAt: t0, reversesRefunds: false) == .none, "nothing to reverse")
+    }
+
     @Test("subscription facts: the latest transaction and its renewal; never an expiry moved back; unchanged facts not rewritten")
     func subscriptionFacts() throws {
         let evidence = PurchaseEvidence(

@@ -15,14 +15,27 @@ import Testing
 /// sequence is the same on a busy machine.
 @Suite("a subscriber's life as events", .serialized)
 struct SubscriberLifeTests {
-    /// How Apple's notifications reach the server.
-    enum Delivery: String, CaseIterable, Sendable, CustomTestStringConvertible {
-        /// Each once, in the order Apple created them.
-        case inOrder = "in order"
-        /// Each twice, and two renewals made in the same instant delivered in the reverse order.
-        case duplicatedAndReordered = "duplicated and reordered"
+    /// How Apple's facts about the subscription reach the server after each step.
+    enum Route: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        /// Apple's notifications, each once, in the order Apple created them.
+        case notifications = "notifications in order"
+        /// Each notification twice, and two renewals made in the same instant delivered in the
+        /// reverse order.
+        case shuffledNotifications = "notifications duplicated and reordered"
+        /// No notifications: the app posts its fresh receipt (verifyReceipt answers).
+        case receipts = "receipt refreshes"
+        /// No notifications: an operator refreshes the subscriber from the Server API.
+        case serverAPI = "Server API refreshes"
 
         var testDescription: String { rawValue }
+        var notifies: Bool { self == .notifications || self == .shuffledNotifications }
+        var source: PurchaseEvidence.Source {
+            switch self {
+            case .notifications, .shuffledNotifications: .notification
+            case .receipts: .receipt
+            case .serverAPI: .serverAPI
+            }
+        }
     }
 
     static let month: Double = 300
@@ -37,8 +50,8 @@ struct SubscriberLifeTests {
 
     @Test(
         "purchase → renewals → billing issue → grace → recovery → auto-renew off/on/off → expiration → refund → reversal, plus one-time products and a Family Sharing revoke: exactly the expected events",
-        arguments: WebhookTests.backends, Delivery.allCases)
-    func life(backend: String, delivery: Delivery) async throws {
+        arguments: WebhookTests.backends, Route.allCases)
+    func life(backend: String, route: Route) async throws {
         let receiver = try await WebhookReceiver.start()
         let database = backend == "postgresql" ? try PostgresTestDatabase.freshURL(prefix: "life") : nil
         do {
@@ -49,7 +62,7 @@ struct SubscriberLifeTests {
                     configuration.notificationGapFill.enabled = false
                     if let database { configuration.databasePath = database }
                 }, configureSimulator: { $0.gracePeriodSeconds = 3 * Self.month }
-            ) { stack in try await play(stack, receiver: receiver, delivery: delivery) }
+            ) { stack in try await play(stack, receiver: receiver, route: route) }
         } catch {
             await receiver.stop()
             throw error
@@ -57,7 +70,7 @@ struct SubscriberLifeTests {
         await receiver.stop()
     }
 
-    func play(_ stack: LocalStack, receiver: WebhookReceiver, delivery: Delivery) async throws {
+    func play(_ stack: LocalStack, receiver: WebhookReceiver, route: Route) async throws {
         let api = stack.api
         let admin = ["Authorization": "Bearer \(api.adminKey)"]
         let created = try await api.http.send(
@@ -66,7 +79,7 @@ struct SubscriberLifeTests {
         let user = "life 1/ü"
         var expected: [Expected] = []
         /// Waits until the server has told everything the script did so far, then compares.
-        func told(_ step: String, _ more: [Expected]) async throws {
+        func told(_ step: String, _ more: [Expected], user: String = user) async throws {
             expected += more
             let complete = try await eventually(timeout: 60) {
                 guard try await settled(stack) else { return false }
@@ -76,6 +89,21 @@ struct SubscriberLifeTests {
             #expect(complete, "after \(step): still waiting for \(expected.count) events; seen \(seen)")
             #expect(seen == expected, "after \(step): \(seen) ≠ \(expected)")
         }
+        /// Tells the server what Apple now knows, by the route under test (notifications need
+        /// nothing: Apple's sender does it), then compares as `told`.
+        func tell(_ step: String, _ types: [EventType], device: UUID, user: String = user) async throws {
+            switch route {
+            case .notifications, .shuffledNotifications: break
+            case .receipts:
+                let receipt = try await stack.simulator.receipt(device: device)
+                let reply = try await api.postReceipt(appUserId: user, receipt: receipt, refresh: true, wait: 30)
+                #expect(reply.status == 200, "\(step): \(reply.text)")
+            case .serverAPI:
+                let reply = try await api.adminPost("/v1/admin/apps/demo/users/\(StorekeeperClient.pathSegment(user))/refresh?wait=30")
+                #expect(reply.status == 200, "\(step): \(reply.text)")
+            }
+            try await told(step, types.map { Expected(type: $0, source: route.source) }, user: user)
+        }
 
         // The subscription is bought and its StoreKit 2 transaction posted before Apple is told
         // where to send notifications: the purchase reaches the server one way only.
@@ -83,8 +111,8 @@ struct SubscriberLifeTests {
         let bought = try await stack.simulator.purchase(device: phone, productId: Self.monthly)
         #expect(try await api.postSignedTransaction(appUserId: user, signedTransaction: bought.signedTransaction, wait: 30).status == 200)
         try await told("the purchase", [Expected(type: .initialPurchase, source: .signedTransaction)])
-        try await stack.sendNotifications()
-        if delivery == .duplicatedAndReordered { try await stack.simulator.setNotificationFaults(duplicate: 1_000) }
+        if route.notifies { try await stack.sendNotifications() }
+        if route == .shuffledNotifications { try await stack.simulator.setNotificationFaults(duplicate: 1_000) }
 
         // One-time products from a second device: receipts and a StoreKit 2 transaction.
         let tablet = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
@@ -111,49 +139,59 @@ struct SubscriberLifeTests {
         try await told("replays", [])
         #expect(try await events(api, "someone else").map(\.type) == [.ownershipConflict], "one conflict, however often it is claimed")
 
-        // Two months pass: Apple renews twice (DID_RENEW each).
-        if delivery == .duplicatedAndReordered {
+        // Two months pass: Apple renews twice.
+        switch route {
+        case .shuffledNotifications:
             try await stack.simulator.setNotificationFaults(duplicate: 1_000, reorder: 1)
             try await stack.simulator.advanceClock(seconds: 2 * Self.month + 1)
-        } else {
+            try await told("two renewals", Array(repeating: Expected(type: .renewal, source: .notification), count: 2))
+        case .notifications:
             try await stack.simulator.advanceClock(seconds: Self.month + 1)
             try await told("the first renewal", [Expected(type: .renewal, source: .notification)])
             try await stack.simulator.advanceClock(seconds: Self.month)
+            try await told("the second renewal", [Expected(type: .renewal, source: .notification)])
+        case .receipts, .serverAPI:
+            try await stack.simulator.advanceClock(seconds: 2 * Self.month + 1)
+            try await tell("two renewals", [.renewal, .renewal], device: phone)
         }
-        try await told("two renewals", Array(repeating: Expected(type: .renewal, source: .notification), count: delivery == .inOrder ? 1 : 2))
 
-        // A third month: Apple's notification is lost; an operator's refresh asks the Server API.
-        try await stack.simulator.setNotificationFaults(drop: 1)
-        try await stack.simulator.advanceClock(seconds: Self.month)
-        #expect(
-            try await eventually { try await stack.simulator.notifications().filter { $0["notificationType"] as? String == "DID_RENEW" }.count == 3 })
-        if delivery == .duplicatedAndReordered { try await stack.simulator.setNotificationFaults(duplicate: 1_000) }
-        let refreshed = try await api.adminPost("/v1/admin/apps/demo/users/\(StorekeeperClient.pathSegment(user))/refresh?wait=30")
-        #expect(refreshed.status == 200, "\(refreshed.text)")
-        try await told("the refreshed renewal", [Expected(type: .renewal, source: .serverAPI)])
+        // A third month. With notifications, Apple's is lost and an operator's refresh asks the
+        // Server API.
+        if route.notifies {
+            try await stack.simulator.setNotificationFaults(drop: 1)
+            try await stack.simulator.advanceClock(seconds: Self.month)
+            #expect(
+                try await eventually {
+                    try await stack.simulator.notifications().filter { $0["notificationType"] as? String == "DID_RENEW" }.count == 3
+                })
+            if route == .shuffledNotifications { try await stack.simulator.setNotificationFaults(duplicate: 1_000) }
+            let refreshed = try await api.adminPost("/v1/admin/apps/demo/users/\(StorekeeperClient.pathSegment(user))/refresh?wait=30")
+            #expect(refreshed.status == 200, "\(refreshed.text)")
+            try await told("the refreshed renewal", [Expected(type: .renewal, source: .serverAPI)])
+        } else {
+            try await stack.simulator.advanceClock(seconds: Self.month)
+            try await tell("the third renewal", [.renewal], device: phone)
+        }
 
         // Billing fails with a grace period; the period ends and grace keeps access; Apple
         // charges after all.
         try await stack.simulator.failBilling(originalTransactionId: bought.originalTransactionId, gracePeriod: true)
-        try await told(
-            "the billing failure", [Expected(type: .billingIssue, source: .notification), Expected(type: .gracePeriod, source: .notification)])
+        try await tell("the billing failure", [.billingIssue, .gracePeriod], device: phone)
         let periodEnd = try #require(try await api.subscriber(user).subscriptions.first?.expiresDate)
         try await stack.simulator.advanceClock(seconds: periodEnd.timeIntervalSince(stack.clock.now()) + 5)
         #expect(try await api.subscriber(user).subscriptions.first?.status == .inGracePeriod)
         try await stack.simulator.recoverBilling(originalTransactionId: bought.originalTransactionId)
-        try await told(
-            "the recovery", [Expected(type: .renewal, source: .notification), Expected(type: .billingRecovered, source: .notification)])
+        try await tell("the recovery", [.renewal, .billingRecovered], device: phone)
 
         // Auto-renew off, on, off; the period runs out.
         for (index, enabled) in [false, true, false].enumerated() {
             let path = "/sim/subscriptions/\(bought.originalTransactionId)/\(enabled ? "resume" : "cancel")-auto-renew"
             #expect(try await stack.simulator.http.send(.POST, path).status == 200)
-            try await told(
-                "auto-renew change \(index + 1)", [Expected(type: enabled ? .autoRenewEnabled : .autoRenewDisabled, source: .notification)])
+            try await tell("auto-renew change \(index + 1)", [enabled ? .autoRenewEnabled : .autoRenewDisabled], device: phone)
         }
         let lastEnd = try #require(try await api.subscriber(user).subscriptions.first?.expiresDate)
         try await stack.simulator.advanceClock(seconds: lastEnd.timeIntervalSince(stack.clock.now()) + 5)
-        try await told("the expiry", [Expected(type: .expiration, source: .notification)])
+        try await tell("the expiry", [.expiration], device: phone)
         #expect(try await api.subscriber(user).subscriptions.first?.status == .expired)
 
         // Apple refunds the last period, then reverses the refund.
@@ -162,22 +200,18 @@ struct SubscriberLifeTests {
         }
         let lastPeriod = try #require(periods.max { ($0.expiresDate ?? .distantPast) < ($1.expiresDate ?? .distantPast) }?.transactionId)
         try await stack.simulator.refund(transactionId: lastPeriod)
-        try await told("the refund", [Expected(type: .refund, source: .notification)])
+        try await tell("the refund", [.refund], device: phone)
         try await stack.simulator.reverseRefund(transactionId: lastPeriod)
-        try await told("the reversal", [Expected(type: .refundReversed, source: .notification)])
+        try await tell("the reversal", [.refundReversed], device: phone)
 
         // Family Sharing: a member gets the unlock, then loses it (REVOKE).
         let member = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
         let shared = try await stack.simulator.shareWithFamily(transactionId: unlock.transactionId, member: member)
         #expect(try await api.postSignedTransaction(appUserId: "member", signedTransaction: shared.signedTransaction, wait: 30).status == 200)
+        expected = []
+        try await told("the shared purchase", [Expected(type: .nonConsumablePurchase, source: .signedTransaction)], user: "member")
         try await stack.simulator.revoke(transactionId: shared.transactionId)
-        #expect(
-            try await eventually {
-                guard try await settled(stack) else { return false }
-                return try await events(api, "member").count >= 2
-            })
-        let memberEvents = try await events(api, "member")
-        #expect(memberEvents.map(\.type) == [.nonConsumablePurchase, .revoke] && memberEvents.map(\.source) == [.signedTransaction, .notification])
+        try await tell("the revoke", [.revoke], device: member, user: "member")
 
         // What the events say matches what was sold, and the backend's webhook got each of them,
         // first seen in sequence order.

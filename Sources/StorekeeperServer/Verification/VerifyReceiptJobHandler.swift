@@ -43,7 +43,9 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
         var environment = AppStoreRouting.firstEnvironment
         var statuses: [Int] = []
         var classification = AttemptClassification.transient(reason: .appleNotCalled, status: nil)
+        var askedAt = now()
         for _ in 0..<AppStoreRouting.maximumHops {
+            askedAt = now()
             let started = ContinuousClock.now
             let result = await client.verify(request, environment: environment, timeout: configuration.attemptTimeoutSeconds)
             let elapsed = started.duration(to: .now)
@@ -60,7 +62,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
         case .verified(let response):
             try await complete(
                 lease, verification: verification, app: app,
-                evidence: PurchaseEvidence(verifyReceipt: response, environment: environment), environment: environment,
+                evidence: PurchaseEvidence(verifyReceipt: response, environment: environment, askedAt: askedAt), environment: environment,
                 report: AttemptReport(statuses: statuses, environment: environment.storageName, reason: nil), now: at)
         case .invalid(let reason, _):
             let report = AttemptReport(statuses: statuses, environment: environment.storageName, reason: reason)
