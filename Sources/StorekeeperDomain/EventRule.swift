@@ -24,9 +24,12 @@ public enum EventRule {
         var conflicted = Set<String>()
         for conflict in plan.summary.conflicts where conflicted.insert(conflict.originalTransactionId).inserted {
             let owner = context.bindings[conflict.originalTransactionId]?.appUserId
+            // The same user claiming the same bound purchase again is not news: the id names the
+            // claim (claimant and owner), not the verification.
             builder.add(
                 .ownershipConflict, subject: conflict.originalTransactionId, appUserId: context.appUserId,
-                details: .init(ownerAppUserId: owner, verificationId: context.verificationId)
+                details: .init(ownerAppUserId: owner, verificationId: context.verificationId),
+                cause: claimCause(claimant: context.appUserId, owner: owner ?? "")
             ) {
                 $0.productId = conflict.productId
                 $0.transactionId = conflict.transactionId
@@ -138,6 +141,19 @@ public enum EventRule {
         return changes
     }
 
+    /// `claim-` and 16 hex digits of a 64-bit FNV-1a hash of the claimant and the owner: app
+    /// user ids are any text, and an event id travels in a `webhook-id` header. A collision
+    /// would need two claimants of one purchase to share 64 bits.
+    public static func claimCause(claimant: String, owner: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in claimant.utf8 + [0] + owner.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return "claim-" + String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
     /// Whether stored facts gave access (or awaited Apple's retry) when they were written.
     static func wasLive(_ facts: SubscriptionFacts) -> Bool {
         switch SubscriptionStatus.evaluate(facts, at: facts.updatedAt) {
@@ -156,9 +172,9 @@ public enum EventRule {
 
         mutating func add(
             _ type: EventType, subject: String, appUserId: String, occurredAt: Date? = nil, details: SubscriberEvent.Details?,
-            _ fill: (inout SubscriberEvent) -> Void
+            cause: String? = nil, _ fill: (inout SubscriberEvent) -> Void
         ) {
-            let id = SubscriberEvent.id(type: type, subject: subject, cause: context.verificationId)
+            let id = SubscriberEvent.id(type: type, subject: subject, cause: cause ?? context.verificationId)
             guard ids.insert(id).inserted else { return }
             var event = SubscriberEvent(
                 id: id, type: type, appId: context.appId, environment: environment, appUserId: appUserId,

@@ -139,6 +139,11 @@ struct EventRuleTests {
         let conflict = try events(answer, context("bob", verification: "v2", bindings: state.bindings, existing: state.existing))
         #expect(conflict.map(\.type) == [.ownershipConflict])
         #expect(conflict.first?.appUserId == "bob" && conflict.first?.details?.ownerAppUserId == "alice")
+        let again = try events(answer, context("bob", verification: "v3", bindings: state.bindings, existing: state.existing))
+        #expect(again.map(\.id) == conflict.map(\.id), "the same claim again has the same id, so it is recorded once")
+        let carol = try events(answer, context("carol", verification: "v4", bindings: state.bindings, existing: state.existing))
+        #expect(carol.count == 1 && carol.first?.id != conflict.first?.id, "another claimant's conflict is its own")
+        #expect(EventRule.claimCause(claimant: "mallory", owner: "alice") == "claim-aade1a999d8b6cfd", "as docs/EVENTS.md shows")
 
         let moved = try events(
             answer, context("bob", verification: "v2", bindings: state.bindings, existing: state.existing, policy: .transfer))

@@ -135,6 +135,7 @@ struct SubscriberLifeTests {
         #expect(try await api.postSignedTransaction(appUserId: user, signedTransaction: coins.signedTransaction, wait: 30).status == 200)
         for _ in 0..<2 {
             _ = try await api.postSignedTransaction(appUserId: "someone else", signedTransaction: unlock.signedTransaction, wait: 30)
+            _ = try await api.postReceipt(appUserId: "someone else", receipt: unlock.receipt, refresh: true, wait: 30)
         }
         try await told("replays", [])
         #expect(try await events(api, "someone else").map(\.type) == [.ownershipConflict], "one conflict, however often it is claimed")
