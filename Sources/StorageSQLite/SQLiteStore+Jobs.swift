@@ -108,12 +108,14 @@ extension SQLiteStore: JobStore {
 
     /// Writes a transition of the job state machine for the job `lease` holds.
     static func endAttempt(_ db: Database, _ lease: JobLease, _ transition: JobLifecycle.Transition, now: Date) throws -> Bool {
-        try db.execute(
+        // Cached: every finished job runs it, and compiling it costs more than running it.
+        try db.cachedStatement(
             sql: """
                 UPDATE jobs SET state = ?, run_at = COALESCE(?, run_at), attempt = attempt - ?, finalized_at = ?, last_error = ?,
                     lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
                 WHERE id = ? AND state = ? AND lease_token = ?
-                """,
+                """
+        ).execute(
             arguments: [
                 transition.to.rawValue, StoredTime.ms(transition.runAt), transition.uncountsAttempt ? 1 : 0,
                 transition.finalizes ? StoredTime.ms(now) : nil, transition.lastError, lease.jobId, transition.from.rawValue, lease.token,

@@ -112,7 +112,7 @@ extension SQLiteStore: WebhookStore {
 
     public func deliveryForJob(jobId: String) async throws -> DeliveryWork? {
         try await pool.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM webhook_deliveries WHERE job_id = ?", arguments: [jobId]) else {
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM webhook_deliveries WHERE job_id = ?"), arguments: [jobId]) else {
                 return nil
             }
             let delivery = Self.delivery(from: row)
@@ -121,25 +121,25 @@ extension SQLiteStore: WebhookStore {
                 let uuid = String(delivery.eventId.dropFirst(forwardedNotificationPrefix.count))
                 guard
                     let stored = try String.fetchOne(
-                        db, sql: "SELECT payload FROM notifications WHERE app_id = ? AND notification_uuid = ?",
+                        db.cachedStatement(sql: "SELECT payload FROM notifications WHERE app_id = ? AND notification_uuid = ?"),
                         arguments: [delivery.appId, uuid])
                 else { return nil }
                 payload = .notification(uuid: uuid, body: DeliveryWork.notificationBody(storedPayload: stored))
             } else {
                 guard
-                    let event = try String.fetchOne(db, sql: "SELECT body FROM events WHERE id = ?", arguments: [delivery.eventId])
+                    let event = try String.fetchOne(db.cachedStatement(sql: "SELECT body FROM events WHERE id = ?"), arguments: [delivery.eventId])
                         .flatMap({ StoredJSON.decode(SubscriberEvent.self, $0) })
                 else { return nil }
                 payload = .event(event)
             }
-            let endpoint = try String.fetchOne(db, sql: "SELECT body FROM webhook_endpoints WHERE id = ?", arguments: [delivery.endpointId])
+            let endpoint = try String.fetchOne(db.cachedStatement(sql: "SELECT body FROM webhook_endpoints WHERE id = ?"), arguments: [delivery.endpointId])
                 .flatMap { StoredJSON.decode(WebhookEndpoint.self, $0) }
             let earlier = try Int64.fetchOne(
-                db,
-                sql: """
-                    SELECT MIN(COALESCE(next_attempt_at, created_at)) FROM webhook_deliveries
-                    WHERE endpoint_id = ? AND app_user_id = ? AND sequence < ? AND state = 'pending'
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        SELECT MIN(COALESCE(next_attempt_at, created_at)) FROM webhook_deliveries
+                        WHERE endpoint_id = ? AND app_user_id = ? AND sequence < ? AND state = 'pending'
+                        """),
                 arguments: [delivery.endpointId, delivery.appUserId, delivery.sequence])
             return DeliveryWork(delivery: delivery, payload: payload, endpoint: endpoint, earlierDueAt: StoredTime.date(earlier))
         }
@@ -149,21 +149,23 @@ extension SQLiteStore: WebhookStore {
         try await committer.write(pool: pool) { db in
             guard try Self.endAttempt(db, lease, change.job, now: now) else { return false }
             let attempt = change.attempt
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO webhook_attempts (delivery_id, attempt, at, status, latency_ms, error, response_excerpt)
                     VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
-                    """,
+                    """
+            ).execute(
                 arguments: [
                     attempt.deliveryId, attempt.attempt, StoredTime.ms(attempt.at), attempt.status, attempt.latencyMs, attempt.error,
                     attempt.responseExcerpt,
                 ])
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     UPDATE webhook_deliveries SET state = ?, attempts = ?, next_attempt_at = ?, first_attempt_at = ?, last_status = ?,
                         last_error = ?, updated_at = ?
                     WHERE id = ? AND state = 'pending'
-                    """,
+                    """
+            ).execute(
                 arguments: [
                     change.to.rawValue, attempt.attempt, StoredTime.ms(change.nextAttemptAt), StoredTime.ms(change.firstAttemptAt),
                     attempt.status, attempt.error, StoredTime.ms(now), change.deliveryId,
