@@ -132,6 +132,8 @@ struct NotificationDeliveryTests {
             #expect(try await eventually { try await settled(stack) })
             let afterBoth = try #require(try await subscription(stack, "alice"))
             #expect(afterBoth.status == .active, "the late failure does not undo the recovery: \(afterBoth)")
+            let told = try await stack.api.events("").filter { $0.event.appUserId == "alice" }.map(\.event.type)
+            #expect(!told.contains(.billingIssue), "a failure Apple had already left is not news: \(told)")
 
             // A refund delivered twice is refunded once.
             try await stack.simulator.setNotificationFaults(duplicate: 1)
@@ -191,6 +193,8 @@ struct NotificationDeliveryTests {
             #expect(try await eventually { try await settled(stack) })
             let coins = try await stack.store.transactions(appId: "demo", appUserId: "alice").first { $0.transactionId == second.transactionId }
             #expect(coins?.cancellationDate == nil && coins?.reinstatedAt != nil, "the late refund does not undo the reversal")
+            let told = try await stack.api.events("").filter { $0.event.transactionId == second.transactionId }.map(\.event.type)
+            #expect(told == [.consumablePurchase], "a refund delivered after its reversal is not news: \(told)")
         }
     }
 
