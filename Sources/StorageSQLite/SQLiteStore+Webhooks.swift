@@ -132,8 +132,10 @@ extension SQLiteStore: WebhookStore {
                 else { return nil }
                 payload = .event(event)
             }
-            let endpoint = try String.fetchOne(db.cachedStatement(sql: "SELECT body FROM webhook_endpoints WHERE id = ?"), arguments: [delivery.endpointId])
-                .flatMap { StoredJSON.decode(WebhookEndpoint.self, $0) }
+            let endpoint = try String.fetchOne(
+                db.cachedStatement(sql: "SELECT body FROM webhook_endpoints WHERE id = ?"), arguments: [delivery.endpointId]
+            )
+            .flatMap { StoredJSON.decode(WebhookEndpoint.self, $0) }
             let earlier = try Int64.fetchOne(
                 db.cachedStatement(
                     sql: """
