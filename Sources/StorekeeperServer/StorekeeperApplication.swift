@@ -161,7 +161,8 @@ public enum StorekeeperApplication {
             storageHealth: StorageHealth(),
             receiptGate: try ReceiptGate(configuration: configuration.receiptTrust),
             signedTransactionGate: try SignedTransactionGate(configuration: configuration.receiptTrust, httpClient: httpClient),
-            serverAPIClients: try ServerAPIClients.make(configuration: configuration, httpClient: httpClient, now: now))
+            serverAPIClients: try ServerAPIClients.make(configuration: configuration, httpClient: httpClient, now: now),
+            clientGate: ClientGate(apps: configuration.apps))
     }
 
     static func makeGapFill(context: ServerContext) -> NotificationGapFill? {

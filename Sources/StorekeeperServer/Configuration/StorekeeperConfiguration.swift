@@ -22,11 +22,14 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     /// In-App Purchase key for the App Store Server API. Without it: no notification gap-fill,
     /// no subscriber refresh, and receipts wait for verifyReceipt while it is down.
     public var serverAPI: ServerAPIKeyConfiguration?
+    /// The app's own access (a publishable client key and who its user is); nil: backends only.
+    public var client: ClientAccess?
 
     public init(
         id: String, bundleId: String, sharedSecret: String?, acceptSandbox: Bool = true, apiKey: String, products: [Product] = [],
-        serverAPI: ServerAPIKeyConfiguration? = nil
+        serverAPI: ServerAPIKeyConfiguration? = nil, client: ClientAccess? = nil
     ) {
+        self.client = client
         self.id = id
         self.bundleId = bundleId
         self.sharedSecret = sharedSecret
@@ -37,7 +40,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, bundleId, sharedSecret, acceptSandbox, apiKey, products, serverAPI
+        case id, bundleId, sharedSecret, acceptSandbox, apiKey, products, serverAPI, client
     }
 
     public init(from decoder: any Decoder) throws {
@@ -49,6 +52,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         apiKey = try c.decode(String.self, forKey: .apiKey)
         products = try c.decodeIfPresent([Product].self, forKey: .products) ?? []
         serverAPI = try c.decodeIfPresent(ServerAPIKeyConfiguration.self, forKey: .serverAPI)
+        client = try c.decodeIfPresent(ClientAccess.self, forKey: .client)
     }
 
     /// The credentials the Server API client signs with, when a key is configured.
@@ -238,6 +242,12 @@ public struct StorekeeperConfiguration: Codable, Sendable {
             if app.apiKey.count < 16 { problems.append("\(key).apiKey: must be at least 16 characters") }
             if !keys.insert(app.apiKey).inserted || app.apiKey == adminKey {
                 problems.append("\(key).apiKey: must be unique and differ from adminKey")
+            }
+            if let client = app.client {
+                problems += client.problems(prefix: "\(key).client")
+                if !keys.insert(client.key).inserted || client.key == adminKey {
+                    problems.append("\(key).client.key: must be unique and differ from adminKey and every apiKey")
+                }
             }
             if let serverKey = app.serverAPI {
                 if serverKey.issuerId.isEmpty || serverKey.keyId.isEmpty { problems.append("\(key).serverAPI: issuerId and keyId are required") }

@@ -24,7 +24,7 @@ struct AppController {
 
     /// Server-mode step 1: the products the app may offer (Ready for Sale only).
     func products(_ request: Request) async throws -> Response {
-        let app = try context.authenticateApp(request)
+        let app = try await context.authenticateCaller(request).app
         let sellable = try await context.store.products(appId: app.id).filter { $0.status == .readyForSale }
         return try StorekeeperJSON.response(["products": sellable])
     }
@@ -39,11 +39,17 @@ struct AppController {
     }
 
     func submitReceipt(_ request: Request) async throws -> Response {
-        let app = try context.authenticateApp(request)
+        let caller = try await context.authenticateCaller(request)
+        let app = caller.app
         // Every input is checked before anything is stored.
         let wait = try waitSeconds(request)
         let body = try StorekeeperJSON.decode(ReceiptBody.self, from: try await context.body(request))
         try validateAppUserId(body.appUserId)
+        try caller.mayActFor(body.appUserId)
+        if case .client(_, nil) = caller {
+            // A receipt names no user: only a user token can say whose it is.
+            throw StorekeeperError(.userTokenRequired, "receipts from the app need a user token in 'Storekeeper-User-Token'")
+        }
         let cleaned = Self.withoutWhitespace(body.receipt)
         guard !cleaned.isEmpty else { throw StorekeeperError(.invalidReceipt, "receipt is empty") }
         guard let bytes = Data(base64Encoded: cleaned), !bytes.isEmpty else {
@@ -89,10 +95,12 @@ struct AppController {
     /// StoreKit 2: verified locally at once (no Apple call), granted by a job with the same rules
     /// as receipts. Answers when granted (normally milliseconds), or 202 after `wait` seconds.
     func submitSignedTransaction(_ request: Request) async throws -> Response {
-        let app = try context.authenticateApp(request)
+        let caller = try await context.authenticateCaller(request)
+        let app = caller.app
         let wait = try waitSeconds(request) ?? min(5, context.configuration.maxWaitSeconds)
         let body = try StorekeeperJSON.decode(SignedTransactionBody.self, from: try await context.body(request))
         try validateAppUserId(body.appUserId)
+        try caller.mayActFor(body.appUserId)
         let jws = Self.withoutWhitespace(body.signedTransaction)
         guard !jws.isEmpty else { throw StorekeeperError(.invalidSignedTransaction, "signedTransaction is empty") }
         let claims: [String]
@@ -105,6 +113,10 @@ struct AppController {
                 expected.lowercased() != carried.lowercased()
             {
                 throw StorekeeperError(.appAccountTokenMismatch, "the transaction's appAccountToken is not this user's")
+            }
+            if case .client(_, nil) = caller, transaction.appAccountToken?.lowercased() != AppAccountToken.derive(appUserId: body.appUserId) {
+                // Anonymous: the purchase itself must say it was made for this user.
+                throw StorekeeperError(.otherUser, "the transaction's appAccountToken is not the one derived from '\(body.appUserId)'")
             }
             claims = [transaction.originalTransactionId ?? transaction.transactionId].compactMap { $0 }
         }
@@ -135,16 +147,19 @@ struct AppController {
     }
 
     func verification(_ request: Request, id: String) async throws -> Response {
-        let app = try context.authenticateApp(request)
-        guard let verification = try await context.store.verification(id: id), verification.appId == app.id else {
+        let caller = try await context.authenticateCaller(request)
+        guard let verification = try await context.store.verification(id: id), verification.appId == caller.app.id else {
             throw StorekeeperError(.notFound, "no verification '\(id)'")
         }
+        try caller.mayActFor(verification.appUserId)
         return try StorekeeperJSON.response(context.view(verification))
     }
 
     func subscriber(_ request: Request, appUserId: String) async throws -> Response {
-        let app = try context.authenticateApp(request)
+        let caller = try await context.authenticateCaller(request)
+        let app = caller.app
         try validateAppUserId(appUserId)
+        try caller.mayActFor(appUserId)
         let transactions = try await context.store.transactions(appId: app.id, appUserId: appUserId)
         let subscriptions = try await context.store.subscriptions(appId: app.id, appUserId: appUserId)
         let catalog = Dictionary(try await context.store.products(appId: app.id).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })

@@ -23,6 +23,8 @@ struct ServerContext: Sendable {
     let signedTransactionGate: SignedTransactionGate
     /// Apps with an In-App Purchase key.
     let serverAPIClients: [String: AppStoreServerAPIClient]
+    /// Admits calls made with a client key.
+    let clientGate: ClientGate
 
     var apps: [AppConfiguration] { configuration.apps }
 
@@ -31,22 +33,50 @@ struct ServerContext: Sendable {
         return app
     }
 
-    /// The app whose API key the request carries. Every key is compared, matched or not, in constant time.
+    /// The app whose secret API key the request carries: routes for the app's backend only. A
+    /// client key is recognised and refused (403). Every key is compared, matched or not, in
+    /// constant time.
     func authenticateApp(_ request: Request) throws -> AppConfiguration {
         guard let token = Self.token(request) else {
             throw StorekeeperError(.unauthorized, "missing API key: send 'Authorization: Bearer <app API key>'")
         }
-        var match: AppConfiguration?
-        for app in apps where KeyComparison.equal(app.apiKey, token) { match = app }
-        guard let match else { throw StorekeeperError(.unauthorized, "unknown API key") }
-        return match
+        let (backend, client) = match(token)
+        if let backend { return backend }
+        if client != nil { throw StorekeeperError(.clientKeyNotAllowed, "this route takes the app's secret API key, not a client key") }
+        throw StorekeeperError(.unauthorized, "unknown API key")
+    }
+
+    /// The caller of a route open to apps: the backend's secret key, or a client key admitted by
+    /// `clientGate` (user token, rate limits).
+    func authenticateCaller(_ request: Request) async throws -> Caller {
+        guard let token = Self.token(request) else {
+            throw StorekeeperError(.unauthorized, "missing API key: send 'Authorization: Bearer <app API key or client key>'")
+        }
+        let (backend, client) = match(token)
+        if let backend { return .backend(backend) }
+        if let client { return try await clientGate.admit(client, request: request, now: now()) }
+        throw StorekeeperError(.unauthorized, "unknown API key")
+    }
+
+    /// The apps whose secret key, and whose client key, equal `token`.
+    private func match(_ token: String) -> (backend: AppConfiguration?, client: AppConfiguration?) {
+        var backend: AppConfiguration?
+        var client: AppConfiguration?
+        for app in apps {
+            if KeyComparison.equal(app.apiKey, token) { backend = app }
+            if let key = app.client?.key, KeyComparison.equal(key, token) { client = app }
+        }
+        return (backend, client)
     }
 
     func authenticateAdmin(_ request: Request) throws {
         guard let token = Self.token(request) else {
             throw StorekeeperError(.unauthorized, "missing admin key: send 'Authorization: Bearer <admin key>'")
         }
-        guard KeyComparison.equal(configuration.adminKey, token) else { throw StorekeeperError(.unauthorized, "wrong admin key") }
+        guard KeyComparison.equal(configuration.adminKey, token) else {
+            if match(token).client != nil { throw StorekeeperError(.clientKeyNotAllowed, "admin routes take the admin key") }
+            throw StorekeeperError(.unauthorized, "wrong admin key")
+        }
     }
 
     static func token(_ request: Request) -> String? {

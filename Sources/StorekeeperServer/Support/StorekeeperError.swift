@@ -32,6 +32,15 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
         public static let unknownEventType = Code("unknown_event_type", .badRequest)
         public static let invalidWebhook = Code("invalid_webhook", .badRequest)
         public static let unauthorized = Code("unauthorized", .unauthorized)
+        /// A client key with user tokens on, and no token.
+        public static let userTokenRequired = Code("user_token_required", .unauthorized)
+        /// A user token that is forged, expired, too long-lived or from another issuer.
+        public static let invalidUserToken = Code("invalid_user_token", .unauthorized)
+        /// A client key on a route only the app's backend (secret key) or an operator may use.
+        public static let clientKeyNotAllowed = Code("client_key_not_allowed", .forbidden)
+        /// A client acting for another user than the one it proved to be.
+        public static let otherUser = Code("other_user", .forbidden)
+        public static let rateLimited = Code("rate_limited", .tooManyRequests)
         public static let forbidden = Code("forbidden", .forbidden)
         public static let notFound = Code("not_found", .notFound)
         public static let methodNotAllowed = Code("method_not_allowed", .methodNotAllowed)

@@ -1,0 +1,29 @@
+import Crypto
+import Foundation
+
+/// The `appAccountToken` an app sets on a purchase for one of its users, derived one way from
+/// the app user id so that Apple never sees the id itself (DOMAIN.md §4 rule 7) and the server
+/// can check, without storing anything, that a signed transaction was bought for the user it is
+/// posted for. StorekeeperKit derives the same value.
+///
+/// Derivation (version 1): SHA-256 of the UTF-8 bytes of `storekeeper.appAccountToken.v1`, one
+/// zero byte, and the app user id; the first 16 bytes, with the RFC 9562 version nibble set to
+/// 8 and the variant bits to `10`, written as a lower-case UUID.
+public enum AppAccountToken {
+    static let domain = "storekeeper.appAccountToken.v1"
+
+    public static func derive(appUserId: String) -> String {
+        var input = Array(domain.utf8)
+        input.append(0)
+        input += Array(appUserId.utf8)
+        var bytes = Array(SHA256.hash(data: input).prefix(16))
+        bytes[6] = (bytes[6] & 0x0f) | 0x80
+        bytes[8] = (bytes[8] & 0x3f) | 0x80
+        let uuid = UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9], bytes[10], bytes[11],
+                bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
+        return uuid.uuidString.lowercased()
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Who is calling an app route.
+enum Caller: Sendable {
+    /// The app's backend, with the app's secret key: any user.
+    case backend(AppConfiguration)
+    /// The app itself, with the publishable client key. `appUserId` is the user a user token
+    /// named; nil when the app allows anonymous users and no token came.
+    case client(AppConfiguration, appUserId: String?)
+
+    var app: AppConfiguration {
+        switch self {
+        case .backend(let app), .client(let app, _): app
+        }
+    }
+
+    /// Refuses a client acting for anyone but the user its token names. Anonymous clients pass
+    /// here; the route then needs its own proof (`appAccountToken`).
+    func mayActFor(_ appUserId: String) throws {
+        guard case .client(_, let user?) = self, user != appUserId else { return }
+        throw StorekeeperError(.otherUser, "the user token names another user than '\(appUserId)'")
+    }
+}
+
+/// Admits client-key calls: the user token (when the app uses them), then the rate limits per
+/// client key and per user.
+struct ClientGate: Sendable {
+    static let userTokenHeader = HTTPField.Name("Storekeeper-User-Token")!
+
+    let verifiers: [String: UserTokenVerifier]
+    let limiter = RateLimiter()
+
+    init(apps: [AppConfiguration]) {
+        var verifiers: [String: UserTokenVerifier] = [:]
+        for app in apps { if let policy = app.client?.userTokens { verifiers[app.id] = UserTokenVerifier(policy: policy) } }
+        self.verifiers = verifiers
+    }
+
+    func admit(_ app: AppConfiguration, request: Request, now: Date) async throws -> Caller {
+        guard let access = app.client else { throw StorekeeperError(.unauthorized, "unknown API key") }
+        try limit("key:\(app.id)", rate: access.keyRatePerSecond, burst: max(10, 2 * access.keyRatePerSecond), now: now, what: "this client key")
+        let token = request.headers[Self.userTokenHeader].flatMap { $0.isEmpty ? nil : $0 }
+        var user: String?
+        if let token, let verifier = verifiers[app.id] {
+            do {
+                user = try await verifier.user(from: token, now: now)
+            } catch {
+                throw StorekeeperError(.invalidUserToken, "\(error)")
+            }
+        } else if verifiers[app.id] != nil, !access.allowAnonymous {
+            throw StorekeeperError(.userTokenRequired, "send the user token from your backend in 'Storekeeper-User-Token'")
+        }
+        if let user {
+            try limit(
+                "user:\(app.id):\(user)", rate: access.userRatePerSecond, burst: max(10, 10 * access.userRatePerSecond), now: now,
+                what: "this user")
+        }
+        return .client(app, appUserId: user)
+    }
+
+    private func limit(_ name: String, rate: Double, burst: Double, now: Date, what: String) throws {
+        guard let wait = limiter.take(name, ratePerSecond: rate, burst: burst, now: now) else { return }
+        let seconds = max(1, Int(wait.rounded(.up)))
+        throw StorekeeperError(
+            .rateLimited, "too many requests for \(what); retry in \(seconds) s", headers: [.retryAfter: String(seconds)])
+    }
+}

@@ -1,0 +1,137 @@
+import AppStoreSimulator
+import Crypto
+import Foundation
+import NIOHTTP1
+import StorekeeperDomain
+import StorekeeperServer
+import StorekeeperTesting
+import Testing
+
+/// The app calling Storekeeper itself, with a publishable client key: what it may do for its
+/// own user, and what it may not do, over real HTTP. User tokens are made here from RFC 7519
+/// and RFC 7515 (HS256), not with the library the server verifies them with.
+@Suite("client keys and user tokens")
+struct ClientAccessTests {
+    static let clientKey = "pk_test_0123456789abcdef"
+    static let secret = "user-token-secret-of-the-apps-backend-0123"
+
+    /// An HS256 JWT with these claims, signed with `secret`.
+    static func token(_ claims: [String: Any], secret: String = Self.secret) throws -> String {
+        func base64URL(_ data: Data) -> String {
+            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+        let header = base64URL(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
+        let payload = base64URL(try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys]))
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(header).\(payload)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
+        return "\(header).\(payload).\(base64URL(Data(mac)))"
+    }
+
+    func client(_ stack: LocalStack, token: String?) -> (HTTPJSONClient, [String: String]) {
+        var headers = ["Authorization": "Bearer \(Self.clientKey)"]
+        if let token { headers["Storekeeper-User-Token"] = token }
+        return (stack.api.http, headers)
+    }
+
+    @Test("the appAccountToken derivation is the documented one")
+    func derivation() {
+        #expect(AppAccountToken.derive(appUserId: "alice") == "bf204d83-b02f-8018-ad2d-7e4d363f4b9f")
+        #expect(AppAccountToken.derive(appUserId: "carol") == "27b5ea96-4228-850d-8974-2bcfcf0958b4")
+    }
+
+    @Test("with user tokens: the user's own calls pass; another user's, backend and admin routes, bad tokens and floods do not")
+    func userTokens() async throws {
+        try await withStack(configure: { configuration in
+            configuration.apps[0].client = ClientAccess(
+                key: Self.clientKey, userTokens: UserTokenPolicy(hs256Secret: Self.secret), userRatePerSecond: 0.001)
+        }) { stack in
+            let now = Int(stack.clock.now().timeIntervalSince1970)
+            let alice = try Self.token(["sub": "alice", "iat": now, "exp": now + 300])
+            let (http, headers) = client(stack, token: alice)
+
+            #expect(try await http.send(.GET, "/v1/products", headers: headers).status == 200)
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+            let bought = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
+            struct Post: Encodable {
+                var appUserId: String
+                var signedTransaction: String
+            }
+            let mine = try await http.send(
+                .POST, "/v1/transactions?wait=30", headers: headers, json: Post(appUserId: "alice", signedTransaction: bought.signedTransaction))
+            #expect(mine.status == 200 && mine.json["state"] as? String == "verified", "\(mine.text)")
+            let verificationId = try #require(mine.json["id"] as? String)
+
+            // Everything else this user's token may not do.
+            let other = try await http.send(
+                .POST, "/v1/transactions", headers: headers, json: Post(appUserId: "bob", signedTransaction: bought.signedTransaction))
+            #expect(other.status == 403 && other.errorCode == "other_user", "\(other.text)")
+            let forBob = try await http.send(.GET, "/v1/subscribers/bob", headers: headers)
+            #expect(forBob.status == 403 && forBob.errorCode == "other_user")
+            for (method, path) in [
+                (HTTPMethod.GET, "/v1/events"), (.GET, "/v1/subscribers/alice/events"), (.GET, "/v1/admin/apps/demo/ledger"),
+                (.GET, "/v1/admin/apps/demo/webhooks"),
+            ] {
+                let reply = try await http.send(method, path, headers: headers)
+                #expect(reply.status == 403 && reply.errorCode == "client_key_not_allowed", "\(path): \(reply.text)")
+            }
+
+            // Bad tokens.
+            for (name, bad) in [
+                ("none", nil), ("forged", try Self.token(["sub": "alice", "exp": now + 300], secret: "another-secret-of-32-bytes-or-more!!")),
+                ("expired", try Self.token(["sub": "alice", "exp": now - 3_600])),
+                ("too long-lived", try Self.token(["sub": "alice", "iat": now, "exp": now + 86_400])),
+                ("garbage", "not.a.jwt"),
+            ] {
+                let (badHTTP, badHeaders) = client(stack, token: bad)
+                let reply = try await badHTTP.send(.GET, "/v1/subscribers/alice", headers: badHeaders)
+                #expect(
+                    reply.status == 401 && reply.errorCode == (bad == nil ? "user_token_required" : "invalid_user_token"), "\(name): \(reply.text)")
+            }
+
+            // The user's budget (a bucket of ten, refilled at one call per 1,000 s) runs out:
+            // 429 with Retry-After, whatever the route.
+            var answers: [Int] = []
+            var limited: HTTPJSONClient.Reply?
+            for _ in 0..<20 where limited == nil {
+                let reply = try await http.send(.GET, "/v1/verifications/\(verificationId)", headers: headers)
+                answers.append(reply.status)
+                if reply.status == 429 { limited = reply }
+            }
+            #expect(answers.dropLast().allSatisfy { $0 == 200 } && limited?.errorCode == "rate_limited", "\(answers)")
+            #expect(Int(limited?.headers["retry-after"] ?? "") ?? 0 >= 1)
+            // The backend's secret key is not limited, and still reads anyone.
+            #expect(try await stack.api.subscriber("alice").activeEntitlements.contains("com.example.removeads"))
+        }
+    }
+
+    @Test("anonymous users: a signed transaction only for the user its appAccountToken was derived from; no receipts")
+    func anonymous() async throws {
+        try await withStack(configure: { configuration in
+            configuration.apps[0].client = ClientAccess(key: Self.clientKey, allowAnonymous: true)
+        }) { stack in
+            let (http, headers) = client(stack, token: nil)
+            struct Post: Encodable {
+                var appUserId: String
+                var signedTransaction: String
+            }
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+            let carols = try await stack.simulator.purchase(
+                device: device, productId: "com.example.coins100", appAccountToken: AppAccountToken.derive(appUserId: "carol"))
+            let stolen = try await http.send(
+                .POST, "/v1/transactions", headers: headers, json: Post(appUserId: "dave", signedTransaction: carols.signedTransaction))
+            #expect(stolen.status == 403 && stolen.errorCode == "other_user", "\(stolen.text)")
+            let posted = try await http.send(
+                .POST, "/v1/transactions?wait=30", headers: headers, json: Post(appUserId: "carol", signedTransaction: carols.signedTransaction))
+            #expect(posted.status == 200 && posted.json["state"] as? String == "verified", "\(posted.text)")
+
+            let untagged = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+            let refused = try await http.send(
+                .POST, "/v1/transactions", headers: headers, json: Post(appUserId: "carol", signedTransaction: untagged.signedTransaction))
+            #expect(refused.status == 403 && refused.errorCode == "other_user", "a purchase made for nobody proves nothing")
+            let receipt = try await http.send(
+                .POST, "/v1/receipts", headers: headers, body: Data(#"{"appUserId":"carol","receipt":"\#(untagged.receipt)"}"#.utf8))
+            #expect(receipt.status == 401 && receipt.errorCode == "user_token_required", "\(receipt.text)")
+            #expect(try await http.send(.GET, "/v1/subscribers/carol", headers: headers).status == 200)
+        }
+    }
+}
