@@ -104,6 +104,59 @@ struct ClientAccessTests {
         }
     }
 
+    /// The signed bytes, rebuilt from docs/CLIENTS.md.
+    static func signedMessage(nonce: String, target: String, status: Int, timestamp: String, keyId: String, body: Data) -> Data {
+        Data("storekeeper-response-v1\n\(nonce)\nGET \(target)\n\(status)\n\(timestamp)\n\(keyId)\n".utf8) + body
+    }
+
+    @Test("answers to a client call with a nonce are signed; another byte, nonce, path or key does not verify")
+    func signedAnswers() async throws {
+        let key = P256.Signing.PrivateKey()
+        try await withStack(configure: { configuration in
+            configuration.apps[0].client = ClientAccess(
+                key: Self.clientKey, userTokens: UserTokenPolicy(hs256Secret: Self.secret),
+                signingKeys: [ResponseSigningKey(id: "k1", privateKeyPEM: key.pemRepresentation)])
+        }) { stack in
+            let now = Int(stack.clock.now().timeIntervalSince1970)
+            let (http, initial) = client(stack, token: try Self.token(["sub": "alice", "iat": now, "exp": now + 300]))
+            let nonce = Data((0..<24).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            var headers = initial
+            headers["Storekeeper-Nonce"] = nonce
+            let reply = try await http.send(.GET, "/v1/subscribers/alice", headers: headers)
+            #expect(reply.status == 200)
+            let header = try #require(reply.headers["storekeeper-signature"], "signed")
+            var fields: [String: String] = [:]
+            for part in header.split(separator: ",").dropFirst() {
+                let pair = part.split(separator: "=", maxSplits: 1).map(String.init)
+                if pair.count == 2 { fields[pair[0]] = pair[1] }
+            }
+            #expect(header.hasPrefix("v1,") && fields["kid"] == "k1")
+            let timestamp = try #require(fields["ts"])
+            let signature = try P256.Signing.ECDSASignature(rawRepresentation: try #require(Data(base64Encoded: fields["sig"] ?? "")))
+            let publicKey = key.publicKey
+            let path = "/v1/subscribers/alice"
+            func verifies(_ nonce: String, _ target: String, _ body: Data, _ with: P256.Signing.PublicKey) -> Bool {
+                with.isValidSignature(
+                    signature, for: Self.signedMessage(nonce: nonce, target: target, status: 200, timestamp: timestamp, keyId: "k1", body: body))
+            }
+            #expect(verifies(nonce, path, reply.body, publicKey))
+            var tampered = reply.body
+            tampered[tampered.count / 2] ^= 1
+            #expect(!verifies(nonce, path, tampered, publicKey), "a changed byte")
+            #expect(!verifies(nonce + "x", path, reply.body, publicKey), "a replay answers another nonce")
+            #expect(!verifies(nonce, "/v1/subscribers/bob", reply.body, publicKey), "another user's answer")
+            #expect(!verifies(nonce, path, reply.body, P256.Signing.PrivateKey().publicKey), "another key")
+
+            // No nonce, no signature; a malformed nonce is refused before any work.
+            headers["Storekeeper-Nonce"] = nil
+            #expect(try await http.send(.GET, "/v1/subscribers/alice", headers: headers).headers["storekeeper-signature"] == nil)
+            headers["Storekeeper-Nonce"] = "short"
+            let bad = try await http.send(.GET, "/v1/subscribers/alice", headers: headers)
+            #expect(bad.status == 400 && bad.errorCode == "invalid_request")
+        }
+    }
+
     @Test("anonymous users: a signed transaction only for the user its appAccountToken was derived from; no receipts")
     func anonymous() async throws {
         try await withStack(configure: { configuration in

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 
 /// Who is calling an app route.
 enum Caller: Sendable {
@@ -30,16 +31,25 @@ struct ClientGate: Sendable {
     static let userTokenHeader = HTTPField.Name("Storekeeper-User-Token")!
 
     let verifiers: [String: UserTokenVerifier]
+    /// By app id: the key that signs answers to its client calls.
+    let signers: [String: ResponseSigner]
     let limiter = RateLimiter()
 
     init(apps: [AppConfiguration]) {
         var verifiers: [String: UserTokenVerifier] = [:]
-        for app in apps { if let policy = app.client?.userTokens { verifiers[app.id] = UserTokenVerifier(policy: policy) } }
+        var signers: [String: ResponseSigner] = [:]
+        for app in apps {
+            if let policy = app.client?.userTokens { verifiers[app.id] = UserTokenVerifier(policy: policy) }
+            // Validated at start (`ClientAccess.problems`).
+            if let first = app.client?.signingKeys.first, let signer = try? ResponseSigner(first) { signers[app.id] = signer }
+        }
         self.verifiers = verifiers
+        self.signers = signers
     }
 
     func admit(_ app: AppConfiguration, request: Request, now: Date) async throws -> Caller {
         guard let access = app.client else { throw StorekeeperError(.unauthorized, "unknown API key") }
+        _ = try ResponseSigner.nonce(request)  // a malformed nonce is refused before any work
         try limit("key:\(app.id)", rate: access.keyRatePerSecond, burst: max(10, 2 * access.keyRatePerSecond), now: now, what: "this client key")
         let token = request.headers[Self.userTokenHeader].flatMap { $0.isEmpty ? nil : $0 }
         var user: String?
@@ -65,5 +75,23 @@ struct ClientGate: Sendable {
         let seconds = max(1, Int(wait.rounded(.up)))
         throw StorekeeperError(
             .rateLimited, "too many requests for \(what); retry in \(seconds) s", headers: [.retryAfter: String(seconds)])
+    }
+}
+
+extension ServerContext {
+    /// A JSON answer to an app route. A client call that sent `Storekeeper-Nonce` gets it
+    /// signed when its app has a signing key (errors are never signed: an app must not act on
+    /// an unsigned answer).
+    func respond<T: Encodable>(
+        _ request: Request, _ caller: Caller, _ value: T, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
+    ) throws -> Response {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        let data = try StorekeeperJSON.makeEncoder().encode(value)
+        if case .client(let app, _) = caller, let signer = clientGate.signers[app.id], let nonce = try ResponseSigner.nonce(request) {
+            headers[ResponseSigner.signatureHeader] = try signer.header(
+                nonce: nonce, request: request, status: Int(status.code), body: Array(data), now: now())
+        }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

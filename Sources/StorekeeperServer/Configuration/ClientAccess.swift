@@ -20,11 +20,15 @@ public struct ClientAccess: Codable, Sendable, Hashable {
     /// Calls per second one user may make through the client key (a bucket of ten times this,
     /// at least 10).
     public var userRatePerSecond: Double = 2
+    /// Keys that sign answers to client calls carrying `Storekeeper-Nonce` (the first signs;
+    /// empty: answers are not signed).
+    public var signingKeys: [ResponseSigningKey] = []
 
     public init(
         key: String, userTokens: UserTokenPolicy? = nil, allowAnonymous: Bool = false, keyRatePerSecond: Double = 100,
-        userRatePerSecond: Double = 2
+        userRatePerSecond: Double = 2, signingKeys: [ResponseSigningKey] = []
     ) {
+        self.signingKeys = signingKeys
         self.key = key
         self.userTokens = userTokens
         self.allowAnonymous = allowAnonymous
@@ -33,7 +37,7 @@ public struct ClientAccess: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case key, userTokens, allowAnonymous, keyRatePerSecond, userRatePerSecond
+        case key, userTokens, allowAnonymous, keyRatePerSecond, userRatePerSecond, signingKeys
     }
 
     public init(from decoder: any Decoder) throws {
@@ -43,6 +47,7 @@ public struct ClientAccess: Codable, Sendable, Hashable {
         allowAnonymous = try c.decodeIfPresent(Bool.self, forKey: .allowAnonymous) ?? false
         keyRatePerSecond = try c.decodeIfPresent(Double.self, forKey: .keyRatePerSecond) ?? 100
         userRatePerSecond = try c.decodeIfPresent(Double.self, forKey: .userRatePerSecond) ?? 2
+        signingKeys = try c.decodeIfPresent([ResponseSigningKey].self, forKey: .signingKeys) ?? []
     }
 
     /// Problems with this configuration, each naming its key under `prefix`.
@@ -56,6 +61,15 @@ public struct ClientAccess: Codable, Sendable, Hashable {
             problems.append("\(prefix): keyRatePerSecond and userRatePerSecond must be positive")
         }
         if let userTokens { problems += userTokens.problems(prefix: "\(prefix).userTokens") }
+        var ids = Set<String>()
+        for (index, key) in signingKeys.enumerated() {
+            if key.id.isEmpty || key.id.contains(",") || !ids.insert(key.id).inserted {
+                problems.append("\(prefix).signingKeys[\(index)].id: must be non-empty, unique and without ','")
+            }
+            if (try? ResponseSigner(key)) == nil {
+                problems.append("\(prefix).signingKeys[\(index)].privateKeyPEM: not a PEM P-256 private key")
+            }
+        }
         return problems
     }
 }

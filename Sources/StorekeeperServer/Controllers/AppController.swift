@@ -24,9 +24,9 @@ struct AppController {
 
     /// Server-mode step 1: the products the app may offer (Ready for Sale only).
     func products(_ request: Request) async throws -> Response {
-        let app = try await context.authenticateCaller(request).app
-        let sellable = try await context.store.products(appId: app.id).filter { $0.status == .readyForSale }
-        return try StorekeeperJSON.response(["products": sellable])
+        let caller = try await context.authenticateCaller(request)
+        let sellable = try await context.store.products(appId: caller.app.id).filter { $0.status == .readyForSale }
+        return try context.respond(request, caller, ["products": sellable])
     }
 
     struct ReceiptBody: Decodable {
@@ -78,8 +78,8 @@ struct AppController {
             verification = try await context.waitForFinal(verification, seconds: wait)
         }
         let done = verification.state.isFinal || verification.state == .configurationError
-        return try StorekeeperJSON.response(
-            context.view(verification), status: done ? .ok : .accepted,
+        return try context.respond(
+            request, caller, context.view(verification), status: done ? .ok : .accepted,
             headers: [.location: "/v1/verifications/\(verification.id)"])
     }
 
@@ -128,8 +128,8 @@ struct AppController {
         if result.created { context.signal.wake() }
         let verification = try await context.waitForFinal(result.verification, seconds: wait)
         let done = verification.state.isFinal || verification.state == .configurationError
-        return try StorekeeperJSON.response(
-            context.view(verification), status: done ? .ok : .accepted,
+        return try context.respond(
+            request, caller, context.view(verification), status: done ? .ok : .accepted,
             headers: [.location: "/v1/verifications/\(verification.id)"])
     }
 
@@ -152,7 +152,7 @@ struct AppController {
             throw StorekeeperError(.notFound, "no verification '\(id)'")
         }
         try caller.mayActFor(verification.appUserId)
-        return try StorekeeperJSON.response(context.view(verification))
+        return try context.respond(request, caller, context.view(verification))
     }
 
     func subscriber(_ request: Request, appUserId: String) async throws -> Response {
@@ -167,6 +167,6 @@ struct AppController {
         let view = SubscriberView.build(
             appUserId: appUserId, transactions: transactions, subscriptions: subscriptions, catalog: catalog, now: context.now(),
             provisional: provisional)
-        return try StorekeeperJSON.response(view)
+        return try context.respond(request, caller, view)
     }
 }
