@@ -33,6 +33,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        // The app's SDK, a package of its own; here for its end-to-end tests against the server.
+        .package(path: "StorekeeperKit"),
     ],
     targets: [
         // MARK: - Targets
@@ -273,6 +275,18 @@ let package = Package(
         ),
 
         /// The server end to end over real HTTP, real processes and the simulator.
+        /// StorekeeperKit's core over real HTTP against the server and the simulator.
+        .testTarget(
+            name: "StorekeeperKitTests",
+            dependencies: [
+                "AppStoreSimulator", "StorekeeperServer", "StorekeeperTesting", "Persistence", "StorekeeperDomain",
+                .product(name: "StorekeeperKit", package: "StorekeeperKit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         .testTarget(
             name: "StorekeeperTests",
             dependencies: [

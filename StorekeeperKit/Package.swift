@@ -1,0 +1,25 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// The app's half of server mode. A package of its own, so an app that adds it pulls in none of
+/// the server's dependencies: Foundation, and swift-crypto for the signature checks (CryptoKit
+/// underneath on Apple platforms).
+let package = Package(
+    name: "StorekeeperKit",
+    platforms: [.iOS(.v16), .macOS(.v13)],
+    products: [
+        .library(name: "StorekeeperKit", targets: ["StorekeeperKit"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2")
+    ],
+    targets: [
+        .target(
+            name: "StorekeeperKit",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: [
+                .enableUpcomingFeature("ExistentialAny"),
+                .enableUpcomingFeature("MemberImportVisibility"),
+            ])
+    ]
+)

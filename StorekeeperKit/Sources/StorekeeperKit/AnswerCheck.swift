@@ -1,0 +1,37 @@
+import Crypto
+import Foundation
+
+/// Checks `Storekeeper-Signature` on an answer (docs/CLIENTS.md): a pinned key named by
+/// `kid`, the nonce this request sent, the path it asked for, the status, a recent `ts`, and
+/// the body byte for byte. An answer that fails is treated as not received.
+struct AnswerCheck: Sendable {
+    let keys: [String: P256.Signing.PublicKey]
+    let tolerance: TimeInterval
+
+    static func nonce() -> String {
+        Data((0..<24).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    func verify(_ answer: ServerAnswer, nonce: String, method: String, target: String, now: Date) throws {
+        guard let header = answer.headers["storekeeper-signature"], header.hasPrefix("v1,") else {
+            throw StorekeeperKitError(.forgedAnswer, "the answer is not signed")
+        }
+        var fields: [String: String] = [:]
+        for part in header.split(separator: ",").dropFirst() {
+            let pair = part.split(separator: "=", maxSplits: 1).map(String.init)
+            if pair.count == 2 { fields[pair[0]] = pair[1] }
+        }
+        guard let kid = fields["kid"], let key = keys[kid] else { throw StorekeeperKitError(.forgedAnswer, "signed by a key not pinned") }
+        guard let ts = fields["ts"], let seconds = Double(ts), abs(now.timeIntervalSince1970 - seconds) <= tolerance else {
+            throw StorekeeperKitError(.forgedAnswer, "the signature's time is outside the tolerance")
+        }
+        guard let raw = fields["sig"].flatMap({ Data(base64Encoded: $0) }),
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: raw)
+        else { throw StorekeeperKitError(.forgedAnswer, "the signature is unreadable") }
+        let message = Data("storekeeper-response-v1\n\(nonce)\n\(method) \(target)\n\(answer.status)\n\(ts)\n\(kid)\n".utf8) + answer.body
+        guard key.isValidSignature(signature, for: message) else {
+            throw StorekeeperKitError(.forgedAnswer, "the signature does not match this request and body")
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+/// A transaction as the store hands it to the app: its id and Apple's signed form.
+public struct StoreTransaction: Codable, Sendable, Hashable {
+    public var id: String
+    public var productId: String
+    /// The JWS (StoreKit 2's `jwsRepresentation`).
+    public var signedTransaction: String
+
+    public init(id: String, productId: String, signedTransaction: String) {
+        self.id = id
+        self.productId = productId
+        self.signedTransaction = signedTransaction
+    }
+}
+
+/// What a purchase at the store came to.
+public enum StorePurchaseResult: Sendable, Hashable {
+    case purchased(StoreTransaction)
+    /// Waiting for approval (Ask to Buy) or a payment step; it arrives later as an update.
+    case pending
+    case cancelled
+}
+
+/// The App Store as StorekeeperKit uses it: small, so the StoreKit 2 adapter stays thin and a
+/// test (or Linux) can buy through the App Store simulator instead.
+public protocol StoreFront: Sendable {
+    /// Buys `productId` with `appAccountToken` set.
+    func purchase(productId: String, appAccountToken: UUID) async throws -> StorePurchaseResult
+    /// Transactions paid for and not finished yet (StoreKit's `Transaction.unfinished`).
+    func unfinished() async throws -> [StoreTransaction]
+    /// Tells the store the purchase was delivered (StoreKit's `finish()`).
+    func finish(_ transaction: StoreTransaction) async throws
+}

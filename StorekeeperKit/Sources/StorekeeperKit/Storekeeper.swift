@@ -1,0 +1,277 @@
+import Crypto
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The app's side of server mode. Buys through a `StoreFront`, keeps every purchase in a
+/// journal on disk until the server granted it, finishes a transaction only after the grant,
+/// and believes only answers whose signature verifies with a pinned key.
+public actor Storekeeper {
+    public struct Configuration: Sendable {
+        public var serverURL: URL
+        /// The app's publishable client key (never the secret API key).
+        public var clientKey: String
+        public var appUserId: String
+        /// A fresh user token from the app's backend, when the app uses them.
+        public var userToken: (@Sendable () async throws -> String)?
+        /// Pinned public keys of the server's signing keys, by key id. Empty: answers are not
+        /// checked (only for a server without signing keys; never in a shipped app).
+        public var signingKeys: [String: P256.Signing.PublicKey]
+        /// Where the purchase journal and the entitlement cache live.
+        public var stateDirectory: URL
+        /// How far a signature's time may be from this device's clock.
+        public var answerTolerance: TimeInterval = 300
+        /// How long cached entitlements may be shown when the server cannot be reached.
+        public var entitlementStaleness: TimeInterval = 3 * 86_400
+        /// How long the server may hold a submission's answer for the grant.
+        public var waitSeconds: Double = 10
+
+        public init(
+            serverURL: URL, clientKey: String, appUserId: String, userToken: (@Sendable () async throws -> String)? = nil,
+            signingKeys: [String: P256.Signing.PublicKey], stateDirectory: URL
+        ) {
+            self.serverURL = serverURL
+            self.clientKey = clientKey
+            self.appUserId = appUserId
+            self.userToken = userToken
+            self.signingKeys = signingKeys
+            self.stateDirectory = stateDirectory
+        }
+    }
+
+    /// What a purchase, or the delivery of a transaction, came to.
+    public enum Outcome: Sendable, Hashable {
+        /// The server granted it and the store was told to finish it.
+        case granted(Entitlements)
+        /// Not settled yet (the store waits for approval, or the server could not be reached):
+        /// it stays in the journal and unfinished, and is sent again.
+        case pending(reason: String)
+        case cancelled
+        /// The server refused it for good (`code` is the server's, e.g. `other_user`,
+        /// `signed_transaction_rejected`); it is not finished and not sent again.
+        case refused(code: String, message: String)
+    }
+
+    let configuration: Configuration
+    let store: any StoreFront
+    let transport: any ServerTransport
+    let journal: PurchaseJournal
+    let cache: EntitlementCache
+    let check: AnswerCheck
+    let now: @Sendable () -> Date
+
+    public init(
+        configuration: Configuration, store: any StoreFront, transport: any ServerTransport = URLSessionTransport(),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.transport = transport
+        self.now = now
+        journal = PurchaseJournal(file: configuration.stateDirectory.appendingPathComponent("purchases.json"))
+        cache = EntitlementCache(file: configuration.stateDirectory.appendingPathComponent("entitlements.json"))
+        check = AnswerCheck(keys: configuration.signingKeys, tolerance: configuration.answerTolerance)
+    }
+
+    /// The token every purchase of this user carries.
+    public var appAccountToken: UUID { AppAccountToken.derive(appUserId: configuration.appUserId) }
+
+    /// Product ids the server says may be sold (then ask StoreKit for their localized details).
+    public func sellableProductIds() async throws -> [String] {
+        struct Body: Decodable {
+            struct Product: Decodable { var productId: String }
+            var products: [Product]
+        }
+        let answer = try await call("GET", "/v1/products", body: nil)
+        guard answer.status == 200 else { throw refusal(answer) }
+        return try JSONDecoder().decode(Body.self, from: answer.body).products.map(\.productId)
+    }
+
+    /// Buys `productId`: the intent is journaled before the store charges, the transaction as
+    /// soon as the store returns it, and it is delivered to the server at once.
+    public func purchase(productId: String) async throws -> Outcome {
+        let token = appAccountToken
+        let started = now()
+        try journal.update { $0.append(.init(productId: productId, appAccountToken: token, startedAt: started)) }
+        let result = try await store.purchase(productId: productId, appAccountToken: token)
+        switch result {
+        case .cancelled:
+            try journal.update { entries in entries.removeAll { $0.transaction == nil && $0.startedAt == started && $0.productId == productId } }
+            return .cancelled
+        case .pending:
+            return .pending(reason: "store")
+        case .purchased(let transaction):
+            try journal.update { entries in
+                if let index = entries.firstIndex(where: { $0.transaction == nil && $0.startedAt == started && $0.productId == productId }) {
+                    entries[index].transaction = transaction
+                } else {
+                    entries.append(.init(productId: productId, appAccountToken: token, startedAt: started, transaction: transaction))
+                }
+            }
+            return try await deliver(transaction)
+        }
+    }
+
+    /// At launch and on transaction updates: every transaction the store has unfinished and
+    /// every one in the journal is sent to the server, once each.
+    public func deliverPending() async throws -> [String: Outcome] {
+        var transactions: [String: StoreTransaction] = [:]
+        for entry in journal.entries() { if let transaction = entry.transaction { transactions[transaction.id] = transaction } }
+        for transaction in try await store.unfinished() { transactions[transaction.id] = transaction }
+        var outcomes: [String: Outcome] = [:]
+        for (id, transaction) in transactions.sorted(by: { $0.key < $1.key }) { outcomes[id] = try await deliver(transaction) }
+        return outcomes
+    }
+
+    /// `deliverPending` again and again, waiting `baseDelay`, then twice as long each time (at
+    /// most `maximumDelay`), until nothing is pending or `attempts` ran out.
+    public func deliverPendingWithBackoff(
+        attempts: Int = 8, baseDelay: Duration = .seconds(2), maximumDelay: Duration = .seconds(300)
+    )
+        async throws -> [String: Outcome]
+    {
+        var delay = baseDelay
+        var outcomes: [String: Outcome] = [:]
+        for attempt in 0..<max(1, attempts) {
+            outcomes = try await deliverPending()
+            let waiting = outcomes.values.contains { if case .pending = $0 { true } else { false } }
+            guard waiting, attempt + 1 < attempts else { break }
+            try await Task.sleep(for: delay)
+            delay = min(delay * 2, maximumDelay)
+        }
+        return outcomes
+    }
+
+    /// Posts one transaction; finishes it only when the server's verified answer says granted.
+    func deliver(_ transaction: StoreTransaction) async throws -> Outcome {
+        struct Post: Encodable {
+            var appUserId: String
+            var signedTransaction: String
+            /// The server refuses a transaction bought with another user's token.
+            var appAccountToken: String
+        }
+        let body = try JSONEncoder().encode(
+            Post(
+                appUserId: configuration.appUserId, signedTransaction: transaction.signedTransaction,
+                appAccountToken: appAccountToken.uuidString.lowercased()))
+        let answer: ServerAnswer
+        do {
+            answer = try await call("POST", "/v1/transactions?wait=\(configuration.waitSeconds)", body: body)
+        } catch let error as StorekeeperKitError where error.code == .serverUnavailable || error.code == .forgedAnswer {
+            return .pending(reason: error.code.rawValue)
+        }
+        switch answer.status {
+        case 200:
+            struct Verification: Decodable {
+                var state: String
+                var reason: String?
+            }
+            let verification = try JSONDecoder().decode(Verification.self, from: answer.body)
+            guard verification.state == "verified" else {
+                if verification.state == "invalid" {
+                    try forget(transaction)
+                    return .refused(code: verification.reason ?? "invalid", message: "the server found the transaction invalid")
+                }
+                return .pending(reason: verification.state)
+            }
+            try await store.finish(transaction)
+            try forget(transaction)
+            let entitlements = (try? await entitlements(refresh: true)) ?? cachedOrEmpty()
+            return .granted(entitlements)
+        case 202, 408, 429, 500...599:
+            return .pending(reason: "server_\(answer.status)")
+        default:
+            let refusal = refusal(answer)
+            try forget(transaction)
+            return .refused(code: refusal.message.components(separatedBy: ":").first ?? "refused", message: refusal.message)
+        }
+    }
+
+    /// What the user owns: from the server (answer verified), cached for offline use; the
+    /// cache when the server cannot be reached or the answer fails its check, while it is
+    /// younger than `entitlementStaleness`.
+    public func entitlements(refresh: Bool = true) async throws -> Entitlements {
+        if !refresh, let cached = fresh() { return cached }
+        let segment = configuration.appUserId.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? configuration.appUserId
+        do {
+            let answer = try await call("GET", "/v1/subscribers/\(segment)", body: nil)
+            guard answer.status == 200 else { throw refusal(answer) }
+            struct View: Decodable {
+                var appUserId: String
+                var activeEntitlements: [String]
+                var creditBalance: Int?
+            }
+            let view = try JSONDecoder().decode(View.self, from: answer.body)
+            guard view.appUserId == configuration.appUserId else { throw StorekeeperKitError(.forgedAnswer, "another user's entitlements") }
+            let entitlements = Entitlements(
+                appUserId: view.appUserId, activeEntitlements: view.activeEntitlements, creditBalance: view.creditBalance, verifiedAt: now())
+            try cache.save(entitlements)
+            return entitlements
+        } catch let error as StorekeeperKitError where error.code == .serverUnavailable || error.code == .forgedAnswer {
+            if let cached = fresh() { return cached }
+            throw error
+        }
+    }
+
+    /// The cached entitlements, if younger than the staleness limit.
+    public func cachedEntitlements() -> Entitlements? { fresh() }
+
+    private func fresh() -> Entitlements? {
+        guard let cached = cache.load(), cached.appUserId == configuration.appUserId,
+            now().timeIntervalSince(cached.verifiedAt) <= configuration.entitlementStaleness
+        else { return nil }
+        return cached
+    }
+
+    private func cachedOrEmpty() -> Entitlements {
+        fresh() ?? Entitlements(appUserId: configuration.appUserId, activeEntitlements: [], creditBalance: nil, verifiedAt: now())
+    }
+
+    private func forget(_ transaction: StoreTransaction) throws {
+        try journal.update { entries in entries.removeAll { $0.transaction?.id == transaction.id } }
+    }
+
+    static let unreserved = CharacterSet(charactersIn: "-._~").union(.alphanumerics)
+
+    /// One request with the client key, the user token and a fresh nonce; a 2xx answer must
+    /// carry a valid signature when keys are pinned.
+    func call(_ method: String, _ target: String, body: Data?) async throws -> ServerAnswer {
+        guard let url = URL(string: configuration.serverURL.absoluteString.trimmingCharacters(in: ["/"]) + target) else {
+            throw StorekeeperKitError(.serverUnavailable, "bad server URL")
+        }
+        var request = URLRequest(url: url, timeoutInterval: configuration.waitSeconds + 20)
+        request.httpMethod = method
+        request.setValue("Bearer \(configuration.clientKey)", forHTTPHeaderField: "Authorization")
+        let nonce = AnswerCheck.nonce()
+        request.setValue(nonce, forHTTPHeaderField: "Storekeeper-Nonce")
+        if let provider = configuration.userToken { request.setValue(try await provider(), forHTTPHeaderField: "Storekeeper-User-Token") }
+        if let body {
+            request.httpBody = body
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let answer: ServerAnswer
+        do {
+            answer = try await transport.send(request)
+        } catch {
+            throw StorekeeperKitError(.serverUnavailable, "\(error)")
+        }
+        if (200..<300).contains(answer.status), !configuration.signingKeys.isEmpty {
+            try check.verify(answer, nonce: nonce, method: method, target: target, now: now())
+        }
+        return answer
+    }
+
+    private func refusal(_ answer: ServerAnswer) -> StorekeeperKitError {
+        struct Body: Decodable {
+            struct Inner: Decodable {
+                var code: String
+                var message: String
+            }
+            var error: Inner
+        }
+        let error = try? JSONDecoder().decode(Body.self, from: answer.body).error
+        return StorekeeperKitError(.refused, "\(error?.code ?? "http_\(answer.status)"): \(error?.message ?? "")")
+    }
+}

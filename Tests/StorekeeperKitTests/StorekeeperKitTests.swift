@@ -1,0 +1,233 @@
+import AppStoreSimulator
+import Crypto
+import Foundation
+import NIOHTTP1
+import Persistence
+import StorekeeperDomain
+import StorekeeperKit
+import StorekeeperServer
+import StorekeeperTesting
+import Synchronization
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// StorekeeperKit's core over real HTTP against the server and the App Store simulator: the
+/// store is the simulator (real signed transactions), the server is the real one with a client
+/// key, user tokens and signing keys.
+@Suite("StorekeeperKit against the server")
+struct StorekeeperKitTests {
+    static let clientKey = "pk_test_storekeeperkit_0001"
+    static let secret = "user-token-secret-of-the-apps-backend-0123"
+
+    /// The simulator as the app's store: buys with `/sim`, remembers what it has not finished.
+    final class SimulatorStoreFront: StoreFront {
+        let simulator: SimulatorClient
+        let device: UUID
+        let unfinishedSet = Mutex<[String: StoreTransaction]>([:])
+        let finishedCount = Mutex<[String: Int]>([:])
+        /// Asked at each finish: had the server granted the transaction by then?
+        let granted: @Sendable (String) async throws -> Bool
+        let finishedBeforeGrant = Mutex<[String]>([])
+
+        init(simulator: SimulatorClient, device: UUID, granted: @escaping @Sendable (String) async throws -> Bool) {
+            self.simulator = simulator
+            self.device = device
+            self.granted = granted
+        }
+
+        func purchase(productId: String, appAccountToken: UUID) async throws -> StorePurchaseResult {
+            let bought = try await simulator.purchase(
+                device: device, productId: productId, appAccountToken: appAccountToken.uuidString.lowercased())
+            let transaction = StoreTransaction(id: bought.transactionId, productId: productId, signedTransaction: bought.signedTransaction)
+            unfinishedSet.withLock { $0[transaction.id] = transaction }
+            return .purchased(transaction)
+        }
+
+        func unfinished() async throws -> [StoreTransaction] { unfinishedSet.withLock { Array($0.values) } }
+
+        func finish(_ transaction: StoreTransaction) async throws {
+            if try await !granted(transaction.id) { finishedBeforeGrant.withLock { $0.append(transaction.id) } }
+            unfinishedSet.withLock { _ = $0.removeValue(forKey: transaction.id) }
+            finishedCount.withLock { $0[transaction.id, default: 0] += 1 }
+        }
+    }
+
+    /// Lets a test take the server away, or change answers on the way.
+    final class Switchboard: ServerTransport {
+        let inner = URLSessionTransport()
+        let down = Mutex(false)
+        let tamper = Mutex(false)
+        /// Answers changed on the way.
+        let tampered = Mutex(0)
+
+        func send(_ request: URLRequest) async throws -> ServerAnswer {
+            if down.withLock({ $0 }) { throw URLError(.cannotConnectToHost) }
+            var answer = try await inner.send(request)
+            if tamper.withLock({ $0 }), !answer.body.isEmpty {
+                tampered.withLock { $0 += 1 }
+                answer.body = Data(
+                    String(decoding: answer.body, as: UTF8.self).replacingOccurrences(of: "[]", with: #"["com.example.pro.monthly"]"#).utf8)
+            }
+            return answer
+        }
+    }
+
+    static func token(user: String, now: Date) throws -> String {
+        func base64URL(_ data: Data) -> String {
+            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+        let issued = Int(now.timeIntervalSince1970)
+        let header = base64URL(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
+        let payload = base64URL(try JSONSerialization.data(withJSONObject: ["sub": user, "iat": issued, "exp": issued + 300]))
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(header).\(payload)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
+        return "\(header).\(payload).\(base64URL(Data(mac)))"
+    }
+
+    func withKitStack(_ body: (LocalStack, P256.Signing.PublicKey) async throws -> Void) async throws {
+        let key = P256.Signing.PrivateKey()
+        var configuration = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath())
+        configuration.apps[0].client = ClientAccess(
+            key: Self.clientKey, userTokens: UserTokenPolicy(hs256Secret: Self.secret), userRatePerSecond: 100,
+            signingKeys: [ResponseSigningKey(id: "k1", privateKeyPEM: key.pemRepresentation)])
+        let stack = try await LocalStack.start(configuration: configuration)
+        do {
+            try await body(stack, key.publicKey)
+        } catch {
+            try? await stack.stop()
+            throw error
+        }
+        try await stack.stop()
+    }
+
+    func kit(
+        _ stack: LocalStack, _ key: P256.Signing.PublicKey, store: SimulatorStoreFront, transport: Switchboard, state: URL, user: String = "ann"
+    )
+        -> Storekeeper
+    {
+        let clock = stack.clock
+        let configuration = Storekeeper.Configuration(
+            serverURL: URL(string: stack.serverURL ?? "")!, clientKey: Self.clientKey, appUserId: user,
+            userToken: { try StorekeeperKitTests.token(user: user, now: clock.now()) }, signingKeys: ["k1": key], stateDirectory: state)
+        return Storekeeper(configuration: configuration, store: store, transport: transport, now: { clock.now() })
+    }
+
+    func storeFront(_ stack: LocalStack, _ device: UUID) -> SimulatorStoreFront {
+        let store = stack.store
+        return SimulatorStoreFront(simulator: stack.simulator, device: device) { id in
+            let granted = try await store.transactions(appId: "demo", appUserId: "ann")
+            return granted.contains { $0.transactionId == id }
+        }
+    }
+
+    static func stateDirectory() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("storekeeperkit-\(UUID().uuidString)")
+    }
+
+    @Test("each product type: bought, granted, finished exactly once and never before the grant")
+    func buyEachType() async throws {
+        try await withKitStack { stack, key in
+            let device = try await stack.simulator.createDevice(bundleId: DemoConfiguration.bundleId)
+            let store = storeFront(stack, device)
+            let transport = Switchboard()
+            let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
+            #expect(Set(try await sdk.sellableProductIds()).isSuperset(of: ["com.example.removeads", "com.example.coins100"]))
+            for product in ["com.example.removeads", "com.example.coins100", "com.example.season.pass", "com.example.pro.monthly"] {
+                let before = store.finishedCount.withLock { $0.count }
+                let outcome = try await sdk.purchase(productId: product)
+                guard case .granted(let entitlements) = outcome else {
+                    Issue.record("\(product): \(outcome)")
+                    continue
+                }
+                #expect(store.finishedCount.withLock { $0.count } == before + 1)
+                if product != "com.example.coins100" { #expect(entitlements.owns(product), "\(product): \(entitlements)") }
+            }
+            #expect(store.finishedCount.withLock { $0.values.allSatisfy { $0 == 1 } }, "each finished once")
+            #expect(try await store.unfinished().isEmpty)
+            #expect(store.finishedBeforeGrant.withLock { $0 }.isEmpty, "finish only after the server granted")
+        }
+    }
+
+    @Test("killed between payment and post: the next launch finds the purchase and completes it, once")
+    func crashBetweenPaymentAndPost() async throws {
+        try await withKitStack { stack, key in
+            let device = try await stack.simulator.createDevice(bundleId: DemoConfiguration.bundleId)
+            let store = storeFront(stack, device)
+            let state = Self.stateDirectory()
+            let transport = Switchboard()
+            // The first instance pays, then cannot reach the server (as if killed before posting).
+            transport.down.withLock { $0 = true }
+            let first = kit(stack, key, store: store, transport: transport, state: state)
+            let outcome = try await first.purchase(productId: "com.example.removeads")
+            #expect(outcome == .pending(reason: "server_unavailable"))
+            #expect(try await store.unfinished().count == 1, "not finished without the grant")
+
+            // Relaunch: a new instance on the same state, the server reachable again.
+            transport.down.withLock { $0 = false }
+            let second = kit(stack, key, store: store, transport: transport, state: state)
+            let outcomes = try await second.deliverPending()
+            #expect(outcomes.count == 1 && outcomes.values.allSatisfy { if case .granted = $0 { true } else { false } }, "\(outcomes)")
+            #expect(try await store.unfinished().isEmpty && store.finishedCount.withLock { $0.values.reduce(0, +) } == 1)
+            #expect(try await second.deliverPending().isEmpty, "nothing left to send")
+            let granted = try await stack.store.transactions(appId: "demo", appUserId: "ann")
+            #expect(granted.count == 1, "granted once")
+        }
+    }
+
+    @Test("server down: the purchase stays unfinished and is retried with backoff until the server answers")
+    func serverDownThenUp() async throws {
+        try await withKitStack { stack, key in
+            let device = try await stack.simulator.createDevice(bundleId: DemoConfiguration.bundleId)
+            let store = storeFront(stack, device)
+            let transport = Switchboard()
+            transport.down.withLock { $0 = true }
+            let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
+            #expect(try await sdk.purchase(productId: "com.example.coins100") == .pending(reason: "server_unavailable"))
+            // The server comes back during the retries.
+            let retrying = Task {
+                try await sdk.deliverPendingWithBackoff(attempts: 30, baseDelay: .milliseconds(50), maximumDelay: .milliseconds(200))
+            }
+            #expect(try await eventually { try await store.unfinished().count == 1 })
+            transport.down.withLock { $0 = false }
+            let outcomes = try await retrying.value
+            #expect(outcomes.values.allSatisfy { if case .granted = $0 { true } else { false } } && !outcomes.isEmpty, "\(outcomes)")
+            #expect(try await store.unfinished().isEmpty)
+        }
+    }
+
+    @Test("a tampered answer is rejected and the cached entitlements stay; another user's purchase is refused")
+    func forgedAnswers() async throws {
+        try await withKitStack { stack, key in
+            let device = try await stack.simulator.createDevice(bundleId: DemoConfiguration.bundleId)
+            let store = storeFront(stack, device)
+            let transport = Switchboard()
+            let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
+            let verified = try await sdk.entitlements()
+            #expect(verified.activeEntitlements.isEmpty)
+            transport.tamper.withLock { $0 = true }
+            // The forged "you own everything" is not believed; the last verified answer stands.
+            let shown = try await sdk.entitlements()
+            #expect(shown == verified && !shown.owns("com.example.pro.monthly"))
+            #expect(transport.tampered.withLock { $0 } == 1, "the forged answer did reach the SDK")
+            transport.tamper.withLock { $0 = false }
+
+            // A transaction bought for another user, delivered by ann's app: refused for good,
+            // not finished.
+            let zeds = try await stack.simulator.purchase(
+                device: device, productId: "com.example.removeads",
+                appAccountToken: AppAccountToken.derive(appUserId: "zed").uuidString.lowercased())
+            let stolen = StoreTransaction(id: zeds.transactionId, productId: "com.example.removeads", signedTransaction: zeds.signedTransaction)
+            store.unfinishedSet.withLock { $0[stolen.id] = stolen }
+            let outcomes = try await sdk.deliverPending()
+            guard case .refused(let code, _)? = outcomes[stolen.id] else {
+                Issue.record("\(outcomes)")
+                return
+            }
+            #expect(code == "app_account_token_mismatch")
+            #expect(store.finishedCount.withLock { $0[stolen.id] } == nil)
+        }
+    }
+}
