@@ -281,6 +281,7 @@ let package = Package(
             dependencies: [
                 "AppStoreSimulator", "StorekeeperServer", "StorekeeperTesting", "Persistence", "StorekeeperDomain",
                 .product(name: "StorekeeperKit", package: "StorekeeperKit"),
+                .product(name: "StorekeeperKitSimulator", package: "StorekeeperKit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],

@@ -8,7 +8,9 @@ let package = Package(
     name: "StorekeeperKit",
     platforms: [.iOS(.v16), .macOS(.v13)],
     products: [
-        .library(name: "StorekeeperKit", targets: ["StorekeeperKit"])
+        .library(name: "StorekeeperKit", targets: ["StorekeeperKit"]),
+        /// The App Store simulator as the store, for Linux and tests (never linked into an app).
+        .library(name: "StorekeeperKitSimulator", targets: ["StorekeeperKitSimulator"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2")
@@ -20,6 +22,12 @@ let package = Package(
             swiftSettings: [
                 .enableUpcomingFeature("ExistentialAny"),
                 .enableUpcomingFeature("MemberImportVisibility"),
-            ])
+            ]),
+        .target(
+            name: "StorekeeperKitSimulator", dependencies: ["StorekeeperKit"],
+            swiftSettings: [
+                .enableUpcomingFeature("ExistentialAny"),
+                .enableUpcomingFeature("MemberImportVisibility"),
+            ]),
     ]
 )

@@ -5,6 +5,7 @@ import NIOHTTP1
 import Persistence
 import StorekeeperDomain
 import StorekeeperKit
+import StorekeeperKitSimulator
 import StorekeeperServer
 import StorekeeperTesting
 import Synchronization
@@ -22,35 +23,29 @@ struct StorekeeperKitTests {
     static let clientKey = "pk_test_storekeeperkit_0001"
     static let secret = "user-token-secret-of-the-apps-backend-0123"
 
-    /// The simulator as the app's store: buys with `/sim`, remembers what it has not finished.
-    final class SimulatorStoreFront: StoreFront {
-        let simulator: SimulatorClient
-        let device: UUID
-        let unfinishedSet = Mutex<[String: StoreTransaction]>([:])
+    /// StorekeeperKit's simulator store, watched: how often each transaction is finished, and
+    /// whether the server had granted it by then.
+    final class WatchedStore: StoreFront {
+        let inner: SimulatorStoreFront
         let finishedCount = Mutex<[String: Int]>([:])
+        let finishedBeforeGrant = Mutex<[String]>([])
         /// Asked at each finish: had the server granted the transaction by then?
         let granted: @Sendable (String) async throws -> Bool
-        let finishedBeforeGrant = Mutex<[String]>([])
 
-        init(simulator: SimulatorClient, device: UUID, granted: @escaping @Sendable (String) async throws -> Bool) {
-            self.simulator = simulator
-            self.device = device
+        init(inner: SimulatorStoreFront, granted: @escaping @Sendable (String) async throws -> Bool) {
+            self.inner = inner
             self.granted = granted
         }
 
         func purchase(productId: String, appAccountToken: UUID) async throws -> StorePurchaseResult {
-            let bought = try await simulator.purchase(
-                device: device, productId: productId, appAccountToken: appAccountToken.uuidString.lowercased())
-            let transaction = StoreTransaction(id: bought.transactionId, productId: productId, signedTransaction: bought.signedTransaction)
-            unfinishedSet.withLock { $0[transaction.id] = transaction }
-            return .purchased(transaction)
+            try await inner.purchase(productId: productId, appAccountToken: appAccountToken)
         }
 
-        func unfinished() async throws -> [StoreTransaction] { unfinishedSet.withLock { Array($0.values) } }
+        func unfinished() async throws -> [StoreTransaction] { try await inner.unfinished() }
 
         func finish(_ transaction: StoreTransaction) async throws {
             if try await !granted(transaction.id) { finishedBeforeGrant.withLock { $0.append(transaction.id) } }
-            unfinishedSet.withLock { _ = $0.removeValue(forKey: transaction.id) }
+            try await inner.finish(transaction)
             finishedCount.withLock { $0[transaction.id, default: 0] += 1 }
         }
     }
@@ -104,7 +99,7 @@ struct StorekeeperKitTests {
     }
 
     func kit(
-        _ stack: LocalStack, _ key: P256.Signing.PublicKey, store: SimulatorStoreFront, transport: Switchboard, state: URL, user: String = "ann"
+        _ stack: LocalStack, _ key: P256.Signing.PublicKey, store: WatchedStore, transport: Switchboard, state: URL, user: String = "ann"
     )
         -> Storekeeper
     {
@@ -115,9 +110,10 @@ struct StorekeeperKitTests {
         return Storekeeper(configuration: configuration, store: store, transport: transport, now: { clock.now() })
     }
 
-    func storeFront(_ stack: LocalStack, _ device: UUID) -> SimulatorStoreFront {
+    func storeFront(_ stack: LocalStack, _ device: UUID, state: URL = stateDirectory()) -> WatchedStore {
         let store = stack.store
-        return SimulatorStoreFront(simulator: stack.simulator, device: device) { id in
+        let inner = SimulatorStoreFront(simulatorURL: URL(string: stack.simulatorURL)!, device: device, stateDirectory: state)
+        return WatchedStore(inner: inner) { id in
             let granted = try await store.transactions(appId: "demo", appUserId: "ann")
             return granted.contains { $0.transactionId == id }
         }
@@ -130,7 +126,8 @@ struct StorekeeperKitTests {
     @Test("each product type: bought, granted, finished exactly once and never before the grant")
     func buyEachType() async throws {
         try await withKitStack { stack, key in
-            let device = try await stack.simulator.createDevice(bundleId: DemoConfiguration.bundleId)
+            let device = try await SimulatorStoreFront.createDevice(
+                simulatorURL: URL(string: stack.simulatorURL)!, bundleId: DemoConfiguration.bundleId)
             let store = storeFront(stack, device)
             let transport = Switchboard()
             let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
@@ -154,19 +151,24 @@ struct StorekeeperKitTests {
     @Test("killed between payment and post: the next launch finds the purchase and completes it, once")
     func crashBetweenPaymentAndPost() async throws {
         try await withKitStack { stack, key in
-            let device = try await stack.simulator.createDevice(bundleId: DemoConfiguration.bundleId)
-            let store = storeFront(stack, device)
+            let device = try await SimulatorStoreFront.createDevice(
+                simulatorURL: URL(string: stack.simulatorURL)!, bundleId: DemoConfiguration.bundleId)
             let state = Self.stateDirectory()
             let transport = Switchboard()
-            // The first instance pays, then cannot reach the server (as if killed before posting).
+            // The first launch pays, then cannot reach the server: the SDK and its store are
+            // dropped there, as if the app were killed before posting.
             transport.down.withLock { $0 = true }
-            let first = kit(stack, key, store: store, transport: transport, state: state)
-            let outcome = try await first.purchase(productId: "com.example.removeads")
-            #expect(outcome == .pending(reason: "server_unavailable"))
-            #expect(try await store.unfinished().count == 1, "not finished without the grant")
+            do {
+                let store = storeFront(stack, device, state: state)
+                let first = kit(stack, key, store: store, transport: transport, state: state)
+                let outcome = try await first.purchase(productId: "com.example.removeads")
+                #expect(outcome == .pending(reason: "server_unavailable"))
+                #expect(try await store.unfinished().count == 1 && store.finishedCount.withLock { $0.isEmpty }, "not finished without the grant")
+            }
 
-            // Relaunch: a new instance on the same state, the server reachable again.
+            // Relaunch: new instances on the same files, the server reachable again.
             transport.down.withLock { $0 = false }
+            let store = storeFront(stack, device, state: state)
             let second = kit(stack, key, store: store, transport: transport, state: state)
             let outcomes = try await second.deliverPending()
             #expect(outcomes.count == 1 && outcomes.values.allSatisfy { if case .granted = $0 { true } else { false } }, "\(outcomes)")
@@ -180,7 +182,8 @@ struct StorekeeperKitTests {
     @Test("server down: the purchase stays unfinished and is retried with backoff until the server answers")
     func serverDownThenUp() async throws {
         try await withKitStack { stack, key in
-            let device = try await stack.simulator.createDevice(bundleId: DemoConfiguration.bundleId)
+            let device = try await SimulatorStoreFront.createDevice(
+                simulatorURL: URL(string: stack.simulatorURL)!, bundleId: DemoConfiguration.bundleId)
             let store = storeFront(stack, device)
             let transport = Switchboard()
             transport.down.withLock { $0 = true }
@@ -201,7 +204,8 @@ struct StorekeeperKitTests {
     @Test("a tampered answer is rejected and the cached entitlements stay; another user's purchase is refused")
     func forgedAnswers() async throws {
         try await withKitStack { stack, key in
-            let device = try await stack.simulator.createDevice(bundleId: DemoConfiguration.bundleId)
+            let device = try await SimulatorStoreFront.createDevice(
+                simulatorURL: URL(string: stack.simulatorURL)!, bundleId: DemoConfiguration.bundleId)
             let store = storeFront(stack, device)
             let transport = Switchboard()
             let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
@@ -220,7 +224,7 @@ struct StorekeeperKitTests {
                 device: device, productId: "com.example.removeads",
                 appAccountToken: AppAccountToken.derive(appUserId: "zed").uuidString.lowercased())
             let stolen = StoreTransaction(id: zeds.transactionId, productId: "com.example.removeads", signedTransaction: zeds.signedTransaction)
-            store.unfinishedSet.withLock { $0[stolen.id] = stolen }
+            try store.inner.deliver(stolen)
             let outcomes = try await sdk.deliverPending()
             guard case .refused(let code, _)? = outcomes[stolen.id] else {
                 Issue.record("\(outcomes)")

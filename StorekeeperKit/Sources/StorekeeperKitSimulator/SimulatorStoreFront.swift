@@ -1,0 +1,93 @@
+import Foundation
+import StorekeeperKit
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The App Store simulator (`storekeeper serve --simulator`, port 8090) as the store, for Linux
+/// and tests: purchases are real signed transactions from the simulator's `/sim` API. Like
+/// StoreKit, it keeps the unfinished transactions across launches, in a file.
+public final class SimulatorStoreFront: StoreFront {
+    let simulatorURL: URL
+    let device: UUID
+    let file: URL
+    let lock = NSLock()
+
+    /// `device`: the simulated device buying (create one with `createDevice`). `stateDirectory`
+    /// holds the unfinished-transaction queue.
+    public init(simulatorURL: URL, device: UUID, stateDirectory: URL) {
+        self.simulatorURL = simulatorURL
+        self.device = device
+        self.file = stateDirectory.appendingPathComponent("simulator-unfinished-\(device.uuidString).json")
+    }
+
+    /// A new simulated device of the app `bundleId`.
+    public static func createDevice(simulatorURL: URL, bundleId: String, environment: String = "sandbox") async throws -> UUID {
+        struct Body: Encodable {
+            var bundleId: String
+            var environment: String
+        }
+        struct Answer: Decodable { var deviceId: String }
+        let data = try await post(simulatorURL.appendingPathComponent("sim/devices"), body: Body(bundleId: bundleId, environment: environment))
+        guard let id = UUID(uuidString: try JSONDecoder().decode(Answer.self, from: data).deviceId) else { throw URLError(.cannotParseResponse) }
+        return id
+    }
+
+    public func purchase(productId: String, appAccountToken: UUID) async throws -> StorePurchaseResult {
+        struct Body: Encodable {
+            var productId: String
+            var quantity: Int
+            var appAccountToken: String
+        }
+        struct Answer: Decodable {
+            struct Transaction: Decodable { var transaction_id: String }
+            var transaction: Transaction
+            var signedTransaction: String
+        }
+        let url = simulatorURL.appendingPathComponent("sim/devices/\(device.uuidString)/purchases")
+        let data = try await Self.post(url, body: Body(productId: productId, quantity: 1, appAccountToken: appAccountToken.uuidString.lowercased()))
+        let answer = try JSONDecoder().decode(Answer.self, from: data)
+        let transaction = StoreTransaction(id: answer.transaction.transaction_id, productId: productId, signedTransaction: answer.signedTransaction)
+        try update { $0[transaction.id] = transaction }
+        return .purchased(transaction)
+    }
+
+    public func unfinished() async throws -> [StoreTransaction] {
+        lock.withLock { Array(load().values).sorted { $0.id < $1.id } }
+    }
+
+    public func finish(_ transaction: StoreTransaction) async throws {
+        try update { $0.removeValue(forKey: transaction.id) }
+    }
+
+    /// Adds a transaction to the unfinished queue as if the store had delivered it (a
+    /// purchase made on another device, an Ask to Buy approved later).
+    public func deliver(_ transaction: StoreTransaction) throws {
+        try update { $0[transaction.id] = transaction }
+    }
+
+    private func load() -> [String: StoreTransaction] {
+        guard let data = try? Data(contentsOf: file) else { return [:] }
+        return (try? JSONDecoder().decode([String: StoreTransaction].self, from: data)) ?? [:]
+    }
+
+    private func update(_ change: (inout [String: StoreTransaction]) -> Void) throws {
+        try lock.withLock {
+            var queue = load()
+            change(&queue)
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try JSONEncoder().encode(queue).write(to: file, options: .atomic)
+        }
+    }
+
+    private static func post(_ url: URL, body: some Encodable) async throws -> Data {
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONEncoder().encode(body)
+        let answer = try await URLSessionTransport().send(request)
+        guard (200..<300).contains(answer.status) else { throw URLError(.badServerResponse) }
+        return answer.body
+    }
+}
