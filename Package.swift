@@ -275,6 +275,18 @@ let package = Package(
         ),
 
         /// The server end to end over real HTTP, real processes and the simulator.
+        /// A command-line "app" using StorekeeperKit against `storekeeper serve --simulator`.
+        .executableTarget(
+            name: "storekeeperkit-example",
+            dependencies: [
+                .product(name: "StorekeeperKit", package: "StorekeeperKit"),
+                .product(name: "StorekeeperKitSimulator", package: "StorekeeperKit"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         /// StorekeeperKit's core over real HTTP against the server and the simulator.
         .testTarget(
             name: "StorekeeperKitTests",

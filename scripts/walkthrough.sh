@@ -60,6 +60,10 @@ expect 12 '"recovered":1'
 expect 13 '"activeEntitlements":\[\]' '"status":"revoked"'
 # 14. A refresh from the Server API, verified.
 expect 14 '"state":"verified"' '"appUserId":"alice"'
+# 15-17. StorekeeperKit's example app: paid, died before posting; the next launch delivers it.
+expect 15 '^buy com\.example\.removeads: pending \(server_unavailable\)' '^entitlements of carol: \[\]'
+expect 16 '^launch: transaction [0-9]+ granted; owns \["com\.example\.removeads"\]'
+expect 17 '^restored: \["com\.example\.removeads"\]'
 
 # ---- Helpers.
 WORK=
@@ -210,7 +214,8 @@ until curl -sf -o /dev/null localhost:8080/healthz && curl -sf -o /dev/null loca
 done
 
 # ---- One bash session for every step, like a terminal the walkthrough is pasted into.
-coproc SESSION { cd "$WORK" && exec bash 2>&1; }
+# The build directory on PATH, as the README asks (storekeeperkit-example).
+coproc SESSION { cd "$WORK" && PATH="$(dirname "$BIN"):$PATH" exec bash 2>&1; }
 MARK="__walkthrough_step_done_$$_"
 RUNS=0
 OUT=

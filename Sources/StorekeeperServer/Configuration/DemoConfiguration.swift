@@ -8,6 +8,25 @@ public enum DemoConfiguration {
     public static let adminKey = "demo-admin-key-0123456789"
     public static let sharedSecret = "demo-shared-secret"
     public static let bundleId = "com.example.storekeeper.demo"
+    /// The app's publishable client key, the secret its "backend" signs user tokens with, and
+    /// the key that signs answers to client calls (its public half is what an app pins). For
+    /// the StorekeeperKit example only: published here, so never secret.
+    public static let clientKey = "demo-client-key-0123456789"
+    public static let userTokenSecret = "demo-user-token-secret-0123456789abcdef"
+    public static let signingKeyId = "demo-1"
+    public static let signingPrivateKeyPEM = """
+        -----BEGIN PRIVATE KEY-----
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgeS0AJObhK5mBqCPD
+        S7mxpePtaWf+TF2BT/DhYHw4TeChRANCAAQxaeIrjIEAZK/RCesgw6UZlA2fFOrH
+        RD8YVTNd2eT+gqJnKod9YvRuOU4JBlinJtemlYhZu+gRk4hVYCDt7xhi
+        -----END PRIVATE KEY-----
+        """
+    public static let signingPublicKeyPEM = """
+        -----BEGIN PUBLIC KEY-----
+        MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEMWniK4yBAGSv0QnrIMOlGZQNnxTq
+        x0Q/GFUzXdnk/oKiZyqHfWL0bjlOCQZYpybXppWIWbvoEZOIVWAg7e8YYg==
+        -----END PUBLIC KEY-----
+        """
 
     public static let products: [Product] = [
         Product(
@@ -29,7 +48,10 @@ public enum DemoConfiguration {
         c.apps = [
             AppConfiguration(
                 id: "demo", bundleId: bundleId, sharedSecret: sharedSecret, acceptSandbox: true, apiKey: appApiKey,
-                products: products)
+                products: products,
+                client: ClientAccess(
+                    key: clientKey, userTokens: UserTokenPolicy(hs256Secret: userTokenSecret),
+                    signingKeys: [ResponseSigningKey(id: signingKeyId, privateKeyPEM: signingPrivateKeyPEM)]))
         ]
         return c
     }
