@@ -70,18 +70,6 @@ struct StorekeeperKitTests {
         }
     }
 
-    static func token(user: String, now: Date) throws -> String {
-        func base64URL(_ data: Data) -> String {
-            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-                .replacingOccurrences(of: "=", with: "")
-        }
-        let issued = Int(now.timeIntervalSince1970)
-        let header = base64URL(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
-        let payload = base64URL(try JSONSerialization.data(withJSONObject: ["sub": user, "iat": issued, "exp": issued + 300]))
-        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(header).\(payload)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
-        return "\(header).\(payload).\(base64URL(Data(mac)))"
-    }
-
     func withKitStack(_ body: (LocalStack, P256.Signing.PublicKey) async throws -> Void) async throws {
         let key = P256.Signing.PrivateKey()
         var configuration = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath())
@@ -106,7 +94,8 @@ struct StorekeeperKitTests {
         let clock = stack.clock
         let configuration = Storekeeper.Configuration(
             serverURL: URL(string: stack.serverURL ?? "")!, clientKey: Self.clientKey, appUserId: user,
-            userToken: { try StorekeeperKitTests.token(user: user, now: clock.now()) }, signingKeys: ["k1": key], stateDirectory: state)
+            userToken: { try UserTokens.hs256(user: user, secret: StorekeeperKitTests.secret, now: clock.now()) }, signingKeys: ["k1": key],
+            stateDirectory: state)
         return Storekeeper(configuration: configuration, store: store, transport: transport, now: { clock.now() })
     }
 
@@ -119,6 +108,12 @@ struct StorekeeperKitTests {
         }
     }
 
+    /// A device at the simulator, its watched store, and a transport the test controls.
+    func shop(_ stack: LocalStack, state: URL = stateDirectory()) async throws -> (device: UUID, store: WatchedStore, transport: Switchboard) {
+        let device = try await SimulatorStoreFront.createDevice(simulatorURL: URL(string: stack.simulatorURL)!, bundleId: DemoConfiguration.bundleId)
+        return (device, storeFront(stack, device, state: state), Switchboard())
+    }
+
     static func stateDirectory() -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("storekeeperkit-\(UUID().uuidString)")
     }
@@ -126,10 +121,7 @@ struct StorekeeperKitTests {
     @Test("each product type: bought, granted, finished exactly once and never before the grant")
     func buyEachType() async throws {
         try await withKitStack { stack, key in
-            let device = try await SimulatorStoreFront.createDevice(
-                simulatorURL: URL(string: stack.simulatorURL)!, bundleId: DemoConfiguration.bundleId)
-            let store = storeFront(stack, device)
-            let transport = Switchboard()
+            let (_, store, transport) = try await shop(stack)
             let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
             #expect(Set(try await sdk.sellableProductIds()).isSuperset(of: ["com.example.removeads", "com.example.coins100"]))
             for product in ["com.example.removeads", "com.example.coins100", "com.example.season.pass", "com.example.pro.monthly"] {
@@ -182,10 +174,7 @@ struct StorekeeperKitTests {
     @Test("server down: the purchase stays unfinished and is retried with backoff until the server answers")
     func serverDownThenUp() async throws {
         try await withKitStack { stack, key in
-            let device = try await SimulatorStoreFront.createDevice(
-                simulatorURL: URL(string: stack.simulatorURL)!, bundleId: DemoConfiguration.bundleId)
-            let store = storeFront(stack, device)
-            let transport = Switchboard()
+            let (_, store, transport) = try await shop(stack)
             transport.down.withLock { $0 = true }
             let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
             #expect(try await sdk.purchase(productId: "com.example.coins100") == .pending(reason: "server_unavailable"))
@@ -204,10 +193,7 @@ struct StorekeeperKitTests {
     @Test("a tampered answer is rejected and the cached entitlements stay; another user's purchase is refused")
     func forgedAnswers() async throws {
         try await withKitStack { stack, key in
-            let device = try await SimulatorStoreFront.createDevice(
-                simulatorURL: URL(string: stack.simulatorURL)!, bundleId: DemoConfiguration.bundleId)
-            let store = storeFront(stack, device)
-            let transport = Switchboard()
+            let (device, store, transport) = try await shop(stack)
             let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
             let verified = try await sdk.entitlements()
             #expect(verified.activeEntitlements.isEmpty)

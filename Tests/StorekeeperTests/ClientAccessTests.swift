@@ -15,16 +15,8 @@ struct ClientAccessTests {
     static let clientKey = "pk_test_0123456789abcdef"
     static let secret = "user-token-secret-of-the-apps-backend-0123"
 
-    /// An HS256 JWT with these claims, signed with `secret`.
     static func token(_ claims: [String: Any], secret: String = Self.secret) throws -> String {
-        func base64URL(_ data: Data) -> String {
-            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-                .replacingOccurrences(of: "=", with: "")
-        }
-        let header = base64URL(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
-        let payload = base64URL(try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys]))
-        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(header).\(payload)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
-        return "\(header).\(payload).\(base64URL(Data(mac)))"
+        try UserTokens.hs256(claims, secret: secret)
     }
 
     func client(_ stack: LocalStack, token: String?) -> (HTTPJSONClient, [String: String]) {
