@@ -57,10 +57,19 @@ struct StorekeeperKitTests {
         let tamper = Mutex(false)
         /// Answers changed on the way.
         let tampered = Mutex(0)
+        /// The last answer to each path, kept to be played back.
+        let recorded = Mutex<[String: ServerAnswer]>([:])
+        /// When set, every request is answered with the recorded answer to this path.
+        let playBack = Mutex<String?>(nil)
 
         func send(_ request: URLRequest) async throws -> ServerAnswer {
             if down.withLock({ $0 }) { throw URLError(.cannotConnectToHost) }
+            if let path = playBack.withLock({ $0 }) {
+                guard let old = recorded.withLock({ $0[path] }) else { throw URLError(.resourceUnavailable) }
+                return old
+            }
             var answer = try await inner.send(request)
+            if let path = request.url?.path { recorded.withLock { $0[path] = answer } }
             if tamper.withLock({ $0 }), !answer.body.isEmpty {
                 tampered.withLock { $0 += 1 }
                 answer.body = Data(
@@ -190,7 +199,7 @@ struct StorekeeperKitTests {
         }
     }
 
-    @Test("a tampered answer is rejected and the cached entitlements stay; another user's purchase is refused")
+    @Test("a tampered, replayed or other user's answer is rejected and the cached entitlements stay; another user's purchase is refused")
     func forgedAnswers() async throws {
         try await withKitStack { stack, key in
             let (device, store, transport) = try await shop(stack)
@@ -203,6 +212,24 @@ struct StorekeeperKitTests {
             #expect(shown == verified && !shown.owns("com.example.pro.monthly"))
             #expect(transport.tampered.withLock { $0 } == 1, "the forged answer did reach the SDK")
             transport.tamper.withLock { $0 = false }
+
+            // A replay: ann's old signed "owns nothing" answer, played back after she bought the
+            // pass. It answered another nonce, so it is not believed.
+            transport.recorded.withLock { $0["ann, before the pass"] = $0["/v1/subscribers/ann"] }
+            guard case .granted(let owning) = try await sdk.purchase(productId: "com.example.season.pass") else {
+                Issue.record("the pass was not granted")
+                return
+            }
+            #expect(owning.owns("com.example.season.pass"))
+            transport.playBack.withLock { $0 = "ann, before the pass" }
+            #expect(try await sdk.entitlements().owns("com.example.season.pass"), "the replayed answer is not believed")
+            transport.playBack.withLock { $0 = nil }
+            let bob = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory(), user: "bob")
+            #expect(try await bob.entitlements().activeEntitlements.isEmpty)
+            // Another user's signed answer, bob's, handed to ann: it answered another path.
+            transport.playBack.withLock { $0 = "/v1/subscribers/bob" }
+            #expect(try await sdk.entitlements().owns("com.example.season.pass"), "bob's answer is not taken for ann's")
+            transport.playBack.withLock { $0 = nil }
 
             // A transaction bought for another user, delivered by ann's app: refused for good,
             // not finished.
