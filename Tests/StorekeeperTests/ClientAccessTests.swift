@@ -140,6 +140,24 @@ struct ClientAccessTests {
             #expect(!verifies(nonce, "/v1/subscribers/bob", reply.body, publicKey), "another user's answer")
             #expect(!verifies(nonce, path, reply.body, P256.Signing.PrivateKey().publicKey), "another key")
 
+            // Every client route signs its 2xx answers.
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+            let bought = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+            struct Post: Encodable {
+                var appUserId: String
+                var signedTransaction: String
+            }
+            let posted = try await http.send(
+                .POST, "/v1/transactions?wait=30", headers: headers, json: Post(appUserId: "alice", signedTransaction: bought.signedTransaction))
+            let verificationId = posted.json["id"] as? String ?? ""
+            let receipt = try await http.send(
+                .POST, "/v1/receipts?wait=30", headers: headers, body: Data(#"{"appUserId":"alice","receipt":"\#(bought.receipt)"}"#.utf8))
+            let products = try await http.send(.GET, "/v1/products", headers: headers)
+            let verification = try await http.send(.GET, "/v1/verifications/\(verificationId)", headers: headers)
+            for (route, answer) in [("transactions", posted), ("receipts", receipt), ("products", products), ("verification", verification)] {
+                #expect((200..<300).contains(answer.status) && answer.headers["storekeeper-signature"]?.hasPrefix("v1,kid=k1,") == true, "\(route)")
+            }
+
             // No nonce, no signature; a malformed nonce is refused before any work.
             headers["Storekeeper-Nonce"] = nil
             #expect(try await http.send(.GET, "/v1/subscribers/alice", headers: headers).headers["storekeeper-signature"] == nil)
