@@ -20,12 +20,11 @@ extension SQLiteStore: EventStore {
     ) async throws -> [RecordedEvent] {
         try await pool.read { db in
             try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT cursor, body FROM events WHERE app_id = ? AND app_user_id = ? AND sequence > ?
-                    ORDER BY sequence LIMIT ?
-                    """,
-                arguments: [appId, appUserId, sequence, limit]
+                db.cachedStatement(
+                    sql: """
+                        SELECT cursor, body FROM events WHERE app_id = ? AND app_user_id = ? AND sequence > ?
+                        ORDER BY sequence LIMIT ?
+                        """), arguments: [appId, appUserId, sequence, limit]
             ).compactMap(Self.recordedEvent(from:))
         }
     }
@@ -33,13 +32,12 @@ extension SQLiteStore: EventStore {
     public func deleteEvents(recordedBefore cutoff: Date, limit: Int) async throws -> Int {
         try await committer.write(pool: pool) { db in
             let ids = try String.fetchAll(
-                db,
-                sql: """
-                    SELECT id FROM events e WHERE recorded_at < ?
-                      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.state != 'delivered')
-                    LIMIT ?
-                    """,
-                arguments: [StoredTime.ms(cutoff), limit])
+                db.cachedStatement(
+                    sql: """
+                        SELECT id FROM events e WHERE recorded_at < ?
+                          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.state != 'delivered')
+                        LIMIT ?
+                        """), arguments: [StoredTime.ms(cutoff), limit])
             for chunk in ids.chunked(500) {
                 let list = placeholders(chunk.count)
                 let arguments = StatementArguments(chunk)
@@ -63,24 +61,22 @@ extension SQLiteStore: EventStore {
         var entitlements: [String: SubscriberView] = [:]
         var endpoints: [String: [WebhookEndpoint]] = [:]
         for var event in batch.events {
-            guard try Row.fetchOne(db, sql: "SELECT 1 FROM events WHERE id = ?", arguments: [event.id]) == nil else { continue }
+            guard try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM events WHERE id = ?"), arguments: [event.id]) == nil else { continue }
             guard
                 let cursor = try Int64.fetchOne(
-                    db,
-                    sql: """
-                        INSERT INTO event_cursors (app_id, last_cursor) VALUES (?, 1)
-                        ON CONFLICT (app_id) DO UPDATE SET last_cursor = last_cursor + 1
-                        RETURNING last_cursor
-                        """,
-                    arguments: [event.appId]),
+                    db.cachedStatement(
+                        sql: """
+                            INSERT INTO event_cursors (app_id, last_cursor) VALUES (?, 1)
+                            ON CONFLICT (app_id) DO UPDATE SET last_cursor = last_cursor + 1
+                            RETURNING last_cursor
+                            """), arguments: [event.appId]),
                 let sequence = try Int64.fetchOne(
-                    db,
-                    sql: """
-                        INSERT INTO event_sequences (app_id, app_user_id, last_sequence) VALUES (?, ?, 1)
-                        ON CONFLICT (app_id, app_user_id) DO UPDATE SET last_sequence = last_sequence + 1
-                        RETURNING last_sequence
-                        """,
-                    arguments: [event.appId, event.appUserId])
+                    db.cachedStatement(
+                        sql: """
+                            INSERT INTO event_sequences (app_id, app_user_id, last_sequence) VALUES (?, ?, 1)
+                            ON CONFLICT (app_id, app_user_id) DO UPDATE SET last_sequence = last_sequence + 1
+                            RETURNING last_sequence
+                            """), arguments: [event.appId, event.appUserId])
             else { throw StorageConflict("event counters of \(event.appId) returned no row") }
             event.sequence = sequence
             if entitlements[event.appUserId] == nil {
@@ -88,15 +84,15 @@ extension SQLiteStore: EventStore {
                 entitlements[event.appUserId] = batch.entitlements(rows)
             }
             event.entitlements = entitlements[event.appUserId]
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO events (app_id, cursor, id, app_user_id, sequence, type, recorded_at, body)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    event.appId, cursor, event.id, event.appUserId, event.sequence, event.type.rawValue, StoredTime.ms(event.recordedAt),
-                    StoredJSON.encode(event),
-                ])
+                    """
+            ).execute(arguments: [
+                event.appId, cursor, event.id, event.appUserId, event.sequence, event.type.rawValue, StoredTime.ms(event.recordedAt),
+                StoredJSON.encode(event),
+            ])
             if endpoints[event.appId] == nil { endpoints[event.appId] = try Self.endpoints(db, appId: event.appId) }
             try enqueueDeliveries(db, event: event, endpointIds: batch.routes(event, endpoints[event.appId] ?? []), now: now)
         }

@@ -8,14 +8,14 @@ extension SQLiteStore {
     static func apply(_ plan: GrantPlan, appId: String, db: Database, now: Date) throws {
         let nowMs = StoredTime.ms(now)
         for binding in plan.bindings {
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO ownership_bindings (app_id, original_transaction_id, app_user_id, product_id, bound_at)
                     VALUES (?, ?, ?, ?, ?)
                     ON CONFLICT (app_id, original_transaction_id) DO UPDATE SET app_user_id = excluded.app_user_id,
                         bound_at = excluded.bound_at
-                    """,
-                arguments: [binding.appId, binding.originalTransactionId, binding.appUserId, binding.productId, nowMs])
+                    """
+            ).execute(arguments: [binding.appId, binding.originalTransactionId, binding.appUserId, binding.productId, nowMs])
         }
         for transfer in plan.transfers {
             for table in ["transactions", "subscriptions"] {
@@ -26,53 +26,53 @@ extension SQLiteStore {
         }
         for tx in plan.newTransactions {
             // The primary key (app_id, transaction_id) is the exactly-once guard; DO NOTHING means "already granted".
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO transactions (app_id, transaction_id, app_user_id, original_transaction_id, product_id,
                         product_type, environment, purchase_date, original_purchase_date, expires_date, cancellation_date,
                         quantity, credits, ownership_type, verification_id, created_at, reinstated_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (app_id, transaction_id) DO NOTHING
-                    """,
-                arguments: [
-                    tx.appId, tx.transactionId, tx.appUserId, tx.originalTransactionId, tx.productId, tx.productType.rawValue,
-                    tx.environment, StoredTime.ms(tx.purchaseDate), StoredTime.ms(tx.originalPurchaseDate),
-                    StoredTime.ms(tx.expiresDate), StoredTime.ms(tx.cancellationDate), tx.quantity, tx.credits,
-                    tx.ownershipType, tx.verificationId, nowMs, StoredTime.ms(tx.reinstatedAt),
-                ])
+                    """
+            ).execute(arguments: [
+                tx.appId, tx.transactionId, tx.appUserId, tx.originalTransactionId, tx.productId, tx.productType.rawValue,
+                tx.environment, StoredTime.ms(tx.purchaseDate), StoredTime.ms(tx.originalPurchaseDate),
+                StoredTime.ms(tx.expiresDate), StoredTime.ms(tx.cancellationDate), tx.quantity, tx.credits,
+                tx.ownershipType, tx.verificationId, nowMs, StoredTime.ms(tx.reinstatedAt),
+            ])
         }
         for tx in plan.revokedTransactions {
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     UPDATE transactions SET cancellation_date = ?
                     WHERE app_id = ? AND transaction_id = ? AND cancellation_date IS NULL
-                    """,
-                arguments: [StoredTime.ms(tx.cancellationDate), tx.appId, tx.transactionId])
+                    """
+            ).execute(arguments: [StoredTime.ms(tx.cancellationDate), tx.appId, tx.transactionId])
         }
         for tx in plan.reinstatedTransactions {
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     UPDATE transactions SET cancellation_date = NULL, reinstated_at = ?
                     WHERE app_id = ? AND transaction_id = ?
-                    """,
-                arguments: [StoredTime.ms(tx.reinstatedAt), tx.appId, tx.transactionId])
+                    """
+            ).execute(arguments: [StoredTime.ms(tx.reinstatedAt), tx.appId, tx.transactionId])
         }
         for entry in plan.ledger {
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO ledger (app_id, app_user_id, product_id, product_type, transaction_id, original_transaction_id,
                         environment, purchase_date, event, quantity, price_micros, currency, state, recorded_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (app_id, transaction_id, event) DO NOTHING
-                    """,
-                arguments: [
-                    entry.appId, entry.appUserId, entry.productId, entry.productType.rawValue, entry.transactionId,
-                    entry.originalTransactionId, entry.environment, StoredTime.ms(entry.purchaseDate), entry.event.rawValue,
-                    entry.quantity, entry.priceMicros, entry.currency, entry.state, StoredTime.ms(entry.recordedAt),
-                ])
+                    """
+            ).execute(arguments: [
+                entry.appId, entry.appUserId, entry.productId, entry.productType.rawValue, entry.transactionId,
+                entry.originalTransactionId, entry.environment, StoredTime.ms(entry.purchaseDate), entry.event.rawValue,
+                entry.quantity, entry.priceMicros, entry.currency, entry.state, StoredTime.ms(entry.recordedAt),
+            ])
         }
         for facts in plan.subscriptions {
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO subscriptions (app_id, original_transaction_id, app_user_id, product_id, environment,
                         latest_transaction_id, expires_date, revoked_at, auto_renew_enabled, auto_renew_product_id,
@@ -85,13 +85,13 @@ extension SQLiteStore {
                         auto_renew_product_id = excluded.auto_renew_product_id, in_billing_retry = excluded.in_billing_retry,
                         grace_period_expires_date = excluded.grace_period_expires_date,
                         expiration_intent = excluded.expiration_intent, updated_at = excluded.updated_at
-                    """,
-                arguments: [
-                    facts.appId, facts.originalTransactionId, facts.appUserId, facts.productId, facts.environment,
-                    facts.latestTransactionId, StoredTime.ms(facts.expiresDate), StoredTime.ms(facts.revokedAt),
-                    facts.autoRenewEnabled, facts.autoRenewProductId, facts.inBillingRetry,
-                    StoredTime.ms(facts.gracePeriodExpiresDate), facts.expirationIntent, StoredTime.ms(facts.updatedAt),
-                ])
+                    """
+            ).execute(arguments: [
+                facts.appId, facts.originalTransactionId, facts.appUserId, facts.productId, facts.environment,
+                facts.latestTransactionId, StoredTime.ms(facts.expiresDate), StoredTime.ms(facts.revokedAt),
+                facts.autoRenewEnabled, facts.autoRenewProductId, facts.inBillingRetry,
+                StoredTime.ms(facts.gracePeriodExpiresDate), facts.expirationIntent, StoredTime.ms(facts.updatedAt),
+            ])
         }
     }
 
@@ -209,14 +209,14 @@ extension SQLiteStore {
 
     static func transactions(_ db: Database, appId: String, appUserId: String) throws -> [TransactionRecord] {
         try Row.fetchAll(
-            db, sql: "SELECT * FROM transactions WHERE app_id = ? AND app_user_id = ? ORDER BY purchase_date, transaction_id",
+            db.cachedStatement(sql: "SELECT * FROM transactions WHERE app_id = ? AND app_user_id = ? ORDER BY purchase_date, transaction_id"),
             arguments: [appId, appUserId]
         ).map(transaction(from:))
     }
 
     static func subscriptions(_ db: Database, appId: String, appUserId: String) throws -> [SubscriptionFacts] {
         try Row.fetchAll(
-            db, sql: "SELECT * FROM subscriptions WHERE app_id = ? AND app_user_id = ? ORDER BY original_transaction_id",
+            db.cachedStatement(sql: "SELECT * FROM subscriptions WHERE app_id = ? AND app_user_id = ? ORDER BY original_transaction_id"),
             arguments: [appId, appUserId]
         ).map(subscription(from:))
     }
@@ -224,12 +224,11 @@ extension SQLiteStore {
     public func ledger(_ query: LedgerQuery) async throws -> [LedgerEntry] {
         try await pool.read { db in
             try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT * FROM ledger WHERE app_id = ? AND environment = ? AND purchase_date >= ? AND purchase_date < ?
-                    ORDER BY purchase_date, id
-                    """,
-                arguments: [query.appId, query.environment, StoredTime.ms(query.from), StoredTime.ms(query.to)]
+                db.cachedStatement(
+                    sql: """
+                        SELECT * FROM ledger WHERE app_id = ? AND environment = ? AND purchase_date >= ? AND purchase_date < ?
+                        ORDER BY purchase_date, id
+                        """), arguments: [query.appId, query.environment, StoredTime.ms(query.from), StoredTime.ms(query.to)]
             ).map { row in
                 LedgerEntry(
                     appId: row["app_id"], appUserId: row["app_user_id"], productId: row["product_id"],
@@ -246,7 +245,7 @@ extension SQLiteStore {
     public func countTransactions(appId: String?) async throws -> Int {
         try await pool.read { db in
             if let appId {
-                return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM transactions WHERE app_id = ?", arguments: [appId]) ?? 0
+                return try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM transactions WHERE app_id = ?"), arguments: [appId]) ?? 0
             }
             return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM transactions") ?? 0
         }

@@ -53,12 +53,12 @@ extension SQLiteStore: JobStore {
         try await committer.write(pool: pool) { db in
             let release = JobLifecycle.ending(.released(at: now, reason: releasedReason))
             guard try Self.endAttempt(db, lease, release, now: now) else { return false }
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     UPDATE verifications SET state = 'retry_scheduled', attempts = ?, reason = ?, next_attempt_at = ?, updated_at = ?
                     WHERE job_id = ? AND state = 'verifying'
-                    """,
-                arguments: [lease.attempt - 1, releasedReason, StoredTime.ms(now), StoredTime.ms(now), lease.jobId])
+                    """
+            ).execute(arguments: [lease.attempt - 1, releasedReason, StoredTime.ms(now), StoredTime.ms(now), lease.jobId])
             return true
         }
     }
@@ -71,9 +71,8 @@ extension SQLiteStore: JobStore {
 
     public func releaseLeases(owner: String, now: Date) async throws -> Int {
         try await pool.write { db in
-            try db.execute(
-                sql: "UPDATE jobs SET lease_expires_at = ? WHERE state = 'running' AND lease_owner = ? AND lease_expires_at > ?",
-                arguments: [StoredTime.ms(now), owner, StoredTime.ms(now)])
+            try db.cachedStatement(sql: "UPDATE jobs SET lease_expires_at = ? WHERE state = 'running' AND lease_owner = ? AND lease_expires_at > ?")
+                .execute(arguments: [StoredTime.ms(now), owner, StoredTime.ms(now)])
             return db.changesCount
         }
     }
@@ -102,7 +101,7 @@ extension SQLiteStore: JobStore {
     /// inside its own transaction.
     static func holdsLease(_ db: Database, _ lease: JobLease) throws -> Bool {
         try Bool.fetchOne(
-            db, sql: "SELECT 1 FROM jobs WHERE id = ? AND state = 'running' AND lease_token = ?",
+            db.cachedStatement(sql: "SELECT 1 FROM jobs WHERE id = ? AND state = 'running' AND lease_token = ?"),
             arguments: [lease.jobId, lease.token]) ?? false
     }
 

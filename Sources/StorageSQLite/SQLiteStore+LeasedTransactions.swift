@@ -14,7 +14,7 @@ extension SQLiteStore: LeasedTransactions {
         let committed = try await committer.write(pool: pool) { db -> LeasedCommit<T>? in
             guard try Self.holdsLease(db, lease) else { return nil }
             let verification = try Row.fetchOne(
-                db, sql: "SELECT id, app_id, app_user_id, state FROM verifications WHERE id = ?", arguments: [verificationId]
+                db.cachedStatement(sql: "SELECT id, app_id, app_user_id, state FROM verifications WHERE id = ?"), arguments: [verificationId]
             ).map { row in
                 LeasedVerification(
                     id: row["id"], appId: row["app_id"], appUserId: row["app_user_id"],
@@ -39,20 +39,20 @@ extension SQLiteStore: LeasedTransactions {
             try apply(plan, appId: appId, db: db, now: now)
         case .provisionalGrants(let grants):
             for grant in grants {
-                try db.execute(
+                try db.cachedStatement(
                     sql: """
                         INSERT INTO provisional_grants (app_id, verification_id, app_user_id, transaction_id, original_transaction_id,
                             product_id, expires_at, created_at)
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                         ON CONFLICT (verification_id, transaction_id) DO NOTHING
-                        """,
-                    arguments: [
-                        grant.appId, grant.verificationId, grant.appUserId, grant.transactionId, grant.originalTransactionId,
-                        grant.productId, StoredTime.ms(grant.expiresAt), StoredTime.ms(now),
-                    ])
+                        """
+                ).execute(arguments: [
+                    grant.appId, grant.verificationId, grant.appUserId, grant.transactionId, grant.originalTransactionId,
+                    grant.productId, StoredTime.ms(grant.expiresAt), StoredTime.ms(now),
+                ])
             }
         case .endProvisionalGrants(let verificationId):
-            try db.execute(sql: "DELETE FROM provisional_grants WHERE verification_id = ?", arguments: [verificationId])
+            try db.cachedStatement(sql: "DELETE FROM provisional_grants WHERE verification_id = ?").execute(arguments: [verificationId])
         case .events(let batch):
             try record(batch, db: db, now: now)
         }

@@ -12,16 +12,14 @@ extension SQLiteStore {
     /// One submission inside an open write transaction.
     static func submit(_ db: Database, _ submission: EvidenceSubmission, now: Date) throws -> SubmissionResult {
         let nowMs = StoredTime.ms(now)
-        try db.execute(
-            sql: "INSERT INTO receipts (app_id, hash, data, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        try db.cachedStatement(sql: "INSERT INTO receipts (app_id, hash, data, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING").execute(
             arguments: [submission.appId, submission.evidenceHash, submission.evidence.storedText, nowMs])
         let latest = try Row.fetchOne(
-            db,
-            sql: """
-                SELECT * FROM verifications WHERE app_id = ? AND receipt_hash = ? AND app_user_id = ?
-                ORDER BY generation DESC LIMIT 1
-                """,
-            arguments: [submission.appId, submission.evidenceHash, submission.appUserId])
+            db.cachedStatement(
+                sql: """
+                    SELECT * FROM verifications WHERE app_id = ? AND receipt_hash = ? AND app_user_id = ?
+                    ORDER BY generation DESC LIMIT 1
+                    """), arguments: [submission.appId, submission.evidenceHash, submission.appUserId])
         let existing = latest.map(Self.verification(from:))
         let stored = latest.flatMap { row in existing.map { (state: $0.state, generation: row["generation"] as Int) } }
         guard case .create(let generation) = SubmissionRule.verdict(latest: stored, refresh: submission.refresh) else {
@@ -30,35 +28,35 @@ extension SQLiteStore {
         }
         let id = UUID().uuidString.lowercased()
         let jobId = UUID().uuidString.lowercased()
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
                 VALUES (?, ?, ?, 'available', 0, ?, ?)
-                """,
-            arguments: [jobId, submission.evidence.jobKind, id, nowMs, nowMs])
-        try db.execute(
+                """
+        ).execute(arguments: [jobId, submission.evidence.jobKind, id, nowMs, nowMs])
+        try db.cachedStatement(
             sql: """
                 INSERT INTO verifications (id, app_id, app_user_id, receipt_hash, generation, job_id, state, attempts,
                     apple_statuses, hints, created_at, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, '[]', ?, ?, ?)
-                """,
-            arguments: [
-                id, submission.appId, submission.appUserId, submission.evidenceHash, generation, jobId,
-                submission.hints.isEmpty ? nil : StoredJSON.encode(submission.hints), nowMs, nowMs,
-            ])
+                """
+        ).execute(arguments: [
+            id, submission.appId, submission.appUserId, submission.evidenceHash, generation, jobId,
+            submission.hints.isEmpty ? nil : StoredJSON.encode(submission.hints), nowMs, nowMs,
+        ])
         // The verification's rowid orders acceptances: SQLite's single writer hands rowids out
         // in commit order, and verifications are never deleted, so none is handed out twice.
         let sequence = db.lastInsertedRowID
         for original in Array(Set(submission.claims)).sorted() {
             // A refresh keeps the user's place in line and follows its newest verification.
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO ownership_claims (app_id, original_transaction_id, app_user_id, verification_id, accepted_seq,
                         claimed_at)
                     VALUES (?, ?, ?, ?, ?, ?)
                     ON CONFLICT (app_id, original_transaction_id, app_user_id) DO UPDATE SET verification_id = excluded.verification_id
-                    """,
-                arguments: [submission.appId, original, submission.appUserId, id, sequence, nowMs])
+                    """
+            ).execute(arguments: [submission.appId, original, submission.appUserId, id, sequence, nowMs])
         }
         let record = VerificationRecord.pending(id: id, jobId: jobId, submission: submission, at: StoredTime.date(nowMs))
         return SubmissionResult(verification: record, created: true)
@@ -66,7 +64,7 @@ extension SQLiteStore {
 
     public func verification(id: String) async throws -> VerificationRecord? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM verifications WHERE id = ?", arguments: [id]).map(Self.verification(from:))
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM verifications WHERE id = ?"), arguments: [id]).map(Self.verification(from:))
         }
     }
 
@@ -102,13 +100,12 @@ extension SQLiteStore {
         try await pool.read { db in
             guard
                 let row = try Row.fetchOne(
-                    db,
-                    sql: """
-                        SELECT v.*, r.data AS receipt_data FROM verifications v
-                        JOIN receipts r ON r.app_id = v.app_id AND r.hash = v.receipt_hash
-                        WHERE v.job_id = ?
-                        """,
-                    arguments: [jobId])
+                    db.cachedStatement(
+                        sql: """
+                            SELECT v.*, r.data AS receipt_data FROM verifications v
+                            JOIN receipts r ON r.app_id = v.app_id AND r.hash = v.receipt_hash
+                            WHERE v.job_id = ?
+                            """), arguments: [jobId])
             else { return nil }
             return (Self.verification(from: row), row["receipt_data"])
         }
@@ -120,19 +117,18 @@ extension SQLiteStore {
 
     static func provisionalGrants(_ db: Database, appId: String, appUserId: String, now: Date) throws -> [ProvisionalGrant] {
         try Row.fetchAll(
-            db,
-            sql: """
-                SELECT * FROM provisional_grants WHERE app_id = ? AND app_user_id = ? AND expires_at > ?
-                ORDER BY product_id, transaction_id
-                """,
-            arguments: [appId, appUserId, StoredTime.ms(now)]
+            db.cachedStatement(
+                sql: """
+                    SELECT * FROM provisional_grants WHERE app_id = ? AND app_user_id = ? AND expires_at > ?
+                    ORDER BY product_id, transaction_id
+                    """), arguments: [appId, appUserId, StoredTime.ms(now)]
         ).map(provisionalGrant(from:))
     }
 
     /// Provisional grants one verification gave, expired or not.
     static func provisionalGrants(_ db: Database, verificationId: String) throws -> [ProvisionalGrant] {
         try Row.fetchAll(
-            db, sql: "SELECT * FROM provisional_grants WHERE verification_id = ? ORDER BY transaction_id", arguments: [verificationId]
+            db.cachedStatement(sql: "SELECT * FROM provisional_grants WHERE verification_id = ? ORDER BY transaction_id"), arguments: [verificationId]
         ).map(provisionalGrant(from:))
     }
 
@@ -147,8 +143,8 @@ extension SQLiteStore {
         try await pool.write { db in
             guard
                 let row = try Row.fetchOne(
-                    db,
-                    sql: "SELECT j.id, j.state, j.lease_expires_at FROM jobs j JOIN verifications v ON v.job_id = j.id WHERE v.id = ?",
+                    db.cachedStatement(
+                        sql: "SELECT j.id, j.state, j.lease_expires_at FROM jobs j JOIN verifications v ON v.job_id = j.id WHERE v.id = ?"),
                     arguments: [verificationId])
             else { return false }
             let state: String = row["state"]
@@ -156,19 +152,19 @@ extension SQLiteStore {
                 return false
             }
             let nowMs = StoredTime.ms(now)
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     UPDATE jobs SET state = 'available', run_at = ?, finalized_at = NULL, lease_token = NULL, lease_owner = NULL,
                         lease_expires_at = NULL
                     WHERE id = ?
-                    """,
-                arguments: [nowMs, row["id"] as String])
-            try db.execute(
+                    """
+            ).execute(arguments: [nowMs, row["id"] as String])
+            try db.cachedStatement(
                 sql: """
                     UPDATE verifications SET state = 'pending', next_attempt_at = NULL, finalized_at = NULL, updated_at = ?
                     WHERE id = ?
-                    """,
-                arguments: [nowMs, verificationId])
+                    """
+            ).execute(arguments: [nowMs, verificationId])
             return true
         }
     }
@@ -177,19 +173,17 @@ extension SQLiteStore {
         try await pool.write { db in
             let nowMs = StoredTime.ms(now)
             let ids = try String.fetchAll(
-                db,
-                sql: """
-                    SELECT id FROM verifications WHERE app_id = ? AND state = 'configuration_error'
-                    AND (config_fingerprint IS NULL OR config_fingerprint != ?)
-                    """,
-                arguments: [appId, currentFingerprint])
+                db.cachedStatement(
+                    sql: """
+                        SELECT id FROM verifications WHERE app_id = ? AND state = 'configuration_error'
+                        AND (config_fingerprint IS NULL OR config_fingerprint != ?)
+                        """), arguments: [appId, currentFingerprint])
             for id in ids {
-                try db.execute(
+                try db.cachedStatement(
                     sql:
-                        "UPDATE jobs SET state = 'available', run_at = ? WHERE state = 'held' AND id = (SELECT job_id FROM verifications WHERE id = ?)",
-                    arguments: [nowMs, id])
-                try db.execute(
-                    sql: "UPDATE verifications SET state = 'pending', updated_at = ? WHERE id = ?", arguments: [nowMs, id])
+                        "UPDATE jobs SET state = 'available', run_at = ? WHERE state = 'held' AND id = (SELECT job_id FROM verifications WHERE id = ?)"
+                ).execute(arguments: [nowMs, id])
+                try db.cachedStatement(sql: "UPDATE verifications SET state = 'pending', updated_at = ? WHERE id = ?").execute(arguments: [nowMs, id])
             }
             return ids.count
         }
@@ -220,26 +214,26 @@ extension SQLiteStore {
     static func change(_ db: Database, _ change: VerificationChange, now: Date) throws {
         let nowMs = StoredTime.ms(now)
         guard let report = change.report else {
-            try db.execute(
-                sql: "UPDATE verifications SET state = ?, attempts = COALESCE(?, attempts), updated_at = ? WHERE id = ? AND state = ?",
-                arguments: [change.to.rawValue, change.attempts, nowMs, change.id, change.from.rawValue])
+            try db.cachedStatement(
+                sql: "UPDATE verifications SET state = ?, attempts = COALESCE(?, attempts), updated_at = ? WHERE id = ? AND state = ?"
+            ).execute(arguments: [change.to.rawValue, change.attempts, nowMs, change.id, change.from.rawValue])
             guard db.changesCount == 1 else { throw StorageConflict("verification \(change.id) is no longer \(change.from)") }
             return
         }
-        let previous = try String.fetchOne(db, sql: "SELECT apple_statuses FROM verifications WHERE id = ?", arguments: [change.id])
+        let previous = try String.fetchOne(db.cachedStatement(sql: "SELECT apple_statuses FROM verifications WHERE id = ?"), arguments: [change.id])
         let statuses = (StoredJSON.decode([Int].self, previous) ?? []) + report.statuses
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 UPDATE verifications SET state = ?, attempts = COALESCE(?, attempts), reason = ?, apple_statuses = ?,
                     environment = COALESCE(?, environment), next_attempt_at = ?, updated_at = ?, finalized_at = ?,
                     grant_summary = COALESCE(?, grant_summary), config_fingerprint = COALESCE(?, config_fingerprint)
                 WHERE id = ? AND state = ?
-                """,
-            arguments: [
-                change.to.rawValue, change.attempts, report.reason?.rawValue, StoredJSON.encode(statuses), report.environment,
-                StoredTime.ms(change.nextAttemptAt), nowMs, change.finalizes ? nowMs : nil, change.grant.map { StoredJSON.encode($0) },
-                change.configurationFingerprint, change.id, change.from.rawValue,
-            ])
+                """
+        ).execute(arguments: [
+            change.to.rawValue, change.attempts, report.reason?.rawValue, StoredJSON.encode(statuses), report.environment,
+            StoredTime.ms(change.nextAttemptAt), nowMs, change.finalizes ? nowMs : nil, change.grant.map { StoredJSON.encode($0) },
+            change.configurationFingerprint, change.id, change.from.rawValue,
+        ])
         guard db.changesCount == 1 else { throw StorageConflict("verification \(change.id) is no longer \(change.from)") }
     }
 
