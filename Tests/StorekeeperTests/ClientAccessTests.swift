@@ -44,18 +44,15 @@ struct ClientAccessTests {
             #expect(try await http.send(.GET, "/v1/products", headers: headers).status == 200)
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
-            struct Post: Encodable {
-                var appUserId: String
-                var signedTransaction: String
-            }
             let mine = try await http.send(
-                .POST, "/v1/transactions?wait=30", headers: headers, json: Post(appUserId: "alice", signedTransaction: bought.signedTransaction))
+                .POST, "/v1/transactions?wait=30", headers: headers,
+                json: TransactionPost(appUserId: "alice", signedTransaction: bought.signedTransaction))
             #expect(mine.status == 200 && mine.json["state"] as? String == "verified", "\(mine.text)")
             let verificationId = try #require(mine.json["id"] as? String)
 
             // Everything else this user's token may not do.
             let other = try await http.send(
-                .POST, "/v1/transactions", headers: headers, json: Post(appUserId: "bob", signedTransaction: bought.signedTransaction))
+                .POST, "/v1/transactions", headers: headers, json: TransactionPost(appUserId: "bob", signedTransaction: bought.signedTransaction))
             #expect(other.status == 403 && other.errorCode == "other_user", "\(other.text)")
             let forBob = try await http.send(.GET, "/v1/subscribers/bob", headers: headers)
             #expect(forBob.status == 403 && forBob.errorCode == "other_user")
@@ -111,8 +108,7 @@ struct ClientAccessTests {
         }) { stack in
             let now = Int(stack.clock.now().timeIntervalSince1970)
             let (http, initial) = client(stack, token: try Self.token(["sub": "alice", "iat": now, "exp": now + 300]))
-            let nonce = Data((0..<24).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
-                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            let nonce = UserTokens.base64URL(Data((0..<24).map { _ in UInt8.random(in: 0...255) }))
             var headers = initial
             headers["Storekeeper-Nonce"] = nonce
             let reply = try await http.send(.GET, "/v1/subscribers/alice", headers: headers)
@@ -143,12 +139,9 @@ struct ClientAccessTests {
             // Every client route signs its 2xx answers.
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            struct Post: Encodable {
-                var appUserId: String
-                var signedTransaction: String
-            }
             let posted = try await http.send(
-                .POST, "/v1/transactions?wait=30", headers: headers, json: Post(appUserId: "alice", signedTransaction: bought.signedTransaction))
+                .POST, "/v1/transactions?wait=30", headers: headers,
+                json: TransactionPost(appUserId: "alice", signedTransaction: bought.signedTransaction))
             let verificationId = posted.json["id"] as? String ?? ""
             let receipt = try await http.send(
                 .POST, "/v1/receipts?wait=30", headers: headers, body: Data(#"{"appUserId":"alice","receipt":"\#(bought.receipt)"}"#.utf8))
@@ -173,23 +166,20 @@ struct ClientAccessTests {
             configuration.apps[0].client = ClientAccess(key: Self.clientKey, allowAnonymous: true)
         }) { stack in
             let (http, headers) = client(stack, token: nil)
-            struct Post: Encodable {
-                var appUserId: String
-                var signedTransaction: String
-            }
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let carols = try await stack.simulator.purchase(
                 device: device, productId: "com.example.coins100", appAccountToken: AppAccountToken.derive(appUserId: "carol"))
             let stolen = try await http.send(
-                .POST, "/v1/transactions", headers: headers, json: Post(appUserId: "dave", signedTransaction: carols.signedTransaction))
+                .POST, "/v1/transactions", headers: headers, json: TransactionPost(appUserId: "dave", signedTransaction: carols.signedTransaction))
             #expect(stolen.status == 403 && stolen.errorCode == "other_user", "\(stolen.text)")
             let posted = try await http.send(
-                .POST, "/v1/transactions?wait=30", headers: headers, json: Post(appUserId: "carol", signedTransaction: carols.signedTransaction))
+                .POST, "/v1/transactions?wait=30", headers: headers,
+                json: TransactionPost(appUserId: "carol", signedTransaction: carols.signedTransaction))
             #expect(posted.status == 200 && posted.json["state"] as? String == "verified", "\(posted.text)")
 
             let untagged = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
             let refused = try await http.send(
-                .POST, "/v1/transactions", headers: headers, json: Post(appUserId: "carol", signedTransaction: untagged.signedTransaction))
+                .POST, "/v1/transactions", headers: headers, json: TransactionPost(appUserId: "carol", signedTransaction: untagged.signedTransaction))
             #expect(refused.status == 403 && refused.errorCode == "other_user", "a purchase made for nobody proves nothing")
             let receipt = try await http.send(
                 .POST, "/v1/receipts", headers: headers, body: Data(#"{"appUserId":"carol","receipt":"\#(untagged.receipt)"}"#.utf8))
@@ -197,4 +187,10 @@ struct ClientAccessTests {
             #expect(try await http.send(.GET, "/v1/subscribers/carol", headers: headers).status == 200)
         }
     }
+}
+
+/// The body of `POST /v1/transactions`.
+private struct TransactionPost: Encodable {
+    var appUserId: String
+    var signedTransaction: String
 }
