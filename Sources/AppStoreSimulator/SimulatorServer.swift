@@ -109,6 +109,23 @@ public struct SimulatorServer: Sendable {
             await store.state.advance(to: store.now())
             return Self.json(await store.state.deviceTransactions(deviceId).map(SimulatedAppStore.wire))
         }
+        // What StoreKit's `Transaction.currentEntitlements` would list on the device, signed:
+        // the SDK's restore on Linux.
+        sim.get("devices/:device/current-entitlements") { _, context in
+            let deviceId = try Self.deviceId(context)
+            return try await Self.guarded {
+                let now = store.now()
+                await store.state.advance(to: now)
+                var views: [CurrentEntitlementView] = []
+                for tx in await store.state.currentEntitlements(deviceId, now: now) {
+                    views.append(
+                        CurrentEntitlementView(
+                            transactionId: tx.transactionId, productId: tx.productId,
+                            signedTransaction: try await store.signedTransaction(tx, now: now)))
+                }
+                return Self.json(views)
+            }
+        }
         sim.post("subscriptions/:original/cancel-auto-renew") { _, context in
             let id = try context.parameters.require("original")
             return try await Self.guarded {
@@ -426,6 +443,12 @@ public struct SimulatorServer: Sendable {
         var deviceId: UUID
         var bundleId: String
         var environment: String
+    }
+
+    struct CurrentEntitlementView: Codable {
+        var transactionId: String
+        var productId: String
+        var signedTransaction: String
     }
 
     struct PurchaseView: Codable {

@@ -315,6 +315,19 @@ actor SimulatorState {
 
     func transaction(_ id: String) -> Transaction? { transactions[id] }
 
+    /// What StoreKit's `Transaction.currentEntitlements` lists on the device: per product not
+    /// consumed, its latest transaction, unless refunded or revoked or, for a subscription,
+    /// expired.
+    func currentEntitlements(_ deviceId: UUID, now: Date) -> [Transaction] {
+        var latest: [String: Transaction] = [:]
+        for tx in deviceTransactions(deviceId) where tx.kind != .consumable {
+            if let seen = latest[tx.productId], (seen.purchaseDate, seen.transactionId) > (tx.purchaseDate, tx.transactionId) { continue }
+            latest[tx.productId] = tx
+        }
+        return latest.values.filter { tx in tx.cancellationDate == nil && (tx.expiresDate.map { $0 > now } ?? true) }
+            .sorted { $0.transactionId < $1.transactionId }
+    }
+
     /// Every transaction of the customer (the device) that bought `transactionId`, oldest first.
     func customerTransactions(of transactionId: String) -> [Transaction]? {
         guard let tx = transactions[transactionId] else { return nil }

@@ -120,13 +120,13 @@ struct Example: AsyncParsableCommand {
 
     struct Restore: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Restore on the user's request: everything the store has unfinished is sent, then entitlements refreshed.")
+            abstract: "Restore on the user's request: everything the store says the user owns is sent, then entitlements refreshed.")
         @OptionGroup var options: Options
 
         func run() async throws {
-            let keeper = try await Example.launch(options)
-            _ = try await keeper.deliverPending()
-            print("restored: \(try await keeper.entitlements().activeEntitlements.sorted())")
+            let restored = try await Example.launch(options).restore()
+            for (id, outcome) in restored.outcomes.sorted(by: { $0.key < $1.key }) { print("transaction \(id): \(Example.describe(outcome))") }
+            print("restored: \(restored.entitlements.activeEntitlements.sorted())")
         }
     }
 }

@@ -43,11 +43,20 @@ struct StorekeeperKitTests {
 
         func unfinished() async throws -> [StoreTransaction] { try await inner.unfinished() }
 
+        func updates() -> AsyncStream<StoreTransaction> { inner.updates() }
+
+        func restorable() async throws -> [StoreTransaction] { try await inner.restorable() }
+
         func finish(_ transaction: StoreTransaction) async throws {
             if try await !granted(transaction.id) { finishedBeforeGrant.withLock { $0.append(transaction.id) } }
             try await inner.finish(transaction)
             finishedCount.withLock { $0[transaction.id, default: 0] += 1 }
         }
+    }
+
+    /// What an updates listener reported, per transaction.
+    final class Heard: Sendable {
+        let outcomes = Mutex<[String: [Storekeeper.Outcome]]>([:])
     }
 
     /// Lets a test take the server away, or change answers on the way.
@@ -61,6 +70,11 @@ struct StorekeeperKitTests {
         let recorded = Mutex<[String: ServerAnswer]>([:])
         /// When set, every request is answered with the recorded answer to this path.
         let playBack = Mutex<String?>(nil)
+        /// When set, the server's answer is held this long before the SDK gets it (the request
+        /// itself reaches the server at once).
+        let slowAnswer = Mutex<Duration?>(nil)
+        /// Requests that reached the server.
+        let forwarded = Mutex(0)
 
         func send(_ request: URLRequest) async throws -> ServerAnswer {
             if down.withLock({ $0 }) { throw URLError(.cannotConnectToHost) }
@@ -69,6 +83,8 @@ struct StorekeeperKitTests {
                 return old
             }
             var answer = try await inner.send(request)
+            forwarded.withLock { $0 += 1 }
+            if let delay = slowAnswer.withLock({ $0 }) { try await Task.sleep(for: delay) }
             if let path = request.url?.path { recorded.withLock { $0[path] = answer } }
             if tamper.withLock({ $0 }), !answer.body.isEmpty {
                 tampered.withLock { $0 += 1 }
@@ -96,15 +112,17 @@ struct StorekeeperKitTests {
     }
 
     func kit(
-        _ stack: LocalStack, _ key: P256.Signing.PublicKey, store: WatchedStore, transport: Switchboard, state: URL, user: String = "ann"
+        _ stack: LocalStack, _ key: P256.Signing.PublicKey, store: WatchedStore, transport: Switchboard, state: URL, user: String = "ann",
+        requestTimeout: TimeInterval? = nil
     )
         -> Storekeeper
     {
         let clock = stack.clock
-        let configuration = Storekeeper.Configuration(
+        var configuration = Storekeeper.Configuration(
             serverURL: URL(string: stack.serverURL ?? "")!, clientKey: Self.clientKey, appUserId: user,
             userToken: { try UserTokens.hs256(user: user, secret: StorekeeperKitTests.secret, now: clock.now()) }, signingKeys: ["k1": key],
             stateDirectory: state)
+        configuration.requestTimeout = requestTimeout
         return Storekeeper(configuration: configuration, store: store, transport: transport, now: { clock.now() })
     }
 
@@ -196,6 +214,86 @@ struct StorekeeperKitTests {
             let outcomes = try await retrying.value
             #expect(outcomes.values.allSatisfy { if case .granted = $0 { true } else { false } } && !outcomes.isEmpty, "\(outcomes)")
             #expect(try await store.unfinished().isEmpty)
+        }
+    }
+
+    @Test("server slow: an answer later than the deadline leaves the purchase pending and unfinished; the resend is granted once")
+    func serverSlow() async throws {
+        try await withKitStack { stack, key in
+            let (_, store, transport) = try await shop(stack)
+            // The server gets the post and grants, but its answer comes after the SDK's deadline.
+            transport.slowAnswer.withLock { $0 = .seconds(60) }
+            let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory(), requestTimeout: 0.5)
+            #expect(try await sdk.purchase(productId: "com.example.coins100") == .pending(reason: "server_unavailable"))
+            #expect(transport.forwarded.withLock { $0 } == 1, "the post reached the server")
+            #expect(try await store.unfinished().count == 1 && store.finishedCount.withLock { $0.isEmpty }, "not finished without a granted answer")
+            transport.slowAnswer.withLock { $0 = nil }
+            let outcomes = try await sdk.deliverPendingWithBackoff(attempts: 5, baseDelay: .milliseconds(50))
+            #expect(outcomes.count == 1 && outcomes.values.allSatisfy { if case .granted = $0 { true } else { false } }, "\(outcomes)")
+            #expect(try await store.unfinished().isEmpty && store.finishedCount.withLock { $0.values.reduce(0, +) } == 1)
+            let granted = try await stack.store.transactions(appId: "demo", appUserId: "ann")
+            #expect(granted.count == 1, "posted twice, granted once")
+            #expect(try await sdk.entitlements().creditBalance == 100, "credited once")
+        }
+    }
+
+    @Test("transaction updates while running (another device, Ask to Buy approved): sent, granted, finished once")
+    func transactionUpdates() async throws {
+        try await withKitStack { stack, key in
+            let (device, store, transport) = try await shop(stack)
+            let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
+            let heard = Heard()
+            let listening = Task {
+                await sdk.listenForUpdates(baseDelay: .milliseconds(50)) { tx, outcome in
+                    heard.outcomes.withLock { $0[tx.id, default: []].append(outcome) }
+                }
+            }
+            defer { listening.cancel() }
+            // Bought outside this app's purchase call, then handed over by the store once the
+            // listener listens.
+            let token = await sdk.appAccountToken.uuidString.lowercased()
+            let bought = try await stack.simulator.purchase(device: device, productId: "com.example.removeads", appAccountToken: token)
+            let transaction = StoreTransaction(
+                id: bought.transactionId, productId: "com.example.removeads", signedTransaction: bought.signedTransaction)
+            #expect(try await eventually { store.inner.listening > 0 })
+            try store.inner.deliver(transaction)
+            #expect(try await eventually { store.finishedCount.withLock { $0[transaction.id] } == 1 })
+            #expect(heard.outcomes.withLock { $0[transaction.id] ?? [] }.contains { if case .granted = $0 { true } else { false } })
+            #expect(try await sdk.entitlements().owns("com.example.removeads"))
+            #expect(try await store.unfinished().isEmpty)
+            #expect(store.finishedBeforeGrant.withLock { $0 }.isEmpty)
+        }
+    }
+
+    @Test("restore on request: a purchase the app never posted (reinstalled) is sent and granted; one already granted is not counted twice")
+    func restoreOnRequest() async throws {
+        try await withKitStack { stack, key in
+            let device = try await SimulatorStoreFront.createDevice(
+                simulatorURL: URL(string: stack.simulatorURL)!, bundleId: DemoConfiguration.bundleId)
+            let transport = Switchboard()
+            let firstState = Self.stateDirectory()
+            let first = kit(stack, key, store: storeFront(stack, device, state: firstState), transport: transport, state: firstState)
+            guard case .granted = try await first.purchase(productId: "com.example.season.pass") else {
+                Issue.record("the pass was not granted")
+                return
+            }
+            // Paid, then the app was deleted before it posted: a reinstall has no journal and no
+            // unfinished queue, so only a restore finds the purchase.
+            let token = await first.appAccountToken.uuidString.lowercased()
+            _ = try await stack.simulator.purchase(device: device, productId: "com.example.removeads", appAccountToken: token)
+            _ = try await stack.simulator.purchase(device: device, productId: "com.example.coins100", appAccountToken: token)
+            let state = Self.stateDirectory()
+            let store = storeFront(stack, device, state: state)
+            let reinstalled = kit(stack, key, store: store, transport: transport, state: state)
+            #expect(try await reinstalled.deliverPending().isEmpty, "nothing is sent at launch")
+            #expect(try await !reinstalled.entitlements().owns("com.example.removeads"))
+
+            let restored = try await reinstalled.restore()
+            #expect(restored.outcomes.count == 2, "the pass and Remove Ads; never the consumable: \(restored.outcomes)")
+            #expect(restored.outcomes.values.allSatisfy { if case .granted = $0 { true } else { false } }, "\(restored.outcomes)")
+            #expect(restored.entitlements.owns("com.example.removeads") && restored.entitlements.owns("com.example.season.pass"))
+            let granted = try await stack.store.transactions(appId: "demo", appUserId: "ann")
+            #expect(granted.count == 2, "the pass once, Remove Ads once: \(granted.map(\.transactionId))")
         }
     }
 

@@ -160,6 +160,60 @@ struct ClientAccessTests {
         }
     }
 
+    @Test("user tokens signed with any configured key pass (HS256, two ES256 in rotation, Ed25519); another key, another algorithm or none do not")
+    func asymmetricUserTokens() async throws {
+        let retiring = P256.Signing.PrivateKey()
+        let p256 = P256.Signing.PrivateKey()
+        let ed25519 = Curve25519.Signing.PrivateKey()
+        let edPEMless = UserTokens.base64URL(ed25519.publicKey.rawRepresentation)
+        try await withStack(configure: { configuration in
+            configuration.apps[0].client = ClientAccess(
+                key: Self.clientKey,
+                userTokens: UserTokenPolicy(
+                    hs256Secret: Self.secret, es256PublicKeysPEM: [retiring.publicKey.pemRepresentation, p256.publicKey.pemRepresentation],
+                    eddsaPublicKeys: [edPEMless]))
+        }) { stack in
+            let now = Int(stack.clock.now().timeIntervalSince1970)
+            let claims: [String: Any] = ["sub": "erin", "iat": now, "exp": now + 300]
+            for (name, signer) in [
+                ("HS256", UserTokens.Signer.hs256(secret: Self.secret)), ("ES256, retiring key", .es256(retiring)), ("ES256", .es256(p256)),
+                ("EdDSA", .eddsa(ed25519)),
+            ] {
+                let (http, headers) = client(stack, token: try UserTokens.token(claims, signer: signer))
+                let reply = try await http.send(.GET, "/v1/subscribers/erin", headers: headers)
+                #expect(reply.status == 200, "\(name): \(reply.text)")
+                let other = try await http.send(.GET, "/v1/subscribers/frank", headers: headers)
+                #expect(other.status == 403 && other.errorCode == "other_user", "\(name)")
+            }
+            let unsigned =
+                UserTokens.base64URL(Data(#"{"alg":"none","typ":"JWT"}"#.utf8)) + "."
+                + UserTokens.base64URL(try JSONSerialization.data(withJSONObject: claims)) + "."
+            for (name, bad) in [
+                ("another P-256 key", try UserTokens.token(claims, signer: .es256(P256.Signing.PrivateKey()))),
+                ("another Ed25519 key", try UserTokens.token(claims, signer: .eddsa(Curve25519.Signing.PrivateKey()))),
+                // The public key used as an HMAC secret: the algorithm-confusion attack.
+                ("HS256 keyed with the public key", try UserTokens.token(claims, signer: .hs256(secret: p256.publicKey.pemRepresentation))),
+                ("HS256 keyed with the Ed25519 x", try UserTokens.token(claims, signer: .hs256(secret: edPEMless))),
+                ("alg none", unsigned),
+                ("expired", try UserTokens.token(["sub": "erin", "exp": now - 3_600], signer: .eddsa(ed25519))),
+            ] {
+                let (http, headers) = client(stack, token: bad)
+                let reply = try await http.send(.GET, "/v1/subscribers/erin", headers: headers)
+                #expect(reply.status == 401 && reply.errorCode == "invalid_user_token", "\(name): \(reply.text)")
+            }
+        }
+    }
+
+    @Test("a user-token policy with a key that does not parse is refused at start, naming the key")
+    func badUserTokenKeys() {
+        var configuration = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath())
+        configuration.apps[0].client = ClientAccess(
+            key: Self.clientKey, userTokens: UserTokenPolicy(es256PublicKeysPEM: ["not a key"], eddsaPublicKeys: ["AAAA"]))
+        let problems = configuration.validationProblems()
+        #expect(problems.contains { $0.contains("es256PublicKeysPEM[0]") }, "\(problems)")
+        #expect(problems.contains { $0.contains("eddsaPublicKeys[0]") }, "\(problems)")
+    }
+
     @Test("anonymous users: a signed transaction only for the user its appAccountToken was derived from; no receipts")
     func anonymous() async throws {
         try await withStack(configure: { configuration in

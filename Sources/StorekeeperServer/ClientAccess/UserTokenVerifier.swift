@@ -3,7 +3,7 @@ import JWTKit
 import Synchronization
 
 /// Checks the user tokens an app's backend issues (`Storekeeper-User-Token`): the signature
-/// with jwt-kit against the app's HS256 secret or ES256 public keys, then the time claims
+/// with jwt-kit against the app's HS256 secret, ES256 or EdDSA (Ed25519) public keys, then the time claims
 /// against this server's clock (injected), with the configured skew. Returns the user (`sub`).
 final class UserTokenVerifier: Sendable {
     struct Claims: JWTPayload {
@@ -23,30 +23,44 @@ final class UserTokenVerifier: Sendable {
     }
 
     let policy: UserTokenPolicy
-    private let keys = Mutex<JWTKeyCollection?>(nil)
+    private let keys = Mutex<[JWTKeyCollection]?>(nil)
 
     init(policy: UserTokenPolicy) {
         self.policy = policy
     }
 
-    private func collection() async throws -> JWTKeyCollection {
+    /// One collection per configured key, each holding it as its only (default) key. A
+    /// collection given several keys without ids keeps only the last one as its default, and
+    /// its `iteratingKeys` tries only keys that have ids, so a second key (a rotation, or HS256
+    /// beside ES256) would never verify anything.
+    private func collections() async throws -> [JWTKeyCollection] {
         if let built = keys.withLock({ $0 }) { return built }
-        let built = JWTKeyCollection()
-        if let secret = policy.hs256Secret { await built.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256) }
-        for pem in policy.es256PublicKeysPEM ?? [] { await built.add(ecdsa: try ES256PublicKey(pem: pem)) }
+        var built: [JWTKeyCollection] = []
+        if let secret = policy.hs256Secret { built.append(await JWTKeyCollection().add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)) }
+        for pem in policy.es256PublicKeysPEM ?? [] { built.append(await JWTKeyCollection().add(ecdsa: try ES256PublicKey(pem: pem))) }
+        for key in policy.eddsaPublicKeys ?? [] { built.append(await JWTKeyCollection().add(eddsa: try Self.eddsaKey(key))) }
         keys.withLock { $0 = built }
         return built
+    }
+
+    /// The claims of the first key that verifies the token.
+    private func verified(_ token: String) async throws -> Claims {
+        for collection in try await collections() {
+            if let claims = try? await collection.verify(token, as: Claims.self) { return claims }
+        }
+        throw Refusal(description: "user token signature or shape is not valid")
+    }
+
+    /// An Ed25519 public key from PEM, or from the JWK's `x`.
+    static func eddsaKey(_ text: String) throws -> EdDSA.PublicKey {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return trimmed.hasPrefix("-----BEGIN") ? try EdDSA.PublicKey(pem: trimmed) : try EdDSA.PublicKey(x: trimmed, curve: .ed25519)
     }
 
     /// The app user id the token names.
     func user(from token: String, now: Date) async throws -> String {
         guard token.utf8.count <= 8_192 else { throw Refusal(description: "user token longer than 8 KB") }
-        let claims: Claims
-        do {
-            claims = try await collection().verify(token, as: Claims.self, iteratingKeys: true)
-        } catch {
-            throw Refusal(description: "user token signature or shape is not valid")
-        }
+        let claims = try await verified(token)
         let skew = policy.clockSkewSeconds
         guard claims.exp.value.addingTimeInterval(skew) > now else { throw Refusal(description: "user token expired") }
         guard claims.exp.value <= now.addingTimeInterval(policy.maximumLifetimeSeconds + skew) else {

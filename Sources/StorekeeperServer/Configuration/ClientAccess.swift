@@ -1,4 +1,5 @@
 import Foundation
+import JWTKit
 
 /// How the app itself (not its backend) may call Storekeeper: with a publishable client key,
 /// which an app binary can carry, limited to the calls one user makes about themselves.
@@ -81,6 +82,9 @@ public struct UserTokenPolicy: Codable, Sendable, Hashable {
     public var hs256Secret: String?
     /// ES256 public keys (PEM, P-256), any of which may have signed a token.
     public var es256PublicKeysPEM: [String]?
+    /// Ed25519 public keys (EdDSA tokens), each as PEM or as the JWK's `x` (the 32-byte key,
+    /// base64url), any of which may have signed a token.
+    public var eddsaPublicKeys: [String]?
     /// When set, a token's `iss` must equal it.
     public var issuer: String?
     /// Longest accepted lifetime (`exp` − `iat`), and how far `exp` may be in the future.
@@ -89,24 +93,26 @@ public struct UserTokenPolicy: Codable, Sendable, Hashable {
     public var clockSkewSeconds: Double = 60
 
     public init(
-        hs256Secret: String? = nil, es256PublicKeysPEM: [String]? = nil, issuer: String? = nil, maximumLifetimeSeconds: Double = 3_600,
-        clockSkewSeconds: Double = 60
+        hs256Secret: String? = nil, es256PublicKeysPEM: [String]? = nil, eddsaPublicKeys: [String]? = nil, issuer: String? = nil,
+        maximumLifetimeSeconds: Double = 3_600, clockSkewSeconds: Double = 60
     ) {
         self.hs256Secret = hs256Secret
         self.es256PublicKeysPEM = es256PublicKeysPEM
+        self.eddsaPublicKeys = eddsaPublicKeys
         self.issuer = issuer
         self.maximumLifetimeSeconds = maximumLifetimeSeconds
         self.clockSkewSeconds = clockSkewSeconds
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case hs256Secret, es256PublicKeysPEM, issuer, maximumLifetimeSeconds, clockSkewSeconds
+        case hs256Secret, es256PublicKeysPEM, eddsaPublicKeys, issuer, maximumLifetimeSeconds, clockSkewSeconds
     }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         hs256Secret = try c.decodeIfPresent(String.self, forKey: .hs256Secret)
         es256PublicKeysPEM = try c.decodeIfPresent([String].self, forKey: .es256PublicKeysPEM)
+        eddsaPublicKeys = try c.decodeIfPresent([String].self, forKey: .eddsaPublicKeys)
         issuer = try c.decodeIfPresent(String.self, forKey: .issuer)
         maximumLifetimeSeconds = try c.decodeIfPresent(Double.self, forKey: .maximumLifetimeSeconds) ?? 3_600
         clockSkewSeconds = try c.decodeIfPresent(Double.self, forKey: .clockSkewSeconds) ?? 60
@@ -114,8 +120,14 @@ public struct UserTokenPolicy: Codable, Sendable, Hashable {
 
     func problems(prefix: String) -> [String] {
         var problems: [String] = []
-        if hs256Secret == nil, (es256PublicKeysPEM ?? []).isEmpty {
-            problems.append("\(prefix): set hs256Secret or es256PublicKeysPEM")
+        if hs256Secret == nil, (es256PublicKeysPEM ?? []).isEmpty, (eddsaPublicKeys ?? []).isEmpty {
+            problems.append("\(prefix): set hs256Secret, es256PublicKeysPEM or eddsaPublicKeys")
+        }
+        for (index, pem) in (es256PublicKeysPEM ?? []).enumerated() where (try? ES256PublicKey(pem: pem)) == nil {
+            problems.append("\(prefix).es256PublicKeysPEM[\(index)]: not a P-256 public key in PEM")
+        }
+        for (index, key) in (eddsaPublicKeys ?? []).enumerated() where (try? UserTokenVerifier.eddsaKey(key)) == nil {
+            problems.append("\(prefix).eddsaPublicKeys[\(index)]: not an Ed25519 public key (PEM, or the 32-byte key in base64url)")
         }
         if let secret = hs256Secret, secret.utf8.count < 32 { problems.append("\(prefix).hs256Secret: must be at least 32 bytes") }
         if !(maximumLifetimeSeconds > 0) { problems.append("\(prefix).maximumLifetimeSeconds: must be positive") }

@@ -31,4 +31,12 @@ public protocol StoreFront: Sendable {
     func unfinished() async throws -> [StoreTransaction]
     /// Tells the store the purchase was delivered (StoreKit's `finish()`).
     func finish(_ transaction: StoreTransaction) async throws
+    /// Transactions the store hands over while the app runs, outside a purchase call: bought
+    /// on another device, approved after Ask to Buy, renewed (StoreKit's `Transaction.updates`).
+    /// The stream ends when the caller stops iterating.
+    func updates() -> AsyncStream<StoreTransaction>
+    /// Everything the user owns at the store now, after bringing the device up to date with
+    /// the store: only on the user's request, because it may ask them to sign in (StoreKit's
+    /// `AppStore.sync()`, then `Transaction.currentEntitlements`).
+    func restorable() async throws -> [StoreTransaction]
 }

@@ -27,6 +27,10 @@ public actor Storekeeper {
         public var entitlementStaleness: TimeInterval = 3 * 86_400
         /// How long the server may hold a submission's answer for the grant.
         public var waitSeconds: Double = 10
+        /// How long one call may take in all, the server's wait included; a slower answer is
+        /// treated like no answer (the purchase stays pending and unfinished). Nil: 20 seconds
+        /// more than `waitSeconds`.
+        public var requestTimeout: TimeInterval?
 
         public init(
             serverURL: URL, clientKey: String, appUserId: String, userToken: (@Sendable () async throws -> String)? = nil,
@@ -144,6 +148,48 @@ public actor Storekeeper {
         return outcomes
     }
 
+    /// Restore, only on the user's request: the store is brought up to date (it may ask the
+    /// user to sign in), everything it says the user owns is sent to the server (a purchase
+    /// the server already granted is answered as granted again and not counted twice), then
+    /// the entitlements are read afresh.
+    public func restore() async throws -> (outcomes: [String: Outcome], entitlements: Entitlements) {
+        var outcomes: [String: Outcome] = [:]
+        for transaction in try await store.restorable().sorted(by: { $0.id < $1.id }) {
+            outcomes[transaction.id] = try await deliver(transaction)
+        }
+        return (outcomes, try await entitlements(refresh: true))
+    }
+
+    /// Runs until the calling task is cancelled (start it at launch, next to `deliverPending`):
+    /// each transaction the store hands over while the app runs is journaled, then sent like
+    /// a purchase, with backoff while the server cannot answer; one still pending after
+    /// `attempts` stays in the journal for the next launch. `report` hears every outcome.
+    public func listenForUpdates(
+        attempts: Int = 8, baseDelay: Duration = .seconds(2), maximumDelay: Duration = .seconds(300),
+        report: @escaping @Sendable (StoreTransaction, Outcome) async -> Void = { _, _ in }
+    ) async {
+        for await transaction in store.updates() {
+            do {
+                try journal.update { entries in
+                    guard !entries.contains(where: { $0.transaction?.id == transaction.id }) else { return }
+                    entries.append(
+                        .init(productId: transaction.productId, appAccountToken: appAccountToken, startedAt: now(), transaction: transaction))
+                }
+                var delay = baseDelay
+                for attempt in 0..<max(1, attempts) {
+                    let outcome = try await deliver(transaction)
+                    await report(transaction, outcome)
+                    guard case .pending = outcome, attempt + 1 < attempts else { break }
+                    try await Task.sleep(for: delay)
+                    delay = min(delay * 2, maximumDelay)
+                }
+            } catch {
+                if Task.isCancelled { return }
+                await report(transaction, .pending(reason: "\(error)"))
+            }
+        }
+    }
+
     /// Posts one transaction; finishes it only when the server's verified answer says granted.
     func deliver(_ transaction: StoreTransaction) async throws -> Outcome {
         struct Post: Encodable {
@@ -241,7 +287,8 @@ public actor Storekeeper {
         guard let url = URL(string: configuration.serverURL.absoluteString.trimmingCharacters(in: ["/"]) + target) else {
             throw StorekeeperKitError(.serverUnavailable, "bad server URL")
         }
-        var request = URLRequest(url: url, timeoutInterval: configuration.waitSeconds + 20)
+        let limit = configuration.requestTimeout ?? configuration.waitSeconds + 20
+        var request = URLRequest(url: url, timeoutInterval: limit)
         request.httpMethod = method
         request.setValue("Bearer \(configuration.clientKey)", forHTTPHeaderField: "Authorization")
         let nonce = AnswerCheck.nonce()
@@ -253,7 +300,7 @@ public actor Storekeeper {
         }
         let answer: ServerAnswer
         do {
-            answer = try await transport.send(request)
+            answer = try await withDeadline(seconds: limit) { [transport, request] in try await transport.send(request) }
         } catch {
             throw StorekeeperKitError(.serverUnavailable, "\(error)")
         }
@@ -261,6 +308,21 @@ public actor Storekeeper {
             try check.verify(answer, nonce: nonce, method: method, target: target, now: now())
         }
         return answer
+    }
+
+    /// `work`'s answer, or `URLError(.timedOut)` once `seconds` passed (the work is then
+    /// cancelled: a URLSession request ends with it).
+    private func withDeadline(seconds: TimeInterval, _ work: @escaping @Sendable () async throws -> ServerAnswer) async throws -> ServerAnswer {
+        try await withThrowingTaskGroup(of: ServerAnswer?.self) { group in
+            group.addTask { try await work() }
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let answer = first else { throw URLError(.timedOut) }
+            return answer
+        }
     }
 
     private func refusal(_ answer: ServerAnswer) -> StorekeeperKitError {

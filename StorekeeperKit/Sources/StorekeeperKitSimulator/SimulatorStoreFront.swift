@@ -8,11 +8,13 @@ import FoundationNetworking
 /// The App Store simulator (`storekeeper serve --simulator`, port 8090) as the store, for Linux
 /// and tests: purchases are real signed transactions from the simulator's `/sim` API. Like
 /// StoreKit, it keeps the unfinished transactions across launches, in a file.
-public final class SimulatorStoreFront: StoreFront {
+public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
     let simulatorURL: URL
     let device: UUID
     let file: URL
     let lock = NSLock()
+    /// The open `updates()` streams.
+    private var listeners: [UUID: AsyncStream<StoreTransaction>.Continuation] = [:]
 
     /// `device`: the simulated device buying (create one with `createDevice`). `stateDirectory`
     /// holds the unfinished-transaction queue.
@@ -62,9 +64,39 @@ public final class SimulatorStoreFront: StoreFront {
     }
 
     /// Adds a transaction to the unfinished queue as if the store had delivered it (a
-    /// purchase made on another device, an Ask to Buy approved later).
+    /// purchase made on another device, an Ask to Buy approved later), and hands it to every
+    /// open `updates()` stream.
     public func deliver(_ transaction: StoreTransaction) throws {
         try update { $0[transaction.id] = transaction }
+        for listener in lock.withLock({ Array(listeners.values) }) { listener.yield(transaction) }
+    }
+
+    /// How many `updates()` streams are open (a test hands a transaction over once one is).
+    public var listening: Int { lock.withLock { listeners.count } }
+
+    public func updates() -> AsyncStream<StoreTransaction> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream.makeStream(of: StoreTransaction.self)
+        continuation.onTermination = { [weak self] _ in self?.lock.withLock { _ = self?.listeners.removeValue(forKey: id) } }
+        lock.withLock { listeners[id] = continuation }
+        return stream
+    }
+
+    /// The simulator's App Store is always up to date, so there is nothing to sync: what the
+    /// device's customer owns now, each as the latest signed transaction of its product.
+    public func restorable() async throws -> [StoreTransaction] {
+        struct Current: Decodable {
+            var transactionId: String
+            var productId: String
+            var signedTransaction: String
+        }
+        var request = URLRequest(url: simulatorURL.appendingPathComponent("sim/devices/\(device.uuidString)/current-entitlements"))
+        request.httpMethod = "GET"
+        let answer = try await URLSessionTransport().send(request)
+        guard answer.status == 200 else { throw URLError(.badServerResponse) }
+        return try JSONDecoder().decode([Current].self, from: answer.body).map {
+            StoreTransaction(id: $0.transactionId, productId: $0.productId, signedTransaction: $0.signedTransaction)
+        }
     }
 
     private func load() -> [String: StoreTransaction] {
