@@ -35,9 +35,10 @@ rm -f "$log"
 [ "$status" -eq 0 ] && failed=0
 
 # Checks by tools we did not write, against the real binary: the README walkthrough as written,
-# the API contract (docs/openapi.yaml) by Schemathesis, and webhook signatures by the Standard
-# Webhooks reference library. Each counts as one test.
-for check in scripts/walkthrough.sh scripts/contract.sh scripts/webhooks.sh; do
+# the API contract (docs/openapi.yaml) by Schemathesis, webhook signatures by the Standard
+# Webhooks reference library, and the simulator by Apple's App Store Server Library. Each counts
+# as one test.
+for check in scripts/walkthrough.sh scripts/contract.sh scripts/webhooks.sh scripts/apple-library.sh; do
   total=$((total + 1))
   if ! "./$check"; then
     echo "✘ $check failed"

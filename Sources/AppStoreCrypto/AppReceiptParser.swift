@@ -35,10 +35,20 @@ public struct AppReceiptParser: Sendable {
 
     /// The base64 form apps send (whitespace tolerated).
     public func parse(base64 text: String) throws(AppReceiptError) -> AppReceipt {
-        guard let data = Data(base64Encoded: text, options: .ignoreUnknownCharacters), !data.isEmpty else {
+        guard let data = Self.strictBase64(text) else {
             throw AppReceiptError(.malformedEncoding, "not base64")
         }
-        return try parse(Array(data))
+        return try parse(data)
+    }
+
+    /// Receipt base64 read by one rule everywhere (the API and `storekeeper inspect`): space,
+    /// tab, CR and LF are ignored, and any other character outside the base64 alphabet refuses
+    /// the whole text. Nil when nothing is left or it does not decode.
+    public static func strictBase64(_ text: String) -> [UInt8]? {
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+        let cleaned = text.utf8.contains(where: isSpace) ? String(decoding: text.utf8.filter { !isSpace($0) }, as: UTF8.self) : text
+        guard !cleaned.isEmpty, let data = Data(base64Encoded: cleaned), !data.isEmpty else { return nil }
+        return Array(data)
     }
 
     /// DER of the OIDs compared below (contents octets only).

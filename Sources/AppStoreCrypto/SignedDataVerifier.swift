@@ -276,9 +276,12 @@ public struct SignedDataVerifier: Sendable {
         let json = try? JSONValue.parse(jws.payload)
         let claims = json.flatMap(Claims.init(json:))
         let signedDate = claims?.signedDate.map { Date(timeIntervalSince1970: $0 / 1000) }
+        // An app transaction without a signedDate is judged when its receipt was created, as
+        // an app receipt is; never at the fallback (now), which an old one's leaf has outlived.
+        let createdAt = claims?.receiptCreationDate.map { Date(timeIntervalSince1970: $0 / 1000) }
         let validationTime: Date
         switch time {
-        case .signedDate(let fallback): validationTime = signedDate ?? fallback
+        case .signedDate(let fallback): validationTime = signedDate ?? createdAt ?? fallback
         case .at(let instant): validationTime = instant
         }
         var verdict = SignedDataVerdict(
@@ -327,8 +330,11 @@ public struct SignedDataVerifier: Sendable {
             ders.append(der)
             certificates.append(certificate)
         }
-        if requireAppleMarkers, certificates.count < 3 {
-            failures.append(.missingCertificateChain("\(certificates.count) certificate(s); Apple sends leaf, intermediate and root"))
+        // Apple's rule, which its own verifiers apply: exactly leaf, intermediate and root.
+        // Without Apple's markers (Xcode's StoreKit test data, `inspect --no-apple-markers`),
+        // any chain up to `CompactJWS.maximumCertificates` that builds is accepted.
+        if requireAppleMarkers, certificates.count != 3 {
+            failures.append(.missingCertificateChain("\(certificates.count) certificate(s); Apple sends exactly leaf, intermediate and root"))
         }
 
         // The signature: ES256 is ECDSA P-256 with SHA-256, raw r || s.
@@ -400,6 +406,8 @@ public struct SignedDataVerifier: Sendable {
         }
 
         var signedDate: Double?
+        /// An app transaction's; its validity instant when it has no `signedDate`.
+        var receiptCreationDate: Double?
         var bundleId: String?
         var environment: String?
         var receiptType: String?
@@ -431,6 +439,11 @@ public struct SignedDataVerifier: Sendable {
                     appAppleId: integer("appAppleId", in: inner))
             }
             if case .number(let number)? = object["signedDate"] { signedDate = number } else { signedDate = nil }
+            if object["receiptType"] != nil || object["appTransactionId"] != nil, case .number(let number)? = object["receiptCreationDate"] {
+                receiptCreationDate = number
+            } else {
+                receiptCreationDate = nil
+            }
             notificationType = string("notificationType", in: object)
             receiptType = string("receiptType", in: object)
             data = nested("data")

@@ -23,7 +23,12 @@ extension SimulatedAppStore {
 
     /// The DER OCSPResponse for a DER OCSPRequest; a request that cannot be read gets
     /// `malformedRequest`, one about a certificate the simulator did not issue `unauthorized`.
+    /// The answer is current at the simulator's clock (`now`, which a test may have moved
+    /// forward) and at the wall clock, which outside verifiers such as Apple's library judge
+    /// it by.
     func ocspResponse(to request: [UInt8], now: Date) -> [UInt8] {
+        let wall = Date()
+        let (earliest, latest) = (min(now, wall), max(now, wall))
         guard let (certID, serial) = try? Self.firstCertID(request) else { return DERBuilder.ocspStatus(1) }
         let issuerKey: P256.Signing.PrivateKey
         let issuer: Certificate
@@ -41,11 +46,11 @@ extension SimulatedAppStore {
                 DERBuilder.tlv(0x80, [])
             }
         let single = DERBuilder.sequence(
-            certID + status + DERBuilder.generalizedTime(now.addingTimeInterval(-60), tagged: 0x18)
-                + DERBuilder.tlv(0xA0, DERBuilder.generalizedTime(now.addingTimeInterval(3600), tagged: 0x18)))
+            certID + status + DERBuilder.generalizedTime(earliest.addingTimeInterval(-60), tagged: 0x18)
+                + DERBuilder.tlv(0xA0, DERBuilder.generalizedTime(latest.addingTimeInterval(3600), tagged: 0x18)))
         let keyHash = Array(Insecure.SHA1.hash(data: issuer.publicKey.subjectPublicKeyInfoBytes))
         let responseData = DERBuilder.sequence(
-            DERBuilder.tlv(0xA2, DERBuilder.tlv(0x04, keyHash)) + DERBuilder.generalizedTime(now, tagged: 0x18)
+            DERBuilder.tlv(0xA2, DERBuilder.tlv(0x04, keyHash)) + DERBuilder.generalizedTime(earliest, tagged: 0x18)
                 + DERBuilder.sequence(single))
         guard let signature = try? issuerKey.signature(for: responseData) else { return DERBuilder.ocspStatus(2) }
         let ecdsaWithSHA256: [UInt8] = [0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x04, 0x03, 0x02]

@@ -7,7 +7,9 @@ import Synchronization
 /// server's code, so one bug cannot pass its own test).
 struct SimulatorTokenClaims: JWTPayload {
     var iss: String
-    var iat: Int64
+    /// Apple's documentation lists it, but Apple accepts tokens without it, and its own
+    /// library sends none.
+    var iat: Int64?
     var exp: Int64
     var aud: String
     var bid: String
@@ -61,15 +63,21 @@ final class ServerAPIState: Sendable {
 }
 
 extension SimulatedAppStore {
-    /// Checks a bearer token as Apple documents it: ES256, `typ` JWT, a known `kid` whose issuer
-    /// is `iss`, audience `appstoreconnect-v1`, `bid` a known app, not expired, not issued in
-    /// the future, living at most an hour. Returns the app it speaks for.
+    /// Checks a bearer token as Apple accepts it: ES256, `typ` JWT, a known `kid` whose issuer
+    /// is `iss`, audience `appstoreconnect-v1`, `bid` a known app, not expired, expiring within
+    /// an hour, and, when it has an `iat`, not issued in the future and living at most an hour.
+    /// Returns the app it speaks for.
+    ///
+    /// Time is judged twice: at the simulator's clock (`now`), which a test may have moved
+    /// forward and which callers in the same process share, and at the wall clock, which
+    /// outside callers (Apple's library, a server in another process) mint with. A token good
+    /// at either is good.
     func authorize(_ authorization: String?, now: Date) async -> SimulatedApp? {
         guard let authorization, authorization.hasPrefix("Bearer ") else { return nil }
         let token = String(authorization.dropFirst("Bearer ".count))
-        let seconds = Int64(now.timeIntervalSince1970)
+        let instants = [Int64(now.timeIntervalSince1970), Int64(Date().timeIntervalSince1970)]
         if let known = serverAPI.verifiedTokens.withLock({ $0[token] }) {
-            return known.expires > seconds ? await state.app(known.bundleId) : nil
+            return instants.contains { known.expires > $0 } ? await state.app(known.bundleId) : nil
         }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Self.base64URL(parts[0]),
@@ -82,8 +90,13 @@ extension SimulatedAppStore {
             let publicKey = try? ES256PublicKey(pem: key.publicKeyPEM)
         else { return nil }
         let keys = await JWTKeyCollection().add(ecdsa: publicKey, kid: JWKIdentifier(string: kid))
+        func timely(at seconds: Int64) -> Bool {
+            guard claims.exp > seconds, claims.exp <= seconds + 3600 + 60 else { return false }
+            guard let iat = claims.iat else { return true }
+            return iat <= seconds + 60 && claims.exp - iat <= 3600
+        }
         guard (try? await keys.verify(token, as: SimulatorTokenClaims.self)) != nil, claims.aud == "appstoreconnect-v1",
-            claims.exp > seconds, claims.iat <= seconds + 60, claims.exp - claims.iat <= 3600
+            instants.contains(where: timely)
         else { return nil }
         serverAPI.verifiedTokens.withLock { tokens in
             if tokens.count > 10_000 { tokens.removeAll() }

@@ -45,6 +45,11 @@ public struct SimulatorPKI: Sendable {
             OrganizationName("Storekeeper Simulator")
             CommonName("Storekeeper Simulator Mac App Store and iTunes Store Receipt Signing")
         }
+        // Key identifiers as RFC 5280 §4.2.1.1-2 asks of a conforming CA (SHA-1 of the key):
+        // OpenSSL's strict mode, which Apple's own verifier library turns on, refuses a chain
+        // without them.
+        let rootKeyId = SubjectKeyIdentifier(hash: .init(rootKey.publicKey))
+        let intermediateKeyId = SubjectKeyIdentifier(hash: .init(intermediateKey.publicKey))
         root = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey), notValidBefore: notBefore,
             notValidAfter: now.addingTimeInterval(20 * 365 * 86_400), issuer: rootName, subject: rootName,
@@ -52,11 +57,14 @@ public struct SimulatorPKI: Sendable {
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+                rootKeyId
             },
             issuerPrivateKey: .init(rootKey))
         var intermediateExtensions = try Certificate.Extensions {
             Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
             Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+            intermediateKeyId
+            AuthorityKeyIdentifier(keyIdentifier: rootKeyId.keyIdentifier)
         }
         let ocsp = AuthorityInformationAccess([.init(method: .ocspServer, location: .uniformResourceIdentifier(Self.ocspURL))])
         try intermediateExtensions.append(Certificate.Extension(ocsp, critical: false))
@@ -71,6 +79,8 @@ public struct SimulatorPKI: Sendable {
         var leafExtensions = try Certificate.Extensions {
             Critical(BasicConstraints.notCertificateAuthority)
             Critical(KeyUsage(digitalSignature: true))
+            SubjectKeyIdentifier(hash: .init(leafKey.publicKey))
+            AuthorityKeyIdentifier(keyIdentifier: intermediateKeyId.keyIdentifier)
         }
         try leafExtensions.append(Certificate.Extension(ocsp, critical: false))
         if leafMarker {
@@ -93,7 +103,8 @@ public struct SimulatorPKI: Sendable {
     /// Signs `payload` (a JSON object) the way the App Store signs StoreKit 2 data: compact JWS,
     /// ES256 with the leaf key, `x5c` = leaf, intermediate, root. `alg` other than ES256 is
     /// written into the header as given (for forgeries in tests); the signature stays ES256.
-    public func signJWS(payload: [UInt8], alg: String = "ES256") throws -> String {
+    /// `chain` replaces the `x5c` list (tests of chain shapes); the leaf key still signs.
+    public func signJWS(payload: [UInt8], alg: String = "ES256", chain: [Certificate]? = nil) throws -> String {
         func der(_ certificate: Certificate) throws -> String {
             var serializer = DER.Serializer()
             try serializer.serialize(certificate)
@@ -105,7 +116,7 @@ public struct SimulatorPKI: Sendable {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let header = try encoder.encode(Header(alg: alg, x5c: [der(leaf), der(intermediate), der(root)]))
+        let header = try encoder.encode(Header(alg: alg, x5c: try (chain ?? [leaf, intermediate, root]).map(der)))
         let input = Self.base64URL(Array(header)) + "." + Self.base64URL(payload)
         let signature = try leafKey.signature(for: Array(input.utf8))
         return input + "." + Self.base64URL(Array(signature.rawRepresentation))

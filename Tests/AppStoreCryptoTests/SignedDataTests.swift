@@ -204,6 +204,62 @@ struct SignedDataTests {
         #expect(unknown.notificationType?.rawValue == "SOMETHING_NEW" && unknown.fields["newField"] == .array([.number(1)]))
     }
 
+    @Test("the simulator's chain names its keys as RFC 5280 asks: each certificate's key id, and its issuer's in the one below")
+    func simulatorKeyIdentifiers() throws {
+        let pki = try SimulatorPKI()
+        func subjectKey(_ certificate: Certificate) throws -> ArraySlice<UInt8>? {
+            try certificate.extensions.subjectKeyIdentifier?.keyIdentifier
+        }
+        func authorityKey(_ certificate: Certificate) throws -> ArraySlice<UInt8>? {
+            try certificate.extensions.authorityKeyIdentifier?.keyIdentifier
+        }
+        let rootKey = try #require(try subjectKey(pki.root))
+        let intermediateKey = try #require(try subjectKey(pki.intermediate))
+        #expect(try subjectKey(pki.leaf) != nil)
+        #expect(try authorityKey(pki.intermediate) == rootKey)
+        #expect(try authorityKey(pki.leaf) == intermediateKey)
+        #expect(rootKey != intermediateKey)
+    }
+
+    @Test("Apple's data has exactly leaf, intermediate and root: a fourth certificate is refused; without Apple's markers it is taken")
+    func exactChainLength() async throws {
+        let instant = Date(timeIntervalSince1970: 1_750_000_000)
+        let pki = try SimulatorPKI(now: instant)
+        let payload = Array(#"{"bundleId":"com.example","environment":"Sandbox","transactionId":"1"}"#.utf8)
+        let expect = SignedDataVerifier.Expectations(bundleId: "com.example", environment: "Sandbox")
+        let apple = SignedDataVerifier(roots: [pki.root])
+        #expect(try await apple.verify(try pki.signJWS(payload: payload), expecting: expect, time: .at(instant)).isValid)
+        let four = try pki.signJWS(payload: payload, chain: [pki.leaf, pki.intermediate, pki.root, pki.root])
+        #expect(try await apple.verify(four, expecting: expect, time: .at(instant)).failures.map(\.code) == ["jws_missing_certificate_chain"])
+        let two = try pki.signJWS(payload: payload, chain: [pki.leaf, pki.intermediate])
+        #expect(try await apple.verify(two, expecting: expect, time: .at(instant)).failures.map(\.code) == ["jws_missing_certificate_chain"])
+        let unmarked = SignedDataVerifier(roots: [pki.root], requireAppleMarkers: false)
+        #expect(try await unmarked.verify(four, expecting: expect, time: .at(instant)).isValid)
+    }
+
+    @Test("an app transaction without signedDate is judged at its receiptCreationDate, not at the fallback its leaf has outlived")
+    func appTransactionAtCreation() async throws {
+        // The chain was made three years ago; the leaf lives two years, so it is expired now.
+        let now = Date(timeIntervalSince1970: 1_790_000_000)
+        let made = now.addingTimeInterval(-3 * 365 * 86_400)
+        let pki = try SimulatorPKI(now: made)
+        let createdMs = Int64(made.addingTimeInterval(86_400).timeIntervalSince1970 * 1000)
+        let payload = Array(
+            #"{"appTransactionId":"705","bundleId":"com.example","receiptType":"Sandbox","receiptCreationDate":\#(createdMs),"originalPurchaseDate":\#(createdMs)}"#
+                .utf8)
+        let verifier = SignedDataVerifier(roots: [pki.root])
+        let verdict = try await verifier.verify(
+            try pki.signJWS(payload: payload), expecting: .init(bundleId: "com.example", environment: "Sandbox"), time: .signedDate(fallback: now))
+        #expect(verdict.isValid, "\(verdict.failures)")
+        #expect(verdict.validationTime == Date(timeIntervalSince1970: Double(createdMs) / 1000))
+        // A transaction (no receiptCreationDate) with no signedDate is still judged at the fallback.
+        let transaction = try pki.signJWS(payload: Array(#"{"bundleId":"com.example","environment":"Sandbox","transactionId":"1"}"#.utf8))
+        #expect(
+            try await verifier.verify(transaction, expecting: .init(), time: .signedDate(fallback: now)).failures.map(\.code) == [
+                "jws_chain_untrusted"
+            ])
+    }
+
     @Test("forgeries: bad signature, alg none and HS256, another root, leaf or intermediate without Apple's OID, expired leaf, truncated, not base64")
     func forgeries() async throws {
         let pki = try SimulatorPKI()

@@ -1,3 +1,4 @@
+import AppStoreCrypto
 import AppStoreModels
 import Crypto
 import Foundation
@@ -52,7 +53,7 @@ struct AppController {
         }
         let cleaned = Self.withoutWhitespace(body.receipt)
         guard !cleaned.isEmpty else { throw StorekeeperError(.invalidReceipt, "receipt is empty") }
-        guard let bytes = Data(base64Encoded: cleaned), !bytes.isEmpty else {
+        guard let bytes = AppReceiptParser.strictBase64(cleaned) else {
             throw StorekeeperError(.invalidReceipt, "receipt is not base64")
         }
         let admission = try context.receiptGate.admit(Array(bytes), bundleId: app.bundleId)

@@ -13,7 +13,8 @@ struct Inspect: AsyncParsableCommand {
     @Argument(help: "File holding a base64 app receipt (or its raw bytes), a compact JWS, or a {\"signedPayload\": …} body.")
     var receiptFile: String
     @Option(help: "Extra trusted root certificate (PEM or DER file); repeatable.") var root: [String] = []
-    @Flag(help: "Do not require Apple's marker extensions (Xcode StoreKit test receipts).") var noAppleMarkers = false
+    @Flag(help: "Do not require Apple's marker extensions, nor exactly three certificates in a JWS (Xcode StoreKit test data).")
+    var noAppleMarkers = false
     @Flag(help: "Print JSON.") var json = false
     @Flag(help: "JWS: check the chain's validity now (online mode) instead of at signedDate.") var online = false
 
@@ -27,7 +28,9 @@ struct Inspect: AsyncParsableCommand {
             if !valid { throw ExitCode(2) }
             return
         }
-        let bytes = Data(base64Encoded: text, options: .ignoreUnknownCharacters).map(Array.init) ?? Array(raw)
+        // Base64 by the server's rule, else the file's bytes as they are (DER): text with a
+        // stray character is not a receipt here either.
+        let bytes = AppReceiptParser.strictBase64(text) ?? Array(raw)
         let receipt: AppReceipt
         do {
             receipt = try AppReceiptParser().parse(bytes)

@@ -49,14 +49,26 @@ struct SignedDataInspection {
             valid: verdict.isValid, failures: verdict.failures.map { "\($0.code): \($0)" }, signedDate: verdict.signedDate,
             checkedAt: verdict.validationTime, payload: payload, nested: [:])
         if depth == 0, let notification = try? verdict.decode(NotificationPayload.self) {
-            if let signed = notification.data?.signedTransactionInfo {
-                report.nested["signedTransactionInfo"] = try? await inspect(signed, depth: 1)
-            }
-            if let signed = notification.data?.signedRenewalInfo {
-                report.nested["signedRenewalInfo"] = try? await inspect(signed, depth: 1)
+            for (name, signed) in [
+                ("signedTransactionInfo", notification.data?.signedTransactionInfo), ("signedRenewalInfo", notification.data?.signedRenewalInfo),
+            ] {
+                guard let signed else { continue }
+                report.nested[name] = await nested(signed)
             }
         }
         return report
+    }
+
+    /// A nested JWS that cannot even be read is a failure of its own, and so of the whole
+    /// notification (the server would not take it either).
+    private func nested(_ jws: String) async -> Report {
+        do {
+            return try await inspect(jws, depth: 1)
+        } catch {
+            return Report(
+                kind: "unreadable", algorithm: nil, certificates: 0, valid: false, failures: ["malformed: \(error)"], signedDate: nil,
+                checkedAt: Date(), payload: nil, nested: [:])
+        }
     }
 
     static func kind(_ payload: JSONValue?) -> String {

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Apple's own code as the judge of the simulator (issue #14): the official App Store Server
+# Library for Python (PyPI `app-store-server-library`, which nobody here wrote) must accept
+# everything the simulator makes and every answer it serves. Starts `storekeeper serve
+# --simulator` on free ports, registers an In-App Purchase key of its own with the simulator
+# (`GET`/`POST /sim/apps`), gives the app an Apple id, then, in both environments:
+#
+# - buys every product of the app and lives a subscription (renewal, billing retry, recovery,
+#   auto-renew off, refund);
+# - `SignedDataVerifier` (strict chain, the simulator's root, online checks off, then on against
+#   the simulator's OCSP) verifies every signed transaction, renewal info and notification;
+# - `AppStoreServerAPIClient` calls every Server API endpoint the simulator serves; every answer
+#   must deserialise, and hold no field the library's model lacks (nor may a decoded payload);
+# - `ReceiptUtility` reads a transaction id out of each device's app receipt.
+#
+#   scripts/apple-library.sh            # uses .build/debug/storekeeper (build it first)
+#   STOREKEEPER_BIN=path/to/storekeeper scripts/apple-library.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bin=${STOREKEEPER_BIN:-.build/debug/storekeeper}
+venv=${APPLE_LIBRARY_VENV:-.build/apple-library-venv}
+# Pinned, so CI does not change under us.
+library_version=3.1.2
+
+fail() { echo "apple-library: $*" >&2; echo "apple-library: 0 passed, 1 failed"; exit 1; }
+[ -x "$bin" ] || fail "no storekeeper binary at $bin (build it, or set STOREKEEPER_BIN)"
+
+installed() { "$venv/bin/python" -m pip show "$1" 2>/dev/null | sed -n 's/^Version: //p'; }
+if [ ! -x "$venv/bin/python" ] || [ "$(installed app-store-server-library)" != "$library_version" ]; then
+  echo "apple-library: installing app-store-server-library $library_version into $venv"
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "app-store-server-library==$library_version"
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/storekeeper-apple-library.XXXXXX")
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+port=$(free_port)
+sim_port=$(free_port)
+"$bin" serve --simulator --simulator-port "$sim_port" --port "$port" --database "$work/storekeeper.sqlite" \
+  --log-level warning >"$work/server.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 100); do
+  curl -fsS "http://127.0.0.1:$sim_port/sim/health" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+curl -fsS "http://127.0.0.1:$sim_port/sim/health" >/dev/null 2>&1 || { cat "$work/server.log" >&2; fail "the simulator did not start"; }
+
+if ! "$venv/bin/python" scripts/apple_library_check.py "http://127.0.0.1:$sim_port"; then
+  echo "--- server log" >&2
+  tail -n 40 "$work/server.log" >&2
+  fail "Apple's library refused something the simulator made (above)"
+fi
+echo "apple-library: 1 passed, 0 failed"
