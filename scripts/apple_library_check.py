@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from appstoreserverlibrary import signed_data_verifier as verifier_module
 from appstoreserverlibrary.api_client import APIException, AppStoreServerAPIClient, GetTransactionHistoryVersion
 from appstoreserverlibrary.models.AccountTenure import AccountTenure
+from appstoreserverlibrary.models.AppTransaction import AppTransaction
 from appstoreserverlibrary.models.ConsumptionRequestV1 import ConsumptionRequestV1
 from appstoreserverlibrary.models.ConsumptionStatus import ConsumptionStatus
 from appstoreserverlibrary.models.DeliveryStatusV1 import DeliveryStatusV1
@@ -37,6 +38,7 @@ from appstoreserverlibrary.models.NotificationHistoryRequest import Notification
 from appstoreserverlibrary.models.ResponseBodyV2DecodedPayload import ResponseBodyV2DecodedPayload
 from appstoreserverlibrary.models.StatusResponse import StatusResponse
 from appstoreserverlibrary.models.TransactionHistoryRequest import TransactionHistoryRequest
+from appstoreserverlibrary.models.UpdateAppAccountTokenRequest import UpdateAppAccountTokenRequest
 from appstoreserverlibrary.receipt_utility import ReceiptUtility
 from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier, VerificationException
 
@@ -113,6 +115,7 @@ class Judge:
             "transaction": ("verify_and_decode_signed_transaction", JWSTransactionDecodedPayload),
             "renewal info": ("verify_and_decode_renewal_info", JWSRenewalInfoDecodedPayload),
             "notification": ("verify_and_decode_notification", ResponseBodyV2DecodedPayload),
+            "app transaction": ("verify_and_decode_app_transaction", AppTransaction),
         }[kind]
         decoded = None
         for name, verifier in [("offline", self.offline), ("online", self.online)]:
@@ -238,6 +241,7 @@ def main() -> int:
                     accountTenure=AccountTenure.UNDECLARED, playTime=PlayTime.UNDECLARED,
                     lifetimeDollarsRefunded=LifetimeDollarsRefunded.UNDECLARED,
                     lifetimeDollarsPurchased=LifetimeDollarsPurchased.UNDECLARED, userStatus=UserStatus.ACTIVE))),
+            ("app transaction", lambda: client.get_app_transaction_info(one_time)),
             ("extend renewal date", lambda: client.extend_subscription_renewal_date(
                 subscription, ExtendRenewalDateRequest(
                     extendByDays=3, extendReasonCode=ExtendReasonCode.CUSTOMER_SATISFACTION, requestIdentifier=str(uuid.uuid4())))),
@@ -275,6 +279,31 @@ def main() -> int:
                     judge.verify("transaction", signed, f"{name} {what}")
             elif what == "test notification status" and answer.signedPayload:
                 judge.verify("notification", answer.signedPayload, f"{name} {what}")
+            elif what == "app transaction":
+                decoded = judge.verify("app transaction", answer.signedAppTransactionInfo, f"{name} {what}")
+                # The app transaction id names the same customer: it finds the same app transaction.
+                if decoded is not None:
+                    again = client.get_app_transaction_info(decoded.appTransactionId)
+                    if payload_of(again.signedAppTransactionInfo).get("appTransactionId") != decoded.appTransactionId:
+                        failures.append(f"{name}: the app transaction id does not find its own app transaction")
+
+        # Set App Account Token: the new token is in what is signed afterwards; a bad UUID is
+        # Apple's 4000183.
+        token = str(uuid.uuid4())
+        try:
+            client.set_app_account_token(subscription, UpdateAppAccountTokenRequest(appAccountToken=token))
+            count("Server API answers deserialised")
+            after = judge.verify("transaction", client.get_transaction_info(subscription).signedTransactionInfo, f"{name} after the token")
+            if after is not None and after.appAccountToken != token:
+                failures.append(f"{name}: Set App Account Token did not change the token ({after.appAccountToken} != {token})")
+        except APIException as error:
+            failures.append(f"{name} set app account token: {error.http_status_code} {error.raw_api_error} {error.error_message}")
+        try:
+            client.set_app_account_token(subscription, UpdateAppAccountTokenRequest(appAccountToken="not-a-uuid"))
+            failures.append(f"{name}: Set App Account Token took a token that is not a UUID")
+        except APIException as error:
+            if error.raw_api_error != 4000183:
+                failures.append(f"{name}: a bad token got {error.http_status_code} {error.raw_api_error}, not Apple's 4000183")
 
         # Every notification the simulator made in this environment, from its history.
         now_ms = int(sim("GET", "/sim/clock")["nowMs"])

@@ -11,6 +11,19 @@ public struct TransactionInfoResponse: Codable, Hashable, Sendable {
     public init(signedTransactionInfo: String?) { self.signedTransactionInfo = signedTransactionInfo }
 }
 
+/// `GET /inApps/v1/transactions/appTransactions/{transactionId}`: the customer's app
+/// transaction, signed.
+public struct AppTransactionInfoResponse: Codable, Hashable, Sendable {
+    public var signedAppTransactionInfo: String?
+    public init(signedAppTransactionInfo: String?) { self.signedAppTransactionInfo = signedAppTransactionInfo }
+}
+
+/// `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken`: the token to set.
+public struct UpdateAppAccountTokenRequest: Codable, Hashable, Sendable {
+    public var appAccountToken: String?
+    public init(appAppAccountToken token: String?) { appAccountToken = token }
+}
+
 /// `GET /inApps/v2/history/{transactionId}`: one page of a customer's transactions.
 public struct HistoryResponse: Codable, Hashable, Sendable {
     /// Pass back as `revision` to get the next page.

@@ -138,6 +138,51 @@ extension SimulatedAppStore {
         return tx
     }
 
+    /// Get App Transaction Info: by any transaction id of the customer, or the app transaction
+    /// id itself.
+    func appTransactionInfo(_ id: String, app: SimulatedApp, environment: AppStoreEnvironment, now: Date) async throws -> ServerAPIAnswer {
+        await state.advance(to: now)
+        var device: SimulatorState.Device?
+        if let tx = await placed(id, app: app, environment: environment) {
+            device = await state.device(tx.deviceId)
+        } else if let owner = await state.device(appTransactionId: id), owner.bundleId == app.bundleId, owner.environment == environment {
+            device = owner
+        }
+        guard let device else { return .transactionNotFound }
+        func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+        let firstPurchase = await state.deviceTransactions(device.id).map(\.originalPurchaseDate).min() ?? now
+        var payload: [String: Any] = [
+            "receiptType": environment == .production ? "Production" : "Sandbox",
+            "bundleId": device.bundleId,
+            "applicationVersion": "1",
+            "versionExternalIdentifier": 0,
+            "receiptCreationDate": ms(now),
+            "originalPurchaseDate": ms(firstPurchase),
+            "originalApplicationVersion": "1",
+            "appTransactionId": device.appTransactionId,
+            "originalPlatform": "iOS",
+        ]
+        if let appAppleId = app.appAppleId { payload["appAppleId"] = appAppleId }
+        let json = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])
+        return .json(AppTransactionInfoResponse(signedAppTransactionInfo: try pki.signJWS(payload: Array(json))))
+    }
+
+    /// Set App Account Token: a valid UUID for an original transaction of this app and
+    /// environment, not one obtained through Family Sharing; Apple answers 200 with no body.
+    func setAppAccountToken(_ originalId: String, body: Data, app: SimulatedApp, environment: AppStoreEnvironment) async -> ServerAPIAnswer {
+        guard let request = try? JSONDecoder().decode(UpdateAppAccountTokenRequest.self, from: body), let token = request.appAccountToken,
+            UUID(uuidString: token) != nil
+        else { return .error(400, 4_000_183, "Invalid appAccountToken UUID.") }
+        guard let tx = await placed(originalId, app: app, environment: environment), tx.originalTransactionId == originalId else {
+            return .error(404, 4_040_005, "Original transaction id not found.")
+        }
+        guard tx.ownership != "FAMILY_SHARED" else {
+            return .error(400, 4_000_185, "Family Sharing transactions are not supported by this endpoint.")
+        }
+        await state.setAppAccountToken(originalTransactionId: originalId, token: token.lowercased())
+        return ServerAPIAnswer(status: 200, body: Data())
+    }
+
     func transactionInfo(_ id: String, app: SimulatedApp, environment: AppStoreEnvironment, now: Date) async throws -> ServerAPIAnswer {
         await state.advance(to: now)
         guard let tx = await placed(id, app: app, environment: environment) else { return .transactionNotFound }

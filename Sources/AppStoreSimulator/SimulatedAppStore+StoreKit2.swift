@@ -25,6 +25,7 @@ extension SimulatedAppStore {
             "transactionReason": transaction.transactionId == transaction.originalTransactionId ? "PURCHASE" : "RENEWAL",
             "storefront": "USA",
             "storefrontId": "143441",
+            "appTransactionId": device.appTransactionId,
         ]
         if let expires = transaction.expiresDate { payload["expiresDate"] = ms(expires) }
         if let revoked = transaction.cancellationDate {
@@ -56,7 +57,9 @@ extension SimulatedAppStore {
             "isInBillingRetryPeriod": subscription.billingFailedAt != nil,
             "signedDate": ms(now),
             "environment": device.environment == .production ? "Production" : "Sandbox",
+            "appTransactionId": device.appTransactionId,
         ]
+        if let token = latest?.appAccountToken { payload["appAccountToken"] = token }
         if let expires = latest?.expiresDate { payload["renewalDate"] = ms(expires) }
         if let original = latest?.originalPurchaseDate { payload["recentSubscriptionStartDate"] = ms(original) }
         if subscription.billingFailedAt != nil { payload["expirationIntent"] = 2 } else if !subscription.autoRenew { payload["expirationIntent"] = 1 }

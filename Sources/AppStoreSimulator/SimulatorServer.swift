@@ -295,6 +295,19 @@ public struct SimulatorServer: Sendable {
                 try await store.transactionInfo(id, app: app, environment: env, now: now)
             }
         }
+        routes.get("inApps/v1/transactions/appTransactions/:id") { request, context in
+            let id = try context.parameters.require("id")
+            return await serverAPI(request, "app_transaction", env, store) { app, now in
+                try await store.appTransactionInfo(id, app: app, environment: env, now: now)
+            }
+        }
+        routes.put("inApps/v1/transactions/:id/appAccountToken") { request, context in
+            let id = try context.parameters.require("id")
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            return await serverAPI(request, "app_account_token", env, store) { app, _ in
+                await store.setAppAccountToken(id, body: Data(body.readableBytesView), app: app, environment: env)
+            }
+        }
         routes.get("inApps/v2/history/:id") { request, context in
             let id = try context.parameters.require("id")
             let revision = request.uri.queryParameters.get("revision")

@@ -55,6 +55,14 @@ actor SimulatorState {
         var bundleId: String
         var environment: AppStoreEnvironment
         var transactionIds: [String]
+
+        /// Apple's per-customer app transaction id: a number, the same for the device every
+        /// time (FNV-1a 64 of its UUID, in a 16-digit range).
+        var appTransactionId: String {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in withUnsafeBytes(of: id.uuid, Array.init) { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            return String(7_000_000_000_000_000 + hash % 1_000_000_000_000_000)
+        }
     }
 
     struct Failure: Error, CustomStringConvertible {
@@ -103,6 +111,16 @@ actor SimulatorState {
     }
 
     func device(_ id: UUID) -> Device? { devices[id] }
+
+    func device(appTransactionId: String) -> Device? { devices.values.first { $0.appTransactionId == appTransactionId } }
+
+    /// Set App Account Token: the token goes on every transaction of the purchase, so what is
+    /// signed from now on carries it.
+    func setAppAccountToken(originalTransactionId: String, token: String) {
+        for (id, transaction) in transactions where transaction.originalTransactionId == originalTransactionId {
+            transactions[id]?.appAccountToken = token
+        }
+    }
 
     func purchase(deviceId: UUID, productId: String, quantity: Int, now: Date, appAccountToken: String? = nil) throws -> Transaction {
         guard var device = devices[deviceId] else { throw Failure(status: 404, code: "unknown_device", message: "no device") }

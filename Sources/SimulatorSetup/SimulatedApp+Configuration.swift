@@ -22,7 +22,7 @@ extension SimulatedApp {
                     productId: product.productId, kind: kind, period: product.type == .autoRenewable ? "P1M" : nil,
                     priceMicros: product.priceMicros, currency: product.currency)
             },
-            appAppleId: nil,
+            appAppleId: app.appAppleId,
             serverAPIKeys: app.serverAPI.flatMap { key in
                 (try? P256.Signing.PrivateKey(pemRepresentation: key.privateKeyPEM)).map {
                     [SimulatedAPIKey(keyId: key.keyId, issuerId: key.issuerId, publicKeyPEM: $0.publicKey.pemRepresentation)]

@@ -18,9 +18,11 @@ struct NotificationTests {
     /// A signed V2 notification of `type` carrying `transaction` (a signed transaction payload).
     func notification(
         _ stack: LocalStack, type: String, subtype: String? = nil, uuid: String = UUID().uuidString.lowercased(), signedAt: Date,
-        transaction: [String: Any]?, renewal: [String: Any]? = nil, bundleId: String = demoBundle
+        transaction: [String: Any]?, renewal: [String: Any]? = nil, bundleId: String = demoBundle, appAppleId: Int64? = nil,
+        environment: String = "Production"
     ) throws -> String {
-        var data: [String: Any] = ["bundleId": bundleId, "environment": "Production", "bundleVersion": "1"]
+        var data: [String: Any] = ["bundleId": bundleId, "environment": environment, "bundleVersion": "1"]
+        if let appAppleId { data["appAppleId"] = appAppleId }
         if let transaction { data["signedTransactionInfo"] = try stack.simulatorPKI.signJWS(payload: try json(transaction)) }
         if let renewal { data["signedRenewalInfo"] = try stack.simulatorPKI.signJWS(payload: try json(renewal)) }
         var outer: [String: Any] = ["notificationType": type, "notificationUUID": uuid, "version": "2.0", "signedDate": ms(signedAt), "data": data]
@@ -165,6 +167,37 @@ struct NotificationTests {
             _ = try await api.waitForFinal(try #require(renewed.json["verificationId"] as? String), timeout: 60)
             let active = try #require(try await api.subscriber("carol").subscriptions.first)
             #expect(active.status == .active && active.gracePeriodExpiresDate == nil && active.autoRenewEnabled == true, "\(active)")
+        }
+    }
+
+    @Test("with the app's Apple id configured, a production notification must name it (Apple's rule), a sandbox one need not; the simulator's pass")
+    func appAppleId() async throws {
+        try await withStack(configure: { $0.apps[0].appAppleId = 6_450_000_001 }) { stack in
+            let now = Date()
+            func post(_ appAppleId: Int64?, environment: String = "Production") async throws -> HTTPJSONClient.Reply {
+                try await stack.api.postNotification(
+                    signedPayload: try notification(
+                        stack, type: "TEST", signedAt: now, transaction: nil, appAppleId: appAppleId, environment: environment))
+            }
+            #expect(try await post(6_450_000_001).status == 200)
+            let wrong = try await post(6_450_000_002)
+            #expect(
+                wrong.status == 403 && wrong.errorCode == "notification_rejected" && wrong.text.contains("jws_wrong_app_apple_id"), "\(wrong.text)")
+            let none = try await post(nil)
+            #expect(none.status == 403 && none.text.contains("jws_wrong_app_apple_id"), "\(none.text)")
+            #expect(try await post(nil, environment: "Sandbox").status == 200)
+            // The simulator learns the id from the same configuration: its production
+            // notifications name it, and the server takes them.
+            try await stack.sendNotifications()
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
+            let delivered = try await eventually {
+                try await stack.simulator.notifications().contains {
+                    $0["transactionId"] as? String == bought.transactionId && $0["delivered"] as? Bool == true
+                }
+            }
+            let sent = try await stack.simulator.notifications()
+            #expect(delivered, "\(sent)")
         }
     }
 

@@ -24,12 +24,16 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     public var serverAPI: ServerAPIKeyConfiguration?
     /// The app's own access (a publishable client key and who its user is); nil: backends only.
     public var client: ClientAccess?
+    /// The app's Apple id (App Store Connect, App Information). When set, a production
+    /// notification must name it, as Apple's own verifier requires; sandbox ones need not.
+    public var appAppleId: Int64?
 
     public init(
         id: String, bundleId: String, sharedSecret: String?, acceptSandbox: Bool = true, apiKey: String, products: [Product] = [],
-        serverAPI: ServerAPIKeyConfiguration? = nil, client: ClientAccess? = nil
+        serverAPI: ServerAPIKeyConfiguration? = nil, client: ClientAccess? = nil, appAppleId: Int64? = nil
     ) {
         self.client = client
+        self.appAppleId = appAppleId
         self.id = id
         self.bundleId = bundleId
         self.sharedSecret = sharedSecret
@@ -40,7 +44,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, bundleId, sharedSecret, acceptSandbox, apiKey, products, serverAPI, client
+        case id, bundleId, sharedSecret, acceptSandbox, apiKey, products, serverAPI, client, appAppleId
     }
 
     public init(from decoder: any Decoder) throws {
@@ -53,6 +57,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         products = try c.decodeIfPresent([Product].self, forKey: .products) ?? []
         serverAPI = try c.decodeIfPresent(ServerAPIKeyConfiguration.self, forKey: .serverAPI)
         client = try c.decodeIfPresent(ClientAccess.self, forKey: .client)
+        appAppleId = try c.decodeIfPresent(Int64.self, forKey: .appAppleId)
     }
 
     /// The credentials the Server API client signs with, when a key is configured.
@@ -240,6 +245,7 @@ public struct StorekeeperConfiguration: Codable, Sendable {
             if !ids.insert(app.id).inserted { problems.append("\(key).id: duplicate app id '\(app.id)'") }
             if app.bundleId.isEmpty { problems.append("\(key).bundleId: must not be empty") }
             if app.apiKey.count < 16 { problems.append("\(key).apiKey: must be at least 16 characters") }
+            if let appAppleId = app.appAppleId, appAppleId <= 0 { problems.append("\(key).appAppleId: must be a positive number") }
             if !keys.insert(app.apiKey).inserted || app.apiKey == adminKey {
                 problems.append("\(key).apiKey: must be unique and differ from adminKey")
             }

@@ -121,8 +121,15 @@ struct NotificationIngest {
         else { throw StorekeeperError(.invalidNotification, "the signed payload is not a V2 notification") }
         // The one notification verifier (the grant job uses it too): the app by bundle id, the
         // nested renewal info and signed transaction verified for it.
-        guard case .verified(let verified) = await context.signedTransactionGate.notification(payload, apps: context.apps, now: now) else {
-            throw StorekeeperError(.unknownApp, "no configured app has bundle id '\(payload.bundleId ?? "(none)")'")
+        let verified: SignedTransactionGate.VerifiedNotification
+        switch await context.signedTransactionGate.notification(payload, apps: context.apps, now: now) {
+        case .verified(let notification): verified = notification
+        case .unknownApp(let bundleId):
+            throw StorekeeperError(.unknownApp, "no configured app has bundle id '\(bundleId ?? "(none)")'")
+        case .wrongAppAppleId(let expected, let found):
+            let code = FailureReason.jwsWrongAppAppleId.rawValue
+            context.metrics.increment("storekeeper_notifications_rejected_total", labels: ["reason": code])
+            throw StorekeeperError(.notificationRejected, "\(code): the notification names app \(found.map(String.init) ?? "none"), not \(expected)")
         }
         let app = verified.app
 

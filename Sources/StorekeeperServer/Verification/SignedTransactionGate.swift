@@ -65,6 +65,10 @@ struct SignedTransactionGate: Sendable {
         switch await notification(payload, apps: [app], now: now) {
         case .unknownApp(let bundleId):
             return .rejected(code: FailureReason.jwsWrongBundleId.rawValue, message: "the notification is for '\(bundleId ?? "?")'")
+        case .wrongAppAppleId(let expected, let found):
+            return .rejected(
+                code: FailureReason.jwsWrongAppAppleId.rawValue,
+                message: "the notification names app \(found.map(String.init) ?? "none"), not \(expected)")
         case .verified(let verified):
             switch verified.transaction {
             case nil:
@@ -92,6 +96,9 @@ struct SignedTransactionGate: Sendable {
         case verified(VerifiedNotification)
         /// No app in the list has the notification's bundle id.
         case unknownApp(bundleId: String?)
+        /// A production notification for an app whose Apple id is configured names another one
+        /// (or none).
+        case wrongAppAppleId(expected: Int64, found: Int64?)
     }
 
     /// The one notification verifier, used by the notification endpoint (and its gap-fill) and by
@@ -99,6 +106,9 @@ struct SignedTransactionGate: Sendable {
     /// bundle id, and the nested renewal info and transaction are verified for it.
     func notification(_ payload: NotificationPayload, apps: [AppConfiguration], now: Date) async -> NotificationVerdict {
         guard let app = apps.first(where: { $0.bundleId == payload.bundleId }) else { return .unknownApp(bundleId: payload.bundleId) }
+        if let expected = app.appAppleId, payload.environment == .production, payload.appAppleId != expected {
+            return .wrongAppAppleId(expected: expected, found: payload.appAppleId)
+        }
         guard let nested = payload.data?.signedTransactionInfo else {
             return .verified(VerifiedNotification(payload: payload, app: app, transaction: nil))
         }
