@@ -183,11 +183,19 @@ public enum StorekeeperApplication {
 
     /// An HTTP client sized for many slow Apple calls at once. It follows no redirect: Apple
     /// sends none, and a webhook receiver's redirect must not send a signed event elsewhere.
+    ///
+    /// A connection that cannot be made fails its request at once. AsyncHTTPClient's default
+    /// tries again with backoff until the connect timeout, which turns "Apple refused the
+    /// connection" into a 10-second "timeout" per attempt and holds a worker for it. Here the
+    /// job queue's backoff is the retry, and the failure keeps its name (`apple_unreachable`).
     public static func makeHTTPClient(configuration: StorekeeperConfiguration) -> HTTPClient {
         var http = HTTPClient.Configuration()
         http.redirectConfiguration = .disallow
         http.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(8, configuration.workers))
-        http.timeout = .init(connect: .seconds(10))
+        http.connectionPool.retryConnectionEstablishment = false
+        let timeouts = configuration.appleTimeouts
+        http.timeout = .init(
+            connect: .milliseconds(Int64(timeouts.connectSeconds * 1000)), read: .milliseconds(Int64(timeouts.readSeconds * 1000)))
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
     }
 }

@@ -1,3 +1,4 @@
+import AppStoreClient
 import AppStoreSimulator
 import Foundation
 import GRDB
@@ -221,6 +222,41 @@ struct ProcessHardeningTests {
         }
     }
 
+    @Test("a refused connection to Apple fails the attempt at once as apple_unreachable; it does not wait out the connect timeout")
+    func refusedConnectionFailsFast() async throws {
+        let binary = try #require(TestPaths.storekeeperBinary(), "build the executable first: swift build")
+        let stack = try await LocalStack.start(
+            configuration: LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath()), startServer: false)
+        var child = stack.configuration
+        child.port = 0
+        // Nobody listens on port 9, so every connection is refused. The connect timeout is
+        // longer than the test: a client that kept trying until it would end each attempt as a
+        // timeout at the attempt's 30 s deadline, never as unreachable.
+        child.appleEndpoints = VerifyReceiptEndpoints(
+            production: "http://127.0.0.1:9/verifyReceipt", sandbox: "http://127.0.0.1:9/sandbox/verifyReceipt")
+        child.appleTimeouts.connectSeconds = 600
+        let setup = try ChildSetup(child, name: "refused")
+        let server = try await ChildProcess.server(binary: binary, configPath: setup.configPath, logPath: setup.logPath)
+        do {
+            let client = StorekeeperClient(
+                http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: server.baseURL), apiKey: stack.api.apiKey,
+                adminKey: stack.api.adminKey)
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+            let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
+            let reply = try await client.postReceipt(appUserId: "refused", receipt: purchase.receipt)
+            let id = try #require(reply.json["id"] as? String, "\(reply.text)")
+            #expect(try await eventually { try await stack.store.verification(id: id)?.reason?.rawValue == "apple_unreachable" })
+            let record = try await stack.store.verification(id: id)
+            #expect(record?.state.isFinal == false, "Apple unreachable is never a verdict")
+        } catch {
+            server.terminate()
+            try? await stack.stop()
+            throw error
+        }
+        server.terminate()
+        try await stack.stop()
+    }
+
     @Test("kill -9 with verifications in flight: after restart they resume at once, not after leaseSeconds")
     func killNineResumesAtOnce() async throws {
         let run = try await HungAppleRun(name: "kill9")
@@ -276,6 +312,7 @@ final class HungAppleRun {
         binary = try #require(TestPaths.storekeeperBinary(), "build the executable first: swift build")
         var configuration = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath())
         configuration.attemptTimeoutSeconds = 600
+        configuration.appleTimeouts.readSeconds = 600
         configuration.leaseSeconds = 3600
         configure(&configuration)
         var simulatorConfiguration = LocalStack.simulatorConfiguration(for: configuration)

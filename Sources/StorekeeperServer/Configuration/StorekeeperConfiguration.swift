@@ -96,8 +96,10 @@ public struct StorekeeperConfiguration: Codable, Sendable {
     public var workers: Int = 256
     /// Run the verification workers in this process (false: API only).
     public var runWorkers: Bool = true
-    /// Timeout of one verifyReceipt call.
+    /// Timeout of one verifyReceipt call: the whole answer.
     public var attemptTimeoutSeconds: Double = 30
+    /// The earlier phases of every call to Apple (and of webhook deliveries).
+    public var appleTimeouts = AppleTimeouts()
     /// A job whose worker died is taken up again after this; must exceed 3 attempt timeouts.
     public var leaseSeconds: Double = 120
     /// Backoff between attempts while Apple fails.
@@ -141,7 +143,7 @@ public struct StorekeeperConfiguration: Codable, Sendable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case host, port, databasePath, sqliteSynchronousFull, adminKey, apps, appleEndpoints, workers, runWorkers
-        case attemptTimeoutSeconds, leaseSeconds, retry, flagAfterSeconds, excludeOldTransactions, bindingPolicy
+        case attemptTimeoutSeconds, appleTimeouts, leaseSeconds, retry, flagAfterSeconds, excludeOldTransactions, bindingPolicy
         case maxBodyBytes, maxWaitSeconds, receiptTrust, outagePolicy, serverAPIEndpoints, notificationGapFill
         case idleTimeoutSeconds, requestTimeoutSeconds, maxConnections, shutdownGraceSeconds, webhooks
         case eventRetentionDays
@@ -160,6 +162,7 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         workers = try c.decodeIfPresent(Int.self, forKey: .workers) ?? d.workers
         runWorkers = try c.decodeIfPresent(Bool.self, forKey: .runWorkers) ?? d.runWorkers
         attemptTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .attemptTimeoutSeconds) ?? d.attemptTimeoutSeconds
+        appleTimeouts = try c.decodeIfPresent(AppleTimeouts.self, forKey: .appleTimeouts) ?? d.appleTimeouts
         leaseSeconds = try c.decodeIfPresent(Double.self, forKey: .leaseSeconds) ?? d.leaseSeconds
         retry = try c.decodeIfPresent(RetryPolicy.self, forKey: .retry) ?? d.retry
         flagAfterSeconds = try c.decodeIfPresent(Double.self, forKey: .flagAfterSeconds) ?? d.flagAfterSeconds
@@ -194,6 +197,9 @@ public struct StorekeeperConfiguration: Codable, Sendable {
             problems.append("databasePath: must name an SQLite file or a postgres:// URL")
         }
         if attemptTimeoutSeconds <= 0 { problems.append("attemptTimeoutSeconds: must be positive") }
+        if !(appleTimeouts.connectSeconds > 0) || !(appleTimeouts.readSeconds > 0) {
+            problems.append("appleTimeouts: connectSeconds and readSeconds must be positive")
+        }
         if leaseSeconds < attemptTimeoutSeconds * 3 + 1 {
             problems.append("leaseSeconds: must exceed 3 × attemptTimeoutSeconds (an attempt may call Apple three times)")
         }
