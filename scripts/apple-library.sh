@@ -23,27 +23,11 @@ venv=${APPLE_LIBRARY_VENV:-.build/apple-library-venv}
 # Pinned, so CI does not change under us.
 library_version=3.1.2
 
-fail() { echo "apple-library: $*" >&2; echo "apple-library: 0 passed, 1 failed"; exit 1; }
+name=apple-library
+. scripts/lib/check.sh
 [ -x "$bin" ] || fail "no storekeeper binary at $bin (build it, or set STOREKEEPER_BIN)"
+ensure_venv "$venv" app-store-server-library "$library_version"
 
-installed() { "$venv/bin/python" -m pip show "$1" 2>/dev/null | sed -n 's/^Version: //p'; }
-if [ ! -x "$venv/bin/python" ] || [ "$(installed app-store-server-library)" != "$library_version" ]; then
-  echo "apple-library: installing app-store-server-library $library_version into $venv"
-  python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "app-store-server-library==$library_version"
-fi
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/storekeeper-apple-library.XXXXXX")
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
 port=$(free_port)
 sim_port=$(free_port)
 "$bin" serve --simulator --simulator-port "$sim_port" --port "$port" --database "$work/storekeeper.sqlite" \

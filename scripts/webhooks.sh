@@ -18,27 +18,11 @@ standardwebhooks_version=1.1.0
 app_key=demo-app-key-0123456789
 admin_key=demo-admin-key-0123456789
 
-fail() { echo "webhooks: $*" >&2; echo "webhooks: 0 passed, 1 failed"; exit 1; }
+name=webhooks
+. scripts/lib/check.sh
 [ -x "$bin" ] || fail "no storekeeper binary at $bin (build it, or set STOREKEEPER_BIN)"
+ensure_venv "$venv" standardwebhooks "$standardwebhooks_version"
 
-installed() { "$venv/bin/python" -m pip show "$1" 2>/dev/null | sed -n 's/^Version: //p'; }
-if [ ! -x "$venv/bin/python" ] || [ "$(installed standardwebhooks)" != "$standardwebhooks_version" ]; then
-  echo "webhooks: installing standardwebhooks $standardwebhooks_version into $venv"
-  python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "standardwebhooks==$standardwebhooks_version"
-fi
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/storekeeper-webhooks.XXXXXX")
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
 port=$(free_port)
 sim_port=$(free_port)
 hook_port=$(free_port)

@@ -1,0 +1,30 @@
+# Shared by the checks that judge the real binary with tools we did not write
+# (scripts/webhooks.sh, scripts/apple-library.sh). Source it after setting `name`.
+
+# One failure line, the closing count, exit 1.
+fail() { echo "$name: $*" >&2; echo "$name: 0 passed, 1 failed"; exit 1; }
+
+# ensure_venv VENV PACKAGE VERSION: a virtualenv holding PACKAGE at exactly VERSION (pinned, so
+# CI does not change under us); made or upgraded only when it does not.
+ensure_venv() {
+  local venv=$1 package=$2 version=$3 installed=""
+  [ -x "$venv/bin/python" ] && installed=$("$venv/bin/python" -m pip show "$package" 2>/dev/null | sed -n 's/^Version: //p' || true)
+  if [ "$installed" != "$version" ]; then
+    echo "$name: installing $package $version into $venv"
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$package==$version"
+  fi
+}
+
+# A work directory, and the child processes started (appended to `pids`): both gone on exit.
+work=$(mktemp -d "${TMPDIR:-/tmp}/storekeeper-$name.XXXXXX")
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
