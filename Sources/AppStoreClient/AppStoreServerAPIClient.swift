@@ -15,8 +15,10 @@ public struct ServerAPIEndpoints: Sendable, Hashable, Codable {
         self.sandbox = sandbox
     }
 
+    /// The hosts Apple recommends since its server update of 2026-05-05. The older
+    /// `api.storekit(-sandbox).itunes.apple.com` still answer; set `serverAPIEndpoints` to use them.
     public static let apple = ServerAPIEndpoints(
-        production: "https://api.storekit.itunes.apple.com", sandbox: "https://api.storekit-sandbox.itunes.apple.com")
+        production: "https://api.storekit.apple.com", sandbox: "https://api.storekit-sandbox.apple.com")
 
     public func baseURL(for environment: AppStoreEnvironment) -> String {
         environment == .sandbox ? sandbox : production

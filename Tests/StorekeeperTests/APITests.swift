@@ -1,3 +1,4 @@
+import AppStoreClient
 import Foundation
 import JobQueue
 import NIOHTTP1
@@ -223,5 +224,24 @@ struct ConfigurationTests {
         let env = ConfigurationLoader(environment: ["STOREKEEPER_PORT": "9999", "STOREKEEPER_WORKERS": "7"])
         let loaded = try env.load(file: nil, base: DemoConfiguration.configuration()) { $0.workers = 9 }
         #expect(loaded.port == 9999 && loaded.workers == 9)
+    }
+
+    @Test("Apple's hosts: the ones Apple recommends since 2026 by default, the older ones when configured; phase timeouts read and checked")
+    func appleHostsAndTimeouts() throws {
+        let defaults = try ConfigurationLoader.parse(Data(#"{"adminKey":"admin-key-0123456789abcdef","apps":[]}"#.utf8))
+        #expect(defaults.serverAPIEndpoints.production == "https://api.storekit.apple.com")
+        #expect(defaults.serverAPIEndpoints.sandbox == "https://api.storekit-sandbox.apple.com")
+        #expect(defaults.appleTimeouts == AppleTimeouts(connectSeconds: 5, readSeconds: 20))
+        let older = try ConfigurationLoader.parse(
+            Data(
+                #"""
+                {"serverAPIEndpoints":{"production":"https://api.storekit.itunes.apple.com","sandbox":"https://api.storekit-sandbox.itunes.apple.com"},
+                 "appleTimeouts":{"connectSeconds":2}}
+                """#.utf8))
+        #expect(older.serverAPIEndpoints.production == "https://api.storekit.itunes.apple.com")
+        #expect(older.appleTimeouts == AppleTimeouts(connectSeconds: 2, readSeconds: 20))
+        var bad = DemoConfiguration.configuration()
+        bad.appleTimeouts.readSeconds = 0
+        #expect(bad.validationProblems().contains { $0.hasPrefix("appleTimeouts") })
     }
 }
