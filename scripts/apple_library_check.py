@@ -21,14 +21,17 @@ from appstoreserverlibrary import signed_data_verifier as verifier_module
 from appstoreserverlibrary.api_client import APIException, AppStoreServerAPIClient, GetTransactionHistoryVersion
 from appstoreserverlibrary.models.AccountTenure import AccountTenure
 from appstoreserverlibrary.models.AppTransaction import AppTransaction
+from appstoreserverlibrary.models.ConsumptionRequest import ConsumptionRequest
 from appstoreserverlibrary.models.ConsumptionRequestV1 import ConsumptionRequestV1
 from appstoreserverlibrary.models.ConsumptionStatus import ConsumptionStatus
+from appstoreserverlibrary.models.DeliveryStatus import DeliveryStatus
 from appstoreserverlibrary.models.DeliveryStatusV1 import DeliveryStatusV1
 from appstoreserverlibrary.models.ExtendReasonCode import ExtendReasonCode
 from appstoreserverlibrary.models.LifetimeDollarsPurchased import LifetimeDollarsPurchased
 from appstoreserverlibrary.models.LifetimeDollarsRefunded import LifetimeDollarsRefunded
 from appstoreserverlibrary.models.Platform import Platform
 from appstoreserverlibrary.models.PlayTime import PlayTime
+from appstoreserverlibrary.models.RefundPreference import RefundPreference
 from appstoreserverlibrary.models.UserStatus import UserStatus
 from appstoreserverlibrary.models.Environment import Environment
 from appstoreserverlibrary.models.ExtendRenewalDateRequest import ExtendRenewalDateRequest
@@ -287,8 +290,28 @@ def main() -> int:
                     if payload_of(again.signedAppTransactionInfo).get("appTransactionId") != decoded.appTransactionId:
                         failures.append(f"{name}: the app transaction id does not find its own app transaction")
 
+        # Send Consumption Information v2: taken as sent; no consent is Apple's 4000035.
+        coins = bought["com.example.coins100"]["transaction"]["transaction_id"]
+        try:
+            client.send_consumption_information(coins, ConsumptionRequest(
+                customerConsented=True, sampleContentProvided=False, deliveryStatus=DeliveryStatus.DELIVERED,
+                consumptionPercentage=25_000, refundPreference=RefundPreference.DECLINE))
+            count("Server API answers deserialised")
+            kept = sim("GET", f"/sim/consumption-v2/{coins}")
+            if kept.get("consumptionPercentage") != 25_000 or kept.get("deliveryStatus") != "DELIVERED":
+                failures.append(f"{name}: consumption v2 kept {kept}, not what was sent")
+        except APIException as error:
+            failures.append(f"{name} consumption v2: {error.http_status_code} {error.raw_api_error} {error.error_message}")
+        try:
+            client.send_consumption_information(
+                coins, ConsumptionRequest(customerConsented=False, sampleContentProvided=False, deliveryStatus=DeliveryStatus.DELIVERED))
+            failures.append(f"{name}: consumption v2 without consent was taken")
+        except APIException as error:
+            if error.raw_api_error != 4000035:
+                failures.append(f"{name}: consumption v2 without consent got {error.raw_api_error}, not Apple's 4000035")
+
         # Set App Account Token: the new token is in what is signed afterwards; a bad UUID is
-        # Apple's 4000183.
+        # Apple's 4000183, a transaction that is not the original 4000187.
         token = str(uuid.uuid4())
         try:
             client.set_app_account_token(subscription, UpdateAppAccountTokenRequest(appAccountToken=token))
@@ -304,6 +327,17 @@ def main() -> int:
         except APIException as error:
             if error.raw_api_error != 4000183:
                 failures.append(f"{name}: a bad token got {error.http_status_code} {error.raw_api_error}, not Apple's 4000183")
+        renewals = [tx["transaction_id"] for tx in sim("GET", f"/sim/devices/{device}/transactions")
+                    if tx.get("original_transaction_id") == subscription and tx["transaction_id"] != subscription]
+        if renewals:
+            try:
+                client.set_app_account_token(renewals[0], UpdateAppAccountTokenRequest(appAccountToken=str(uuid.uuid4())))
+                failures.append(f"{name}: Set App Account Token took a renewal's id")
+            except APIException as error:
+                if error.raw_api_error != 4000187:
+                    failures.append(f"{name}: a renewal's id got {error.raw_api_error}, not Apple's 4000187")
+        else:
+            failures.append(f"{name}: the subscription did not renew, so the not-original case went untested")
 
         # Every notification the simulator made in this environment, from its history.
         now_ms = int(sim("GET", "/sim/clock")["nowMs"])

@@ -180,6 +180,36 @@ public struct CheckTestNotificationResponse: Codable, Hashable, Sendable {
 
 /// Body of `PUT /inApps/v1/transactions/consumption/{transactionId}`, the answer to a
 /// CONSUMPTION_REQUEST notification. Integers are Apple's documented codes.
+/// `PUT /inApps/v2/transactions/consumption/{transactionId}` (2025): fewer fields, enums as
+/// strings, and a consumed share in milliunits (0-100,000). Apple requires consent, whether a
+/// sample was provided and the delivery status; they are optional here so that a missing one
+/// gets Apple's own error code, not a generic one.
+public struct ConsumptionRequestV2: Codable, Hashable, Sendable {
+    public var customerConsented: Bool
+    public var sampleContentProvided: Bool?
+    /// `DELIVERED`, `UNDELIVERED_QUALITY_ISSUE`, `UNDELIVERED_WRONG_ITEM`, `UNDELIVERED_SERVER_OUTAGE`, `UNDELIVERED_OTHER`.
+    public var deliveryStatus: String?
+    public var consumptionPercentage: Int?
+    /// `DECLINE`, `GRANT_FULL`, `GRANT_PRORATED`.
+    public var refundPreference: String?
+
+    public static let deliveryStatuses: Set<String> = [
+        "DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE", "UNDELIVERED_OTHER",
+    ]
+    public static let refundPreferences: Set<String> = ["DECLINE", "GRANT_FULL", "GRANT_PRORATED"]
+
+    public init(
+        customerConsented: Bool, sampleContentProvided: Bool? = nil, deliveryStatus: String? = nil, consumptionPercentage: Int? = nil,
+        refundPreference: String? = nil
+    ) {
+        self.customerConsented = customerConsented
+        self.sampleContentProvided = sampleContentProvided
+        self.deliveryStatus = deliveryStatus
+        self.consumptionPercentage = consumptionPercentage
+        self.refundPreference = refundPreference
+    }
+}
+
 public struct ConsumptionRequest: Codable, Hashable, Sendable {
     public var customerConsented: Bool
     public var consumptionStatus: Int

@@ -60,6 +60,7 @@ final class ServerAPIState: Sendable {
     let verifiedTokens = Mutex<[String: (bundleId: String, expires: Int64)]>([:])
     let faults = Mutex(ServerAPIFaults())
     let consumption = Mutex<[String: ConsumptionRequest]>([:])
+    let consumptionV2 = Mutex<[String: ConsumptionRequestV2]>([:])
 }
 
 extension SimulatedAppStore {
@@ -173,8 +174,11 @@ extension SimulatedAppStore {
         guard let request = try? JSONDecoder().decode(UpdateAppAccountTokenRequest.self, from: body), let token = request.appAccountToken,
             UUID(uuidString: token) != nil
         else { return .error(400, 4_000_183, "Invalid appAccountToken UUID.") }
-        guard let tx = await placed(originalId, app: app, environment: environment), tx.originalTransactionId == originalId else {
+        guard let tx = await placed(originalId, app: app, environment: environment) else {
             return .error(404, 4_040_005, "Original transaction id not found.")
+        }
+        guard tx.originalTransactionId == originalId else {
+            return .error(400, 4_000_187, "The transaction id is not an original transaction id.")
         }
         guard tx.ownership != "FAMILY_SHARED" else {
             return .error(400, 4_000_185, "Family Sharing transactions are not supported by this endpoint.")
@@ -282,6 +286,28 @@ extension SimulatedAppStore {
             return .error(400, 4_000_023, "Invalid request.")
         }
         serverAPI.consumption.withLock { $0[id] = request }
+        return ServerAPIAnswer(status: 202, body: Data())
+    }
+
+    /// Send Consumption Information v2: Apple's checks of each field, then 202; what was sent
+    /// is kept for `GET /sim/consumption-v2/{transactionId}`.
+    func recordConsumptionV2(_ id: String, body: Data, app: SimulatedApp, environment: AppStoreEnvironment) async -> ServerAPIAnswer {
+        guard await placed(id, app: app, environment: environment) != nil else { return .transactionNotFound }
+        guard let request = try? JSONDecoder().decode(ConsumptionRequestV2.self, from: body) else {
+            return .error(400, 4_000_000, "Invalid request.")
+        }
+        guard request.customerConsented else { return .error(400, 4_000_035, "Invalid customer consented value.") }
+        guard request.sampleContentProvided != nil else { return .error(400, 4_000_041, "Invalid sample content provided value.") }
+        guard let status = request.deliveryStatus, ConsumptionRequestV2.deliveryStatuses.contains(status) else {
+            return .error(400, 4_000_036, "Invalid delivery status value.")
+        }
+        if let share = request.consumptionPercentage, !(0...100_000).contains(share) {
+            return .error(400, 4_000_000, "Invalid consumption percentage.")
+        }
+        if let preference = request.refundPreference, !ConsumptionRequestV2.refundPreferences.contains(preference) {
+            return .error(400, 4_000_000, "Invalid refund preference.")
+        }
+        serverAPI.consumptionV2.withLock { $0[id] = request }
         return ServerAPIAnswer(status: 202, body: Data())
     }
 

@@ -237,6 +237,11 @@ public struct SimulatorServer: Sendable {
             guard let body = store.serverAPI.consumption.withLock({ $0[id] }) else { throw HTTPError(.notFound) }
             return Self.json(body)
         }
+        sim.get("consumption-v2/:transaction") { _, context in
+            let id = try context.parameters.require("transaction")
+            guard let body = store.serverAPI.consumptionV2.withLock({ $0[id] }) else { throw HTTPError(.notFound) }
+            return Self.json(body)
+        }
         sim.post("devices/:device/family-share") { request, context in
             struct Body: Decodable { var transactionId: String }
             let body: Body = try await Self.decode(request)
@@ -357,6 +362,13 @@ public struct SimulatorServer: Sendable {
             let body = try await request.body.collect(upTo: 64 * 1024)
             return await serverAPI(request, "consumption", env, store) { app, _ in
                 await store.recordConsumption(id, body: Data(body.readableBytesView), app: app, environment: env)
+            }
+        }
+        routes.put("inApps/v2/transactions/consumption/:id") { request, context in
+            let id = try context.parameters.require("id")
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            return await serverAPI(request, "consumption_v2", env, store) { app, _ in
+                await store.recordConsumptionV2(id, body: Data(body.readableBytesView), app: app, environment: env)
             }
         }
         routes.put("inApps/v1/subscriptions/extend/:id") { request, context in
