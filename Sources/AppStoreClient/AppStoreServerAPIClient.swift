@@ -197,6 +197,37 @@ public struct AppStoreServerAPIClient: Sendable {
         try await call(.GET, "/inApps/v1/lookup/\(escape(orderId))", placement: placement)
     }
 
+    /// The customer's signed app transaction. Any transaction id of the customer
+    /// will do: original, renewal or app transaction id.
+    public func appTransactionInfo(
+        _ anyTransactionId: String, in placement: Placement = .either
+    ) async throws
+        -> (AppTransactionInfoResponse, AppStoreEnvironment)
+    {
+        try await call(.GET, "/inApps/v1/transactions/appTransactions/\(escape(anyTransactionId))", placement: placement)
+    }
+
+    /// Set App Account Token: binds a purchase to one of the developer's accounts
+    /// after the fact. Apple wants the original transaction id and a UUID.
+    @discardableResult
+    public func setAppAccountToken(
+        _ originalTransactionId: String, _ token: String, in placement: Placement = .either
+    ) async throws -> AppStoreEnvironment {
+        let body = try JSONEncoder().encode(UpdateAppAccountTokenRequest(appAppAccountToken: token))
+        let (_, environment): (Empty, AppStoreEnvironment) = try await call(
+            .PUT, "/inApps/v1/transactions/\(escape(originalTransactionId))/appAccountToken", body: body, placement: placement)
+        return environment
+    }
+
+    /// Finish Transaction (API 1.20+): the server delivered what was bought, so StoreKit need
+    /// not keep offering the transaction to the app.
+    @discardableResult
+    public func finishTransaction(_ transactionId: String, in placement: Placement = .either) async throws -> AppStoreEnvironment {
+        let (_, environment): (Empty, AppStoreEnvironment) = try await call(
+            .POST, "/inApps/v1/transactions/\(escape(transactionId))/finish", placement: placement)
+        return environment
+    }
+
     // MARK: Notifications
 
     /// One page of the notifications Apple sent (or tried to send) in the request's window.
@@ -229,6 +260,17 @@ public struct AppStoreServerAPIClient: Sendable {
         let _: (Empty, AppStoreEnvironment) = try await call(
             .PUT, "/inApps/v1/transactions/consumption/\(escape(transactionId))", body: try JSONEncoder().encode(body),
             placement: .only(environment))
+    }
+
+    /// Send Consumption Information v2, the answer to a CONSUMPTION_REQUEST.
+    @discardableResult
+    public func sendConsumptionInformation(
+        _ transactionId: String, _ body: ConsumptionRequestV2, in placement: Placement = .either
+    ) async throws -> AppStoreEnvironment {
+        let (_, environment): (Empty, AppStoreEnvironment) = try await call(
+            .PUT, "/inApps/v2/transactions/consumption/\(escape(transactionId))", body: try JSONEncoder().encode(body),
+            placement: placement)
+        return environment
     }
 
     public func extendRenewalDate(

@@ -58,6 +58,8 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
         public static let serverAPINotConfigured = Code("server_api_not_configured", .conflict)
         /// Apple's Server API did not answer (down, rate limiting, refused our key).
         public static let appleUnavailable = Code("apple_unavailable", .badGateway)
+        /// Apple refused what an operator asked it to do (the message carries Apple's error code).
+        public static let appleRejected = Code("apple_rejected", .unprocessableContent)
         public static let internalError = Code("internal_error", .internalServerError)
 
         public var description: String { name }

@@ -1,0 +1,173 @@
+import AppStoreClient
+import AppStoreCrypto
+import AppStoreModels
+import Foundation
+import Hummingbird
+
+/// Operator routes that act at Apple on one customer's purchase, through the app's App Store
+/// Server API key: the calls Apple added in 2025-2026 (App Store Server API 1.20). Each takes
+/// any kind of transaction id Apple takes, and `?environment=` when the caller knows it;
+/// otherwise production is asked first and the sandbox when production does not know the id.
+/// Apple's refusals keep Apple's error code in the message, so an operator can look it up.
+struct AppleActionsController {
+    let context: ServerContext
+
+    func register(on router: RouteTable) {
+        let transactions = router.group("v1/admin/apps/:app/transactions")
+        transactions.post(":transactionId/finish") { request, ctx in
+            let (app, client, placement) = try appleCall(request, ctx)
+            let id = try transactionId(ctx, "transactionId")
+            let environment = try await apple { try await client.finishTransaction(id, in: placement) }
+            context.metrics.increment("storekeeper_apple_actions_total", labels: ["action": "finish_transaction", "app": app.id])
+            return try StorekeeperJSON.response(
+                ActionAnswer(transactionId: id, environment: environment.storageName, finished: true))
+        }
+        transactions.put(":transactionId/app-account-token") { request, ctx in
+            let (app, client, placement) = try appleCall(request, ctx)
+            let id = try transactionId(ctx, "transactionId")
+            let token = try await accountToken(request)
+            let environment = try await apple { try await client.setAppAccountToken(id, token, in: placement) }
+            context.metrics.increment("storekeeper_apple_actions_total", labels: ["action": "set_app_account_token", "app": app.id])
+            return try StorekeeperJSON.response(
+                ActionAnswer(originalTransactionId: id, environment: environment.storageName, appAccountToken: token))
+        }
+        transactions.put(":transactionId/consumption") { request, ctx in
+            let (app, client, placement) = try appleCall(request, ctx)
+            let id = try transactionId(ctx, "transactionId")
+            let body = try await consumption(request)
+            let environment = try await apple { try await client.sendConsumptionInformation(id, body, in: placement) }
+            context.metrics.increment("storekeeper_apple_actions_total", labels: ["action": "send_consumption", "app": app.id])
+            return try StorekeeperJSON.response(
+                ActionAnswer(transactionId: id, environment: environment.storageName, consumptionSent: true), status: .accepted)
+        }
+        transactions.get(":transactionId/app-transaction") { request, ctx in
+            let (app, client, placement) = try appleCall(request, ctx)
+            let id = try transactionId(ctx, "transactionId")
+            let (answer, environment) = try await apple { try await client.appTransactionInfo(id, in: placement) }
+            guard let signed = answer.signedAppTransactionInfo else {
+                throw StorekeeperError(.appleUnavailable, "Apple answered without a signed app transaction")
+            }
+            // Apple's answer is believed only once verified, like every other signed payload.
+            let verdict = try await context.signedTransactionGate.verifier.verify(
+                signed,
+                expecting: .init(
+                    bundleId: app.bundleId, appAppleId: environment == .production ? app.appAppleId : nil,
+                    environment: environment.rawValue),
+                time: context.signedTransactionGate.validationTime(now: context.now()))
+            guard verdict.failures.isEmpty, let payload = verdict.json else {
+                throw StorekeeperError(
+                    .appleUnavailable, "Apple's signed app transaction did not verify: \(verdict.failures.map(\.description).joined(separator: "; "))"
+                )
+            }
+            return try StorekeeperJSON.response(AppTransactionAnswer(environment: environment.storageName, appTransaction: payload))
+        }
+    }
+
+    struct ActionAnswer: Encodable {
+        var transactionId: String?
+        var originalTransactionId: String?
+        var environment: String
+        var finished: Bool?
+        var appAccountToken: String?
+        var consumptionSent: Bool?
+    }
+
+    struct AppTransactionAnswer: Encodable {
+        var environment: String
+        /// Apple's decoded app transaction, every field as Apple sent it (`appTransactionId`,
+        /// `originalPlatform`, …); unknown ones kept.
+        var appTransaction: JSONValue
+    }
+
+    private func appleCall(
+        _ request: Request, _ ctx: some RequestContext
+    ) throws -> (AppConfiguration, AppStoreServerAPIClient, AppStoreServerAPIClient.Placement) {
+        try context.authenticateAdmin(request)
+        let app = try context.app(id: try ctx.parameters.decoded("app"))
+        guard let client = context.serverAPIClients[app.id] else {
+            throw StorekeeperError(.serverAPINotConfigured, "app '\(app.id)' has no serverAPI key")
+        }
+        let placement: AppStoreServerAPIClient.Placement
+        switch try QueryInput(request).oneOf("environment", ["production", "sandbox"]) {
+        case "production"?: placement = .only(.production)
+        case "sandbox"?: placement = .only(.sandbox)
+        default: placement = app.acceptSandbox ? .either : .only(.production)
+        }
+        return (app, client, placement)
+    }
+
+    /// Apple's transaction ids (original, renewal and app transaction ids alike) are decimal
+    /// digits; anything else is refused here rather than sent to Apple.
+    private func transactionId(_ ctx: some RequestContext, _ name: String) throws -> String {
+        let id = try ctx.parameters.decoded(name)
+        guard (1...40).contains(id.utf8.count), id.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            throw StorekeeperError(.invalidRequest, "\(name) must be an App Store transaction id (up to 40 decimal digits)")
+        }
+        return id
+    }
+
+    /// `{"appAccountToken": "<UUID>"}`, or `{"appUserId": "…"}` for the token StorekeeperKit
+    /// derives for that user: setting it binds an older purchase to the user, so a later
+    /// StoreKit 2 post of it passes the token check.
+    private func accountToken(_ request: Request) async throws -> String {
+        struct Body: Decodable {
+            var appAccountToken: String?
+            var appUserId: String?
+        }
+        let body = try StorekeeperJSON.decode(Body.self, from: try await context.body(request))
+        switch (body.appAccountToken, body.appUserId) {
+        case (let token?, nil):
+            guard let uuid = UUID(uuidString: token) else {
+                throw StorekeeperError(.invalidRequest, "appAccountToken must be a UUID")
+            }
+            return uuid.uuidString.lowercased()
+        case (nil, let user?):
+            try validateAppUserId(user)
+            return AppAccountToken.derive(appUserId: user)
+        default:
+            throw StorekeeperError(.invalidRequest, "send exactly one of appAccountToken and appUserId")
+        }
+    }
+
+    /// Apple's v2 consumption body, checked here so a mistake is a 400 naming the field rather
+    /// than a refusal from Apple later.
+    private func consumption(_ request: Request) async throws -> ConsumptionRequestV2 {
+        let body = try StorekeeperJSON.decode(ConsumptionRequestV2.self, from: try await context.body(request))
+        var problems: [String] = []
+        if !body.customerConsented { problems.append("customerConsented must be true: Apple takes the data only with consent") }
+        if body.sampleContentProvided == nil { problems.append("sampleContentProvided is required") }
+        if let status = body.deliveryStatus {
+            if !ConsumptionRequestV2.deliveryStatuses.contains(status) {
+                problems.append("deliveryStatus must be one of \(ConsumptionRequestV2.deliveryStatuses.sorted().joined(separator: ", "))")
+            }
+        } else {
+            problems.append("deliveryStatus is required")
+        }
+        if let share = body.consumptionPercentage, !(0...100_000).contains(share) {
+            problems.append("consumptionPercentage must be from 0 to 100000 (milliunits of a percent)")
+        }
+        if let preference = body.refundPreference, !ConsumptionRequestV2.refundPreferences.contains(preference) {
+            problems.append("refundPreference must be one of \(ConsumptionRequestV2.refundPreferences.sorted().joined(separator: ", "))")
+        }
+        guard problems.isEmpty else { throw StorekeeperError(.invalidRequest, problems.joined(separator: "; ")) }
+        return body
+    }
+
+    /// Apple's answer in Storekeeper's terms: an id Apple does not know is 404, a request Apple
+    /// refuses is 422 with Apple's code, anything else (5xx, timeouts, 429 beyond the wait) 502.
+    private func apple<T>(_ call: () async throws -> T) async throws -> T {
+        do {
+            return try await call()
+        } catch let error as ServerAPIError {
+            let apple = error.apiErrorCode.map { "Apple error \($0): " } ?? ""
+            switch error.code {
+            case .apiError where error.httpStatus == 404:
+                throw StorekeeperError(.notFound, "\(apple)\(error.message)", cause: error)
+            case .apiError:
+                throw StorekeeperError(.appleRejected, "\(apple)\(error.message)", cause: error)
+            default:
+                throw StorekeeperError(.appleUnavailable, "App Store Server API: \(error)", cause: error)
+            }
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import AppStoreClient
+import AppStoreModels
+import Foundation
+import NIOHTTP1
+import StorekeeperDomain
+import StorekeeperServer
+import StorekeeperTesting
+import Testing
+
+/// The 2025-2026 App Store Server API calls an operator makes through Storekeeper's admin API,
+/// each over real HTTP: test → Storekeeper → the simulator's Server API, and the simulator's
+/// `/sim` routes show what reached "Apple".
+@Suite("Apple actions: finish, app account token, consumption v2, app transaction")
+struct AppleActionsTests {
+    static let base = "/v1/admin/apps/demo/transactions"
+
+    func admin(_ stack: LocalStack) -> [String: String] { ["Authorization": "Bearer \(stack.api.adminKey)"] }
+
+    @Test("Finish Transaction reaches Apple for a known id; unknown, malformed and unauthenticated calls are refused")
+    func finish() async throws {
+        try await ServerAPIClientTests.withAPIStack { stack in
+            let http = stack.api.http
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "sandbox")
+            let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+            let finishedAtApple = {
+                try await stack.simulator.http.send(.GET, "/sim/transactions/\(coins.transactionId)/finished").json["finished"] as? Bool
+            }
+            #expect(try await finishedAtApple() == false)
+
+            let refused = try await http.send(.POST, "\(Self.base)/\(coins.transactionId)/finish")
+            #expect(refused.status == 401 && refused.errorCode == "unauthorized")
+            #expect(try await finishedAtApple() == false)
+
+            // No environment given: production does not know it, the sandbox does.
+            let done = try await http.send(.POST, "\(Self.base)/\(coins.transactionId)/finish", headers: admin(stack))
+            #expect(done.status == 200, "\(done.text)")
+            #expect(done.json["environment"] as? String == "sandbox" && done.json["finished"] as? Bool == true)
+            #expect(try await finishedAtApple() == true)
+
+            let unknown = try await http.send(.POST, "\(Self.base)/999999999999/finish", headers: admin(stack))
+            #expect(unknown.status == 404 && unknown.errorCode == "not_found" && unknown.text.contains("4040010"), "\(unknown.text)")
+            let malformed = try await http.send(.POST, "\(Self.base)/abc%20def/finish", headers: admin(stack))
+            #expect(malformed.status == 400 && malformed.errorCode == "invalid_request", "\(malformed.text)")
+            let wrongPlace = try await http.send(
+                .POST, "\(Self.base)/\(coins.transactionId)/finish?environment=production", headers: admin(stack))
+            #expect(wrongPlace.status == 404, "\(wrongPlace.text)")
+            let badEnvironment = try await http.send(
+                .POST, "\(Self.base)/\(coins.transactionId)/finish?environment=staging", headers: admin(stack))
+            #expect(badEnvironment.status == 400 && badEnvironment.errorCode == "invalid_request")
+        }
+    }
+
+    @Test("Set App Account Token binds an old purchase to a user's derived token; Apple's refusals keep Apple's code")
+    func appAccountToken() async throws {
+        try await ServerAPIClientTests.withAPIStack { stack in
+            let http = stack.api.http
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let sub = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
+            let path = "\(Self.base)/\(sub.originalTransactionId)/app-account-token"
+
+            let set = try await http.send(.PUT, path, headers: admin(stack), json: ["appUserId": "frank smith"])
+            #expect(set.status == 200, "\(set.text)")
+            let derived = AppAccountToken.derive(appUserId: "frank smith")
+            #expect(set.json["appAccountToken"] as? String == derived && set.json["environment"] as? String == "production")
+
+            // What Apple signs from now on carries the token, so a StoreKit 2 post of it for that
+            // user passes the server's token check.
+            let app = stack.configuration.apps[0]
+            let apple = AppStoreServerAPIClient(
+                httpClient: stack.httpClient, endpoints: stack.configuration.serverAPIEndpoints,
+                tokens: try ServerAPITokenProvider(credentials: try #require(app.serverAPICredentials)))
+            let signed = try #require(try await apple.transactionInfo(sub.transactionId).0.signedTransactionInfo)
+            #expect(try jwsPayload(signed)["appAccountToken"] as? String == derived)
+            let posted = try await stack.api.postSignedTransaction(
+                appUserId: "frank smith", signedTransaction: signed, appAccountToken: derived, wait: 30)
+            #expect(posted.status == 200, "\(posted.text)")
+            #expect(try await stack.api.subscriber("frank smith").activeEntitlements.contains("com.example.pro.monthly"))
+
+            // An explicit UUID is taken as given (lower-cased).
+            let uuid = UUID()
+            let explicit = try await http.send(.PUT, path, headers: admin(stack), json: ["appAccountToken": uuid.uuidString])
+            #expect(explicit.status == 200 && explicit.json["appAccountToken"] as? String == uuid.uuidString.lowercased())
+
+            for body in [#"{"appAccountToken":"not-a-uuid"}"#, #"{}"#, #"{"appAccountToken":"\#(uuid)","appUserId":"x"}"#, "[]"] {
+                let bad = try await http.send(.PUT, path, headers: admin(stack), body: Data(body.utf8))
+                #expect(bad.status == 400, "\(body): \(bad.text)")
+            }
+
+            // A purchase shared through Family Sharing: Apple's 4000185, passed on as a refusal.
+            let member = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let shared = try await stack.simulator.shareWithFamily(transactionId: sub.transactionId, member: member)
+            let family = try await http.send(
+                .PUT, "\(Self.base)/\(shared.originalTransactionId)/app-account-token", headers: admin(stack), json: ["appUserId": "kid"])
+            #expect(family.status == 422 && family.errorCode == "apple_rejected" && family.text.contains("4000185"), "\(family.text)")
+        }
+    }
+
+    @Test("Send Consumption Information v2 reaches Apple as sent; a body Apple would refuse is a 400 naming the field")
+    func consumption() async throws {
+        try await ServerAPIClientTests.withAPIStack { stack in
+            let http = stack.api.http
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+            let path = "\(Self.base)/\(coins.transactionId)/consumption"
+            let recorded = { try await stack.simulator.http.send(.GET, "/sim/consumption-v2/\(coins.transactionId)") }
+
+            let bad: [(String, String)] = [
+                (#"{"customerConsented":false,"sampleContentProvided":false,"deliveryStatus":"DELIVERED"}"#, "customerConsented"),
+                (#"{"customerConsented":true,"deliveryStatus":"DELIVERED"}"#, "sampleContentProvided"),
+                (#"{"customerConsented":true,"sampleContentProvided":false,"deliveryStatus":"LOST"}"#, "deliveryStatus"),
+                (
+                    #"{"customerConsented":true,"sampleContentProvided":false,"deliveryStatus":"DELIVERED","consumptionPercentage":100001}"#,
+                    "consumptionPercentage"
+                ),
+                (
+                    #"{"customerConsented":true,"sampleContentProvided":false,"deliveryStatus":"DELIVERED","refundPreference":"MAYBE"}"#,
+                    "refundPreference"
+                ),
+            ]
+            for (body, field) in bad {
+                let reply = try await http.send(.PUT, path, headers: admin(stack), body: Data(body.utf8))
+                #expect(reply.status == 400 && reply.errorCode == "invalid_request" && reply.text.contains(field), "\(body): \(reply.text)")
+            }
+            #expect(try await recorded().status == 404, "nothing refused here may reach Apple")
+
+            let good = ConsumptionRequestV2(
+                customerConsented: true, sampleContentProvided: false, deliveryStatus: "DELIVERED", consumptionPercentage: 25_000,
+                refundPreference: "GRANT_PRORATED")
+            let sent = try await http.send(.PUT, path, headers: admin(stack), json: good)
+            #expect(sent.status == 202 && sent.json["environment"] as? String == "production", "\(sent.text)")
+            let atApple = try await recorded()
+            #expect(atApple.status == 200)
+            #expect(try JSONDecoder().decode(ConsumptionRequestV2.self, from: atApple.body) == good)
+        }
+    }
+
+    @Test("Get App Transaction Info: verified, with the customer's appTransactionId, found from any of their transaction ids")
+    func appTransaction() async throws {
+        try await ServerAPIClientTests.withAPIStack { stack in
+            let http = stack.api.http
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+            let expected = try #require(try jwsPayload(coins.signedTransaction)["appTransactionId"] as? String)
+
+            for id in [coins.transactionId, expected] {
+                let reply = try await http.send(.GET, "\(Self.base)/\(id)/app-transaction", headers: admin(stack))
+                #expect(reply.status == 200, "\(reply.text)")
+                let app = try #require(reply.json["appTransaction"] as? [String: Any])
+                #expect(app["appTransactionId"] as? String == expected && app["bundleId"] as? String == demoBundle)
+                #expect(reply.json["environment"] as? String == "production")
+            }
+            let unknown = try await http.send(.GET, "\(Self.base)/999999999999/app-transaction", headers: admin(stack))
+            #expect(unknown.status == 404, "\(unknown.text)")
+        }
+    }
+
+    @Test("an app without an In-App Purchase key cannot ask Apple")
+    func notConfigured() async throws {
+        try await withStack { stack in
+            let reply = try await stack.api.http.send(
+                .POST, "\(Self.base)/123/finish", headers: ["Authorization": "Bearer \(stack.api.adminKey)"])
+            #expect(reply.status == 409 && reply.errorCode == "server_api_not_configured", "\(reply.text)")
+        }
+    }
+}
