@@ -35,12 +35,18 @@ from appstoreserverlibrary.models.RefundPreference import RefundPreference
 from appstoreserverlibrary.models.UserStatus import UserStatus
 from appstoreserverlibrary.models.Environment import Environment
 from appstoreserverlibrary.models.ExtendRenewalDateRequest import ExtendRenewalDateRequest
+from appstoreserverlibrary.models.HistoryResponse import HistoryResponse
+from appstoreserverlibrary.models.InAppOwnershipType import InAppOwnershipType
 from appstoreserverlibrary.models.JWSRenewalInfoDecodedPayload import JWSRenewalInfoDecodedPayload
 from appstoreserverlibrary.models.JWSTransactionDecodedPayload import JWSTransactionDecodedPayload
 from appstoreserverlibrary.models.NotificationHistoryRequest import NotificationHistoryRequest
+from appstoreserverlibrary.models.NotificationTypeV2 import NotificationTypeV2
+from appstoreserverlibrary.models.OrderLookupStatus import OrderLookupStatus
 from appstoreserverlibrary.models.ResponseBodyV2DecodedPayload import ResponseBodyV2DecodedPayload
+from appstoreserverlibrary.models.Status import Status
 from appstoreserverlibrary.models.StatusResponse import StatusResponse
-from appstoreserverlibrary.models.TransactionHistoryRequest import TransactionHistoryRequest
+from appstoreserverlibrary.models.Subtype import Subtype
+from appstoreserverlibrary.models.TransactionHistoryRequest import Order, ProductType, TransactionHistoryRequest
 from appstoreserverlibrary.models.UpdateAppAccountTokenRequest import UpdateAppAccountTokenRequest
 from appstoreserverlibrary.receipt_utility import ReceiptUtility
 from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier, VerificationException
@@ -134,6 +140,9 @@ class Judge:
                 self.verify("transaction", data.signedTransactionInfo, f"{where} notification")
             if data.signedRenewalInfo:
                 self.verify("renewal info", data.signedRenewalInfo, f"{where} notification")
+        if kind == "notification" and decoded is not None and decoded.appData is not None:
+            if decoded.appData.signedAppTransactionInfo:
+                self.verify("app transaction", decoded.appData.signedAppTransactionInfo, f"{where} notification")
         return decoded
 
 
@@ -182,6 +191,303 @@ def check_the_checker() -> None:
     nested = {"data": [{"lastTransactions": [{"status": 1, "notAnAppleField": 1}]}]}
     if not unknown_fields(nested, StatusResponse, "self-test"):
         failures.append("the unknown-field check missed a made-up nested field")
+
+
+def expect_error(what: str, call, code: int) -> None:
+    """`call` must fail with Apple's error `code`."""
+    try:
+        call()
+        failures.append(f"{what}: accepted, not refused with Apple's {code}")
+    except APIException as error:
+        if error.raw_api_error == code:
+            count("Apple error codes matched")
+        else:
+            failures.append(f"{what}: {error.http_status_code} {error.raw_api_error}, not Apple's {code}")
+
+
+def guarded(what: str, check) -> None:
+    """Runs one group of checks; an unexpected error fails the group, not the whole run."""
+    try:
+        check()
+    except APIException as error:
+        failures.append(f"{what}: {error.http_status_code} {error.raw_api_error} {error.error_message}")
+    except Exception as error:  # a deserialisation failure inside the library, or a bug here
+        failures.append(f"{what}: {type(error).__name__}: {error}")
+
+
+def history(client, transaction_id: str, request: TransactionHistoryRequest) -> typing.List[dict]:
+    """Every page of Get Transaction History (v2) for `request`, decoded, in Apple's order."""
+    found, revision = [], None
+    while True:
+        page = client.get_transaction_history(transaction_id, revision, request, GetTransactionHistoryVersion.V2)
+        found += [payload_of(signed) for signed in page.signedTransactions or []]
+        if not page.hasMore:
+            return found
+        revision = page.revision
+
+
+def raw_history(client, transaction_id: str, params: typing.Dict[str, typing.List[str]]):
+    """Get Transaction History with query values the library's types cannot express."""
+    return client._make_request(f"/inApps/v2/history/{transaction_id}", "GET", params, None, HistoryResponse, None)
+
+
+def check_history_filters(name: str, client, subscription: str, app_transaction_id: str) -> None:
+    """Each Get Transaction History parameter narrows or orders the customer's history as Apple
+    documents, and a bad value is Apple's error code for it."""
+    everything = history(client, subscription, TransactionHistoryRequest())
+    ids = [t["transactionId"] for t in everything]
+    if len(set(t["productId"] for t in everything)) < 3:
+        failures.append(f"{name} history: too few products bought ({len(everything)} transactions) to test the filters")
+        return
+
+    def expect(label: str, request: TransactionHistoryRequest, keep) -> None:
+        got = [t["transactionId"] for t in history(client, subscription, request)]
+        wanted = [t["transactionId"] for t in everything if keep(t)]
+        if got != wanted:
+            failures.append(f"{name} history {label}: got {got}, expected {wanted}")
+        else:
+            count("history filters honoured")
+
+    coins, removeads = "com.example.coins100", "com.example.removeads"
+    expect("productId", TransactionHistoryRequest(productIds=[coins]), lambda t: t["productId"] == coins)
+    expect("two productIds", TransactionHistoryRequest(productIds=[coins, removeads]), lambda t: t["productId"] in (coins, removeads))
+    expect("productType AUTO_RENEWABLE", TransactionHistoryRequest(productTypes=[ProductType.AUTO_RENEWABLE]),
+           lambda t: t["type"] == "Auto-Renewable Subscription")
+    expect("productType NON_RENEWABLE", TransactionHistoryRequest(productTypes=[ProductType.NON_RENEWABLE]),
+           lambda t: t["type"] == "Non-Renewing Subscription")
+    expect("productTypes CONSUMABLE and NON_CONSUMABLE",
+           TransactionHistoryRequest(productTypes=[ProductType.CONSUMABLE, ProductType.NON_CONSUMABLE]),
+           lambda t: t["type"] in ("Consumable", "Non-Consumable"))
+    expect("revoked=true", TransactionHistoryRequest(revoked=True), lambda t: "revocationDate" in t)
+    expect("revoked=false", TransactionHistoryRequest(revoked=False), lambda t: "revocationDate" not in t)
+    expect("inAppOwnershipType PURCHASED", TransactionHistoryRequest(inAppOwnershipType=InAppOwnershipType.PURCHASED),
+           lambda t: t["inAppOwnershipType"] == "PURCHASED")
+    expect("inAppOwnershipType FAMILY_SHARED", TransactionHistoryRequest(inAppOwnershipType=InAppOwnershipType.FAMILY_SHARED),
+           lambda t: t["inAppOwnershipType"] == "FAMILY_SHARED")
+    renewing = [t for t in everything if t["type"] == "Auto-Renewable Subscription"]
+    groups = {t.get("subscriptionGroupIdentifier") for t in renewing}
+    if not renewing or None in groups:
+        failures.append(f"{name} history: a subscription transaction has no subscriptionGroupIdentifier")
+    else:
+        group = sorted(groups)[0]
+        expect("subscriptionGroupIdentifier", TransactionHistoryRequest(subscriptionGroupIdentifiers=[group]),
+               lambda t: t.get("subscriptionGroupIdentifier") == group)
+    dates = sorted({t["purchaseDate"] for t in everything})
+    start, end = dates[len(dates) // 2], dates[-1]
+    expect("startDate and endDate", TransactionHistoryRequest(startDate=start, endDate=end),
+           lambda t: start <= t["purchaseDate"] < end)
+
+    # DESCENDING is ASCENDING reversed; the order is by last change, so a refund moves the
+    # one-time purchase after the purchases made after it and never changed.
+    descending = [t["transactionId"] for t in history(client, subscription, TransactionHistoryRequest(sort=Order.DESCENDING))]
+    if descending != list(reversed(ids)):
+        failures.append(f"{name} history: DESCENDING is not ASCENDING reversed ({descending} vs {ids})")
+    else:
+        count("history filters honoured")
+    ascending = [t["transactionId"] for t in history(client, subscription, TransactionHistoryRequest(sort=Order.ASCENDING))]
+    if ascending != ids:
+        failures.append(f"{name} history: ASCENDING is not the default order")
+    refunded = next((t for t in everything if t["productId"] == removeads), None)
+    untouched = [t for t in everything if t["productId"] == "com.example.legacy.pack"]
+    if refunded is not None and untouched and ids.index(refunded["transactionId"]) < ids.index(untouched[0]["transactionId"]):
+        failures.append(f"{name} history: a refunded purchase kept its place; Apple sorts by the last change")
+
+    # The app transaction id names the same customer.
+    by_app_transaction = [t["transactionId"] for t in history(client, app_transaction_id, TransactionHistoryRequest())]
+    if by_app_transaction != ids:
+        failures.append(f"{name} history by app transaction id: {by_app_transaction}, not {ids}")
+
+    for what, params, code in [
+        ("sort", {"sort": ["SIDEWAYS"]}, 4000021),
+        ("productType", {"productType": ["SUBSCRIPTION"]}, 4000022),
+        ("productId", {"productId": [""]}, 4000023),
+        ("subscriptionGroupIdentifier", {"subscriptionGroupIdentifier": [""]}, 4000024),
+        ("inAppOwnershipType", {"inAppOwnershipType": ["BORROWED"]}, 4000026),
+        ("revoked", {"revoked": ["maybe"]}, 4000030),
+        ("startDate", {"startDate": ["yesterday"]}, 4000015),
+        ("endDate", {"endDate": ["-5"]}, 4000016),
+        ("startDate after endDate", {"startDate": ["2000"], "endDate": ["1000"]}, 4000013),
+        ("revision", {"revision": ["not-a-revision"]}, 4000005),
+    ]:
+        expect_error(f"{name} history with a bad {what}", lambda params=params: raw_history(client, subscription, params), code)
+
+
+def check_statuses_while_running(name: str, client, subscription: str, product: dict) -> None:
+    """Auto-renew is off but the period runs: the renewal info states the price of the next
+    period and no expiration intent, and the status filter keeps only what it names."""
+    statuses = client.get_all_subscription_statuses(subscription)
+    last = [item for group in statuses.data or [] for item in group.lastTransactions or [] if item.originalTransactionId == subscription]
+    if len(last) != 1:
+        failures.append(f"{name} statuses: the subscription is listed {len(last)} times")
+        return
+    renewal = payload_of(last[0].signedRenewalInfo)
+    if renewal.get("autoRenewStatus") != 0 or last[0].rawStatus != 1:
+        failures.append(f"{name} statuses: expected an active subscription with auto-renew off, got {renewal.get('autoRenewStatus')} {last[0].rawStatus}")
+    if "expirationIntent" in renewal:
+        failures.append(f"{name} renewal info: expirationIntent {renewal['expirationIntent']} while the subscription has not expired")
+    if renewal.get("renewalPrice") != product["priceMicros"] // 1000 or renewal.get("currency") != product["currency"]:
+        failures.append(f"{name} renewal info: renewalPrice {renewal.get('renewalPrice')} {renewal.get('currency')}, "
+                        f"not {product['priceMicros'] // 1000} {product['currency']}")
+    else:
+        count("renewal infos with renewalPrice")
+    if not payload_of(last[0].signedTransactionInfo).get("subscriptionGroupIdentifier"):
+        failures.append(f"{name} statuses: the signed transaction has no subscriptionGroupIdentifier")
+    expect_statuses(name, client, subscription, [Status.ACTIVE], True)
+    expect_statuses(name, client, subscription, [Status.EXPIRED], False)
+    expect_statuses(name, client, subscription, [Status.EXPIRED, Status.ACTIVE], True)
+    for value in ["7", "active"]:
+        expect_error(f"{name} statuses with status={value}", lambda value=value: client._make_request(
+            f"/inApps/v1/subscriptions/{subscription}", "GET", {"status": [value]}, None, StatusResponse, None), 4000031)
+
+
+def expect_statuses(name: str, client, subscription: str, status: typing.List[Status], listed: bool) -> None:
+    answer = client.get_all_subscription_statuses(subscription, status)
+    items = [item for group in answer.data or [] for item in group.lastTransactions or []]
+    wanted = {s.value for s in status}
+    if any(item.rawStatus not in wanted for item in items):
+        failures.append(f"{name} statuses filtered by {sorted(wanted)}: got statuses {[item.rawStatus for item in items]}")
+    elif any(item.originalTransactionId == subscription for item in items) != listed:
+        failures.append(f"{name} statuses filtered by {sorted(wanted)}: the subscription is {'missing' if listed else 'listed'}")
+    else:
+        count("status filters honoured")
+
+
+def check_statuses_after_expiry(name: str, client, subscription: str) -> None:
+    """Once the period ends without renewal, the subscription is expired (status 2) and its
+    renewal info says why: the customer turned auto-renew off (1)."""
+    sim("POST", "/sim/clock/advance", {"seconds": 1_000})
+    expect_statuses(name, client, subscription, [Status.EXPIRED], True)
+    expect_statuses(name, client, subscription, [Status.ACTIVE, Status.BILLING_RETRY], False)
+    answer = client.get_all_subscription_statuses(subscription, [Status.EXPIRED])
+    for group in answer.data or []:
+        for item in group.lastTransactions or []:
+            intent = payload_of(item.signedRenewalInfo).get("expirationIntent")
+            if intent != 1:
+                failures.append(f"{name} renewal info after expiry: expirationIntent {intent}, not 1 (customer cancelled)")
+
+
+def notifications(client, request: NotificationHistoryRequest) -> typing.List[typing.Tuple[dict, typing.Any]]:
+    """Every page of Get Notification History for `request`: (decoded payload, history item)."""
+    found, token = [], None
+    while True:
+        page = client.get_notification_history(token, request)
+        found += [(payload_of(item.signedPayload), item) for item in page.notificationHistory or []]
+        if not page.hasMore:
+            return found
+        token = page.paginationToken
+
+
+def check_notification_filters(name: str, client, device_transactions: typing.Set[str], window, other_token) -> None:
+    """Type, subtype, customer and failures-only each narrow the notification history; the
+    body is checked as Apple documents it."""
+    start, end = window
+
+    def expect(label: str, found, keep, at_least: int = 1) -> None:
+        wrong = [payload.get("notificationType") for payload, item in found if not keep(payload, item)]
+        if wrong or len(found) < at_least:
+            failures.append(f"{name} notification history {label}: {len(found)} found, {len(wrong)} not matching ({wrong[:5]})")
+        else:
+            count("notification filters honoured")
+
+    def transaction_of(payload: dict):
+        signed = (payload.get("data") or {}).get("signedTransactionInfo")
+        return payload_of(signed).get("transactionId") if signed else None
+
+    renewals = notifications(client, NotificationHistoryRequest(startDate=start, endDate=end, notificationType=NotificationTypeV2.DID_RENEW))
+    expect("by type", renewals, lambda payload, _: payload["notificationType"] == "DID_RENEW", at_least=2)
+    recovered = notifications(client, NotificationHistoryRequest(
+        startDate=start, endDate=end, notificationType=NotificationTypeV2.DID_RENEW, notificationSubtype=Subtype.BILLING_RECOVERY))
+    expect("by type and subtype", recovered, lambda payload, _: payload.get("subtype") == "BILLING_RECOVERY")
+    if len(recovered) >= len(renewals):
+        failures.append(f"{name} notification history: the subtype did not narrow DID_RENEW")
+    off = notifications(client, NotificationHistoryRequest(
+        startDate=start, endDate=end, notificationType=NotificationTypeV2.DID_CHANGE_RENEWAL_STATUS,
+        notificationSubtype=Subtype.AUTO_RENEW_DISABLED))
+    expect("auto-renew off", off, lambda payload, _: payload.get("subtype") == "AUTO_RENEW_DISABLED")
+
+    # A purchase by another customer whose notification is lost (never delivered).
+    other = sim("POST", "/sim/devices", {"bundleId": BUNDLE, "environment": name})["deviceId"]
+    sim("PUT", "/sim/notifications/faults", {"drop": 1})
+    lost = sim("POST", f"/sim/devices/{other}/purchases", {"productId": "com.example.coins100"})["transaction"]["transaction_id"]
+    for _ in range(100):
+        if any(n.get("transactionId") == lost for n in sim("GET", "/sim/notifications")):
+            break
+        time.sleep(0.05)
+    end = int(sim("GET", "/sim/clock")["nowMs"]) + 60_000
+    mine = notifications(client, NotificationHistoryRequest(startDate=start, endDate=end, transactionId=next(iter(device_transactions))))
+    expect("by customer", mine, lambda payload, _: transaction_of(payload) in device_transactions, at_least=5)
+    failed = notifications(client, NotificationHistoryRequest(startDate=start, endDate=end, onlyFailures=True))
+    expect("only failures", failed, lambda _, item: all(a.rawSendAttemptResult != "SUCCESS" for a in item.sendAttempts or []))
+    if lost not in {transaction_of(payload) for payload, _ in failed}:
+        failures.append(f"{name} notification history: the lost notification of {lost} is not among the failures")
+    theirs = notifications(client, NotificationHistoryRequest(startDate=start, endDate=end, transactionId=lost, onlyFailures=True))
+    expect("by customer, only failures", theirs, lambda payload, _: transaction_of(payload) == lost)
+
+    now = int(time.time() * 1000)
+    for what, request, code in [
+        ("no startDate", NotificationHistoryRequest(endDate=end), 4000015),
+        ("no endDate", NotificationHistoryRequest(startDate=start), 4000016),
+        ("startDate equal to endDate", NotificationHistoryRequest(startDate=start, endDate=start), 4000013),
+        ("startDate 400 days back", NotificationHistoryRequest(startDate=now - 400 * 86_400_000, endDate=end), 4000012),
+        ("type and transactionId", NotificationHistoryRequest(
+            startDate=start, endDate=end, notificationType=NotificationTypeV2.REFUND, transactionId=lost), 4000019),
+        ("subtype without type", NotificationHistoryRequest(startDate=start, endDate=end, notificationSubtype=Subtype.VOLUNTARY), 4000018),
+        ("subtype of another type", NotificationHistoryRequest(
+            startDate=start, endDate=end, notificationType=NotificationTypeV2.SUBSCRIBED, notificationSubtype=Subtype.VOLUNTARY), 4000018),
+        ("malformed transactionId", NotificationHistoryRequest(startDate=start, endDate=end, transactionId="not-a-transaction"), 4000006),
+        ("unknown transactionId", NotificationHistoryRequest(startDate=start, endDate=end, transactionId="999999999999"), 4040010),
+    ]:
+        expect_error(f"{name} notification history with {what}", lambda request=request: client.get_notification_history(None, request), code)
+    everything = NotificationHistoryRequest(startDate=start, endDate=end)
+    expect_error(f"{name} notification history with a made-up token", lambda: client.get_notification_history("garbage", everything), 4000014)
+    if other_token:
+        # Apple wants the same body with every page.
+        expect_error(f"{name} notification history with another request's token",
+                     lambda: client.get_notification_history(other_token, NotificationHistoryRequest(startDate=start, endDate=end, onlyFailures=True)),
+                     4000017)
+
+
+def check_malformed_ids(name: str, client, subscription: str, coins: str, app_transaction_id: str) -> None:
+    """An id that is not a number is Apple's 400 4000006 (4000008 where an original transaction
+    id is expected), not a 404; an app transaction id where one transaction is meant is
+    4000048; an order id is not a transaction id, so any unknown one is status 1."""
+    bad = "not-a-transaction"
+    consumption = ConsumptionRequest(customerConsented=True, sampleContentProvided=False, deliveryStatus=DeliveryStatus.DELIVERED)
+    consumption_v1 = ConsumptionRequestV1(
+        customerConsented=True, consumptionStatus=ConsumptionStatus.UNDECLARED, platform=Platform.APPLE, sampleContentProvided=False,
+        deliveryStatus=DeliveryStatusV1.DELIVERED_AND_WORKING_PROPERLY, appAccountToken="", accountTenure=AccountTenure.UNDECLARED,
+        playTime=PlayTime.UNDECLARED, lifetimeDollarsRefunded=LifetimeDollarsRefunded.UNDECLARED,
+        lifetimeDollarsPurchased=LifetimeDollarsPurchased.UNDECLARED, userStatus=UserStatus.UNDECLARED)
+    extension = ExtendRenewalDateRequest(extendByDays=1, extendReasonCode=ExtendReasonCode.UNDECLARED, requestIdentifier=str(uuid.uuid4()))
+    for what, call, code in [
+        ("transaction info", lambda: client.get_transaction_info(bad), 4000006),
+        ("history", lambda: client.get_transaction_history(bad, None, TransactionHistoryRequest(), GetTransactionHistoryVersion.V2), 4000006),
+        ("subscription statuses", lambda: client.get_all_subscription_statuses(bad), 4000006),
+        ("refund history", lambda: client.get_refund_history(bad, None), 4000006),
+        ("app transaction info", lambda: client.get_app_transaction_info(bad), 4000006),
+        ("finish transaction", lambda: client.finish_transaction(bad), 4000006),
+        ("consumption v1", lambda: client.send_consumption_data(bad, consumption_v1), 4000006),
+        ("consumption v2", lambda: client.send_consumption_information(bad, consumption), 4000006),
+        ("set app account token", lambda: client.set_app_account_token(
+            bad, UpdateAppAccountTokenRequest(appAccountToken=str(uuid.uuid4()))), 4000006),
+        ("extend renewal date", lambda: client.extend_subscription_renewal_date(bad, extension), 4000008),
+        ("history of an unknown id", lambda: client.get_transaction_history(
+            "999999999999", None, TransactionHistoryRequest(), GetTransactionHistoryVersion.V2), 4040010),
+        ("statuses of an unknown id", lambda: client.get_all_subscription_statuses("999999999999"), 4040010),
+        ("transaction info by app transaction id", lambda: client.get_transaction_info(app_transaction_id), 4000048),
+        ("finish by app transaction id", lambda: client.finish_transaction(app_transaction_id), 4000048),
+    ]:
+        expect_error(f"{name} {what}", call, code)
+    for order in ["no-such-order", "999999999999"]:
+        answer = client.look_up_order_id(order)
+        if answer.status != OrderLookupStatus.INVALID or answer.signedTransactions:
+            failures.append(f"{name} order lookup of {order!r}: status {answer.rawStatus}, not 1 (invalid)")
+        else:
+            count("unknown order ids answered status 1")
+    # The subscription is still found by its own id after all this.
+    client.get_transaction_info(subscription)
+    client.get_transaction_info(coins)
+
 
 
 def main() -> int:
@@ -310,6 +616,21 @@ def main() -> int:
             if error.raw_api_error != 4000035:
                 failures.append(f"{name}: consumption v2 without consent got {error.raw_api_error}, not Apple's 4000035")
 
+        # Finish Transaction: recorded; an unknown id is Apple's 4040010.
+        try:
+            client.finish_transaction(coins)
+            count("Server API answers deserialised")
+            if not sim("GET", f"/sim/transactions/{coins}/finished").get("finished"):
+                failures.append(f"{name}: Finish Transaction was answered but not recorded")
+        except APIException as error:
+            failures.append(f"{name} finish transaction: {error.http_status_code} {error.raw_api_error} {error.error_message}")
+        try:
+            client.finish_transaction("999999999999")
+            failures.append(f"{name}: Finish Transaction took an unknown transaction")
+        except APIException as error:
+            if error.raw_api_error != 4040010:
+                failures.append(f"{name}: an unknown transaction got {error.raw_api_error}, not Apple's 4040010")
+
         # Set App Account Token: the new token is in what is signed afterwards; a bad UUID is
         # Apple's 4000183, a transaction that is not the original 4000187.
         token = str(uuid.uuid4())
@@ -339,9 +660,16 @@ def main() -> int:
         else:
             failures.append(f"{name}: the subscription did not renew, so the not-original case went untested")
 
+        # RESCIND_CONSENT carries the customer's signed app transaction instead of `data`.
+        rescinded = sim("POST", f"/sim/devices/{device}/rescind-consent")
+        decoded = judge.verify("notification", rescinded["signedPayload"], f"{name} rescind consent")
+        if decoded is not None and (decoded.appData is None or decoded.rawNotificationType != "RESCIND_CONSENT"):
+            failures.append(f"{name}: RESCIND_CONSENT decoded without appData or as {decoded.rawNotificationType}")
+
         # Every notification the simulator made in this environment, from its history.
         now_ms = int(sim("GET", "/sim/clock")["nowMs"])
         token = None
+        first_token = None
         seen = 0
         while True:
             try:
@@ -355,8 +683,20 @@ def main() -> int:
             if not page.hasMore:
                 break
             token = page.paginationToken
+            first_token = first_token or token
         if seen < 5:
             failures.append(f"{name}: only {seen} notifications in the history; the life above makes more")
+
+        # The filters of the Server API, and Apple's error codes for what it refuses. Auto-renew
+        # is off and the renewed period still runs; the last check lets it lapse.
+        app_transaction_id = payload_of(client.get_app_transaction_info(one_time).signedAppTransactionInfo)["appTransactionId"]
+        monthly = next(p for p in app["products"] if p["productId"] == "com.example.pro.monthly")
+        guarded(f"{name} history filters", lambda: check_history_filters(name, client, subscription, app_transaction_id))
+        guarded(f"{name} statuses", lambda: check_statuses_while_running(name, client, subscription, monthly))
+        guarded(f"{name} notification filters", lambda: check_notification_filters(
+            name, client, transaction_ids, (started_ms - 60_000, now_ms + 60_000), first_token))
+        guarded(f"{name} malformed ids", lambda: check_malformed_ids(name, client, subscription, coins, app_transaction_id))
+        guarded(f"{name} statuses after expiry", lambda: check_statuses_after_expiry(name, client, subscription))
 
     for what, number in sorted(counts.items()):
         print(f"apple-library: {number} {what}")

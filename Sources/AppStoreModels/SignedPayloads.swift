@@ -63,6 +63,8 @@ public struct NotificationType: RawStringValue {
     public static let priceIncrease = Self(rawValue: "PRICE_INCREASE")
     public static let oneTimeCharge = Self(rawValue: "ONE_TIME_CHARGE")
     public static let consumptionRequest = Self(rawValue: "CONSUMPTION_REQUEST")
+    /// The customer withdrew consent to share their data with the app; carries `appData`, no `data`.
+    public static let rescindConsent = Self(rawValue: "RESCIND_CONSENT")
     public static let test = Self(rawValue: "TEST")
 }
 

@@ -10,6 +10,7 @@ actor NotificationOutbox {
         var bundleId: String
         var environment: AppStoreEnvironment
         var type: String
+        var subtype: String? = nil
         var transactionId: String?
         var originalTransactionId: String?
         var signedPayload: String
@@ -97,16 +98,10 @@ actor NotificationOutbox {
         }
     }
 
-    /// Apple's notification history for one app and environment.
-    func history(bundleId: String, environment: AppStoreEnvironment, request: NotificationHistoryRequest) -> [Item] {
-        items.filter { item in
-            let at = millis(item.createdAt)
-            return item.bundleId == bundleId && item.environment == environment && at >= request.startDate && at < request.endDate
-                && (request.notificationType == nil || request.notificationType == item.type)
-                && (request.transactionId == nil || request.transactionId == item.transactionId
-                    || request.transactionId == item.originalTransactionId)
-                && (request.onlyFailures != true || !item.delivered)
-        }
+    /// Every notification of one app and environment, oldest first (the Server API filters
+    /// them for its notification history).
+    func history(bundleId: String, environment: AppStoreEnvironment) -> [Item] {
+        items.filter { $0.bundleId == bundleId && $0.environment == environment }
     }
 
     func item(_ uuid: String) -> Item? { index[uuid].map { items[$0] } }

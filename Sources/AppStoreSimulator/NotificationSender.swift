@@ -110,11 +110,39 @@ extension SimulatedAppStore {
         let signed = try pki.signJWS(payload: Array(json))
         await outbox.add(
             NotificationOutbox.Item(
-                uuid: uuid, bundleId: device.bundleId, environment: device.environment, type: event.type,
+                uuid: uuid, bundleId: device.bundleId, environment: device.environment, type: event.type, subtype: event.subtype,
                 transactionId: tx.transactionId, originalTransactionId: tx.originalTransactionId, signedPayload: signed,
                 createdAt: now),
             now: now)
         stats.record("notifications.created.\(event.type)")
+    }
+
+    /// RESCIND_CONSENT: the customer behind `deviceId` withdrew consent to share their data
+    /// with the app. Apple sends `appData` (the signed app transaction), no `data`. Answers the
+    /// notification's UUID and signed payload.
+    func enqueueRescindConsent(deviceId: UUID, now: Date) async throws -> (uuid: String, signedPayload: String) {
+        guard let device = await state.device(deviceId), let app = await state.app(device.bundleId) else {
+            throw SimulatorState.Failure(status: 404, code: "unknown_device", message: "no device")
+        }
+        let uuid = UUID().uuidString.lowercased()
+        var appData: [String: Any] = [
+            "bundleId": device.bundleId, "environment": device.environment == .production ? "Production" : "Sandbox",
+            "signedAppTransactionInfo": try await signedAppTransaction(device, app: app, now: now),
+        ]
+        if let appAppleId = app.appAppleId { appData["appAppleId"] = appAppleId }
+        let payload: [String: Any] = [
+            "notificationType": "RESCIND_CONSENT", "notificationUUID": uuid, "version": "2.0",
+            "signedDate": Int64((now.timeIntervalSince1970 * 1000).rounded()), "appData": appData,
+        ]
+        let json = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])
+        let signed = try pki.signJWS(payload: Array(json))
+        await outbox.add(
+            NotificationOutbox.Item(
+                uuid: uuid, bundleId: device.bundleId, environment: device.environment, type: "RESCIND_CONSENT", transactionId: nil,
+                originalTransactionId: nil, signedPayload: signed, createdAt: now),
+            now: now)
+        stats.record("notifications.created.RESCIND_CONSENT")
+        return (uuid, signed)
     }
 
     /// Apple's TEST notification, sent on request through the Server API.

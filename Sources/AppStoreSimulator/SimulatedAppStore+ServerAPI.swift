@@ -61,6 +61,8 @@ final class ServerAPIState: Sendable {
     let faults = Mutex(ServerAPIFaults())
     let consumption = Mutex<[String: ConsumptionRequest]>([:])
     let consumptionV2 = Mutex<[String: ConsumptionRequestV2]>([:])
+    /// Transactions a server said it finished (Finish Transaction).
+    let finished = Mutex<Set<String>>([])
 }
 
 extension SimulatedAppStore {
@@ -139,21 +141,39 @@ extension SimulatedAppStore {
         return tx
     }
 
+    /// The customer an `anyTransactionId` names in this app and environment: the device that
+    /// holds the transaction, or whose app transaction id it is.
+    private func customer(_ anyId: String, app: SimulatedApp, environment: AppStoreEnvironment) async -> SimulatorState.Device? {
+        if let tx = await placed(anyId, app: app, environment: environment) { return await state.device(tx.deviceId) }
+        guard let device = await state.device(appTransactionId: anyId), device.bundleId == app.bundleId, device.environment == environment
+        else { return nil }
+        return device
+    }
+
+    /// Why an endpoint that takes one transaction found none: `id` is the customer's app
+    /// transaction id, which such endpoints refuse (4000048), or Apple knows no such id (4040010).
+    private func notATransaction(_ id: String, app: SimulatedApp, environment: AppStoreEnvironment) async -> ServerAPIAnswer {
+        guard let device = await state.device(appTransactionId: id), device.bundleId == app.bundleId, device.environment == environment
+        else { return .transactionNotFound }
+        return ServerAPIRejection.appTransactionIdNotSupported.answer
+    }
+
     /// Get App Transaction Info: by any transaction id of the customer, or the app transaction
     /// id itself.
     func appTransactionInfo(_ id: String, app: SimulatedApp, environment: AppStoreEnvironment, now: Date) async throws -> ServerAPIAnswer {
+        try ServerAPIRejection.requireTransactionId(id)
         await state.advance(to: now)
-        var device: SimulatorState.Device?
-        if let tx = await placed(id, app: app, environment: environment) {
-            device = await state.device(tx.deviceId)
-        } else if let owner = await state.device(appTransactionId: id), owner.bundleId == app.bundleId, owner.environment == environment {
-            device = owner
-        }
-        guard let device else { return .transactionNotFound }
+        guard let device = await customer(id, app: app, environment: environment) else { return .transactionNotFound }
+        return .json(AppTransactionInfoResponse(signedAppTransactionInfo: try await signedAppTransaction(device, app: app, now: now)))
+    }
+
+    /// The device's app transaction, signed: what Get App Transaction Info answers and what a
+    /// RESCIND_CONSENT notification carries.
+    func signedAppTransaction(_ device: SimulatorState.Device, app: SimulatedApp, now: Date) async throws -> String {
         func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
         let firstPurchase = await state.deviceTransactions(device.id).map(\.originalPurchaseDate).min() ?? now
         var payload: [String: Any] = [
-            "receiptType": environment == .production ? "Production" : "Sandbox",
+            "receiptType": device.environment == .production ? "Production" : "Sandbox",
             "bundleId": device.bundleId,
             "applicationVersion": "1",
             "versionExternalIdentifier": 0,
@@ -165,17 +185,21 @@ extension SimulatedAppStore {
         ]
         if let appAppleId = app.appAppleId { payload["appAppleId"] = appAppleId }
         let json = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])
-        return .json(AppTransactionInfoResponse(signedAppTransactionInfo: try pki.signJWS(payload: Array(json))))
+        return try pki.signJWS(payload: Array(json))
     }
 
     /// Set App Account Token: a valid UUID for an original transaction of this app and
     /// environment, not one obtained through Family Sharing; Apple answers 200 with no body.
-    func setAppAccountToken(_ originalId: String, body: Data, app: SimulatedApp, environment: AppStoreEnvironment) async -> ServerAPIAnswer {
+    func setAppAccountToken(
+        _ originalId: String, body: Data, app: SimulatedApp, environment: AppStoreEnvironment, now: Date
+    ) async throws -> ServerAPIAnswer {
+        try ServerAPIRejection.requireTransactionId(originalId)
         guard let request = try? JSONDecoder().decode(UpdateAppAccountTokenRequest.self, from: body), let token = request.appAccountToken,
             UUID(uuidString: token) != nil
         else { return .error(400, 4_000_183, "Invalid appAccountToken UUID.") }
         guard let tx = await placed(originalId, app: app, environment: environment) else {
-            return .error(404, 4_040_005, "Original transaction id not found.")
+            let answer = await notATransaction(originalId, app: app, environment: environment)
+            return answer.status == 404 ? .error(404, ServerAPIErrorBody.originalTransactionIdNotFound, "Original transaction id not found.") : answer
         }
         guard tx.originalTransactionId == originalId else {
             return .error(400, 4_000_187, "The transaction id is not an original transaction id.")
@@ -183,49 +207,62 @@ extension SimulatedAppStore {
         guard tx.ownership != "FAMILY_SHARED" else {
             return .error(400, 4_000_185, "Family Sharing transactions are not supported by this endpoint.")
         }
-        await state.setAppAccountToken(originalTransactionId: originalId, token: token.lowercased())
+        await state.setAppAccountToken(originalTransactionId: originalId, token: token.lowercased(), now: now)
         return ServerAPIAnswer(status: 200, body: Data())
     }
 
     func transactionInfo(_ id: String, app: SimulatedApp, environment: AppStoreEnvironment, now: Date) async throws -> ServerAPIAnswer {
+        try ServerAPIRejection.requireTransactionId(id)
         await state.advance(to: now)
-        guard let tx = await placed(id, app: app, environment: environment) else { return .transactionNotFound }
+        guard let tx = await placed(id, app: app, environment: environment) else {
+            return await notATransaction(id, app: app, environment: environment)
+        }
         return .json(TransactionInfoResponse(signedTransactionInfo: try await signedTransaction(tx, now: now)))
     }
 
-    /// Pages of 20 (configurable); the revision is the next offset.
+    /// Get Transaction History (version 2): the customer's transactions that match every filter,
+    /// sorted by when each last changed, in pages of 20 (configurable); the revision is where
+    /// the next page starts.
     func history(
-        _ id: String, revision: String?, app: SimulatedApp, environment: AppStoreEnvironment, now: Date
+        _ id: String, query: ServerAPIQuery, app: SimulatedApp, environment: AppStoreEnvironment, now: Date
     ) async throws -> ServerAPIAnswer {
+        try ServerAPIRejection.requireTransactionId(id)
+        let request = try TransactionHistoryQuery(query)
         await state.advance(to: now)
-        guard await placed(id, app: app, environment: environment) != nil, let all = await state.customerTransactions(of: id) else {
-            return .transactionNotFound
-        }
-        let offset = revision.flatMap { Int($0.dropFirst("rev-".count)) } ?? 0
-        guard offset >= 0, offset <= all.count else { return .error(400, 4_000_005, "Invalid revision.") }
-        let size = configuration.serverAPIPageSize
-        let page = all[offset..<min(all.count, offset + size)]
+        guard let device = await customer(id, app: app, environment: environment) else { return .transactionNotFound }
+        let products = Dictionary(app.products.map { ($0.productId, $0) }, uniquingKeysWith: { first, _ in first })
+        let matching = await state.deviceTransactions(device.id).filter { request.includes($0, product: products[$0.productId]) }
+        let all = request.sorted(matching)
+        guard request.offset <= all.count else { throw ServerAPIRejection.invalidRevision }
+        let page = all[request.offset..<min(all.count, request.offset + configuration.serverAPIPageSize)]
         var signed: [String] = []
         for tx in page { signed.append(try await signedTransaction(tx, now: now)) }
-        let next = offset + page.count
+        let next = request.offset + page.count
         return .json(
             HistoryResponse(
                 revision: "rev-\(next)", hasMore: next < all.count, bundleId: app.bundleId, appAppleId: app.appAppleId,
                 environment: environment, signedTransactions: signed))
     }
 
-    func subscriptionStatuses(_ id: String, app: SimulatedApp, environment: AppStoreEnvironment, now: Date) async throws -> ServerAPIAnswer {
+    /// Get All Subscription Statuses: the latest transaction and renewal info of each of the
+    /// customer's subscriptions, by group, keeping those whose status the query asks for.
+    func subscriptionStatuses(
+        _ id: String, query: ServerAPIQuery, app: SimulatedApp, environment: AppStoreEnvironment, now: Date
+    ) async throws -> ServerAPIAnswer {
+        try ServerAPIRejection.requireTransactionId(id)
+        let wanted = try SubscriptionStatusFilter(query)
         await state.advance(to: now)
-        guard await placed(id, app: app, environment: environment) != nil, let all = await state.customerTransactions(of: id) else {
-            return .transactionNotFound
-        }
+        guard let device = await customer(id, app: app, environment: environment) else { return .transactionNotFound }
+        let all = await state.deviceTransactions(device.id)
         var groups: [String: [StatusResponse.LastTransaction]] = [:]
         for originalId in Set(all.filter { $0.kind == .autoRenewable }.map(\.originalTransactionId)).sorted() {
             guard let sub = await state.subscription(originalId), let latest = await state.transaction(sub.latestTransactionId) else { continue }
-            let group = app.products.first { $0.productId == sub.productId }?.subscriptionGroup ?? "default"
+            let status = await subscriptionStatus(sub, now: now)
+            guard wanted.includes(status) else { continue }
+            let group = app.products.first { $0.productId == sub.productId }?.subscriptionGroupIdentifier ?? "default"
             groups[group, default: []].append(
                 StatusResponse.LastTransaction(
-                    status: await subscriptionStatus(sub, now: now), originalTransactionId: originalId,
+                    status: status, originalTransactionId: originalId,
                     signedTransactionInfo: try await signedTransaction(latest, now: now),
                     signedRenewalInfo: try await signedRenewalInfo(sub, now: now)))
         }
@@ -235,16 +272,20 @@ extension SimulatedAppStore {
                 data: groups.keys.sorted().map { StatusResponse.Group(subscriptionGroupIdentifier: $0, lastTransactions: groups[$0]) }))
     }
 
+    /// Get Refund History: the customer's refunded transactions, oldest refund first.
     func refundHistory(_ id: String, app: SimulatedApp, environment: AppStoreEnvironment, now: Date) async throws -> ServerAPIAnswer {
-        guard await placed(id, app: app, environment: environment) != nil, let all = await state.customerTransactions(of: id) else {
-            return .transactionNotFound
-        }
+        try ServerAPIRejection.requireTransactionId(id)
+        guard let device = await customer(id, app: app, environment: environment) else { return .transactionNotFound }
+        let refunded = await state.deviceTransactions(device.id).compactMap { tx in tx.cancellationDate.map { (tx, $0) } }
         var signed: [String] = []
-        for tx in all where tx.cancellationDate != nil { signed.append(try await signedTransaction(tx, now: now)) }
+        for (tx, _) in refunded.sorted(by: { ($0.1, $0.0.transactionId) < ($1.1, $1.0.transactionId) }) {
+            signed.append(try await signedTransaction(tx, now: now))
+        }
         return .json(RefundHistoryResponse(signedTransactions: signed, revision: "rev-\(signed.count)", hasMore: false))
     }
 
-    /// The simulator's order ids are its original transaction ids.
+    /// The simulator's order ids are its original transaction ids. An order id is not a
+    /// transaction id: whatever Apple cannot find, however it is written, is status 1.
     func lookUpOrder(_ orderId: String, app: SimulatedApp, environment: AppStoreEnvironment, now: Date) async throws -> ServerAPIAnswer {
         guard let tx = await placed(orderId, app: app, environment: environment) else {
             return .json(OrderLookupResponse(status: 1, signedTransactions: []))
@@ -252,18 +293,46 @@ extension SimulatedAppStore {
         return .json(OrderLookupResponse(status: 0, signedTransactions: [try await signedTransaction(tx, now: now)]))
     }
 
+    /// Get Notification History: the notifications of this app and environment created in
+    /// `[startDate, endDate)`, narrowed by type and subtype, by customer (`transactionId`) or to
+    /// those not delivered yet. The pagination token holds the offset and the request's
+    /// fingerprint.
     func notificationHistory(
-        _ request: NotificationHistoryRequest, paginationToken: String?, app: SimulatedApp, environment: AppStoreEnvironment
-    ) async -> ServerAPIAnswer {
-        guard request.startDate < request.endDate else { return .error(400, 4_000_012, "Invalid start date.") }
-        let all = await outbox.history(bundleId: app.bundleId, environment: environment, request: request)
-        let offset = paginationToken.flatMap { Int($0.dropFirst("page-".count)) } ?? 0
-        guard offset >= 0, offset <= all.count else { return .error(400, 4_000_008, "Invalid pagination token.") }
+        body: Data, paginationToken: String?, app: SimulatedApp, environment: AppStoreEnvironment, now: Date
+    ) async throws -> ServerAPIAnswer {
+        let earliest = min(now, Date()).addingTimeInterval(-NotificationHistoryQuery.retention(environment))
+        let request = try NotificationHistoryQuery(body: body, earliest: earliest)
+        var offset = 0
+        if let paginationToken {
+            let parts = paginationToken.split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 3, parts[0] == "page", let start = Int(parts[1]), start >= 0 else {
+                throw ServerAPIRejection.invalidPaginationToken
+            }
+            guard parts[2] == request.fingerprint else { throw ServerAPIRejection.paginationTokenExpired }
+            offset = start
+        }
+        // A transaction id stands for its customer: every notification about any of their purchases.
+        let ofCustomer: Set<String>?
+        if let id = request.transactionId {
+            guard let device = await customer(id, app: app, environment: environment) else { return .transactionNotFound }
+            ofCustomer = Set(await state.deviceTransactions(device.id).map(\.transactionId))
+        } else {
+            ofCustomer = nil
+        }
+        let all = await outbox.history(bundleId: app.bundleId, environment: environment).filter { item in
+            let at = Int64((item.createdAt.timeIntervalSince1970 * 1000).rounded())
+            guard at >= request.startDate, at < request.endDate else { return false }
+            if let type = request.notificationType, type != item.type { return false }
+            if let subtype = request.notificationSubtype, subtype != item.subtype { return false }
+            if let ids = ofCustomer, !ids.contains(item.transactionId ?? "") { return false }
+            return !request.onlyFailures || !item.delivered
+        }
+        guard offset <= all.count else { throw ServerAPIRejection.invalidPaginationToken }
         let page = all[offset..<min(all.count, offset + configuration.serverAPIPageSize)]
         let next = offset + page.count
         return .json(
             NotificationHistoryResponse(
-                paginationToken: next < all.count ? "page-\(next)" : nil, hasMore: next < all.count,
+                paginationToken: next < all.count ? "page-\(next)-\(request.fingerprint)" : nil, hasMore: next < all.count,
                 notificationHistory: page.map { NotificationHistoryItem(signedPayload: $0.signedPayload, sendAttempts: $0.attempts) }))
     }
 
@@ -280,10 +349,13 @@ extension SimulatedAppStore {
         return .json(CheckTestNotificationResponse(signedPayload: item.signedPayload, sendAttempts: item.attempts))
     }
 
-    func recordConsumption(_ id: String, body: Data, app: SimulatedApp, environment: AppStoreEnvironment) async -> ServerAPIAnswer {
-        guard await placed(id, app: app, environment: environment) != nil else { return .transactionNotFound }
+    func recordConsumption(_ id: String, body: Data, app: SimulatedApp, environment: AppStoreEnvironment) async throws -> ServerAPIAnswer {
+        try ServerAPIRejection.requireTransactionId(id)
+        guard await placed(id, app: app, environment: environment) != nil else {
+            return await notATransaction(id, app: app, environment: environment)
+        }
         guard let request = try? JSONDecoder().decode(ConsumptionRequest.self, from: body) else {
-            return .error(400, 4_000_023, "Invalid request.")
+            throw ServerAPIRejection.generalBadRequest
         }
         serverAPI.consumption.withLock { $0[id] = request }
         return ServerAPIAnswer(status: 202, body: Data())
@@ -291,8 +363,11 @@ extension SimulatedAppStore {
 
     /// Send Consumption Information v2: Apple's checks of each field, then 202; what was sent
     /// is kept for `GET /sim/consumption-v2/{transactionId}`.
-    func recordConsumptionV2(_ id: String, body: Data, app: SimulatedApp, environment: AppStoreEnvironment) async -> ServerAPIAnswer {
-        guard await placed(id, app: app, environment: environment) != nil else { return .transactionNotFound }
+    func recordConsumptionV2(_ id: String, body: Data, app: SimulatedApp, environment: AppStoreEnvironment) async throws -> ServerAPIAnswer {
+        try ServerAPIRejection.requireTransactionId(id)
+        guard await placed(id, app: app, environment: environment) != nil else {
+            return await notATransaction(id, app: app, environment: environment)
+        }
         guard let request = try? JSONDecoder().decode(ConsumptionRequestV2.self, from: body) else {
             return .error(400, 4_000_000, "Invalid request.")
         }
@@ -311,9 +386,21 @@ extension SimulatedAppStore {
         return ServerAPIAnswer(status: 202, body: Data())
     }
 
+    /// Finish Transaction: the server delivered the purchase; recorded for
+    /// `GET /sim/transactions/{transactionId}/finished`. Apple answers 200 with no body.
+    func finishTransaction(_ id: String, app: SimulatedApp, environment: AppStoreEnvironment) async throws -> ServerAPIAnswer {
+        try ServerAPIRejection.requireTransactionId(id)
+        guard await placed(id, app: app, environment: environment) != nil else {
+            return await notATransaction(id, app: app, environment: environment)
+        }
+        serverAPI.finished.withLock { _ = $0.insert(id) }
+        return ServerAPIAnswer(status: 200, body: Data())
+    }
+
     func extendRenewalDate(
         _ originalId: String, body: Data, app: SimulatedApp, environment: AppStoreEnvironment, now: Date
     ) async throws -> ServerAPIAnswer {
+        try ServerAPIRejection.requireTransactionId(originalId, else: .invalidOriginalTransactionId)
         guard let request = try? JSONDecoder().decode(ExtendRenewalDateRequest.self, from: body), (1...90).contains(request.extendByDays)
         else { return .error(400, 4_000_009, "Invalid extend by days value.") }
         guard await placed(originalId, app: app, environment: environment) != nil else {

@@ -34,7 +34,7 @@ extension SimulatedAppStore {
         }
         if let line = transaction.webOrderLineItemId { payload["webOrderLineItemId"] = line }
         if let token = transaction.appAccountToken { payload["appAccountToken"] = token }
-        if let group = product?.subscriptionGroup { payload["subscriptionGroupIdentifier"] = group }
+        if let group = product?.subscriptionGroupIdentifier { payload["subscriptionGroupIdentifier"] = group }
         // StoreKit 2 prices are in milli-units of the currency.
         if let micros = product?.priceMicros { payload["price"] = micros / 1000 }
         if let currency = product?.currency { payload["currency"] = currency }
@@ -48,6 +48,7 @@ extension SimulatedAppStore {
             throw SimulatorState.Failure(status: 404, code: "unknown_device", message: "no device")
         }
         let latest = await state.transaction(subscription.latestTransactionId)
+        let product = await state.app(device.bundleId)?.products.first { $0.productId == subscription.productId }
         func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
         var payload: [String: Any] = [
             "originalTransactionId": subscription.originalTransactionId,
@@ -62,10 +63,25 @@ extension SimulatedAppStore {
         if let token = latest?.appAccountToken { payload["appAccountToken"] = token }
         if let expires = latest?.expiresDate { payload["renewalDate"] = ms(expires) }
         if let original = latest?.originalPurchaseDate { payload["recentSubscriptionStartDate"] = ms(original) }
-        if subscription.billingFailedAt != nil { payload["expirationIntent"] = 2 } else if !subscription.autoRenew { payload["expirationIntent"] = 1 }
+        if let intent = Self.expirationIntent(subscription, latest: latest, now: now) { payload["expirationIntent"] = intent }
         if let grace = subscription.graceUntil { payload["gracePeriodExpiresDate"] = ms(grace) }
+        // What the next period costs, in milli-units like a transaction's price.
+        if let micros = product?.priceMicros, let currency = product?.currency {
+            payload["renewalPrice"] = micros / 1000
+            payload["currency"] = currency
+        }
         let json = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])
         return try pki.signJWS(payload: Array(json))
+    }
+
+    /// Why the subscription lapsed, once it has: 2 billing error while Apple retries the charge,
+    /// else 1 the customer turned auto-renew off, 4 the product stopped renewing (the sandbox's
+    /// renewal limit). Nil while a period is running: turning auto-renew off says what will
+    /// happen, not what happened.
+    static func expirationIntent(_ subscription: SimulatorState.Subscription, latest: SimulatorState.Transaction?, now: Date) -> Int? {
+        if subscription.billingFailedAt != nil { return 2 }
+        guard let expires = latest?.expiresDate, expires <= now else { return nil }
+        return subscription.autoRenew ? 4 : 1
     }
 
     /// Apple's subscription status code for the Server API and notifications: 1 active,

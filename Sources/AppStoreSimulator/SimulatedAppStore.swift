@@ -140,10 +140,12 @@ public final class SimulatedAppStore: Sendable {
             for originalId in Set(subscriptionTransactions.map(\.originalTransactionId)).sorted() {
                 guard let sub = await state.subscription(originalId) else { continue }
                 let inRetry = sub.billingFailedAt != nil
+                // As in signed renewal info: a reason only once the subscription has lapsed.
+                let intent = Self.expirationIntent(sub, latest: await state.transaction(sub.latestTransactionId), now: now)
                 pending.append(
                     PendingRenewalInfo(
                         autoRenewProductId: sub.productId, productId: sub.productId, originalTransactionId: originalId,
-                        autoRenewStatus: sub.autoRenew, expirationIntent: inRetry ? "2" : (sub.autoRenew ? nil : "1"),
+                        autoRenewStatus: sub.autoRenew, expirationIntent: intent.map(String.init),
                         isInBillingRetryPeriod: inRetry, gracePeriodExpiresDate: sub.graceUntil))
             }
             response.pendingRenewalInfo = pending

@@ -29,6 +29,11 @@ public struct SimulatedProduct: Codable, Hashable, Sendable {
         self.currency = currency
         self.subscriptionGroup = subscriptionGroup
     }
+
+    /// The group Apple names in signed transactions, statuses and history filters. Every
+    /// auto-renewable subscription is in one, so those configured without a group share the
+    /// app's `default` group.
+    var subscriptionGroupIdentifier: String? { subscriptionGroup ?? (kind == .autoRenewable ? "default" : nil) }
 }
 
 public struct SimulatedApp: Codable, Hashable, Sendable {

@@ -237,10 +237,21 @@ public struct SimulatorServer: Sendable {
             guard let body = store.serverAPI.consumption.withLock({ $0[id] }) else { throw HTTPError(.notFound) }
             return Self.json(body)
         }
+        sim.get("transactions/:transaction/finished") { _, context in
+            let id = try context.parameters.require("transaction")
+            return Self.json(["finished": store.serverAPI.finished.withLock { $0.contains(id) }])
+        }
         sim.get("consumption-v2/:transaction") { _, context in
             let id = try context.parameters.require("transaction")
             guard let body = store.serverAPI.consumptionV2.withLock({ $0[id] }) else { throw HTTPError(.notFound) }
             return Self.json(body)
+        }
+        sim.post("devices/:device/rescind-consent") { _, context in
+            let deviceId = try Self.deviceId(context)
+            return try await Self.guarded {
+                let sent = try await store.enqueueRescindConsent(deviceId: deviceId, now: store.now())
+                return Self.json(["notificationUUID": sent.uuid, "signedPayload": sent.signedPayload], status: .accepted)
+            }
         }
         sim.post("devices/:device/family-share") { request, context in
             struct Body: Decodable { var transactionId: String }
@@ -309,21 +320,20 @@ public struct SimulatorServer: Sendable {
         routes.put("inApps/v1/transactions/:id/appAccountToken") { request, context in
             let id = try context.parameters.require("id")
             let body = try await request.body.collect(upTo: 64 * 1024)
-            return await serverAPI(request, "app_account_token", env, store) { app, _ in
-                await store.setAppAccountToken(id, body: Data(body.readableBytesView), app: app, environment: env)
+            return await serverAPI(request, "app_account_token", env, store) { app, now in
+                try await store.setAppAccountToken(id, body: Data(body.readableBytesView), app: app, environment: env, now: now)
             }
         }
         routes.get("inApps/v2/history/:id") { request, context in
             let id = try context.parameters.require("id")
-            let revision = request.uri.queryParameters.get("revision")
             return await serverAPI(request, "history", env, store) { app, now in
-                try await store.history(id, revision: revision, app: app, environment: env, now: now)
+                try await store.history(id, query: query(request), app: app, environment: env, now: now)
             }
         }
         routes.get("inApps/v1/subscriptions/:id") { request, context in
             let id = try context.parameters.require("id")
             return await serverAPI(request, "subscriptions", env, store) { app, now in
-                try await store.subscriptionStatuses(id, app: app, environment: env, now: now)
+                try await store.subscriptionStatuses(id, query: query(request), app: app, environment: env, now: now)
             }
         }
         routes.get("inApps/v2/refund/lookup/:id") { request, context in
@@ -341,11 +351,9 @@ public struct SimulatorServer: Sendable {
         routes.post("inApps/v1/notifications/history") { request, _ in
             let body = try await request.body.collect(upTo: 64 * 1024)
             let token = request.uri.queryParameters.get("paginationToken")
-            return await serverAPI(request, "notification_history", env, store) { app, _ in
-                guard let parsed = try? JSONDecoder().decode(NotificationHistoryRequest.self, from: Data(body.readableBytesView)) else {
-                    return .error(400, 4_000_023, "Invalid request.")
-                }
-                return await store.notificationHistory(parsed, paginationToken: token, app: app, environment: env)
+            return await serverAPI(request, "notification_history", env, store) { app, now in
+                try await store.notificationHistory(
+                    body: Data(body.readableBytesView), paginationToken: token, app: app, environment: env, now: now)
             }
         }
         routes.post("inApps/v1/notifications/test") { request, _ in
@@ -361,14 +369,20 @@ public struct SimulatorServer: Sendable {
             let id = try context.parameters.require("id")
             let body = try await request.body.collect(upTo: 64 * 1024)
             return await serverAPI(request, "consumption", env, store) { app, _ in
-                await store.recordConsumption(id, body: Data(body.readableBytesView), app: app, environment: env)
+                try await store.recordConsumption(id, body: Data(body.readableBytesView), app: app, environment: env)
             }
         }
         routes.put("inApps/v2/transactions/consumption/:id") { request, context in
             let id = try context.parameters.require("id")
             let body = try await request.body.collect(upTo: 64 * 1024)
             return await serverAPI(request, "consumption_v2", env, store) { app, _ in
-                await store.recordConsumptionV2(id, body: Data(body.readableBytesView), app: app, environment: env)
+                try await store.recordConsumptionV2(id, body: Data(body.readableBytesView), app: app, environment: env)
+            }
+        }
+        routes.post("inApps/v1/transactions/:id/finish") { request, context in
+            let id = try context.parameters.require("id")
+            return await serverAPI(request, "finish", env, store) { app, _ in
+                try await store.finishTransaction(id, app: app, environment: env)
             }
         }
         routes.put("inApps/v1/subscriptions/extend/:id") { request, context in
@@ -378,6 +392,11 @@ public struct SimulatorServer: Sendable {
                 try await store.extendRenewalDate(id, body: Data(body.readableBytesView), app: app, environment: env, now: now)
             }
         }
+    }
+
+    /// The request's query, repeated keys kept (`productId=a&productId=b`).
+    static func query(_ request: Request) -> ServerAPIQuery {
+        ServerAPIQuery(request.uri.queryParameters.map { (String($0.key), String($0.value)) })
     }
 
     static func clockView(_ store: SimulatedAppStore) -> Response {
@@ -397,6 +416,8 @@ public struct SimulatorServer: Sendable {
         } else if let app = await store.authorize(request.headers[.authorization], now: now) {
             do {
                 answer = try await body(app, now)
+            } catch let rejection as ServerAPIRejection {
+                answer = rejection.answer
             } catch let failure as SimulatorState.Failure {
                 answer = .error(failure.status, 4_040_005, failure.message)
             } catch {

@@ -22,6 +22,12 @@ actor SimulatorState {
         var ownership: String = "PURCHASED"
         /// Apple's revocation reason: 0 other (family sharing stopped), 1 app issue.
         var revocationReason: Int? = nil
+        /// When Apple last changed the transaction after selling it (refund, revocation,
+        /// renewal extension, new app account token); nil if never.
+        var modifiedDate: Date? = nil
+
+        /// What Get Transaction History sorts by.
+        var lastModified: Date { modifiedDate ?? purchaseDate }
     }
 
     /// Something that makes Apple send a V2 notification, in the order it happened.
@@ -116,9 +122,10 @@ actor SimulatorState {
 
     /// Set App Account Token: the token goes on every transaction of the purchase, so what is
     /// signed from now on carries it.
-    func setAppAccountToken(originalTransactionId: String, token: String) {
+    func setAppAccountToken(originalTransactionId: String, token: String, now: Date) {
         for (id, transaction) in transactions where transaction.originalTransactionId == originalTransactionId {
             transactions[id]?.appAccountToken = token
+            transactions[id]?.modifiedDate = now
         }
     }
 
@@ -194,6 +201,7 @@ actor SimulatorState {
         }
         tx.cancellationDate = tx.cancellationDate ?? now
         tx.revocationReason = 0
+        tx.modifiedDate = now
         transactions[transactionId] = tx
         record("REVOKE", nil, transactionId, now)
         return tx
@@ -293,6 +301,7 @@ actor SimulatorState {
         }
         tx.cancellationDate = nil
         tx.revocationReason = nil
+        tx.modifiedDate = now
         transactions[transactionId] = tx
         record("REFUND_REVERSED", nil, transactionId, now)
         return tx
@@ -305,6 +314,7 @@ actor SimulatorState {
             throw unknownSubscription()
         }
         latest.expiresDate = (latest.expiresDate ?? now).addingTimeInterval(seconds)
+        latest.modifiedDate = now
         transactions[latest.transactionId] = latest
         subscriptions[originalTransactionId]?.expiryAnnounced = false
         record("RENEWAL_EXTENDED", nil, latest.transactionId, now)
@@ -317,6 +327,7 @@ actor SimulatorState {
             throw Failure(status: 404, code: "unknown_transaction", message: "no transaction \(transactionId)")
         }
         tx.cancellationDate = tx.cancellationDate ?? now
+        tx.modifiedDate = now
         transactions[transactionId] = tx
         if tx.kind == .autoRenewable { subscriptions[tx.originalTransactionId]?.autoRenew = false }
         record("REFUND", nil, transactionId, now)
@@ -344,12 +355,6 @@ actor SimulatorState {
         }
         return latest.values.filter { tx in tx.cancellationDate == nil && (tx.expiresDate.map { $0 > now } ?? true) }
             .sorted { $0.transactionId < $1.transactionId }
-    }
-
-    /// Every transaction of the customer (the device) that bought `transactionId`, oldest first.
-    func customerTransactions(of transactionId: String) -> [Transaction]? {
-        guard let tx = transactions[transactionId] else { return nil }
-        return deviceTransactions(tx.deviceId).sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
     }
 
     func subscription(_ originalTransactionId: String) -> Subscription? { subscriptions[originalTransactionId] }
