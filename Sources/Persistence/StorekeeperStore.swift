@@ -37,10 +37,11 @@ public protocol NotificationStore: Sendable {
     /// Who owns an original transaction (the app user it is bound to), if anyone yet.
     func owner(appId: String, originalTransactionId: String) async throws -> String?
     /// Stores a verified App Store Server Notification once per (app, notificationUUID) and, in
-    /// the same transaction, the submission it causes (its signed transaction, for the owner).
-    /// A notification already stored changes nothing and returns `created == false`.
+    /// the same transaction, the submission it causes (its signed transaction, for the owner) and
+    /// the events it causes by itself (RESCIND_CONSENT). A notification already stored changes
+    /// nothing and returns `created == false`.
     func recordNotification(
-        _ notification: NotificationRecord, submission: EvidenceSubmission?, now: Date
+        _ notification: NotificationRecord, submission: EvidenceSubmission?, events: EventBatch?, now: Date
     ) async throws
         -> NotificationResult
 }
@@ -48,6 +49,9 @@ public protocol NotificationStore: Sendable {
 /// What subscribers own and what was paid.
 public protocol LedgerStore: Sendable {
     func transactions(appId: String, appUserId: String) async throws -> [TransactionRecord]
+    /// Every transaction of one customer's Apple account in this app, whichever app user
+    /// holds it (Apple's `appTransactionId`), oldest first.
+    func transactions(appId: String, appTransactionId: String) async throws -> [TransactionRecord]
     func subscriptions(appId: String, appUserId: String) async throws -> [SubscriptionFacts]
     func ledger(_ query: LedgerQuery) async throws -> [LedgerEntry]
 }

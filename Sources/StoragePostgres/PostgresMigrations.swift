@@ -282,6 +282,12 @@ enum PostgresMigrations {
                     PRIMARY KEY (delivery_id, attempt)
                 );
                 """),
+        Migration(
+            name: "M0008_AppTransactionIds",
+            sql: """
+                ALTER TABLE transactions ADD COLUMN app_transaction_id TEXT;
+                CREATE INDEX transactions_app_transaction ON transactions (app_id, app_transaction_id)
+                """),
     ]
 }
 

@@ -35,12 +35,12 @@ extension PostgresStore {
                 """
                 INSERT INTO transactions (app_id, transaction_id, app_user_id, original_transaction_id, product_id,
                     product_type, environment, purchase_date, original_purchase_date, expires_date, cancellation_date,
-                    quantity, credits, ownership_type, verification_id, created_at, reinstated_at)
+                    quantity, credits, ownership_type, verification_id, created_at, reinstated_at, app_transaction_id)
                 VALUES (\(tx.appId), \(tx.transactionId), \(tx.appUserId), \(tx.originalTransactionId), \(tx.productId),
                     \(tx.productType.rawValue), \(tx.environment), \(StoredTime.ms(tx.purchaseDate)),
                     \(StoredTime.ms(tx.originalPurchaseDate)), \(StoredTime.ms(tx.expiresDate)), \(StoredTime.ms(tx.cancellationDate)),
                     \(Int64(tx.quantity)), \(Int64(tx.credits)), \(tx.ownershipType), \(tx.verificationId), \(nowMs),
-                    \(StoredTime.ms(tx.reinstatedAt)))
+                    \(StoredTime.ms(tx.reinstatedAt)), \(tx.appTransactionId))
                 ON CONFLICT (app_id, transaction_id) DO NOTHING
                 """, logger: logger)
         }
@@ -56,6 +56,13 @@ extension PostgresStore {
                 """
                 UPDATE transactions SET cancellation_date = NULL, reinstated_at = \(StoredTime.ms(tx.reinstatedAt))
                 WHERE app_id = \(tx.appId) AND transaction_id = \(tx.transactionId)
+                """, logger: logger)
+        }
+        for tx in plan.annotatedTransactions {
+            try await connection.execute(
+                """
+                UPDATE transactions SET app_transaction_id = \(tx.appTransactionId)
+                WHERE app_id = \(tx.appId) AND transaction_id = \(tx.transactionId) AND app_transaction_id IS NULL
                 """, logger: logger)
         }
         for entry in plan.ledger {
@@ -167,6 +174,7 @@ extension PostgresStore {
             quantity: Int(try row.value("quantity", as: Int64.self)), credits: Int(try row.value("credits", as: Int64.self)),
             ownershipType: try row.value("ownership_type"), verificationId: try row.value("verification_id"))
         record.reinstatedAt = try row.optionalDate("reinstated_at")
+        record.appTransactionId = try row.value("app_transaction_id")
         return record
     }
 
@@ -185,6 +193,17 @@ extension PostgresStore {
 
     public func transactions(appId: String, appUserId: String) async throws -> [TransactionRecord] {
         try await read { connection in try await Self.transactions(connection, appId: appId, appUserId: appUserId, logger: self.logger) }
+    }
+
+    public func transactions(appId: String, appTransactionId: String) async throws -> [TransactionRecord] {
+        try await read { connection in
+            try await connection.rows(
+                """
+                SELECT * FROM transactions WHERE app_id = \(appId) AND app_transaction_id = \(appTransactionId)
+                ORDER BY purchase_date, transaction_id
+                """, logger: self.logger
+            ).map(Self.transaction(from:))
+        }
     }
 
     public func subscriptions(appId: String, appUserId: String) async throws -> [SubscriptionFacts] {

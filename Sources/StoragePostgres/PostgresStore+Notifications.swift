@@ -15,7 +15,7 @@ extension PostgresStore {
     }
 
     public func recordNotification(
-        _ notification: NotificationRecord, submission: EvidenceSubmission?, now: Date
+        _ notification: NotificationRecord, submission: EvidenceSubmission?, events: EventBatch?, now: Date
     ) async throws -> NotificationResult {
         try await transaction { connection in
             // The primary key (app, notificationUUID) makes a second delivery a no-op.
@@ -32,6 +32,7 @@ extension PostgresStore {
             guard inserted == 1 else { return NotificationResult(created: false, verification: nil) }
             try await Self.enqueueForwards(
                 connection, appId: notification.appId, notificationUUID: notification.notificationUUID, now: now, logger: self.logger)
+            if let events { try await Self.record(events, connection: connection, now: now, logger: self.logger) }
             guard let submission else { return NotificationResult(created: true, verification: nil) }
             let result = try await Self.submit(connection, submission, now: now, channel: self.jobChannel, logger: self.logger)
             try await connection.execute(

@@ -299,6 +299,13 @@ enum SQLiteMigrations {
                     );
                     """)
         }
+        migrator.registerMigration("M0008_AppTransactionIds") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE transactions ADD COLUMN app_transaction_id TEXT;
+                    CREATE INDEX transactions_app_transaction ON transactions (app_id, app_transaction_id);
+                    """)
+        }
         return migrator
     }
 }

@@ -30,15 +30,15 @@ extension SQLiteStore {
                 sql: """
                     INSERT INTO transactions (app_id, transaction_id, app_user_id, original_transaction_id, product_id,
                         product_type, environment, purchase_date, original_purchase_date, expires_date, cancellation_date,
-                        quantity, credits, ownership_type, verification_id, created_at, reinstated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        quantity, credits, ownership_type, verification_id, created_at, reinstated_at, app_transaction_id)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (app_id, transaction_id) DO NOTHING
                     """
             ).execute(arguments: [
                 tx.appId, tx.transactionId, tx.appUserId, tx.originalTransactionId, tx.productId, tx.productType.rawValue,
                 tx.environment, StoredTime.ms(tx.purchaseDate), StoredTime.ms(tx.originalPurchaseDate),
                 StoredTime.ms(tx.expiresDate), StoredTime.ms(tx.cancellationDate), tx.quantity, tx.credits,
-                tx.ownershipType, tx.verificationId, nowMs, StoredTime.ms(tx.reinstatedAt),
+                tx.ownershipType, tx.verificationId, nowMs, StoredTime.ms(tx.reinstatedAt), tx.appTransactionId,
             ])
         }
         for tx in plan.revokedTransactions {
@@ -56,6 +56,14 @@ extension SQLiteStore {
                     WHERE app_id = ? AND transaction_id = ?
                     """
             ).execute(arguments: [StoredTime.ms(tx.reinstatedAt), tx.appId, tx.transactionId])
+        }
+        for tx in plan.annotatedTransactions {
+            try db.cachedStatement(
+                sql: """
+                    UPDATE transactions SET app_transaction_id = ?
+                    WHERE app_id = ? AND transaction_id = ? AND app_transaction_id IS NULL
+                    """
+            ).execute(arguments: [tx.appTransactionId, tx.appId, tx.transactionId])
         }
         for entry in plan.ledger {
             try db.cachedStatement(
@@ -183,6 +191,7 @@ extension SQLiteStore {
             cancellationDate: StoredTime.date(row["cancellation_date"] as Int64?), quantity: row["quantity"],
             credits: row["credits"], ownershipType: row["ownership_type"], verificationId: row["verification_id"])
         record.reinstatedAt = StoredTime.date(row["reinstated_at"] as Int64?)
+        record.appTransactionId = row["app_transaction_id"]
         return record
     }
 
@@ -201,6 +210,16 @@ extension SQLiteStore {
 
     public func transactions(appId: String, appUserId: String) async throws -> [TransactionRecord] {
         try await pool.read { db in try Self.transactions(db, appId: appId, appUserId: appUserId) }
+    }
+
+    public func transactions(appId: String, appTransactionId: String) async throws -> [TransactionRecord] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db.cachedStatement(
+                    sql: "SELECT * FROM transactions WHERE app_id = ? AND app_transaction_id = ? ORDER BY purchase_date, transaction_id"),
+                arguments: [appId, appTransactionId]
+            ).map(Self.transaction(from:))
+        }
     }
 
     public func subscriptions(appId: String, appUserId: String) async throws -> [SubscriptionFacts] {

@@ -12,7 +12,7 @@ extension SQLiteStore {
     }
 
     public func recordNotification(
-        _ notification: NotificationRecord, submission: EvidenceSubmission?, now: Date
+        _ notification: NotificationRecord, submission: EvidenceSubmission?, events: EventBatch?, now: Date
     ) async throws -> NotificationResult {
         try await committer.write(pool: pool) { db in
             try db.execute(
@@ -29,6 +29,7 @@ extension SQLiteStore {
                 ])
             guard db.changesCount == 1 else { return NotificationResult(created: false, verification: nil) }
             try Self.enqueueForwards(db, appId: notification.appId, notificationUUID: notification.notificationUUID, now: now)
+            if let events { try Self.record(events, db: db, now: now) }
             guard let submission else { return NotificationResult(created: true, verification: nil) }
             let result = try Self.submit(db, submission, now: now)
             try db.execute(

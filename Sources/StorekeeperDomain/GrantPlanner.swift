@@ -93,6 +93,8 @@ public struct GrantPlan: Sendable {
     public var revokedTransactions: [TransactionRecord] = []
     /// Refunds reversed: cancellation cleared, `reinstatedAt` set.
     public var reinstatedTransactions: [TransactionRecord] = []
+    /// Known transactions that learn their `appTransactionId` (set once, never changed).
+    public var annotatedTransactions: [TransactionRecord] = []
     public var bindings: [OwnershipBinding] = []
     public var transfers: [OwnershipTransfer] = []
     public var ledger: [LedgerEntry] = []
@@ -139,6 +141,11 @@ public enum GrantPlanner {
             if type == .autoRenewable { grantedAutoRenewable[tx.originalTransactionId, default: []].append(tx) }
 
             if let existing = context.existingTransactions[tx.transactionId] {
+                if existing.appTransactionId == nil, let appTransactionId = tx.appTransactionId {
+                    var annotated = existing
+                    annotated.appTransactionId = appTransactionId
+                    plan.annotatedTransactions.append(annotated)
+                }
                 let evidenceAt = context.evidenceSignedAt ?? context.now
                 switch RefundRule.change(existing, seen: tx, evidenceAt: evidenceAt, reversesRefunds: context.reversesRefunds) {
                 case .none:
@@ -176,6 +183,7 @@ public enum GrantPlanner {
                 cancellationDate: tx.cancellationDate, quantity: tx.quantity, credits: credits,
                 ownershipType: tx.ownershipType, verificationId: context.verificationId)
             if context.reversesRefunds, tx.cancellationDate == nil { record.reinstatedAt = context.evidenceSignedAt ?? context.now }
+            record.appTransactionId = tx.appTransactionId
             plan.newTransactions.append(record)
             plan.summary.granted.append(tx.transactionId)
             plan.summary.creditsAdded += credits

@@ -62,13 +62,14 @@ extension PurchaseEvidence {
             guard let productId = transaction.productId else { throw SignedDataFailure.missingField("productId") }
             guard let purchaseDate = transaction.purchaseDate?.date else { throw SignedDataFailure.missingField("purchaseDate") }
             let original = transaction.originalTransactionId ?? transactionId
-            purchases.append(
-                Purchase(
-                    transactionId: transactionId, originalTransactionId: original, productId: productId, quantity: transaction.quantity ?? 1,
-                    purchaseDate: purchaseDate, originalPurchaseDate: transaction.originalPurchaseDate?.date ?? purchaseDate,
-                    expiresDate: transaction.expiresDate?.date, cancellationDate: transaction.revocationDate?.date,
-                    ownershipType: transaction.inAppOwnershipType?.rawValue ?? OwnershipType.purchased.rawValue,
-                    currentAt: source == .serverAPI ? transaction.signedDate?.date : nil))
+            var purchase = Purchase(
+                transactionId: transactionId, originalTransactionId: original, productId: productId, quantity: transaction.quantity ?? 1,
+                purchaseDate: purchaseDate, originalPurchaseDate: transaction.originalPurchaseDate?.date ?? purchaseDate,
+                expiresDate: transaction.expiresDate?.date, cancellationDate: transaction.revocationDate?.date,
+                ownershipType: transaction.inAppOwnershipType?.rawValue ?? OwnershipType.purchased.rawValue,
+                currentAt: source == .serverAPI ? transaction.signedDate?.date : nil)
+            purchase.appTransactionId = transaction.appTransactionId.flatMap { $0.isEmpty ? nil : $0 }
+            purchases.append(purchase)
             if transaction.type == .autoRenewable { subscribed.insert(original) }
         }
         var matched: [String: Renewal] = [:]

@@ -30,6 +30,9 @@ public struct PurchaseEvidence: Sendable, Hashable {
         /// be old: a device's receipt, a transaction the app posts, a notification's. A current
         /// copy without the refund recorded before it means Apple reversed that refund.
         public var currentAt: Date?
+        /// The customer's app transaction id (StoreKit 2 payloads since 2025; receipts have none):
+        /// one per Apple account and app, present even before any purchase.
+        public var appTransactionId: String?
 
         public init(
             transactionId: String, originalTransactionId: String, productId: String, quantity: Int = 1, purchaseDate: Date,

@@ -22,6 +22,9 @@ public struct TransactionRecord: Codable, Hashable, Sendable {
     /// When a refund of this transaction was reversed (REFUND_REVERSED): a refund signed before
     /// this instant, delivered late, does not revoke it again.
     public var reinstatedAt: Date? = nil
+    /// The customer's app transaction id, when a StoreKit 2 payload named it; a transaction
+    /// first seen in a receipt gets it when a signed copy arrives.
+    public var appTransactionId: String? = nil
 
     public init(
         appId: String, appUserId: String, transactionId: String, originalTransactionId: String,

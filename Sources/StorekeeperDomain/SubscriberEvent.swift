@@ -44,6 +44,10 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
     public static let provisionalAccessGranted = EventType(rawValue: "provisional_access_granted")
     /// Apple answered: provisional access ends (the answer's own events follow).
     public static let provisionalAccessRemoved = EventType(rawValue: "provisional_access_removed")
+    /// Apple's RESCIND_CONSENT: the customer withdrew consent to share their data with the app.
+    /// Sent to every app user holding a purchase of that Apple account (`details.appTransactionId`);
+    /// what they own does not change.
+    public static let consentRescinded = EventType(rawValue: "consent_rescinded")
     /// Sent on request to check an endpoint.
     public static let test = EventType(rawValue: "test")
 
@@ -52,7 +56,7 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
         .initialPurchase, .renewal, .productChange, .autoRenewDisabled, .autoRenewEnabled, .expiration, .billingIssue,
         .gracePeriod, .billingRecovered, .refund, .refundReversed, .revoke, .nonRenewingPurchase, .consumablePurchase,
         .nonConsumablePurchase, .ownershipConflict, .transfer, .verificationInvalid, .provisionalAccessGranted,
-        .provisionalAccessRemoved, .test,
+        .provisionalAccessRemoved, .consentRescinded, .test,
     ]
 }
 
@@ -75,11 +79,13 @@ public struct SubscriberEvent: Codable, Hashable, Sendable {
         public var gracePeriodExpiresDate: Date?
         public var credits: Int?
         public var verificationId: String?
+        /// `consent_rescinded`: the customer's Apple account in this app.
+        public var appTransactionId: String?
 
         public init(
             reason: String? = nil, expirationReason: String? = nil, previousProductId: String? = nil, fromAppUserId: String? = nil,
             ownerAppUserId: String? = nil, expiresDate: Date? = nil, gracePeriodExpiresDate: Date? = nil, credits: Int? = nil,
-            verificationId: String? = nil
+            verificationId: String? = nil, appTransactionId: String? = nil
         ) {
             self.reason = reason
             self.expirationReason = expirationReason
@@ -90,6 +96,7 @@ public struct SubscriberEvent: Codable, Hashable, Sendable {
             self.gracePeriodExpiresDate = gracePeriodExpiresDate
             self.credits = credits
             self.verificationId = verificationId
+            self.appTransactionId = appTransactionId
         }
     }
 

@@ -166,6 +166,41 @@ struct StorageConformanceTests {
         #expect(ledger.map(\.event) == [.purchase, .refund, .refundReversed] && ledger.map(\.priceMicros) == [1_000_000, -1_000_000, 1_000_000])
     }
 
+    @Test("appTransactionId: stored with a new transaction, learnt once by one first seen without it, and found by it", arguments: StoreFactory.all)
+    func appTransactionIds(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        var step = 0
+        func grant(_ purchases: [PurchaseEvidence.Purchase], user: String) async throws {
+            step += 1
+            let submitted = try await store.submitReceipt(submission(user: user, receipt: "a\(step)"), now: t0)
+            let leased = try #require(try await lease(store, at: t0).first { $0.jobId == submitted.verification.jobId })
+            let evidence = PurchaseEvidence(source: .signedTransaction, bundleId: "com.example", environment: "sandbox", purchases: purchases)
+            let outcome = try await VerificationOutcomes(store: store).completeVerified(
+                leased, verificationId: submitted.verification.id, evidence: evidence,
+                report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil), request: request, now: t0)
+            guard case .granted = outcome else {
+                Issue.record("step \(step) was not granted: \(outcome)")
+                return
+            }
+        }
+        func purchase(_ id: String, _ appTransactionId: String?) -> PurchaseEvidence.Purchase {
+            var purchase = PurchaseEvidence.Purchase(transactionId: id, originalTransactionId: id, productId: "coins", purchaseDate: t0)
+            purchase.appTransactionId = appTransactionId
+            return purchase
+        }
+        try await grant([purchase("1", nil), purchase("2", "7001")], user: "alice")
+        try await grant([purchase("3", "7001")], user: "bob")
+        #expect(try await store.transactions(appId: "app", appTransactionId: "7001").map(\.transactionId) == ["2", "3"])
+        // "1" learns its id from a signed copy; a later copy naming another id changes nothing.
+        try await grant([purchase("1", "7001")], user: "alice")
+        try await grant([purchase("1", "9999")], user: "alice")
+        let found = try await store.transactions(appId: "app", appTransactionId: "7001")
+        #expect(found.map(\.transactionId) == ["1", "2", "3"] && Set(found.map(\.appUserId)) == ["alice", "bob"])
+        #expect(try await store.transactions(appId: "app", appTransactionId: "9999").isEmpty)
+        #expect(try await store.transactions(appId: "other", appTransactionId: "7001").isEmpty)
+        #expect(try await store.transactions(appId: "app", appUserId: "alice").map(\.appTransactionId) == ["7001", "7001"])
+    }
+
     @Test("configuration holds are released only when the configuration changes", arguments: StoreFactory.all)
     func configurationHolds(factory: StoreFactory) async throws {
         let store = try await factory.make()
@@ -345,8 +380,8 @@ struct StorageConformanceTests {
             originalTransactionId: "1", environment: "sandbox", payload: "jws", outcome: "submitted")
         let follow = EvidenceSubmission(
             appId: "app", appUserId: "alice", evidenceHash: "nested", evidence: .notification(signedPayload: "nested-jws"))
-        let first = try await store.recordNotification(record, submission: follow, now: t0)
-        let again = try await store.recordNotification(record, submission: follow, now: t0)
+        let first = try await store.recordNotification(record, submission: follow, events: nil, now: t0)
+        let again = try await store.recordNotification(record, submission: follow, events: nil, now: t0)
         #expect(first.created && first.verification != nil && !again.created && again.verification == nil)
         let jobs = try await store.leaseJobs(kinds: [verifySignedTransactionJobKind], limit: 10, owner: "t", now: t0, leaseDuration: 30)
         #expect(jobs.count == 1)

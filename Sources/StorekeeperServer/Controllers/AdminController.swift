@@ -70,6 +70,11 @@ struct AdminController {
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             return try await refresh(request, app: app, appUserId: try ctx.parameters.decoded("appUserId"))
         }
+        admin.get("apps/:app/app-transactions/:appTransactionId") { request, ctx in
+            try context.authenticateAdmin(request)
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            return try await appTransactionOwners(app: app, id: try ctx.parameters.decoded("appTransactionId"))
+        }
         admin.get("apps/:app/ledger") { request, ctx in
             try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
@@ -117,6 +122,24 @@ struct AdminController {
         return try StorekeeperJSON.response(
             context.view(verification), status: verification.state.isFinal ? .ok : .accepted,
             headers: [.location: "/v1/verifications/\(verification.id)"])
+    }
+
+    /// The transactions of one Apple account (`appTransactionId`) and the users holding them.
+    private func appTransactionOwners(app: AppConfiguration, id: String) async throws -> Response {
+        struct Owners: Encodable {
+            var appTransactionId: String
+            var appUserIds: [String]
+            var transactions: [TransactionRecord]
+        }
+        let allowed = Set("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ._-".utf8)
+        guard (1...128).contains(id.utf8.count), id.utf8.allSatisfy(allowed.contains) else {
+            throw StorekeeperError(.invalidRequest, "appTransactionId must be 1 to 128 letters, digits, '.', '_' or '-'")
+        }
+        let transactions = try await context.store.transactions(appId: app.id, appTransactionId: id)
+        guard !transactions.isEmpty else { throw StorekeeperError(.notFound, "no stored transaction carries app transaction id '\(id)'") }
+        var users: [String] = []
+        for tx in transactions where !users.contains(tx.appUserId) { users.append(tx.appUserId) }
+        return try StorekeeperJSON.response(Owners(appTransactionId: id, appUserIds: users, transactions: transactions))
     }
 
     private func decodeProduct(_ request: Request, productId: String?) async throws -> Product {

@@ -92,8 +92,10 @@ struct NotificationIngest {
     }
 
     /// One transaction: the notification (once per UUID) and the job it causes; then the answer.
-    private func store(_ record: NotificationRecord, submission: EvidenceSubmission?, version: String, now: Date) async throws -> Answer {
-        let result = try await context.store.recordNotification(record, submission: submission, now: now)
+    private func store(
+        _ record: NotificationRecord, submission: EvidenceSubmission?, events: EventBatch? = nil, version: String, now: Date
+    ) async throws -> Answer {
+        let result = try await context.store.recordNotification(record, submission: submission, events: events, now: now)
         if result.verification != nil { context.signal.wake() }
         context.metrics.increment(
             "storekeeper_notifications_total",
@@ -138,6 +140,10 @@ struct NotificationIngest {
         var outcome = type == .test ? "test" : "no_transaction"
         var originalTransactionId: String?
         var submission: EvidenceSubmission?
+        var events: EventBatch?
+        if type == .rescindConsent {
+            (outcome, events) = try await rescindedConsent(payload, app: app, uuid: uuid, now: now)
+        }
         switch verified.transaction {
         case nil:
             break
@@ -169,6 +175,39 @@ struct NotificationIngest {
             appId: app.id, notificationUUID: uuid, notificationType: type.rawValue, subtype: payload.subtype,
             signedDate: payload.signedDate?.date, originalTransactionId: originalTransactionId,
             environment: payload.environment?.storageName, payload: signedPayload, outcome: outcome)
-        return try await store(record, submission: submission, version: "2", now: now)
+        return try await store(record, submission: submission, events: events, version: "2", now: now)
+    }
+
+    /// RESCIND_CONSENT names no purchase, only the customer's signed app transaction: verified
+    /// for this app, its `appTransactionId` finds the app users holding that Apple account's
+    /// purchases, and each is told (`consent_rescinded`, id from the notification and the user,
+    /// so a second delivery adds nothing). Nothing they own changes.
+    private func rescindedConsent(
+        _ payload: NotificationPayload, app: AppConfiguration, uuid: String, now: Date
+    ) async throws -> (outcome: String, events: EventBatch?) {
+        guard let signed = payload.appData?.signedAppTransactionInfo else { return ("no_app_transaction", nil) }
+        let environment = payload.environment
+        let verdict = try? await context.signedTransactionGate.verifier.verify(
+            signed,
+            expecting: .init(
+                bundleId: app.bundleId, appAppleId: environment == .production ? app.appAppleId : nil, environment: environment?.rawValue),
+            time: context.signedTransactionGate.validationTime(now: now))
+        guard let verdict else { return ("app_transaction_unreadable", nil) }
+        if let first = verdict.failures.first { return (first.code, nil) }
+        guard let appTransaction = try? JSONDecoder().decode(SignedAppTransaction.self, from: Data(verdict.payload)),
+            let appTransactionId = appTransaction.appTransactionId, !appTransactionId.isEmpty
+        else { return ("no_app_transaction_id", nil) }
+        var users: [String] = []
+        for tx in try await context.store.transactions(appId: app.id, appTransactionId: appTransactionId) where !users.contains(tx.appUserId) {
+            users.append(tx.appUserId)
+        }
+        guard !users.isEmpty else { return ("consent_rescinded_unknown_customer", nil) }
+        let events = users.map { user in
+            SubscriberEvent(
+                id: SubscriberEvent.id(type: .consentRescinded, subject: user, cause: uuid), type: .consentRescinded, appId: app.id,
+                environment: environment?.storageName, appUserId: user, occurredAt: payload.signedDate?.date ?? now, recordedAt: now,
+                source: .notification, details: .init(appTransactionId: appTransactionId))
+        }
+        return ("consent_rescinded", EventBatch(events: events, now: now))
     }
 }
