@@ -98,6 +98,13 @@ public struct SignedTransaction: Codable, Hashable, Sendable {
     public var currency: String?
     public var offerDiscountType: String?
     public var appTransactionId: String?
+    /// `REFUND_FULL`, `REFUND_PRORATED` or `FAMILY_REVOKE` (API 1.19, Notifications 2.20), kept as sent.
+    public var revocationType: String?
+    /// The refunded or revoked share, in milliunits of a percent (100000 = all of it).
+    public var revocationPercentage: Int?
+    /// `BILLED_UPFRONT` or `MONTHLY` (a monthly plan with a 12-month commitment), kept as sent.
+    public var billingPlanType: String?
+    public var commitmentInfo: TransactionCommitmentInfo?
     /// Every field as sent, including those this type does not name.
     public var fields: [String: JSONValue] = [:]
 
@@ -105,7 +112,8 @@ public struct SignedTransaction: Codable, Hashable, Sendable {
         case transactionId, originalTransactionId, webOrderLineItemId, bundleId, productId, subscriptionGroupIdentifier
         case purchaseDate, originalPurchaseDate, expiresDate, quantity, type, appAccountToken, inAppOwnershipType, signedDate
         case revocationReason, revocationDate, isUpgraded, offerType, offerIdentifier, environment, storefront, storefrontId
-        case transactionReason, price, currency, offerDiscountType, appTransactionId
+        case transactionReason, price, currency, offerDiscountType, appTransactionId, revocationType, revocationPercentage
+        case billingPlanType, commitmentInfo
     }
 
     public init(from decoder: any Decoder) throws {
@@ -137,6 +145,12 @@ public struct SignedTransaction: Codable, Hashable, Sendable {
         currency = try c.decodeIfPresent(String.self, forKey: .currency)
         offerDiscountType = try c.decodeIfPresent(String.self, forKey: .offerDiscountType)
         appTransactionId = try c.decodeIfPresent(String.self, forKey: .appTransactionId)
+        // Newer fields that no rule needs to grant: a malformed one is dropped from the typed
+        // view (still kept in `fields`) rather than costing the customer their purchase.
+        revocationType = try? c.decodeIfPresent(String.self, forKey: .revocationType)
+        revocationPercentage = try? c.decodeIfPresent(Int.self, forKey: .revocationPercentage)
+        billingPlanType = try? c.decodeIfPresent(String.self, forKey: .billingPlanType)
+        commitmentInfo = try? c.decodeIfPresent(TransactionCommitmentInfo.self, forKey: .commitmentInfo)
         fields = try decoder.singleValueContainer().decode([String: JSONValue].self)
     }
 
@@ -163,12 +177,15 @@ public struct SignedRenewalInfo: Codable, Hashable, Sendable {
     public var renewalPrice: Int64?
     public var currency: String?
     public var appAccountToken: String?
+    /// How the next renewal is billed: `BILLED_UPFRONT` or `MONTHLY`, kept as sent.
+    public var renewalBillingPlanType: String?
+    public var commitmentInfo: RenewalCommitmentInfo?
     public var fields: [String: JSONValue] = [:]
 
     enum CodingKeys: String, CodingKey {
         case originalTransactionId, productId, autoRenewProductId, autoRenewStatus, expirationIntent, isInBillingRetryPeriod
         case gracePeriodExpiresDate, priceIncreaseStatus, offerType, offerIdentifier, signedDate, environment
-        case recentSubscriptionStartDate, renewalDate, renewalPrice, currency, appAccountToken
+        case recentSubscriptionStartDate, renewalDate, renewalPrice, currency, appAccountToken, renewalBillingPlanType, commitmentInfo
     }
 
     public init(from decoder: any Decoder) throws {
@@ -190,10 +207,48 @@ public struct SignedRenewalInfo: Codable, Hashable, Sendable {
         renewalPrice = try c.decodeIfPresent(Int64.self, forKey: .renewalPrice)
         currency = try c.decodeIfPresent(String.self, forKey: .currency)
         appAccountToken = try c.decodeIfPresent(String.self, forKey: .appAccountToken)
+        renewalBillingPlanType = try? c.decodeIfPresent(String.self, forKey: .renewalBillingPlanType)
+        commitmentInfo = try? c.decodeIfPresent(RenewalCommitmentInfo.self, forKey: .commitmentInfo)
         fields = try decoder.singleValueContainer().decode([String: JSONValue].self)
     }
 
     public func encode(to encoder: any Encoder) throws { try fields.encode(to: encoder) }
+}
+
+/// A transaction of a monthly plan with a 12-month commitment: which monthly payment this is
+/// and when the commitment ends. Prices in milli-units.
+public struct TransactionCommitmentInfo: Codable, Hashable, Sendable {
+    public var billingPeriodNumber: Int?
+    public var totalBillingPeriods: Int?
+    public var commitmentExpiresDate: AppleDate?
+    public var commitmentPrice: Int64?
+
+    public init(billingPeriodNumber: Int?, totalBillingPeriods: Int?, commitmentExpiresDate: AppleDate?, commitmentPrice: Int64?) {
+        self.billingPeriodNumber = billingPeriodNumber
+        self.totalBillingPeriods = totalBillingPeriods
+        self.commitmentExpiresDate = commitmentExpiresDate
+        self.commitmentPrice = commitmentPrice
+    }
+}
+
+/// What happens when a commitment ends: renewed into another commitment (or not), and how.
+public struct RenewalCommitmentInfo: Codable, Hashable, Sendable {
+    public var commitmentAutoRenewProductId: String?
+    public var commitmentAutoRenewStatus: Int?
+    public var commitmentRenewalBillingPlanType: String?
+    public var commitmentRenewalDate: AppleDate?
+    public var commitmentRenewalPrice: Int64?
+
+    public init(
+        commitmentAutoRenewProductId: String?, commitmentAutoRenewStatus: Int?, commitmentRenewalBillingPlanType: String?,
+        commitmentRenewalDate: AppleDate?, commitmentRenewalPrice: Int64?
+    ) {
+        self.commitmentAutoRenewProductId = commitmentAutoRenewProductId
+        self.commitmentAutoRenewStatus = commitmentAutoRenewStatus
+        self.commitmentRenewalBillingPlanType = commitmentRenewalBillingPlanType
+        self.commitmentRenewalDate = commitmentRenewalDate
+        self.commitmentRenewalPrice = commitmentRenewalPrice
+    }
 }
 
 /// The outer payload of an App Store Server Notification V2 (`responseBodyV2DecodedPayload`).

@@ -35,26 +35,32 @@ extension PostgresStore {
                 """
                 INSERT INTO transactions (app_id, transaction_id, app_user_id, original_transaction_id, product_id,
                     product_type, environment, purchase_date, original_purchase_date, expires_date, cancellation_date,
-                    quantity, credits, ownership_type, verification_id, created_at, reinstated_at, app_transaction_id)
+                    quantity, credits, ownership_type, verification_id, created_at, reinstated_at, app_transaction_id,
+                    revocation_type, revocation_percentage, billing_plan_type, commitment_period_number, commitment_total_periods,
+                    commitment_expires_date)
                 VALUES (\(tx.appId), \(tx.transactionId), \(tx.appUserId), \(tx.originalTransactionId), \(tx.productId),
                     \(tx.productType.rawValue), \(tx.environment), \(StoredTime.ms(tx.purchaseDate)),
                     \(StoredTime.ms(tx.originalPurchaseDate)), \(StoredTime.ms(tx.expiresDate)), \(StoredTime.ms(tx.cancellationDate)),
                     \(Int64(tx.quantity)), \(Int64(tx.credits)), \(tx.ownershipType), \(tx.verificationId), \(nowMs),
-                    \(StoredTime.ms(tx.reinstatedAt)), \(tx.appTransactionId))
+                    \(StoredTime.ms(tx.reinstatedAt)), \(tx.appTransactionId), \(tx.revocationType),
+                    \(tx.revocationPercentage.map(Int64.init)), \(tx.billingPlanType), \(tx.commitment?.billingPeriodNumber.map(Int64.init)),
+                    \(tx.commitment?.totalBillingPeriods.map(Int64.init)), \(StoredTime.ms(tx.commitment?.expiresDate)))
                 ON CONFLICT (app_id, transaction_id) DO NOTHING
                 """, logger: logger)
         }
         for tx in plan.revokedTransactions {
             try await connection.execute(
                 """
-                UPDATE transactions SET cancellation_date = \(StoredTime.ms(tx.cancellationDate))
+                UPDATE transactions SET cancellation_date = \(StoredTime.ms(tx.cancellationDate)),
+                    revocation_type = \(tx.revocationType), revocation_percentage = \(tx.revocationPercentage.map(Int64.init))
                 WHERE app_id = \(tx.appId) AND transaction_id = \(tx.transactionId) AND cancellation_date IS NULL
                 """, logger: logger)
         }
         for tx in plan.reinstatedTransactions {
             try await connection.execute(
                 """
-                UPDATE transactions SET cancellation_date = NULL, reinstated_at = \(StoredTime.ms(tx.reinstatedAt))
+                UPDATE transactions SET cancellation_date = NULL, reinstated_at = \(StoredTime.ms(tx.reinstatedAt)),
+                    revocation_type = NULL, revocation_percentage = NULL
                 WHERE app_id = \(tx.appId) AND transaction_id = \(tx.transactionId)
                 """, logger: logger)
         }
@@ -175,6 +181,15 @@ extension PostgresStore {
             ownershipType: try row.value("ownership_type"), verificationId: try row.value("verification_id"))
         record.reinstatedAt = try row.optionalDate("reinstated_at")
         record.appTransactionId = try row.value("app_transaction_id")
+        record.revocationType = try row.value("revocation_type")
+        record.revocationPercentage = try row.value("revocation_percentage", as: Int64?.self).map(Int.init)
+        record.billingPlanType = try row.value("billing_plan_type")
+        let periodNumber = try row.value("commitment_period_number", as: Int64?.self).map(Int.init)
+        let totalPeriods = try row.value("commitment_total_periods", as: Int64?.self).map(Int.init)
+        let commitmentEnds = try row.optionalDate("commitment_expires_date")
+        if periodNumber != nil || totalPeriods != nil || commitmentEnds != nil {
+            record.commitment = CommitmentTerms(billingPeriodNumber: periodNumber, totalBillingPeriods: totalPeriods, expiresDate: commitmentEnds)
+        }
         return record
     }
 

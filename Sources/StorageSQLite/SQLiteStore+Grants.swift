@@ -30,8 +30,10 @@ extension SQLiteStore {
                 sql: """
                     INSERT INTO transactions (app_id, transaction_id, app_user_id, original_transaction_id, product_id,
                         product_type, environment, purchase_date, original_purchase_date, expires_date, cancellation_date,
-                        quantity, credits, ownership_type, verification_id, created_at, reinstated_at, app_transaction_id)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        quantity, credits, ownership_type, verification_id, created_at, reinstated_at, app_transaction_id,
+                        revocation_type, revocation_percentage, billing_plan_type, commitment_period_number,
+                        commitment_total_periods, commitment_expires_date)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (app_id, transaction_id) DO NOTHING
                     """
             ).execute(arguments: [
@@ -39,20 +41,25 @@ extension SQLiteStore {
                 tx.environment, StoredTime.ms(tx.purchaseDate), StoredTime.ms(tx.originalPurchaseDate),
                 StoredTime.ms(tx.expiresDate), StoredTime.ms(tx.cancellationDate), tx.quantity, tx.credits,
                 tx.ownershipType, tx.verificationId, nowMs, StoredTime.ms(tx.reinstatedAt), tx.appTransactionId,
+                tx.revocationType, tx.revocationPercentage, tx.billingPlanType, tx.commitment?.billingPeriodNumber,
+                tx.commitment?.totalBillingPeriods, StoredTime.ms(tx.commitment?.expiresDate),
             ])
         }
         for tx in plan.revokedTransactions {
             try db.cachedStatement(
                 sql: """
-                    UPDATE transactions SET cancellation_date = ?
+                    UPDATE transactions SET cancellation_date = ?, revocation_type = ?, revocation_percentage = ?
                     WHERE app_id = ? AND transaction_id = ? AND cancellation_date IS NULL
                     """
-            ).execute(arguments: [StoredTime.ms(tx.cancellationDate), tx.appId, tx.transactionId])
+            ).execute(arguments: [
+                StoredTime.ms(tx.cancellationDate), tx.revocationType, tx.revocationPercentage, tx.appId, tx.transactionId,
+            ])
         }
         for tx in plan.reinstatedTransactions {
             try db.cachedStatement(
                 sql: """
-                    UPDATE transactions SET cancellation_date = NULL, reinstated_at = ?
+                    UPDATE transactions SET cancellation_date = NULL, reinstated_at = ?, revocation_type = NULL,
+                        revocation_percentage = NULL
                     WHERE app_id = ? AND transaction_id = ?
                     """
             ).execute(arguments: [StoredTime.ms(tx.reinstatedAt), tx.appId, tx.transactionId])
@@ -192,6 +199,15 @@ extension SQLiteStore {
             credits: row["credits"], ownershipType: row["ownership_type"], verificationId: row["verification_id"])
         record.reinstatedAt = StoredTime.date(row["reinstated_at"] as Int64?)
         record.appTransactionId = row["app_transaction_id"]
+        record.revocationType = row["revocation_type"]
+        record.revocationPercentage = row["revocation_percentage"]
+        record.billingPlanType = row["billing_plan_type"]
+        let periodNumber: Int? = row["commitment_period_number"]
+        let totalPeriods: Int? = row["commitment_total_periods"]
+        let commitmentEnds = StoredTime.date(row["commitment_expires_date"] as Int64?)
+        if periodNumber != nil || totalPeriods != nil || commitmentEnds != nil {
+            record.commitment = CommitmentTerms(billingPeriodNumber: periodNumber, totalBillingPeriods: totalPeriods, expiresDate: commitmentEnds)
+        }
         return record
     }
 

@@ -48,11 +48,13 @@ public enum EventRule {
             if type == .consumablePurchase { details = .init(credits: record.credits) }
             builder.add(type, record, occurredAt: record.purchaseDate, details: details)
             if let cancelled = record.cancellationDate {
-                builder.add(record.ownershipType == familyShared ? .revoke : .refund, record, occurredAt: cancelled)
+                builder.add(record.ownershipType == familyShared ? .revoke : .refund, record, occurredAt: cancelled, details: revocation(record))
             }
         }
         for record in plan.revokedTransactions {
-            builder.add(record.ownershipType == familyShared ? .revoke : .refund, record, occurredAt: record.cancellationDate ?? context.now)
+            builder.add(
+                record.ownershipType == familyShared ? .revoke : .refund, record, occurredAt: record.cancellationDate ?? context.now,
+                details: revocation(record))
         }
         let reinstated = Set(plan.summary.reinstated ?? [])
         for record in plan.reinstatedTransactions where reinstated.contains(record.transactionId) {
@@ -196,4 +198,13 @@ public enum EventRule {
             }
         }
     }
+}
+
+/// Apple's kind of refund and the share refunded, when Apple said (a prorated refund is partial).
+private func revocation(_ record: TransactionRecord) -> SubscriberEvent.Details? {
+    guard record.revocationType != nil || record.revocationPercentage != nil else { return nil }
+    var details = SubscriberEvent.Details()
+    details.revocationType = record.revocationType
+    details.revocationPercentage = record.revocationPercentage
+    return details
 }

@@ -156,14 +156,19 @@ public enum GrantPlanner {
                 case .revoke(let revoked):
                     plan.revokedTransactions.append(revoked)
                     plan.summary.revoked.append(tx.transactionId)
-                    plan.ledger.append(LedgerRule.entry(revoked, product: product, event: .refund, state: "refunded", now: context.now))
+                    plan.ledger.append(
+                        LedgerRule.entry(
+                            revoked, product: product, event: .refund, state: "refunded", now: context.now,
+                            refundedShare: revoked.revocationPercentage))
                 case .reinstate(let reinstated, let wasRevoked):
                     plan.reinstatedTransactions.append(reinstated)
                     if wasRevoked {
                         reinstatedIds.insert(tx.transactionId)
                         plan.summary.reinstated = (plan.summary.reinstated ?? []) + [tx.transactionId]
                         plan.ledger.append(
-                            LedgerRule.entry(reinstated, product: product, event: .refundReversed, state: "granted", now: context.now))
+                            LedgerRule.entry(
+                                reinstated, product: product, event: .refundReversed, state: "granted", now: context.now,
+                                refundedShare: existing.revocationPercentage))
                     } else {
                         plan.summary.alreadyGranted.append(tx.transactionId)
                     }
@@ -184,6 +189,10 @@ public enum GrantPlanner {
                 ownershipType: tx.ownershipType, verificationId: context.verificationId)
             if context.reversesRefunds, tx.cancellationDate == nil { record.reinstatedAt = context.evidenceSignedAt ?? context.now }
             record.appTransactionId = tx.appTransactionId
+            record.revocationType = tx.revocationType
+            record.revocationPercentage = tx.revocationPercentage
+            record.billingPlanType = tx.billingPlanType
+            record.commitment = tx.commitment
             plan.newTransactions.append(record)
             plan.summary.granted.append(tx.transactionId)
             plan.summary.creditsAdded += credits
@@ -191,7 +200,10 @@ public enum GrantPlanner {
             plan.ledger.append(LedgerRule.entry(record, product: product, event: .purchase, state: state, now: context.now))
             if tx.cancellationDate != nil {
                 plan.summary.revoked.append(tx.transactionId)
-                plan.ledger.append(LedgerRule.entry(record, product: product, event: .refund, state: "refunded", now: context.now))
+                plan.ledger.append(
+                    LedgerRule.entry(
+                        record, product: product, event: .refund, state: "refunded", now: context.now,
+                        refundedShare: record.revocationPercentage))
             }
         }
 

@@ -65,6 +65,8 @@ public enum RefundRule {
         if existing.cancellationDate == nil, let cancelled = tx.cancellationDate {
             if let reinstated = existing.reinstatedAt, evidenceAt <= reinstated { return .staleRefund }
             record.cancellationDate = cancelled
+            record.revocationType = tx.revocationType
+            record.revocationPercentage = tx.revocationPercentage
             return .revoke(record)
         }
         // A current copy (stated after the recorded refund) that no longer shows it: reversed.
@@ -72,6 +74,8 @@ public enum RefundRule {
         let reversedAt = reversesRefunds ? evidenceAt : tx.currentAt ?? evidenceAt
         if reversesRefunds || statedAfterRefund, tx.cancellationDate == nil, (existing.reinstatedAt ?? .distantPast) < reversedAt {
             record.cancellationDate = nil
+            record.revocationType = nil
+            record.revocationPercentage = nil
             record.reinstatedAt = reversedAt
             return .reinstate(record, wasRevoked: existing.cancellationDate != nil)
         }
@@ -118,12 +122,19 @@ public enum LedgerRule {
     /// Apple's ownership type of a family member's copy.
     static let familyShared = "FAMILY_SHARED"
 
+    /// `refundedShare`: for a refund or its reversal, the share Apple refunded in milliunits of a
+    /// percent (a prorated refund); nil for all of it. Rounded to the nearest micro-unit.
     public static func entry(
-        _ record: TransactionRecord, product: Product?, event: LedgerEntry.Event, state: String, now: Date
+        _ record: TransactionRecord, product: Product?, event: LedgerEntry.Event, state: String, now: Date, refundedShare: Int? = nil
     ) -> LedgerEntry {
         let paid = record.ownershipType != familyShared
         let unit = paid ? product?.priceMicros : nil
-        let price = unit.map { $0 * Int64(record.quantity) * (event == .refund ? -1 : 1) }
+        let share = event == .purchase ? 100_000 : min(max(refundedShare ?? 100_000, 0), 100_000)
+        let price = unit.map { unit -> Int64 in
+            let full = unit * Int64(record.quantity)
+            let amount = share == 100_000 ? full : (full * Int64(share) + 50_000) / 100_000
+            return event == .refund ? -amount : amount
+        }
         return LedgerEntry(
             appId: record.appId, appUserId: record.appUserId, productId: record.productId, productType: record.productType,
             transactionId: record.transactionId, originalTransactionId: record.originalTransactionId, environment: record.environment,

@@ -69,6 +69,16 @@ extension PurchaseEvidence {
                 ownershipType: transaction.inAppOwnershipType?.rawValue ?? OwnershipType.purchased.rawValue,
                 currentAt: source == .serverAPI ? transaction.signedDate?.date : nil)
             purchase.appTransactionId = transaction.appTransactionId.flatMap { $0.isEmpty ? nil : $0 }
+            if purchase.cancellationDate != nil {
+                purchase.revocationType = transaction.revocationType
+                purchase.revocationPercentage = transaction.revocationPercentage.map { min(max($0, 0), 100_000) }
+            }
+            purchase.billingPlanType = transaction.billingPlanType
+            purchase.commitment = transaction.commitmentInfo.map {
+                CommitmentTerms(
+                    billingPeriodNumber: $0.billingPeriodNumber, totalBillingPeriods: $0.totalBillingPeriods,
+                    expiresDate: $0.commitmentExpiresDate?.date)
+            }
             purchases.append(purchase)
             if transaction.type == .autoRenewable { subscribed.insert(original) }
         }

@@ -33,6 +33,13 @@ public struct PurchaseEvidence: Sendable, Hashable {
         /// The customer's app transaction id (StoreKit 2 payloads since 2025; receipts have none):
         /// one per Apple account and app, present even before any purchase.
         public var appTransactionId: String?
+        /// Apple's `revocationType` (`REFUND_FULL`, `REFUND_PRORATED`, `FAMILY_REVOKE`) and the
+        /// share refunded in milliunits of a percent (100000 = all), when `cancellationDate` is set.
+        public var revocationType: String?
+        public var revocationPercentage: Int?
+        /// `BILLED_UPFRONT` or `MONTHLY` (with a 12-month commitment), as Apple sent it.
+        public var billingPlanType: String?
+        public var commitment: CommitmentTerms?
 
         public init(
             transactionId: String, originalTransactionId: String, productId: String, quantity: Int = 1, purchaseDate: Date,

@@ -25,6 +25,13 @@ public struct TransactionRecord: Codable, Hashable, Sendable {
     /// The customer's app transaction id, when a StoreKit 2 payload named it; a transaction
     /// first seen in a receipt gets it when a signed copy arrives.
     public var appTransactionId: String? = nil
+    /// Apple's kind of refund or revocation and the share refunded (milliunits of a percent),
+    /// while `cancellationDate` is set; a prorated refund is a partial refund in the ledger.
+    public var revocationType: String? = nil
+    public var revocationPercentage: Int? = nil
+    /// `BILLED_UPFRONT` or `MONTHLY`, and for a monthly plan with a commitment, where it stands.
+    public var billingPlanType: String? = nil
+    public var commitment: CommitmentTerms? = nil
 
     public init(
         appId: String, appUserId: String, transactionId: String, originalTransactionId: String,

@@ -81,6 +81,10 @@ public struct SubscriberEvent: Codable, Hashable, Sendable {
         public var verificationId: String?
         /// `consent_rescinded`: the customer's Apple account in this app.
         public var appTransactionId: String?
+        /// `refund`, `revoke`: Apple's `revocationType` and the share refunded (milliunits of a
+        /// percent; 100000 = all), when Apple sent them.
+        public var revocationType: String?
+        public var revocationPercentage: Int?
 
         public init(
             reason: String? = nil, expirationReason: String? = nil, previousProductId: String? = nil, fromAppUserId: String? = nil,

@@ -20,6 +20,11 @@ public struct SubscriberView: Codable, Hashable, Sendable {
         public var autoRenewEnabled: Bool?
         public var gracePeriodExpiresDate: Date?
         public var environment: String
+        /// From the latest transaction: `MONTHLY` for a monthly plan with a 12-month commitment,
+        /// with where it stands in the commitment (`commitment.expiresDate`: when the customer
+        /// may next leave; `expiresDate` above is the next monthly renewal).
+        public var billingPlanType: String? = nil
+        public var commitment: CommitmentTerms? = nil
     }
 
     public struct NonRenewing: Codable, Hashable, Sendable {
@@ -80,12 +85,17 @@ public struct SubscriberView: Codable, Hashable, Sendable {
         active.formUnion(nonConsumables.map(\.productId))
         active.formUnion(free.map(\.productId))
 
+        let byTransactionId = Dictionary(transactions.map { ($0.transactionId, $0) }, uniquingKeysWith: { first, _ in first })
         let subs = subscriptions.filter { $0.appUserId == appUserId }.map { facts in
             let status = SubscriptionStatus.evaluate(facts, at: now)
-            return Subscription(
+            var subscription = Subscription(
                 productId: facts.productId, originalTransactionId: facts.originalTransactionId, status: status,
                 isActive: status.grantsAccess, expiresDate: facts.expiresDate, autoRenewEnabled: facts.autoRenewEnabled,
                 gracePeriodExpiresDate: facts.gracePeriodExpiresDate, environment: facts.environment)
+            let latest = byTransactionId[facts.latestTransactionId]
+            subscription.billingPlanType = latest?.billingPlanType
+            subscription.commitment = latest?.commitment
+            return subscription
         }.sorted { ($0.productId, $0.originalTransactionId) < ($1.productId, $1.originalTransactionId) }
         active.formUnion(subs.filter(\.isActive).map(\.productId))
 

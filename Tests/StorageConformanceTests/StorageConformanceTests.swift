@@ -201,6 +201,47 @@ struct StorageConformanceTests {
         #expect(try await store.transactions(appId: "app", appUserId: "alice").map(\.appTransactionId) == ["7001", "7001"])
     }
 
+    @Test("a prorated refund and a commitment plan: stored, read back, the ledger refunds the share", arguments: StoreFactory.all)
+    func proratedRefundAndCommitment(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        var step = 0
+        func grant(_ purchase: PurchaseEvidence.Purchase, reverses: Bool = false) async throws {
+            step += 1
+            let submitted = try await store.submitReceipt(submission(receipt: "p\(step)"), now: t0)
+            let leased = try #require(try await lease(store, at: t0).first { $0.jobId == submitted.verification.jobId })
+            var grantRequest = request
+            grantRequest.reversesRefunds = reverses
+            grantRequest.evidenceSignedAt = t0.addingTimeInterval(Double(step))
+            let evidence = PurchaseEvidence(source: .signedTransaction, bundleId: "com.example", environment: "sandbox", purchases: [purchase])
+            let outcome = try await VerificationOutcomes(store: store).completeVerified(
+                leased, verificationId: submitted.verification.id, evidence: evidence,
+                report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil), request: grantRequest, now: t0)
+            guard case .granted = outcome else {
+                Issue.record("step \(step) was not granted: \(outcome)")
+                return
+            }
+        }
+        var bought = PurchaseEvidence.Purchase(transactionId: "1", originalTransactionId: "1", productId: "coins", purchaseDate: t0)
+        bought.billingPlanType = "MONTHLY"
+        bought.commitment = CommitmentTerms(billingPeriodNumber: 3, totalBillingPeriods: 12, expiresDate: t0.addingTimeInterval(86_400))
+        try await grant(bought)
+        var refunded = bought
+        refunded.cancellationDate = t0.addingTimeInterval(5)
+        refunded.revocationType = "REFUND_PRORATED"
+        refunded.revocationPercentage = 25_000
+        try await grant(refunded)
+        let stored = try #require(try await store.transactions(appId: "app", appUserId: "alice").first)
+        #expect(stored.billingPlanType == "MONTHLY" && stored.commitment == bought.commitment)
+        #expect(stored.revocationType == "REFUND_PRORATED" && stored.revocationPercentage == 25_000 && stored.cancellationDate != nil)
+        // Reversed: the refund fields go, and the reversal credits back what was refunded.
+        try await grant(bought, reverses: true)
+        let reinstated = try #require(try await store.transactions(appId: "app", appUserId: "alice").first)
+        #expect(reinstated.cancellationDate == nil && reinstated.revocationType == nil && reinstated.revocationPercentage == nil)
+        let ledger = try await store.ledger(LedgerQuery(appId: "app", environment: "sandbox", from: .distantPast, to: .distantFuture))
+        #expect(ledger.map(\.event) == [.purchase, .refund, .refundReversed])
+        #expect(ledger.map(\.priceMicros) == [1_000_000, -250_000, 250_000])
+    }
+
     @Test("configuration holds are released only when the configuration changes", arguments: StoreFactory.all)
     func configurationHolds(factory: StoreFactory) async throws {
         let store = try await factory.make()

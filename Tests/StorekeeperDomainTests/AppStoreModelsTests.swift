@@ -80,3 +80,38 @@ struct AppStoreModelsTests {
             AttemptClassification.classify(r, environment: .production) == .transient(reason: "apple_unknown_status", status: AppStoreStatus(21999)))
     }
 }
+
+@Suite("StoreKit 2 payloads of 2025-2026")
+struct SignedPayload2026Tests {
+    @Test("prorated refunds and commitment plans decode; a malformed new field drops from the typed view, the purchase stays")
+    func newFields() throws {
+        let json = """
+            {"transactionId":"5","originalTransactionId":"1","productId":"pro","bundleId":"com.example","purchaseDate":1700000000000,
+             "revocationDate":1700000500000,"revocationType":"REFUND_PRORATED","revocationPercentage":67932,"billingPlanType":"MONTHLY",
+             "commitmentInfo":{"billingPeriodNumber":2,"totalBillingPeriods":12,"commitmentExpiresDate":1731536000000,"commitmentPrice":119880},
+             "appTransactionId":"704289572311181431","futureField":{"x":1}}
+            """
+        let tx = try JSONDecoder().decode(SignedTransaction.self, from: Data(json.utf8))
+        #expect(tx.revocationType == "REFUND_PRORATED" && tx.revocationPercentage == 67_932 && tx.billingPlanType == "MONTHLY")
+        #expect(tx.commitmentInfo?.billingPeriodNumber == 2 && tx.commitmentInfo?.totalBillingPeriods == 12)
+        #expect(tx.commitmentInfo?.commitmentExpiresDate?.milliseconds == 1_731_536_000_000 && tx.fields["futureField"] != nil)
+
+        let evidence = try PurchaseEvidence(signedTransactions: [tx], renewals: [], environment: .production, source: .signedTransaction)
+        let purchase = try #require(evidence.purchases.first)
+        #expect(purchase.revocationType == "REFUND_PRORATED" && purchase.revocationPercentage == 67_932)
+        #expect(purchase.commitment?.billingPeriodNumber == 2 && purchase.appTransactionId == "704289572311181431")
+
+        let odd = json.replacingOccurrences(of: #""billingPeriodNumber":2"#, with: #""billingPeriodNumber":"two""#)
+            .replacingOccurrences(of: #""revocationPercentage":67932"#, with: #""revocationPercentage":"lots""#)
+        let kept = try JSONDecoder().decode(SignedTransaction.self, from: Data(odd.utf8))
+        #expect(kept.transactionId == "5" && kept.commitmentInfo == nil && kept.revocationPercentage == nil)
+        #expect(kept.revocationType == "REFUND_PRORATED")
+
+        let renewal = try JSONDecoder().decode(
+            SignedRenewalInfo.self,
+            from: Data(
+                #"{"originalTransactionId":"1","renewalBillingPlanType":"MONTHLY","commitmentInfo":{"commitmentAutoRenewStatus":1,"commitmentRenewalDate":1731536000000,"commitmentRenewalBillingPlanType":"MONTHLY"}}"#
+                    .utf8))
+        #expect(renewal.renewalBillingPlanType == "MONTHLY" && renewal.commitmentInfo?.commitmentAutoRenewStatus == 1)
+    }
+}

@@ -474,3 +474,38 @@ struct GrantRuleTests {
         #expect(LedgerRule.entry(bought, product: nil, event: .purchase, state: "granted", now: t0).priceMicros == nil)
     }
 }
+
+@Suite("prorated refunds in the ledger")
+struct ProratedRefundLedgerTests {
+    let product = Product(productId: "gems", type: .consumable, creditAmount: 1, priceMicros: 990_000, currency: "USD")
+
+    func record(quantity: Int, ownership: String = "PURCHASED") -> TransactionRecord {
+        TransactionRecord(
+            appId: "app", appUserId: "u", transactionId: "1", originalTransactionId: "1", productId: "gems", productType: .consumable,
+            environment: "production", purchaseDate: referenceTime, originalPurchaseDate: nil, expiresDate: nil, cancellationDate: nil,
+            quantity: quantity, credits: quantity, ownershipType: ownership, verificationId: "v")
+    }
+
+    @Test("the refund is the share Apple refunded, rounded to the micro-unit; its reversal credits the same; the purchase is whole")
+    func shares() {
+        let tx = record(quantity: 3)
+        func price(_ event: LedgerEntry.Event, _ share: Int?) -> Int64? {
+            LedgerRule.entry(tx, product: product, event: event, state: "x", now: referenceTime, refundedShare: share).priceMicros
+        }
+        // 1 of 3 refunded: 33.333 % of 2.97 USD.
+        #expect(price(.refund, 33_333) == -989_990)
+        #expect(price(.refundReversed, 33_333) == 989_990)
+        #expect(price(.refund, nil) == -2_970_000 && price(.refund, 100_000) == -2_970_000)
+        #expect(price(.refund, 0) == 0)
+        // Out of range is clamped, never more than was paid.
+        #expect(price(.refund, 250_000) == -2_970_000 && price(.refund, -5) == 0)
+        // The share of a refund says nothing about the purchase.
+        #expect(price(.purchase, 25_000) == 2_970_000)
+        // A family member paid nothing.
+        #expect(
+            LedgerRule.entry(
+                record(quantity: 1, ownership: "FAMILY_SHARED"), product: product, event: .refund, state: "x", now: referenceTime,
+                refundedShare: 50_000
+            ).priceMicros == nil)
+    }
+}
