@@ -170,6 +170,28 @@ struct NotificationTests {
         }
     }
 
+    @Test("a notification whose transaction is of another environment than it claims grants nothing (stored, outcome jws_wrong_environment)")
+    func environmentMismatch() async throws {
+        try await withStack { stack in
+            let api = stack.api
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
+            #expect(try await api.postSignedTransaction(appUserId: "dana", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+            let now = Date()
+            var sandboxRenewal = transaction(
+                id: "90000001", original: bought.originalTransactionId, purchased: now, expires: now.addingTimeInterval(3_600))
+            sandboxRenewal["environment"] = "Sandbox"
+            let mixed = try await api.postNotification(
+                signedPayload: try notification(stack, type: "DID_RENEW", signedAt: now, transaction: sandboxRenewal))
+            #expect(mixed.status == 200 && mixed.json["outcome"] as? String == "jws_wrong_environment", "\(mixed.text)")
+            #expect(try await api.subscriber("dana").history.map(\.transactionId) == [bought.transactionId])
+            // The same renewal in a sandbox notification is consistent and granted.
+            let consistent = try await api.postNotification(
+                signedPayload: try notification(stack, type: "DID_RENEW", signedAt: now, transaction: sandboxRenewal, environment: "Sandbox"))
+            #expect(consistent.status == 200 && consistent.json["outcome"] as? String == "submitted", "\(consistent.text)")
+        }
+    }
+
     @Test("with the app's Apple id configured, a production notification must name it (Apple's rule), a sandbox one need not; the simulator's pass")
     func appAppleId() async throws {
         try await withStack(configure: { $0.apps[0].appAppleId = 6_450_000_001 }) { stack in

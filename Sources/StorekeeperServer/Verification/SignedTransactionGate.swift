@@ -123,7 +123,11 @@ struct SignedTransactionGate: Sendable {
         }
         let outcome: Outcome
         do {
-            let verdict = try await verifier.verify(nested, expecting: .init(bundleId: app.bundleId), time: validationTime(now: now))
+            // The transaction must be of the environment the notification claims (Apple never
+            // mixes them): a production notification cannot carry a sandbox purchase into the
+            // production ledger.
+            let verdict = try await verifier.verify(
+                nested, expecting: .init(bundleId: app.bundleId, environment: payload.environment?.rawValue), time: validationTime(now: now))
             if let first = verdict.failures.first {
                 outcome = .rejected(code: first.code, message: verdict.failures.map(\.description).joined(separator: "; "))
             } else {
