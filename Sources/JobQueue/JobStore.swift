@@ -22,6 +22,11 @@ public protocol JobStore: Sendable {
     /// attempt it interrupted stays counted. Returns how many.
     func releaseLeases(owner: String, now: Date) async throws -> Int
 
+    /// Makes every waiting job of `kinds` due now, in arrival order (its run time becomes its
+    /// creation time): Apple answers again, and nothing should sleep out its own backoff.
+    /// Other worker processes are told. Returns how many.
+    func releaseWaitingJobs(kinds: [String], now: Date) async throws -> Int
+
     /// The earliest time a job becomes due (available run time or lease expiry), if any.
     func nextJobDue() async throws -> Date?
 

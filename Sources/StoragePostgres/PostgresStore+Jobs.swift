@@ -80,6 +80,22 @@ extension PostgresStore: JobStore {
         }
     }
 
+    public func releaseWaitingJobs(kinds: [String], now: Date) async throws -> Int {
+        guard !kinds.isEmpty else { return 0 }
+        let nowMs = StoredTime.ms(now)
+        let channel = jobChannel
+        return try await transaction { connection in
+            let released = try await connection.count(
+                """
+                UPDATE jobs SET run_at = LEAST(created_at, \(nowMs))
+                WHERE state = 'available' AND run_at > \(nowMs) AND kind = ANY(\(kinds))
+                RETURNING 1
+                """, logger: self.logger)
+            if released > 0 { try await Self.announceJobs(connection, channel: channel, logger: self.logger) }
+            return released
+        }
+    }
+
     public func nextJobDue() async throws -> Date? {
         try await read { connection in
             let rows = try await connection.rows(

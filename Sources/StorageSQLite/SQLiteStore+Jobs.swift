@@ -77,6 +77,20 @@ extension SQLiteStore: JobStore {
         }
     }
 
+    public func releaseWaitingJobs(kinds: [String], now: Date) async throws -> Int {
+        guard !kinds.isEmpty else { return 0 }
+        let nowMs = StoredTime.ms(now)
+        return try await pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE jobs SET run_at = MIN(created_at, ?)
+                    WHERE state = 'available' AND run_at > ? AND kind IN (\(placeholders(kinds.count)))
+                    """,
+                arguments: [nowMs, nowMs] + StatementArguments(kinds))
+            return db.changesCount
+        }
+    }
+
     public func nextJobDue() async throws -> Date? {
         try await pool.read { db in
             let available = try Int64.fetchOne(db, sql: "SELECT MIN(run_at) FROM jobs WHERE state = 'available'")

@@ -93,10 +93,14 @@ public struct VerificationOutcomes: Sendable {
     /// Schedules the next attempt at `at`. With `provisional` grants (the outage policy), they
     /// are recorded in the same transaction; Apple's answer later ends them in the transaction
     /// that grants or refuses.
+    /// `countsAttempt` false: Apple was not called (it is down and another job probes), so the
+    /// job's attempt is given back.
     public func scheduleRetry(
-        _ lease: JobLease, verificationId: String, report: AttemptReport, at: Date, provisional: [ProvisionalGrant] = [], now: Date
+        _ lease: JobLease, verificationId: String, report: AttemptReport, at: Date, provisional: [ProvisionalGrant] = [],
+        countsAttempt: Bool = true, now: Date
     ) async throws -> Bool {
-        let event = JobLifecycle.Event.retry(at: at, reason: (report.reason ?? .retry).rawValue)
+        let reason = (report.reason ?? .retry).rawValue
+        let event = countsAttempt ? JobLifecycle.Event.retry(at: at, reason: reason) : .released(at: at, reason: reason)
         return try await store.withLease(lease, verificationId: verificationId, reading: .nothing, now: now) { verification, _ in
             guard let verification else { return Self.orphan(event) }
             guard let (from, to) = Self.ending(verification, on: .transientFailure) else { return Self.refusal(verification, result: false) }

@@ -74,6 +74,9 @@ public struct FailureReason: RawStringValue, ExpressibleByStringLiteral {
     public static let appleUnknownStatus = FailureReason(rawValue: "apple_unknown_status")
     /// The loop that calls Apple ran no attempt (only if the hop limit were 0); the initial value, retried.
     public static let appleNotCalled = FailureReason(rawValue: "apple_not_called")
+    /// Apple's endpoint is down (many calls in a row failed): this verification waits for the
+    /// probe's answer without calling, and without spending an attempt.
+    public static let appleDown = FailureReason(rawValue: "apple_down")
 
     /// Apple answered with a non-200 HTTP status other than 429 (e.g. `apple_http_503`); retried.
     public static func appleHTTP(_ status: Int) -> FailureReason {
@@ -141,7 +144,7 @@ public struct FailureReason: RawStringValue, ExpressibleByStringLiteral {
         .jwsWrongAppAppleId, .jwsNotATransaction, .notificationWithoutTransaction, .invalidRenewalInfo,
         .appleTimeout, .appleUnreachable, .appleRateLimited, .appleUnparseableBody, .receiptMalformed, .receiptNotAuthentic,
         .appleAccountNotFound, .appleReceiptServerUnavailable, .appleInternalDataAccessError, .appleEnvironmentLoop,
-        .appleInternalErrorRetryable, .appleInternalError, .appleUnknownStatus, .appleNotCalled,
+        .appleInternalErrorRetryable, .appleInternalError, .appleUnknownStatus, .appleNotCalled, .appleDown,
         .appleResponseMissingReceipt, .bundleIdMismatch, .sandboxNotAccepted,
         .sharedSecretMismatch, .appleCouldNotReadRequest, .appNotConfigured, .serverAPINotConfigured,
         .serverAPINoTransactions, .serverAPIAPIError, .serverAPIUnauthorized, .serverAPIRateLimited, .serverAPIUnavailable,

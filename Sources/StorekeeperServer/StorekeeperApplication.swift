@@ -21,13 +21,16 @@ public enum StorekeeperApplication {
     ) async throws -> some ApplicationProtocol {
         try await prepareStorage(configuration: configuration, store: store, logger: logger, now: now)
         let metrics = MetricsRegistry()
-        let context = try makeContext(
+        var context = try makeContext(
             configuration: configuration, store: store, httpClient: httpClient, metrics: metrics, signal: signal, logger: logger, now: now)
+        if configuration.runWorkers {
+            context.appleHealth = makeHealth(configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger)
+        }
         let runner =
             configuration.runWorkers
             ? try makeRunner(
                 configuration: configuration, store: store, httpClient: httpClient, metrics: metrics, signal: signal,
-                logger: logger, now: now, signedGate: context.signedTransactionGate)
+                logger: logger, now: now, signedGate: context.signedTransactionGate, health: context.appleHealth)
             : nil
         var background: [any Service] = runner.map { [$0] } ?? []
         if configuration.runWorkers, let gapFill = makeGapFill(context: context) { background.append(gapFill) }
@@ -116,23 +119,36 @@ public enum StorekeeperApplication {
     ) throws -> JobRunner {
         try makeRunner(
             configuration: configuration, store: store, httpClient: httpClient, metrics: metrics, signal: signal, logger: logger,
-            now: now, signedGate: nil)
+            now: now, signedGate: nil,
+            health: makeHealth(configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger))
+    }
+
+    /// One per process: every worker shares what it learns of Apple.
+    static func makeHealth(
+        configuration: StorekeeperConfiguration, store: any StorekeeperStore, metrics: MetricsRegistry, signal: WakeSignal, logger: Logger
+    ) -> AppleHealthMonitor? {
+        guard configuration.appleHealth.enabled else { return nil }
+        return AppleHealthMonitor(
+            policy: configuration.appleHealth.policy(attemptTimeoutSeconds: configuration.attemptTimeoutSeconds), store: store,
+            signal: signal, metrics: metrics, logger: logger)
     }
 
     /// `signedGate`: the API's own, so both share one chain cache and one OCSP answer cache.
     static func makeRunner(
         configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient, metrics: MetricsRegistry,
-        signal: WakeSignal, logger: Logger, now: @escaping @Sendable () -> Date, signedGate sharedGate: SignedTransactionGate?
+        signal: WakeSignal, logger: Logger, now: @escaping @Sendable () -> Date, signedGate sharedGate: SignedTransactionGate?,
+        health: AppleHealthMonitor?
     ) throws -> JobRunner {
         let signedGate = try sharedGate ?? SignedTransactionGate(configuration: configuration.receiptTrust, httpClient: httpClient)
         let serverAPIs = try ServerAPIClients.make(configuration: configuration, httpClient: httpClient, now: now).mapValues {
             ServerAPIHistory(client: $0, gate: signedGate)
         }
-        let handler = VerifyReceiptJobHandler(
+        var handler = VerifyReceiptJobHandler(
             store: store, client: VerifyReceiptClient(httpClient: httpClient, endpoints: configuration.appleEndpoints),
             gate: try ReceiptGate(configuration: configuration.receiptTrust), serverAPIs: serverAPIs,
             apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }), configuration: configuration,
             metrics: metrics, logger: logger, now: now)
+        handler.health = health
         let signedHandler = SignedTransactionJobHandler(
             store: store, gate: signedGate,
             apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }), configuration: configuration,

@@ -242,6 +242,32 @@ struct StorageConformanceTests {
         #expect(ledger.map(\.priceMicros) == [1_000_000, -250_000, 250_000])
     }
 
+    @Test(
+        "waiting jobs released when Apple returns: due at once, in arrival order; other kinds and running jobs untouched", arguments: StoreFactory.all
+    )
+    func releaseWaiting(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        var jobIds: [String] = []
+        for i in 0..<3 {
+            let submitted = try await store.submitReceipt(submission(user: "u\(i)", receipt: "w\(i)"), now: t0.addingTimeInterval(Double(i)))
+            jobIds.append(submitted.verification.jobId)
+        }
+        let now = t0.addingTimeInterval(10)
+        let leased = try await lease(store, at: now)
+        #expect(Set(leased.map(\.jobId)) == Set(jobIds))
+        // Two wait far ahead (Apple down); one is still running.
+        for lease in leased where lease.jobId != jobIds[1] {
+            #expect(try await store.retryJob(lease, at: now.addingTimeInterval(3_600), reason: "apple_down", now: now))
+        }
+        #expect(try await lease(store, at: now.addingTimeInterval(1)).isEmpty)
+        #expect(try await store.releaseWaitingJobs(kinds: ["other_kind"], now: now.addingTimeInterval(1)) == 0)
+        #expect(try await store.releaseWaitingJobs(kinds: ["verify_receipt"], now: now.addingTimeInterval(1)) == 2)
+        #expect(try await store.releaseWaitingJobs(kinds: ["verify_receipt"], now: now.addingTimeInterval(1)) == 0)
+        let again = try await lease(store, at: now.addingTimeInterval(1), limit: 1)
+        #expect(again.map(\.jobId) == [jobIds[0]], "the oldest first")
+        #expect(try await lease(store, at: now.addingTimeInterval(1)).map(\.jobId) == [jobIds[2]])
+    }
+
     @Test("configuration holds are released only when the configuration changes", arguments: StoreFactory.all)
     func configurationHolds(factory: StoreFactory) async throws {
         let store = try await factory.make()

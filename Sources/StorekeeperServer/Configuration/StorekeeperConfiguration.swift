@@ -138,6 +138,8 @@ public struct StorekeeperConfiguration: Codable, Sendable {
     public var webhooks = WebhookSettings()
     /// Events older than this are deleted (hourly), unless a delivery still needs them.
     public var eventRetentionDays: Double = 30
+    /// When Apple counts as down, and how it is probed meanwhile.
+    public var appleHealth = AppleHealthSettings()
 
     public init() {}
 
@@ -146,7 +148,7 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         case attemptTimeoutSeconds, appleTimeouts, leaseSeconds, retry, flagAfterSeconds, excludeOldTransactions, bindingPolicy
         case maxBodyBytes, maxWaitSeconds, receiptTrust, outagePolicy, serverAPIEndpoints, notificationGapFill
         case idleTimeoutSeconds, requestTimeoutSeconds, maxConnections, shutdownGraceSeconds, webhooks
-        case eventRetentionDays
+        case eventRetentionDays, appleHealth
     }
 
     public init(from decoder: any Decoder) throws {
@@ -180,6 +182,7 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         shutdownGraceSeconds = try c.decodeIfPresent(Double.self, forKey: .shutdownGraceSeconds) ?? d.shutdownGraceSeconds
         webhooks = try c.decodeIfPresent(WebhookSettings.self, forKey: .webhooks) ?? d.webhooks
         eventRetentionDays = try c.decodeIfPresent(Double.self, forKey: .eventRetentionDays) ?? d.eventRetentionDays
+        appleHealth = try c.decodeIfPresent(AppleHealthSettings.self, forKey: .appleHealth) ?? d.appleHealth
     }
 
     /// Every problem, each naming its key (`apps[1].apiKey: …`). Empty when valid.
@@ -212,6 +215,7 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         if !(shutdownGraceSeconds >= 0) { problems.append("shutdownGraceSeconds: must be ≥ 0") }
         if !(webhooks.timeoutSeconds > 0) { problems.append("webhooks.timeoutSeconds: must be positive") }
         if !(eventRetentionDays > 0) { problems.append("eventRetentionDays: must be positive") }
+        problems += appleHealth.problems
         let schedule = webhooks.retrySchedule
         if schedule.delays.isEmpty || schedule.delays.contains(where: { !($0 > 0) }) || !(schedule.maximumAge > 0)
             || !(0...1).contains(schedule.jitter) || !(schedule.maximumRetryAfter >= 0)

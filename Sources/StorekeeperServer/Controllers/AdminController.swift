@@ -75,6 +75,10 @@ struct AdminController {
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             return try await appTransactionOwners(app: app, id: try ctx.parameters.decoded("appTransactionId"))
         }
+        admin.get("apple-health") { request, _ in
+            try context.authenticateAdmin(request)
+            return try StorekeeperJSON.response(AppleHealthView(context.appleHealth?.snapshot() ?? [], now: context.now()))
+        }
         admin.get("apps/:app/ledger") { request, ctx in
             try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))

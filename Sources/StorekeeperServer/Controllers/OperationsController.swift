@@ -46,6 +46,9 @@ struct OperationsController {
             let pausedEndpoints = try await context.configuration.apps.asyncReduce(0) { count, app in
                 count + (try await context.store.endpoints(appId: app.id).filter { $0.state == .paused }.count)
             }
+            let now = context.now()
+            let health = context.appleHealth?.snapshot() ?? []
+            let waiting = try await waitingVerifications(now: now)
             let text = context.metrics.render(gauges: [
                 (
                     "storekeeper_jobs", "Durable jobs by state.",
@@ -65,10 +68,36 @@ struct OperationsController {
                     "storekeeper_webhook_endpoints_paused", "Webhook endpoints paused (by an operator or after failing deliveries).",
                     [([:], Double(pausedEndpoints))]
                 ),
+                (
+                    "storekeeper_apple_health", "1 for the state each Apple endpoint is in (as this process's workers see it).",
+                    health.flatMap { endpoint, state in
+                        AppleHealth.State.allCases.map { (["endpoint": endpoint.label, "state": $0.rawValue], $0 == state.state ? 1.0 : 0) }
+                    }
+                ),
+                (
+                    "storekeeper_apple_health_state_seconds", "How long each Apple endpoint has been in its state.",
+                    health.map { endpoint, state in (["endpoint": endpoint.label], max(0, now.timeIntervalSince(state.since))) }
+                ),
+                (
+                    "storekeeper_verifications_waiting_for_apple",
+                    "Verifications waiting to be retried (retry_scheduled), and the age of the oldest in seconds.",
+                    [(["measure": "count"], Double(waiting.count)), (["measure": "oldest_age_seconds"], waiting.oldestAge)]
+                ),
             ])
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(string: text)))
         }
+    }
+}
+
+extension OperationsController {
+    /// Verifications scheduled for another try (Apple failed or is down), and how long the
+    /// oldest has waited since it was submitted.
+    func waitingVerifications(now: Date) async throws -> (count: Int, oldestAge: Double) {
+        let count = try await context.store.verificationCounts()[.retryScheduled] ?? 0
+        guard count > 0 else { return (0, 0) }
+        let oldest = try await context.store.verifications(appId: nil, states: [.retryScheduled], createdBefore: nil, limit: 1).first
+        return (count, max(0, oldest.map { now.timeIntervalSince($0.createdAt) } ?? 0))
     }
 }
 

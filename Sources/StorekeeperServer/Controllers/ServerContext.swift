@@ -25,6 +25,8 @@ struct ServerContext: Sendable {
     let serverAPIClients: [String: AppStoreServerAPIClient]
     /// Admits calls made with a client key.
     let clientGate: ClientGate
+    /// Apple's health as this process's workers see it (nil without workers or when off).
+    var appleHealth: AppleHealthMonitor? = nil
 
     var apps: [AppConfiguration] { configuration.apps }
 

@@ -24,6 +24,8 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
     let metrics: MetricsRegistry
     let logger: Logger
     let now: @Sendable () -> Date
+    /// Apple's health in this process: while verifyReceipt is down, only probes call it.
+    var health: AppleHealthMonitor? = nil
 
     func verify(
         _ lease: JobLease, verification: VerificationRecord, data receipt: String, app: AppConfiguration
@@ -44,7 +46,20 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
         var statuses: [Int] = []
         var classification = AttemptClassification.transient(reason: .appleNotCalled, status: nil)
         var askedAt = now()
+        /// Set when Apple is down and this job is not the probe: it waits, without calling.
+        var waitUntil: Date?
         for _ in 0..<AppStoreRouting.maximumHops {
+            let endpoint = AppleHealthMonitor.Endpoint.verifyReceipt(environment.storageName)
+            var probe = false
+            switch health?.admit(endpoint, now: now()) ?? .call {
+            case .call: break
+            case .probe: probe = true
+            case .wait(let until): waitUntil = until
+            }
+            if waitUntil != nil {
+                classification = .transient(reason: .appleDown, status: nil)
+                break
+            }
             askedAt = now()
             let started = ContinuousClock.now
             let result = await client.verify(request, environment: environment, timeout: configuration.attemptTimeoutSeconds)
@@ -52,6 +67,11 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             classification = AttemptClassification.classify(result, environment: environment)
             record(result: result, classification: classification, environment: environment, seconds: seconds)
+            if let health {
+                // Any answer of Apple's own (valid or not) shows it is up; a transient one does not.
+                let answered = if case .transient = classification { false } else { true }
+                await health.record(endpoint, answered: answered, probe: probe, now: now())
+            }
             if let status = classification.appleStatus { statuses.append(status.rawValue) }
             guard case .redirect(let next, _) = classification else { break }
             environment = next
@@ -87,12 +107,20 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
             }
             // The backoff counts from the end of this attempt: the stand-in's own retries took time.
             let ended = now()
-            let delay = configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1))
-            let next = ended.addingTimeInterval(delay)
+            let next: Date
+            if let waitUntil {
+                // Not called: back around the next probe, spread over the probe backoff's cap so
+                // the waiting do not all come at once; Apple's recovery releases them sooner.
+                next = max(waitUntil, ended).addingTimeInterval(Double.random(in: 0...configuration.appleHealth.probeCapSeconds))
+                metrics.increment("storekeeper_verifications_waiting_for_apple_total", labels: ["app": app.id])
+            } else {
+                next = ended.addingTimeInterval(configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1)))
+            }
             let report = AttemptReport(statuses: statuses, environment: nil, reason: reason)
             let provisional = try await provisionalGrants(local, verification: verification, app: app, now: ended)
             _ = try await outcomes.scheduleRetry(
-                lease, verificationId: verification.id, report: report, at: next, provisional: provisional, now: ended)
+                lease, verificationId: verification.id, report: report, at: next, provisional: provisional, countsAttempt: waitUntil == nil,
+                now: ended)
             if !provisional.isEmpty {
                 metrics.increment("storekeeper_provisional_grants_total", labels: ["app": app.id], by: Double(provisional.count))
             }
