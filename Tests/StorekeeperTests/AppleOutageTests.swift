@@ -1,5 +1,6 @@
 import AppStoreSimulator
 import Foundation
+import JobQueue
 import NIOHTTP1
 import Persistence
 import StorekeeperDomain
@@ -77,6 +78,49 @@ struct AppleOutageTests {
                 metrics.contains(#"storekeeper_apple_health_transitions_total{endpoint="verify_receipt_production",from="down",to="healthy"} 1"#),
                 "\(metrics)")
             #expect(metrics.contains(#"storekeeper_apple_health{endpoint="verify_receipt_production",state="healthy"} 1"#))
+        }
+    }
+    @Test("a flapping Apple (down and up every second or so): nothing invalid, no storm of calls, everything final once it settles")
+    func flapping() async throws {
+        try await withStack(configure: { configuration in
+            configuration.workers = 2
+            configuration.appleHealth.degradedAfterFailures = 2
+            configuration.appleHealth.downAfterFailures = 3
+            configuration.appleHealth.probeBaseSeconds = 0.5
+            configuration.appleHealth.probeCapSeconds = 2
+            configuration.retry = .init(base: 0.5, cap: 4, jitter: 0.2)
+        }) { stack in
+            let api = stack.api
+            var bodies: [String] = []
+            for _ in 0..<30 {
+                let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+                bodies.append(try await stack.simulator.purchase(device: device, productId: "com.example.coins100").receipt)
+            }
+            var ids: [String] = []
+            let started = Date()
+            // Five outages of 1.2 s, each followed by 1.2 s of Apple answering; receipts arrive throughout.
+            for cycle in 0..<5 {
+                try await stack.simulator.outage(seconds: 1.2)
+                for i in 0..<6 {
+                    let reply = try await api.postReceipt(appUserId: "flap-\(cycle)-\(i)", receipt: bodies[cycle * 6 + i])
+                    #expect(reply.status == 202 || reply.status == 200, "\(reply.text)")
+                    ids.append(try #require(reply.json["id"] as? String))
+                }
+                try await Task.sleep(for: .milliseconds(2_400))
+            }
+            let flapped = Date().timeIntervalSince(started)
+            for id in ids {
+                let final = try await api.waitForFinal(id, timeout: 120)
+                #expect(final["state"] as? String == "verified", "\(final)")
+            }
+            let counts = try await stack.store.verificationCounts()
+            #expect(counts[.invalid] == nil && counts[.verified] == ids.count)
+            #expect(try await stack.store.countTransactions(appId: "demo") == ids.count)
+            // Calls that met an outage: per outage at most the failures that make Apple down
+            // (plus one per other worker already calling) and one probe per backoff step.
+            let failed = try await stack.simulator.stats()["production.outage", default: 0]
+            let bound = 5 * (3 + 2) + Int(flapped / 0.5) + 5
+            #expect(failed <= bound, "\(failed) failed calls in \(flapped) s; at most \(bound) expected")
         }
     }
 }
