@@ -37,7 +37,7 @@ public struct AppleHealth: Sendable, Hashable {
             self.downAfterFailures = max(self.degradedAfterFailures, downAfterFailures)
             self.probeBaseSeconds = max(0.01, probeBaseSeconds)
             self.probeCapSeconds = max(self.probeBaseSeconds, probeCapSeconds)
-            self.probeTimeoutSeconds = max(1, probeTimeoutSeconds)
+            self.probeTimeoutSeconds = max(0.01, probeTimeoutSeconds)
         }
 
         func probeDelay(afterFailedProbes count: Int) -> Double {

@@ -129,7 +129,7 @@ public enum StorekeeperApplication {
     ) -> AppleHealthMonitor? {
         guard configuration.appleHealth.enabled else { return nil }
         return AppleHealthMonitor(
-            policy: configuration.appleHealth.policy(attemptTimeoutSeconds: configuration.attemptTimeoutSeconds), store: store,
+            policy: configuration.appleHealth.policy(), store: store,
             signal: signal, metrics: metrics, logger: logger)
     }
 

@@ -7,9 +7,11 @@ public struct AppleHealthSettings: Codable, Sendable, Hashable {
     /// Consecutive failed calls that make an endpoint degraded (logged), then down (calls stop).
     public var degradedAfterFailures: Int = 3
     public var downAfterFailures: Int = 6
-    /// Probes while down: after 1, 2, 4 … seconds, at most `probeCapSeconds` apart.
+    /// Probes while down: after 1, 2, 4 … seconds, at most `probeCapSeconds` apart. The cap
+    /// bounds how long a receipt waits once Apple is back (the next probe finds out), so it is
+    /// short; a probe costs Apple one call.
     public var probeBaseSeconds: Double = 1
-    public var probeCapSeconds: Double = 30
+    public var probeCapSeconds: Double = 5
 
     public init() {}
 
@@ -38,10 +40,11 @@ public struct AppleHealthSettings: Codable, Sendable, Hashable {
         return problems
     }
 
-    /// A probe lost with its process is replaced after the longest a verifyReceipt attempt can take.
-    func policy(attemptTimeoutSeconds: Double) -> AppleHealth.Policy {
+    /// A probe still out after the cap (Apple hangs, or its process died) no longer holds the
+    /// next one back: Apple's return is noticed within a cap, whatever the hung call does.
+    func policy() -> AppleHealth.Policy {
         AppleHealth.Policy(
             degradedAfterFailures: degradedAfterFailures, downAfterFailures: downAfterFailures, probeBaseSeconds: probeBaseSeconds,
-            probeCapSeconds: probeCapSeconds, probeTimeoutSeconds: attemptTimeoutSeconds * 3 + 5)
+            probeCapSeconds: probeCapSeconds, probeTimeoutSeconds: probeCapSeconds)
     }
 }
