@@ -8,6 +8,7 @@ import json
 import sys
 import time
 import typing
+import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
@@ -56,6 +57,8 @@ BUNDLE = "com.example.storekeeper.demo"
 APP_APPLE_ID = 6_450_000_001
 KEY_ID = "CONFORMKEY"
 ISSUER = "6a1f0e2b-5c3d-4e7f-8a9b-0c1d2e3f4a5b"
+# The app's auto-renewable product, sold here as a monthly plan with a 12-month commitment.
+COMMITMENT_PRODUCT = "com.example.pro.monthly"
 failures: typing.List[str] = []
 counts: typing.Dict[str, int] = {}
 
@@ -70,6 +73,19 @@ def sim(method: str, path: str, body=None):
     with urllib.request.urlopen(request, timeout=30) as answer:
         raw = answer.read()
     return json.loads(raw) if raw else None
+
+
+def sim_refused(method: str, path: str, body) -> typing.Tuple[int, typing.Any]:
+    """A /sim call expected to fail: its HTTP status and JSON error (200 and None if it passed)."""
+    try:
+        sim(method, path, body)
+        return 200, None
+    except urllib.error.HTTPError as error:
+        raw = error.read()
+        try:
+            return error.code, json.loads(raw) if raw else None
+        except ValueError:
+            return error.code, raw.decode(errors="replace")
 
 
 def payload_of(jws: str) -> dict:
@@ -366,6 +382,106 @@ def check_statuses_after_expiry(name: str, client, subscription: str) -> None:
                 failures.append(f"{name} renewal info after expiry: expirationIntent {intent}, not 1 (customer cancelled)")
 
 
+def check_commitment(name: str, judge: Judge, device: str, subscription: str, product: dict) -> None:
+    """A monthly plan with a 12-month commitment: each payment, the purchase and every renewal,
+    says which of the twelve it is, when its commitment ends and what the commitment costs; the
+    thirteenth starts a new commitment. The renewal info says how the commitment renews."""
+    client = judge.client
+    price = product["priceMicros"] // 1000 * 12
+    payments = sorted((tx["transaction_id"] for tx in sim("GET", f"/sim/devices/{device}/transactions")
+                       if tx.get("original_transaction_id") == subscription), key=int)
+    decoded = [judge.verify("transaction", client.get_transaction_info(tx_id).signedTransactionInfo,
+                            f"{name} commitment payment {index + 1}") for index, tx_id in enumerate(payments)]
+    numbers = set()
+    for index, tx in enumerate(decoded):
+        if tx is None:
+            continue
+        where = f"{name} commitment payment {index + 1} ({payments[index]})"
+        info = tx.commitmentInfo
+        if tx.rawBillingPlanType != "MONTHLY" or info is None or info.totalBillingPeriods != 12:
+            failures.append(f"{where}: billingPlanType {tx.rawBillingPlanType}, commitmentInfo {info}; not MONTHLY of 12 periods")
+            continue
+        first = decoded[index - index % 12]
+        ends = None if first is None else first.purchaseDate + 12 * (first.expiresDate - first.purchaseDate)
+        if info.billingPeriodNumber != index % 12 + 1:
+            failures.append(f"{where}: billingPeriodNumber {info.billingPeriodNumber}, not {index % 12 + 1}")
+        elif info.commitmentPrice != price:
+            failures.append(f"{where}: commitmentPrice {info.commitmentPrice}, not {price} (12 monthly payments)")
+        elif ends is not None and abs(info.commitmentExpiresDate - ends) > 1:  # ms rounding of each date
+            failures.append(f"{where}: commitmentExpiresDate {info.commitmentExpiresDate}, not {ends} (12 periods after its start)")
+        else:
+            numbers.add(info.billingPeriodNumber)
+            count("commitment payments signed")
+    if 2 not in numbers:
+        failures.append(f"{name} commitment: no payment numbered 2 among {len(payments)}; the subscription did not renew")
+
+    statuses = client.get_all_subscription_statuses(subscription)
+    last = [item for group in statuses.data or [] for item in group.lastTransactions or [] if item.originalTransactionId == subscription]
+    for item in last:
+        renewal = judge.verify("renewal info", item.signedRenewalInfo, f"{name} commitment statuses")
+        latest = judge.verify("transaction", item.signedTransactionInfo, f"{name} commitment statuses")
+        if renewal is None or latest is None or latest.commitmentInfo is None:
+            continue
+        info = renewal.commitmentInfo
+        if renewal.rawRenewalBillingPlanType != "MONTHLY" or info is None:
+            failures.append(f"{name} commitment renewal info: renewalBillingPlanType {renewal.rawRenewalBillingPlanType}, commitmentInfo {info}")
+        elif (info.commitmentAutoRenewProductId != product["productId"] or info.rawCommitmentRenewalBillingPlanType != "MONTHLY"
+              or info.rawCommitmentAutoRenewStatus != renewal.rawAutoRenewStatus or info.commitmentRenewalPrice != price
+              or info.commitmentRenewalDate != latest.commitmentInfo.commitmentExpiresDate):
+            failures.append(f"{name} commitment renewal info: {info} (auto-renew {renewal.rawAutoRenewStatus}, "
+                            f"commitment ends {latest.commitmentInfo.commitmentExpiresDate}, price {price})")
+        else:
+            count("commitment renewal infos signed")
+    if not last:
+        failures.append(f"{name} commitment: the subscription has no status")
+
+
+def check_refunds(name: str, judge: Judge) -> None:
+    """Each revocation is signed with its type and share: a refund of 25% is REFUND_PRORATED
+    25000, a refund without a body REFUND_FULL 100000, Family Sharing stopped FAMILY_REVOKE
+    100000; a reversed refund has neither. A share outside 1...100000 is refused."""
+    client = judge.client
+    device = sim("POST", "/sim/devices", {"bundleId": BUNDLE, "environment": name})["deviceId"]
+    member = sim("POST", "/sim/devices", {"bundleId": BUNDLE, "environment": name})["deviceId"]
+
+    def buy(product: str) -> str:
+        return sim("POST", f"/sim/devices/{device}/purchases", {"productId": product})["transaction"]["transaction_id"]
+
+    prorated, full, reversed_ = buy("com.example.coins100"), buy("com.example.coins100"), buy("com.example.coins100")
+    shared = sim("POST", f"/sim/devices/{member}/family-share", {"transactionId": buy("com.example.removeads")})["transaction"]["transaction_id"]
+    for bad in [0, 100_001, 2.5, "25000", -1]:
+        status, error = sim_refused("POST", f"/sim/transactions/{prorated}/refund", {"percentage": bad})
+        code = error.get("error", {}).get("code") if isinstance(error, dict) else None
+        if status != 400 or code != "invalid_percentage":
+            failures.append(f"{name}: a refund of percentage {bad!r} got {status} {error}, not 400 invalid_percentage")
+        else:
+            count("bad refund percentages refused")
+    sim("POST", f"/sim/transactions/{prorated}/refund", {"percentage": 25_000})
+    sim("POST", f"/sim/transactions/{full}/refund")
+    sim("POST", f"/sim/transactions/{reversed_}/refund", {"percentage": 50_000})
+    sim("POST", f"/sim/transactions/{reversed_}/reverse-refund")
+    sim("POST", f"/sim/transactions/{shared}/revoke")
+    for tx_id, kind, share in [(prorated, "REFUND_PRORATED", 25_000), (full, "REFUND_FULL", 100_000),
+                               (shared, "FAMILY_REVOKE", 100_000), (reversed_, None, None)]:
+        where = f"{name} {kind or 'reversed refund'} of {tx_id}"
+        decoded = judge.verify("transaction", client.get_transaction_info(tx_id).signedTransactionInfo, where)
+        if decoded is None:
+            continue
+        if decoded.rawRevocationType != kind or decoded.revocationPercentage != share or (decoded.revocationDate is None) != (kind is None):
+            failures.append(f"{where}: revocationType {decoded.rawRevocationType}, revocationPercentage {decoded.revocationPercentage}, "
+                            f"revocationDate {decoded.revocationDate}; not {kind} {share}")
+        else:
+            count("revocations signed with their type and share")
+    # Get Refund History lists the two refunds still standing, each with its share.
+    standing = {}
+    for signed in client.get_refund_history(prorated, None).signedTransactions or []:
+        decoded = judge.verify("transaction", signed, f"{name} refund history")
+        if decoded is not None:
+            standing[decoded.transactionId] = (decoded.rawRevocationType, decoded.revocationPercentage)
+    if standing != {prorated: ("REFUND_PRORATED", 25_000), full: ("REFUND_FULL", 100_000)}:
+        failures.append(f"{name} refund history: {standing}")
+
+
 def notifications(client, request: NotificationHistoryRequest) -> typing.List[typing.Tuple[dict, typing.Any]]:
     """Every page of Get Notification History for `request`: (decoded payload, history item)."""
     found, token = [], None
@@ -502,6 +618,10 @@ def main() -> int:
     app.setdefault("serverAPIKeys", []).append({"keyId": KEY_ID, "issuerId": ISSUER, "publicKeyPEM": public_pem})
     app["appAppleId"] = APP_APPLE_ID
     sim("POST", "/sim/apps", app)
+    # The simulator's `commitmentProductIds`, set at run time: `serve --simulator` takes no
+    # simulator configuration of its own.
+    commitment = set(sim("GET", "/sim/commitment-products")["productIds"]) | {COMMITMENT_PRODUCT}
+    sim("PUT", "/sim/commitment-products", {"productIds": sorted(commitment)})
     with urllib.request.urlopen(SIM + "/sim/pki/root.pem", timeout=30) as answer:
         root_pem = answer.read().decode()
     root_der = base64.b64decode("".join(line for line in root_pem.splitlines() if "-----" not in line))
@@ -524,6 +644,10 @@ def main() -> int:
         sim("POST", f"/sim/subscriptions/{subscription}/billing-recovery")
         sim("POST", f"/sim/subscriptions/{subscription}/cancel-auto-renew")
         sim("POST", f"/sim/transactions/{one_time}/refund")
+        # Thirteen payments by now (twelve renewals), then a recovered one: two commitments.
+        monthly = next(p for p in app["products"] if p["productId"] == COMMITMENT_PRODUCT)
+        guarded(f"{name} commitment plan", lambda: check_commitment(name, judge, device, subscription, monthly))
+        guarded(f"{name} refunds", lambda: check_refunds(name, judge))
 
         receipt = sim("GET", f"/sim/devices/{device}/receipt")["receipt"]
         transaction_ids = {tx["transaction_id"] for tx in sim("GET", f"/sim/devices/{device}/transactions")}
@@ -690,7 +814,6 @@ def main() -> int:
         # The filters of the Server API, and Apple's error codes for what it refuses. Auto-renew
         # is off and the renewed period still runs; the last check lets it lapse.
         app_transaction_id = payload_of(client.get_app_transaction_info(one_time).signedAppTransactionInfo)["appTransactionId"]
-        monthly = next(p for p in app["products"] if p["productId"] == "com.example.pro.monthly")
         guarded(f"{name} history filters", lambda: check_history_filters(name, client, subscription, app_transaction_id))
         guarded(f"{name} statuses", lambda: check_statuses_while_running(name, client, subscription, monthly))
         guarded(f"{name} notification filters", lambda: check_notification_filters(

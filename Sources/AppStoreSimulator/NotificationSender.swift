@@ -93,7 +93,9 @@ extension SimulatedAppStore {
             "signedTransactionInfo": try await signedTransaction(tx, now: event.at),
         ]
         if let appAppleId = app.appAppleId { data["appAppleId"] = appAppleId }
-        if tx.kind == .autoRenewable, let sub = await state.subscription(tx.originalTransactionId) {
+        let subscription: SimulatorState.Subscription?
+        if let snapshot = event.subscription { subscription = snapshot } else { subscription = await state.subscription(tx.originalTransactionId) }
+        if tx.kind == .autoRenewable, let sub = subscription {
             data["signedRenewalInfo"] = try await signedRenewalInfo(sub, now: event.at)
             data["status"] = await subscriptionStatus(sub, now: event.at)
         }

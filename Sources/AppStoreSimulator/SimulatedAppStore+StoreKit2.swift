@@ -31,6 +31,9 @@ extension SimulatedAppStore {
         if let revoked = transaction.cancellationDate {
             payload["revocationDate"] = ms(revoked)
             payload["revocationReason"] = transaction.revocationReason ?? 0
+            // Apple sends both with every revocation date (API 1.19, Notifications 2.20).
+            payload["revocationType"] = transaction.revocationType ?? "REFUND_FULL"
+            payload["revocationPercentage"] = transaction.revocationPercentage ?? 100_000
         }
         if let line = transaction.webOrderLineItemId { payload["webOrderLineItemId"] = line }
         if let token = transaction.appAccountToken { payload["appAccountToken"] = token }
@@ -38,8 +41,33 @@ extension SimulatedAppStore {
         // StoreKit 2 prices are in milli-units of the currency.
         if let micros = product?.priceMicros { payload["price"] = micros / 1000 }
         if let currency = product?.currency { payload["currency"] = currency }
+        // Ordinary subscriptions carry no `billingPlanType`: Apple documents `BILLED_UPFRONT`
+        // as a value, not that every upfront transaction is labelled with it.
+        if let position = await state.commitmentPosition(of: transaction) {
+            var commitment: [String: Any] = [
+                "billingPeriodNumber": position.billingPeriod,
+                "totalBillingPeriods": SimulatorState.paymentsPerCommitment,
+                "commitmentExpiresDate": ms(commitmentEnd(position, product: product)),
+            ]
+            if let price = Self.commitmentPrice(product) { commitment["commitmentPrice"] = price }
+            payload["billingPlanType"] = "MONTHLY"
+            payload["commitmentInfo"] = commitment
+        }
         let json = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])
         return try pki.signJWS(payload: Array(json))
+    }
+
+    /// When a commitment ends: twelve monthly periods after its first payment (accelerated like
+    /// every period), whatever billing retries or extensions did to the payments in between.
+    func commitmentEnd(_ position: SimulatorState.CommitmentPosition, product: SimulatedProduct?) -> Date {
+        let period = configuration.acceleratedSeconds(forPeriod: product?.period)
+        return position.start.addingTimeInterval(Double(SimulatorState.paymentsPerCommitment) * period)
+    }
+
+    /// The whole commitment's price in milli-units: twelve monthly payments.
+    static func commitmentPrice(_ product: SimulatedProduct?) -> Int64? {
+        guard let micros = product?.priceMicros else { return nil }
+        return micros / 1000 * Int64(SimulatorState.paymentsPerCommitment)
     }
 
     /// The signed renewal info of a subscription: what Apple will do at its next renewal date.
@@ -69,6 +97,19 @@ extension SimulatedAppStore {
         if let micros = product?.priceMicros, let currency = product?.currency {
             payload["renewalPrice"] = micros / 1000
             payload["currency"] = currency
+        }
+        // A commitment plan renews month by month, and at the commitment's end into another
+        // commitment of the same product, if auto-renew is still on then.
+        if let latest, let position = await state.commitmentPosition(of: latest) {
+            var commitment: [String: Any] = [
+                "commitmentAutoRenewProductId": subscription.productId,
+                "commitmentAutoRenewStatus": subscription.autoRenew ? 1 : 0,
+                "commitmentRenewalBillingPlanType": "MONTHLY",
+                "commitmentRenewalDate": ms(commitmentEnd(position, product: product)),
+            ]
+            if let price = Self.commitmentPrice(product) { commitment["commitmentRenewalPrice"] = price }
+            payload["renewalBillingPlanType"] = "MONTHLY"
+            payload["commitmentInfo"] = commitment
         }
         let json = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])
         return try pki.signJWS(payload: Array(json))

@@ -148,12 +148,16 @@ public struct SimulatorConfiguration: Codable, Sendable {
     public var notificationRetryHours: [Double] = [1, 12, 24, 48, 72]
     /// Items per page of transaction history and notification history (Apple: 20).
     public var serverAPIPageSize: Int = 20
+    /// Auto-renewable products sold as monthly plans with a 12-month commitment: what they sign
+    /// carries `billingPlanType` `MONTHLY` and `commitmentInfo`, so servers can be tested against
+    /// that plan. Give them a one-month `period`. Settable at run time (`PUT /sim/commitment-products`).
+    public var commitmentProductIds: Set<String> = []
 
     public init() {}
 
     enum CodingKeys: String, CodingKey {
         case host, port, apps, faults, secondsPerMonth, gracePeriodSeconds, maximumRenewals, notificationRetryHours
-        case serverAPIPageSize
+        case serverAPIPageSize, commitmentProductIds
     }
 
     /// Real-world hours → accelerated seconds, at the rate a month is accelerated.
@@ -171,6 +175,7 @@ public struct SimulatorConfiguration: Codable, Sendable {
         maximumRenewals = try c.decodeIfPresent(Int.self, forKey: .maximumRenewals) ?? 12
         notificationRetryHours = try c.decodeIfPresent([Double].self, forKey: .notificationRetryHours) ?? [1, 12, 24, 48, 72]
         serverAPIPageSize = max(1, try c.decodeIfPresent(Int.self, forKey: .serverAPIPageSize) ?? 20)
+        commitmentProductIds = try c.decodeIfPresent(Set<String>.self, forKey: .commitmentProductIds) ?? []
     }
 
     /// Real-world period → accelerated seconds (1 week → 0.6 months, as in Apple's sandbox).

@@ -156,10 +156,14 @@ public struct SimulatorServer: Sendable {
                 return Self.json(SimulatedAppStore.wire(tx))
             }
         }
-        sim.post("transactions/:transaction/refund") { _, context in
+        // Optional body `{"percentage": 25000}`: a prorated refund (milliunits of a percent).
+        sim.post("transactions/:transaction/refund") { request, context in
             let id = try context.parameters.require("transaction")
+            let body = try await request.body.collect(upTo: 64 * 1024)
             return try await Self.guarded {
-                Self.json(SimulatedAppStore.wire(try await store.state.refund(transactionId: id, now: store.now())))
+                let percentage = try Self.refundPercentage(Data(body.readableBytesView))
+                return Self.json(
+                    SimulatedAppStore.wire(try await store.state.refund(transactionId: id, percentage: percentage, now: store.now())))
             }
         }
         sim.get("transactions") { _, _ in
@@ -175,6 +179,18 @@ public struct SimulatorServer: Sendable {
                         currency: currency))
             }
             return Self.json(views)
+        }
+        sim.get("commitment-products") { _, _ in
+            let productIds = await store.state.configuration.commitmentProductIds
+            return Self.json(["productIds": productIds.sorted()])
+        }
+        // The configuration's `commitmentProductIds` at run time: what is signed from now on
+        // follows it, earlier payments of the same subscriptions included.
+        sim.put("commitment-products") { request, _ in
+            struct Body: Decodable { var productIds: Set<String> }
+            let body: Body = try await Self.decode(request)
+            await store.state.setCommitmentProductIds(body.productIds)
+            return Self.json(["productIds": body.productIds.sorted()])
         }
         sim.get("faults") { _, _ in Self.json(await store.state.faults) }
         sim.put("faults") { request, _ in
@@ -529,6 +545,20 @@ public struct SimulatorServer: Sendable {
         } catch {
             throw HTTPError(.badRequest, message: "invalid JSON body: \(error)")
         }
+    }
+
+    /// The share a refund returns, in milliunits of a percent, from its optional body
+    /// `{"percentage": N}`: no body, or no percentage, is a full refund (100000).
+    static func refundPercentage(_ body: Data) throws -> Int {
+        struct Body: Decodable { var percentage: Int? }
+        let invalid = SimulatorState.Failure(
+            status: 400, code: "invalid_percentage",
+            message: "the body must be empty or {\"percentage\": N}, N an integer from 1 to 100000 (milliunits of a percent)")
+        if body.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) { return 100_000 }
+        guard let decoded = try? JSONDecoder().decode(Body.self, from: body) else { throw invalid }
+        let percentage = decoded.percentage ?? 100_000
+        guard (1...100_000).contains(percentage) else { throw invalid }
+        return percentage
     }
 
     static func guarded(_ body: () async throws -> Response) async throws -> Response {

@@ -22,6 +22,10 @@ actor SimulatorState {
         var ownership: String = "PURCHASED"
         /// Apple's revocation reason: 0 other (family sharing stopped), 1 app issue.
         var revocationReason: Int? = nil
+        /// How it was revoked (`REFUND_FULL`, `REFUND_PRORATED`, `FAMILY_REVOKE`) and what share,
+        /// in milliunits of a percent; both set with `cancellationDate` and cleared with it.
+        var revocationType: String? = nil
+        var revocationPercentage: Int? = nil
         /// When Apple last changed the transaction after selling it (refund, revocation,
         /// renewal extension, new app account token); nil if never.
         var modifiedDate: Date? = nil
@@ -39,6 +43,9 @@ actor SimulatorState {
         /// The transaction as it was when the event happened (a notification shows that state,
         /// even when it is built or delivered later).
         var snapshot: Transaction?
+        /// The subscription as it was then: the renewal info and status a notification carries
+        /// are those of its event, not of a later one drained in the same tick.
+        var subscription: Subscription? = nil
     }
 
     struct Subscription: Sendable {
@@ -70,6 +77,17 @@ actor SimulatorState {
             return String(7_000_000_000_000_000 + hash % 1_000_000_000_000_000)
         }
     }
+
+    /// Where a payment of a monthly plan with a 12-month commitment falls.
+    struct CommitmentPosition: Sendable {
+        /// Which monthly payment of its commitment this is, 1 to `paymentsPerCommitment`.
+        var billingPeriod: Int
+        /// When that commitment began: the purchase date of its first payment.
+        var start: Date
+    }
+
+    /// Monthly payments in one commitment.
+    static let paymentsPerCommitment = 12
 
     struct Failure: Error, CustomStringConvertible {
         var status: Int
@@ -201,15 +219,23 @@ actor SimulatorState {
         }
         tx.cancellationDate = tx.cancellationDate ?? now
         tx.revocationReason = 0
+        tx.revocationType = "FAMILY_REVOKE"
+        tx.revocationPercentage = 100_000
         tx.modifiedDate = now
         transactions[transactionId] = tx
         record("REVOKE", nil, transactionId, now)
         return tx
     }
 
-    private func record(_ type: String, _ subtype: String?, _ transactionId: String, _ at: Date) {
+    /// `subscription`: the subscription's state at the event when the caller holds it unsaved
+    /// (renewals computed in `advance`); otherwise it is read as stored.
+    private func record(_ type: String, _ subtype: String?, _ transactionId: String, _ at: Date, subscription: Subscription? = nil) {
         guard apps.values.contains(where: { $0.notificationURL != nil }) else { return }
-        events.append(Event(type: type, subtype: subtype, transactionId: transactionId, at: at, snapshot: transactions[transactionId]))
+        let snapshot = transactions[transactionId]
+        events.append(
+            Event(
+                type: type, subtype: subtype, transactionId: transactionId, at: at, snapshot: snapshot,
+                subscription: subscription ?? snapshot.flatMap { subscriptions[$0.originalTransactionId] }))
     }
 
     /// Events since the last call, oldest first.
@@ -239,13 +265,13 @@ actor SimulatorState {
                 devices[sub.deviceId]?.transactionIds.append(id)
                 sub.latestTransactionId = id
                 sub.renewals += 1
-                record("DID_RENEW", nil, id, expires)
+                record("DID_RENEW", nil, id, expires, subscription: sub)
             }
             if !sub.expiryAnnounced, sub.billingFailedAt == nil, let latest = transactions[sub.latestTransactionId],
                 latest.cancellationDate == nil, let expires = latest.expiresDate, expires <= now
             {
                 sub.expiryAnnounced = true
-                record("EXPIRED", sub.autoRenew ? "PRODUCT_NOT_FOR_SALE" : "VOLUNTARY", sub.latestTransactionId, expires)
+                record("EXPIRED", sub.autoRenew ? "PRODUCT_NOT_FOR_SALE" : "VOLUNTARY", sub.latestTransactionId, expires, subscription: sub)
             }
             subscriptions[key] = sub
         }
@@ -301,6 +327,8 @@ actor SimulatorState {
         }
         tx.cancellationDate = nil
         tx.revocationReason = nil
+        tx.revocationType = nil
+        tx.revocationPercentage = nil
         tx.modifiedDate = now
         transactions[transactionId] = tx
         record("REFUND_REVERSED", nil, transactionId, now)
@@ -321,12 +349,17 @@ actor SimulatorState {
         return latest
     }
 
-    func refund(transactionId: String, now: Date) throws -> Transaction {
+    /// Apple refunds `percentage` of the transaction, in milliunits of a percent (100000 is all
+    /// of it; less is a prorated refund). A later refund of the same transaction replaces the
+    /// type and share but keeps the first revocation date.
+    func refund(transactionId: String, percentage: Int = 100_000, now: Date) throws -> Transaction {
         advance(to: now)
         guard var tx = transactions[transactionId] else {
             throw Failure(status: 404, code: "unknown_transaction", message: "no transaction \(transactionId)")
         }
         tx.cancellationDate = tx.cancellationDate ?? now
+        tx.revocationType = percentage < 100_000 ? "REFUND_PRORATED" : "REFUND_FULL"
+        tx.revocationPercentage = percentage
         tx.modifiedDate = now
         transactions[transactionId] = tx
         if tx.kind == .autoRenewable { subscriptions[tx.originalTransactionId]?.autoRenew = false }
@@ -358,6 +391,24 @@ actor SimulatorState {
     }
 
     func subscription(_ originalTransactionId: String) -> Subscription? { subscriptions[originalTransactionId] }
+
+    func setCommitmentProductIds(_ productIds: Set<String>) { configuration.commitmentProductIds = productIds }
+
+    /// The commitment payment `transaction` is, when its product is billed monthly over 12-month
+    /// commitments; nil otherwise. The purchase is payment 1 and each renewal the next, so
+    /// renewals after the twelfth start a new commitment. Counted from the purchase's history
+    /// rather than stored, so it holds for renewals made lazily and after billing recovery.
+    func commitmentPosition(of transaction: Transaction) -> CommitmentPosition? {
+        guard transaction.kind == .autoRenewable, configuration.commitmentProductIds.contains(transaction.productId) else { return nil }
+        let payments = deviceTransactions(transaction.deviceId)
+            .filter { $0.originalTransactionId == transaction.originalTransactionId }
+            .sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
+        guard let index = payments.firstIndex(where: { $0.transactionId == transaction.transactionId }) else {
+            return CommitmentPosition(billingPeriod: 1, start: transaction.purchaseDate)
+        }
+        let paid = index % Self.paymentsPerCommitment
+        return CommitmentPosition(billingPeriod: paid + 1, start: payments[index - paid].purchaseDate)
+    }
 
     /// Every transaction ever sold, for reconciling a server's ledger against what was bought.
     func allTransactions() -> [Transaction] {

@@ -69,8 +69,25 @@ public struct SimulatorClient: Sendable {
         guard reply.status == 200 else { throw Failure(description: "advanceClock: \(reply.status) \(reply.text)") }
     }
 
+    /// Apple refunds the whole transaction (`REFUND_FULL`).
     public func refund(transactionId: String) async throws {
         try await post("/sim/transactions/\(transactionId)/refund")
+    }
+
+    /// Apple refunds `percentage` of the transaction, in milliunits of a percent (1...100000);
+    /// below 100000 the signed transaction says `REFUND_PRORATED`.
+    public func refund(transactionId: String, percentage: Int) async throws {
+        struct Body: Encodable { var percentage: Int }
+        let reply = try await http.send(.POST, "/sim/transactions/\(transactionId)/refund", json: Body(percentage: percentage))
+        guard reply.status == 200 else { throw Failure(description: "refund: \(reply.status) \(reply.text)") }
+    }
+
+    /// The auto-renewable products billed monthly with a 12-month commitment from now on
+    /// (replaces the simulator's `commitmentProductIds`).
+    public func setCommitmentProducts(_ productIds: Set<String>) async throws {
+        struct Body: Encodable { var productIds: [String] }
+        let reply = try await http.send(.PUT, "/sim/commitment-products", json: Body(productIds: productIds.sorted()))
+        guard reply.status == 200 else { throw Failure(description: "commitment-products: \(reply.status) \(reply.text)") }
     }
 
     public func cancelAutoRenew(originalTransactionId: String) async throws {
