@@ -43,7 +43,7 @@ public struct SimulatorPKI: Sendable {
         let leafName = try DistinguishedName {
             CountryName("US")
             OrganizationName("Storekeeper Simulator")
-            CommonName("Storekeeper Simulator Mac App Store and iTunes Store Receipt Signing")
+            CommonName("Storekeeper Simulator Receipt and StoreKit Signing")
         }
         // Key identifiers as RFC 5280 §4.2.1.1-2 asks of a conforming CA (SHA-1 of the key):
         // OpenSSL's strict mode, which Apple's own verifier library turns on, refuses a chain

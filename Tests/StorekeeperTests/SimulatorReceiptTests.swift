@@ -31,3 +31,19 @@ struct SimulatorReceiptTests {
         }
     }
 }
+
+@Suite("simulator certificates")
+struct SimulatorCertificateTests {
+    @Test("every name in the chain is within RFC 5280's bounds (a common name of at most 64 characters)")
+    func nameLengths() throws {
+        let pki = try SimulatorPKI()
+        for certificate in [pki.root, pki.intermediate, pki.leaf] {
+            for name in [certificate.subject, certificate.issuer] {
+                for attribute in name.flatMap({ $0 }) where attribute.type == .RDNAttributeType.commonName {
+                    let text = String(describing: attribute.value)
+                    #expect(!text.isEmpty && text.count <= 64, "\(text) has \(text.count) characters")
+                }
+            }
+        }
+    }
+}
