@@ -68,13 +68,20 @@ struct NotificationGapFill: Service, CustomStringConvertible {
         }
     }
 
-    /// One pull of `[from, to)` in each environment the app accepts.
+    /// How far back Apple keeps notification history: 180 days in production, 30 in the
+    /// sandbox (Apple refuses an earlier start date with 4000012).
+    static func historyDays(_ environment: AppStoreEnvironment) -> Double { environment == .sandbox ? 30 : 180 }
+
+    /// One pull of `[from, to)` in each environment the app accepts, from no earlier than that
+    /// environment keeps history (a minute's margin for Apple's clock).
     func fill(_ app: AppConfiguration, from: Date, to: Date) async throws -> Report {
         guard let client = context.serverAPIClients[app.id] else { return Report() }
         var report = Report()
-        let request = NotificationHistoryRequest(startDate: from, endDate: to, onlyFailures: policy.onlyFailures ? true : nil)
         let ingest = NotificationIngest(context: context)
         for environment in app.acceptSandbox ? [AppStoreEnvironment.production, .sandbox] : [.production] {
+            let earliest = to.addingTimeInterval(-Self.historyDays(environment) * 86_400 + 60)
+            let request = NotificationHistoryRequest(
+                startDate: max(from, earliest), endDate: to, onlyFailures: policy.onlyFailures ? true : nil)
             var token: String?
             repeat {
                 let page = try await client.notificationHistory(request, paginationToken: token, environment: environment)
