@@ -166,34 +166,41 @@ struct StorageConformanceTests {
         #expect(ledger.map(\.event) == [.purchase, .refund, .refundReversed] && ledger.map(\.priceMicros) == [1_000_000, -1_000_000, 1_000_000])
     }
 
+    /// Grants `purchases` as verified StoreKit 2 evidence for `user`, through a submission of its
+    /// own (`tag` names it), in the job's transaction like a grant job.
+    func grantSigned(
+        _ store: any StorekeeperStore, _ purchases: [PurchaseEvidence.Purchase], user: String = "alice", tag: String,
+        reverses: Bool = false, signedAt: Date? = nil
+    ) async throws {
+        let submitted = try await store.submitReceipt(submission(user: user, receipt: tag), now: t0)
+        let leased = try #require(try await lease(store, at: t0).first { $0.jobId == submitted.verification.jobId })
+        var grantRequest = request
+        grantRequest.reversesRefunds = reverses
+        grantRequest.evidenceSignedAt = signedAt
+        let evidence = PurchaseEvidence(source: .signedTransaction, bundleId: "com.example", environment: "sandbox", purchases: purchases)
+        let outcome = try await VerificationOutcomes(store: store).completeVerified(
+            leased, verificationId: submitted.verification.id, evidence: evidence,
+            report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil), request: grantRequest, now: t0)
+        guard case .granted = outcome else {
+            Issue.record("\(tag) was not granted: \(outcome)")
+            return
+        }
+    }
+
     @Test("appTransactionId: stored with a new transaction, learnt once by one first seen without it, and found by it", arguments: StoreFactory.all)
     func appTransactionIds(factory: StoreFactory) async throws {
         let store = try await factory.make()
-        var step = 0
-        func grant(_ purchases: [PurchaseEvidence.Purchase], user: String) async throws {
-            step += 1
-            let submitted = try await store.submitReceipt(submission(user: user, receipt: "a\(step)"), now: t0)
-            let leased = try #require(try await lease(store, at: t0).first { $0.jobId == submitted.verification.jobId })
-            let evidence = PurchaseEvidence(source: .signedTransaction, bundleId: "com.example", environment: "sandbox", purchases: purchases)
-            let outcome = try await VerificationOutcomes(store: store).completeVerified(
-                leased, verificationId: submitted.verification.id, evidence: evidence,
-                report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil), request: request, now: t0)
-            guard case .granted = outcome else {
-                Issue.record("step \(step) was not granted: \(outcome)")
-                return
-            }
-        }
         func purchase(_ id: String, _ appTransactionId: String?) -> PurchaseEvidence.Purchase {
             var purchase = PurchaseEvidence.Purchase(transactionId: id, originalTransactionId: id, productId: "coins", purchaseDate: t0)
             purchase.appTransactionId = appTransactionId
             return purchase
         }
-        try await grant([purchase("1", nil), purchase("2", "7001")], user: "alice")
-        try await grant([purchase("3", "7001")], user: "bob")
+        try await grantSigned(store, [purchase("1", nil), purchase("2", "7001")], user: "alice", tag: "a1")
+        try await grantSigned(store, [purchase("3", "7001")], user: "bob", tag: "a2")
         #expect(try await store.transactions(appId: "app", appTransactionId: "7001").map(\.transactionId) == ["2", "3"])
         // "1" learns its id from a signed copy; a later copy naming another id changes nothing.
-        try await grant([purchase("1", "7001")], user: "alice")
-        try await grant([purchase("1", "9999")], user: "alice")
+        try await grantSigned(store, [purchase("1", "7001")], user: "alice", tag: "a3")
+        try await grantSigned(store, [purchase("1", "9999")], user: "alice", tag: "a4")
         let found = try await store.transactions(appId: "app", appTransactionId: "7001")
         #expect(found.map(\.transactionId) == ["1", "2", "3"] && Set(found.map(\.appUserId)) == ["alice", "bob"])
         #expect(try await store.transactions(appId: "app", appTransactionId: "9999").isEmpty)
@@ -204,37 +211,20 @@ struct StorageConformanceTests {
     @Test("a prorated refund and a commitment plan: stored, read back, the ledger refunds the share", arguments: StoreFactory.all)
     func proratedRefundAndCommitment(factory: StoreFactory) async throws {
         let store = try await factory.make()
-        var step = 0
-        func grant(_ purchase: PurchaseEvidence.Purchase, reverses: Bool = false) async throws {
-            step += 1
-            let submitted = try await store.submitReceipt(submission(receipt: "p\(step)"), now: t0)
-            let leased = try #require(try await lease(store, at: t0).first { $0.jobId == submitted.verification.jobId })
-            var grantRequest = request
-            grantRequest.reversesRefunds = reverses
-            grantRequest.evidenceSignedAt = t0.addingTimeInterval(Double(step))
-            let evidence = PurchaseEvidence(source: .signedTransaction, bundleId: "com.example", environment: "sandbox", purchases: [purchase])
-            let outcome = try await VerificationOutcomes(store: store).completeVerified(
-                leased, verificationId: submitted.verification.id, evidence: evidence,
-                report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil), request: grantRequest, now: t0)
-            guard case .granted = outcome else {
-                Issue.record("step \(step) was not granted: \(outcome)")
-                return
-            }
-        }
         var bought = PurchaseEvidence.Purchase(transactionId: "1", originalTransactionId: "1", productId: "coins", purchaseDate: t0)
         bought.billingPlanType = "MONTHLY"
         bought.commitment = CommitmentTerms(billingPeriodNumber: 3, totalBillingPeriods: 12, expiresDate: t0.addingTimeInterval(86_400))
-        try await grant(bought)
+        try await grantSigned(store, [bought], tag: "p1", signedAt: t0.addingTimeInterval(1))
         var refunded = bought
         refunded.cancellationDate = t0.addingTimeInterval(5)
         refunded.revocationType = "REFUND_PRORATED"
         refunded.revocationPercentage = 25_000
-        try await grant(refunded)
+        try await grantSigned(store, [refunded], tag: "p2", signedAt: t0.addingTimeInterval(2))
         let stored = try #require(try await store.transactions(appId: "app", appUserId: "alice").first)
         #expect(stored.billingPlanType == "MONTHLY" && stored.commitment == bought.commitment)
         #expect(stored.revocationType == "REFUND_PRORATED" && stored.revocationPercentage == 25_000 && stored.cancellationDate != nil)
         // Reversed: the refund fields go, and the reversal credits back what was refunded.
-        try await grant(bought, reverses: true)
+        try await grantSigned(store, [bought], tag: "p3", reverses: true, signedAt: t0.addingTimeInterval(3))
         let reinstated = try #require(try await store.transactions(appId: "app", appUserId: "alice").first)
         #expect(reinstated.cancellationDate == nil && reinstated.revocationType == nil && reinstated.revocationPercentage == nil)
         let ledger = try await store.ledger(LedgerQuery(appId: "app", environment: "sandbox", from: .distantPast, to: .distantFuture))

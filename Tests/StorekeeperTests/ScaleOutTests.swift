@@ -14,7 +14,8 @@ import Testing
 struct ScaleOutTests {
     /// A fresh schema, the simulator in this process, and the child processes' configuration file.
     func prepare(
-        name: String, workers: Int, attemptTimeout: Double, lease: Double, latency: ClosedRange<Int>
+        name: String, workers: Int, attemptTimeout: Double, lease: Double, latency: ClosedRange<Int>,
+        configure: (inout StorekeeperConfiguration) -> Void = { _ in }
     ) async throws -> (stack: LocalStack, simulator: SimulatorConfiguration, configPath: String, directory: URL, binary: String) {
         let binary = try #require(TestPaths.storekeeperBinary(), "build the executable first: swift build")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-\(name)-\(UUID().uuidString)")
@@ -24,6 +25,7 @@ struct ScaleOutTests {
         configuration.attemptTimeoutSeconds = attemptTimeout
         configuration.leaseSeconds = lease
         configuration.retry = RetryPolicy(base: 0.5, cap: 3, jitter: 0.3)
+        configure(&configuration)
         // No renewals during the run: what was sold is fixed once the purchases are made.
         var simulator = LocalStack.simulatorConfiguration(for: configuration, secondsPerMonth: 86_400)
         simulator.faults = .none
@@ -157,6 +159,64 @@ struct ScaleOutTests {
         let all = try await stack.store.verifications(appId: "demo", states: [], createdBefore: nil, limit: 100_000)
         #expect(all.contains { $0.attempts > 1 }, "faults and the kill made some verifications run again")
         for api in apis { #expect(try await client(stack, api.baseURL).http.send(.GET, "/healthz").status == 200) }
+        try await stack.stop()
+    }
+
+    @Test("Apple down with 2 worker processes: calls bounded per process, nothing invalid; on return every waiting receipt verifies once")
+    func outageWithTwoWorkers() async throws {
+        let (stack, _, configPath, directory, binary) = try await prepare(
+            name: "outage2", workers: 8, attemptTimeout: 5, lease: 16, latency: 0...0,
+            configure: {
+                $0.appleHealth.degradedAfterFailures = 2
+                $0.appleHealth.downAfterFailures = 3
+                $0.appleHealth.probeBaseSeconds = 0.5
+                $0.appleHealth.probeCapSeconds = 3
+                $0.retry = RetryPolicy(base: 30, cap: 60, jitter: 0.1)
+            })
+        var receipts: [String] = []
+        for _ in 0..<100 {
+            let device = try await stack.simulator.createDevice(bundleId: DemoConfiguration.bundleId, environment: "production")
+            receipts.append(try await stack.simulator.purchase(device: device, productId: "com.example.coins100").receipt)
+        }
+        try await stack.simulator.outage(seconds: 3_600)
+        let log = { (name: String) in directory.appendingPathComponent("\(name).log").path }
+        let api = try await ChildProcess.server(binary: binary, configPath: configPath, logPath: log("api"), extra: ["--no-workers"])
+        let workers = [
+            try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: log("worker-1")),
+            try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: log("worker-2")),
+        ]
+        defer { ([api] + workers).forEach { $0.terminate() } }
+        let started = Date()
+        for (i, receipt) in receipts.enumerated() {
+            #expect(try await client(stack, api.baseURL).postReceipt(appUserId: "down-\(i)", receipt: receipt).status == 202)
+        }
+        // Each receipt has been looked at: failed, or waiting for a probe without calling.
+        let deadline = Date().addingTimeInterval(120)
+        while Date() < deadline, try await stack.store.verificationCounts()[.retryScheduled] != receipts.count {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try await stack.store.verificationCounts()[.retryScheduled] == receipts.count)
+        let elapsed = Date().timeIntervalSince(started)
+        let calls = try await stack.simulator.stats()["production.outage", default: 0]
+        // Per process: the failures that make Apple down, what its 8 workers had in flight then,
+        // and one probe per backoff step (at least 0.5 s apart, at most 3 s once backed off, so a
+        // slow machine does not turn the probes into a storm). Retries would come 30 s later.
+        let bound = 2 * (3 + 8 + Int(elapsed / 0.5) + 2)
+        #expect(calls <= bound, "\(calls) calls to Apple in \(elapsed) s from 2 processes; at most \(bound) expected")
+        #expect(calls < receipts.count, "\(calls) calls for \(receipts.count) receipts: no storm")
+
+        // Apple returns: both processes' probes find out; every receipt verifies, well before
+        // the 30 s retry backoff would have brought the failed ones back (not asserted: timing).
+        try await stack.simulator.setFaults(.none)
+        let finalDeadline = Date().addingTimeInterval(300)
+        var counts: [VerificationState: Int] = [:]
+        while Date() < finalDeadline {
+            counts = try await stack.store.verificationCounts()
+            if (counts[.verified] ?? 0) + (counts[.invalid] ?? 0) == receipts.count { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(counts[.verified] == receipts.count && counts[.invalid] == nil, "\(counts)")
+        try await expectBooksBalance(stack)
         try await stack.stop()
     }
 
