@@ -22,10 +22,12 @@ public protocol JobStore: Sendable {
     /// attempt it interrupted stays counted. Returns how many.
     func releaseLeases(owner: String, now: Date) async throws -> Int
 
-    /// Makes every waiting job of `kinds` due now, in arrival order (its run time becomes its
-    /// creation time): Apple answers again, and nothing should sleep out its own backoff.
-    /// Other worker processes are told. Returns how many.
-    func releaseWaitingJobs(kinds: [String], now: Date) async throws -> Int
+    /// Makes every waiting job of `kinds` due, in arrival order: Apple answers again, and nothing
+    /// should sleep out its own backoff. With `perSecond`, the n-th oldest becomes due n ÷
+    /// `perSecond` seconds after `now`, so the released work reaches Apple at that rate (across
+    /// every process that leases it); without, all are due at once (each job's run time becomes
+    /// its creation time). Other worker processes are told. Returns how many.
+    func releaseWaitingJobs(kinds: [String], now: Date, perSecond: Double?) async throws -> Int
 
     /// The earliest time a job becomes due (available run time or lease expiry), if any.
     func nextJobDue() async throws -> Date?
@@ -55,6 +57,11 @@ public struct JobStoreError: Error, Hashable, CustomStringConvertible {
 }
 
 extension JobStore {
+    /// Every waiting job of `kinds` due at once, oldest first.
+    public func releaseWaitingJobs(kinds: [String], now: Date) async throws -> Int {
+        try await releaseWaitingJobs(kinds: kinds, now: now, perSecond: nil)
+    }
+
     /// Finishes a leased job; false when the lease is no longer held (nothing written).
     public func completeJob(_ lease: JobLease, now: Date) async throws -> Bool {
         try await endAttempt(lease, JobLifecycle.ending(.completed(reason: nil)), now: now)

@@ -62,6 +62,13 @@ public protocol OperationsStore: Sendable {
     /// Verifications in `states` created before `createdBefore` (the operator's "flagged" list).
     func countVerifications(states: [VerificationState], createdBefore: Date) async throws -> Int
     func countTransactions(appId: String?) async throws -> Int
+
+    /// Records that an Apple endpoint answered again after an outage (the latest moment wins).
+    /// Each worker process keeps Apple's health for itself; this row is how one still waiting for
+    /// its own probe learns that another process's probe succeeded.
+    func recordAppleAnswered(endpoint: String, at: Date) async throws
+    /// The last recorded return of `endpoint`, if any.
+    func appleAnswered(endpoint: String) async throws -> Date?
 }
 
 /// Everything an adapter provides; the server wires one of these into each part.

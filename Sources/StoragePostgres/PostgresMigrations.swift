@@ -294,6 +294,14 @@ enum PostgresMigrations {
                 ALTER TABLE transactions ADD COLUMN commitment_expires_date BIGINT;
                 CREATE INDEX transactions_app_transaction ON transactions (app_id, app_transaction_id)
                 """),
+        Migration(
+            name: "M0009_AppleHealth",
+            sql: """
+                CREATE TABLE apple_health (
+                    endpoint TEXT PRIMARY KEY,
+                    answered_at BIGINT NOT NULL
+                )
+                """),
     ]
 }
 

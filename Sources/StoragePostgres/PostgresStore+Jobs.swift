@@ -80,17 +80,34 @@ extension PostgresStore: JobStore {
         }
     }
 
-    public func releaseWaitingJobs(kinds: [String], now: Date) async throws -> Int {
+    public func releaseWaitingJobs(kinds: [String], now: Date, perSecond: Double?) async throws -> Int {
         guard !kinds.isEmpty else { return 0 }
         let nowMs = StoredTime.ms(now)
         let channel = jobChannel
         return try await transaction { connection in
-            let released = try await connection.count(
-                """
-                UPDATE jobs SET run_at = LEAST(created_at, \(nowMs))
-                WHERE state = 'available' AND run_at > \(nowMs) AND kind = ANY(\(kinds))
-                RETURNING 1
-                """, logger: self.logger)
+            let released: Int
+            if let perSecond, perSecond > 0 {
+                // `state = 'available'` again outside the subquery: a row another process leased
+                // meanwhile is re-checked after its lock and left alone.
+                let millisecondsApart = 1_000 / perSecond
+                released = try await connection.count(
+                    """
+                    UPDATE jobs SET run_at = \(nowMs) + CAST(FLOOR(waiting.n * \(millisecondsApart)::float8) AS BIGINT)
+                    FROM (
+                        SELECT id, ROW_NUMBER() OVER (ORDER BY created_at, id) - 1 AS n FROM jobs
+                        WHERE state = 'available' AND run_at > \(nowMs) AND kind = ANY(\(kinds))
+                    ) AS waiting
+                    WHERE jobs.id = waiting.id AND jobs.state = 'available' AND jobs.run_at > \(nowMs)
+                    RETURNING 1
+                    """, logger: self.logger)
+            } else {
+                released = try await connection.count(
+                    """
+                    UPDATE jobs SET run_at = LEAST(created_at, \(nowMs))
+                    WHERE state = 'available' AND run_at > \(nowMs) AND kind = ANY(\(kinds))
+                    RETURNING 1
+                    """, logger: self.logger)
+            }
             if released > 0 { try await Self.announceJobs(connection, channel: channel, logger: self.logger) }
             return released
         }

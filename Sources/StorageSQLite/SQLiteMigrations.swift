@@ -314,6 +314,16 @@ enum SQLiteMigrations {
                     CREATE INDEX transactions_app_transaction ON transactions (app_id, app_transaction_id);
                     """)
         }
+        // When each Apple endpoint last answered after an outage, shared by worker processes.
+        migrator.registerMigration("M0009_AppleHealth") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE apple_health (
+                        endpoint TEXT PRIMARY KEY,
+                        answered_at INTEGER NOT NULL
+                    );
+                    """)
+        }
         return migrator
     }
 }

@@ -77,16 +77,29 @@ extension SQLiteStore: JobStore {
         }
     }
 
-    public func releaseWaitingJobs(kinds: [String], now: Date) async throws -> Int {
+    public func releaseWaitingJobs(kinds: [String], now: Date, perSecond: Double?) async throws -> Int {
         guard !kinds.isEmpty else { return 0 }
         let nowMs = StoredTime.ms(now)
         return try await pool.write { db in
-            try db.execute(
-                sql: """
-                    UPDATE jobs SET run_at = MIN(created_at, ?)
-                    WHERE state = 'available' AND run_at > ? AND kind IN (\(placeholders(kinds.count)))
-                    """,
-                arguments: [nowMs, nowMs] + StatementArguments(kinds))
+            if let perSecond, perSecond > 0 {
+                try db.execute(
+                    sql: """
+                        UPDATE jobs SET run_at = ? + CAST(waiting.n * ? AS INTEGER)
+                        FROM (
+                            SELECT id, ROW_NUMBER() OVER (ORDER BY created_at, id) - 1 AS n FROM jobs
+                            WHERE state = 'available' AND run_at > ? AND kind IN (\(placeholders(kinds.count)))
+                        ) AS waiting
+                        WHERE jobs.id = waiting.id
+                        """,
+                    arguments: [nowMs, 1_000 / perSecond, nowMs] + StatementArguments(kinds))
+            } else {
+                try db.execute(
+                    sql: """
+                        UPDATE jobs SET run_at = MIN(created_at, ?)
+                        WHERE state = 'available' AND run_at > ? AND kind IN (\(placeholders(kinds.count)))
+                        """,
+                    arguments: [nowMs, nowMs] + StatementArguments(kinds))
+            }
             return db.changesCount
         }
     }

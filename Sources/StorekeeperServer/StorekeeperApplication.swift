@@ -130,7 +130,8 @@ public enum StorekeeperApplication {
         guard configuration.appleHealth.enabled else { return nil }
         return AppleHealthMonitor(
             policy: configuration.appleHealth.policy(), store: store,
-            signal: signal, metrics: metrics, logger: logger)
+            signal: signal, metrics: metrics, logger: logger,
+            releasePerSecond: configuration.appleHealth.releasePerSecond > 0 ? configuration.appleHealth.releasePerSecond : nil)
     }
 
     /// `signedGate`: the API's own, so both share one chain cache and one OCSP answer cache.

@@ -258,6 +258,38 @@ struct StorageConformanceTests {
         #expect(try await lease(store, at: now.addingTimeInterval(1)).map(\.jobId) == [jobIds[2]])
     }
 
+    @Test("released at a rate: the n-th oldest waiting job is due n ÷ rate seconds later", arguments: StoreFactory.all)
+    func releaseAtRate(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        var jobIds: [String] = []
+        for i in 0..<4 {
+            let submitted = try await store.submitReceipt(submission(user: "r\(i)", receipt: "rate\(i)"), now: t0.addingTimeInterval(Double(i)))
+            jobIds.append(submitted.verification.jobId)
+        }
+        let now = t0.addingTimeInterval(10)
+        for lease in try await lease(store, at: now) {
+            #expect(try await store.retryJob(lease, at: now.addingTimeInterval(3_600), reason: "apple_down", now: now))
+        }
+        // 2 a second: due at now, now + 0.5 s, now + 1 s, now + 1.5 s, oldest first.
+        #expect(try await store.releaseWaitingJobs(kinds: ["verify_receipt"], now: now, perSecond: 2) == 4)
+        #expect(try await lease(store, at: now).map(\.jobId) == [jobIds[0]])
+        #expect(try await lease(store, at: now.addingTimeInterval(0.499)).isEmpty)
+        #expect(try await lease(store, at: now.addingTimeInterval(0.5)).map(\.jobId) == [jobIds[1]])
+        #expect(try await lease(store, at: now.addingTimeInterval(1.6)).map(\.jobId) == [jobIds[2], jobIds[3]])
+    }
+
+    @Test("Apple's return is recorded once per endpoint; the latest moment wins", arguments: StoreFactory.all)
+    func appleAnswered(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        #expect(try await store.appleAnswered(endpoint: "verify_receipt_production") == nil)
+        try await store.recordAppleAnswered(endpoint: "verify_receipt_production", at: t0.addingTimeInterval(60))
+        try await store.recordAppleAnswered(endpoint: "verify_receipt_production", at: t0.addingTimeInterval(30))
+        #expect(try await store.appleAnswered(endpoint: "verify_receipt_production") == t0.addingTimeInterval(60))
+        try await store.recordAppleAnswered(endpoint: "verify_receipt_production", at: t0.addingTimeInterval(90))
+        #expect(try await store.appleAnswered(endpoint: "verify_receipt_production") == t0.addingTimeInterval(90))
+        #expect(try await store.appleAnswered(endpoint: "verify_receipt_sandbox") == nil)
+    }
+
     @Test("configuration holds are released only when the configuration changes", arguments: StoreFactory.all)
     func configurationHolds(factory: StoreFactory) async throws {
         let store = try await factory.make()

@@ -12,11 +12,16 @@ public struct AppleHealthSettings: Codable, Sendable, Hashable {
     /// short; a probe costs Apple one call.
     public var probeBaseSeconds: Double = 1
     public var probeCapSeconds: Double = 5
+    /// When Apple answers again, the waiting verifications become due this many a second, oldest
+    /// first, across every worker process. 50 is Apple's published production limit for the
+    /// App Store Server API's transaction endpoints (the stand-in when verifyReceipt fails);
+    /// verifyReceipt publishes none. 0 releases them all at once.
+    public var releasePerSecond: Double = 50
 
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case enabled, degradedAfterFailures, downAfterFailures, probeBaseSeconds, probeCapSeconds
+        case enabled, degradedAfterFailures, downAfterFailures, probeBaseSeconds, probeCapSeconds, releasePerSecond
     }
 
     public init(from decoder: any Decoder) throws {
@@ -27,6 +32,7 @@ public struct AppleHealthSettings: Codable, Sendable, Hashable {
         downAfterFailures = try c.decodeIfPresent(Int.self, forKey: .downAfterFailures) ?? d.downAfterFailures
         probeBaseSeconds = try c.decodeIfPresent(Double.self, forKey: .probeBaseSeconds) ?? d.probeBaseSeconds
         probeCapSeconds = try c.decodeIfPresent(Double.self, forKey: .probeCapSeconds) ?? d.probeCapSeconds
+        releasePerSecond = try c.decodeIfPresent(Double.self, forKey: .releasePerSecond) ?? d.releasePerSecond
     }
 
     var problems: [String] {
@@ -36,6 +42,9 @@ public struct AppleHealthSettings: Codable, Sendable, Hashable {
         }
         if !(probeBaseSeconds > 0) || !(probeCapSeconds >= probeBaseSeconds) {
             problems.append("appleHealth: need 0 < probeBaseSeconds ≤ probeCapSeconds")
+        }
+        if !(releasePerSecond >= 0) || !releasePerSecond.isFinite {
+            problems.append("appleHealth: releasePerSecond must be 0 (all at once) or more")
         }
         return problems
     }

@@ -7,8 +7,10 @@ import Synchronization
 
 /// Apple's health in this process, one `AppleHealth` per endpoint, shared by every worker. A
 /// change of state is logged once (not once per job) and counted; when an endpoint answers
-/// again, the verifications waiting for it are made due at once, in arrival order, and every
-/// worker (on PostgreSQL, every worker process) is woken.
+/// again, the verifications waiting for it are made due in arrival order (at
+/// `releasePerSecond`), every worker (on PostgreSQL, every worker process) is woken, and the
+/// moment is recorded in the database, so that another process still down adopts it instead of
+/// sending the released work back to wait for its own probe.
 final class AppleHealthMonitor: Sendable {
     /// One of Apple's endpoints: `verify_receipt` or `server_api`, per environment.
     struct Endpoint: Hashable, Sendable, Comparable {
@@ -17,6 +19,7 @@ final class AppleHealthMonitor: Sendable {
         var label: String { "\(api)_\(environment)" }
 
         static func verifyReceipt(_ environment: String) -> Endpoint { Endpoint(api: "verify_receipt", environment: environment) }
+        static func serverAPI(_ environment: String) -> Endpoint { Endpoint(api: "server_api", environment: environment) }
         static func < (a: Endpoint, b: Endpoint) -> Bool { a.label < b.label }
     }
 
@@ -27,11 +30,15 @@ final class AppleHealthMonitor: Sendable {
     let logger: Logger
     /// Job kinds that wait for Apple and are released when it answers again.
     let waitingKinds: [String]
+    /// How fast released work becomes due; nil: all at once.
+    let releasePerSecond: Double?
     private let states = Mutex<[Endpoint: AppleHealth]>([:])
+    /// When this process last read each endpoint's shared row while down: at most once a second.
+    private let sharedReads = Mutex<[Endpoint: Date]>([:])
 
     init(
         policy: AppleHealth.Policy, store: any StorekeeperStore, signal: WakeSignal, metrics: MetricsRegistry, logger: Logger,
-        waitingKinds: [String] = [verifyReceiptJobKind]
+        waitingKinds: [String] = [verifyReceiptJobKind], releasePerSecond: Double? = nil
     ) {
         self.policy = policy
         self.store = store
@@ -39,6 +46,7 @@ final class AppleHealthMonitor: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.waitingKinds = waitingKinds
+        self.releasePerSecond = releasePerSecond
     }
 
     func admit(_ endpoint: Endpoint, now: Date) -> AppleHealth.Admission {
@@ -50,8 +58,46 @@ final class AppleHealthMonitor: Sendable {
         }
     }
 
+    /// Since when `endpoint` has been down in this process; nil while it is not.
+    func downSince(_ endpoint: Endpoint) -> Date? {
+        states.withLock { all in all[endpoint].flatMap { $0.state == .down ? $0.since : nil } }
+    }
+
+    /// While `endpoint` is down here: has another process seen it answer since? Reads the shared
+    /// row at most once a second per endpoint; when it is newer than this process's outage, this
+    /// process is healthy again (without releasing anything: the other one did) and true.
+    func adoptRecovery(_ endpoint: Endpoint, now: Date) async -> Bool {
+        let downSince: Date? = states.withLock { all in
+            guard let health = all[endpoint], health.state == .down else { return nil }
+            return health.since
+        }
+        guard let downSince else { return false }
+        let due = sharedReads.withLock { reads in
+            if let last = reads[endpoint], now >= last, now.timeIntervalSince(last) < 1 { return false }
+            reads[endpoint] = now
+            return true
+        }
+        guard due else { return false }
+        let answered: Date?
+        do {
+            answered = try await store.appleAnswered(endpoint: endpoint.label)
+        } catch {
+            logger.warning("could not read Apple's shared health", metadata: ["endpoint": "\(endpoint.label)", "error": "\(error)"])
+            return false
+        }
+        guard let answered, answered > downSince else { return false }
+        await record(endpoint, answered: true, probe: false, now: now, announce: false)
+        return true
+    }
+
     /// Reports a call's outcome; on recovery, releases the waiting work before returning.
     func record(_ endpoint: Endpoint, answered: Bool, probe: Bool, now: Date) async {
+        await record(endpoint, answered: answered, probe: probe, now: now, announce: true)
+    }
+
+    /// `announce`: this process saw Apple answer itself, so it records the moment for the others
+    /// and releases the waiting work; false when it adopts another process's recovery.
+    private func record(_ endpoint: Endpoint, answered: Bool, probe: Bool, now: Date, announce: Bool) async {
         let transition: AppleHealth.Transition? = states.withLock { all in
             var health = all[endpoint] ?? AppleHealth(policy: policy, now: now)
             let transition = health.record(answered: answered, probe: probe, at: now)
@@ -68,10 +114,13 @@ final class AppleHealthMonitor: Sendable {
             logger.error("Apple is down: calls stop, one probe at a time until it answers", metadata: metadata)
         case .degraded:
             logger.warning("Apple is failing: calls continue", metadata: metadata)
+        case .healthy where !announce:
+            logger.notice("Apple answers again (seen by another process)", metadata: metadata)
         case .healthy:
             var released = 0
             do {
-                released = try await store.releaseWaitingJobs(kinds: waitingKinds, now: now)
+                try await store.recordAppleAnswered(endpoint: endpoint.label, at: now)
+                released = try await store.releaseWaitingJobs(kinds: waitingKinds, now: now, perSecond: releasePerSecond)
             } catch {
                 logger.error("could not release the verifications waiting for Apple", metadata: ["error": "\(error)"])
             }

@@ -51,7 +51,11 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
         for _ in 0..<AppStoreRouting.maximumHops {
             let endpoint = AppleHealthMonitor.Endpoint.verifyReceipt(environment.storageName)
             var probe = false
-            switch health?.admit(endpoint, now: now()) ?? .call {
+            var admission = health?.admit(endpoint, now: now()) ?? .call
+            if case .wait = admission, await health?.adoptRecovery(endpoint, now: now()) == true {
+                admission = health?.admit(endpoint, now: now()) ?? .call
+            }
+            switch admission {
             case .call: break
             case .probe: probe = true
             case .wait(let until): waitUntil = until
@@ -164,31 +168,64 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
             if let id = purchase.originalTransactionId ?? purchase.transactionId, !ids.contains(id) { ids.append(id) }
         }
         guard !ids.isEmpty else { return nil }
+        // The Server API has a health of its own: while it is down too, only its probe calls it.
+        let endpoint = AppleHealthMonitor.Endpoint.serverAPI(receipt.environment == .production ? "production" : "sandbox")
+        var admission = health?.admit(endpoint, now: now) ?? .call
+        if case .wait = admission, await health?.adoptRecovery(endpoint, now: now) == true {
+            admission = health?.admit(endpoint, now: now) ?? .call
+        }
+        if case .wait = admission {
+            metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": "apple_down", "reason": reason.rawValue])
+            return nil
+        }
+        let probe = if case .probe = admission { true } else { false }
+        var answered = true
+        var result: (PurchaseEvidence, AppStoreEnvironment)?
         do {
             switch try await history.fetch(transactionIds: ids, app: app, now: now) {
             case .verified(let response, let environment, _):
                 metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": "verified", "reason": reason.rawValue])
-                return (response, environment)
+                result = (response, environment)
             case .rejected(let code, let message):
                 logger.warning("Server API answer not usable", metadata: ["app": "\(app.id)", "code": "\(code)", "message": "\(message)"])
                 metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": code, "reason": reason.rawValue])
             }
         } catch {
+            answered = Self.appleAnswered(error)
             metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": "unavailable", "reason": reason.rawValue])
             logger.info("Server API unavailable too", metadata: ["app": "\(app.id)", "error": "\(error)"])
         }
-        return nil
+        await health?.record(endpoint, answered: answered, probe: probe, now: self.now())
+        return result
+    }
+
+    /// Whether a failed Server API call still shows Apple up: an error of Apple's own (a 4xx
+    /// answer, a refused token, a rate limit) does; no connection, a 5xx or an unreadable body
+    /// does not.
+    static func appleAnswered(_ error: any Error) -> Bool {
+        guard let error = error as? ServerAPIError else { return true }
+        return error.code != .unavailable && error.code != .malformedResponse
     }
 
     /// The outage policy: after Apple has failed for `afterSeconds`, a receipt whose signature
     /// and chain verified locally unlocks what it shows, provisionally. Nothing when the policy is
     /// off (the default), the receipt was not checked locally, or the outage is still young.
+    ///
+    /// With Apple's health kept, the outage's age is how long verifyReceipt has been down (a
+    /// receipt that arrives an hour into an outage is covered at once; one that meets a single
+    /// failed call while Apple is up is not); without, it is how long this receipt has waited.
     private func provisionalGrants(
         _ local: ReceiptGate.LocalCheck, verification: VerificationRecord, app: AppConfiguration, now: Date
     ) async throws -> [ProvisionalGrant] {
         let policy = configuration.outagePolicy
+        let outageAge: TimeInterval? =
+            if let health {
+                health.downSince(.verifyReceipt(AppStoreRouting.firstEnvironment.storageName)).map { now.timeIntervalSince($0) }
+            } else {
+                now.timeIntervalSince(verification.createdAt)
+            }
         guard policy.enabled, case .verified(let receipt) = local, receipt.bundleId == app.bundleId,
-            now.timeIntervalSince(verification.createdAt) >= policy.afterSeconds
+            let outageAge, outageAge >= policy.afterSeconds
         else { return [] }
         let purchases = receipt.inAppPurchases.compactMap { purchase -> ProvisionalPlanner.Purchase? in
             guard let productId = purchase.productId, let transactionId = purchase.transactionId,

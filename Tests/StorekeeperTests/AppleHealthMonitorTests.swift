@@ -1,0 +1,85 @@
+import Foundation
+import JobQueue
+import Logging
+import Persistence
+import StorekeeperDomain
+import StorekeeperTesting
+import Testing
+
+@testable import StorekeeperServer
+
+/// Two worker processes share one database but keep Apple's health each for itself. These stand
+/// two monitors on one store, at fixed instants, for what one learns from the other.
+@Suite("Apple's health across worker processes")
+struct AppleHealthMonitorTests {
+    let endpoint = AppleHealthMonitor.Endpoint.verifyReceipt("production")
+    let policy = AppleHealth.Policy(degradedAfterFailures: 1, downAfterFailures: 2, probeBaseSeconds: 1, probeCapSeconds: 5)
+
+    func monitor(_ store: any StorekeeperStore) -> AppleHealthMonitor {
+        AppleHealthMonitor(
+            policy: policy, store: store, signal: WakeSignal(), metrics: MetricsRegistry(), logger: Logger(label: "test"),
+            releasePerSecond: 50)
+    }
+
+    func down(_ monitor: AppleHealthMonitor, at t: Date) async {
+        for _ in 0..<policy.downAfterFailures { await monitor.record(endpoint, answered: false, probe: false, now: t) }
+        #expect(monitor.downSince(endpoint) == t)
+    }
+
+    @Test(
+        "a process still down adopts another's recovery from the database, at most one read a second; never an older one", arguments: StoreFactory.all
+    )
+    func adoption(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        let (first, second) = (monitor(store), monitor(store))
+        let t0 = referenceTime
+        await down(first, at: t0)
+        await down(second, at: t0)
+        #expect(await second.adoptRecovery(endpoint, now: t0.addingTimeInterval(1)) == false, "nobody has seen Apple answer")
+
+        // The first process's probe gets an answer: it is healthy and records the moment.
+        await first.record(endpoint, answered: true, probe: true, now: t0.addingTimeInterval(10))
+        #expect(first.downSince(endpoint) == nil)
+        #expect(try await store.appleAnswered(endpoint: endpoint.label) == t0.addingTimeInterval(10))
+
+        // The second read it less than a second ago: it does not read again yet.
+        #expect(await second.adoptRecovery(endpoint, now: t0.addingTimeInterval(1.5)) == false)
+        #expect(second.downSince(endpoint) == t0)
+        #expect(await second.adoptRecovery(endpoint, now: t0.addingTimeInterval(11)) == true)
+        #expect(second.downSince(endpoint) == nil)
+        if case .call = second.admit(endpoint, now: t0.addingTimeInterval(11)) {} else { Issue.record("healthy again: calls go") }
+
+        // Down again later: the old recovery is not this outage's end.
+        await down(second, at: t0.addingTimeInterval(20))
+        #expect(await second.adoptRecovery(endpoint, now: t0.addingTimeInterval(30)) == false)
+        #expect(second.downSince(endpoint) == t0.addingTimeInterval(20))
+        // A process that is not down has nothing to adopt.
+        #expect(await first.adoptRecovery(endpoint, now: t0.addingTimeInterval(30)) == false)
+    }
+
+    @Test("recovery releases the waiting verifications oldest first at the configured rate", arguments: StoreFactory.all)
+    func releaseRate(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        let t0 = referenceTime
+        var jobIds: [String] = []
+        for i in 0..<3 {
+            let submission = EvidenceSubmission(
+                appId: "app", appUserId: "u\(i)", evidenceHash: "rate-\(i)", evidence: .receipt(base64: "cmF0ZS\(i)=="), refresh: false)
+            jobIds.append(try await store.submitReceipt(submission, now: t0.addingTimeInterval(Double(i))).verification.jobId)
+        }
+        let later = t0.addingTimeInterval(5)
+        for lease in try await store.leaseJobs(kinds: [verifyReceiptJobKind], limit: 10, owner: "w", now: later, leaseDuration: 30) {
+            #expect(try await store.retryJob(lease, at: later.addingTimeInterval(3_600), reason: "apple_down", now: later))
+        }
+        let health = monitor(store)
+        await down(health, at: later)
+        await health.record(endpoint, answered: true, probe: true, now: later)
+        // 50 a second: 20 ms apart, oldest first.
+        let due = { (at: Date) in
+            try await store.leaseJobs(kinds: [verifyReceiptJobKind], limit: 10, owner: "w2", now: at, leaseDuration: 30).map(\.jobId)
+        }
+        #expect(try await due(later) == [jobIds[0]])
+        #expect(try await due(later.addingTimeInterval(0.02)) == [jobIds[1]])
+        #expect(try await due(later.addingTimeInterval(0.04)) == [jobIds[2]])
+    }
+}
