@@ -63,12 +63,28 @@ public protocol OperationsStore: Sendable {
     func countVerifications(states: [VerificationState], createdBefore: Date) async throws -> Int
     func countTransactions(appId: String?) async throws -> Int
 
-    /// Records that an Apple endpoint answered again after an outage (the latest moment wins).
-    /// Each worker process keeps Apple's health for itself; this row is how one still waiting for
-    /// its own probe learns that another process's probe succeeded.
-    func recordAppleAnswered(endpoint: String, at: Date) async throws
-    /// The last recorded return of `endpoint`, if any.
-    func appleAnswered(endpoint: String) async throws -> Date?
+    /// Apple's health as the worker processes share it (one row per endpoint); nil before any
+    /// process saw the endpoint go down. Each process keeps its own; this row is how one still
+    /// waiting for its own probe learns that another one's succeeded.
+    func sharedAppleHealth(endpoint: String) async throws -> SharedAppleHealth?
+    /// Moves the shared state of `endpoint` to `state` at `at` unless it is there already (no
+    /// row counts as healthy), and then only records `events(previous)` in the same
+    /// transaction: an outage is announced once, however many processes see it. True when
+    /// this call moved it.
+    func moveSharedAppleHealth(
+        endpoint: String, to state: AppleHealth.State, at: Date, events: @Sendable (SharedAppleHealth?) -> EventBatch?
+    ) async throws -> Bool
+}
+
+/// One Apple endpoint's shared state and since when.
+public struct SharedAppleHealth: Sendable, Hashable {
+    public var state: AppleHealth.State
+    public var since: Date
+
+    public init(state: AppleHealth.State, since: Date) {
+        self.state = state
+        self.since = since
+    }
 }
 
 /// Everything an adapter provides; the server wires one of these into each part.

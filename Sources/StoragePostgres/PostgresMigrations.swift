@@ -299,7 +299,8 @@ enum PostgresMigrations {
             sql: """
                 CREATE TABLE apple_health (
                     endpoint TEXT PRIMARY KEY,
-                    answered_at BIGINT NOT NULL
+                    state TEXT NOT NULL,
+                    since BIGINT NOT NULL
                 )
                 """),
     ]

@@ -1,24 +1,49 @@
 import Foundation
+import Logging
 import Persistence
 import PostgresNIO
+import StorekeeperDomain
 
 extension PostgresStore {
-    public func recordAppleAnswered(endpoint: String, at: Date) async throws {
+    public func sharedAppleHealth(endpoint: String) async throws -> SharedAppleHealth? {
+        let logger = self.logger
+        return try await read { connection in try await Self.sharedAppleHealth(connection, endpoint: endpoint, lock: false, logger: logger) }
+    }
+
+    public func moveSharedAppleHealth(
+        endpoint: String, to state: AppleHealth.State, at: Date, events: @Sendable (SharedAppleHealth?) -> EventBatch?
+    ) async throws -> Bool {
+        let logger = self.logger
         let atMs = StoredTime.ms(at)
-        try await transaction { connection in
+        return try await transaction { connection in
+            // The row exists before it is locked, so processes moving it at once queue on the lock
+            // and the second sees the first's state.
             try await connection.execute(
                 """
-                INSERT INTO apple_health (endpoint, answered_at) VALUES (\(endpoint), \(atMs))
-                ON CONFLICT (endpoint) DO UPDATE SET answered_at = GREATEST(apple_health.answered_at, EXCLUDED.answered_at)
-                """, logger: self.logger)
+                INSERT INTO apple_health (endpoint, state, since) VALUES (\(endpoint), 'healthy', 0)
+                ON CONFLICT (endpoint) DO NOTHING
+                """, logger: logger)
+            let previous = try await Self.sharedAppleHealth(connection, endpoint: endpoint, lock: true, logger: logger)
+            guard (previous?.state ?? .healthy) != state else { return false }
+            try await connection.execute(
+                "UPDATE apple_health SET state = \(state.rawValue), since = \(atMs) WHERE endpoint = \(endpoint)", logger: logger)
+            if let batch = events(previous) { try await Self.record(batch, connection: connection, now: at, logger: logger) }
+            return true
         }
     }
 
-    public func appleAnswered(endpoint: String) async throws -> Date? {
-        try await read { connection in
-            let rows = try await connection.rows(
-                "SELECT answered_at FROM apple_health WHERE endpoint = \(endpoint)", logger: self.logger)
-            return try rows.first.map { StoredTime.date(try $0.value("answered_at", as: Int64.self)) }
-        }
+    static func sharedAppleHealth(
+        _ connection: PostgresConnection, endpoint: String, lock: Bool, logger: Logger
+    ) async throws -> SharedAppleHealth? {
+        let query: PostgresQuery =
+            lock
+            ? "SELECT state, since FROM apple_health WHERE endpoint = \(endpoint) FOR UPDATE"
+            : "SELECT state, since FROM apple_health WHERE endpoint = \(endpoint)"
+        guard let row = try await connection.rows(query, logger: logger).first,
+            let state = AppleHealth.State(rawValue: try row.value("state", as: String.self))
+        else { return nil }
+        let since = try row.value("since", as: Int64.self)
+        // 0: the placeholder a move inserts before locking, never a state anyone saw.
+        return since == 0 ? nil : SharedAppleHealth(state: state, since: StoredTime.date(since))
     }
 }

@@ -314,13 +314,14 @@ enum SQLiteMigrations {
                     CREATE INDEX transactions_app_transaction ON transactions (app_id, app_transaction_id);
                     """)
         }
-        // When each Apple endpoint last answered after an outage, shared by worker processes.
+        // Apple's health per endpoint as the worker processes share it.
         migrator.registerMigration("M0009_AppleHealth") { db in
             try db.execute(
                 sql: """
                     CREATE TABLE apple_health (
                         endpoint TEXT PRIMARY KEY,
-                        answered_at INTEGER NOT NULL
+                        state TEXT NOT NULL,
+                        since INTEGER NOT NULL
                     );
                     """)
         }

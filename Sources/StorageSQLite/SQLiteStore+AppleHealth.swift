@@ -1,23 +1,34 @@
 import Foundation
 import GRDB
 import Persistence
+import StorekeeperDomain
 
 extension SQLiteStore {
-    public func recordAppleAnswered(endpoint: String, at: Date) async throws {
+    public func sharedAppleHealth(endpoint: String) async throws -> SharedAppleHealth? {
+        try await pool.read { db in try Self.sharedAppleHealth(db, endpoint: endpoint) }
+    }
+
+    public func moveSharedAppleHealth(
+        endpoint: String, to state: AppleHealth.State, at: Date, events: @Sendable (SharedAppleHealth?) -> EventBatch?
+    ) async throws -> Bool {
         try await pool.write { db in
+            let previous = try Self.sharedAppleHealth(db, endpoint: endpoint)
+            guard (previous?.state ?? .healthy) != state else { return false }
             try db.execute(
                 sql: """
-                    INSERT INTO apple_health (endpoint, answered_at) VALUES (?, ?)
-                    ON CONFLICT (endpoint) DO UPDATE SET answered_at = MAX(answered_at, excluded.answered_at)
+                    INSERT INTO apple_health (endpoint, state, since) VALUES (?, ?, ?)
+                    ON CONFLICT (endpoint) DO UPDATE SET state = excluded.state, since = excluded.since
                     """,
-                arguments: [endpoint, StoredTime.ms(at)])
+                arguments: [endpoint, state.rawValue, StoredTime.ms(at)])
+            if let batch = events(previous) { try Self.record(batch, db: db, now: at) }
+            return true
         }
     }
 
-    public func appleAnswered(endpoint: String) async throws -> Date? {
-        try await pool.read { db in
-            try Int64.fetchOne(db, sql: "SELECT answered_at FROM apple_health WHERE endpoint = ?", arguments: [endpoint])
-                .map(StoredTime.date)
-        }
+    static func sharedAppleHealth(_ db: Database, endpoint: String) throws -> SharedAppleHealth? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT state, since FROM apple_health WHERE endpoint = ?", arguments: [endpoint]),
+            let state = AppleHealth.State(rawValue: row["state"])
+        else { return nil }
+        return SharedAppleHealth(state: state, since: StoredTime.date(row["since"] as Int64))
     }
 }

@@ -48,6 +48,12 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
     /// Sent to every app user holding a purchase of that Apple account (`details.appTransactionId`);
     /// what they own does not change.
     public static let consentRescinded = EventType(rawValue: "consent_rescinded")
+    /// An Apple endpoint (`details.appleEndpoint`) stopped answering: verifications wait, and
+    /// none is marked invalid. For the app, not a subscriber (app user `storekeeper_apple`).
+    public static let appleDown = EventType(rawValue: "apple_down")
+    /// It answers again (`details.downSince`: since when it had not); the waiting verifications
+    /// are being released.
+    public static let appleRecovered = EventType(rawValue: "apple_recovered")
     /// Sent on request to check an endpoint.
     public static let test = EventType(rawValue: "test")
 
@@ -56,7 +62,7 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
         .initialPurchase, .renewal, .productChange, .autoRenewDisabled, .autoRenewEnabled, .expiration, .billingIssue,
         .gracePeriod, .billingRecovered, .refund, .refundReversed, .revoke, .nonRenewingPurchase, .consumablePurchase,
         .nonConsumablePurchase, .ownershipConflict, .transfer, .verificationInvalid, .provisionalAccessGranted,
-        .provisionalAccessRemoved, .consentRescinded, .test,
+        .provisionalAccessRemoved, .consentRescinded, .appleDown, .appleRecovered, .test,
     ]
 }
 
@@ -85,6 +91,10 @@ public struct SubscriberEvent: Codable, Hashable, Sendable {
         /// percent; 100000 = all), when Apple sent them.
         public var revocationType: String?
         public var revocationPercentage: Int?
+        /// `apple_down`, `apple_recovered`: which of Apple's endpoints (`verify_receipt_production`, …).
+        public var appleEndpoint: String?
+        /// `apple_recovered`: since when the endpoint had been down.
+        public var downSince: Date?
 
         public init(
             reason: String? = nil, expirationReason: String? = nil, previousProductId: String? = nil, fromAppUserId: String? = nil,

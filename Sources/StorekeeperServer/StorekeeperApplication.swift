@@ -131,7 +131,8 @@ public enum StorekeeperApplication {
         return AppleHealthMonitor(
             policy: configuration.appleHealth.policy(), store: store,
             signal: signal, metrics: metrics, logger: logger,
-            releasePerSecond: configuration.appleHealth.releasePerSecond > 0 ? configuration.appleHealth.releasePerSecond : nil)
+            releasePerSecond: configuration.appleHealth.releasePerSecond > 0 ? configuration.appleHealth.releasePerSecond : nil,
+            appIds: configuration.apps.map(\.id))
     }
 
     /// `signedGate`: the API's own, so both share one chain cache and one OCSP answer cache.

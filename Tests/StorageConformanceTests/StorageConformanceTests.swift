@@ -278,16 +278,43 @@ struct StorageConformanceTests {
         #expect(try await lease(store, at: now.addingTimeInterval(1.6)).map(\.jobId) == [jobIds[2], jobIds[3]])
     }
 
-    @Test("Apple's return is recorded once per endpoint; the latest moment wins", arguments: StoreFactory.all)
-    func appleAnswered(factory: StoreFactory) async throws {
+    @Test("Apple's shared health moves once per change, and only the move records its events", arguments: StoreFactory.all)
+    func sharedAppleHealth(factory: StoreFactory) async throws {
         let store = try await factory.make()
-        #expect(try await store.appleAnswered(endpoint: "verify_receipt_production") == nil)
-        try await store.recordAppleAnswered(endpoint: "verify_receipt_production", at: t0.addingTimeInterval(60))
-        try await store.recordAppleAnswered(endpoint: "verify_receipt_production", at: t0.addingTimeInterval(30))
-        #expect(try await store.appleAnswered(endpoint: "verify_receipt_production") == t0.addingTimeInterval(60))
-        try await store.recordAppleAnswered(endpoint: "verify_receipt_production", at: t0.addingTimeInterval(90))
-        #expect(try await store.appleAnswered(endpoint: "verify_receipt_production") == t0.addingTimeInterval(90))
-        #expect(try await store.appleAnswered(endpoint: "verify_receipt_sandbox") == nil)
+        let endpoint = "verify_receipt_production"
+        #expect(try await store.sharedAppleHealth(endpoint: endpoint) == nil)
+        let events = { @Sendable (state: AppleHealth.State, at: Date) in
+            { @Sendable (previous: SharedAppleHealth?) -> EventBatch? in
+                EventBatch(
+                    events: AppleHealthEvents.events(
+                        to: state, endpoint: endpoint, environment: "production", at: at, downSince: previous?.since, appIds: ["app"]),
+                    now: at)
+            }
+        }
+        // No row counts as healthy: nothing to move.
+        #expect(try await store.moveSharedAppleHealth(endpoint: endpoint, to: .healthy, at: t0, events: events(.healthy, t0)) == false)
+        // Two processes see Apple go down: the first moves the state and announces it.
+        #expect(
+            try await store.moveSharedAppleHealth(
+                endpoint: endpoint, to: .down, at: t0.addingTimeInterval(1), events: events(.down, t0.addingTimeInterval(1))))
+        #expect(
+            try await store.moveSharedAppleHealth(
+                endpoint: endpoint, to: .down, at: t0.addingTimeInterval(2), events: events(.down, t0.addingTimeInterval(2))) == false)
+        #expect(try await store.sharedAppleHealth(endpoint: endpoint) == SharedAppleHealth(state: .down, since: t0.addingTimeInterval(1)))
+        #expect(
+            try await store.moveSharedAppleHealth(
+                endpoint: endpoint, to: .healthy, at: t0.addingTimeInterval(60), events: events(.healthy, t0.addingTimeInterval(60))))
+        #expect(
+            try await store.moveSharedAppleHealth(
+                endpoint: endpoint, to: .healthy, at: t0.addingTimeInterval(61), events: events(.healthy, t0.addingTimeInterval(61))) == false)
+        #expect(try await store.sharedAppleHealth(endpoint: endpoint) == SharedAppleHealth(state: .healthy, since: t0.addingTimeInterval(60)))
+        #expect(try await store.sharedAppleHealth(endpoint: "verify_receipt_sandbox") == nil)
+
+        let recorded = try await store.events(appId: "app", after: 0, types: [], limit: 10).map(\.event)
+        #expect(recorded.map(\.type) == [.appleDown, .appleRecovered])
+        #expect(recorded.allSatisfy { $0.appUserId == AppleHealthEvents.appUserId && $0.details?.appleEndpoint == endpoint })
+        #expect(recorded.map(\.sequence) == [1, 2])
+        #expect(recorded.last?.details?.downSince == t0.addingTimeInterval(1) && recorded.last?.occurredAt == t0.addingTimeInterval(60))
     }
 
     @Test("configuration holds are released only when the configuration changes", arguments: StoreFactory.all)

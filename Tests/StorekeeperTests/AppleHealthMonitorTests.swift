@@ -18,7 +18,7 @@ struct AppleHealthMonitorTests {
     func monitor(_ store: any StorekeeperStore) -> AppleHealthMonitor {
         AppleHealthMonitor(
             policy: policy, store: store, signal: WakeSignal(), metrics: MetricsRegistry(), logger: Logger(label: "test"),
-            releasePerSecond: 50)
+            releasePerSecond: 50, appIds: ["app", "other"])
     }
 
     func down(_ monitor: AppleHealthMonitor, at t: Date) async {
@@ -37,10 +37,10 @@ struct AppleHealthMonitorTests {
         await down(second, at: t0)
         #expect(await second.adoptRecovery(endpoint, now: t0.addingTimeInterval(1)) == false, "nobody has seen Apple answer")
 
-        // The first process's probe gets an answer: it is healthy and records the moment.
+        // The first process's probe gets an answer: it is healthy and shares it.
         await first.record(endpoint, answered: true, probe: true, now: t0.addingTimeInterval(10))
         #expect(first.downSince(endpoint) == nil)
-        #expect(try await store.appleAnswered(endpoint: endpoint.label) == t0.addingTimeInterval(10))
+        #expect(try await store.sharedAppleHealth(endpoint: endpoint.label) == SharedAppleHealth(state: .healthy, since: t0.addingTimeInterval(10)))
 
         // The second read it less than a second ago: it does not read again yet.
         #expect(await second.adoptRecovery(endpoint, now: t0.addingTimeInterval(1.5)) == false)
@@ -55,6 +55,14 @@ struct AppleHealthMonitorTests {
         #expect(second.downSince(endpoint) == t0.addingTimeInterval(20))
         // A process that is not down has nothing to adopt.
         #expect(await first.adoptRecovery(endpoint, now: t0.addingTimeInterval(30)) == false)
+
+        // Each app's backend heard of each outage once, though two processes saw the first.
+        for app in ["app", "other"] {
+            let events = try await store.events(appId: app, after: 0, types: [.appleDown, .appleRecovered], limit: 10).map(\.event)
+            #expect(events.map(\.type) == [.appleDown, .appleRecovered, .appleDown], "\(app): \(events.map(\.type))")
+            #expect(events.map(\.occurredAt) == [t0, t0.addingTimeInterval(10), t0.addingTimeInterval(20)])
+            #expect(events[1].details?.downSince == t0 && events.allSatisfy { $0.details?.appleEndpoint == "verify_receipt_production" })
+        }
     }
 
     @Test("recovery releases the waiting verifications oldest first at the configured rate", arguments: StoreFactory.all)

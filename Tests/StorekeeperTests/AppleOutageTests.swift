@@ -84,6 +84,10 @@ struct AppleOutageTests {
                 metrics.contains(#"storekeeper_apple_health_transitions_total{endpoint="verify_receipt_production",from="down",to="healthy"} 1"#),
                 "\(metrics)")
             #expect(metrics.contains(#"storekeeper_apple_health{endpoint="verify_receipt_production",state="healthy"} 1"#))
+            // The app's backend is told once that Apple went, and once that it came back.
+            let told = try await api.events("?types=apple_down,apple_recovered").map(\.event)
+            #expect(told.map(\.type) == [.appleDown, .appleRecovered], "\(told)")
+            #expect(told.allSatisfy { $0.appUserId == "storekeeper_apple" })
         }
     }
     @Test("a flapping Apple (down and up every second or so): nothing invalid, no storm of calls, everything final once it settles")

@@ -238,6 +238,10 @@ struct ScaleOutTests {
         }
         #expect(counts[.verified] == receiptCount && counts[.invalid] == nil, "\(counts)")
         try await expectBooksBalance(stack)
+        // Both worker processes saw Apple go and come back; the app's backend heard it once each.
+        let told = try await stack.store.events(appId: "demo", after: 0, types: [.appleDown, .appleRecovered], limit: 100).map(\.event)
+        #expect(told.map(\.type) == [.appleDown, .appleRecovered], "\(told.map(\.type))")
+        #expect(told.allSatisfy { $0.details?.appleEndpoint == "verify_receipt_production" && $0.environment == "production" })
         try await stack.stop()
     }
 

@@ -9,8 +9,9 @@ import Synchronization
 /// change of state is logged once (not once per job) and counted; when an endpoint answers
 /// again, the verifications waiting for it are made due in arrival order (at
 /// `releasePerSecond`), every worker (on PostgreSQL, every worker process) is woken, and the
-/// moment is recorded in the database, so that another process still down adopts it instead of
-/// sending the released work back to wait for its own probe.
+/// state is shared in the database: another process still down adopts the recovery instead of
+/// sending the released work back to wait for its own probe, and each app's backend gets one
+/// `apple_down` and one `apple_recovered` event per outage, however many processes see it.
 final class AppleHealthMonitor: Sendable {
     /// One of Apple's endpoints: `verify_receipt` or `server_api`, per environment.
     struct Endpoint: Hashable, Sendable, Comparable {
@@ -32,14 +33,17 @@ final class AppleHealthMonitor: Sendable {
     let waitingKinds: [String]
     /// How fast released work becomes due; nil: all at once.
     let releasePerSecond: Double?
+    /// The apps told of outages by events.
+    let appIds: [String]
     private let states = Mutex<[Endpoint: AppleHealth]>([:])
     /// When this process last read each endpoint's shared row while down: at most once a second.
     private let sharedReads = Mutex<[Endpoint: Date]>([:])
 
     init(
         policy: AppleHealth.Policy, store: any StorekeeperStore, signal: WakeSignal, metrics: MetricsRegistry, logger: Logger,
-        waitingKinds: [String] = [verifyReceiptJobKind], releasePerSecond: Double? = nil
+        waitingKinds: [String] = [verifyReceiptJobKind], releasePerSecond: Double? = nil, appIds: [String] = []
     ) {
+        self.appIds = appIds
         self.policy = policy
         self.store = store
         self.signal = signal
@@ -78,14 +82,14 @@ final class AppleHealthMonitor: Sendable {
             return true
         }
         guard due else { return false }
-        let answered: Date?
+        let shared: SharedAppleHealth?
         do {
-            answered = try await store.appleAnswered(endpoint: endpoint.label)
+            shared = try await store.sharedAppleHealth(endpoint: endpoint.label)
         } catch {
             logger.warning("could not read Apple's shared health", metadata: ["endpoint": "\(endpoint.label)", "error": "\(error)"])
             return false
         }
-        guard let answered, answered > downSince else { return false }
+        guard let shared, shared.state == .healthy, shared.since > downSince else { return false }
         await record(endpoint, answered: true, probe: false, now: now, announce: false)
         return true
     }
@@ -95,8 +99,9 @@ final class AppleHealthMonitor: Sendable {
         await record(endpoint, answered: answered, probe: probe, now: now, announce: true)
     }
 
-    /// `announce`: this process saw Apple answer itself, so it records the moment for the others
-    /// and releases the waiting work; false when it adopts another process's recovery.
+    /// `announce`: this process saw the change itself, so it shares it (with its events, when it
+    /// is the first to) and, on recovery, releases the waiting work; false when it adopts another
+    /// process's recovery.
     private func record(_ endpoint: Endpoint, answered: Bool, probe: Bool, now: Date, announce: Bool) async {
         let transition: AppleHealth.Transition? = states.withLock { all in
             var health = all[endpoint] ?? AppleHealth(policy: policy, now: now)
@@ -112,14 +117,15 @@ final class AppleHealthMonitor: Sendable {
         switch transition.to {
         case .down:
             logger.error("Apple is down: calls stop, one probe at a time until it answers", metadata: metadata)
+            if announce { await share(endpoint, .down, at: now) }
         case .degraded:
             logger.warning("Apple is failing: calls continue", metadata: metadata)
         case .healthy where !announce:
             logger.notice("Apple answers again (seen by another process)", metadata: metadata)
         case .healthy:
             var released = 0
+            await share(endpoint, .healthy, at: now)
             do {
-                try await store.recordAppleAnswered(endpoint: endpoint.label, at: now)
                 released = try await store.releaseWaitingJobs(kinds: waitingKinds, now: now, perSecond: releasePerSecond)
             } catch {
                 logger.error("could not release the verifications waiting for Apple", metadata: ["error": "\(error)"])
@@ -128,6 +134,20 @@ final class AppleHealthMonitor: Sendable {
             var recovered = metadata
             recovered["released"] = "\(released)"
             logger.notice("Apple answers again: waiting verifications released", metadata: recovered)
+        }
+    }
+
+    /// Moves the shared state; the process that moves it records each app's event with it.
+    private func share(_ endpoint: Endpoint, _ state: AppleHealth.State, at now: Date) async {
+        let (label, environment, appIds) = (endpoint.label, endpoint.environment, appIds)
+        do {
+            _ = try await store.moveSharedAppleHealth(endpoint: label, to: state, at: now) { previous in
+                let events = AppleHealthEvents.events(
+                    to: state, endpoint: label, environment: environment, at: now, downSince: previous?.since, appIds: appIds)
+                return events.isEmpty ? nil : EventBatch(events: events, now: now)
+            }
+        } catch {
+            logger.error("could not share Apple's health", metadata: ["endpoint": "\(label)", "error": "\(error)"])
         }
     }
 
