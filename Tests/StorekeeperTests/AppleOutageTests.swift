@@ -90,6 +90,81 @@ struct AppleOutageTests {
             #expect(told.allSatisfy { $0.appUserId == "storekeeper_apple" })
         }
     }
+    @Test(
+        "SQLite, one process: a 60 s outage in phases (503 outage, HTTP 503, HTML 200, 21005, hangs) with 500 receipts; calls bounded, nothing invalid, all verify once on return"
+    )
+    func scriptedOutage() async throws {
+        try await withStack(
+            secondsPerMonth: 86_400,
+            configure: { configuration in
+                configuration.workers = 8
+                configuration.attemptTimeoutSeconds = 5
+                configuration.appleHealth.degradedAfterFailures = 2
+                configuration.appleHealth.downAfterFailures = 3
+                configuration.appleHealth.probeBaseSeconds = 0.5
+                configuration.appleHealth.probeCapSeconds = 3
+                configuration.appleHealth.releasePerSecond = 50
+                // A failed call's own retry is 10 minutes away: what verifies sooner was released.
+                configuration.retry = .init(base: 600, cap: 600, jitter: 0)
+            }
+        ) { stack in
+            let api = stack.api
+            let receiptCount = 500
+            var bodies: [String] = []
+            for _ in 0..<receiptCount {
+                let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+                bodies.append(try await stack.simulator.purchase(device: device, productId: "com.example.coins100").receipt)
+            }
+            // Five phases of 12 s; every call fails, each phase in another of Apple's ways.
+            let phases: [(inout FaultConfiguration) -> Void] = [
+                { $0.outages = [.init(start: .distantPast, end: .distantFuture)] }, { $0.http503Rate = 1 }, { $0.html200Rate = 1 },
+                { $0.status21005Rate = 1 },
+                {
+                    $0.hangRate = 1
+                    $0.hangSeconds = 3
+                },
+            ]
+            let started = Date()
+            var ids: [String] = []
+            for (index, phase) in phases.enumerated() {
+                var faults = FaultConfiguration()
+                phase(&faults)
+                try await stack.simulator.setFaults(faults)
+                for i in (index * receiptCount / phases.count)..<((index + 1) * receiptCount / phases.count) {
+                    let reply = try await api.postReceipt(appUserId: "phase-\(i)", receipt: bodies[i])
+                    #expect(reply.status == 202, "\(reply.text)")
+                    ids.append(try #require(reply.json["id"] as? String))
+                }
+                let phaseEnd = started.addingTimeInterval(Double(index + 1) * 12)
+                if phaseEnd > Date() { try await Task.sleep(for: .milliseconds(Int(phaseEnd.timeIntervalSinceNow * 1000))) }
+            }
+            let looked = try await eventually(timeout: 120) { try await stack.store.verificationCounts()[.pending] == nil }
+            #expect(looked, "every receipt was looked at during the outage")
+            let elapsed = Date().timeIntervalSince(started)
+            let calls = try await stack.simulator.stats().filter { $0.key.hasPrefix("production.outage") || $0.key.hasPrefix("production.fault.") }
+                .values.reduce(0, +)
+            // The failures that make Apple down, what the 8 workers had in flight then, and one
+            // probe per backoff step (at least 0.5 s apart).
+            let bound = 3 + 8 + Int(elapsed / 0.5) + 2
+            #expect(calls <= bound, "\(calls) calls to Apple in \(elapsed) s; at most \(bound) expected")
+            #expect(calls < receiptCount / 2, "\(calls) calls for \(receiptCount) receipts: no storm")
+            let during = try await stack.store.verificationCounts()
+            #expect(during[.verified] == nil && during[.invalid] == nil, "nothing final while Apple is down: \(during)")
+
+            try await stack.simulator.setFaults(FaultConfiguration.none)
+            let final = try await eventually(timeout: 300) {
+                let counts = try await stack.store.verificationCounts()
+                return (counts[.verified] ?? 0) + (counts[.invalid] ?? 0) == receiptCount
+            }
+            #expect(final, "all final within 5 minutes, while each failed call's own retry was 10 minutes away")
+            let counts = try await stack.store.verificationCounts()
+            #expect(counts[.verified] == receiptCount && counts[.invalid] == nil, "\(counts)")
+            #expect(try await stack.store.countTransactions(appId: "demo") == receiptCount, "each granted once")
+            let told = try await api.events("?types=apple_down,apple_recovered").map(\.event.type)
+            #expect(told == [.appleDown, .appleRecovered], "\(told)")
+        }
+    }
+
     @Test("a flapping Apple (down and up every second or so): nothing invalid, no storm of calls, everything final once it settles")
     func flapping() async throws {
         try await withStack(configure: { configuration in
