@@ -30,6 +30,9 @@ public final class LocalStack: Sendable {
     /// The simulator's clock, which the in-process server reads too: a test that moves it moves
     /// Apple and the server together (`SimulatorClient.advanceClock`).
     public let clock: SimulatorClock
+    /// Between the server and the simulator's verifyReceipt when asked for (`throughGateway`):
+    /// switched off, Apple's host refuses connections.
+    public let gateway: RefusingGateway?
     private let simulatorGroup: ServiceGroup
     private let serverGroup: ServiceGroup?
     private let tasks: [Task<Void, any Error>]
@@ -81,7 +84,7 @@ public final class LocalStack: Sendable {
     /// Starts the simulator, then (unless `startServer` is false) the server pointed at it.
     public static func start(
         configuration base: StorekeeperConfiguration? = nil, simulator simulatorConfiguration: SimulatorConfiguration? = nil,
-        startServer: Bool = true, logLevel: Logger.Level = .warning
+        startServer: Bool = true, logLevel: Logger.Level = .warning, throughGateway: Bool = false
     ) async throws -> LocalStack {
         var configuration = base ?? testConfiguration(databasePath: temporaryDatabasePath())
         var logger = Logger(label: "storekeeper.test")
@@ -97,8 +100,11 @@ public final class LocalStack: Sendable {
         var iterator = simPorts.makeAsyncIterator()
         guard let simPort = await iterator.next() else { throw CancellationError() }
         let simulatorURL = "http://127.0.0.1:\(simPort)"
+        let serverHTTPClient = StorekeeperApplication.makeHTTPClient(configuration: configuration)
+        let gateway = throughGateway ? try await RefusingGateway.start(target: simulatorURL, httpClient: serverHTTPClient) : nil
+        let verifyReceiptURL = gateway?.baseURL ?? simulatorURL
         configuration.appleEndpoints = VerifyReceiptEndpoints(
-            production: "\(simulatorURL)/verifyReceipt", sandbox: "\(simulatorURL)/sandbox/verifyReceipt")
+            production: "\(verifyReceiptURL)/verifyReceipt", sandbox: "\(verifyReceiptURL)/sandbox/verifyReceipt")
         configuration.serverAPIEndpoints = ServerAPIEndpoints(production: simulatorURL, sandbox: "\(simulatorURL)/sandbox-api")
         // The simulator's certificates name a responder that resolves nowhere; its /ocsp answers.
         if configuration.receiptTrust.revocation.mode != .off, configuration.receiptTrust.revocation.responderOverride == nil {
@@ -109,7 +115,6 @@ public final class LocalStack: Sendable {
         let storePool = backend.postgres?.runInBackground()
         try await backend.prepare()
         let store = backend.store
-        let serverHTTPClient = StorekeeperApplication.makeHTTPClient(configuration: configuration)
         var serverGroup: ServiceGroup?
         var serverURL: String?
         if startServer {
@@ -134,15 +139,16 @@ public final class LocalStack: Sendable {
             configuration: configuration, simulatorURL: simulatorURL, serverURL: serverURL, store: store,
             httpClient: httpClient, simulator: SimulatorClient(http: HTTPJSONClient(httpClient: httpClient, baseURL: simulatorURL)),
             simulatorGroup: simulatorGroup, serverGroup: serverGroup, tasks: tasks, serverHTTPClient: serverHTTPClient,
-            storePool: storePool, simulatorPKI: sim.store.pki, clock: sim.store.clock)
+            storePool: storePool, simulatorPKI: sim.store.pki, clock: sim.store.clock, gateway: gateway)
     }
 
     private init(
         configuration: StorekeeperConfiguration, simulatorURL: String, serverURL: String?, store: any StorekeeperStore,
         httpClient: HTTPClient, simulator: SimulatorClient, simulatorGroup: ServiceGroup, serverGroup: ServiceGroup?,
         tasks: [Task<Void, any Error>], serverHTTPClient: HTTPClient, storePool: Task<Void, Never>?, simulatorPKI: SimulatorPKI,
-        clock: SimulatorClock
+        clock: SimulatorClock, gateway: RefusingGateway?
     ) {
+        self.gateway = gateway
         self.clock = clock
         self.storePool = storePool
         self.simulatorPKI = simulatorPKI
@@ -210,6 +216,7 @@ public final class LocalStack: Sendable {
 
     /// Graceful shutdown of both servers, then the clients.
     public func stop() async throws {
+        await gateway?.refuse()
         await serverGroup?.triggerGracefulShutdown()
         await simulatorGroup.triggerGracefulShutdown()
         for task in tasks { _ = try? await task.value }

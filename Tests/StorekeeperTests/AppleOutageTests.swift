@@ -91,7 +91,7 @@ struct AppleOutageTests {
         }
     }
     @Test(
-        "SQLite, one process: a 60 s outage in phases (503 outage, HTTP 503, HTML 200, 21005, hangs) with 500 receipts; calls bounded, nothing invalid, all verify once on return"
+        "SQLite, one process: a 60 s outage in phases (connections refused, 503 outage, HTTP 503, HTML 200, 21005, hangs) with 500 receipts; calls bounded, nothing invalid, all verify once on return"
     )
     func scriptedOutage() async throws {
         try await withStack(
@@ -106,18 +106,20 @@ struct AppleOutageTests {
                 configuration.appleHealth.releasePerSecond = 50
                 // A failed call's own retry is 10 minutes away: what verifies sooner was released.
                 configuration.retry = .init(base: 600, cap: 600, jitter: 0)
-            }
+            }, throughGateway: true
         ) { stack in
             let api = stack.api
+            let gateway = try #require(stack.gateway)
             let receiptCount = 500
             var bodies: [String] = []
             for _ in 0..<receiptCount {
                 let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
                 bodies.append(try await stack.simulator.purchase(device: device, productId: "com.example.coins100").receipt)
             }
-            // Five phases of 12 s; every call fails, each phase in another of Apple's ways.
+            // Six phases of 10 s; every call fails, each phase in another of Apple's ways: first
+            // nothing listens (connections refused), then the simulator answers with faults.
             let phases: [(inout FaultConfiguration) -> Void] = [
-                { $0.outages = [.init(start: .distantPast, end: .distantFuture)] }, { $0.http503Rate = 1 }, { $0.html200Rate = 1 },
+                { _ in }, { $0.outages = [.init(start: .distantPast, end: .distantFuture)] }, { $0.http503Rate = 1 }, { $0.html200Rate = 1 },
                 { $0.status21005Rate = 1 },
                 {
                     $0.hangRate = 1
@@ -130,12 +132,18 @@ struct AppleOutageTests {
                 var faults = FaultConfiguration()
                 phase(&faults)
                 try await stack.simulator.setFaults(faults)
+                if index == 1 {
+                    // The refused phase ends: its failed calls failed as what they were.
+                    let failed = try await stack.store.verifications(appId: "demo", states: [.retryScheduled], createdBefore: nil, limit: 1_000)
+                    #expect(failed.contains { $0.reason?.rawValue == "apple_unreachable" }, "refused connections fail as apple_unreachable")
+                }
+                if index == 0 { await gateway.refuse() } else { try await gateway.accept() }
                 for i in (index * receiptCount / phases.count)..<((index + 1) * receiptCount / phases.count) {
                     let reply = try await api.postReceipt(appUserId: "phase-\(i)", receipt: bodies[i])
                     #expect(reply.status == 202, "\(reply.text)")
                     ids.append(try #require(reply.json["id"] as? String))
                 }
-                let phaseEnd = started.addingTimeInterval(Double(index + 1) * 12)
+                let phaseEnd = started.addingTimeInterval(Double(index + 1) * 10)
                 if phaseEnd > Date() { try await Task.sleep(for: .milliseconds(Int(phaseEnd.timeIntervalSinceNow * 1000))) }
             }
             let looked = try await eventually(timeout: 120) { try await stack.store.verificationCounts()[.pending] == nil }

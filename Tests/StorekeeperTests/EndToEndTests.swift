@@ -12,14 +12,14 @@ import Testing
 /// Runs `body` against a fresh simulator + server pair on loopback, and always stops them.
 func withStack<T>(
     secondsPerMonth: Double = 300, configure: (inout StorekeeperConfiguration) -> Void = { _ in },
-    configureSimulator: (inout SimulatorConfiguration) -> Void = { _ in },
+    configureSimulator: (inout SimulatorConfiguration) -> Void = { _ in }, throughGateway: Bool = false,
     _ body: (LocalStack) async throws -> T
 ) async throws -> T {
     var configuration = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath())
     configure(&configuration)
     var simulator = LocalStack.simulatorConfiguration(for: configuration, secondsPerMonth: secondsPerMonth)
     configureSimulator(&simulator)
-    let stack = try await LocalStack.start(configuration: configuration, simulator: simulator)
+    let stack = try await LocalStack.start(configuration: configuration, simulator: simulator, throughGateway: throughGateway)
     do {
         let result = try await body(stack)
         try await stack.stop()

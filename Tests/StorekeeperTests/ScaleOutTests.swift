@@ -15,7 +15,7 @@ struct ScaleOutTests {
     /// A fresh schema, the simulator in this process, and the child processes' configuration file.
     func prepare(
         name: String, workers: Int, attemptTimeout: Double, lease: Double, latency: ClosedRange<Int>,
-        configure: (inout StorekeeperConfiguration) -> Void = { _ in }
+        configure: (inout StorekeeperConfiguration) -> Void = { _ in }, throughGateway: Bool = false
     ) async throws -> (stack: LocalStack, simulator: SimulatorConfiguration, configPath: String, directory: URL, binary: String) {
         let binary = try #require(TestPaths.storekeeperBinary(), "build the executable first: swift build")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-\(name)-\(UUID().uuidString)")
@@ -29,7 +29,7 @@ struct ScaleOutTests {
         // No renewals during the run: what was sold is fixed once the purchases are made.
         var simulator = LocalStack.simulatorConfiguration(for: configuration, secondsPerMonth: 86_400)
         simulator.faults = .none
-        let stack = try await LocalStack.start(configuration: configuration, simulator: simulator, startServer: false)
+        let stack = try await LocalStack.start(configuration: configuration, simulator: simulator, startServer: false, throughGateway: throughGateway)
         simulator.faults.latencyMinMs = latency.lowerBound
         simulator.faults.latencyMaxMs = latency.upperBound
         var child = stack.configuration
@@ -163,7 +163,7 @@ struct ScaleOutTests {
     }
 
     @Test(
-        "a 60 s outage of 503s, HTML 200s, 21005s and hangs, 500 receipts, 2 worker processes: calls bounded per process, nothing invalid; on return all verify once"
+        "a 60 s outage (connections refused, then 503s, HTML 200s, 21005s and hangs), 500 receipts, 2 worker processes: calls bounded per process, nothing invalid; on return all verify once"
     )
     func outageWithTwoWorkers() async throws {
         let (stack, _, configPath, directory, binary) = try await prepare(
@@ -177,14 +177,17 @@ struct ScaleOutTests {
                 // A failed call's own retry comes 10 minutes later: what verifies sooner after
                 // Apple's return was released by the recovery, not by its backoff.
                 $0.retry = RetryPolicy(base: 600, cap: 600, jitter: 0)
-            })
+            }, throughGateway: true)
+        let gateway = try #require(stack.gateway)
         let receiptCount = 500
         var receipts: [String] = []
         for _ in 0..<receiptCount {
             let device = try await stack.simulator.createDevice(bundleId: DemoConfiguration.bundleId, environment: "production")
             receipts.append(try await stack.simulator.purchase(device: device, productId: "com.example.coins100").receipt)
         }
-        // Every call fails, in each of Apple's ways (a hang answers 503 after 2 s).
+        // For the first 10 s nothing listens where the workers call Apple (connections refused);
+        // then every call fails in one of Apple's other ways (a hang answers 503 after 2 s).
+        await gateway.refuse()
         var faults = FaultConfiguration()
         faults.status21005Rate = 0.25
         faults.http503Rate = 0.25
@@ -201,6 +204,11 @@ struct ScaleOutTests {
         defer { ([api] + workers).forEach { $0.terminate() } }
         let started = Date()
         for (i, receipt) in receipts.enumerated() {
+            if i == receiptCount / 5 {
+                let refusedUntil = started.addingTimeInterval(10)
+                if refusedUntil > Date() { try await Task.sleep(for: .milliseconds(Int(refusedUntil.timeIntervalSinceNow * 1000))) }
+                try await gateway.accept()
+            }
             #expect(try await client(stack, api.baseURL).postReceipt(appUserId: "down-\(i)", receipt: receipt).status == 202)
         }
         // Each receipt has been looked at (none is still pending): it failed, or waits for a probe
