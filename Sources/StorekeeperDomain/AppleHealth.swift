@@ -81,6 +81,8 @@ public struct AppleHealth: Sendable, Hashable {
     public private(set) var nextProbeAt: Date?
     /// When the probe now out was let through; nil when none is out.
     public private(set) var probeOutSince: Date?
+    /// When the latest probe was let through (out or not).
+    public private(set) var lastProbeAt: Date?
 
     public init(policy: Policy = Policy(), now: Date) {
         self.policy = policy
@@ -96,6 +98,7 @@ public struct AppleHealth: Sendable, Hashable {
         let due = nextProbeAt ?? now
         guard now >= due else { return .wait(until: due) }
         probeOutSince = now
+        lastProbeAt = now
         nextProbeAt = now.addingTimeInterval(policy.probeDelay(afterFailedProbes: failedProbes + 1))
         return .probe
     }
@@ -103,8 +106,15 @@ public struct AppleHealth: Sendable, Hashable {
     /// What a call found: `answered` when Apple gave an answer of its own (valid or not: a
     /// status, a refusal, a redirect), false for connection failures, timeouts, 5xx and
     /// answers that are not Apple's. Returns the change of state, if any.
+    ///
+    /// `sentAt`: when the probe was let through. A probe that hung past the probe timeout and
+    /// was replaced by a later one is stale when it finally fails: the failure counts, but it
+    /// neither ends the later probe nor pushes the next one back (Apple may be back already, and
+    /// every hung call failing late would otherwise delay noticing it).
     @discardableResult
-    public mutating func record(answered: Bool, probe: Bool = false, at now: Date) -> Transition? {
+    public mutating func record(answered: Bool, probe: Bool = false, sentAt: Date? = nil, at now: Date) -> Transition? {
+        let stale = probe && sentAt.map { sent in lastProbeAt.map { sent < $0 } ?? false } ?? false
+        let probe = probe && !stale
         if probe || (state == .down && answered) { probeOutSince = nil }
         if answered {
             consecutiveFailures = 0

@@ -62,4 +62,26 @@ struct AppleHealthTests {
         #expect(health.admit(at: at(lost + 21)) == .call && health.nextProbeAt == nil && health.failedProbes == 0)
         #expect(health.record(answered: true, at: at(lost + 22)) == nil)
     }
+
+    @Test("a hung probe that was replaced fails late without ending the later probe or pushing the next one back")
+    func staleProbe() {
+        var health = AppleHealth(policy: policy, now: t0)
+        for second in 1...4 { health.record(answered: false, at: at(Double(second))) }
+        #expect(health.state == .down)
+        let first = at(5)
+        #expect(health.admit(at: first) == .probe)
+        // It hangs past the probe timeout: a second probe replaces it.
+        let second = first.addingTimeInterval(20)
+        #expect(health.admit(at: second) == .probe)
+        let nextBefore = health.nextProbeAt
+        // The first finally fails: counted, but it is not the probe out now.
+        #expect(health.record(answered: false, probe: true, sentAt: first, at: second.addingTimeInterval(1)) == nil)
+        #expect(health.probeOutSince == second, "the later probe is still out")
+        #expect(health.nextProbeAt == nextBefore, "the next probe is not pushed back")
+        #expect(health.failedProbes == 0)
+        // The later probe's own failure does move the backoff.
+        #expect(health.record(answered: false, probe: true, sentAt: second, at: second.addingTimeInterval(2)) == nil)
+        #expect(health.probeOutSince == nil && health.failedProbes == 1)
+        #expect(health.nextProbeAt == second.addingTimeInterval(2 + policy.probeBaseSeconds))
+    }
 }

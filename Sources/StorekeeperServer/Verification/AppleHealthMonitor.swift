@@ -95,17 +95,18 @@ final class AppleHealthMonitor: Sendable {
     }
 
     /// Reports a call's outcome; on recovery, releases the waiting work before returning.
-    func record(_ endpoint: Endpoint, answered: Bool, probe: Bool, now: Date) async {
-        await record(endpoint, answered: answered, probe: probe, now: now, announce: true)
+    /// `sentAt`: for a probe, when it was let through (so a stale one is told apart).
+    func record(_ endpoint: Endpoint, answered: Bool, probe: Bool, sentAt: Date? = nil, now: Date) async {
+        await record(endpoint, answered: answered, probe: probe, sentAt: sentAt, now: now, announce: true)
     }
 
     /// `announce`: this process saw the change itself, so it shares it (with its events, when it
     /// is the first to) and, on recovery, releases the waiting work; false when it adopts another
     /// process's recovery.
-    private func record(_ endpoint: Endpoint, answered: Bool, probe: Bool, now: Date, announce: Bool) async {
+    private func record(_ endpoint: Endpoint, answered: Bool, probe: Bool, sentAt: Date? = nil, now: Date, announce: Bool) async {
         let transition: AppleHealth.Transition? = states.withLock { all in
             var health = all[endpoint] ?? AppleHealth(policy: policy, now: now)
-            let transition = health.record(answered: answered, probe: probe, at: now)
+            let transition = health.record(answered: answered, probe: probe, sentAt: sentAt, at: now)
             all[endpoint] = health
             return transition
         }

@@ -51,9 +51,11 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
         for _ in 0..<AppStoreRouting.maximumHops {
             let endpoint = AppleHealthMonitor.Endpoint.verifyReceipt(environment.storageName)
             var probe = false
-            var admission = health?.admit(endpoint, now: now()) ?? .call
+            var admittedAt = now()
+            var admission = health?.admit(endpoint, now: admittedAt) ?? .call
             if case .wait = admission, await health?.adoptRecovery(endpoint, now: now()) == true {
-                admission = health?.admit(endpoint, now: now()) ?? .call
+                admittedAt = now()
+                admission = health?.admit(endpoint, now: admittedAt) ?? .call
             }
             switch admission {
             case .call: break
@@ -74,7 +76,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
             if let health {
                 // Any answer of Apple's own (valid or not) shows it is up; a transient one does not.
                 let answered = if case .transient = classification { false } else { true }
-                await health.record(endpoint, answered: answered, probe: probe, now: now())
+                await health.record(endpoint, answered: answered, probe: probe, sentAt: admittedAt, now: now())
             }
             if let status = classification.appleStatus { statuses.append(status.rawValue) }
             guard case .redirect(let next, _) = classification else { break }
@@ -170,9 +172,11 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
         guard !ids.isEmpty else { return nil }
         // The Server API has a health of its own: while it is down too, only its probe calls it.
         let endpoint = AppleHealthMonitor.Endpoint.serverAPI(receipt.environment == .production ? "production" : "sandbox")
-        var admission = health?.admit(endpoint, now: now) ?? .call
-        if case .wait = admission, await health?.adoptRecovery(endpoint, now: now) == true {
-            admission = health?.admit(endpoint, now: now) ?? .call
+        var admittedAt = self.now()
+        var admission = health?.admit(endpoint, now: admittedAt) ?? .call
+        if case .wait = admission, await health?.adoptRecovery(endpoint, now: admittedAt) == true {
+            admittedAt = self.now()
+            admission = health?.admit(endpoint, now: admittedAt) ?? .call
         }
         if case .wait = admission {
             metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": "apple_down", "reason": reason.rawValue])
@@ -195,7 +199,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
             metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": "unavailable", "reason": reason.rawValue])
             logger.info("Server API unavailable too", metadata: ["app": "\(app.id)", "error": "\(error)"])
         }
-        await health?.record(endpoint, answered: answered, probe: probe, now: self.now())
+        await health?.record(endpoint, answered: answered, probe: probe, sentAt: admittedAt, now: self.now())
         return result
     }
 
