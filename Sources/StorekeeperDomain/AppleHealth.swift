@@ -83,6 +83,8 @@ public struct AppleHealth: Sendable, Hashable {
     public private(set) var probeOutSince: Date?
     /// When the latest probe was let through (out or not).
     public private(set) var lastProbeAt: Date?
+    /// When the endpoint last came back from down.
+    public private(set) var recoveredAt: Date?
 
     public init(policy: Policy = Policy(), now: Date) {
         self.policy = policy
@@ -141,6 +143,7 @@ public struct AppleHealth: Sendable, Hashable {
     private mutating func move(to next: State, at now: Date) -> Transition? {
         guard next != state else { return nil }
         let transition = Transition(from: state, to: next, at: now)
+        if state == .down, next == .healthy { recoveredAt = now }
         state = next
         since = now
         return transition

@@ -130,7 +130,7 @@ public enum StorekeeperApplication {
         guard configuration.appleHealth.enabled else { return nil }
         return AppleHealthMonitor(
             policy: configuration.appleHealth.policy(), store: store,
-            signal: signal, metrics: metrics, logger: logger,
+            signal: signal, metrics: metrics, logger: logger, waitingKinds: [verifyReceiptJobKind, refreshFromServerAPIJobKind],
             releasePerSecond: configuration.appleHealth.releasePerSecond > 0 ? configuration.appleHealth.releasePerSecond : nil,
             appIds: configuration.apps.map(\.id))
     }
@@ -155,9 +155,10 @@ public enum StorekeeperApplication {
             store: store, gate: signedGate,
             apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }), configuration: configuration,
             metrics: metrics, logger: logger, now: now)
-        let refreshHandler = ServerAPIRefreshJobHandler(
+        var refreshHandler = ServerAPIRefreshJobHandler(
             store: store, serverAPIs: serverAPIs, apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }),
             configuration: configuration, metrics: metrics, logger: logger, now: now)
+        refreshHandler.health = health
         var runnerConfiguration = JobRunner.Configuration()
         runnerConfiguration.concurrency = configuration.workers
         runnerConfiguration.leaseDuration = configuration.leaseSeconds

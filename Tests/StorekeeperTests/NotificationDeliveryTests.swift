@@ -1,5 +1,6 @@
 import AppStoreSimulator
 import Foundation
+import JobQueue
 import NIOHTTP1
 import Persistence
 import SimulatorSetup
@@ -346,6 +347,59 @@ struct NotificationDeliveryTests {
                 "\(current) as of \(view.asOf)")
 
             #expect(try await stack.api.adminPost("/v1/admin/apps/demo/users/nobody/refresh").status == 404)
+        }
+    }
+
+    @Test("the Server API down: refreshes wait for one probe at a time without spending attempts, and all finish when it answers")
+    func refreshWhileServerAPIDown() async throws {
+        try await Self.withAPIStack(configure: {
+            $0.notificationGapFill.enabled = false
+            $0.workers = 4
+            $0.appleHealth.degradedAfterFailures = 1
+            $0.appleHealth.downAfterFailures = 2
+            $0.appleHealth.probeBaseSeconds = 0.5
+            // Longer than one failing call (the client tries 4 times over about 3.5 s), so
+            // probes do not overlap.
+            $0.appleHealth.probeCapSeconds = 5
+            // A failed refresh's own retry is 10 minutes away: what finishes sooner was released.
+            $0.retry = .init(base: 600, cap: 600, jitter: 0)
+        }) { stack in
+            let users = (0..<40).map { "refresh-\($0)" }
+            for user in users {
+                let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+                let bought = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
+                #expect(
+                    try await stack.api.postSignedTransaction(appUserId: user, signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+            }
+            let failedCalls = {
+                try await stack.simulator.stats().filter { $0.key.hasPrefix("serverapi.") && $0.key.hasSuffix(".503") }.values.reduce(0, +)
+            }
+            try await stack.simulator.setServerAPIFaults(down: true)
+            let started = Date()
+            var ids: [String] = []
+            for user in users {
+                let reply = try await stack.api.adminPost("/v1/admin/apps/demo/users/\(user)/refresh?wait=0")
+                #expect([200, 202].contains(reply.status), "\(reply.text)")
+                ids.append(try #require(reply.json["id"] as? String))
+            }
+            #expect(try await eventually(timeout: 120) { try await stack.store.verificationCounts()[.pending] == nil })
+            let elapsed = Date().timeIntervalSince(started)
+            let calls = try await failedCalls()
+            // Per failing refresh up to 4 calls: the 2 that make the Server API down, the 4
+            // workers' refreshes in flight then, and one probe per backoff step (≥ 0.5 s apart).
+            let bound = 4 * (2 + 4 + Int(elapsed / 0.5) + 2)
+            #expect(calls <= bound, "\(calls) calls in \(elapsed) s; at most \(bound) expected")
+            #expect(calls < 4 * users.count, "\(calls) calls for \(users.count) refreshes of up to 4 calls each: no storm")
+            let waiting = try await stack.store.verifications(appId: "demo", states: [.retryScheduled], createdBefore: nil, limit: 100)
+            #expect(waiting.contains { $0.reason == .appleDown }, "refreshes wait for the probe: \(waiting.map(\.reason))")
+
+            try await stack.simulator.setServerAPIFaults(down: false)
+            for id in ids {
+                let final = try await stack.api.waitForFinal(id, timeout: 120)
+                #expect(final["state"] as? String == "verified", "\(final)")
+            }
+            let health = try await stack.api.adminGet("/v1/admin/apple-health")
+            #expect(health.text.contains("server_api_production"), "\(health.text)")
         }
     }
 }

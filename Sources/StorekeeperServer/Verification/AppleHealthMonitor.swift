@@ -62,6 +62,16 @@ final class AppleHealthMonitor: Sendable {
         }
     }
 
+    /// Whether `endpoint` answered again after `sent`: a call sent before that and failing now
+    /// (it hung past Apple's return) is not a sign of an outage, and its job should go with the
+    /// released ones instead of sleeping out its backoff, which the release has already passed.
+    func recovered(_ endpoint: Endpoint, after sent: Date) -> Bool {
+        states.withLock { all in
+            guard let health = all[endpoint], health.state == .healthy, let recoveredAt = health.recoveredAt else { return false }
+            return recoveredAt > sent
+        }
+    }
+
     /// Since when `endpoint` has been down in this process; nil while it is not.
     func downSince(_ endpoint: Endpoint) -> Date? {
         states.withLock { all in all[endpoint].flatMap { $0.state == .down ? $0.since : nil } }

@@ -18,6 +18,14 @@ struct ServerAPIHistory: Sendable {
     }
 
     /// Throws `ServerAPIError` when Apple cannot be asked (the caller retries later).
+    /// Whether a failed Server API call still shows Apple up: an error of Apple's own (a 4xx
+    /// answer, a refused token, a rate limit) does; no connection, a 5xx or an unreadable body
+    /// does not.
+    static func appleAnswered(_ error: any Error) -> Bool {
+        guard let error = error as? ServerAPIError else { return true }
+        return error.code != .unavailable && error.code != .malformedResponse
+    }
+
     func fetch(transactionIds: [String], app: AppConfiguration, now: Date) async throws -> Outcome {
         // Ids whose customer history is already in hand, and transactions already collected.
         var covered = Set<String>()

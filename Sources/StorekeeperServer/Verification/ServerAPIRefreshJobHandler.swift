@@ -10,7 +10,9 @@ import StorekeeperDomain
 /// Refreshes one subscriber from the App Store Server API: the history of each of their
 /// original transactions and the renewal info of their subscriptions, verified, then granted
 /// through the same planner and exactly-once keys as everything else. Apple unavailable or
-/// rate-limiting: retried on the job's schedule (after Retry-After when Apple gave one).
+/// rate-limiting: retried on the job's schedule (after Retry-After when Apple gave one). While
+/// the Server API is down (`AppleHealthMonitor`), only a probe calls it; the others wait
+/// without spending an attempt and are released when it answers.
 struct ServerAPIRefreshJobHandler: VerificationJobHandler {
     let kind = refreshFromServerAPIJobKind
     let store: any StorekeeperStore
@@ -20,6 +22,7 @@ struct ServerAPIRefreshJobHandler: VerificationJobHandler {
     let metrics: MetricsRegistry
     let logger: Logger
     let now: @Sendable () -> Date
+    var health: AppleHealthMonitor? = nil
 
     func verify(
         _ lease: JobLease, verification: VerificationRecord, data: String, app: AppConfiguration
@@ -32,8 +35,32 @@ struct ServerAPIRefreshJobHandler: VerificationJobHandler {
             return .finishedByHandler
         }
         let ids = data.split(separator: ",").map(String.init).filter { !$0.isEmpty }
+        // Calls about a transaction try production first: that endpoint's health decides.
+        let endpoint = AppleHealthMonitor.Endpoint.serverAPI("production")
+        var admission = health?.admit(endpoint, now: at) ?? .call
+        if case .wait = admission, await health?.adoptRecovery(endpoint, now: at) == true {
+            admission = health?.admit(endpoint, now: at) ?? .call
+        }
+        if case .wait(let until) = admission {
+            let next = max(until, at).addingTimeInterval(Double.random(in: 0...configuration.appleHealth.probeCapSeconds))
+            let report = AttemptReport(statuses: [], environment: nil, reason: .appleDown)
+            _ = try await outcomes.scheduleRetry(lease, verificationId: verification.id, report: report, at: next, countsAttempt: false, now: at)
+            metrics.increment("storekeeper_subscriber_refreshes_total", labels: ["outcome": "apple_down"])
+            return .finishedByHandler
+        }
+        let probe = if case .probe = admission { true } else { false }
+        let fetched: Result<ServerAPIHistory.Outcome, any Error>
         do {
-            switch try await history.fetch(transactionIds: ids, app: app, now: at) {
+            fetched = .success(try await history.fetch(transactionIds: ids, app: app, now: at))
+        } catch {
+            fetched = .failure(error)
+        }
+        if let health {
+            let answered = if case .failure(let error) = fetched { ServerAPIHistory.appleAnswered(error) } else { true }
+            await health.record(endpoint, answered: answered, probe: probe, sentAt: at, now: now())
+        }
+        do {
+            switch try fetched.get() {
             case .verified(let evidence, let environment, _):
                 let result = try await VerifiedGrant(store: store, configuration: configuration, metrics: metrics).complete(
                     lease, verification: verification, app: app, evidence: evidence,
@@ -46,7 +73,10 @@ struct ServerAPIRefreshJobHandler: VerificationJobHandler {
                 metrics.increment("storekeeper_subscriber_refreshes_total", labels: ["outcome": "invalid"])
             }
         } catch let error as ServerAPIError where error.isTransient {
-            let backoff = at.addingTimeInterval(configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1)))
+            // Apple came back while this call was out: it goes now, like the released ones.
+            let comeBack = health?.recovered(endpoint, after: at) == true
+            let delay = comeBack ? 0 : configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1))
+            let backoff = at.addingTimeInterval(delay)
             let next = max(backoff, error.retryAfter ?? backoff)
             let report = AttemptReport(statuses: [], environment: nil, reason: .serverAPI("\(error.code)"))
             _ = try await outcomes.scheduleRetry(lease, verificationId: verification.id, report: report, at: next, now: at)

@@ -48,8 +48,9 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
         var askedAt = now()
         /// Set when Apple is down and this job is not the probe: it waits, without calling.
         var waitUntil: Date?
+        var endpoint = AppleHealthMonitor.Endpoint.verifyReceipt(environment.storageName)
         for _ in 0..<AppStoreRouting.maximumHops {
-            let endpoint = AppleHealthMonitor.Endpoint.verifyReceipt(environment.storageName)
+            endpoint = AppleHealthMonitor.Endpoint.verifyReceipt(environment.storageName)
             var probe = false
             var admittedAt = now()
             var admission = health?.admit(endpoint, now: admittedAt) ?? .call
@@ -119,6 +120,10 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
                 // the waiting do not all come at once; Apple's recovery releases them sooner.
                 next = max(waitUntil, ended).addingTimeInterval(Double.random(in: 0...configuration.appleHealth.probeCapSeconds))
                 metrics.increment("storekeeper_verifications_waiting_for_apple_total", labels: ["app": app.id])
+            } else if let health, health.recovered(endpoint, after: askedAt) {
+                // Apple came back while this call was out (it hung past the return): the release
+                // has passed; this one goes now, like the released ones.
+                next = ended
             } else {
                 next = ended.addingTimeInterval(configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1)))
             }
@@ -195,20 +200,12 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
                 metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": code, "reason": reason.rawValue])
             }
         } catch {
-            answered = Self.appleAnswered(error)
+            answered = ServerAPIHistory.appleAnswered(error)
             metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": "unavailable", "reason": reason.rawValue])
             logger.info("Server API unavailable too", metadata: ["app": "\(app.id)", "error": "\(error)"])
         }
         await health?.record(endpoint, answered: answered, probe: probe, sentAt: admittedAt, now: self.now())
         return result
-    }
-
-    /// Whether a failed Server API call still shows Apple up: an error of Apple's own (a 4xx
-    /// answer, a refused token, a rate limit) does; no connection, a 5xx or an unreadable body
-    /// does not.
-    static func appleAnswered(_ error: any Error) -> Bool {
-        guard let error = error as? ServerAPIError else { return true }
-        return error.code != .unavailable && error.code != .malformedResponse
     }
 
     /// The outage policy: after Apple has failed for `afterSeconds`, a receipt whose signature
