@@ -42,6 +42,12 @@ struct AppleHealthMonitorTests {
         #expect(first.downSince(endpoint) == nil)
         #expect(try await store.sharedAppleHealth(endpoint: endpoint.label) == SharedAppleHealth(state: .healthy, since: t0.addingTimeInterval(10)))
 
+        // A call the second sent before that return and that failed after it (it hung) is not a
+        // sign of the outage: it should go again at once. One sent after the return is.
+        #expect(await second.recovered(endpoint, after: t0.addingTimeInterval(5)))
+        #expect(await second.recovered(endpoint, after: t0.addingTimeInterval(10.5)) == false)
+        #expect(await first.recovered(endpoint, after: t0.addingTimeInterval(5)))
+
         // The second read it less than a second ago: it does not read again yet.
         #expect(await second.adoptRecovery(endpoint, now: t0.addingTimeInterval(1.5)) == false)
         #expect(second.downSince(endpoint) == t0)

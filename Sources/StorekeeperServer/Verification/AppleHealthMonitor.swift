@@ -62,14 +62,18 @@ final class AppleHealthMonitor: Sendable {
         }
     }
 
-    /// Whether `endpoint` answered again after `sent`: a call sent before that and failing now
-    /// (it hung past Apple's return) is not a sign of an outage, and its job should go with the
-    /// released ones instead of sleeping out its backoff, which the release has already passed.
-    func recovered(_ endpoint: Endpoint, after sent: Date) -> Bool {
-        states.withLock { all in
+    /// Whether `endpoint` answered again after `sent`, as this process or another one saw it: a
+    /// call sent before that and failing now (it hung past Apple's return) is not a sign of an
+    /// outage, and its job should go with the released ones instead of sleeping out its backoff,
+    /// which the release has already passed. Asked only after a failed call.
+    func recovered(_ endpoint: Endpoint, after sent: Date) async -> Bool {
+        let local: Bool = states.withLock { all in
             guard let health = all[endpoint], health.state == .healthy, let recoveredAt = health.recoveredAt else { return false }
             return recoveredAt > sent
         }
+        if local { return true }
+        guard let shared = try? await store.sharedAppleHealth(endpoint: endpoint.label) else { return false }
+        return shared.state == .healthy && shared.since > sent
     }
 
     /// Since when `endpoint` has been down in this process; nil while it is not.
