@@ -32,8 +32,11 @@ struct Payloads2026Tests {
             #expect(first.commitment?.billingPeriodNumber == 1 && first.commitment?.totalBillingPeriods == 12, "\(first)")
             let commitmentEnds = try #require(first.commitment?.expiresDate)
             let nextRenewal = try #require(first.expiresDate)
-            // Monthly renewals, a year's commitment: the customer may leave only at its end.
-            #expect(commitmentEnds.timeIntervalSince(nextRenewal) > 10 * Self.month)
+            // Monthly renewals, a year's commitment: the customer may leave only at its end, which
+            // Apple's dates put eleven billing periods after the first renewal (the simulator's
+            // clock scales a month to `Self.month` seconds; no wall time is involved).
+            let periodsAfterRenewal = (commitmentEnds.timeIntervalSince(nextRenewal) / Self.month).rounded()
+            #expect(periodsAfterRenewal == 11, "commitment ends \(commitmentEnds), first renewal \(nextRenewal)")
 
             // A month later Apple renews and tells the server: the second payment of twelve.
             try await stack.simulator.advanceClock(seconds: Self.month + 1)

@@ -76,6 +76,14 @@ final class AppleHealthMonitor: Sendable {
         return shared.state == .healthy && shared.since > sent
     }
 
+    /// `admit`, but while the endpoint is down here, first whether another process saw it answer
+    /// again (`adoptRecovery`): the one way every caller asks before calling Apple.
+    func admitting(_ endpoint: Endpoint, now: Date) async -> AppleHealth.Admission {
+        let admission = admit(endpoint, now: now)
+        guard case .wait = admission, await adoptRecovery(endpoint, now: now) else { return admission }
+        return admit(endpoint, now: now)
+    }
+
     /// Since when `endpoint` has been down in this process; nil while it is not.
     func downSince(_ endpoint: Endpoint) -> Date? {
         states.withLock { all in all[endpoint].flatMap { $0.state == .down ? $0.since : nil } }

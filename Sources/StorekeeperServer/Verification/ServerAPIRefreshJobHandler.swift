@@ -37,10 +37,7 @@ struct ServerAPIRefreshJobHandler: VerificationJobHandler {
         let ids = data.split(separator: ",").map(String.init).filter { !$0.isEmpty }
         // Calls about a transaction try production first: that endpoint's health decides.
         let endpoint = AppleHealthMonitor.Endpoint.serverAPI("production")
-        var admission = health?.admit(endpoint, now: at) ?? .call
-        if case .wait = admission, await health?.adoptRecovery(endpoint, now: at) == true {
-            admission = health?.admit(endpoint, now: at) ?? .call
-        }
+        let admission = await health?.admitting(endpoint, now: at) ?? .call
         if case .wait(let until) = admission {
             let next = max(until, at).addingTimeInterval(Double.random(in: 0...configuration.appleHealth.probeCapSeconds))
             let report = AttemptReport(statuses: [], environment: nil, reason: .appleDown)

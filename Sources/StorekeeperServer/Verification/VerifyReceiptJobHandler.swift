@@ -52,13 +52,8 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
         for _ in 0..<AppStoreRouting.maximumHops {
             endpoint = AppleHealthMonitor.Endpoint.verifyReceipt(environment.storageName)
             var probe = false
-            var admittedAt = now()
-            var admission = health?.admit(endpoint, now: admittedAt) ?? .call
-            if case .wait = admission, await health?.adoptRecovery(endpoint, now: now()) == true {
-                admittedAt = now()
-                admission = health?.admit(endpoint, now: admittedAt) ?? .call
-            }
-            switch admission {
+            let admittedAt = now()
+            switch await health?.admitting(endpoint, now: admittedAt) ?? .call {
             case .call: break
             case .probe: probe = true
             case .wait(let until): waitUntil = until
@@ -177,12 +172,8 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
         guard !ids.isEmpty else { return nil }
         // The Server API has a health of its own: while it is down too, only its probe calls it.
         let endpoint = AppleHealthMonitor.Endpoint.serverAPI(receipt.environment == .production ? "production" : "sandbox")
-        var admittedAt = self.now()
-        var admission = health?.admit(endpoint, now: admittedAt) ?? .call
-        if case .wait = admission, await health?.adoptRecovery(endpoint, now: admittedAt) == true {
-            admittedAt = self.now()
-            admission = health?.admit(endpoint, now: admittedAt) ?? .call
-        }
+        let admittedAt = self.now()
+        let admission = await health?.admitting(endpoint, now: admittedAt) ?? .call
         if case .wait = admission {
             metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": "apple_down", "reason": reason.rawValue])
             return nil
