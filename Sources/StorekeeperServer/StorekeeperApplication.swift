@@ -130,7 +130,12 @@ public enum StorekeeperApplication {
         guard configuration.appleHealth.enabled else { return nil }
         return AppleHealthMonitor(
             policy: configuration.appleHealth.policy(), store: store,
-            signal: signal, metrics: metrics, logger: logger, waitingKinds: [verifyReceiptJobKind, refreshFromServerAPIJobKind],
+            signal: signal, metrics: metrics, logger: logger,
+            waitingKinds: [
+                // A receipt's verification waits for verifyReceipt, and for the Server API when
+                // that stands in; a subscriber refresh waits for the Server API.
+                "verify_receipt": [verifyReceiptJobKind], "server_api": [verifyReceiptJobKind, refreshFromServerAPIJobKind],
+            ],
             releasePerSecond: configuration.appleHealth.releasePerSecond > 0 ? configuration.appleHealth.releasePerSecond : nil,
             appIds: configuration.apps.map(\.id))
     }

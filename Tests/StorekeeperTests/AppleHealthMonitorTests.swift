@@ -42,15 +42,16 @@ struct AppleHealthMonitorTests {
         #expect(first.downSince(endpoint) == nil)
         #expect(try await store.sharedAppleHealth(endpoint: endpoint.label) == SharedAppleHealth(state: .healthy, since: t0.addingTimeInterval(10)))
 
-        // A call the second sent before that return and that failed after it (it hung) is not a
-        // sign of the outage: it should go again at once. One sent after the return is.
-        #expect(await second.recovered(endpoint, after: t0.addingTimeInterval(5)))
-        #expect(await second.recovered(endpoint, after: t0.addingTimeInterval(10.5)) == false)
-        #expect(await first.recovered(endpoint, after: t0.addingTimeInterval(5)))
-
         // The second read it less than a second ago: it does not read again yet.
         #expect(await second.adoptRecovery(endpoint, now: t0.addingTimeInterval(1.5)) == false)
         #expect(second.downSince(endpoint) == t0)
+
+        // A call the second sent before that return and that failed after it (it hung) is not a
+        // sign of the outage: it should go again at once, though the last read said "down" (a
+        // stale "down" is read afresh). One sent after the return is a sign.
+        #expect(await second.recovered(endpoint, after: t0.addingTimeInterval(5), now: t0.addingTimeInterval(1.8)))
+        #expect(await second.recovered(endpoint, after: t0.addingTimeInterval(10.5), now: t0.addingTimeInterval(10.6)) == false)
+        #expect(await first.recovered(endpoint, after: t0.addingTimeInterval(5), now: t0.addingTimeInterval(10.6)))
         #expect(await second.adoptRecovery(endpoint, now: t0.addingTimeInterval(11)) == true)
         #expect(second.downSince(endpoint) == nil)
         if case .call = second.admit(endpoint, now: t0.addingTimeInterval(11)) {} else { Issue.record("healthy again: calls go") }
@@ -95,5 +96,39 @@ struct AppleHealthMonitorTests {
         #expect(try await due(later) == [jobIds[0]])
         #expect(try await due(later.addingTimeInterval(0.02)) == [jobIds[1]])
         #expect(try await due(later.addingTimeInterval(0.04)) == [jobIds[2]])
+    }
+
+    @Test(
+        "only a return from down releases work, and only the work waiting for that API; a return from degraded releases nothing",
+        arguments: StoreFactory.all)
+    func releaseScope(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        let t0 = referenceTime
+        let submission = EvidenceSubmission(
+            appId: "app", appUserId: "u", evidenceHash: "scope", evidence: .receipt(base64: "c2NvcGU="), refresh: false)
+        let jobId = try await store.submitReceipt(submission, now: t0).verification.jobId
+        let backoff = t0.addingTimeInterval(3_600)
+        for lease in try await store.leaseJobs(kinds: [verifyReceiptJobKind], limit: 10, owner: "w", now: t0, leaseDuration: 30) {
+            #expect(try await store.retryJob(lease, at: backoff, reason: "apple_unreachable", now: t0))
+        }
+        let due = { (at: Date) in
+            try await store.leaseJobs(kinds: [verifyReceiptJobKind], limit: 10, owner: "w2", now: at, leaseDuration: 30).map(\.jobId)
+        }
+        let health = monitor(store)  // releases verifyReceipt's work only (the default)
+
+        // The Server API goes down and comes back: the receipt waits on verifyReceipt, it stays.
+        let serverAPI = AppleHealthMonitor.Endpoint.serverAPI("production")
+        for _ in 0..<policy.downAfterFailures { await health.record(serverAPI, answered: false, probe: false, now: t0) }
+        await health.record(serverAPI, answered: true, probe: true, now: t0.addingTimeInterval(1))
+        // verifyReceipt degraded (one failure) and answering again: nothing waited.
+        await health.record(endpoint, answered: false, probe: false, now: t0.addingTimeInterval(2))
+        #expect(health.snapshot().first { $0.0 == endpoint }?.1.state == .degraded)
+        await health.record(endpoint, answered: true, probe: false, now: t0.addingTimeInterval(3))
+        #expect(try await due(t0.addingTimeInterval(4)).isEmpty, "still on its own backoff")
+
+        // verifyReceipt down, then back: released.
+        await down(health, at: t0.addingTimeInterval(5))
+        await health.record(endpoint, answered: true, probe: true, now: t0.addingTimeInterval(6))
+        #expect(try await due(t0.addingTimeInterval(6)) == [jobId])
     }
 }

@@ -29,19 +29,22 @@ final class AppleHealthMonitor: Sendable {
     let signal: WakeSignal
     let metrics: MetricsRegistry
     let logger: Logger
-    /// Job kinds that wait for Apple and are released when it answers again.
-    let waitingKinds: [String]
+    /// Job kinds that wait for each of Apple's APIs (`Endpoint.api`), released when it answers
+    /// again after being down: a recovery of the Server API does not release work that waits
+    /// for verifyReceipt.
+    let waitingKinds: [String: [String]]
     /// How fast released work becomes due; nil: all at once.
     let releasePerSecond: Double?
     /// The apps told of outages by events.
     let appIds: [String]
     private let states = Mutex<[Endpoint: AppleHealth]>([:])
-    /// When this process last read each endpoint's shared row while down: at most once a second.
-    private let sharedReads = Mutex<[Endpoint: Date]>([:])
+    /// Each endpoint's shared row as this process last read it, and when: it reads at most once
+    /// a second per endpoint, however many jobs ask.
+    private let sharedReads = Mutex<[Endpoint: (at: Date, row: SharedAppleHealth?)]>([:])
 
     init(
         policy: AppleHealth.Policy, store: any StorekeeperStore, signal: WakeSignal, metrics: MetricsRegistry, logger: Logger,
-        waitingKinds: [String] = [verifyReceiptJobKind], releasePerSecond: Double? = nil, appIds: [String] = []
+        waitingKinds: [String: [String]] = ["verify_receipt": [verifyReceiptJobKind]], releasePerSecond: Double? = nil, appIds: [String] = []
     ) {
         self.appIds = appIds
         self.policy = policy
@@ -65,15 +68,39 @@ final class AppleHealthMonitor: Sendable {
     /// Whether `endpoint` answered again after `sent`, as this process or another one saw it: a
     /// call sent before that and failing now (it hung past Apple's return) is not a sign of an
     /// outage, and its job should go with the released ones instead of sleeping out its backoff,
-    /// which the release has already passed. Asked only after a failed call.
-    func recovered(_ endpoint: Endpoint, after sent: Date) async -> Bool {
-        let local: Bool = states.withLock { all in
+    /// which the release has already passed. Asked only after a failed call. A recovery already
+    /// known (here, or in the shared row read within the second) needs no read; otherwise the
+    /// row is read afresh, because a stale "down" would leave the job behind for its whole
+    /// backoff, and failed calls are few while Apple is down (only probes go).
+    func recovered(_ endpoint: Endpoint, after sent: Date, now: Date) async -> Bool {
+        let known: Bool = states.withLock { all in
             guard let health = all[endpoint], health.state == .healthy, let recoveredAt = health.recoveredAt else { return false }
             return recoveredAt > sent
         }
-        if local { return true }
-        guard let shared = try? await store.sharedAppleHealth(endpoint: endpoint.label) else { return false }
-        return shared.state == .healthy && shared.since > sent
+        let recovery = { (row: SharedAppleHealth?) in row.map { $0.state == .healthy && $0.since > sent } ?? false }
+        if known || recovery(cachedRow(endpoint, now: now) ?? nil) { return true }
+        return recovery(await readRow(endpoint, now: now))
+    }
+
+    /// The shared row of `endpoint` if read within the last second; nil when not.
+    private func cachedRow(_ endpoint: Endpoint, now: Date) -> SharedAppleHealth?? {
+        sharedReads.withLock { reads in
+            guard let last = reads[endpoint], now >= last.at, now.timeIntervalSince(last.at) < 1 else { return nil }
+            return .some(last.row)
+        }
+    }
+
+    /// Reads the shared row of `endpoint` and keeps it as the latest read; nil when there is
+    /// none or the read failed (it is tried again on the next ask).
+    private func readRow(_ endpoint: Endpoint, now: Date) async -> SharedAppleHealth? {
+        do {
+            let row = try await store.sharedAppleHealth(endpoint: endpoint.label)
+            sharedReads.withLock { $0[endpoint] = (now, row) }
+            return row
+        } catch {
+            logger.warning("could not read Apple's shared health", metadata: ["endpoint": "\(endpoint.label)", "error": "\(error)"])
+            return nil
+        }
     }
 
     /// `admit`, but while the endpoint is down here, first whether another process saw it answer
@@ -93,25 +120,10 @@ final class AppleHealthMonitor: Sendable {
     /// row at most once a second per endpoint; when it is newer than this process's outage, this
     /// process is healthy again (without releasing anything: the other one did) and true.
     func adoptRecovery(_ endpoint: Endpoint, now: Date) async -> Bool {
-        let downSince: Date? = states.withLock { all in
-            guard let health = all[endpoint], health.state == .down else { return nil }
-            return health.since
-        }
-        guard let downSince else { return false }
-        let due = sharedReads.withLock { reads in
-            if let last = reads[endpoint], now >= last, now.timeIntervalSince(last) < 1 { return false }
-            reads[endpoint] = now
-            return true
-        }
-        guard due else { return false }
-        let shared: SharedAppleHealth?
-        do {
-            shared = try await store.sharedAppleHealth(endpoint: endpoint.label)
-        } catch {
-            logger.warning("could not read Apple's shared health", metadata: ["endpoint": "\(endpoint.label)", "error": "\(error)"])
-            return false
-        }
-        guard let shared, shared.state == .healthy, shared.since > downSince else { return false }
+        guard let downSince = downSince(endpoint) else { return false }
+        // Every waiting job asks: the row is read at most once a second per endpoint.
+        let row: SharedAppleHealth? = if let cached = cachedRow(endpoint, now: now) { cached } else { await readRow(endpoint, now: now) }
+        guard let row, row.state == .healthy, row.since > downSince else { return false }
         await record(endpoint, answered: true, probe: false, now: now, announce: false)
         return true
     }
@@ -146,10 +158,17 @@ final class AppleHealthMonitor: Sendable {
         case .healthy where !announce:
             logger.notice("Apple answers again (seen by another process)", metadata: metadata)
         case .healthy:
+            // Work waits only while an endpoint is down, here or (the shared row) in another
+            // process; from degraded nothing waited, and nothing is released.
+            let moved = await share(endpoint, .healthy, at: now)
+            guard transition.from == .down || moved else {
+                logger.notice("Apple answers again", metadata: metadata)
+                return
+            }
             var released = 0
-            await share(endpoint, .healthy, at: now)
             do {
-                released = try await store.releaseWaitingJobs(kinds: waitingKinds, now: now, perSecond: releasePerSecond)
+                released = try await store.releaseWaitingJobs(
+                    kinds: waitingKinds[endpoint.api] ?? [], now: now, perSecond: releasePerSecond)
             } catch {
                 logger.error("could not release the verifications waiting for Apple", metadata: ["error": "\(error)"])
             }
@@ -161,16 +180,19 @@ final class AppleHealthMonitor: Sendable {
     }
 
     /// Moves the shared state; the process that moves it records each app's event with it.
-    private func share(_ endpoint: Endpoint, _ state: AppleHealth.State, at now: Date) async {
+    /// True when this call moved it.
+    @discardableResult
+    private func share(_ endpoint: Endpoint, _ state: AppleHealth.State, at now: Date) async -> Bool {
         let (label, environment, appIds) = (endpoint.label, endpoint.environment, appIds)
         do {
-            _ = try await store.moveSharedAppleHealth(endpoint: label, to: state, at: now) { previous in
+            return try await store.moveSharedAppleHealth(endpoint: label, to: state, at: now) { previous in
                 let events = AppleHealthEvents.events(
                     to: state, endpoint: label, environment: environment, at: now, downSince: previous?.since, appIds: appIds)
                 return events.isEmpty ? nil : EventBatch(events: events, now: now)
             }
         } catch {
             logger.error("could not share Apple's health", metadata: ["endpoint": "\(label)", "error": "\(error)"])
+            return false
         }
     }
 

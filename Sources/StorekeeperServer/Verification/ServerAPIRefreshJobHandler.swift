@@ -71,7 +71,7 @@ struct ServerAPIRefreshJobHandler: VerificationJobHandler {
             }
         } catch let error as ServerAPIError where error.isTransient {
             // Apple came back while this call was out: it goes now, like the released ones.
-            let comeBack = await health?.recovered(endpoint, after: at) == true
+            let comeBack = await health?.recovered(endpoint, after: at, now: now()) == true
             let delay = comeBack ? 0 : configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1))
             let backoff = at.addingTimeInterval(delay)
             let next = max(backoff, error.retryAfter ?? backoff)

@@ -115,7 +115,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
                 // the waiting do not all come at once; Apple's recovery releases them sooner.
                 next = max(waitUntil, ended).addingTimeInterval(Double.random(in: 0...configuration.appleHealth.probeCapSeconds))
                 metrics.increment("storekeeper_verifications_waiting_for_apple_total", labels: ["app": app.id])
-            } else if let health, await health.recovered(endpoint, after: askedAt) {
+            } else if let health, await health.recovered(endpoint, after: askedAt, now: ended) {
                 // Apple came back while this call was out (it hung past the return): the release
                 // has passed; this one goes now, like the released ones.
                 next = ended
