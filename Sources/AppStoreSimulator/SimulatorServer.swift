@@ -298,6 +298,12 @@ public struct SimulatorServer: Sendable {
         }
         router.post("/ocsp") { request, _ in
             let body = try await request.body.collect(upTo: 64 * 1024)
+            // An outage takes Apple's responder down with verifyReceipt.
+            let now = store.now()
+            if await store.state.faults.outages.contains(where: { $0.start <= now && now < $0.end }) {
+                store.stats.record("ocsp.outage")
+                return Self.html(status: .serviceUnavailable)
+            }
             let answer = store.ocspResponse(to: Array(body.readableBytesView), now: store.now())
             return Response(
                 status: .ok, headers: [.contentType: "application/ocsp-response"], body: .init(byteBuffer: ByteBuffer(bytes: answer)))

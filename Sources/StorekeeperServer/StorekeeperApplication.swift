@@ -21,11 +21,8 @@ public enum StorekeeperApplication {
     ) async throws -> some ApplicationProtocol {
         try await prepareStorage(configuration: configuration, store: store, logger: logger, now: now)
         let metrics = MetricsRegistry()
-        var context = try makeContext(
+        let context = try makeContext(
             configuration: configuration, store: store, httpClient: httpClient, metrics: metrics, signal: signal, logger: logger, now: now)
-        if configuration.runWorkers {
-            context.appleHealth = makeHealth(configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger)
-        }
         let runner =
             configuration.runWorkers
             ? try makeRunner(
@@ -146,7 +143,8 @@ public enum StorekeeperApplication {
         signal: WakeSignal, logger: Logger, now: @escaping @Sendable () -> Date, signedGate sharedGate: SignedTransactionGate?,
         health: AppleHealthMonitor?
     ) throws -> JobRunner {
-        let signedGate = try sharedGate ?? SignedTransactionGate(configuration: configuration.receiptTrust, httpClient: httpClient)
+        let signedGate =
+            try sharedGate ?? SignedTransactionGate(configuration: configuration.receiptTrust, httpClient: httpClient, health: health)
         let serverAPIs = try ServerAPIClients.make(configuration: configuration, httpClient: httpClient, now: now).mapValues {
             ServerAPIHistory(client: $0, gate: signedGate)
         }
@@ -181,13 +179,18 @@ public enum StorekeeperApplication {
         configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient, metrics: MetricsRegistry,
         signal: WakeSignal, logger: Logger, now: @escaping @Sendable () -> Date
     ) throws -> ServerContext {
-        ServerContext(
+        // The API's own processes call Apple too (OCSP while a purchase is posted), so every
+        // process keeps Apple's health, not only the ones with workers.
+        let health = makeHealth(configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger)
+        var context = ServerContext(
             configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger, now: now,
             storageHealth: StorageHealth(),
             receiptGate: try ReceiptGate(configuration: configuration.receiptTrust),
-            signedTransactionGate: try SignedTransactionGate(configuration: configuration.receiptTrust, httpClient: httpClient),
+            signedTransactionGate: try SignedTransactionGate(configuration: configuration.receiptTrust, httpClient: httpClient, health: health),
             serverAPIClients: try ServerAPIClients.make(configuration: configuration, httpClient: httpClient, now: now),
             clientGate: ClientGate(apps: configuration.apps))
+        context.appleHealth = health
+        return context
     }
 
     static func makeGapFill(context: ServerContext) -> NotificationGapFill? {

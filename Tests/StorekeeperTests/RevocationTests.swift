@@ -82,4 +82,55 @@ struct RevocationTests {
             }
         }
     }
+
+    @Test("a responder that is down is not asked (one probe at a time): soft-fail purchases go on at once; once it answers, it is asked again")
+    func responderDown() async throws {
+        try await withStack(configure: {
+            $0.receiptTrust.revocation.mode = .softFail
+            // Nothing cached: without the health state, every check would ask.
+            $0.receiptTrust.revocation.cacheSeconds = 0
+            $0.appleHealth.degradedAfterFailures = 1
+            $0.appleHealth.downAfterFailures = 2
+            $0.appleHealth.probeBaseSeconds = 1
+            $0.appleHealth.probeCapSeconds = 1
+        }) { stack in
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            try await stack.simulator.outage(seconds: 3_600)
+            let started = Date()
+            let purchases = 6
+            for i in 0..<purchases {
+                let answer = try await stack.api.postSignedTransaction(
+                    appUserId: "u\(i)", signedTransaction: try await purchase(stack, device: device), wait: 30)
+                #expect(answer.status == 200 && answer.json["state"] as? String == "verified", "\(answer.text)")
+            }
+            let elapsed = Date().timeIntervalSince(started)
+            let health = try await stack.api.adminGet("/v1/admin/apple-health")
+            let endpoints = try #require(health.json["endpoints"] as? [[String: Any]])
+            #expect(endpoints.contains { $0["endpoint"] as? String == "ocsp" && $0["state"] as? String == "down" }, "\(health.text)")
+            // Each purchase is checked twice (posted, granted), each check asks of two
+            // certificates: 24 requests without the state. With it: the failures that made it
+            // down (and what was in flight then), then one probe a second.
+            let failed = try await stack.simulator.stats()["ocsp.outage", default: 0]
+            let bound = 2 + 2 + Int(elapsed / 1) + 1
+            #expect(failed >= 2 && failed <= bound, "\(failed) requests to a responder that was down for \(elapsed) s; at most \(bound)")
+
+            // The responder answers again: a probe finds out, and checks ask it again.
+            try await stack.simulator.setFaults(.none)
+            let deadline = Date().addingTimeInterval(60)
+            var answered = 0
+            var i = purchases
+            while Date() < deadline, answered == 0 {
+                let answer = try await stack.api.postSignedTransaction(
+                    appUserId: "u\(i)", signedTransaction: try await purchase(stack, device: device), wait: 30)
+                #expect(answer.status == 200, "\(answer.text)")
+                answered = try await stack.simulator.stats()["ocsp.requests", default: 0]
+                i += 1
+                if answered == 0 { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            #expect(answered > 0, "the responder was asked again once it answered")
+            let after = try await stack.api.adminGet("/v1/admin/apple-health")
+            let ocsp = try #require((after.json["endpoints"] as? [[String: Any]])?.first { $0["endpoint"] as? String == "ocsp" })
+            #expect(ocsp["state"] as? String == "healthy", "\(after.text)")
+        }
+    }
 }

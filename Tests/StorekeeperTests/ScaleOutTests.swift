@@ -253,6 +253,60 @@ struct ScaleOutTests {
         try await stack.stop()
     }
 
+    @Test("a flapping Apple (down 1.2 s, up 1.2 s, five times), 2 worker processes: nothing invalid, calls bounded, all verify once")
+    func flappingWithTwoWorkers() async throws {
+        let workers = 4
+        let (stack, _, configPath, directory, binary) = try await prepare(
+            name: "flap2", workers: workers, attemptTimeout: 5, lease: 16, latency: 0...0,
+            configure: {
+                $0.appleHealth.degradedAfterFailures = 2
+                $0.appleHealth.downAfterFailures = 3
+                $0.appleHealth.probeBaseSeconds = 0.5
+                $0.appleHealth.probeCapSeconds = 2
+                $0.retry = RetryPolicy(base: 0.5, cap: 4, jitter: 0.2)
+            })
+        var receipts: [String] = []
+        for _ in 0..<30 {
+            let device = try await stack.simulator.createDevice(bundleId: DemoConfiguration.bundleId, environment: "production")
+            receipts.append(try await stack.simulator.purchase(device: device, productId: "com.example.coins100").receipt)
+        }
+        let log = { (name: String) in directory.appendingPathComponent("\(name).log").path }
+        let api = try await ChildProcess.server(binary: binary, configPath: configPath, logPath: log("api"), extra: ["--no-workers"])
+        let processes = [
+            try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: log("worker-1")),
+            try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: log("worker-2")),
+        ]
+        defer { ([api] + processes).forEach { $0.terminate() } }
+        let storekeeper = client(stack, api.baseURL)
+        var ids: [String] = []
+        let started = Date()
+        // Five outages of 1.2 s, each followed by 1.2 s of Apple answering; receipts arrive throughout.
+        for cycle in 0..<5 {
+            try await stack.simulator.outage(seconds: 1.2)
+            for i in 0..<6 {
+                let reply = try await storekeeper.postReceipt(appUserId: "flap-\(cycle)-\(i)", receipt: receipts[cycle * 6 + i])
+                #expect(reply.status == 202, "\(reply.text)")
+                ids.append(try #require(reply.json["id"] as? String))
+            }
+            try await Task.sleep(for: .milliseconds(2_400))
+        }
+        let flapped = Date().timeIntervalSince(started)
+        for id in ids {
+            let final = try await storekeeper.waitForFinal(id, timeout: 120)
+            #expect(final["state"] as? String == "verified", "\(final)")
+        }
+        let counts = try await stack.store.verificationCounts()
+        #expect(counts[.invalid] == nil && counts[.verified] == ids.count, "\(counts)")
+        try await expectBooksBalance(stack)
+        // Per process and outage: the failures that make Apple down and what its workers had in
+        // flight then; per process, one probe per backoff step.
+        let failed = try await stack.simulator.stats()["production.outage", default: 0]
+        let bound = 2 * (5 * (3 + workers) + Int(flapped / 0.5) + 5)
+        #expect(failed > 0, "the workers met Apple's outages")
+        #expect(failed <= bound, "\(failed) failed calls in \(flapped) s from 2 processes; at most \(bound) expected")
+        try await stack.stop()
+    }
+
     @Test("a worker killed while holding leases: its successor releases them at once (the holder is provably gone); each completes once")
     func leasesOfKilledWorker() async throws {
         // Long enough that waiting for expiry would miss the deadline below by far.

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
+import StorekeeperDomain
 import SwiftASN1
 import Synchronization
 import X509
@@ -19,13 +20,21 @@ final class HTTPOCSPRequester: OCSPRequester {
     /// swift-certificates lets a non-terminal error pass even in hard-fail mode: unreachable
     /// responders are reported as terminal when the policy is hard-fail.
     let hardFail: Bool
+    /// While the responder is down, requests are not sent (one probe at a time is): each would
+    /// otherwise hold a purchase's POST for the whole timeout. The failure mode then decides,
+    /// as for an unreachable responder.
+    let health: AppleHealthMonitor?
     private let cache = Mutex<[Data: (bytes: [UInt8], expires: Date)]>([:])
 
     struct ResponderError: Error, CustomStringConvertible {
         var description: String
     }
 
-    init(httpClient: HTTPClient, responderOverride: String?, cacheSeconds: Double, timeoutSeconds: Double, hardFail: Bool) {
+    init(
+        httpClient: HTTPClient, responderOverride: String?, cacheSeconds: Double, timeoutSeconds: Double, hardFail: Bool,
+        health: AppleHealthMonitor? = nil
+    ) {
+        self.health = health
         self.httpClient = httpClient
         self.responderOverride = responderOverride
         self.cacheSeconds = cacheSeconds
@@ -41,6 +50,21 @@ final class HTTPOCSPRequester: OCSPRequester {
         let key = Self.certIDKey(request)
         let now = Date()
         if let key, let cached = cache.withLock({ $0[key] }), cached.expires > now { return .response(cached.bytes) }
+        var probe = false
+        switch await health?.admitting(.ocsp, now: now) ?? .call {
+        case .call: break
+        case .probe: probe = true
+        case .wait(let until):
+            return failure("OCSP responder down; not asked until \(until) (one probe at a time)")
+        }
+        let (result, answered) = await send(request, uri: uri, key: key, now: now)
+        await health?.record(.ocsp, answered: answered, probe: probe, sentAt: now, now: Date())
+        return result
+    }
+
+    /// One request to the responder; `answered` when it gave an OCSP answer (a refusal inside
+    /// the answer counts: the responder is up).
+    private func send(_ request: [UInt8], uri: String, key: Data?, now: Date) async -> (OCSPRequesterQueryResult, answered: Bool) {
         var http = HTTPClientRequest(url: responderOverride ?? uri)
         http.method = .POST
         http.headers.add(name: "Content-Type", value: "application/ocsp-request")
@@ -49,7 +73,7 @@ final class HTTPOCSPRequester: OCSPRequester {
             let response = try await httpClient.execute(http, timeout: .milliseconds(Int64(timeoutSeconds * 1000)))
             let body = try await response.body.collect(upTo: 1024 * 1024)
             guard response.status == .ok else {
-                return failure("OCSP responder answered HTTP \(response.status.code)")
+                return (failure("OCSP responder answered HTTP \(response.status.code)"), response.status.code < 500)
             }
             let bytes = Array(body.readableBytesView)
             if let key {
@@ -58,9 +82,9 @@ final class HTTPOCSPRequester: OCSPRequester {
                     cache[key] = (bytes, now.addingTimeInterval(cacheSeconds))
                 }
             }
-            return .response(bytes)
+            return (.response(bytes), true)
         } catch {
-            return failure("OCSP responder unreachable: \(error)")
+            return (failure("OCSP responder unreachable: \(error)"), false)
         }
     }
 

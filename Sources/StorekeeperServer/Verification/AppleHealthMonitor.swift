@@ -13,14 +13,16 @@ import Synchronization
 /// sending the released work back to wait for its own probe, and each app's backend gets one
 /// `apple_down` and one `apple_recovered` event per outage, however many processes see it.
 final class AppleHealthMonitor: Sendable {
-    /// One of Apple's endpoints: `verify_receipt` or `server_api`, per environment.
+    /// One of Apple's endpoints: `verify_receipt` or `server_api`, per environment, or Apple's
+    /// OCSP responder (`ocsp`), which answers for both environments; its events say production.
     struct Endpoint: Hashable, Sendable, Comparable {
         var api: String
         var environment: String
-        var label: String { "\(api)_\(environment)" }
+        var label: String { api == Self.ocsp.api ? api : "\(api)_\(environment)" }
 
         static func verifyReceipt(_ environment: String) -> Endpoint { Endpoint(api: "verify_receipt", environment: environment) }
         static func serverAPI(_ environment: String) -> Endpoint { Endpoint(api: "server_api", environment: environment) }
+        static let ocsp = Endpoint(api: "ocsp", environment: "production")
         static func < (a: Endpoint, b: Endpoint) -> Bool { a.label < b.label }
     }
 

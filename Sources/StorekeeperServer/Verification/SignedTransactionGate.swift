@@ -15,8 +15,9 @@ struct SignedTransactionGate: Sendable {
     /// Revocation is checked online, so certificates are judged at now, not at `signedDate`.
     let online: Bool
 
-    /// `httpClient` asks OCSP responders when `configuration.revocation` is on.
-    init(configuration: ReceiptTrustConfiguration, httpClient: HTTPClient? = nil) throws {
+    /// `httpClient` asks OCSP responders when `configuration.revocation` is on; `health` stops
+    /// asking while the responder is down.
+    init(configuration: ReceiptTrustConfiguration, httpClient: HTTPClient? = nil, health: AppleHealthMonitor? = nil) throws {
         var roots: [Certificate] = configuration.appleRoots ? try ReceiptSignatureVerifier.appleRoots() : []
         for pem in configuration.extraRootsPEM { roots.append(try Certificate(pemEncoded: pem)) }
         let policy = configuration.revocation
@@ -26,7 +27,7 @@ struct SignedTransactionGate: Sendable {
                 failureMode: policy.mode == .hardFail ? .hard : .soft,
                 requester: HTTPOCSPRequester(
                     httpClient: httpClient, responderOverride: policy.responderOverride, cacheSeconds: policy.cacheSeconds,
-                    timeoutSeconds: policy.timeoutSeconds, hardFail: policy.mode == .hardFail),
+                    timeoutSeconds: policy.timeoutSeconds, hardFail: policy.mode == .hardFail, health: health),
                 recheckSeconds: policy.cacheSeconds)
         }
         online = revocation != nil

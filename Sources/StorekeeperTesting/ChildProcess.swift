@@ -6,15 +6,15 @@ import Glibc
 
 /// A real `storekeeper` process (`serve` or `worker`), killable with SIGKILL. Its output goes
 /// to a log file that it appends to across restarts, read to learn when it is ready.
-final class ChildProcess {
-    let process = Process()
-    let logPath: String
+public final class ChildProcess {
+    public let process = Process()
+    public let logPath: String
     /// The HTTP address, for processes that serve HTTP.
-    private(set) var baseURL = ""
+    public private(set) var baseURL = ""
 
     /// Starts `binary arguments…` and waits until its log shows `readyMarker` (for `serve`,
     /// "storekeeper listening", whose line carries the port).
-    init(binary: String, arguments: [String], logPath: String, readyMarker: String) async throws {
+    public init(binary: String, arguments: [String], logPath: String, readyMarker: String) async throws {
         self.logPath = logPath
         if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
@@ -42,25 +42,25 @@ final class ChildProcess {
     }
 
     /// `storekeeper serve --config <file>` and extra arguments.
-    static func server(binary: String, configPath: String, logPath: String, extra: [String] = []) async throws -> ChildProcess {
+    public static func server(binary: String, configPath: String, logPath: String, extra: [String] = []) async throws -> ChildProcess {
         try await ChildProcess(
             binary: binary, arguments: ["serve", "--config", configPath, "--log-level", "info"] + extra, logPath: logPath,
             readyMarker: "storekeeper listening")
     }
 
     /// `storekeeper worker --config <file>`.
-    static func worker(binary: String, configPath: String, logPath: String) async throws -> ChildProcess {
+    public static func worker(binary: String, configPath: String, logPath: String) async throws -> ChildProcess {
         try await ChildProcess(
             binary: binary, arguments: ["worker", "--config", configPath, "--log-level", "info"], logPath: logPath,
             readyMarker: "worker ready")
     }
 
-    func killNine() {
+    public func killNine() {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 
-    func terminate() {
+    public func terminate() {
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()
@@ -68,7 +68,9 @@ final class ChildProcess {
     }
 }
 
-struct ChildProcessError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
+public struct ChildProcessError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+
+    public init(message: String) { self.message = message }
 }
