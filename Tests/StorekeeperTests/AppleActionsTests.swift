@@ -2,6 +2,7 @@ import AppStoreClient
 import AppStoreModels
 import Foundation
 import NIOHTTP1
+import Persistence
 import StorekeeperDomain
 import StorekeeperServer
 import StorekeeperTesting
@@ -151,6 +152,38 @@ struct AppleActionsTests {
             }
             let unknown = try await http.send(.GET, "\(Self.base)/999999999999/app-transaction", headers: admin(stack))
             #expect(unknown.status == 404, "\(unknown.text)")
+        }
+    }
+
+    @Test(
+        "while the Server API is known to be down (another process's shared row), an action answers apple_unavailable at once without calling Apple; once it is back, it goes"
+    )
+    func serverAPIDown() async throws {
+        try await ServerAPIClientTests.withAPIStack { stack in
+            let http = stack.api.http
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "sandbox")
+            let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+            let finishedAtApple = {
+                try await stack.simulator.http.send(.GET, "/sim/transactions/\(coins.transactionId)/finished").json["finished"] as? Bool
+            }
+            let callsToApple = { try await stack.simulator.stats().filter { $0.key.hasPrefix("serverapi.sandbox.") }.values.reduce(0, +) }
+            let now = Date()
+            #expect(try await stack.store.moveSharedAppleHealth(endpoint: "server_api_sandbox", to: .down, at: now) { _ in nil })
+            let before = try await callsToApple()
+            let path = "\(Self.base)/\(coins.transactionId)/finish?environment=sandbox"
+            let refused = try await http.send(.POST, path, headers: admin(stack))
+            #expect(refused.status == 502 && refused.errorCode == "apple_unavailable" && refused.text.contains("down since"), "\(refused.text)")
+            #expect(try await callsToApple() == before, "Apple was not called")
+            #expect(try await finishedAtApple() == false)
+
+            // Another process saw it answer again. (What this one read is kept for up to a
+            // second; a longer pause only makes it surer to read again.)
+            #expect(
+                try await stack.store.moveSharedAppleHealth(endpoint: "server_api_sandbox", to: .healthy, at: now.addingTimeInterval(1)) { _ in nil })
+            try await Task.sleep(for: .milliseconds(1_100))
+            let done = try await http.send(.POST, path, headers: admin(stack))
+            #expect(done.status == 200, "\(done.text)")
+            #expect(try await finishedAtApple() == true)
         }
     }
 

@@ -17,7 +17,7 @@ struct AppleActionsController {
         transactions.post(":transactionId/finish") { request, ctx in
             let (app, client, placement) = try appleCall(request, ctx)
             let id = try transactionId(ctx, "transactionId")
-            let environment = try await apple { try await client.finishTransaction(id, in: placement) }
+            let environment = try await apple(placement) { try await client.finishTransaction(id, in: placement) }
             context.metrics.increment("storekeeper_apple_actions_total", labels: ["action": "finish_transaction", "app": app.id])
             return try StorekeeperJSON.response(
                 ActionAnswer(transactionId: id, environment: environment.storageName, finished: true))
@@ -26,7 +26,7 @@ struct AppleActionsController {
             let (app, client, placement) = try appleCall(request, ctx)
             let id = try transactionId(ctx, "transactionId")
             let token = try await accountToken(request)
-            let environment = try await apple { try await client.setAppAccountToken(id, token, in: placement) }
+            let environment = try await apple(placement) { try await client.setAppAccountToken(id, token, in: placement) }
             context.metrics.increment("storekeeper_apple_actions_total", labels: ["action": "set_app_account_token", "app": app.id])
             return try StorekeeperJSON.response(
                 ActionAnswer(originalTransactionId: id, environment: environment.storageName, appAccountToken: token))
@@ -35,7 +35,7 @@ struct AppleActionsController {
             let (app, client, placement) = try appleCall(request, ctx)
             let id = try transactionId(ctx, "transactionId")
             let body = try await consumption(request)
-            let environment = try await apple { try await client.sendConsumptionInformation(id, body, in: placement) }
+            let environment = try await apple(placement) { try await client.sendConsumptionInformation(id, body, in: placement) }
             context.metrics.increment("storekeeper_apple_actions_total", labels: ["action": "send_consumption", "app": app.id])
             return try StorekeeperJSON.response(
                 ActionAnswer(transactionId: id, environment: environment.storageName, consumptionSent: true), status: .accepted)
@@ -43,7 +43,7 @@ struct AppleActionsController {
         transactions.get(":transactionId/app-transaction") { request, ctx in
             let (app, client, placement) = try appleCall(request, ctx)
             let id = try transactionId(ctx, "transactionId")
-            let (answer, environment) = try await apple { try await client.appTransactionInfo(id, in: placement) }
+            let (answer, environment) = try await apple(placement) { try await client.appTransactionInfo(id, in: placement) }
             guard let signed = answer.signedAppTransactionInfo else {
                 throw StorekeeperError(.appleUnavailable, "Apple answered without a signed app transaction")
             }
@@ -155,7 +155,16 @@ struct AppleActionsController {
 
     /// Apple's answer in Storekeeper's terms: an id Apple does not know is 404, a request Apple
     /// refuses is 422 with Apple's code, anything else (5xx, timeouts, 429 beyond the wait) 502.
-    private func apple<T>(_ call: () async throws -> T) async throws -> T {
+    /// While the Server API is known to be down (in the environment asked first), answers
+    /// `apple_unavailable` at once instead of holding the operator for a timeout.
+    private func apple<T>(_ placement: AppStoreServerAPIClient.Placement, _ call: () async throws -> T) async throws -> T {
+        let first: AppStoreEnvironment = if case .only(let environment) = placement { environment } else { .production }
+        if let health = context.appleHealth, let since = await health.knownDown(.serverAPI(first.storageName), now: context.now()) {
+            throw StorekeeperError(
+                .appleUnavailable,
+                "App Store Server API (\(first.storageName)) is down since \(since.formatted(StorekeeperJSON.plainStyle)); not called (try again once it answers)"
+            )
+        }
         do {
             return try await call()
         } catch let error as ServerAPIError {

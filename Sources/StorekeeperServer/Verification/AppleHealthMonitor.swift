@@ -118,6 +118,18 @@ final class AppleHealthMonitor: Sendable {
         states.withLock { all in all[endpoint].flatMap { $0.state == .down ? $0.since : nil } }
     }
 
+    /// Since when `endpoint` has been down, as this process or (from the shared row, read at most
+    /// once a second) another one sees it: for callers that do not probe (an operator's request
+    /// answers at once instead of waiting on a host that is known to be gone). An API-only
+    /// process, which calls Apple rarely, learns of an outage this way.
+    func knownDown(_ endpoint: Endpoint, now: Date) async -> Date? {
+        let local: (state: AppleHealth.State, since: Date)? = states.withLock { all in all[endpoint].map { ($0.state, $0.since) } }
+        if let local, local.state == .down { return local.since }
+        let row: SharedAppleHealth? = if let cached = cachedRow(endpoint, now: now) { cached } else { await readRow(endpoint, now: now) }
+        guard let row, row.state == .down, row.since > local?.since ?? .distantPast else { return nil }
+        return row.since
+    }
+
     /// While `endpoint` is down here: has another process seen it answer since? Reads the shared
     /// row at most once a second per endpoint; when it is newer than this process's outage, this
     /// process is healthy again (without releasing anything: the other one did) and true.
