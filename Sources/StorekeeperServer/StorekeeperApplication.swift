@@ -134,7 +134,7 @@ public enum StorekeeperApplication {
                 "verify_receipt": [verifyReceiptJobKind], "server_api": [verifyReceiptJobKind, refreshFromServerAPIJobKind],
             ],
             releasePerSecond: configuration.appleHealth.releasePerSecond > 0 ? configuration.appleHealth.releasePerSecond : nil,
-            appIds: configuration.apps.map(\.id))
+            appIds: configuration.apps.map(\.id), sandboxAppIds: configuration.apps.filter(\.acceptSandbox).map(\.id))
     }
 
     /// `signedGate`: the API's own, so both share one chain cache and one OCSP answer cache.

@@ -17,15 +17,23 @@ struct AppleActionsTests {
 
     func admin(_ stack: LocalStack) -> [String: String] { ["Authorization": "Bearer \(stack.api.adminKey)"] }
 
+    /// A sandbox consumable bought in the simulator, and a way to ask the simulator whether it
+    /// was finished there.
+    func sandboxCoins(_ stack: LocalStack) async throws -> (SimulatorClient.Purchase, @Sendable () async throws -> Bool?) {
+        let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "sandbox")
+        let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+        let simulator = stack.simulator
+        return (
+            coins,
+            { try await simulator.http.send(.GET, "/sim/transactions/\(coins.transactionId)/finished").json["finished"] as? Bool }
+        )
+    }
+
     @Test("Finish Transaction reaches Apple for a known id; unknown, malformed and unauthenticated calls are refused")
     func finish() async throws {
         try await ServerAPIClientTests.withAPIStack { stack in
             let http = stack.api.http
-            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "sandbox")
-            let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            let finishedAtApple = {
-                try await stack.simulator.http.send(.GET, "/sim/transactions/\(coins.transactionId)/finished").json["finished"] as? Bool
-            }
+            let (coins, finishedAtApple) = try await sandboxCoins(stack)
             #expect(try await finishedAtApple() == false)
 
             let refused = try await http.send(.POST, "\(Self.base)/\(coins.transactionId)/finish")
@@ -161,11 +169,7 @@ struct AppleActionsTests {
     func serverAPIDown() async throws {
         try await ServerAPIClientTests.withAPIStack { stack in
             let http = stack.api.http
-            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "sandbox")
-            let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            let finishedAtApple = {
-                try await stack.simulator.http.send(.GET, "/sim/transactions/\(coins.transactionId)/finished").json["finished"] as? Bool
-            }
+            let (coins, finishedAtApple) = try await sandboxCoins(stack)
             let callsToApple = { try await stack.simulator.stats().filter { $0.key.hasPrefix("serverapi.sandbox.") }.values.reduce(0, +) }
             let now = Date()
             #expect(try await stack.store.moveSharedAppleHealth(endpoint: "server_api_sandbox", to: .down, at: now) { _ in nil })

@@ -131,4 +131,20 @@ struct AppleHealthMonitorTests {
         await health.record(endpoint, answered: true, probe: true, now: t0.addingTimeInterval(6))
         #expect(try await due(t0.addingTimeInterval(6)) == [jobId])
     }
+
+    @Test("the sandbox's outages are told only to the apps that accept the sandbox", arguments: StoreFactory.all)
+    func sandboxEvents(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        let health = AppleHealthMonitor(
+            policy: policy, store: store, signal: WakeSignal(), metrics: MetricsRegistry(), logger: Logger(label: "test"),
+            appIds: ["app", "production_only"], sandboxAppIds: ["app"])
+        let sandbox = AppleHealthMonitor.Endpoint.verifyReceipt("sandbox")
+        for _ in 0..<policy.downAfterFailures { await health.record(sandbox, answered: false, probe: false, now: referenceTime) }
+        await health.record(sandbox, answered: true, probe: true, now: referenceTime.addingTimeInterval(5))
+        let told = { (app: String) in
+            try await store.events(appId: app, after: 0, types: [.appleDown, .appleRecovered], limit: 10).map(\.event.type)
+        }
+        #expect(try await told("app") == [.appleDown, .appleRecovered])
+        #expect(try await told("production_only").isEmpty)
+    }
 }

@@ -277,30 +277,12 @@ struct ScaleOutTests {
             try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: log("worker-2")),
         ]
         defer { ([api] + processes).forEach { $0.terminate() } }
-        let storekeeper = client(stack, api.baseURL)
-        var ids: [String] = []
-        let started = Date()
-        // Five outages of 1.2 s, each followed by 1.2 s of Apple answering; receipts arrive throughout.
-        for cycle in 0..<5 {
-            try await stack.simulator.outage(seconds: 1.2)
-            for i in 0..<6 {
-                let reply = try await storekeeper.postReceipt(appUserId: "flap-\(cycle)-\(i)", receipt: receipts[cycle * 6 + i])
-                #expect(reply.status == 202, "\(reply.text)")
-                ids.append(try #require(reply.json["id"] as? String))
-            }
-            try await Task.sleep(for: .milliseconds(2_400))
-        }
-        let flapped = Date().timeIntervalSince(started)
-        for id in ids {
-            let final = try await storekeeper.waitForFinal(id, timeout: 120)
-            #expect(final["state"] as? String == "verified", "\(final)")
-        }
+        let (ids, flapped, failed) = try await AppleOutageTests.flap(stack.simulator, client(stack, api.baseURL), receipts: receipts)
         let counts = try await stack.store.verificationCounts()
         #expect(counts[.invalid] == nil && counts[.verified] == ids.count, "\(counts)")
         try await expectBooksBalance(stack)
         // Per process and outage: the failures that make Apple down and what its workers had in
         // flight then; per process, one probe per backoff step.
-        let failed = try await stack.simulator.stats()["production.outage", default: 0]
         let bound = 2 * (5 * (3 + workers) + Int(flapped / 0.5) + 5)
         #expect(failed > 0, "the workers met Apple's outages")
         #expect(failed <= bound, "\(failed) failed calls in \(flapped) s from 2 processes; at most \(bound) expected")

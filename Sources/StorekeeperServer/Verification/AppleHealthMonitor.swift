@@ -37,8 +37,9 @@ final class AppleHealthMonitor: Sendable {
     let waitingKinds: [String: [String]]
     /// How fast released work becomes due; nil: all at once.
     let releasePerSecond: Double?
-    /// The apps told of outages by events.
+    /// The apps told of outages by events; of the sandbox's, only those that accept it.
     let appIds: [String]
+    let sandboxAppIds: [String]
     private let states = Mutex<[Endpoint: AppleHealth]>([:])
     /// Each endpoint's shared row as this process last read it, and when: it reads at most once
     /// a second per endpoint, however many jobs ask.
@@ -46,9 +47,11 @@ final class AppleHealthMonitor: Sendable {
 
     init(
         policy: AppleHealth.Policy, store: any StorekeeperStore, signal: WakeSignal, metrics: MetricsRegistry, logger: Logger,
-        waitingKinds: [String: [String]] = ["verify_receipt": [verifyReceiptJobKind]], releasePerSecond: Double? = nil, appIds: [String] = []
+        waitingKinds: [String: [String]] = ["verify_receipt": [verifyReceiptJobKind]], releasePerSecond: Double? = nil, appIds: [String] = [],
+        sandboxAppIds: [String]? = nil
     ) {
         self.appIds = appIds
+        self.sandboxAppIds = sandboxAppIds ?? appIds
         self.policy = policy
         self.store = store
         self.signal = signal
@@ -197,7 +200,8 @@ final class AppleHealthMonitor: Sendable {
     /// True when this call moved it.
     @discardableResult
     private func share(_ endpoint: Endpoint, _ state: AppleHealth.State, at now: Date) async -> Bool {
-        let (label, environment, appIds) = (endpoint.label, endpoint.environment, appIds)
+        let (label, environment) = (endpoint.label, endpoint.environment)
+        let appIds = environment == "sandbox" ? sandboxAppIds : appIds
         do {
             return try await store.moveSharedAppleHealth(endpoint: label, to: state, at: now) { previous in
                 let events = AppleHealthEvents.events(
