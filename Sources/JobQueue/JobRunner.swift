@@ -75,12 +75,25 @@ public final class JobRunner: Service, Sendable {
                             continue
                         }
                     }
+                    inFlight.withLock { running in for lease in leased { running[lease.token + lease.jobId] = lease } }
+                    var batches: [String: [JobLease]] = [:]
                     for lease in leased {
-                        inFlight.withLock { $0[lease.token + lease.jobId] = lease }
+                        if handlers[lease.kind] is any BatchJobHandler {
+                            batches[lease.kind, default: []].append(lease)
+                            continue
+                        }
                         group.addTask {
                             await self.execute(lease)
-                            self.inFlight.withLock { _ = $0.removeValue(forKey: lease.token + lease.jobId) }
-                            self.signal.wake()
+                            self.finished(lease)
+                        }
+                    }
+                    for (kind, leases) in batches {
+                        guard let handler = handlers[kind] as? any BatchJobHandler else { continue }
+                        group.addTask {
+                            await handler.run(batch: leases) { lease, outcome in
+                                await self.record(outcome, of: lease)
+                                self.finished(lease)
+                            }
                         }
                     }
                     if leased.count == min(capacity, configuration.batchSize), capacity > 0 { continue }
@@ -142,7 +155,15 @@ public final class JobRunner: Service, Sendable {
             _ = try? await store.discardJob(lease, reason: "no handler for kind \(lease.kind)", now: now())
             return
         }
-        let outcome = await handler.run(lease)
+        await record(await handler.run(lease), of: lease)
+    }
+
+    private func finished(_ lease: JobLease) {
+        inFlight.withLock { _ = $0.removeValue(forKey: lease.token + lease.jobId) }
+        signal.wake()
+    }
+
+    private func record(_ outcome: JobOutcome, of lease: JobLease) async {
         do {
             switch outcome {
             case .completed: _ = try await store.completeJob(lease, now: now())

@@ -96,10 +96,19 @@ public protocol WebhookStore: Sendable {
     /// Dead deliveries of the endpoint (only `deliveryId` when given) go back to pending, due
     /// at `now`, each with a new job. Returns how many.
     func replayDeliveries(endpointId: String, deliveryId: String?, now: Date) async throws -> Int
-    func deliveryForJob(jobId: String) async throws -> DeliveryWork?
+    /// What each of these delivery jobs has to send, read together (one read for a batch of
+    /// leases); a job whose delivery, event or notification is gone is absent.
+    func deliveriesForJobs(jobIds: [String]) async throws -> [String: DeliveryWork]
     /// Applies `change` in one transaction; false (nothing written) when the lease was lost.
     func finishDeliveryAttempt(_ lease: JobLease, _ change: DeliveryChange, now: Date) async throws -> Bool
     func deliveryCounts() async throws -> [WebhookDelivery.State: Int]
     /// Events recorded outside any job (a test event): the same outbox write, in a transaction of its own.
     func recordEvents(_ batch: EventBatch, now: Date) async throws
+}
+
+extension WebhookStore {
+    /// What one delivery job has to send.
+    public func deliveryForJob(jobId: String) async throws -> DeliveryWork? {
+        try await deliveriesForJobs(jobIds: [jobId])[jobId]
+    }
 }

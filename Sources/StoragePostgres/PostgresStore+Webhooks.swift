@@ -118,40 +118,47 @@ extension PostgresStore: WebhookStore {
         }
     }
 
-    public func deliveryForJob(jobId: String) async throws -> DeliveryWork? {
-        try await read { connection in
-            guard let row = try await connection.rows("SELECT * FROM webhook_deliveries WHERE job_id = \(jobId)", logger: self.logger).first
-            else { return nil }
-            let delivery = try Self.delivery(from: row)
-            let payload: DeliveryPayload
-            if delivery.eventId.hasPrefix(forwardedNotificationPrefix) {
-                let uuid = String(delivery.eventId.dropFirst(forwardedNotificationPrefix.count))
-                guard
-                    let stored = try await connection.rows(
-                        "SELECT payload FROM notifications WHERE app_id = \(delivery.appId) AND notification_uuid = \(uuid)",
-                        logger: self.logger
-                    ).first.map({ try $0.value("payload", as: String.self) })
-                else { return nil }
-                payload = .notification(uuid: uuid, body: DeliveryWork.notificationBody(storedPayload: stored))
-            } else {
-                guard
-                    let event = try await connection.rows("SELECT body FROM events WHERE id = \(delivery.eventId)", logger: self.logger)
-                        .first.flatMap({ StoredJSON.decode(SubscriberEvent.self, try $0.value("body", as: String.self)) })
-                else { return nil }
-                payload = .event(event)
-            }
-            let endpoint = try await connection.rows(
-                "SELECT body FROM webhook_endpoints WHERE id = \(delivery.endpointId)", logger: self.logger
-            ).first.flatMap { StoredJSON.decode(WebhookEndpoint.self, try $0.value("body", as: String.self)) }
-            let earlier = try await connection.rows(
-                """
-                SELECT MIN(COALESCE(next_attempt_at, created_at)) AS due FROM webhook_deliveries
-                WHERE endpoint_id = \(delivery.endpointId) AND app_user_id = \(delivery.appUserId)
-                  AND sequence < \(delivery.sequence) AND state = 'pending'
-                """, logger: self.logger
-            ).first.flatMap { try $0.value("due", as: Int64?.self) }
-            return DeliveryWork(delivery: delivery, payload: payload, endpoint: endpoint, earlierDueAt: StoredTime.date(earlier))
+    public func deliveriesForJobs(jobIds: [String]) async throws -> [String: DeliveryWork] {
+        let logger = self.logger
+        return try await read { connection in
+            var works: [String: DeliveryWork] = [:]
+            for jobId in jobIds { works[jobId] = try await Self.deliveryForJob(connection, jobId: jobId, logger: logger) }
+            return works
         }
+    }
+
+    static func deliveryForJob(_ connection: PostgresConnection, jobId: String, logger: Logger) async throws -> DeliveryWork? {
+        guard let row = try await connection.rows("SELECT * FROM webhook_deliveries WHERE job_id = \(jobId)", logger: logger).first
+        else { return nil }
+        let delivery = try Self.delivery(from: row)
+        let payload: DeliveryPayload
+        if delivery.eventId.hasPrefix(forwardedNotificationPrefix) {
+            let uuid = String(delivery.eventId.dropFirst(forwardedNotificationPrefix.count))
+            guard
+                let stored = try await connection.rows(
+                    "SELECT payload FROM notifications WHERE app_id = \(delivery.appId) AND notification_uuid = \(uuid)",
+                    logger: logger
+                ).first.map({ try $0.value("payload", as: String.self) })
+            else { return nil }
+            payload = .notification(uuid: uuid, body: DeliveryWork.notificationBody(storedPayload: stored))
+        } else {
+            guard
+                let event = try await connection.rows("SELECT body FROM events WHERE id = \(delivery.eventId)", logger: logger)
+                    .first.flatMap({ StoredJSON.decode(SubscriberEvent.self, try $0.value("body", as: String.self)) })
+            else { return nil }
+            payload = .event(event)
+        }
+        let endpoint = try await connection.rows(
+            "SELECT body FROM webhook_endpoints WHERE id = \(delivery.endpointId)", logger: logger
+        ).first.flatMap { StoredJSON.decode(WebhookEndpoint.self, try $0.value("body", as: String.self)) }
+        let earlier = try await connection.rows(
+            """
+            SELECT MIN(COALESCE(next_attempt_at, created_at)) AS due FROM webhook_deliveries
+            WHERE endpoint_id = \(delivery.endpointId) AND app_user_id = \(delivery.appUserId)
+              AND sequence < \(delivery.sequence) AND state = 'pending'
+            """, logger: logger
+        ).first.flatMap { try $0.value("due", as: Int64?.self) }
+        return DeliveryWork(delivery: delivery, payload: payload, endpoint: endpoint, earlierDueAt: StoredTime.date(earlier))
     }
 
     public func finishDeliveryAttempt(_ lease: JobLease, _ change: DeliveryChange, now: Date) async throws -> Bool {

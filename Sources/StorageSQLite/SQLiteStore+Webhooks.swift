@@ -110,41 +110,47 @@ extension SQLiteStore: WebhookStore {
         }
     }
 
-    public func deliveryForJob(jobId: String) async throws -> DeliveryWork? {
+    public func deliveriesForJobs(jobIds: [String]) async throws -> [String: DeliveryWork] {
         try await pool.read { db in
-            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM webhook_deliveries WHERE job_id = ?"), arguments: [jobId]) else {
-                return nil
-            }
-            let delivery = Self.delivery(from: row)
-            let payload: DeliveryPayload
-            if delivery.eventId.hasPrefix(forwardedNotificationPrefix) {
-                let uuid = String(delivery.eventId.dropFirst(forwardedNotificationPrefix.count))
-                guard
-                    let stored = try String.fetchOne(
-                        db.cachedStatement(sql: "SELECT payload FROM notifications WHERE app_id = ? AND notification_uuid = ?"),
-                        arguments: [delivery.appId, uuid])
-                else { return nil }
-                payload = .notification(uuid: uuid, body: DeliveryWork.notificationBody(storedPayload: stored))
-            } else {
-                guard
-                    let event = try String.fetchOne(db.cachedStatement(sql: "SELECT body FROM events WHERE id = ?"), arguments: [delivery.eventId])
-                        .flatMap({ StoredJSON.decode(SubscriberEvent.self, $0) })
-                else { return nil }
-                payload = .event(event)
-            }
-            let endpoint = try String.fetchOne(
-                db.cachedStatement(sql: "SELECT body FROM webhook_endpoints WHERE id = ?"), arguments: [delivery.endpointId]
-            )
-            .flatMap { StoredJSON.decode(WebhookEndpoint.self, $0) }
-            let earlier = try Int64.fetchOne(
-                db.cachedStatement(
-                    sql: """
-                        SELECT MIN(COALESCE(next_attempt_at, created_at)) FROM webhook_deliveries
-                        WHERE endpoint_id = ? AND app_user_id = ? AND sequence < ? AND state = 'pending'
-                        """),
-                arguments: [delivery.endpointId, delivery.appUserId, delivery.sequence])
-            return DeliveryWork(delivery: delivery, payload: payload, endpoint: endpoint, earlierDueAt: StoredTime.date(earlier))
+            var works: [String: DeliveryWork] = [:]
+            for jobId in jobIds { works[jobId] = try Self.deliveryForJob(db, jobId: jobId) }
+            return works
         }
+    }
+
+    static func deliveryForJob(_ db: Database, jobId: String) throws -> DeliveryWork? {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM webhook_deliveries WHERE job_id = ?"), arguments: [jobId]) else {
+            return nil
+        }
+        let delivery = Self.delivery(from: row)
+        let payload: DeliveryPayload
+        if delivery.eventId.hasPrefix(forwardedNotificationPrefix) {
+            let uuid = String(delivery.eventId.dropFirst(forwardedNotificationPrefix.count))
+            guard
+                let stored = try String.fetchOne(
+                    db.cachedStatement(sql: "SELECT payload FROM notifications WHERE app_id = ? AND notification_uuid = ?"),
+                    arguments: [delivery.appId, uuid])
+            else { return nil }
+            payload = .notification(uuid: uuid, body: DeliveryWork.notificationBody(storedPayload: stored))
+        } else {
+            guard
+                let event = try String.fetchOne(db.cachedStatement(sql: "SELECT body FROM events WHERE id = ?"), arguments: [delivery.eventId])
+                    .flatMap({ StoredJSON.decode(SubscriberEvent.self, $0) })
+            else { return nil }
+            payload = .event(event)
+        }
+        let endpoint = try String.fetchOne(
+            db.cachedStatement(sql: "SELECT body FROM webhook_endpoints WHERE id = ?"), arguments: [delivery.endpointId]
+        )
+        .flatMap { StoredJSON.decode(WebhookEndpoint.self, $0) }
+        let earlier = try Int64.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    SELECT MIN(COALESCE(next_attempt_at, created_at)) FROM webhook_deliveries
+                    WHERE endpoint_id = ? AND app_user_id = ? AND sequence < ? AND state = 'pending'
+                    """),
+            arguments: [delivery.endpointId, delivery.appUserId, delivery.sequence])
+        return DeliveryWork(delivery: delivery, payload: payload, endpoint: endpoint, earlierDueAt: StoredTime.date(earlier))
     }
 
     public func finishDeliveryAttempt(_ lease: JobLease, _ change: DeliveryChange, now: Date) async throws -> Bool {

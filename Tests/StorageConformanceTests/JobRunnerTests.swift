@@ -54,6 +54,39 @@ final class HeldUntilShutdownHandler: JobHandler {
     }
 }
 
+/// Runs leases in batches; holds the first job it ever sees until `release` is opened, and ends
+/// every other one at once.
+final class HoldingBatchHandler: BatchJobHandler {
+    let kind = "verify_receipt"
+    let batchSizes = Mutex<[Int]>([])
+    let finished = Mutex(0)
+    let held = Mutex<String?>(nil)
+    let release = OneShotSignal()
+
+    func run(_ lease: JobLease) async -> JobOutcome {
+        Issue.record("a batch handler's leases go through run(batch:)")
+        return .completed
+    }
+
+    func run(batch leases: [JobLease], done: @escaping @Sendable (JobLease, JobOutcome) async -> Void) async {
+        batchSizes.withLock { $0.append(leases.count) }
+        await withDiscardingTaskGroup { group in
+            for lease in leases {
+                group.addTask {
+                    let holds = self.held.withLock { held in
+                        guard held == nil else { return false }
+                        held = lease.jobId
+                        return true
+                    }
+                    if holds { await self.release.wait() }
+                    self.finished.withLock { $0 += 1 }
+                    await done(lease, .completed)
+                }
+            }
+        }
+    }
+}
+
 @Suite("job runner service")
 struct JobRunnerTests {
     func store(jobs: Int, factory: StoreFactory) async throws -> any StorekeeperStore {
@@ -117,6 +150,28 @@ struct JobRunnerTests {
         #expect(handler.peak.withLock { $0 } <= 5)
         #expect(handler.started.withLock { $0 } == 30)
         #expect(try await store.jobCounts()[.completed] == 30)
+    }
+
+    @Test(
+        "a batch handler gets the leases leased together; each frees its slot when it ends, not when its batch's slowest does",
+        arguments: StoreFactory.all)
+    func batches(factory: StoreFactory) async throws {
+        let store = try await store(jobs: 12, factory: factory)
+        let handler = HoldingBatchHandler()
+        var configuration = JobRunner.Configuration()
+        configuration.concurrency = 4
+        let runner = JobRunner(store: store, handlers: [handler], configuration: configuration, logger: Logger(label: "test"))
+        try await whileRunning(runner) {
+            // With slots held until a batch ends, the held job's batch would keep all 4 and the
+            // other 8 jobs would never run.
+            let deadline = ContinuousClock.now + .seconds(60)
+            while handler.finished.withLock({ $0 }) < 11, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(handler.finished.withLock { $0 } == 11, "every job but the held one ended while it was held")
+            handler.release.open()
+            while try await store.jobCounts()[.completed] != 12, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        #expect(try await store.jobCounts()[.completed] == 12)
+        #expect(handler.batchSizes.withLock { $0.first } == 4, "the first lease took 4 jobs, run as one batch: \(handler.batchSizes.withLock { $0 })")
     }
 }
 

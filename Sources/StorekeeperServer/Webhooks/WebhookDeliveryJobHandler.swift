@@ -4,12 +4,14 @@ import Logging
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import Synchronization
 
 /// One attempt of one delivery per lease: wait behind an earlier event of the same subscriber
 /// or a paused endpoint, else POST the event signed and record what happened in the job's
 /// transaction. At least once: a runner that dies after the POST and before the record makes
-/// the next runner POST again, with the same `webhook-id`.
-struct WebhookDeliveryJobHandler: JobHandler {
+/// the next runner POST again, with the same `webhook-id`. Leases leased together are read
+/// together (one read for the batch); each is sent and recorded on its own.
+struct WebhookDeliveryJobHandler: BatchJobHandler {
     let kind = deliverWebhookJobKind
     let store: any StorekeeperStore
     let sender: WebhookSender
@@ -22,16 +24,38 @@ struct WebhookDeliveryJobHandler: JobHandler {
     static let pausedRecheckSeconds: Double = 60
 
     func run(_ lease: JobLease) async -> JobOutcome {
+        let outcome = Mutex<JobOutcome>(.finishedByHandler)
+        await run(batch: [lease]) { _, ended in outcome.withLock { $0 = ended } }
+        return outcome.withLock { $0 }
+    }
+
+    func run(batch leases: [JobLease], done: @escaping @Sendable (JobLease, JobOutcome) async -> Void) async {
+        let works: [String: DeliveryWork]
         do {
-            return try await attempt(lease)
+            works = try await store.deliveriesForJobs(jobIds: leases.map(\.jobId))
         } catch {
-            logger.error("webhook delivery failed to record", metadata: ["job": "\(lease.jobId)", "error": "\(error)"])
-            return .retry(at: now().addingTimeInterval(5), reason: FailureReason.storageError.rawValue)
+            logger.error("webhook deliveries could not be read", metadata: ["jobs": "\(leases.count)", "error": "\(error)"])
+            for lease in leases { await done(lease, .retry(at: now().addingTimeInterval(5), reason: FailureReason.storageError.rawValue)) }
+            return
+        }
+        await withDiscardingTaskGroup { group in
+            for lease in leases {
+                group.addTask {
+                    let outcome: JobOutcome
+                    do {
+                        outcome = try await attempt(lease, work: works[lease.jobId])
+                    } catch {
+                        logger.error("webhook delivery failed to record", metadata: ["job": "\(lease.jobId)", "error": "\(error)"])
+                        outcome = .retry(at: now().addingTimeInterval(5), reason: FailureReason.storageError.rawValue)
+                    }
+                    await done(lease, outcome)
+                }
+            }
         }
     }
 
-    private func attempt(_ lease: JobLease) async throws -> JobOutcome {
-        guard let work = try await store.deliveryForJob(jobId: lease.jobId), work.delivery.state == .pending else {
+    private func attempt(_ lease: JobLease, work: DeliveryWork?) async throws -> JobOutcome {
+        guard let work, work.delivery.state == .pending else {
             return .completed  // Deleted with its endpoint, or already ended by another run.
         }
         guard let endpoint = work.endpoint else { return .completed }
