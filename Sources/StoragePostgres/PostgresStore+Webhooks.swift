@@ -122,12 +122,18 @@ extension PostgresStore: WebhookStore {
         let logger = self.logger
         return try await read { connection in
             var works: [String: DeliveryWork] = [:]
-            for jobId in jobIds { works[jobId] = try await Self.deliveryForJob(connection, jobId: jobId, logger: logger) }
+            var endpoints: [String: WebhookEndpoint?] = [:]
+            for jobId in jobIds {
+                works[jobId] = try await Self.deliveryForJob(connection, jobId: jobId, endpoints: &endpoints, logger: logger)
+            }
             return works
         }
     }
 
-    static func deliveryForJob(_ connection: PostgresConnection, jobId: String, logger: Logger) async throws -> DeliveryWork? {
+    /// `endpoints`: the endpoints read so far in this batch (most of a batch goes to one).
+    static func deliveryForJob(
+        _ connection: PostgresConnection, jobId: String, endpoints: inout [String: WebhookEndpoint?], logger: Logger
+    ) async throws -> DeliveryWork? {
         guard let row = try await connection.rows("SELECT * FROM webhook_deliveries WHERE job_id = \(jobId)", logger: logger).first
         else { return nil }
         let delivery = try Self.delivery(from: row)
@@ -148,9 +154,15 @@ extension PostgresStore: WebhookStore {
             else { return nil }
             payload = .event(event)
         }
-        let endpoint = try await connection.rows(
-            "SELECT body FROM webhook_endpoints WHERE id = \(delivery.endpointId)", logger: logger
-        ).first.flatMap { StoredJSON.decode(WebhookEndpoint.self, try $0.value("body", as: String.self)) }
+        let endpoint: WebhookEndpoint?
+        if let known = endpoints[delivery.endpointId] {
+            endpoint = known
+        } else {
+            endpoint = try await connection.rows(
+                "SELECT body FROM webhook_endpoints WHERE id = \(delivery.endpointId)", logger: logger
+            ).first.flatMap { StoredJSON.decode(WebhookEndpoint.self, try $0.value("body", as: String.self)) }
+            endpoints[delivery.endpointId] = endpoint
+        }
         let earlier = try await connection.rows(
             """
             SELECT MIN(COALESCE(next_attempt_at, created_at)) AS due FROM webhook_deliveries

@@ -113,12 +113,14 @@ extension SQLiteStore: WebhookStore {
     public func deliveriesForJobs(jobIds: [String]) async throws -> [String: DeliveryWork] {
         try await pool.read { db in
             var works: [String: DeliveryWork] = [:]
-            for jobId in jobIds { works[jobId] = try Self.deliveryForJob(db, jobId: jobId) }
+            var endpoints: [String: WebhookEndpoint?] = [:]
+            for jobId in jobIds { works[jobId] = try Self.deliveryForJob(db, jobId: jobId, endpoints: &endpoints) }
             return works
         }
     }
 
-    static func deliveryForJob(_ db: Database, jobId: String) throws -> DeliveryWork? {
+    /// `endpoints`: the endpoints read so far in this batch (most of a batch goes to one).
+    static func deliveryForJob(_ db: Database, jobId: String, endpoints: inout [String: WebhookEndpoint?]) throws -> DeliveryWork? {
         guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM webhook_deliveries WHERE job_id = ?"), arguments: [jobId]) else {
             return nil
         }
@@ -139,10 +141,16 @@ extension SQLiteStore: WebhookStore {
             else { return nil }
             payload = .event(event)
         }
-        let endpoint = try String.fetchOne(
-            db.cachedStatement(sql: "SELECT body FROM webhook_endpoints WHERE id = ?"), arguments: [delivery.endpointId]
-        )
-        .flatMap { StoredJSON.decode(WebhookEndpoint.self, $0) }
+        let endpoint: WebhookEndpoint?
+        if let known = endpoints[delivery.endpointId] {
+            endpoint = known
+        } else {
+            endpoint = try String.fetchOne(
+                db.cachedStatement(sql: "SELECT body FROM webhook_endpoints WHERE id = ?"), arguments: [delivery.endpointId]
+            )
+            .flatMap { StoredJSON.decode(WebhookEndpoint.self, $0) }
+            endpoints[delivery.endpointId] = endpoint
+        }
         let earlier = try Int64.fetchOne(
             db.cachedStatement(
                 sql: """

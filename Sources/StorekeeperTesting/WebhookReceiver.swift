@@ -37,6 +37,8 @@ public final class WebhookReceiver: Sendable {
     public let url: String
 
     public var received: [Received] { state.withLock { $0.received } }
+    /// How many requests were accepted, without copying them (the bench polls it).
+    public var receivedCount: Int { state.withLock { $0.received.count } }
 
     public func behave(_ behaviour: Behaviour) { state.withLock { $0.behaviour = behaviour } }
 

@@ -43,6 +43,14 @@ struct WebhookStoreConformanceTests {
             let work = try #require(try await store.deliveryForJob(jobId: lease.jobId))
             works[work.payload.id] = work
         }
+        // Read as one batch, the same; a job with no delivery is absent.
+        let batch = try await store.deliveriesForJobs(jobIds: leases.map(\.jobId) + ["no-such-job"])
+        #expect(batch.count == 3 && batch["no-such-job"] == nil)
+        for lease in leases {
+            let one = try #require(batch[lease.jobId])
+            #expect(works[one.payload.id]?.delivery == one.delivery && one.endpoint?.id == "all")
+            #expect((works[one.payload.id]?.earlierDueAt == nil) == (one.earlierDueAt == nil))
+        }
         #expect(works["e1"]?.earlierDueAt == nil && works["e3"]?.earlierDueAt == nil)
         #expect(works["e2"]?.earlierDueAt != nil, "alice's second event waits for her first")
         #expect(works["e1"]?.endpoint?.id == "all" && works["e1"]?.delivery.sequence == 1 && works["e2"]?.delivery.sequence == 2)
