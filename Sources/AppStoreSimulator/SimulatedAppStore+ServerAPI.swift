@@ -337,7 +337,8 @@ extension SimulatedAppStore {
     }
 
     func sendTestNotification(app: SimulatedApp, environment: AppStoreEnvironment, now: Date) async throws -> ServerAPIAnswer {
-        guard app.notificationURL != nil else { return .error(400, 4_000_030, "No notification URL is configured.") }
+        // Apple: 404 with ServerNotificationURLNotFoundError.
+        guard app.notificationURL != nil else { return .error(404, 4_040_007, "No notification URL is configured for this environment.") }
         return .json(
             SendTestNotificationResponse(testNotificationToken: try await enqueueTestNotification(app: app, environment: environment, now: now)))
     }

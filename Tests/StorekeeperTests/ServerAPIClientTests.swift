@@ -251,7 +251,7 @@ struct ServerAPIClientTests {
 
             // Without a notification URL Apple refuses to send a test notification.
             let noURL = await #expect(throws: ServerAPIError.self) { try await api.requestTestNotification(environment: .production) }
-            #expect(noURL?.httpStatus == 400)
+            #expect(noURL?.httpStatus == 404 && noURL?.apiErrorCode == 4_040_007, "Apple's ServerNotificationURLNotFoundError")
             try await stack.sendNotifications()
             let token = try #require(try await api.requestTestNotification(environment: .production).testNotificationToken)
             let delivered = try await eventually {
