@@ -228,6 +228,10 @@ struct NotificationDeliveryTests {
             // refused by Apple with 4000012.
             let longest = try await stack.api.adminPost("/v1/admin/apps/demo/notifications/gap-fill?lookbackSeconds=15552000")
             #expect(longest.status == 200 && (longest.json["duplicates"] as? Int ?? 0) >= 1, "\(longest.text)")
+            // A lookback below a date's precision is an empty window: nothing to read, and
+            // nothing sent to Apple (which would refuse it).
+            let tiny = try await stack.api.adminPost("/v1/admin/apps/demo/notifications/gap-fill?lookbackSeconds=1e-12")
+            #expect(tiny.status == 200 && tiny.json["pages"] as? Int == 0, "\(tiny.text)")
         }
     }
 

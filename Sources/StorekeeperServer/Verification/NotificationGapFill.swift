@@ -80,8 +80,11 @@ struct NotificationGapFill: Service, CustomStringConvertible {
         let ingest = NotificationIngest(context: context)
         for environment in app.acceptSandbox ? [AppStoreEnvironment.production, .sandbox] : [.production] {
             let earliest = to.addingTimeInterval(-Self.historyDays(environment) * 86_400 + 60)
-            let request = NotificationHistoryRequest(
-                startDate: max(from, earliest), endDate: to, onlyFailures: policy.onlyFailures ? true : nil)
+            let start = max(from, earliest)
+            // An empty window holds nothing, and Apple refuses it (4000013). A lookback shorter
+            // than a date's precision makes one (found by Schemathesis).
+            guard start < to else { continue }
+            let request = NotificationHistoryRequest(startDate: start, endDate: to, onlyFailures: policy.onlyFailures ? true : nil)
             var token: String?
             repeat {
                 let page = try await client.notificationHistory(request, paginationToken: token, environment: environment)
