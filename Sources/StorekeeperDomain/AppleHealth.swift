@@ -113,8 +113,14 @@ public struct AppleHealth: Sendable, Hashable {
     /// was replaced by a later one is stale when it finally fails: the failure counts, but it
     /// neither ends the later probe nor pushes the next one back (Apple may be back already, and
     /// every hung call failing late would otherwise delay noticing it).
+    ///
+    /// A failure of a call sent before the endpoint's last return from down is not counted at
+    /// all: it says nothing of Apple now, and counting the late failures of calls that hung
+    /// through the outage could put the endpoint down again with nothing left waiting to probe
+    /// it, so that their own retries would sleep out their backoff.
     @discardableResult
     public mutating func record(answered: Bool, probe: Bool = false, sentAt: Date? = nil, at now: Date) -> Transition? {
+        if !answered, let sentAt, let recoveredAt, sentAt < recoveredAt, state != .down { return nil }
         let stale = probe && sentAt.map { sent in lastProbeAt.map { sent < $0 } ?? false } ?? false
         let probe = probe && !stale
         if probe || (state == .down && answered) { probeOutSince = nil }

@@ -84,4 +84,20 @@ struct AppleHealthTests {
         #expect(health.probeOutSince == nil && health.failedProbes == 1)
         #expect(health.nextProbeAt == second.addingTimeInterval(2 + policy.probeBaseSeconds))
     }
+
+    @Test("after a return from down, late failures of calls sent before it are not counted: they cannot put it down again")
+    func lateFailuresAfterReturn() {
+        var health = AppleHealth(policy: policy, now: t0)
+        let sent = at(1)
+        for second in 1...4 { health.record(answered: false, at: at(Double(second))) }
+        #expect(health.state == .down)
+        #expect(health.admit(at: at(5)) == .probe)
+        #expect(health.record(answered: true, probe: true, sentAt: at(5), at: at(6))?.to == .healthy)
+        // Calls that hung through the outage fail now, one after another.
+        for second in 7...20 { #expect(health.record(answered: false, sentAt: sent, at: at(Double(second))) == nil) }
+        #expect(health.state == .healthy && health.consecutiveFailures == 0)
+        // Failures of calls sent after the return count as ever.
+        for second in 21...24 { health.record(answered: false, sentAt: at(Double(second)), at: at(Double(second))) }
+        #expect(health.state == .down)
+    }
 }
