@@ -147,4 +147,28 @@ struct AppleHealthMonitorTests {
         #expect(try await told("app") == [.appleDown, .appleRecovered])
         #expect(try await told("production_only").isEmpty)
     }
+
+    @Test("a failed call waits its own backoff, a probe step at most while Apple is down, nothing once Apple came back")
+    func delayAfterFailure() async throws {
+        let store = try await StoreFactory.sqlite.make()
+        let health = monitor(store)
+        let t0 = referenceTime
+        let backoff: TimeInterval = 600
+        // Healthy: the job's own schedule.
+        #expect(await health.delayAfterFailure(endpoint, sentAt: t0, scheduled: backoff, now: t0, unitRandom: 0.5) == backoff)
+        // Down: back round the probe, spread over the probe step, never later than its schedule.
+        await down(health, at: t0)
+        let spread = await health.delayAfterFailure(endpoint, sentAt: t0, scheduled: backoff, now: t0.addingTimeInterval(1), unitRandom: 0.5)
+        #expect(spread == policy.probeCapSeconds / 2)
+        #expect(await health.delayAfterFailure(endpoint, sentAt: t0, scheduled: 1, now: t0.addingTimeInterval(1), unitRandom: 0.9) == 1)
+        // Apple answered at t0+10: a call sent before then goes at once; one sent after waits.
+        await health.record(endpoint, answered: true, probe: true, now: t0.addingTimeInterval(10))
+        #expect(
+            await health.delayAfterFailure(
+                endpoint, sentAt: t0.addingTimeInterval(9), scheduled: backoff, now: t0.addingTimeInterval(11), unitRandom: 0.5) == 0)
+        #expect(
+            await health.delayAfterFailure(
+                endpoint, sentAt: t0.addingTimeInterval(10.5), scheduled: backoff, now: t0.addingTimeInterval(11), unitRandom: 0.5)
+                == backoff)
+    }
 }

@@ -87,6 +87,19 @@ final class AppleHealthMonitor: Sendable {
         return recovery(await readRow(endpoint, now: now))
     }
 
+    /// How long a job whose call to `endpoint` failed waits before its next attempt, given the
+    /// delay its own schedule asks for. Nothing when Apple answered again while the call was out
+    /// (`recovered`). While the endpoint is down here, at most a probe step (spread by
+    /// `unitRandom`): the gate keeps the job from calling when it comes due, so the short wait
+    /// costs Apple nothing, and it keeps the job among those that come round to probe. Sleeping
+    /// out a long backoff instead could leave a down endpoint with nobody due to probe it, and
+    /// the job behind until its own retry. Otherwise the schedule's delay.
+    func delayAfterFailure(_ endpoint: Endpoint, sentAt: Date, scheduled: TimeInterval, now: Date, unitRandom: Double) async -> TimeInterval {
+        if await recovered(endpoint, after: sentAt, now: now) { return 0 }
+        guard downSince(endpoint) != nil else { return scheduled }
+        return min(scheduled, policy.probeCapSeconds * min(max(unitRandom, 0), 1))
+    }
+
     /// The shared row of `endpoint` if read within the last second; nil when not.
     private func cachedRow(_ endpoint: Endpoint, now: Date) -> SharedAppleHealth?? {
         sharedReads.withLock { reads in

@@ -70,9 +70,12 @@ struct ServerAPIRefreshJobHandler: VerificationJobHandler {
                 metrics.increment("storekeeper_subscriber_refreshes_total", labels: ["outcome": "invalid"])
             }
         } catch let error as ServerAPIError where error.isTransient {
-            // Apple came back while this call was out: it goes now, like the released ones.
-            let comeBack = await health?.recovered(endpoint, after: at, now: now()) == true
-            let delay = comeBack ? 0 : configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1))
+            // Apple came back while this call was out: it goes now, like the released ones;
+            // Apple down: back round the probe (`delayAfterFailure`).
+            let scheduled = configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1))
+            let delay =
+                await health?.delayAfterFailure(endpoint, sentAt: at, scheduled: scheduled, now: now(), unitRandom: Double.random(in: 0..<1))
+                ?? scheduled
             let backoff = at.addingTimeInterval(delay)
             let next = max(backoff, error.retryAfter ?? backoff)
             let report = AttemptReport(statuses: [], environment: nil, reason: .serverAPI("\(error.code)"))

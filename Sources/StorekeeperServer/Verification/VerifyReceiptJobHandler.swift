@@ -115,12 +115,15 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
                 // the waiting do not all come at once; Apple's recovery releases them sooner.
                 next = max(waitUntil, ended).addingTimeInterval(Double.random(in: 0...configuration.appleHealth.probeCapSeconds))
                 metrics.increment("storekeeper_verifications_waiting_for_apple_total", labels: ["app": app.id])
-            } else if let health, await health.recovered(endpoint, after: askedAt, now: ended) {
-                // Apple came back while this call was out (it hung past the return): the release
-                // has passed; this one goes now, like the released ones.
-                next = ended
             } else {
-                next = ended.addingTimeInterval(configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1)))
+                // Apple came back while this call was out (it hung past the return): the release
+                // has passed, so this one goes now, like the released ones. Apple down: back
+                // round the probe. Otherwise the job's own backoff.
+                let scheduled = configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1))
+                let delay =
+                    await health?.delayAfterFailure(
+                        endpoint, sentAt: askedAt, scheduled: scheduled, now: ended, unitRandom: Double.random(in: 0..<1)) ?? scheduled
+                next = ended.addingTimeInterval(delay)
             }
             let report = AttemptReport(statuses: statuses, environment: nil, reason: reason)
             let provisional = try await provisionalGrants(local, verification: verification, app: app, now: ended)
