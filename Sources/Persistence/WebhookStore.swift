@@ -11,7 +11,8 @@ public let forwardedNotificationPrefix = "notification:"
 
 /// What a delivery carries.
 public enum DeliveryPayload: Sendable {
-    case event(SubscriberEvent)
+    /// An event: `body` is its wire form, as stored (`StoredEventBody`).
+    case event(id: String, body: String)
     /// An App Store Server Notification, forwarded: `body` is what Apple POSTed (a V2
     /// `{"signedPayload": …}` or a V1 body, byte for byte as stored).
     case notification(uuid: String, body: String)
@@ -19,7 +20,7 @@ public enum DeliveryPayload: Sendable {
     /// The `webhook-id` of the delivery: the event's id, or the notification's UUID.
     public var id: String {
         switch self {
-        case .event(let event): event.id
+        case .event(let id, _): id
         case .notification(let uuid, _): uuid
         }
     }
@@ -40,11 +41,6 @@ public struct DeliveryWork: Sendable {
         self.payload = payload
         self.endpoint = endpoint
         self.earlierDueAt = earlierDueAt
-    }
-
-    /// The event, when the delivery carries one.
-    public var event: SubscriberEvent? {
-        if case .event(let event) = payload { event } else { nil }
     }
 
     /// The body a forwarded notification is POSTed with: Apple's V2 body is

@@ -303,6 +303,8 @@ enum PostgresMigrations {
                     since BIGINT NOT NULL
                 )
                 """),
+        // Events recorded from now on hold their wire form (WireJSON), sent by webhooks as stored.
+        Migration(name: "M0010_EventWireBody", sql: "ALTER TABLE events ADD COLUMN wire BOOLEAN NOT NULL DEFAULT FALSE"),
     ]
 }
 

@@ -11,13 +11,13 @@ extension PostgresStore: EventStore {
                 if types.isEmpty {
                     try await connection.rows(
                         """
-                        SELECT cursor, body FROM events WHERE app_id = \(appId) AND cursor > \(cursor)
+                        SELECT cursor, body, wire FROM events WHERE app_id = \(appId) AND cursor > \(cursor)
                         ORDER BY cursor LIMIT \(limit)
                         """, logger: self.logger)
                 } else {
                     try await connection.rows(
                         """
-                        SELECT cursor, body FROM events WHERE app_id = \(appId) AND cursor > \(cursor) AND type = ANY(\(types.map(\.rawValue)))
+                        SELECT cursor, body, wire FROM events WHERE app_id = \(appId) AND cursor > \(cursor) AND type = ANY(\(types.map(\.rawValue)))
                         ORDER BY cursor LIMIT \(limit)
                         """, logger: self.logger)
                 }
@@ -31,7 +31,7 @@ extension PostgresStore: EventStore {
         try await read { connection in
             try await connection.rows(
                 """
-                SELECT cursor, body FROM events WHERE app_id = \(appId) AND app_user_id = \(appUserId) AND sequence > \(sequence)
+                SELECT cursor, body, wire FROM events WHERE app_id = \(appId) AND app_user_id = \(appUserId) AND sequence > \(sequence)
                 ORDER BY sequence LIMIT \(limit)
                 """, logger: self.logger
             ).compactMap(Self.recordedEvent(from:))
@@ -58,7 +58,7 @@ extension PostgresStore: EventStore {
     }
 
     static func recordedEvent(from row: PostgresRandomAccessRow) throws -> RecordedEvent? {
-        StoredJSON.decode(SubscriberEvent.self, try row.value("body", as: String.self)).map {
+        StoredEventBody.event(body: try row.value("body", as: String.self), wire: try row.value("wire", as: Bool.self)).map {
             RecordedEvent(cursor: (try? row.value("cursor", as: Int64.self)) ?? 0, event: $0)
         }
     }
@@ -111,9 +111,9 @@ extension PostgresStore: EventStore {
             let cursorValue = try cursor.value("last_cursor", as: Int64.self)
             try await connection.execute(
                 """
-                INSERT INTO events (app_id, cursor, id, app_user_id, sequence, type, recorded_at, body)
+                INSERT INTO events (app_id, cursor, id, app_user_id, sequence, type, recorded_at, body, wire)
                 VALUES (\(event.appId), \(cursorValue), \(event.id), \(event.appUserId), \(event.sequence), \(event.type.rawValue),
-                    \(StoredTime.ms(event.recordedAt)), \(StoredJSON.encode(event)))
+                    \(StoredTime.ms(event.recordedAt)), \(WireJSON.encode(event)), TRUE)
                 """, logger: logger)
             if endpoints[event.appId] == nil { endpoints[event.appId] = try await Self.endpoints(connection, appId: event.appId, logger: logger) }
             try await enqueueDeliveries(

@@ -149,10 +149,10 @@ extension PostgresStore: WebhookStore {
             payload = .notification(uuid: uuid, body: DeliveryWork.notificationBody(storedPayload: stored))
         } else {
             guard
-                let event = try await connection.rows("SELECT body FROM events WHERE id = \(delivery.eventId)", logger: logger)
-                    .first.flatMap({ StoredJSON.decode(SubscriberEvent.self, try $0.value("body", as: String.self)) })
+                let row = try await connection.rows("SELECT body, wire FROM events WHERE id = \(delivery.eventId)", logger: logger).first,
+                let body = StoredEventBody.wireBody(body: try row.value("body", as: String.self), wire: try row.value("wire", as: Bool.self))
             else { return nil }
-            payload = .event(event)
+            payload = .event(id: delivery.eventId, body: body)
         }
         let endpoint: WebhookEndpoint?
         if let known = endpoints[delivery.endpointId] {

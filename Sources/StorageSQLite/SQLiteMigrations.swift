@@ -325,6 +325,10 @@ enum SQLiteMigrations {
                     );
                     """)
         }
+        // Events recorded from now on hold their wire form (WireJSON), sent by webhooks as stored.
+        migrator.registerMigration("M0010_EventWireBody") { db in
+            try db.execute(sql: "ALTER TABLE events ADD COLUMN wire INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 }

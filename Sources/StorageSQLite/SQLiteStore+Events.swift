@@ -9,7 +9,7 @@ extension SQLiteStore: EventStore {
             let filter = types.isEmpty ? "" : "AND type IN (\(placeholders(types.count)))"
             return try Row.fetchAll(
                 db,
-                sql: "SELECT cursor, body FROM events WHERE app_id = ? AND cursor > ? \(filter) ORDER BY cursor LIMIT ?",
+                sql: "SELECT cursor, body, wire FROM events WHERE app_id = ? AND cursor > ? \(filter) ORDER BY cursor LIMIT ?",
                 arguments: [appId, cursor] + StatementArguments(types.map(\.rawValue)) + [limit]
             ).compactMap(Self.recordedEvent(from:))
         }
@@ -22,7 +22,7 @@ extension SQLiteStore: EventStore {
             try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
-                        SELECT cursor, body FROM events WHERE app_id = ? AND app_user_id = ? AND sequence > ?
+                        SELECT cursor, body, wire FROM events WHERE app_id = ? AND app_user_id = ? AND sequence > ?
                         ORDER BY sequence LIMIT ?
                         """), arguments: [appId, appUserId, sequence, limit]
             ).compactMap(Self.recordedEvent(from:))
@@ -52,7 +52,7 @@ extension SQLiteStore: EventStore {
     }
 
     static func recordedEvent(from row: Row) -> RecordedEvent? {
-        StoredJSON.decode(SubscriberEvent.self, row["body"]).map { RecordedEvent(cursor: row["cursor"], event: $0) }
+        StoredEventBody.event(body: row["body"], wire: row["wire"]).map { RecordedEvent(cursor: row["cursor"], event: $0) }
     }
 
     /// Records the batch's events not recorded yet, each with its app user's next sequence
@@ -86,12 +86,12 @@ extension SQLiteStore: EventStore {
             event.entitlements = entitlements[event.appUserId]
             try db.cachedStatement(
                 sql: """
-                    INSERT INTO events (app_id, cursor, id, app_user_id, sequence, type, recorded_at, body)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO events (app_id, cursor, id, app_user_id, sequence, type, recorded_at, body, wire)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1)
                     """
             ).execute(arguments: [
                 event.appId, cursor, event.id, event.appUserId, event.sequence, event.type.rawValue, StoredTime.ms(event.recordedAt),
-                StoredJSON.encode(event),
+                WireJSON.encode(event),
             ])
             if endpoints[event.appId] == nil { endpoints[event.appId] = try Self.endpoints(db, appId: event.appId) }
             try enqueueDeliveries(db, event: event, endpointIds: batch.routes(event, endpoints[event.appId] ?? []), now: now)

@@ -21,22 +21,21 @@ extension SQLiteStore: JobStore {
             arguments += StatementArguments(kinds)
             arguments += [nowMs, limit]
             let rows = try Row.fetchAll(
-                db,
-                sql: """
-                    UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_token = ?, lease_owner = ?,
-                        lease_expires_at = ?
-                    WHERE id IN (
-                        SELECT id FROM (
-                            SELECT id, run_at AS due FROM jobs
-                            WHERE state = 'available' AND kind IN (\(placeholders(kinds.count))) AND run_at <= ?
-                            UNION ALL
-                            SELECT id, lease_expires_at AS due FROM jobs
-                            WHERE state = 'running' AND kind IN (\(placeholders(kinds.count))) AND lease_expires_at <= ?
-                        ) ORDER BY due LIMIT ?
-                    )
-                    RETURNING id, kind, payload, attempt, created_at
-                    """,
-                arguments: arguments)
+                db.cachedStatement(
+                    sql: """
+                        UPDATE jobs SET state = 'running', attempt = attempt + 1, lease_token = ?, lease_owner = ?,
+                            lease_expires_at = ?
+                        WHERE id IN (
+                            SELECT id FROM (
+                                SELECT id, run_at AS due FROM jobs
+                                WHERE state = 'available' AND kind IN (\(placeholders(kinds.count))) AND run_at <= ?
+                                UNION ALL
+                                SELECT id, lease_expires_at AS due FROM jobs
+                                WHERE state = 'running' AND kind IN (\(placeholders(kinds.count))) AND lease_expires_at <= ?
+                            ) ORDER BY due LIMIT ?
+                        )
+                        RETURNING id, kind, payload, attempt, created_at
+                        """), arguments: arguments)
             return rows.map { row in
                 JobLease(
                     jobId: row["id"], kind: row["kind"], payload: row["payload"], attempt: row["attempt"], token: token,
@@ -106,8 +105,8 @@ extension SQLiteStore: JobStore {
 
     public func nextJobDue() async throws -> Date? {
         try await pool.read { db in
-            let available = try Int64.fetchOne(db, sql: "SELECT MIN(run_at) FROM jobs WHERE state = 'available'")
-            let expiring = try Int64.fetchOne(db, sql: "SELECT MIN(lease_expires_at) FROM jobs WHERE state = 'running'")
+            let available = try Int64.fetchOne(db.cachedStatement(sql: "SELECT MIN(run_at) FROM jobs WHERE state = 'available'"))
+            let expiring = try Int64.fetchOne(db.cachedStatement(sql: "SELECT MIN(lease_expires_at) FROM jobs WHERE state = 'running'"))
             return [available, expiring].compactMap { $0 }.min().map(StoredTime.date)
         }
     }

@@ -136,10 +136,10 @@ extension SQLiteStore: WebhookStore {
             payload = .notification(uuid: uuid, body: DeliveryWork.notificationBody(storedPayload: stored))
         } else {
             guard
-                let event = try String.fetchOne(db.cachedStatement(sql: "SELECT body FROM events WHERE id = ?"), arguments: [delivery.eventId])
-                    .flatMap({ StoredJSON.decode(SubscriberEvent.self, $0) })
+                let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT body, wire FROM events WHERE id = ?"), arguments: [delivery.eventId]),
+                let body = StoredEventBody.wireBody(body: row["body"], wire: row["wire"])
             else { return nil }
-            payload = .event(event)
+            payload = .event(id: delivery.eventId, body: body)
         }
         let endpoint: WebhookEndpoint?
         if let known = endpoints[delivery.endpointId] {

@@ -27,6 +27,19 @@ struct WebhookStoreConformanceTests {
         try await store.leaseJobs(kinds: [deliverWebhookJobKind], limit: 10, owner: "test", now: at, leaseDuration: 30)
     }
 
+    @Test("an event recorded before M0010 (milliseconds in its body) is read, and sent in the wire form")
+    func legacyEventBody() throws {
+        var old = event("e0", "alice")
+        old.sequence = 4
+        let stored = StoredJSON.encode(old)
+        #expect(stored.contains(#""occurredAt":"#) && !stored.contains(#""occurredAt":""#), "the stored dialect writes numbers")
+        #expect(StoredEventBody.event(body: stored, wire: false).map(WireJSON.encode) == WireJSON.encode(old))
+        #expect(StoredEventBody.wireBody(body: stored, wire: false) == WireJSON.encode(old))
+        #expect(StoredEventBody.wireBody(body: WireJSON.encode(old), wire: true) == WireJSON.encode(old))
+        #expect(StoredEventBody.event(body: WireJSON.encode(old), wire: true)?.sequence == 4)
+        #expect(StoredEventBody.event(body: stored, wire: true) == nil, "a body read in the wrong dialect does not pass for an event")
+    }
+
     @Test("routed events become deliveries with jobs; order per subscriber; attempts end in the job's transaction", arguments: StoreFactory.all)
     func deliveries(factory: StoreFactory) async throws {
         let store = try await factory.make()
@@ -42,6 +55,14 @@ struct WebhookStoreConformanceTests {
         for lease in leases {
             let work = try #require(try await store.deliveryForJob(jobId: lease.jobId))
             works[work.payload.id] = work
+        }
+        // The body is the event's wire form as stored: the feed's event, encoded, byte for byte.
+        for recorded in try await store.events(appId: "app", after: 0, types: [], limit: 10).map(\.event) {
+            guard case .event(let id, let body) = works[recorded.id]?.payload else {
+                Issue.record("no delivery of \(recorded.id)")
+                continue
+            }
+            #expect(id == recorded.id && body == WireJSON.encode(recorded) && body.contains(#""occurredAt":"2"#))
         }
         // Read as one batch, the same; a job with no delivery is absent.
         let batch = try await store.deliveriesForJobs(jobIds: leases.map(\.jobId) + ["no-such-job"])

@@ -1,33 +1,17 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import Persistence
 
 /// One JSON dialect for the whole API: ISO 8601 dates with milliseconds, sorted keys.
 public enum StorekeeperJSON {
-    /// A value type from FoundationEssentials: no ICU formatter is built per date.
-    static let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-    static let plainStyle = Date.ISO8601FormatStyle()
+    static let style = WireJSON.style
+    static let plainStyle = WireJSON.plainStyle
 
-    public static func makeEncoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var c = encoder.singleValueContainer()
-            try c.encode(style.format(date))
-        }
-        return encoder
-    }
+    /// The wire form events are stored in (`WireJSON`): a webhook posts the stored bytes.
+    public static func makeEncoder() -> JSONEncoder { WireJSON.makeEncoder() }
 
-    public static func makeDecoder() -> JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .custom { decoder in
-            let c = try decoder.singleValueContainer()
-            let text = try c.decode(String.self)
-            if let date = (try? style.parse(text)) ?? (try? plainStyle.parse(text)) { return date }
-            throw DecodingError.dataCorruptedError(in: c, debugDescription: "'\(text)' is not an ISO 8601 date")
-        }
-        return decoder
-    }
+    public static func makeDecoder() -> JSONDecoder { WireJSON.makeDecoder() }
 
     static func response<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
         var headers = headers

@@ -69,8 +69,7 @@ struct WebhookDeliveryJobHandler: BatchJobHandler {
         }
         let body: [UInt8] =
             switch work.payload {
-            case .event(let event): Array(try StorekeeperJSON.makeEncoder().encode(event))
-            case .notification(_, let body): Array(body.utf8)
+            case .event(_, let body), .notification(_, let body): Array(body.utf8)
             }
         let result = await sender.send(
             url: endpoint.url, id: work.payload.id, body: body, secrets: endpoint.signingSecrets(at: at), now: at)

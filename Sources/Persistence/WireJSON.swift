@@ -1,0 +1,59 @@
+import Foundation
+import StorekeeperDomain
+
+/// The API's JSON dialect (ISO 8601 dates with milliseconds, sorted keys), defined here so that
+/// an adapter can store an event in the very form it is sent in: a webhook delivery then posts
+/// the stored bytes, with no decode and encode per delivery (they were a tenth of a delivery's
+/// CPU, docs/BENCHMARKS.md). The server's `StorekeeperJSON` encodes with the same encoder.
+public enum WireJSON {
+    /// A value type from FoundationEssentials: no ICU formatter is built per date.
+    public static let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    public static let plainStyle = Date.ISO8601FormatStyle()
+
+    public static func makeEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var c = encoder.singleValueContainer()
+            try c.encode(style.format(date))
+        }
+        return encoder
+    }
+
+    /// ISO 8601 dates, with or without fractional seconds.
+    public static func makeDecoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let c = try decoder.singleValueContainer()
+            let text = try c.decode(String.self)
+            if let date = (try? style.parse(text)) ?? (try? plainStyle.parse(text)) { return date }
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "'\(text)' is not an ISO 8601 date")
+        }
+        return decoder
+    }
+
+    public static func encode<T: Encodable>(_ value: T) -> String {
+        String(decoding: (try? makeEncoder().encode(value)) ?? Data("null".utf8), as: UTF8.self)
+    }
+
+    public static func decode<T: Decodable>(_ type: T.Type, _ text: String?) -> T? {
+        guard let text else { return nil }
+        return try? makeDecoder().decode(type, from: Data(text.utf8))
+    }
+}
+
+/// How an event's body column is written: events recorded before M0010 hold the stored
+/// dialect (`StoredJSON`, dates in milliseconds), later ones the wire dialect. The column
+/// `events.wire` tells them apart, so old rows still decode and are sent in the wire form.
+public enum StoredEventBody {
+    /// The event from its body column.
+    public static func event(body: String?, wire: Bool) -> SubscriberEvent? {
+        wire ? WireJSON.decode(SubscriberEvent.self, body) : StoredJSON.decode(SubscriberEvent.self, body)
+    }
+
+    /// The body a webhook posts: the column as it is when it holds the wire form.
+    public static func wireBody(body: String, wire: Bool) -> String? {
+        if wire { return body }
+        return StoredJSON.decode(SubscriberEvent.self, body).map { WireJSON.encode($0) }
+    }
+}
