@@ -118,59 +118,57 @@ extension PostgresStore: WebhookStore {
         }
     }
 
+    /// One round trip for the batch's deliveries, each with its event's body and when an earlier
+    /// pending event of the same subscriber to the same endpoint is due, and one for the endpoints
+    /// they name; a forwarded notification (rare) is read on its own. Reading each delivery with
+    /// three queries cost three round trips per delivery on one connection.
     public func deliveriesForJobs(jobIds: [String]) async throws -> [String: DeliveryWork] {
+        guard !jobIds.isEmpty else { return [:] }
         let logger = self.logger
         return try await read { connection in
+            let rows = try await connection.rows(
+                """
+                SELECT d.*, e.body AS event_body, e.wire AS event_wire,
+                    (SELECT MIN(COALESCE(p.next_attempt_at, p.created_at)) FROM webhook_deliveries p
+                     WHERE p.endpoint_id = d.endpoint_id AND p.app_user_id = d.app_user_id AND p.sequence < d.sequence
+                       AND p.state = 'pending') AS earlier_due
+                FROM webhook_deliveries d LEFT JOIN events e ON e.id = d.event_id
+                WHERE d.job_id = ANY(\(jobIds))
+                """, logger: logger)
+            let deliveries = try rows.map { row in (jobId: try row.value("job_id", as: String.self), delivery: try Self.delivery(from: row), row: row)
+            }
+            let endpointIds = Array(Set(deliveries.map(\.delivery.endpointId)))
+            var endpoints: [String: WebhookEndpoint] = [:]
+            for row in try await connection.rows("SELECT body FROM webhook_endpoints WHERE id = ANY(\(endpointIds))", logger: logger) {
+                if let endpoint = StoredJSON.decode(WebhookEndpoint.self, try row.value("body", as: String.self)) {
+                    endpoints[endpoint.id] = endpoint
+                }
+            }
             var works: [String: DeliveryWork] = [:]
-            var endpoints: [String: WebhookEndpoint?] = [:]
-            for jobId in jobIds {
-                works[jobId] = try await Self.deliveryForJob(connection, jobId: jobId, endpoints: &endpoints, logger: logger)
+            for (jobId, delivery, row) in deliveries {
+                let payload: DeliveryPayload
+                if delivery.eventId.hasPrefix(forwardedNotificationPrefix) {
+                    let uuid = String(delivery.eventId.dropFirst(forwardedNotificationPrefix.count))
+                    guard
+                        let stored = try await connection.rows(
+                            "SELECT payload FROM notifications WHERE app_id = \(delivery.appId) AND notification_uuid = \(uuid)",
+                            logger: logger
+                        ).first.map({ try $0.value("payload", as: String.self) })
+                    else { continue }
+                    payload = .notification(uuid: uuid, body: DeliveryWork.notificationBody(storedPayload: stored))
+                } else {
+                    guard
+                        let stored = try row.value("event_body", as: String?.self),
+                        let body = StoredEventBody.wireBody(body: stored, wire: try row.value("event_wire", as: Bool?.self) ?? false)
+                    else { continue }
+                    payload = .event(id: delivery.eventId, body: body)
+                }
+                works[jobId] = DeliveryWork(
+                    delivery: delivery, payload: payload, endpoint: endpoints[delivery.endpointId],
+                    earlierDueAt: StoredTime.date(try row.value("earlier_due", as: Int64?.self)))
             }
             return works
         }
-    }
-
-    /// `endpoints`: the endpoints read so far in this batch (most of a batch goes to one).
-    static func deliveryForJob(
-        _ connection: PostgresConnection, jobId: String, endpoints: inout [String: WebhookEndpoint?], logger: Logger
-    ) async throws -> DeliveryWork? {
-        guard let row = try await connection.rows("SELECT * FROM webhook_deliveries WHERE job_id = \(jobId)", logger: logger).first
-        else { return nil }
-        let delivery = try Self.delivery(from: row)
-        let payload: DeliveryPayload
-        if delivery.eventId.hasPrefix(forwardedNotificationPrefix) {
-            let uuid = String(delivery.eventId.dropFirst(forwardedNotificationPrefix.count))
-            guard
-                let stored = try await connection.rows(
-                    "SELECT payload FROM notifications WHERE app_id = \(delivery.appId) AND notification_uuid = \(uuid)",
-                    logger: logger
-                ).first.map({ try $0.value("payload", as: String.self) })
-            else { return nil }
-            payload = .notification(uuid: uuid, body: DeliveryWork.notificationBody(storedPayload: stored))
-        } else {
-            guard
-                let row = try await connection.rows("SELECT body, wire FROM events WHERE id = \(delivery.eventId)", logger: logger).first,
-                let body = StoredEventBody.wireBody(body: try row.value("body", as: String.self), wire: try row.value("wire", as: Bool.self))
-            else { return nil }
-            payload = .event(id: delivery.eventId, body: body)
-        }
-        let endpoint: WebhookEndpoint?
-        if let known = endpoints[delivery.endpointId] {
-            endpoint = known
-        } else {
-            endpoint = try await connection.rows(
-                "SELECT body FROM webhook_endpoints WHERE id = \(delivery.endpointId)", logger: logger
-            ).first.flatMap { StoredJSON.decode(WebhookEndpoint.self, try $0.value("body", as: String.self)) }
-            endpoints[delivery.endpointId] = endpoint
-        }
-        let earlier = try await connection.rows(
-            """
-            SELECT MIN(COALESCE(next_attempt_at, created_at)) AS due FROM webhook_deliveries
-            WHERE endpoint_id = \(delivery.endpointId) AND app_user_id = \(delivery.appUserId)
-              AND sequence < \(delivery.sequence) AND state = 'pending'
-            """, logger: logger
-        ).first.flatMap { try $0.value("due", as: Int64?.self) }
-        return DeliveryWork(delivery: delivery, payload: payload, endpoint: endpoint, earlierDueAt: StoredTime.date(earlier))
     }
 
     public func finishDeliveryAttempt(_ lease: JobLease, _ change: DeliveryChange, now: Date) async throws -> Bool {
