@@ -69,7 +69,7 @@ ThreadingHTTPServer(("127.0.0.1", port), Receiver).serve_forever()
 PY
 pids+=($!)
 
-"$bin" serve --simulator --database "$work/db.sqlite" --port "$port" --simulator-port "$sim_port" \
+"$bin" serve --simulator --allow-private-webhooks --database "$work/db.sqlite" --port "$port" --simulator-port "$sim_port" \
   --log-level warning >"$work/server.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 600); do

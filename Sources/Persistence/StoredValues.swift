@@ -21,7 +21,11 @@ public enum StoredTime {
 public enum StoredJSON {
     public static func encode<T: Encodable>(_ value: T) -> String {
         let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .millisecondsSince1970
+        // Whole milliseconds: `.millisecondsSince1970` writes the `Double` (…471.9998).
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var c = encoder.singleValueContainer()
+            try c.encode(StoredTime.ms(date))
+        }
         encoder.outputFormatting = [.sortedKeys]
         return String(decoding: (try? encoder.encode(value)) ?? Data("null".utf8), as: UTF8.self)
     }

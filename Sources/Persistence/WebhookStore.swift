@@ -35,13 +35,21 @@ public struct DeliveryWork: Sendable {
     /// When an earlier event of the same subscriber to the same endpoint, still pending, is due:
     /// this one waits until then (order per subscriber). Nil when there is none.
     public var earlierDueAt: Date?
+    /// An earlier event of the same subscriber to the same endpoint is dead and neither replayed
+    /// nor skipped: this one waits for the operator (order holds through dead letters).
+    public var earlierDead: Bool
 
-    public init(delivery: WebhookDelivery, payload: DeliveryPayload, endpoint: WebhookEndpoint?, earlierDueAt: Date?) {
+    public init(delivery: WebhookDelivery, payload: DeliveryPayload, endpoint: WebhookEndpoint?, earlierDueAt: Date?, earlierDead: Bool = false) {
         self.delivery = delivery
         self.payload = payload
         self.endpoint = endpoint
         self.earlierDueAt = earlierDueAt
+        self.earlierDead = earlierDead
     }
+
+    /// `last_error` of a dead delivery an operator skipped: it stays dead (never delivered, still
+    /// replayable) and no longer holds its subscriber's later events back.
+    public static let skippedMarker = "skipped_by_operator"
 
     /// The body a forwarded notification is POSTed with: Apple's V2 body is
     /// `{"signedPayload":"<JWS>"}` (stored as the JWS alone); a V1 body is stored whole.
@@ -92,6 +100,9 @@ public protocol WebhookStore: Sendable {
     /// Dead deliveries of the endpoint (only `deliveryId` when given) go back to pending, due
     /// at `now`, each with a new job. Returns how many.
     func replayDeliveries(endpointId: String, deliveryId: String?, now: Date) async throws -> Int
+    /// Marks one dead delivery skipped (`DeliveryWork.skippedMarker`) so its subscriber's later
+    /// events go on without it. False when the endpoint has no such dead delivery.
+    func skipDeadDelivery(endpointId: String, deliveryId: String, now: Date) async throws -> Bool
     /// What each of these delivery jobs has to send, read together (one read for a batch of
     /// leases); a job whose delivery, event or notification is gone is absent.
     func deliveriesForJobs(jobIds: [String]) async throws -> [String: DeliveryWork]

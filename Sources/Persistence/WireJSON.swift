@@ -14,9 +14,23 @@ public enum WireJSON {
         encoder.outputFormatting = [.sortedKeys]
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var c = encoder.singleValueContainer()
-            try c.encode(style.format(date))
+            try c.encode(format(date))
         }
         return encoder
+    }
+
+    /// ISO 8601 with exactly the millisecond the date stands for. A `Date` holds Apple's
+    /// milliseconds as a `Double` offset from 2001, which may fall a hair below the instant
+    /// (…44.4719999): a formatter that truncates then prints .471 where the ledger, which rounds,
+    /// has .472. Rounded to the millisecond once, here, every output says the same instant.
+    public static func format(_ date: Date) -> String {
+        let ms = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let seconds = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000)
+        let fraction = Int(ms - seconds * 1000)
+        // Whole seconds are exact in a `Date`, so the plain format of them is exact too.
+        let whole = plainStyle.format(Date(timeIntervalSince1970: Double(seconds)))
+        let digits = String(fraction)
+        return whole.dropLast() + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
     }
 
     /// ISO 8601 dates, with or without fractional seconds.

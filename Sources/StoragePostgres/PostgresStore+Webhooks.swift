@@ -114,8 +114,33 @@ extension PostgresStore: WebhookStore {
                         first_attempt_at = NULL, updated_at = \(nowMs) WHERE id = \(id) AND state = 'dead'
                     """, logger: self.logger)
             }
+            if !ids.isEmpty { try await self.wakePending(connection, endpointId: endpointId, nowMs: nowMs) }
             return ids.count
         }
+    }
+
+    public func skipDeadDelivery(endpointId: String, deliveryId: String, now: Date) async throws -> Bool {
+        let nowMs = StoredTime.ms(now)
+        return try await transaction { connection in
+            let skipped = try await connection.count(
+                """
+                UPDATE webhook_deliveries SET last_error = \(DeliveryWork.skippedMarker), updated_at = \(nowMs)
+                WHERE id = \(deliveryId) AND endpoint_id = \(endpointId) AND state = 'dead' RETURNING 1
+                """, logger: self.logger)
+            guard skipped == 1 else { return false }
+            try await self.wakePending(connection, endpointId: endpointId, nowMs: nowMs)
+            return true
+        }
+    }
+
+    /// The endpoint's pending deliveries are due now: those held back by a dead letter go as
+    /// soon as it is replayed (after it, by the order rule) or skipped.
+    func wakePending(_ connection: PostgresConnection, endpointId: String, nowMs: Int64) async throws {
+        try await connection.execute(
+            """
+            UPDATE jobs SET run_at = \(nowMs) WHERE state = 'available' AND run_at > \(nowMs)
+              AND id IN (SELECT job_id FROM webhook_deliveries WHERE endpoint_id = \(endpointId) AND state = 'pending')
+            """, logger: self.logger)
     }
 
     /// One round trip for the batch's deliveries, each with its event's body and when an earlier
@@ -131,7 +156,10 @@ extension PostgresStore: WebhookStore {
                 SELECT d.*, e.body AS event_body, e.wire AS event_wire,
                     (SELECT MIN(COALESCE(p.next_attempt_at, p.created_at)) FROM webhook_deliveries p
                      WHERE p.endpoint_id = d.endpoint_id AND p.app_user_id = d.app_user_id AND p.sequence < d.sequence
-                       AND p.state = 'pending') AS earlier_due
+                       AND p.state = 'pending') AS earlier_due,
+                    EXISTS (SELECT 1 FROM webhook_deliveries p
+                     WHERE p.endpoint_id = d.endpoint_id AND p.app_user_id = d.app_user_id AND p.sequence < d.sequence
+                       AND p.state = 'dead' AND COALESCE(p.last_error, '') <> \(DeliveryWork.skippedMarker)) AS earlier_dead
                 FROM webhook_deliveries d LEFT JOIN events e ON e.id = d.event_id
                 WHERE d.job_id = ANY(\(jobIds))
                 """, logger: logger)
@@ -165,7 +193,8 @@ extension PostgresStore: WebhookStore {
                 }
                 works[jobId] = DeliveryWork(
                     delivery: delivery, payload: payload, endpoint: endpoints[delivery.endpointId],
-                    earlierDueAt: StoredTime.date(try row.value("earlier_due", as: Int64?.self)))
+                    earlierDueAt: StoredTime.date(try row.value("earlier_due", as: Int64?.self)),
+                    earlierDead: try row.value("earlier_dead", as: Bool.self))
             }
             return works
         }

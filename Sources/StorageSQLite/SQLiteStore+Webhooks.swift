@@ -106,8 +106,31 @@ extension SQLiteStore: WebhookStore {
                         """,
                     arguments: [jobId, nowMs, nowMs, id])
             }
+            if !ids.isEmpty { try Self.wakePending(db, endpointId: endpointId, nowMs: nowMs) }
             return ids.count
         }
+    }
+
+    public func skipDeadDelivery(endpointId: String, deliveryId: String, now: Date) async throws -> Bool {
+        try await committer.write(pool: pool) { db in
+            try db.execute(
+                sql: "UPDATE webhook_deliveries SET last_error = ?, updated_at = ? WHERE id = ? AND endpoint_id = ? AND state = 'dead'",
+                arguments: [DeliveryWork.skippedMarker, StoredTime.ms(now), deliveryId, endpointId])
+            guard db.changesCount == 1 else { return false }
+            try Self.wakePending(db, endpointId: endpointId, nowMs: StoredTime.ms(now))
+            return true
+        }
+    }
+
+    /// The endpoint's pending deliveries are due now: those held back by a dead letter go as
+    /// soon as it is replayed (after it, by the order rule) or skipped.
+    static func wakePending(_ db: Database, endpointId: String, nowMs: Int64) throws {
+        try db.execute(
+            sql: """
+                UPDATE jobs SET run_at = ? WHERE state = 'available' AND run_at > ?
+                  AND id IN (SELECT job_id FROM webhook_deliveries WHERE endpoint_id = ? AND state = 'pending')
+                """,
+            arguments: [nowMs, nowMs, endpointId])
     }
 
     public func deliveriesForJobs(jobIds: [String]) async throws -> [String: DeliveryWork] {
@@ -151,14 +174,19 @@ extension SQLiteStore: WebhookStore {
             .flatMap { StoredJSON.decode(WebhookEndpoint.self, $0) }
             endpoints[delivery.endpointId] = endpoint
         }
-        let earlier = try Int64.fetchOne(
+        let earlier = try Row.fetchOne(
             db.cachedStatement(
                 sql: """
-                    SELECT MIN(COALESCE(next_attempt_at, created_at)) FROM webhook_deliveries
-                    WHERE endpoint_id = ? AND app_user_id = ? AND sequence < ? AND state = 'pending'
+                    SELECT MIN(CASE WHEN state = 'pending' THEN COALESCE(next_attempt_at, created_at) END) AS due,
+                        COUNT(CASE WHEN state = 'dead' THEN 1 END) AS dead
+                    FROM webhook_deliveries
+                    WHERE endpoint_id = ? AND app_user_id = ? AND sequence < ?
+                      AND (state = 'pending' OR (state = 'dead' AND COALESCE(last_error, '') <> ?))
                     """),
-            arguments: [delivery.endpointId, delivery.appUserId, delivery.sequence])
-        return DeliveryWork(delivery: delivery, payload: payload, endpoint: endpoint, earlierDueAt: StoredTime.date(earlier))
+            arguments: [delivery.endpointId, delivery.appUserId, delivery.sequence, DeliveryWork.skippedMarker])
+        let due: Int64? = earlier?["due"]
+        let dead: Int64 = earlier?["dead"] ?? 0
+        return DeliveryWork(delivery: delivery, payload: payload, endpoint: endpoint, earlierDueAt: StoredTime.date(due), earlierDead: dead > 0)
     }
 
     public func finishDeliveryAttempt(_ lease: JobLease, _ change: DeliveryChange, now: Date) async throws -> Bool {

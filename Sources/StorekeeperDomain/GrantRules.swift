@@ -16,7 +16,7 @@ public enum BindingRule {
             plan.bindings.append(binding)
             return true
         }
-        guard binding.appUserId != context.appUserId else { return true }
+        guard !binding.appUserId.isSameIdentifier(as: context.appUserId) else { return true }
         switch context.bindingPolicy {
         case .refuse:
             if !plan.summary.conflicts.contains(where: { $0.transactionId == tx.transactionId }) {
@@ -108,7 +108,7 @@ public enum SubscriptionFactsRule {
             inBillingRetry: renewal?.inBillingRetry ?? false, gracePeriodExpiresDate: renewal?.gracePeriodExpiresDate,
             expirationIntent: renewal?.expirationIntent, updatedAt: context.now)
         if let stored = context.subscriptions[originalId], let storedExpiry = stored.expiresDate, let newExpiry = facts.expiresDate,
-            newExpiry < storedExpiry, stored.appUserId == owner
+            newExpiry < storedExpiry, stored.appUserId.isSameIdentifier(as: owner)
         {
             return nil
         }

@@ -40,7 +40,7 @@ public enum OwnershipClaimRule {
     public static func verdict(for appUserId: String, claims: [OwnershipClaim]) -> Verdict {
         let ordered = claims.sorted { ($0.acceptedSequence, $0.appUserId) < ($1.acceptedSequence, $1.appUserId) }
         for claim in ordered {
-            if claim.appUserId == appUserId { return .proceed }
+            if claim.appUserId.isSameIdentifier(as: appUserId) { return .proceed }
             if claim.verificationState.isFinal { continue }
             return .wait(claimant: claim.appUserId)
         }

@@ -86,7 +86,7 @@ public struct SubscriberView: Codable, Hashable, Sendable {
         active.formUnion(free.map(\.productId))
 
         let byTransactionId = Dictionary(transactions.map { ($0.transactionId, $0) }, uniquingKeysWith: { first, _ in first })
-        let subs = subscriptions.filter { $0.appUserId == appUserId }.map { facts in
+        let subs = subscriptions.filter { $0.appUserId.isSameIdentifier(as: appUserId) }.map { facts in
             let status = SubscriptionStatus.evaluate(facts, at: now)
             var subscription = Subscription(
                 productId: facts.productId, originalTransactionId: facts.originalTransactionId, status: status,
@@ -132,7 +132,8 @@ public struct SubscriberView: Codable, Hashable, Sendable {
         // Provisional access only where nothing confirmed covers it already.
         let granted = Set(transactions.map(\.transactionId))
         let provisionalNow = provisional.filter {
-            $0.appUserId == appUserId && $0.expiresAt > now && !granted.contains($0.transactionId) && !active.contains($0.productId)
+            $0.appUserId.isSameIdentifier(as: appUserId) && $0.expiresAt > now && !granted.contains($0.transactionId)
+                && !active.contains($0.productId)
         }
         var view = SubscriberView(
             appUserId: appUserId, asOf: now, activeEntitlements: active.sorted(), nonConsumables: nonConsumables,

@@ -35,9 +35,9 @@ public enum StorekeeperApplication {
             background.append(EventRetention(store: store, retentionDays: configuration.eventRetentionDays, logger: logger, now: now))
         }
 
-        let router = Router(options: .autoGenerateHeadEndpoints)
+        let router = Router(context: StorekeeperRequestContext.self, options: .autoGenerateHeadEndpoints)
         let routes = RouteTable(router: router)
-        router.add(middleware: ErrorMiddleware(health: context.storageHealth, now: now, routes: routes.known))
+        router.add(middleware: ErrorMiddleware(health: context.storageHealth, now: now, routes: routes.known, metrics: context.metrics))
         AppController(context: context).register(on: routes)
         EventFeedController(context: context).register(on: routes)
         WebhookController(context: context).register(on: routes)
@@ -168,7 +168,10 @@ public enum StorekeeperApplication {
         runnerConfiguration.batchSize = min(64, configuration.workers)
         runnerConfiguration.shutdownGrace = configuration.shutdownGraceSeconds
         let webhookHandler = WebhookDeliveryJobHandler(
-            store: store, sender: WebhookSender(httpClient: httpClient, timeoutSeconds: configuration.webhooks.timeoutSeconds),
+            store: store,
+            sender: WebhookSender(
+                httpClient: httpClient, timeoutSeconds: configuration.webhooks.timeoutSeconds,
+                destinations: configuration.webhooks.destinationPolicy),
             schedule: configuration.webhooks.retrySchedule, metrics: metrics, logger: logger, now: now)
         return JobRunner(
             store: store, handlers: [handler, signedHandler, refreshHandler, webhookHandler], configuration: runnerConfiguration,

@@ -81,6 +81,7 @@ struct Example: AsyncParsableCommand {
         case .pending(let reason): "pending (\(reason)); it is sent again at the next launch"
         case .cancelled: "cancelled"
         case .refused(let code, let message): "refused: \(code) (\(message))"
+        case .ownedByAnotherAccount(let message): "owned by another account: \(message); left unfinished for support"
         }
     }
 

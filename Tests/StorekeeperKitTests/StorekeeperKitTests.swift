@@ -75,9 +75,19 @@ struct StorekeeperKitTests {
         let holdAnswers = Mutex(false)
         /// Requests the server answered.
         let forwarded = Mutex(0)
+        /// When set, every request is answered with this status (and `Retry-After`), as by an
+        /// overloaded server or a proxy in front of it; `refused` counts them.
+        let overloaded = Mutex<(status: Int, retryAfter: String?)?>(nil)
+        let refused = Mutex(0)
 
         func send(_ request: URLRequest) async throws -> ServerAnswer {
             if down.withLock({ $0 }) { throw URLError(.cannotConnectToHost) }
+            if let answer = overloaded.withLock({ $0 }) {
+                refused.withLock { $0 += 1 }
+                return ServerAnswer(
+                    status: answer.status, headers: answer.retryAfter.map { ["retry-after": $0] } ?? [:],
+                    body: Data(#"{"error":{"code":"rate_limited","message":"slow down"}}"#.utf8))
+            }
             if let path = playBack.withLock({ $0 }) {
                 guard let old = recorded.withLock({ $0[path] }) else { throw URLError(.resourceUnavailable) }
                 return old
@@ -361,6 +371,94 @@ struct StorekeeperKitTests {
             }
             #expect(code == "app_account_token_mismatch")
             #expect(store.finishedCount.withLock { $0[stolen.id] } == nil)
+        }
+    }
+
+    @Test("bought, died before posting, claimed by another account, relaunched: left unfinished and journaled as owned by another account")
+    func claimedByAnotherAccount() async throws {
+        try await withKitStack { stack, key in
+            let device = try await SimulatorStoreFront.createDevice(
+                simulatorURL: URL(string: stack.simulatorURL)!, bundleId: DemoConfiguration.bundleId)
+            let state = Self.stateDirectory()
+            let transport = Switchboard()
+            transport.down.withLock { $0 = true }
+            let store = storeFront(stack, device, state: state)
+            let first = kit(stack, key, store: store, transport: transport, state: state, user: "ivan")
+            #expect(try await first.purchase(productId: "com.example.removeads") == .pending(reason: "server_unavailable"))
+            let paid = try #require(try await store.unfinished().first)
+
+            // Before ivan's app comes back, the purchase is granted to another account (here by
+            // the backend, which may vouch for the token the purchase carries).
+            let token = AppAccountToken.derive(appUserId: "ivan").uuidString.lowercased()
+            let claimed = try await stack.api.postSignedTransaction(
+                appUserId: "mallory", signedTransaction: paid.signedTransaction, appAccountToken: token, wait: 30)
+            #expect(claimed.status == 200 && claimed.json["state"] as? String == "verified", "\(claimed.text)")
+
+            transport.down.withLock { $0 = false }
+            let relaunched = kit(stack, key, store: storeFront(stack, device, state: state), transport: transport, state: state, user: "ivan")
+            for launch in 1...2 {
+                let outcomes = try await relaunched.deliverPending()
+                guard case .ownedByAnotherAccount? = outcomes[paid.id] else {
+                    Issue.record("launch \(launch): \(outcomes)")
+                    return
+                }
+            }
+            #expect(store.finishedCount.withLock { $0[paid.id] } == nil, "never finished")
+            #expect(try await store.unfinished().contains { $0.id == paid.id }, "still unfinished at the store")
+            #expect(try await !relaunched.entitlements().owns("com.example.removeads"))
+        }
+    }
+
+    @Test("429 and 503 mean the server cannot answer now: the cache is served, Retry-After is honoured, a purchase stays pending")
+    func overloadedServerServesTheCache() async throws {
+        try await withKitStack { stack, key in
+            let (_, store, transport) = try await shop(stack)
+            let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
+            guard case .granted = try await sdk.purchase(productId: "com.example.season.pass") else {
+                Issue.record("the pass was not granted")
+                return
+            }
+            for (status, retryAfter) in [(429, "120"), (503, nil as String?)] {
+                transport.overloaded.withLock { $0 = (status, retryAfter) }
+                let shown = try await sdk.entitlements()
+                #expect(shown.owns("com.example.season.pass"), "\(status): the cache is served")
+                if retryAfter != nil {
+                    let before = transport.refused.withLock { $0 }
+                    _ = try await sdk.entitlements()
+                    #expect(transport.refused.withLock { $0 } == before, "nothing sent before Retry-After")
+                    stack.clock.advance(by: 121)
+                }
+            }
+            transport.overloaded.withLock { $0 = (429, nil) }
+            #expect(try await sdk.purchase(productId: "com.example.coins100") == .pending(reason: "server_unavailable"))
+            #expect(try await store.unfinished().count == 1)
+        }
+    }
+
+    @Test("an edited offline cache is discarded: it no longer verifies with the pinned key")
+    func editedCacheIsDiscarded() async throws {
+        try await withKitStack { stack, key in
+            let (_, store, transport) = try await shop(stack)
+            let state = Self.stateDirectory()
+            let sdk = kit(stack, key, store: store, transport: transport, state: state)
+            #expect(try await sdk.entitlements().activeEntitlements.isEmpty)
+            let file = state.appendingPathComponent("entitlements.json")
+            #expect(await sdk.cachedEntitlements() != nil, "a verified answer is cached")
+
+            // Everything owned and 999999 credits, written into the cached answer's body.
+            var stored = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
+            let body = try #require(Data(base64Encoded: stored["body"] as? String ?? ""))
+            var view = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+            view["activeEntitlements"] = ["com.example.pro.monthly", "com.example.removeads", "com.example.season.pass"]
+            view["creditBalance"] = 999_999
+            stored["body"] = try JSONSerialization.data(withJSONObject: view).base64EncodedString()
+            try JSONSerialization.data(withJSONObject: stored).write(to: file)
+
+            transport.down.withLock { $0 = true }
+            let reloaded = kit(stack, key, store: store, transport: transport, state: state)
+            #expect(await reloaded.cachedEntitlements() == nil, "the edited cache is not believed")
+            await #expect(throws: StorekeeperKitError.self) { try await reloaded.entitlements() }
+            #expect(!FileManager.default.fileExists(atPath: file.path), "and it is discarded")
         }
     }
 }

@@ -93,9 +93,23 @@ struct ClientAccessTests {
         }
     }
 
-    /// The signed bytes, rebuilt from docs/CLIENTS.md.
-    static func signedMessage(nonce: String, target: String, status: Int, timestamp: String, keyId: String, body: Data) -> Data {
-        Data("storekeeper-response-v1\n\(nonce)\nGET \(target)\n\(status)\n\(timestamp)\n\(keyId)\n".utf8) + body
+    /// The signed bytes, rebuilt from docs/CLIENTS.md: the request's body enters by its SHA-256.
+    static func signedMessage(
+        nonce: String, method: String = "GET", target: String, requestBody: Data = Data(), status: Int, timestamp: String, keyId: String,
+        body: Data
+    ) -> Data {
+        let digest = SHA256.hash(data: requestBody).map { String(format: "%02x", $0) }.joined()
+        return Data("storekeeper-response-v2\n\(nonce)\n\(method) \(target)\n\(digest)\n\(status)\n\(timestamp)\n\(keyId)\n".utf8) + body
+    }
+
+    /// `kid`, `ts` and the signature of a `Storekeeper-Signature` header.
+    static func signatureFields(_ header: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        for part in header.split(separator: ",").dropFirst() {
+            let pair = part.split(separator: "=", maxSplits: 1).map(String.init)
+            if pair.count == 2 { fields[pair[0]] = pair[1] }
+        }
+        return fields
     }
 
     @Test("answers to a client call with a nonce are signed; another byte, nonce, path or key does not verify")
@@ -114,12 +128,8 @@ struct ClientAccessTests {
             let reply = try await http.send(.GET, "/v1/subscribers/alice", headers: headers)
             #expect(reply.status == 200)
             let header = try #require(reply.headers["storekeeper-signature"], "signed")
-            var fields: [String: String] = [:]
-            for part in header.split(separator: ",").dropFirst() {
-                let pair = part.split(separator: "=", maxSplits: 1).map(String.init)
-                if pair.count == 2 { fields[pair[0]] = pair[1] }
-            }
-            #expect(header.hasPrefix("v1,") && fields["kid"] == "k1")
+            let fields = Self.signatureFields(header)
+            #expect(header.hasPrefix("v2,") && fields["kid"] == "k1")
             let timestamp = try #require(fields["ts"])
             let signature = try P256.Signing.ECDSASignature(rawRepresentation: try #require(Data(base64Encoded: fields["sig"] ?? "")))
             let publicKey = key.publicKey
@@ -139,16 +149,29 @@ struct ClientAccessTests {
             // Every client route signs its 2xx answers.
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            let posted = try await http.send(
-                .POST, "/v1/transactions?wait=30", headers: headers,
-                json: TransactionPost(appUserId: "alice", signedTransaction: bought.signedTransaction))
+            let postBody = try JSONEncoder().encode(TransactionPost(appUserId: "alice", signedTransaction: bought.signedTransaction))
+            let posted = try await http.send(.POST, "/v1/transactions?wait=30", headers: headers, body: postBody)
             let verificationId = posted.json["id"] as? String ?? ""
+            // The answer to a post covers what was posted: the same answer does not verify as
+            // the answer to another body (an older post passed off under a new nonce).
+            let postFields = Self.signatureFields(posted.headers["storekeeper-signature"] ?? "")
+            let postSignature = try P256.Signing.ECDSASignature(
+                rawRepresentation: try #require(Data(base64Encoded: postFields["sig"] ?? "")))
+            func postVerifies(_ requestBody: Data) -> Bool {
+                publicKey.isValidSignature(
+                    postSignature,
+                    for: Self.signedMessage(
+                        nonce: nonce, method: "POST", target: "/v1/transactions?wait=30", requestBody: requestBody, status: posted.status,
+                        timestamp: postFields["ts"] ?? "", keyId: "k1", body: posted.body))
+            }
+            #expect(postVerifies(postBody), "the post's answer verifies with its body")
+            #expect(!postVerifies(postBody + Data(" ".utf8)), "and with no other body")
             let receipt = try await http.send(
                 .POST, "/v1/receipts?wait=30", headers: headers, body: Data(#"{"appUserId":"alice","receipt":"\#(bought.receipt)"}"#.utf8))
             let products = try await http.send(.GET, "/v1/products", headers: headers)
             let verification = try await http.send(.GET, "/v1/verifications/\(verificationId)", headers: headers)
             for (route, answer) in [("transactions", posted), ("receipts", receipt), ("products", products), ("verification", verification)] {
-                #expect((200..<300).contains(answer.status) && answer.headers["storekeeper-signature"]?.hasPrefix("v1,kid=k1,") == true, "\(route)")
+                #expect((200..<300).contains(answer.status) && answer.headers["storekeeper-signature"]?.hasPrefix("v2,kid=k1,") == true, "\(route)")
             }
 
             // No nonce, no signature; a malformed nonce is refused before any work.
@@ -225,7 +248,7 @@ struct ClientAccessTests {
                 device: device, productId: "com.example.coins100", appAccountToken: AppAccountToken.derive(appUserId: "carol"))
             let stolen = try await http.send(
                 .POST, "/v1/transactions", headers: headers, json: TransactionPost(appUserId: "dave", signedTransaction: carols.signedTransaction))
-            #expect(stolen.status == 403 && stolen.errorCode == "other_user", "\(stolen.text)")
+            #expect(stolen.status == 409 && stolen.errorCode == "app_account_token_mismatch", "\(stolen.text)")
             let posted = try await http.send(
                 .POST, "/v1/transactions?wait=30", headers: headers,
                 json: TransactionPost(appUserId: "carol", signedTransaction: carols.signedTransaction))

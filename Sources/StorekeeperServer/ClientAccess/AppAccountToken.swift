@@ -27,3 +27,28 @@ public enum AppAccountToken {
         return uuid.uuidString.lowercased()
     }
 }
+
+extension AppAccountToken {
+    /// Who may be granted a signed transaction, decided from Apple's signed `appAccountToken`
+    /// whatever the request carries or omits: a token the transaction carries must be the one
+    /// derived from `appUserId`, or, for the app's backend only (its secret key), the token it
+    /// says it gave that user (`backendToken`). A token sent by the app never widens the rule;
+    /// when sent, it must still equal the transaction's. With no token in Apple's data, an
+    /// anonymous caller has no proof at all; anyone else falls back to the acceptance-order rule.
+    static func checkOwnership(carried: String?, appUserId: String, caller: Caller, backendToken: String?) throws {
+        let carried = carried.flatMap { $0.isEmpty ? nil : $0.lowercased() }
+        let sent = backendToken?.lowercased()
+        if let sent, let carried, sent != carried {
+            throw StorekeeperError(.appAccountTokenMismatch, "the transaction's appAccountToken is not the one sent")
+        }
+        guard let carried else {
+            if case .client(_, nil) = caller {
+                throw StorekeeperError(.otherUser, "an anonymous post needs a transaction bought with the user's appAccountToken")
+            }
+            return
+        }
+        if carried == derive(appUserId: appUserId) { return }
+        if case .backend = caller, carried == sent { return }
+        throw StorekeeperError(.appAccountTokenMismatch, "the transaction was bought for another account")
+    }
+}

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import StorekeeperDomain
 
 /// Who is calling an app route.
 enum Caller: Sendable {
@@ -20,8 +21,9 @@ enum Caller: Sendable {
     /// Refuses a client acting for anyone but the user its token names. Anonymous clients pass
     /// here; the route then needs its own proof (`appAccountToken`).
     func mayActFor(_ appUserId: String) throws {
-        guard case .client(_, let user?) = self, user != appUserId else { return }
-        throw StorekeeperError(.otherUser, "the user token names another user than '\(appUserId)'")
+        guard case .client(_, let user?) = self, !user.isSameIdentifier(as: appUserId) else { return }
+        // The message names nobody: the id asked for may be another user's (a verification's owner).
+        throw StorekeeperError(.otherUser, "the user token is for another user")
     }
 }
 
@@ -39,7 +41,7 @@ struct ClientGate: Sendable {
         var verifiers: [String: UserTokenVerifier] = [:]
         var signers: [String: ResponseSigner] = [:]
         for app in apps {
-            if let policy = app.client?.userTokens { verifiers[app.id] = UserTokenVerifier(policy: policy) }
+            if let policy = app.client?.userTokens { verifiers[app.id] = UserTokenVerifier(policy: policy, appId: app.id) }
             // Validated at start (`ClientAccess.problems`).
             if let first = app.client?.signingKeys.first, let signer = try? ResponseSigner(first) { signers[app.id] = signer }
         }
@@ -47,26 +49,37 @@ struct ClientGate: Sendable {
         self.signers = signers
     }
 
+    /// The order is the point: nothing a caller without a valid user token sends may spend a
+    /// budget that real users share. The token is checked first; a failed or missing one is
+    /// limited by the caller's address (`sourceRatePerSecond`), a verified user by their own
+    /// bucket, and only then, for admitted calls, the client key's overload guard.
     func admit(_ app: AppConfiguration, request: Request, now: Date) async throws -> Caller {
         guard let access = app.client else { throw StorekeeperError(.unauthorized, "unknown API key") }
         _ = try ResponseSigner.nonce(request)  // a malformed nonce is refused before any work
-        try limit("key:\(app.id)", rate: access.keyRatePerSecond, burst: max(10, 2 * access.keyRatePerSecond), now: now, what: "this client key")
+        let source = "source:\(app.id):\(RequestSource.address ?? "unknown")"
+        let sourceBurst = max(10, 10 * access.sourceRatePerSecond)
         let token = request.headers[Self.userTokenHeader].flatMap { $0.isEmpty ? nil : $0 }
         var user: String?
         if let token, let verifier = verifiers[app.id] {
             do {
                 user = try await verifier.user(from: token, now: now)
             } catch {
+                try limit(source, rate: access.sourceRatePerSecond, burst: sourceBurst, now: now, what: "failed calls from this address")
                 throw StorekeeperError(.invalidUserToken, "\(error)")
             }
         } else if verifiers[app.id] != nil, !access.allowAnonymous {
+            try limit(source, rate: access.sourceRatePerSecond, burst: sourceBurst, now: now, what: "failed calls from this address")
             throw StorekeeperError(.userTokenRequired, "send the user token from your backend in 'Storekeeper-User-Token'")
         }
         if let user {
             try limit(
                 "user:\(app.id):\(user)", rate: access.userRatePerSecond, burst: max(10, 10 * access.userRatePerSecond), now: now,
                 what: "this user")
+        } else {
+            // Anonymous: nobody proved who they are, so the address is what can be limited.
+            try limit(source, rate: access.sourceRatePerSecond, burst: sourceBurst, now: now, what: "anonymous calls from this address")
         }
+        try limit("key:\(app.id)", rate: access.keyRatePerSecond, burst: max(10, 2 * access.keyRatePerSecond), now: now, what: "this client key")
         return .client(app, appUserId: user)
     }
 
@@ -82,15 +95,17 @@ extension ServerContext {
     /// A JSON answer to an app route. A client call that sent `Storekeeper-Nonce` gets it
     /// signed when its app has a signing key (errors are never signed: an app must not act on
     /// an unsigned answer).
+    /// `requestBody`: what a POST carried, covered by the signature.
     func respond<T: Encodable>(
-        _ request: Request, _ caller: Caller, _ value: T, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
+        _ request: Request, _ caller: Caller, _ value: T, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:],
+        requestBody: ByteBuffer? = nil
     ) throws -> Response {
         var headers = headers
         headers[.contentType] = "application/json"
         let data = try StorekeeperJSON.makeEncoder().encode(value)
         if case .client(let app, _) = caller, let signer = clientGate.signers[app.id], let nonce = try ResponseSigner.nonce(request) {
             headers[ResponseSigner.signatureHeader] = try signer.header(
-                nonce: nonce, request: request, status: Int(status.code), body: Array(data), now: now())
+                nonce: nonce, request: request, requestBody: requestBody, status: Int(status.code), body: Array(data), now: now())
         }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }

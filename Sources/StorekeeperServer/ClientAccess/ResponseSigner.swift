@@ -31,25 +31,31 @@ struct ResponseSigner: Sendable {
         return nonce
     }
 
-    /// The bytes signed: `storekeeper-response-v1`, the nonce, `METHOD path?query`, the status
-    /// code, the Unix time in seconds and the key id, each followed by a line feed, then the
-    /// body exactly as sent.
+    /// The bytes signed: `storekeeper-response-v2`, the nonce, `METHOD path?query`, the hex
+    /// SHA-256 of the request body (of no bytes for a request without one), the status code,
+    /// the Unix time in seconds and the key id, each followed by a line feed, then the body
+    /// exactly as sent. The request's digest ties the answer to what was posted: an answer to an
+    /// earlier post cannot be passed off as the answer to another.
     static func message(
-        nonce: String, method: String, target: String, status: Int, timestamp: Int64, keyId: String, body: [UInt8]
-    )
-        -> [UInt8]
-    {
-        Array("storekeeper-response-v1\n\(nonce)\n\(method) \(target)\n\(status)\n\(timestamp)\n\(keyId)\n".utf8) + body
+        nonce: String, method: String, target: String, requestDigest: String, status: Int, timestamp: Int64, keyId: String,
+        body: [UInt8]
+    ) -> [UInt8] {
+        Array("storekeeper-response-v2\n\(nonce)\n\(method) \(target)\n\(requestDigest)\n\(status)\n\(timestamp)\n\(keyId)\n".utf8) + body
     }
 
-    /// `v1,kid=<id>,ts=<seconds>,sig=<base64 of the 64-byte r‖s signature>`.
-    func header(nonce: String, request: Request, status: Int, body: [UInt8], now: Date) throws -> String {
+    static func digest(_ requestBody: ByteBuffer?) -> String {
+        let bytes = requestBody.map { Array($0.readableBytesView) } ?? []
+        return SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// `v2,kid=<id>,ts=<seconds>,sig=<base64 of the 64-byte r‖s signature>`.
+    func header(nonce: String, request: Request, requestBody: ByteBuffer?, status: Int, body: [UInt8], now: Date) throws -> String {
         let timestamp = Int64(now.timeIntervalSince1970.rounded(.down))
         let message = Self.message(
-            nonce: nonce, method: request.method.rawValue, target: request.uri.description, status: status, timestamp: timestamp,
-            keyId: keyId, body: body)
+            nonce: nonce, method: request.method.rawValue, target: request.uri.description, requestDigest: Self.digest(requestBody),
+            status: status, timestamp: timestamp, keyId: keyId, body: body)
         let signature = try key.signature(for: message).rawRepresentation.base64EncodedString()
-        return "v1,kid=\(keyId),ts=\(timestamp),sig=\(signature)"
+        return "v2,kid=\(keyId),ts=\(timestamp),sig=\(signature)"
     }
 }
 

@@ -12,6 +12,7 @@ final class UserTokenVerifier: Sendable {
         var iat: IssuedAtClaim?
         var nbf: NotBeforeClaim?
         var iss: IssuerClaim?
+        var aud: AudienceClaim?
 
         /// Time claims are checked by the verifier against its own clock.
         func verify(using algorithm: some JWTAlgorithm) async throws {}
@@ -23,10 +24,14 @@ final class UserTokenVerifier: Sendable {
     }
 
     let policy: UserTokenPolicy
+    /// The `aud` a token that names one must include: the configured audience, else the app's id.
+    /// A token minted for another app that shares the secret names that app and is refused.
+    let audience: String
     private let keys = Mutex<[JWTKeyCollection]?>(nil)
 
-    init(policy: UserTokenPolicy) {
+    init(policy: UserTokenPolicy, appId: String) {
         self.policy = policy
+        audience = policy.audience ?? appId
     }
 
     /// One collection per configured key, each holding it as its only (default) key. A
@@ -76,6 +81,7 @@ final class UserTokenVerifier: Sendable {
             throw Refusal(description: "user token not valid yet")
         }
         if let issuer = policy.issuer, claims.iss?.value != issuer { throw Refusal(description: "user token from another issuer") }
+        if let aud = claims.aud, !aud.value.contains(audience) { throw Refusal(description: "user token for another audience") }
         let user = claims.sub.value
         guard !user.isEmpty else { throw Refusal(description: "user token names no user") }
         return user

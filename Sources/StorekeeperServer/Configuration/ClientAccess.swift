@@ -16,19 +16,24 @@ public struct ClientAccess: Codable, Sendable, Hashable {
     /// user id acts as the secret: use unguessable ids.
     public var allowAnonymous: Bool = false
     /// Calls per second one client key may make, across its users (a token bucket of twice
-    /// this, at least 10).
-    public var keyRatePerSecond: Double = 100
+    /// this, at least 10): an overload guard well above normal use, charged only by calls whose
+    /// user token verified (or anonymous calls within their address's limit).
+    public var keyRatePerSecond: Double = 1_000
     /// Calls per second one user may make through the client key (a bucket of ten times this,
     /// at least 10).
     public var userRatePerSecond: Double = 2
+    /// Calls per second one network address may make through the client key without a valid
+    /// user token (failed, missing, or anonymous; a bucket of ten times this, at least 10).
+    public var sourceRatePerSecond: Double = 5
     /// Keys that sign answers to client calls carrying `Storekeeper-Nonce` (the first signs;
     /// empty: answers are not signed).
     public var signingKeys: [ResponseSigningKey] = []
 
     public init(
-        key: String, userTokens: UserTokenPolicy? = nil, allowAnonymous: Bool = false, keyRatePerSecond: Double = 100,
-        userRatePerSecond: Double = 2, signingKeys: [ResponseSigningKey] = []
+        key: String, userTokens: UserTokenPolicy? = nil, allowAnonymous: Bool = false, keyRatePerSecond: Double = 1_000,
+        userRatePerSecond: Double = 2, sourceRatePerSecond: Double = 5, signingKeys: [ResponseSigningKey] = []
     ) {
+        self.sourceRatePerSecond = sourceRatePerSecond
         self.signingKeys = signingKeys
         self.key = key
         self.userTokens = userTokens
@@ -38,7 +43,7 @@ public struct ClientAccess: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case key, userTokens, allowAnonymous, keyRatePerSecond, userRatePerSecond, signingKeys
+        case key, userTokens, allowAnonymous, keyRatePerSecond, userRatePerSecond, sourceRatePerSecond, signingKeys
     }
 
     public init(from decoder: any Decoder) throws {
@@ -46,8 +51,9 @@ public struct ClientAccess: Codable, Sendable, Hashable {
         key = try c.decode(String.self, forKey: .key)
         userTokens = try c.decodeIfPresent(UserTokenPolicy.self, forKey: .userTokens)
         allowAnonymous = try c.decodeIfPresent(Bool.self, forKey: .allowAnonymous) ?? false
-        keyRatePerSecond = try c.decodeIfPresent(Double.self, forKey: .keyRatePerSecond) ?? 100
+        keyRatePerSecond = try c.decodeIfPresent(Double.self, forKey: .keyRatePerSecond) ?? 1_000
         userRatePerSecond = try c.decodeIfPresent(Double.self, forKey: .userRatePerSecond) ?? 2
+        sourceRatePerSecond = try c.decodeIfPresent(Double.self, forKey: .sourceRatePerSecond) ?? 5
         signingKeys = try c.decodeIfPresent([ResponseSigningKey].self, forKey: .signingKeys) ?? []
     }
 
@@ -58,8 +64,8 @@ public struct ClientAccess: Codable, Sendable, Hashable {
         if userTokens == nil, !allowAnonymous {
             problems.append("\(prefix): set userTokens, or allowAnonymous: true (a client key must know who the user is)")
         }
-        if !(keyRatePerSecond > 0) || !(userRatePerSecond > 0) {
-            problems.append("\(prefix): keyRatePerSecond and userRatePerSecond must be positive")
+        if !(keyRatePerSecond > 0) || !(userRatePerSecond > 0) || !(sourceRatePerSecond > 0) {
+            problems.append("\(prefix): keyRatePerSecond, userRatePerSecond and sourceRatePerSecond must be positive")
         }
         if let userTokens { problems += userTokens.problems(prefix: "\(prefix).userTokens") }
         var ids = Set<String>()
@@ -87,6 +93,9 @@ public struct UserTokenPolicy: Codable, Sendable, Hashable {
     public var eddsaPublicKeys: [String]?
     /// When set, a token's `iss` must equal it.
     public var issuer: String?
+    /// A token that carries `aud` must list this (default: the app's id), so a token minted for
+    /// another app sharing the secret is refused. Tokens without `aud` are accepted.
+    public var audience: String?
     /// Longest accepted lifetime (`exp` − `iat`), and how far `exp` may be in the future.
     public var maximumLifetimeSeconds: Double = 3_600
     /// Tolerated difference between the backend's clock and this server's.
@@ -94,18 +103,19 @@ public struct UserTokenPolicy: Codable, Sendable, Hashable {
 
     public init(
         hs256Secret: String? = nil, es256PublicKeysPEM: [String]? = nil, eddsaPublicKeys: [String]? = nil, issuer: String? = nil,
-        maximumLifetimeSeconds: Double = 3_600, clockSkewSeconds: Double = 60
+        audience: String? = nil, maximumLifetimeSeconds: Double = 3_600, clockSkewSeconds: Double = 60
     ) {
         self.hs256Secret = hs256Secret
         self.es256PublicKeysPEM = es256PublicKeysPEM
         self.eddsaPublicKeys = eddsaPublicKeys
         self.issuer = issuer
+        self.audience = audience
         self.maximumLifetimeSeconds = maximumLifetimeSeconds
         self.clockSkewSeconds = clockSkewSeconds
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case hs256Secret, es256PublicKeysPEM, eddsaPublicKeys, issuer, maximumLifetimeSeconds, clockSkewSeconds
+        case hs256Secret, es256PublicKeysPEM, eddsaPublicKeys, issuer, audience, maximumLifetimeSeconds, clockSkewSeconds
     }
 
     public init(from decoder: any Decoder) throws {
@@ -114,6 +124,7 @@ public struct UserTokenPolicy: Codable, Sendable, Hashable {
         es256PublicKeysPEM = try c.decodeIfPresent([String].self, forKey: .es256PublicKeysPEM)
         eddsaPublicKeys = try c.decodeIfPresent([String].self, forKey: .eddsaPublicKeys)
         issuer = try c.decodeIfPresent(String.self, forKey: .issuer)
+        audience = try c.decodeIfPresent(String.self, forKey: .audience)
         maximumLifetimeSeconds = try c.decodeIfPresent(Double.self, forKey: .maximumLifetimeSeconds) ?? 3_600
         clockSkewSeconds = try c.decodeIfPresent(Double.self, forKey: .clockSkewSeconds) ?? 60
     }

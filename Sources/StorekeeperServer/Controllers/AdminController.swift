@@ -187,7 +187,8 @@ struct AdminController {
         let query = QueryInput(request)
         let environment = try query.oneOf("environment", ["production", "sandbox"]) ?? "production"
         let format = try query.oneOf("format", ["json", "csv"]) ?? "json"
-        let from = try query.date("from") ?? Date(timeIntervalSince1970: 0)
+        // Absent bounds are open: a `to` before 1970 with no `from` is a valid, empty range.
+        let from = try query.date("from") ?? Date.distantPast
         let to = try query.date("to") ?? Date.distantFuture
         guard from <= to else { throw StorekeeperError(.invalidRequest, "from must not be after to") }
         let entries = try await context.store.ledger(LedgerQuery(appId: app.id, environment: environment, from: from, to: to))

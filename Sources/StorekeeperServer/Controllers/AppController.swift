@@ -44,7 +44,8 @@ struct AppController {
         let app = caller.app
         // Every input is checked before anything is stored.
         let wait = try waitSeconds(request)
-        let body = try StorekeeperJSON.decode(ReceiptBody.self, from: try await context.body(request))
+        let posted = try await context.body(request)
+        let body = try StorekeeperJSON.decode(ReceiptBody.self, from: posted)
         try validateAppUserId(body.appUserId)
         try caller.mayActFor(body.appUserId)
         if case .client(_, nil) = caller {
@@ -81,15 +82,16 @@ struct AppController {
         let done = verification.state.isFinal || verification.state == .configurationError
         return try context.respond(
             request, caller, context.view(verification), status: done ? .ok : .accepted,
-            headers: [.location: "/v1/verifications/\(verification.id)"])
+            headers: [.location: "/v1/verifications/\(verification.id)"], requestBody: posted)
     }
 
     struct SignedTransactionBody: Decodable {
         var appUserId: String
         /// The JWS from StoreKit 2 (`Transaction.jwsRepresentation`).
         var signedTransaction: String
-        /// The UUID this backend gave the user as `appAccountToken` at purchase, if any: when
-        /// both it and the transaction carry one, they must match.
+        /// The UUID this backend gave the user as `appAccountToken` at purchase, if any. Only the
+        /// backend's secret key may vouch for a token that is not the derived one; from the app it
+        /// must still equal the transaction's.
         var appAccountToken: String?
     }
 
@@ -99,7 +101,8 @@ struct AppController {
         let caller = try await context.authenticateCaller(request)
         let app = caller.app
         let wait = try waitSeconds(request) ?? min(5, context.configuration.maxWaitSeconds)
-        let body = try StorekeeperJSON.decode(SignedTransactionBody.self, from: try await context.body(request))
+        let posted = try await context.body(request)
+        let body = try StorekeeperJSON.decode(SignedTransactionBody.self, from: posted)
         try validateAppUserId(body.appUserId)
         try caller.mayActFor(body.appUserId)
         let jws = Self.withoutWhitespace(body.signedTransaction)
@@ -110,15 +113,8 @@ struct AppController {
             context.metrics.increment("storekeeper_signed_transactions_rejected_total", labels: ["reason": code])
             throw StorekeeperError(.signedTransactionRejected, "\(code): \(message)")
         case .verified(let transaction, _, _, _):
-            if let expected = body.appAccountToken, let carried = transaction.appAccountToken,
-                expected.lowercased() != carried.lowercased()
-            {
-                throw StorekeeperError(.appAccountTokenMismatch, "the transaction's appAccountToken is not this user's")
-            }
-            if case .client(_, nil) = caller, transaction.appAccountToken?.lowercased() != AppAccountToken.derive(appUserId: body.appUserId) {
-                // Anonymous: the purchase itself must say it was made for this user.
-                throw StorekeeperError(.otherUser, "the transaction's appAccountToken is not the one derived from '\(body.appUserId)'")
-            }
+            try AppAccountToken.checkOwnership(
+                carried: transaction.appAccountToken, appUserId: body.appUserId, caller: caller, backendToken: body.appAccountToken)
             claims = [transaction.originalTransactionId ?? transaction.transactionId].compactMap { $0 }
         }
         let hash = SHA256.hash(data: Data(jws.utf8)).map { String(format: "%02x", $0) }.joined()
@@ -131,7 +127,7 @@ struct AppController {
         let done = verification.state.isFinal || verification.state == .configurationError
         return try context.respond(
             request, caller, context.view(verification), status: done ? .ok : .accepted,
-            headers: [.location: "/v1/verifications/\(verification.id)"])
+            headers: [.location: "/v1/verifications/\(verification.id)"], requestBody: posted)
     }
 
     /// `?wait=S`, capped by `maxWaitSeconds`; nil when absent.

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import JobQueue
+import NIOCore
 import Persistence
 import StorekeeperDomain
 
@@ -12,7 +13,7 @@ struct WebhookController {
     /// The URLs accepted, exactly as docs/openapi.yaml states them: nothing a URL parser could
     /// read two ways (credentials, escapes, a query) goes to a receiver with a signed event.
     nonisolated(unsafe) static let urlShape =
-        /https?:\/\/[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?(\/[A-Za-z0-9._~-]*)*/
+        /https?:\/\/([A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?|\[[0-9A-Fa-f:.]+\])(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?(\/[A-Za-z0-9._~-]*)*/
 
     /// How long the previous secret stays valid after a rotation: receivers have a day to switch.
     static let rotationOverlapSeconds: Double = 86_400
@@ -47,6 +48,15 @@ struct WebhookController {
             context.signal.wake()
             return try StorekeeperJSON.response(["replayed": replayed], status: .accepted)
         }
+        admin.post(":id/deliveries/:delivery/skip") { request, ctx in
+            let endpoint = try await endpoint(request, ctx)
+            let delivery = try ctx.parameters.decoded("delivery")
+            guard try await context.store.skipDeadDelivery(endpointId: endpoint.id, deliveryId: delivery, now: context.now()) else {
+                throw StorekeeperError(.notFound, "no dead delivery '\(delivery)' for this endpoint")
+            }
+            context.signal.wake()
+            return try StorekeeperJSON.response(["skipped": delivery])
+        }
         admin.post(":id/replay") { request, ctx in
             let endpoint = try await endpoint(request, ctx)
             let replayed = try await context.store.replayDeliveries(endpointId: endpoint.id, deliveryId: nil, now: context.now())
@@ -55,8 +65,23 @@ struct WebhookController {
         }
     }
 
+    /// The host of a URL of `urlShape`, as written (an IPv6 literal with its brackets).
+    static func host(of url: String) -> String? {
+        guard let start = url.range(of: "://")?.upperBound else { return nil }
+        let rest = url[start...]
+        let authority = rest.prefix { $0 != "/" }
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            return String(authority[...close])
+        }
+        let host = authority.prefix { $0 != ":" }
+        return host.isEmpty ? nil : String(host)
+    }
+
     /// `POST …/webhooks` and `PATCH …/webhooks/{id}` bodies; absent fields keep their value on PATCH.
     struct EndpointBody: Decodable {
+        static let keys: Set<String> = ["url", "description", "environments", "eventTypes", "state", "appStoreNotifications"]
+
         var url: String?
         var description: String?
         var environments: [String]?
@@ -104,12 +129,12 @@ struct WebhookController {
         var secret: String
     }
 
-    private func authorized(_ request: Request, _ ctx: BasicRequestContext) throws -> AppConfiguration {
+    private func authorized(_ request: Request, _ ctx: StorekeeperRequestContext) throws -> AppConfiguration {
         try context.authenticateAdmin(request)
         return try context.app(id: try ctx.parameters.decoded("app"))
     }
 
-    private func endpoint(_ request: Request, _ ctx: BasicRequestContext) async throws -> WebhookEndpoint {
+    private func endpoint(_ request: Request, _ ctx: StorekeeperRequestContext) async throws -> WebhookEndpoint {
         let app = try authorized(request, ctx)
         let id = try ctx.parameters.decoded("id")
         guard let endpoint = try await context.store.endpoint(appId: app.id, id: id) else {
@@ -121,22 +146,22 @@ struct WebhookController {
     private func create(_ request: Request, appId: String) async throws -> Response {
         try context.authenticateAdmin(request)
         let app = try context.app(id: appId)
-        let body = try StorekeeperJSON.decode(EndpointBody.self, from: try await context.body(request))
+        let body = try Self.endpointBody(try await context.body(request))
         guard let url = body.url else { throw StorekeeperError(.invalidWebhook, "url is required") }
         let now = context.now()
         let secret = WebhookSignature.newSecret()
         var endpoint = WebhookEndpoint(
             id: "whep_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""), appId: app.id, url: url,
             secrets: [.init(value: secret, createdAt: now)], state: body.state ?? .active, createdAt: now, updatedAt: now)
-        try Self.apply(body, to: &endpoint)
+        try Self.apply(body, to: &endpoint, destinations: context.configuration.webhooks.destinationPolicy)
         try await context.store.createEndpoint(endpoint)
         return try StorekeeperJSON.response(CreatedView(endpoint: EndpointView(endpoint), secret: secret), status: .created)
     }
 
-    private func update(_ request: Request, _ ctx: BasicRequestContext) async throws -> Response {
+    private func update(_ request: Request, _ ctx: StorekeeperRequestContext) async throws -> Response {
         var endpoint = try await endpoint(request, ctx)
-        let body = try StorekeeperJSON.decode(EndpointBody.self, from: try await context.body(request))
-        try Self.apply(body, to: &endpoint)
+        let body = try Self.endpointBody(try await context.body(request))
+        try Self.apply(body, to: &endpoint, destinations: context.configuration.webhooks.destinationPolicy)
         if let state = body.state {
             endpoint.state = state
             endpoint.pausedReason = state == .paused ? "paused_by_operator" : nil
@@ -149,7 +174,7 @@ struct WebhookController {
         return try StorekeeperJSON.response(EndpointView(endpoint))
     }
 
-    private func rotate(_ request: Request, _ ctx: BasicRequestContext) async throws -> Response {
+    private func rotate(_ request: Request, _ ctx: StorekeeperRequestContext) async throws -> Response {
         var endpoint = try await endpoint(request, ctx)
         let now = context.now()
         let secret = WebhookSignature.newSecret()
@@ -165,7 +190,7 @@ struct WebhookController {
         return try StorekeeperJSON.response(CreatedView(endpoint: EndpointView(endpoint), secret: secret))
     }
 
-    private func sendTest(_ request: Request, _ ctx: BasicRequestContext) async throws -> Response {
+    private func sendTest(_ request: Request, _ ctx: StorekeeperRequestContext) async throws -> Response {
         let endpoint = try await endpoint(request, ctx)
         let now = context.now()
         let cause = UUID().uuidString.lowercased()
@@ -177,7 +202,7 @@ struct WebhookController {
         return try StorekeeperJSON.response(["eventId": event.id], status: .accepted)
     }
 
-    private func deliveries(_ request: Request, _ ctx: BasicRequestContext) async throws -> Response {
+    private func deliveries(_ request: Request, _ ctx: StorekeeperRequestContext) async throws -> Response {
         let endpoint = try await endpoint(request, ctx)
         let query = QueryInput(request)
         let state = try query.oneOf("state", WebhookDelivery.State.allCases.map(\.rawValue)).flatMap(WebhookDelivery.State.init(rawValue:))
@@ -193,14 +218,32 @@ struct WebhookController {
         return try StorekeeperJSON.response(["deliveries": views])
     }
 
-    /// Checks and applies a body's fields: an http(s) URL with a host, known environments and
-    /// event types, a short description.
-    static func apply(_ body: EndpointBody, to endpoint: inout WebhookEndpoint) throws {
+    /// The body, refusing keys it does not have: a misspelled filter (`eventType` for
+    /// `eventTypes`) would otherwise leave the endpoint receiving everything.
+    static func endpointBody(_ buffer: ByteBuffer) throws -> EndpointBody {
+        let body = try StorekeeperJSON.decode(EndpointBody.self, from: buffer)
+        let object = try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView)) as? [String: Any]
+        if let unknown = object?.keys.sorted().first(where: { !EndpointBody.keys.contains($0) }) {
+            throw StorekeeperError(
+                .invalidWebhook, "unknown field '\(unknown.prefix(64))'; the fields are \(EndpointBody.keys.sorted().joined(separator: ", "))")
+        }
+        return body
+    }
+
+    /// Checks and applies a body's fields: an http(s) URL with a host outside the private
+    /// network (`destinations`), known environments and event types, a short description.
+    static func apply(_ body: EndpointBody, to endpoint: inout WebhookEndpoint, destinations: WebhookDestinationPolicy) throws {
         if let url = body.url {
-            guard url.utf8.count <= 2_048, url.wholeMatch(of: Self.urlShape) != nil, let parsed = URL(string: url), parsed.host != nil else {
+            guard url.utf8.count <= 2_048, url.wholeMatch(of: Self.urlShape) != nil, let host = Self.host(of: url) else {
                 throw StorekeeperError(
                     .invalidWebhook,
                     "url must be http(s)://host[:port][/path] (letters, digits, '-', '.', '_', '~' in the path; no credentials, query or fragment), at most 2048 bytes"
+                )
+            }
+            if let refusal = destinations.refusal(host: host) {
+                throw StorekeeperError(
+                    .webhookDestinationRefused,
+                    "\(refusal): webhooks go to receivers on the internet (set webhooks.allowPrivateDestinations or webhooks.allowedDestinationNetworks for your own network)"
                 )
             }
             endpoint.url = url

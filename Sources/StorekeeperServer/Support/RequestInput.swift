@@ -11,6 +11,11 @@ extension Parameters {
         guard let value = raw.removingPercentEncoding else {
             throw StorekeeperError(.invalidRequest, "path parameter '\(name)' is not valid percent-encoded UTF-8")
         }
+        // `%00` and other control characters are in no id; C-string layers below would cut the
+        // id there and find `<id>%00junk` as `<id>`.
+        guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw StorekeeperError(.invalidRequest, "path parameter '\(name)' contains a control character")
+        }
         return value
     }
 }

@@ -6,12 +6,12 @@ import Synchronization
 /// a known path asked with any other method answers 405 with `Allow` (Hummingbird alone answers
 /// 404, which tells a client its URL is wrong when only its method is).
 struct RouteTable: RouterMethods {
-    typealias Context = BasicRequestContext
+    typealias Context = StorekeeperRequestContext
 
-    let router: Router<BasicRequestContext>
+    let router: Router<StorekeeperRequestContext>
     let known = KnownRoutes()
 
-    init(router: Router<BasicRequestContext>) { self.router = router }
+    init(router: Router<StorekeeperRequestContext>) { self.router = router }
 
     @discardableResult
     func on<Responder: HTTPResponder>(_ path: RouterPath, method: HTTPRequest.Method, responder: Responder) -> Self

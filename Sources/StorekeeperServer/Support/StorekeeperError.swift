@@ -22,7 +22,7 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
         public static let invalidSignedTransaction = Code("invalid_signed_transaction", .badRequest)
         /// A readable signed transaction that must not be granted; the message names the failure code.
         public static let signedTransactionRejected = Code("signed_transaction_rejected", .unprocessableContent)
-        public static let appAccountTokenMismatch = Code("app_account_token_mismatch", .unprocessableContent)
+        public static let appAccountTokenMismatch = Code("app_account_token_mismatch", .conflict)
         public static let invalidNotification = Code("invalid_notification", .badRequest)
         /// Signature, chain or claims of a notification failed; the message names the failure code.
         public static let notificationRejected = Code("notification_rejected", .forbidden)
@@ -31,6 +31,9 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
         public static let invalidProduct = Code("invalid_product", .badRequest)
         public static let unknownEventType = Code("unknown_event_type", .badRequest)
         public static let invalidWebhook = Code("invalid_webhook", .badRequest)
+        /// A webhook URL whose host is loopback, private, link-local, reserved or a numeric
+        /// spelling of an address (docs/SECURITY.md).
+        public static let webhookDestinationRefused = Code("webhook_destination_refused", .badRequest)
         public static let unauthorized = Code("unauthorized", .unauthorized)
         /// A client key with user tokens on, and no token.
         public static let userTokenRequired = Code("user_token_required", .unauthorized)
@@ -117,8 +120,14 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     let now: @Sendable () -> Date
     /// Tells a wrong method on a known path (405) from an unknown path (404).
     let routes: KnownRoutes
+    let metrics: MetricsRegistry
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let source = (context as? any RemoteAddressRequestContext)?.remoteAddress?.ipAddress
+        return try await RequestSource.$address.withValue(source) { try await answer(request, context: context, next: next) }
+    }
+
+    private func answer(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             let response = try await next(request, context)
             if request.method != .get, request.method != .head, (200..<300).contains(response.status.code) { health.succeeded() }
@@ -126,6 +135,13 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as StorekeeperError {
             if let cause = error.cause, StorageBackend.isUnavailable(cause) { return storageUnavailable(cause, context: context) }
             if error.code == .internalError { context.logger.error("internal error", metadata: ["error": "\(error)"]) }
+            if [401, 403, 429].contains(error.code.status.code) {
+                // Refusals by route (its pattern, never the ids in the path) and code: a flood of
+                // bad tokens, or users locked out, shows here before anyone writes to support.
+                metrics.increment(
+                    "storekeeper_http_refusals_total",
+                    labels: ["route": context.endpointPath ?? "unmatched", "status": String(error.code.status.code), "code": error.code.name])
+            }
             return StorekeeperError.errorResponse(code: error.code.name, message: error.message, status: error.code.status, headers: error.headers)
         } catch let error as HTTPError {
             if error.status == .notFound, let allowed = routes.allowedMethods(path: request.uri.path) {

@@ -63,6 +63,11 @@ struct WebhookDeliveryJobHandler: BatchJobHandler {
         if endpoint.state == .paused {
             return .retry(at: at.addingTimeInterval(Self.pausedRecheckSeconds), reason: "endpoint_paused")
         }
+        if work.earlierDead {
+            // An earlier event of this subscriber is dead: nothing later goes before it, until an
+            // operator replays it (then it goes first) or skips it.
+            return .retry(at: at.addingTimeInterval(Self.pausedRecheckSeconds), reason: "waiting_for_dead_earlier_event")
+        }
         if let earlier = work.earlierDueAt {
             // Order per subscriber: go right after the earlier event's next attempt.
             return .retry(at: max(earlier, at).addingTimeInterval(0.1), reason: "waiting_for_earlier_event")

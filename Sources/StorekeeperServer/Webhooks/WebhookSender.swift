@@ -4,13 +4,17 @@ import NIOCore
 import NIOHTTP1
 import StorekeeperDomain
 
-/// POSTs one signed delivery and reports what happened. Redirects are not followed (the shared
-/// client is built without them), the answer is read up to `excerptBytes` and no further, and
-/// every attempt has a deadline.
+/// POSTs one signed delivery and reports what happened. The destination is checked again
+/// first, on every address its name resolves to now (a name may have been pointed inside since
+/// it was registered). Redirects are not followed (the shared client is built without them),
+/// the answer is read up to `excerptBytes` and kept only for 2xx, 4xx and 5xx, and every
+/// attempt has a deadline.
 struct WebhookSender: Sendable {
     let httpClient: HTTPClient
     let timeoutSeconds: Double
-    static let excerptBytes = 1_024
+    var destinations = WebhookDestinationPolicy()
+    var resolver = HostResolver()
+    static let excerptBytes = 256
 
     struct Result: Sendable {
         var outcome: DeliveryOutcome
@@ -20,7 +24,23 @@ struct WebhookSender: Sendable {
         var latencyMs: Int
     }
 
+    /// Why `url` may not be sent to now; nil when every address it reaches is allowed.
+    func destinationRefusal(_ url: String) async -> String? {
+        guard let host = WebhookController.host(of: url) else { return "the URL has no host" }
+        if let refusal = destinations.refusal(host: host) { return refusal }
+        if host.hasPrefix("[") || IPAddress(canonicalIPv4: host) != nil { return nil }
+        let name = host.hasSuffix(".") ? String(host.dropLast()) : host
+        guard let addresses = try? await resolver.addresses(of: name) else { return nil }  // the connection fails the same way
+        for address in addresses { if let refusal = destinations.refusal(address: address) { return "'\(host)' resolves to \(refusal)" } }
+        return nil
+    }
+
     func send(url: String, id: String, body: [UInt8], secrets: [String], now: Date) async -> Result {
+        if let refusal = await destinationRefusal(url) {
+            return Result(
+                outcome: .failed(status: nil, retryAfter: nil), status: nil, error: "destination_refused", excerpt: String(refusal.prefix(256)),
+                latencyMs: 0)
+        }
         let timestamp = Int64(now.timeIntervalSince1970)
         var request = HTTPClientRequest(url: url)
         request.method = .POST
@@ -50,7 +70,8 @@ struct WebhookSender: Sendable {
                 case 410: .gone
                 default: .failed(status: status, retryAfter: Self.retryAfter(response.headers.first(name: "Retry-After"), now: now))
                 }
-            return Result(outcome: outcome, status: status, error: nil, excerpt: text.isEmpty ? nil : text, latencyMs: elapsed())
+            let kept = (200..<300).contains(status) || (400..<600).contains(status)
+            return Result(outcome: outcome, status: status, error: nil, excerpt: text.isEmpty || !kept ? nil : text, latencyMs: elapsed())
         } catch {
             let reason: String
             if let error = error as? HTTPClientError, error == .deadlineExceeded || error == .readTimeout {

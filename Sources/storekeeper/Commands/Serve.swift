@@ -23,6 +23,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Verification jobs run at once.") var workers: Int?
     @Flag(help: "Serve the API without running verification workers (run `storekeeper worker` elsewhere).") var noWorkers = false
     @Option(help: "trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+    @Flag(help: "Let webhook endpoints point at loopback and private addresses (a receiver on this machine or your own network).")
+    var allowPrivateWebhooks = false
 
     func run() async throws {
         let logger = LogSetup.bootstrap(level: logLevel)
@@ -36,6 +38,7 @@ struct Serve: AsyncParsableCommand {
             if let port { c.port = port }
             if let workers { c.workers = workers }
             if noWorkers { c.runWorkers = false }
+            if allowPrivateWebhooks { c.webhooks.allowPrivateDestinations = true }
             if simulator {
                 c.appleEndpoints = VerifyReceiptEndpoints(
                     production: "http://127.0.0.1:\(simulatorPort)/verifyReceipt",

@@ -28,17 +28,35 @@ struct PurchaseJournal: Sendable {
     }
 }
 
-/// The last entitlements whose answer verified, with when: what the app shows offline.
+/// The last subscriber answer that verified, kept as the server signed it (body, nonce, path,
+/// signature) and checked again with the pinned keys at every load: the file is the user's to
+/// edit (a device backup is enough), so an edited one fails the check and is discarded.
 struct EntitlementCache: Sendable {
-    let file: URL
-
-    func load() -> Entitlements? {
-        guard let data = try? Data(contentsOf: file) else { return nil }
-        return try? JSONDecoder().decode(Entitlements.self, from: data)
+    struct Stored: Codable, Sendable {
+        var nonce: String
+        var method: String
+        var target: String
+        var status: Int
+        /// `Storekeeper-Signature`; nil only when no keys are pinned.
+        var signature: String?
+        var body: Data
+        /// This device's clock at the check, used only when no keys are pinned.
+        var verifiedAt: Date
     }
 
-    func save(_ entitlements: Entitlements) throws {
+    let file: URL
+
+    func load() -> Stored? {
+        guard let data = try? Data(contentsOf: file) else { return nil }
+        return try? JSONDecoder().decode(Stored.self, from: data)
+    }
+
+    func save(_ stored: Stored) throws {
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try JSONEncoder().encode(entitlements).write(to: file, options: .atomic)
+        try JSONEncoder().encode(stored).write(to: file, options: .atomic)
+    }
+
+    func discard() {
+        try? FileManager.default.removeItem(at: file)
     }
 }

@@ -56,6 +56,11 @@ public actor Storekeeper {
         /// The server refused it for good (`code` is the server's, e.g. `other_user`,
         /// `signed_transaction_rejected`); it is not finished and not sent again.
         case refused(code: String, message: String)
+        /// The purchase is genuine but the server holds it for another account of this app
+        /// (its original transaction was granted to someone else first). It is left unfinished
+        /// and stays in the journal, so support can move it and the next launch sees it again;
+        /// never unlock for it.
+        case ownedByAnotherAccount(message: String)
     }
 
     let configuration: Configuration
@@ -65,6 +70,9 @@ public actor Storekeeper {
     let cache: EntitlementCache
     let check: AnswerCheck
     let now: @Sendable () -> Date
+    /// Set by a 429 or 503's `Retry-After`: until then no call goes out and callers hear
+    /// `serverUnavailable` (the cache is served meanwhile).
+    var retryNotBefore: Date?
 
     public init(
         configuration: Configuration, store: any StoreFront, transport: any ServerTransport = URLSessionTransport(),
@@ -210,23 +218,8 @@ public actor Storekeeper {
         }
         switch answer.status {
         case 200:
-            struct Verification: Decodable {
-                var state: String
-                var reason: String?
-            }
-            let verification = try JSONDecoder().decode(Verification.self, from: answer.body)
-            guard verification.state == "verified" else {
-                if verification.state == "invalid" {
-                    try forget(transaction)
-                    return .refused(code: verification.reason ?? "invalid", message: "the server found the transaction invalid")
-                }
-                return .pending(reason: verification.state)
-            }
-            try await store.finish(transaction)
-            try forget(transaction)
-            let entitlements = (try? await entitlements(refresh: true)) ?? cachedOrEmpty()
-            return .granted(entitlements)
-        case 202, 408, 429, 500...599:
+            return try await settle(transaction, answer: answer)
+        case 202, 408:
             return .pending(reason: "server_\(answer.status)")
         default:
             let refusal = refusal(answer)
@@ -235,25 +228,60 @@ public actor Storekeeper {
         }
     }
 
+    /// A final answer to a post: finished only when the signed answer grants *this*
+    /// transaction to *this* user (granted now, granted before, or refunded while owned);
+    /// another account's hold on it is reported and leaves it unfinished.
+    private func settle(_ transaction: StoreTransaction, answer: ServerAnswer) async throws -> Outcome {
+        struct Verification: Decodable {
+            struct Conflict: Decodable { var transactionId: String }
+            struct Grant: Decodable {
+                var granted: [String]?
+                var alreadyGranted: [String]?
+                var revoked: [String]?
+                var conflicts: [Conflict]?
+            }
+            var appUserId: String
+            var state: String
+            var reason: String?
+            var grant: Grant?
+        }
+        let verification = try JSONDecoder().decode(Verification.self, from: answer.body)
+        guard verification.appUserId.utf8.elementsEqual(configuration.appUserId.utf8) else {
+            return .pending(reason: StorekeeperKitError.Code.forgedAnswer.rawValue)
+        }
+        switch verification.state {
+        case "verified": break
+        case "invalid":
+            try forget(transaction)
+            return .refused(code: verification.reason ?? "invalid", message: "the server found the transaction invalid")
+        default: return .pending(reason: verification.state)
+        }
+        let grant = verification.grant
+        if grant?.conflicts?.contains(where: { $0.transactionId == transaction.id }) == true {
+            return .ownedByAnotherAccount(message: "transaction \(transaction.id) is granted to another account of this app")
+        }
+        let mine = (grant?.granted ?? []) + (grant?.alreadyGranted ?? []) + (grant?.revoked ?? [])
+        guard mine.contains(transaction.id) else { return .pending(reason: "not_granted") }
+        try await store.finish(transaction)
+        try forget(transaction)
+        let entitlements = (try? await entitlements(refresh: true)) ?? cachedOrEmpty()
+        return .granted(entitlements)
+    }
+
     /// What the user owns: from the server (answer verified), cached for offline use; the
-    /// cache when the server cannot be reached or the answer fails its check, while it is
-    /// younger than `entitlementStaleness`.
+    /// cache when the server cannot be reached, is overloaded (429, 5xx) or the answer fails
+    /// its check, while it is younger than `entitlementStaleness`.
     public func entitlements(refresh: Bool = true) async throws -> Entitlements {
         if !refresh, let cached = fresh() { return cached }
-        let segment = configuration.appUserId.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? configuration.appUserId
         do {
-            let answer = try await call("GET", "/v1/subscribers/\(segment)", body: nil)
-            guard answer.status == 200 else { throw refusal(answer) }
-            struct View: Decodable {
-                var appUserId: String
-                var activeEntitlements: [String]
-                var creditBalance: Int?
-            }
-            let view = try JSONDecoder().decode(View.self, from: answer.body)
-            guard view.appUserId == configuration.appUserId else { throw StorekeeperKitError(.forgedAnswer, "another user's entitlements") }
-            let entitlements = Entitlements(
-                appUserId: view.appUserId, activeEntitlements: view.activeEntitlements, creditBalance: view.creditBalance, verifiedAt: now())
-            try cache.save(entitlements)
+            let exchange = try await exchange("GET", subscriberTarget, body: nil)
+            guard exchange.answer.status == 200 else { throw refusal(exchange.answer) }
+            let checkedAt = now()
+            let entitlements = try Self.entitlements(exchange.answer.body, user: configuration.appUserId, verifiedAt: checkedAt)
+            try cache.save(
+                EntitlementCache.Stored(
+                    nonce: exchange.nonce, method: "GET", target: subscriberTarget, status: exchange.answer.status,
+                    signature: exchange.answer.headers["storekeeper-signature"], body: exchange.answer.body, verifiedAt: checkedAt))
             return entitlements
         } catch let error as StorekeeperKitError where error.code == .serverUnavailable || error.code == .forgedAnswer {
             if let cached = fresh() { return cached }
@@ -261,14 +289,51 @@ public actor Storekeeper {
         }
     }
 
+    private var subscriberTarget: String {
+        "/v1/subscribers/" + (configuration.appUserId.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? configuration.appUserId)
+    }
+
+    private static func entitlements(_ body: Data, user: String, verifiedAt: Date) throws -> Entitlements {
+        struct View: Decodable {
+            var appUserId: String
+            var activeEntitlements: [String]
+            var creditBalance: Int?
+        }
+        guard let view = try? JSONDecoder().decode(View.self, from: body) else {
+            throw StorekeeperKitError(.forgedAnswer, "not a subscriber answer")
+        }
+        guard view.appUserId.utf8.elementsEqual(user.utf8) else { throw StorekeeperKitError(.forgedAnswer, "another user's entitlements") }
+        return Entitlements(
+            appUserId: view.appUserId, activeEntitlements: view.activeEntitlements, creditBalance: view.creditBalance, verifiedAt: verifiedAt)
+    }
+
     /// The cached entitlements, if younger than the staleness limit.
     public func cachedEntitlements() -> Entitlements? { fresh() }
 
+    /// The cached answer, checked again: signed by a pinned key for this user's path, and
+    /// younger than the staleness limit by the server's signed time. Anything else is discarded.
     private func fresh() -> Entitlements? {
-        guard let cached = cache.load(), cached.appUserId == configuration.appUserId,
-            now().timeIntervalSince(cached.verifiedAt) <= configuration.entitlementStaleness
-        else { return nil }
-        return cached
+        guard let stored = cache.load() else { return nil }
+        let answer = ServerAnswer(status: stored.status, headers: ["storekeeper-signature": stored.signature ?? ""], body: stored.body)
+        // Its age counts from the server's signed time when keys are pinned (the file's own
+        // `verifiedAt` can be edited); the device's time of the check is what it reports.
+        var signedAt = stored.verifiedAt
+        if !configuration.signingKeys.isEmpty {
+            guard stored.method == "GET", stored.target == subscriberTarget, stored.status == 200,
+                let verified = try? check.verifySignature(
+                    answer, nonce: stored.nonce, method: stored.method, target: stored.target, requestDigest: AnswerCheck.digest(nil))
+            else {
+                cache.discard()
+                return nil
+            }
+            signedAt = verified
+        }
+        guard let entitlements = try? Self.entitlements(stored.body, user: configuration.appUserId, verifiedAt: stored.verifiedAt) else {
+            cache.discard()
+            return nil
+        }
+        guard now().timeIntervalSince(signedAt) <= configuration.entitlementStaleness else { return nil }
+        return entitlements
     }
 
     private func cachedOrEmpty() -> Entitlements {
@@ -284,6 +349,16 @@ public actor Storekeeper {
     /// One request with the client key, the user token and a fresh nonce; a 2xx answer must
     /// carry a valid signature when keys are pinned.
     func call(_ method: String, _ target: String, body: Data?) async throws -> ServerAnswer {
+        try await exchange(method, target, body: body).answer
+    }
+
+    /// A call and the nonce it sent (an answer kept for later is checked against it). 429,
+    /// 503 and other 5xx mean the server cannot serve now: `serverUnavailable`, with its
+    /// `Retry-After` honoured before the next call.
+    func exchange(_ method: String, _ target: String, body: Data?) async throws -> (answer: ServerAnswer, nonce: String) {
+        if let retryNotBefore, now() < retryNotBefore {
+            throw StorekeeperKitError(.serverUnavailable, "the server asked to wait until \(retryNotBefore)")
+        }
         guard let url = URL(string: configuration.serverURL.absoluteString.trimmingCharacters(in: ["/"]) + target) else {
             throw StorekeeperKitError(.serverUnavailable, "bad server URL")
         }
@@ -304,10 +379,16 @@ public actor Storekeeper {
         } catch {
             throw StorekeeperKitError(.serverUnavailable, "\(error)")
         }
-        if (200..<300).contains(answer.status), !configuration.signingKeys.isEmpty {
-            try check.verify(answer, nonce: nonce, method: method, target: target, now: now())
+        if answer.status == 429 || (500..<600).contains(answer.status) {
+            if let seconds = answer.headers["retry-after"].flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }), seconds > 0 {
+                retryNotBefore = now().addingTimeInterval(TimeInterval(min(seconds, 3_600)))
+            }
+            throw StorekeeperKitError(.serverUnavailable, "the server answered \(answer.status)")
         }
-        return answer
+        if (200..<300).contains(answer.status), !configuration.signingKeys.isEmpty {
+            try check.verify(answer, nonce: nonce, method: method, target: target, requestBody: body, now: now())
+        }
+        return (answer, nonce)
     }
 
     /// `work`'s answer, or `URLError(.timedOut)` once `seconds` passed (the work is then
