@@ -163,6 +163,13 @@ values = [{q(s["signedTransaction"])}]
 include-operation-id = "receiveAppStoreNotification"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "403", "422"]
 
+# Where a webhook may go is decided on the host's address (loopback, private, link-local,
+# reserved, numeric spellings: docs/EVENTS.md), which a pattern cannot state: a schema-valid
+# URL may still be refused with 400 webhook_destination_refused.
+[[operations]]
+include-operation-id = ["createWebhookEndpoint", "updateWebhookEndpoint"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "404"]
+
 # The coverage phase draws its valid receipts and transactions from the schema, not from the
 # dictionaries, so there they are refused for what they contain (400 invalid_receipt or
 # invalid_signed_transaction, 422 signed_transaction_rejected). The fuzzing phase sends the

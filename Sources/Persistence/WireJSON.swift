@@ -11,7 +11,8 @@ public enum WireJSON {
 
     public static func makeEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        // `/` as is: a secret or URL copied from an answer must be the value, not `\/`.
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var c = encoder.singleValueContainer()
             try c.encode(format(date))

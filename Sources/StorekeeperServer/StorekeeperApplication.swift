@@ -172,7 +172,8 @@ public enum StorekeeperApplication {
             sender: WebhookSender(
                 httpClient: httpClient, timeoutSeconds: configuration.webhooks.timeoutSeconds,
                 destinations: configuration.webhooks.destinationPolicy),
-            schedule: configuration.webhooks.retrySchedule, metrics: metrics, logger: logger, now: now)
+            schedule: configuration.webhooks.retrySchedule, heldRecheckSeconds: configuration.webhooks.heldRecheckSeconds, metrics: metrics,
+            logger: logger, now: now)
         return JobRunner(
             store: store, handlers: [handler, signedHandler, refreshHandler, webhookHandler], configuration: runnerConfiguration,
             signal: signal, logger: logger, now: now)

@@ -164,9 +164,12 @@ struct TrustHoleTests {
             let peek = try await http.send(.GET, "/v1/verifications/\(id)", headers: try headers(stack, user: "alice"))
             #expect(peek.status == 403 && peek.errorCode == "other_user" && !peek.text.contains("bob"), "\(peek.text)")
 
-            for path in ["/v1/verifications/\(id)%00junk", "/v1/subscribers/bob%00", "/v1/subscribers/bob%0a"] {
+            for (path, code) in [
+                ("/v1/verifications/\(id)%00junk", "invalid_request"), ("/v1/subscribers/bob%00", "invalid_app_user_id"),
+                ("/v1/subscribers/bob%0a", "invalid_app_user_id"),
+            ] {
                 let reply = try await http.send(.GET, path, headers: bob)
-                #expect(reply.status == 400 && reply.errorCode == "invalid_request", "\(path): \(reply.text)")
+                #expect(reply.status == 400 && reply.errorCode == code, "\(path): \(reply.text)")
             }
 
             let now = Int(stack.clock.now().timeIntervalSince1970)
@@ -253,6 +256,24 @@ struct TrustHoleTests {
         }
     }
 
+    /// A stack with short webhook retries on `backend`, and an endpoint for a receiver of its own.
+    func withWebhookStack(
+        backend: String, prefix: String, _ body: (LocalStack, WebhookReceiver, _ endpointId: String) async throws -> Void
+    ) async throws {
+        let database = backend == "postgresql" ? try PostgresTestDatabase.freshURL(prefix: prefix) : nil
+        try await withReceiver { receiver in
+            try await withStack(configure: { configuration in
+                WebhookTests.configure(&configuration)
+                if let database { configuration.databasePath = database }
+            }) { stack in
+                let created = try await stack.api.http.send(
+                    .POST, "/v1/admin/apps/demo/webhooks", headers: admin(stack), body: Data(#"{"url":"\#(receiver.url)"}"#.utf8))
+                let endpointId = try #require((created.json["endpoint"] as? [String: Any])?["id"] as? String, "\(created.text)")
+                try await body(stack, receiver, endpointId)
+            }
+        }
+    }
+
     /// The events one subscriber's deliveries brought to the receiver, by sequence, in arrival order.
     func sequences(_ receiver: WebhookReceiver, of user: String) -> [Int] {
         receiver.received.filter { $0.json["appUserId"] as? String == user }.compactMap { $0.json["sequence"] as? Int }
@@ -260,69 +281,60 @@ struct TrustHoleTests {
 
     @Test("a dead letter holds its subscriber's later events: resume then replay, replay then resume, and skip", arguments: backends)
     func deadLetterOrder(backend: String) async throws {
-        let database = backend == "postgresql" ? try PostgresTestDatabase.freshURL(prefix: "deadorder") : nil
-        try await withReceiver { receiver in
-            try await withStack(configure: { configuration in
-                WebhookTests.configure(&configuration)
-                if let database { configuration.databasePath = database }
-            }) { stack in
-                let http = stack.api.http
-                let created = try await http.send(
-                    .POST, "/v1/admin/apps/demo/webhooks", headers: admin(stack), body: Data(#"{"url":"\#(receiver.url)"}"#.utf8))
-                let endpointId = try #require((created.json["endpoint"] as? [String: Any])?["id"] as? String, "\(created.text)")
-                let base = "/v1/admin/apps/demo/webhooks/\(endpointId)"
+        try await withWebhookStack(backend: backend, prefix: "deadorder") { stack, receiver, endpointId in
+            let http = stack.api.http
+            let base = "/v1/admin/apps/demo/webhooks/\(endpointId)"
 
-                /// The user's first event dies (410 pauses the endpoint), then a second is recorded
-                /// (each user buys on a device of their own: a receipt carries the device's purchases).
-                func deadThenLater(_ user: String) async throws -> String {
-                    let device = try await stack.simulator.createDevice(bundleId: demoBundle)
-                    receiver.behave(.gone)
-                    let first = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
-                    #expect(try await stack.api.postReceipt(appUserId: user, receipt: first.receipt, wait: 30).status == 200)
-                    var deadId = ""
-                    #expect(
-                        try await eventually(timeout: 30) {
-                            let reply = try await http.send(.GET, "\(base)/deliveries?state=dead", headers: admin(stack))
-                            let dead = (reply.json["deliveries"] as? [[String: Any]] ?? []).compactMap { $0["delivery"] as? [String: Any] }
-                                .filter { ($0["appUserId"] as? String) == user }
-                            deadId = dead.first?["id"] as? String ?? ""
-                            return !deadId.isEmpty
-                        })
-                    receiver.behave(.accept)
-                    let second = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-                    #expect(try await stack.api.postReceipt(appUserId: user, receipt: second.receipt, wait: 30).status == 200)
-                    return deadId
-                }
-                func resume() async throws {
-                    let reply = try await http.send(.PATCH, base, headers: admin(stack), body: Data(#"{"state":"active"}"#.utf8))
-                    #expect(reply.status == 200, "\(reply.text)")
-                }
-
-                // Resume, then replay.
-                let frankDead = try await deadThenLater("frank")
-                try await resume()
-                let replayed = try await http.send(.POST, "\(base)/deliveries/\(frankDead)/replay", headers: admin(stack))
-                #expect(replayed.status == 202, "\(replayed.text)")
-                #expect(try await eventually { sequences(receiver, of: "frank").count >= 2 })
-                #expect(sequences(receiver, of: "frank") == [1, 2])
-
-                // Replay, then resume.
-                let ginaDead = try await deadThenLater("gina")
-                #expect(try await http.send(.POST, "\(base)/deliveries/\(ginaDead)/replay", headers: admin(stack)).status == 202)
-                try await resume()
-                #expect(try await eventually { sequences(receiver, of: "gina").count >= 2 })
-                #expect(sequences(receiver, of: "gina") == [1, 2])
-
-                // Skipped: the later event goes on; the dead one stays dead, never sent.
-                let hankDead = try await deadThenLater("hank")
-                try await resume()
-                let skipped = try await http.send(.POST, "\(base)/deliveries/\(hankDead)/skip", headers: admin(stack))
-                #expect(skipped.status == 200, "\(skipped.text)")
-                #expect(try await eventually { !sequences(receiver, of: "hank").isEmpty })
-                #expect(sequences(receiver, of: "hank") == [2])
-                let unknown = try await http.send(.POST, "\(base)/deliveries/\(frankDead)/skip", headers: admin(stack))
-                #expect(unknown.status == 404, "a delivered one is not dead: \(unknown.text)")
+            /// The user's first event dies (410 pauses the endpoint), then a second is recorded
+            /// (each user buys on a device of their own: a receipt carries the device's purchases).
+            func deadThenLater(_ user: String) async throws -> String {
+                let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+                receiver.behave(.gone)
+                let first = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
+                #expect(try await stack.api.postReceipt(appUserId: user, receipt: first.receipt, wait: 30).status == 200)
+                var deadId = ""
+                #expect(
+                    try await eventually(timeout: 30) {
+                        let reply = try await http.send(.GET, "\(base)/deliveries?state=dead", headers: admin(stack))
+                        let dead = (reply.json["deliveries"] as? [[String: Any]] ?? []).compactMap { $0["delivery"] as? [String: Any] }
+                            .filter { ($0["appUserId"] as? String) == user }
+                        deadId = dead.first?["id"] as? String ?? ""
+                        return !deadId.isEmpty
+                    })
+                receiver.behave(.accept)
+                let second = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+                #expect(try await stack.api.postReceipt(appUserId: user, receipt: second.receipt, wait: 30).status == 200)
+                return deadId
             }
+            func resume() async throws {
+                let reply = try await http.send(.PATCH, base, headers: admin(stack), body: Data(#"{"state":"active"}"#.utf8))
+                #expect(reply.status == 200, "\(reply.text)")
+            }
+
+            // Resume, then replay.
+            let frankDead = try await deadThenLater("frank")
+            try await resume()
+            let replayed = try await http.send(.POST, "\(base)/deliveries/\(frankDead)/replay", headers: admin(stack))
+            #expect(replayed.status == 202, "\(replayed.text)")
+            #expect(try await eventually { sequences(receiver, of: "frank").count >= 2 })
+            #expect(sequences(receiver, of: "frank") == [1, 2])
+
+            // Replay, then resume.
+            let ginaDead = try await deadThenLater("gina")
+            #expect(try await http.send(.POST, "\(base)/deliveries/\(ginaDead)/replay", headers: admin(stack)).status == 202)
+            try await resume()
+            #expect(try await eventually { sequences(receiver, of: "gina").count >= 2 })
+            #expect(sequences(receiver, of: "gina") == [1, 2])
+
+            // Skipped: the later event goes on; the dead one stays dead, never sent.
+            let hankDead = try await deadThenLater("hank")
+            try await resume()
+            let skipped = try await http.send(.POST, "\(base)/deliveries/\(hankDead)/skip", headers: admin(stack))
+            #expect(skipped.status == 200, "\(skipped.text)")
+            #expect(try await eventually { !sequences(receiver, of: "hank").isEmpty })
+            #expect(sequences(receiver, of: "hank") == [2])
+            let unknown = try await http.send(.POST, "\(base)/deliveries/\(frankDead)/skip", headers: admin(stack))
+            #expect(unknown.status == 404, "a delivered one is not dead: \(unknown.text)")
         }
     }
 
@@ -339,38 +351,29 @@ struct TrustHoleTests {
         "Apple's millisecond is one value in the ledger, the subscriber answer, the feed and the webhook; feed item and webhook body are byte-identical",
         arguments: backends)
     func oneInstantOneValue(backend: String) async throws {
-        let database = backend == "postgresql" ? try PostgresTestDatabase.freshURL(prefix: "instant") : nil
-        try await withReceiver { receiver in
-            try await withStack(configure: { configuration in
-                WebhookTests.configure(&configuration)
-                if let database { configuration.databasePath = database }
-            }) { stack in
-                let http = stack.api.http
-                let created = try await http.send(
-                    .POST, "/v1/admin/apps/demo/webhooks", headers: admin(stack), body: Data(#"{"url":"\#(receiver.url)"}"#.utf8))
-                #expect(created.status == 201)
-                let device = try await stack.simulator.createDevice(bundleId: demoBundle)
-                var expected: [String: String] = [:]  // transaction id → ISO instant
-                for _ in 0..<6 {
-                    let bought = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-                    let payload = try jwsPayload(bought.signedTransaction)
-                    let ms = try #require((payload["purchaseDate"] as? NSNumber)?.int64Value)
-                    expected[bought.transactionId] = Self.iso(milliseconds: ms)
-                    #expect(try await stack.api.postReceipt(appUserId: "ivy", receipt: bought.receipt, wait: 30).status == 200)
-                }
-                let ledger = try await http.send(.GET, "/v1/admin/apps/demo/ledger?environment=sandbox", headers: admin(stack))
-                let rows = (ledger.json["entries"] as? [[String: Any]]) ?? []
-                let subscriber = try await http.send(.GET, "/v1/subscribers/ivy", headers: ["Authorization": "Bearer \(stack.api.apiKey)"])
-                #expect(try await eventually { receiver.received.filter { $0.json["appUserId"] as? String == "ivy" }.count >= 6 })
-                let feed = try await http.send(.GET, "/v1/events?limit=100", headers: ["Authorization": "Bearer \(stack.api.apiKey)"])
-                for (transactionId, instant) in expected {
-                    let row = rows.first { $0["transactionId"] as? String == transactionId }
-                    #expect(row?["purchaseDate"] as? String == instant, "ledger: \(String(describing: row))")
-                    #expect(subscriber.text.contains("\"\(instant)\""), "subscriber answer lacks \(instant)")
-                    let hook = try #require(receiver.received.first { $0.json["transactionId"] as? String == transactionId })
-                    #expect(hook.json["occurredAt"] as? String == instant, "webhook: \(hook.json)")
-                    #expect(feed.text.contains(String(decoding: hook.body, as: UTF8.self)), "the feed item is the webhook body, byte for byte")
-                }
+        try await withWebhookStack(backend: backend, prefix: "instant") { stack, receiver, _ in
+            let http = stack.api.http
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+            var expected: [String: String] = [:]  // transaction id → ISO instant
+            for _ in 0..<6 {
+                let bought = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+                let payload = try jwsPayload(bought.signedTransaction)
+                let ms = try #require((payload["purchaseDate"] as? NSNumber)?.int64Value)
+                expected[bought.transactionId] = Self.iso(milliseconds: ms)
+                #expect(try await stack.api.postReceipt(appUserId: "ivy", receipt: bought.receipt, wait: 30).status == 200)
+            }
+            let ledger = try await http.send(.GET, "/v1/admin/apps/demo/ledger?environment=sandbox", headers: admin(stack))
+            let rows = (ledger.json["entries"] as? [[String: Any]]) ?? []
+            let subscriber = try await http.send(.GET, "/v1/subscribers/ivy", headers: ["Authorization": "Bearer \(stack.api.apiKey)"])
+            #expect(try await eventually { receiver.received.filter { $0.json["appUserId"] as? String == "ivy" }.count >= 6 })
+            let feed = try await http.send(.GET, "/v1/events?limit=100", headers: ["Authorization": "Bearer \(stack.api.apiKey)"])
+            for (transactionId, instant) in expected {
+                let row = rows.first { $0["transactionId"] as? String == transactionId }
+                #expect(row?["purchaseDate"] as? String == instant, "ledger: \(String(describing: row))")
+                #expect(subscriber.text.contains("\"\(instant)\""), "subscriber answer lacks \(instant)")
+                let hook = try #require(receiver.received.first { $0.json["transactionId"] as? String == transactionId })
+                #expect(hook.json["occurredAt"] as? String == instant, "webhook: \(hook.json)")
+                #expect(feed.text.contains(String(decoding: hook.body, as: UTF8.self)), "the feed item is the webhook body, byte for byte")
             }
         }
     }

@@ -15,6 +15,7 @@ struct WebhookTests {
     static func configure(_ configuration: inout StorekeeperConfiguration) {
         configuration.webhooks.retrySchedule = WebhookRetrySchedule(delays: [0.2], maximumAge: 2, jitter: 0)
         configuration.webhooks.timeoutSeconds = 1
+        configuration.webhooks.heldRecheckSeconds = 0.5
     }
 
     func admin(_ api: StorekeeperClient) -> [String: String] { ["Authorization": "Bearer \(api.adminKey)"] }
@@ -148,6 +149,32 @@ struct WebhookTests {
             #expect(newSecret != secret && (rotated.json["endpoint"] as? [String: Any])?["previousSecretExpiresAt"] != nil)
             #expect(try await api.http.send(.DELETE, "/v1/admin/apps/demo/webhooks/\(id)", headers: admin(api)).status == 204)
             #expect(try await api.http.send(.DELETE, "/v1/admin/apps/demo/webhooks/\(id)", headers: admin(api)).status == 404)
+
+            // A misspelled filter is an error naming it, not an endpoint that receives everything.
+            let misspelled = try await api.http.send(
+                .POST, "/v1/admin/apps/demo/webhooks", headers: admin(api),
+                body: Data(#"{"url":"https://example.com/hook","eventType":["refund"]}"#.utf8))
+            #expect(misspelled.status == 400 && misspelled.errorCode == "invalid_webhook" && misspelled.text.contains("eventType"))
+
+            // A secret is returned as it is: `/` never escaped (a copied `\/` fails every signature).
+            var sawSlash = false
+            for _ in 0..<24 where !sawSlash {
+                let created = try await api.http.send(
+                    .POST, "/v1/admin/apps/demo/webhooks", headers: admin(api), body: Data(#"{"url":"https://example.com/hook"}"#.utf8))
+                let secret = try #require(created.json["secret"] as? String)
+                #expect(!created.text.contains("\\/") && created.text.contains("\"\(secret)\""), "\(created.text)")
+                sawSlash = secret.contains("/")
+                let endpointId = (created.json["endpoint"] as? [String: Any])?["id"] as? String ?? ""
+                // Test events go to the endpoint tested; the app's feed shows them only when asked.
+                #expect(try await api.http.send(.POST, "/v1/admin/apps/demo/webhooks/\(endpointId)/test", headers: admin(api)).status == 202)
+                _ = try await api.http.send(.DELETE, "/v1/admin/apps/demo/webhooks/\(endpointId)", headers: admin(api))
+            }
+            #expect(sawSlash, "some secret had a '/' to escape")
+            let app = ["Authorization": "Bearer \(api.apiKey)"]
+            let feed = try await api.http.send(.GET, "/v1/events?limit=500", headers: app)
+            #expect(feed.status == 200 && !feed.text.contains(#""type":"test""#), "\(feed.text.prefix(300))")
+            let asked = try await api.http.send(.GET, "/v1/events?types=test", headers: app)
+            #expect(asked.text.contains(#""type":"test""#))
         }
     }
 

@@ -214,6 +214,7 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         if let maxConnections, maxConnections < 1 { problems.append("maxConnections: must be at least 1") }
         if !(shutdownGraceSeconds >= 0) { problems.append("shutdownGraceSeconds: must be ≥ 0") }
         if !(webhooks.timeoutSeconds > 0) { problems.append("webhooks.timeoutSeconds: must be positive") }
+        if !(webhooks.heldRecheckSeconds > 0) { problems.append("webhooks.heldRecheckSeconds: must be positive") }
         if !(eventRetentionDays > 0) { problems.append("eventRetentionDays: must be positive") }
         problems += appleHealth.problems
         let schedule = webhooks.retrySchedule
@@ -397,6 +398,9 @@ public struct WebhookSettings: Codable, Hashable, Sendable {
     /// Networks allowed whatever their range (`10.20.0.0/16`): a narrower opening than
     /// `allowPrivateDestinations`.
     public var allowedDestinationNetworks: [IPNetwork] = []
+    /// How often a held delivery (paused endpoint, dead earlier event) looks again; resume,
+    /// replay and skip make held deliveries due at once, so this only bounds a rare late one.
+    public var heldRecheckSeconds: Double = 60
 
     public init() {}
 
@@ -405,7 +409,7 @@ public struct WebhookSettings: Codable, Hashable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case timeoutSeconds, retrySchedule, allowPrivateDestinations, allowedDestinationNetworks
+        case timeoutSeconds, retrySchedule, allowPrivateDestinations, allowedDestinationNetworks, heldRecheckSeconds
     }
 
     public init(from decoder: any Decoder) throws {
@@ -416,5 +420,6 @@ public struct WebhookSettings: Codable, Hashable, Sendable {
         allowPrivateDestinations = try c.decodeIfPresent(Bool.self, forKey: .allowPrivateDestinations) ?? d.allowPrivateDestinations
         allowedDestinationNetworks =
             try c.decodeIfPresent([IPNetwork].self, forKey: .allowedDestinationNetworks) ?? d.allowedDestinationNetworks
+        heldRecheckSeconds = try c.decodeIfPresent(Double.self, forKey: .heldRecheckSeconds) ?? d.heldRecheckSeconds
     }
 }

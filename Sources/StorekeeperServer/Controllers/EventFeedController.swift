@@ -36,7 +36,9 @@ struct EventFeedController {
         let query = QueryInput(request)
         let after = Int64(try query.integer("after", in: 0...Int.max) ?? 0)
         let limit = try query.integer("limit", in: 1...Self.maximumLimit) ?? Self.defaultLimit
-        let types = try Self.types(query.string("types"))
+        // Webhook test events are for the endpoint tested, not the app's feed: only when asked for.
+        let asked = try Self.types(query.string("types"))
+        let types = asked.isEmpty ? EventType.all.filter { $0 != .test } : asked
         let events = try await context.store.events(appId: app.id, after: after, types: types, limit: limit)
         return try StorekeeperJSON.response(
             Page(events: events.map { Page.Entry(cursor: $0.cursor, event: $0.event) }, nextCursor: events.last?.cursor ?? after))

@@ -14,7 +14,8 @@ extension Parameters {
         // `%00` and other control characters are in no id; C-string layers below would cut the
         // id there and find `<id>%00junk` as `<id>`.
         guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw StorekeeperError(.invalidRequest, "path parameter '\(name)' contains a control character")
+            throw StorekeeperError(
+                name == "appUserId" ? .invalidAppUserId : .invalidRequest, "path parameter '\(name)' contains a control character")
         }
         return value
     }

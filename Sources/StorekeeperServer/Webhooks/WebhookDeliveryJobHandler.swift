@@ -16,12 +16,14 @@ struct WebhookDeliveryJobHandler: BatchJobHandler {
     let store: any StorekeeperStore
     let sender: WebhookSender
     let schedule: WebhookRetrySchedule
+    /// How long a held delivery waits before looking again: at a paused endpoint, or at a dead
+    /// earlier event of its subscriber (`webhooks.heldRecheckSeconds`). Resume, replay and skip
+    /// make held deliveries due at once; one that was running at that moment ends with this
+    /// wait, so it bounds how late such a delivery goes.
+    var heldRecheckSeconds: Double = 60
     let metrics: MetricsRegistry
     let logger: Logger
     let now: @Sendable () -> Date
-
-    /// How long a delivery waits before looking again at a paused endpoint.
-    static let pausedRecheckSeconds: Double = 60
 
     func run(_ lease: JobLease) async -> JobOutcome {
         let outcome = Mutex<JobOutcome>(.finishedByHandler)
@@ -61,12 +63,12 @@ struct WebhookDeliveryJobHandler: BatchJobHandler {
         guard let endpoint = work.endpoint else { return .completed }
         let at = now()
         if endpoint.state == .paused {
-            return .retry(at: at.addingTimeInterval(Self.pausedRecheckSeconds), reason: "endpoint_paused")
+            return .retry(at: at.addingTimeInterval(heldRecheckSeconds), reason: "endpoint_paused")
         }
         if work.earlierDead {
             // An earlier event of this subscriber is dead: nothing later goes before it, until an
             // operator replays it (then it goes first) or skips it.
-            return .retry(at: at.addingTimeInterval(Self.pausedRecheckSeconds), reason: "waiting_for_dead_earlier_event")
+            return .retry(at: at.addingTimeInterval(heldRecheckSeconds), reason: "waiting_for_dead_earlier_event")
         }
         if let earlier = work.earlierDueAt {
             // Order per subscriber: go right after the earlier event's next attempt.
