@@ -65,19 +65,6 @@ struct WebhookController {
         }
     }
 
-    /// The host of a URL of `urlShape`, as written (an IPv6 literal with its brackets).
-    static func host(of url: String) -> String? {
-        guard let start = url.range(of: "://")?.upperBound else { return nil }
-        let rest = url[start...]
-        let authority = rest.prefix { $0 != "/" }
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
-            return String(authority[...close])
-        }
-        let host = authority.prefix { $0 != ":" }
-        return host.isEmpty ? nil : String(host)
-    }
-
     /// `POST …/webhooks` and `PATCH …/webhooks/{id}` bodies; absent fields keep their value on PATCH.
     struct EndpointBody: Decodable {
         static let keys: Set<String> = ["url", "description", "environments", "eventTypes", "state", "appStoreNotifications"]
@@ -234,7 +221,7 @@ struct WebhookController {
     /// network (`destinations`), known environments and event types, a short description.
     static func apply(_ body: EndpointBody, to endpoint: inout WebhookEndpoint, destinations: WebhookDestinationPolicy) throws {
         if let url = body.url {
-            guard url.utf8.count <= 2_048, url.wholeMatch(of: Self.urlShape) != nil, let host = Self.host(of: url) else {
+            guard url.utf8.count <= 2_048, url.wholeMatch(of: Self.urlShape) != nil, let host = WebhookDestinationPolicy.host(of: url) else {
                 throw StorekeeperError(
                     .invalidWebhook,
                     "url must be http(s)://host[:port][/path] (letters, digits, '-', '.', '_', '~' in the path; no credentials, query or fragment), at most 2048 bytes"

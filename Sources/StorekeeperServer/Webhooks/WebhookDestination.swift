@@ -43,6 +43,18 @@ public struct WebhookDestinationPolicy: Sendable, Hashable {
         return nil
     }
 
+    /// The host of an endpoint URL, as written (an IPv6 literal with its brackets).
+    static func host(of url: String) -> String? {
+        guard let start = url.range(of: "://")?.upperBound else { return nil }
+        let authority = url[start...].prefix { $0 != "/" }
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            return String(authority[...close])
+        }
+        let host = authority.prefix { $0 != ":" }
+        return host.isEmpty ? nil : String(host)
+    }
+
     /// True when the last label is a number (decimal, octal or `0x` hex), as in every
     /// non-canonical spelling of an IPv4 address.
     static func isNumeric(_ host: String) -> Bool {

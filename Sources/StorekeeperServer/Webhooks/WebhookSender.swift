@@ -26,7 +26,7 @@ struct WebhookSender: Sendable {
 
     /// Why `url` may not be sent to now; nil when every address it reaches is allowed.
     func destinationRefusal(_ url: String) async -> String? {
-        guard let host = WebhookController.host(of: url) else { return "the URL has no host" }
+        guard let host = WebhookDestinationPolicy.host(of: url) else { return "the URL has no host" }
         if let refusal = destinations.refusal(host: host) { return refusal }
         if host.hasPrefix("[") || IPAddress(canonicalIPv4: host) != nil { return nil }
         let name = host.hasSuffix(".") ? String(host.dropLast()) : host
