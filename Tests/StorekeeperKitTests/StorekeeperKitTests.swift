@@ -99,7 +99,11 @@ struct StorekeeperKitTests {
                     self.forwarded.withLock { $0 += 1 }
                 }
                 _ = await forwarded.result
-                try await Task.sleep(for: .seconds(3_600))
+                // Held until the SDK's deadline cancels the call: a stream that never yields ends
+                // only on cancellation (no clock involved).
+                let (held, holding) = AsyncStream<Void>.makeStream()
+                for await _ in held {}
+                holding.finish()
                 throw CancellationError()
             }
             var answer = try await inner.send(request)
