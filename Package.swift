@@ -1,12 +1,15 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 import PackageDescription
 
 /// One settings array for every target, so the language mode is uniform.
-/// Our targets only (dependencies keep their own settings): no warning survives a build.
+/// Our targets only (dependencies keep their own settings): no warning survives a build, and an
+/// import is internal unless a file says `public import`, so a module's public face names what it
+/// re-exposes. No `unsafeFlags`: the library products stay usable as versioned dependencies.
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
-    .unsafeFlags(["-warnings-as-errors"]),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .treatAllWarnings(as: .error),
 ]
 
 let package = Package(
@@ -48,7 +51,6 @@ let package = Package(
             dependencies: [
                 "AppStoreModels",
                 .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -92,7 +94,7 @@ let package = Package(
         /// The embedded SQLite adapter (GRDB) for every storage port.
         .target(
             name: "StorageSQLite",
-            dependencies: ["Persistence", "JobQueue", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Persistence", "StorekeeperDomain", "JobQueue", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
 
@@ -100,7 +102,7 @@ let package = Package(
         .target(
             name: "StoragePostgres",
             dependencies: [
-                "Persistence", "JobQueue", "StorekeeperDomain", "AppStoreModels",
+                "Persistence", "JobQueue", "StorekeeperDomain",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -112,7 +114,7 @@ let package = Package(
         /// the narrow storage ports; storage adapters only turn its decisions into SQL.
         .target(
             name: "StorekeeperCore",
-            dependencies: ["AppStoreModels", "StorekeeperDomain", "Persistence", "JobQueue"],
+            dependencies: ["StorekeeperDomain", "Persistence", "JobQueue"],
             swiftSettings: swiftSettings
         ),
 
@@ -126,7 +128,6 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -142,6 +143,8 @@ let package = Package(
             dependencies: [
                 "AppStoreModels", "AppStoreClient", "StorekeeperDomain", "StorekeeperCore", "Persistence", "JobQueue", "StorageSQLite",
                 "StoragePostgres", "AppStoreCrypto",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -195,17 +198,15 @@ let package = Package(
             name: "storekeeper",
             dependencies: [
                 "StorekeeperServer", "AppStoreSimulator", "SimulatorSetup", "StorageSQLite", "StoragePostgres", "Persistence",
-                "StorekeeperDomain", "AppStoreClient", "JobQueue", "AppStoreCrypto", "AppStoreModels",
+                "StorekeeperCore", "StorekeeperDomain", "AppStoreClient", "JobQueue", "AppStoreCrypto", "AppStoreModels",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -305,16 +306,16 @@ let package = Package(
             name: "StorekeeperTests",
             dependencies: [
                 "AppStoreModels", "AppStoreClient", "StorekeeperDomain", "StorekeeperCore", "Persistence", "JobQueue", "StorageSQLite",
-                "StoragePostgres", "AppStoreSimulator", "SimulatorSetup", "StorekeeperServer", "StorekeeperTesting", "AppStoreCrypto",
+                "AppStoreSimulator", "SimulatorSetup", "StorekeeperServer", "StorekeeperTesting", "AppStoreCrypto",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["Fixtures"],

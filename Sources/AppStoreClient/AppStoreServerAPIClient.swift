@@ -1,6 +1,6 @@
-import AppStoreModels
-import AsyncHTTPClient
-import Foundation
+public import AppStoreModels
+public import AsyncHTTPClient
+public import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1

@@ -1,5 +1,5 @@
-import Foundation
-import JWTKit
+public import Foundation
+public import JWTKit
 
 /// An In-App Purchase key from App Store Connect, as the App Store Server API asks for it.
 public struct ServerAPICredentials: Sendable, Hashable, Codable {

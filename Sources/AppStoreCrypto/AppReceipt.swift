@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A decoded app receipt: the payload of the CMS SignedData Apple (or a test CA) signed.
 ///

@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 import SwiftASN1
-import X509
+public import X509
 
 /// A certificate as operators hand it over on the command line: a PEM file or raw DER.
 public enum CertificateFile {

@@ -1,8 +1,8 @@
 import Crypto
-import Foundation
-import SwiftASN1
+public import Foundation
+public import SwiftASN1
 import Synchronization
-@_spi(FixedExpiryValidationTime) import X509
+@_spi(FixedExpiryValidationTime) public import X509
 
 /// Apple's marker extensions: the WWDR intermediate and the receipt / StoreKit signing leaf.
 public enum AppleMarkerOID {

@@ -1,9 +1,9 @@
-import AppStoreModels
+public import AppStoreModels
 import Crypto
-import Foundation
+public import Foundation
 import SwiftASN1
 import Synchronization
-@_spi(FixedExpiryValidationTime) import X509
+@_spi(FixedExpiryValidationTime) public import X509
 
 /// Why a compact JWS could not even be read. Anything readable gets a verdict instead.
 public struct SignedDataError: Error, Hashable, Sendable, CustomStringConvertible {

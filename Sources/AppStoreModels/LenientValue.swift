@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Apple sends the same field as a string in one response and a number in the next
 /// (`"quantity": "1"` versus `"quantity": 1`, booleans as `"true"` or `"1"`).

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 // Bodies of the App Store Server API (`/inApps/v1…`, `/inApps/v2…`). Every field is optional
 // so a field Apple drops or adds never breaks decoding; enumerations are open

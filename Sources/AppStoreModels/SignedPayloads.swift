@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 // The decoded payloads of Apple's signed data (JWS): StoreKit 2 transactions, renewal infos,
 // App Store Server Notifications V2 and app transactions. Dates are milliseconds since 1970

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Apple's verifyReceipt answer. Every field but `status` is optional: error answers carry
 /// only a status, and old (iOS 6 style) answers use other keys. The raw body is kept by the

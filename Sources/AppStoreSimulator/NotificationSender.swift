@@ -1,10 +1,10 @@
 import AppStoreModels
 import AsyncHTTPClient
 import Foundation
-import Logging
+public import Logging
 import NIOCore
 import NIOHTTP1
-import ServiceLifecycle
+public import ServiceLifecycle
 
 /// Sends App Store Server Notifications V2 the way Apple does: each event of the simulated store
 /// becomes a signed notification POSTed to the app's `notificationURL`; a delivery that is not

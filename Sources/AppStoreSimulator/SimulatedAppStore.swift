@@ -1,6 +1,6 @@
 import AppStoreModels
 import Crypto
-import Foundation
+public import Foundation
 import SwiftASN1
 import Synchronization
 

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// The simulated App Store's idea of now: the wall clock plus an offset that a test moves

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A product as the simulated App Store knows it.
 public struct SimulatedProduct: Codable, Hashable, Sendable {

@@ -1,7 +1,7 @@
 import Crypto
-import Foundation
-import SwiftASN1
-import X509
+public import Foundation
+public import SwiftASN1
+public import X509
 
 /// The simulator's own certificate authority: root → intermediate → leaf, shaped like Apple's
 /// (the intermediate and leaf carry Apple's marker extensions), generated fresh at start.

@@ -1,7 +1,7 @@
 import AppStoreModels
 import Foundation
-import Hummingbird
-import Logging
+public import Hummingbird
+public import Logging
 import NIOCore
 import Synchronization
 

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The state of a background loop against a dependency that may fail for a while (a full disk,
 /// a database that went away): how long to wait before the next try, and whether this failure or

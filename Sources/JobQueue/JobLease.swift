@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// States of a durable job. Each names who moves a job out of it.
 public enum JobState: String, Codable, Sendable, CaseIterable {

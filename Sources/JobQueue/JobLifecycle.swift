@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The job lifecycle as a pure state machine. Every way an attempt ends is an event; the
 /// machine says which state the job moves to, or refuses. Adapters write exactly the
@@ -18,6 +18,9 @@ public enum JobLifecycle {
         /// The process is stopping: due again at `at`, as if this attempt had not been taken.
         case released(at: Date, reason: String)
     }
+
+    /// The state a job is enqueued in: due at its run time.
+    public static let initial = JobState.available
 
     /// One guarded write of the jobs table.
     public struct Transition: Sendable, Hashable {

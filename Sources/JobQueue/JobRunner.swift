@@ -1,6 +1,6 @@
-import Foundation
-import Logging
-import ServiceLifecycle
+public import Foundation
+public import Logging
+public import ServiceLifecycle
 import Synchronization
 
 /// Leases due jobs and runs them with bounded concurrency. One dispatcher loop leases in

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The database seam of the queue. Every adapter passes the same conformance suite.
 public protocol JobStore: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Who holds a lease, precisely enough for another process on the same machine to prove the
 /// holder is gone: host name, process id and the process's start time (a pid alone is reused,

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Exponential backoff with jitter and a cap: `base * 2^(attempt-1)`, capped, then spread by
 /// ±`jitter` so that retries after an outage do not all hit Apple at the same instant.

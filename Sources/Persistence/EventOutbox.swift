@@ -1,5 +1,5 @@
-import Foundation
-import StorekeeperDomain
+public import Foundation
+public import StorekeeperDomain
 
 /// Events to record in the outbox within a leased transaction. The adapter, for each event
 /// whose id is not recorded yet, takes the next sequence number of its app user and the next

@@ -1,6 +1,6 @@
-import Foundation
-import JobQueue
-import StorekeeperDomain
+public import Foundation
+public import JobQueue
+public import StorekeeperDomain
 
 /// The narrow transaction port the verification use cases run over (StorekeeperCore). The
 /// adapter checks the lease, reads, takes its locks and applies writes; every decision is the

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import StorekeeperDomain
 
 /// The kind of the job that verifies one receipt with Apple. Every adapter enqueues it.

@@ -1,6 +1,6 @@
-import Foundation
-import JobQueue
-import StorekeeperDomain
+public import Foundation
+public import JobQueue
+public import StorekeeperDomain
 
 /// The storage ports of the server, one per kind of consumer, so each part asks for what it
 /// uses. Each method that changes money-relevant state is one database transaction; the
@@ -15,9 +15,7 @@ public protocol CatalogStore: Sendable {
 }
 
 /// Submissions and the verifications they start.
-public protocol VerificationStore: Sendable {
-    /// Stores the receipt (deduplicated by hash), a verification and its job in one transaction.
-    func submitReceipt(_ submission: EvidenceSubmission, now: Date) async throws -> SubmissionResult
+public protocol VerificationStore: SubmissionTransactions {
     func verification(id: String) async throws -> VerificationRecord?
     func verifications(appId: String?, states: [VerificationState], createdBefore: Date?, limit: Int) async throws -> [VerificationRecord]
     /// The verification a job is about and its receipt, for the job handler.
@@ -41,7 +39,7 @@ public protocol NotificationStore: Sendable {
     /// the events it causes by itself (RESCIND_CONSENT). A notification already stored changes
     /// nothing and returns `created == false`.
     func recordNotification(
-        _ notification: NotificationRecord, submission: EvidenceSubmission?, events: EventBatch?, now: Date
+        _ notification: NotificationRecord, submission: DecidedSubmission?, events: EventBatch?, now: Date
     ) async throws
         -> NotificationResult
 }

@@ -1,5 +1,5 @@
-import Foundation
-import StorekeeperDomain
+public import Foundation
+public import StorekeeperDomain
 
 /// One verification as stored and as shown by `GET /v1/verifications/{id}`.
 public struct VerificationRecord: Codable, Hashable, Sendable {
@@ -47,10 +47,10 @@ public struct VerificationRecord: Codable, Hashable, Sendable {
 
 extension VerificationRecord {
     /// The record of a verification just submitted: what every adapter returns for it.
-    public static func pending(id: String, jobId: String, submission: EvidenceSubmission, at now: Date) -> VerificationRecord {
+    public static func pending(_ pending: PendingVerification, submission: EvidenceSubmission, at now: Date) -> VerificationRecord {
         VerificationRecord(
-            id: id, appId: submission.appId, appUserId: submission.appUserId, receiptHash: submission.evidenceHash,
-            jobId: jobId, state: .pending, reason: nil, attempts: 0, appleStatuses: [], environment: nil,
+            id: pending.id, appId: submission.appId, appUserId: submission.appUserId, receiptHash: submission.evidenceHash,
+            jobId: pending.jobId, state: pending.state, reason: nil, attempts: 0, appleStatuses: [], environment: nil,
             nextAttemptAt: nil, grant: nil, createdAt: now, updatedAt: now, finalizedAt: nil)
     }
 }

@@ -1,6 +1,6 @@
-import Foundation
-import JobQueue
-import StorekeeperDomain
+public import Foundation
+public import JobQueue
+public import StorekeeperDomain
 
 /// The kind of the job that makes one attempt of one webhook delivery (its payload is the delivery id).
 public let deliverWebhookJobKind = "deliver_webhook"

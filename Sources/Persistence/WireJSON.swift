@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The API's JSON dialect (ISO 8601 dates with milliseconds, sorted keys), defined here so that
 /// an adapter can store an event in the very form it is sent in: a webhook delivery then posts

@@ -1,7 +1,7 @@
-import AppStoreSimulator
+public import AppStoreSimulator
 import Crypto
 import StorekeeperDomain
-import StorekeeperServer
+public import StorekeeperServer
 
 extension SimulatedApp {
     /// The simulated App Store's view of a configured app, so its purchases verify.

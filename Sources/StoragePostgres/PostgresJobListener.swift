@@ -1,8 +1,8 @@
-import JobQueue
-import Logging
+public import JobQueue
+public import Logging
 import Persistence
 import PostgresNIO
-import ServiceLifecycle
+public import ServiceLifecycle
 import Synchronization
 
 /// Relays what other processes commit (`LISTEN` on the store's channels): new jobs wake this

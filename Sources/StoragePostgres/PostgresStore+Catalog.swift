@@ -1,8 +1,8 @@
-import Foundation
+public import Foundation
 import Logging
 import Persistence
 import PostgresNIO
-import StorekeeperDomain
+public import StorekeeperDomain
 
 extension PostgresStore {
     public func products(appId: String) async throws -> [Product] {

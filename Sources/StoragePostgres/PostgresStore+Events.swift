@@ -1,8 +1,8 @@
-import Foundation
+public import Foundation
 import Logging
-import Persistence
+public import Persistence
 import PostgresNIO
-import StorekeeperDomain
+public import StorekeeperDomain
 
 extension PostgresStore: EventStore {
     public func events(appId: String, after cursor: Int64, types: [EventType], limit: Int) async throws -> [RecordedEvent] {

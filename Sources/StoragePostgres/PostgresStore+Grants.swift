@@ -1,9 +1,9 @@
 import Foundation
 import JobQueue
 import Logging
-import Persistence
+public import Persistence
 import PostgresNIO
-import StorekeeperDomain
+public import StorekeeperDomain
 
 extension PostgresStore {
     static func apply(_ plan: GrantPlan, appId: String, connection: PostgresConnection, now: Date, logger: Logger) async throws {

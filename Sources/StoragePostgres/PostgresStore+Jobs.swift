@@ -1,5 +1,5 @@
-import Foundation
-import JobQueue
+public import Foundation
+public import JobQueue
 import Logging
 import Persistence
 import PostgresNIO

@@ -1,7 +1,7 @@
-import Foundation
-import JobQueue
+public import Foundation
+public import JobQueue
 import Logging
-import Persistence
+public import Persistence
 import PostgresNIO
 import StorekeeperDomain
 

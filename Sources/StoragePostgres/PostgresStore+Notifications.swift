@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 import Logging
-import Persistence
+public import Persistence
 import PostgresNIO
 
 extension PostgresStore {
@@ -15,7 +15,7 @@ extension PostgresStore {
     }
 
     public func recordNotification(
-        _ notification: NotificationRecord, submission: EvidenceSubmission?, events: EventBatch?, now: Date
+        _ notification: NotificationRecord, submission: DecidedSubmission?, events: EventBatch?, now: Date
     ) async throws -> NotificationResult {
         try await transaction { connection in
             // The primary key (app, notificationUUID) makes a second delivery a no-op.
@@ -34,7 +34,8 @@ extension PostgresStore {
                 connection, appId: notification.appId, notificationUUID: notification.notificationUUID, now: now, logger: self.logger)
             if let events { try await Self.record(events, connection: connection, now: now, logger: self.logger) }
             guard let submission else { return NotificationResult(created: true, verification: nil) }
-            let result = try await Self.submit(connection, submission, now: now, channel: self.jobChannel, logger: self.logger)
+            let result = try await Self.accept(
+                connection, submission.submission, now: now, decide: submission.decide, channel: self.jobChannel, logger: self.logger)
             try await connection.execute(
                 """
                 UPDATE notifications SET verification_id = \(result.verification.id)

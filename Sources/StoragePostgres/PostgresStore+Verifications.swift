@@ -1,24 +1,25 @@
-import Foundation
+public import Foundation
 import JobQueue
 import Logging
-import Persistence
+public import Persistence
 import PostgresNIO
-import StorekeeperDomain
+public import StorekeeperDomain
 
 extension PostgresStore {
-    public func submitReceipt(_ submission: EvidenceSubmission, now: Date) async throws -> SubmissionResult {
+    public func accept(_ submission: EvidenceSubmission, now: Date, decide: @escaping SubmissionDecision) async throws -> SubmissionResult {
         // No lock: two API processes receiving the same post at once both try generation 1; the
         // unique key (app, receipt, user, generation) refuses the second, whose transaction is run
         // again and then finds and returns the first one's verification.
         try await transaction { connection in
-            try await Self.submit(connection, submission, now: now, channel: self.jobChannel, logger: self.logger)
+            try await Self.accept(connection, submission, now: now, decide: decide, channel: self.jobChannel, logger: self.logger)
         }
     }
 
     /// Four round trips in all: BEGIN, store receipt + read latest, insert job + verification +
     /// notify, COMMIT.
-    static func submit(
-        _ connection: PostgresConnection, _ submission: EvidenceSubmission, now: Date, channel: String, logger: Logger
+    static func accept(
+        _ connection: PostgresConnection, _ submission: EvidenceSubmission, now: Date, decide: SubmissionDecision, channel: String,
+        logger: Logger
     ) async throws -> SubmissionResult {
         let nowMs = StoredTime.ms(now)
         let latest = try await connection.rows(
@@ -32,45 +33,42 @@ extension PostgresStore {
             WHERE app_id = \(submission.appId) AND receipt_hash = \(submission.evidenceHash) AND app_user_id = \(submission.appUserId)
             ORDER BY generation DESC LIMIT 1
             """, logger: logger
-        ).first
-        let existing = try latest.map(verification(from:))
-        let stored = try latest.flatMap { row in try existing.map { (state: $0.state, generation: Int(try row.value("generation", as: Int64.self))) }
+        ).first.map { row in
+            LatestSubmission(verification: try verification(from: row), generation: Int(try row.value("generation", as: Int64.self)))
         }
-        guard case .create(let created) = SubmissionRule.verdict(latest: stored, refresh: submission.refresh) else {
-            // `.existing` is only decided when a latest verification exists.
-            return SubmissionResult(verification: existing!, created: false)
-        }
-        let generation = Int64(created)
-        let id = UUID().uuidString.lowercased()
-        let jobId = UUID().uuidString.lowercased()
-        let hints: String? = submission.hints.isEmpty ? nil : StoredJSON.encode(submission.hints)
-        try await connection.execute(
-            """
-            WITH job AS (
-                INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
-                VALUES (\(jobId), \(submission.evidence.jobKind), \(id), 'available', 0, \(nowMs), \(nowMs))
-            ), verification AS (
-                INSERT INTO verifications (id, app_id, app_user_id, receipt_hash, generation, job_id, state, attempts,
-                    apple_statuses, hints, created_at, updated_at)
-                VALUES (\(id), \(submission.appId), \(submission.appUserId), \(submission.evidenceHash), \(generation), \(jobId),
-                    'pending', 0, '[]', \(hints), \(nowMs), \(nowMs))
-            )
-            SELECT pg_notify(\(channel), '')
-            """, logger: logger)
-        let claims = Array(Set(submission.claims)).sorted()
-        if !claims.isEmpty {
-            // One sequence value for the whole submission; a refresh keeps the user's place in
-            // line and follows its newest verification.
+        let write = decide(latest)
+        if case .create(let pending) = write {
+            let hints: String? = submission.hints.isEmpty ? nil : StoredJSON.encode(submission.hints)
             try await connection.execute(
                 """
-                INSERT INTO ownership_claims (app_id, original_transaction_id, app_user_id, verification_id, accepted_seq, claimed_at)
-                SELECT \(submission.appId), o, \(submission.appUserId), \(id), s.seq, \(nowMs)
-                FROM unnest(\(claims)::text[]) AS o, (SELECT nextval('ownership_claim_seq') AS seq) AS s
-                ON CONFLICT (app_id, original_transaction_id, app_user_id) DO UPDATE SET verification_id = excluded.verification_id
+                WITH job AS (
+                    INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
+                    VALUES (\(pending.jobId), \(submission.evidence.jobKind), \(pending.id), \(pending.jobState.rawValue), 0, \(nowMs),
+                        \(nowMs))
+                ), verification AS (
+                    INSERT INTO verifications (id, app_id, app_user_id, receipt_hash, generation, job_id, state, attempts,
+                        apple_statuses, hints, created_at, updated_at)
+                    VALUES (\(pending.id), \(submission.appId), \(submission.appUserId), \(submission.evidenceHash),
+                        \(Int64(pending.generation)), \(pending.jobId), \(pending.state.rawValue), 0, '[]', \(hints), \(nowMs), \(nowMs))
+                )
+                SELECT pg_notify(\(channel), '')
                 """, logger: logger)
+            if !pending.claims.isEmpty {
+                // One sequence value for the whole submission; a refresh keeps the user's place in
+                // line and follows its newest verification.
+                try await connection.execute(
+                    """
+                    INSERT INTO ownership_claims (app_id, original_transaction_id, app_user_id, verification_id, accepted_seq, claimed_at)
+                    SELECT \(submission.appId), o, \(submission.appUserId), \(pending.id), s.seq, \(nowMs)
+                    FROM unnest(\(pending.claims)::text[]) AS o, (SELECT nextval('ownership_claim_seq') AS seq) AS s
+                    ON CONFLICT (app_id, original_transaction_id, app_user_id) DO UPDATE SET verification_id = excluded.verification_id
+                    """, logger: logger)
+            }
         }
-        let record = VerificationRecord.pending(id: id, jobId: jobId, submission: submission, at: StoredTime.date(nowMs))
-        return SubmissionResult(verification: record, created: true)
+        guard let result = SubmissionResult.applied(write, latest: latest, submission: submission, at: StoredTime.date(nowMs)) else {
+            throw StorageConflict("a submission decided to keep a verification that does not exist")
+        }
+        return result
     }
 
     public func verification(id: String) async throws -> VerificationRecord? {

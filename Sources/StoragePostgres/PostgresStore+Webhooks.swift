@@ -1,9 +1,9 @@
-import Foundation
-import JobQueue
+public import Foundation
+public import JobQueue
 import Logging
-import Persistence
+public import Persistence
 import PostgresNIO
-import StorekeeperDomain
+public import StorekeeperDomain
 
 extension PostgresStore: WebhookStore {
     public func createEndpoint(_ endpoint: WebhookEndpoint) async throws {

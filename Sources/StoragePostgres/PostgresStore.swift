@@ -1,9 +1,9 @@
 import Foundation
 import JobQueue
-import Logging
-import Persistence
+public import Logging
+public import Persistence
 import PostgresNIO
-import ServiceLifecycle
+public import ServiceLifecycle
 
 /// The shared storage adapter: any number of API and worker processes on one PostgreSQL
 /// database. Correctness across processes comes from the database alone: leases are taken with

@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import GRDB
-import Persistence
-import StorekeeperDomain
+public import Persistence
+public import StorekeeperDomain
 
 extension SQLiteStore {
     public func sharedAppleHealth(endpoint: String) async throws -> SharedAppleHealth? {

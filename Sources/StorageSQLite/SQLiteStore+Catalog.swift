@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import GRDB
 import Persistence
-import StorekeeperDomain
+public import StorekeeperDomain
 
 extension SQLiteStore {
     public func products(appId: String) async throws -> [Product] {

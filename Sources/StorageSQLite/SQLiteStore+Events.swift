@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import GRDB
-import Persistence
-import StorekeeperDomain
+public import Persistence
+public import StorekeeperDomain
 
 extension SQLiteStore: EventStore {
     public func events(appId: String, after cursor: Int64, types: [EventType], limit: Int) async throws -> [RecordedEvent] {

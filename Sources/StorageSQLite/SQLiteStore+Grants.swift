@@ -1,8 +1,8 @@
 import Foundation
 import GRDB
 import JobQueue
-import Persistence
-import StorekeeperDomain
+public import Persistence
+public import StorekeeperDomain
 
 extension SQLiteStore {
     static func apply(_ plan: GrantPlan, appId: String, db: Database, now: Date) throws {

@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 import GRDB
-import JobQueue
+public import JobQueue
 import Persistence
 
 extension SQLiteStore: JobStore {

@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import GRDB
-import JobQueue
-import Persistence
+public import JobQueue
+public import Persistence
 import StorekeeperDomain
 
 extension SQLiteStore: LeasedTransactions {

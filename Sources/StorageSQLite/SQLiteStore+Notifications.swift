@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 import GRDB
-import Persistence
+public import Persistence
 
 extension SQLiteStore {
     public func owner(appId: String, originalTransactionId: String) async throws -> String? {
@@ -12,7 +12,7 @@ extension SQLiteStore {
     }
 
     public func recordNotification(
-        _ notification: NotificationRecord, submission: EvidenceSubmission?, events: EventBatch?, now: Date
+        _ notification: NotificationRecord, submission: DecidedSubmission?, events: EventBatch?, now: Date
     ) async throws -> NotificationResult {
         try await committer.write(pool: pool) { db in
             try db.execute(
@@ -31,7 +31,7 @@ extension SQLiteStore {
             try Self.enqueueForwards(db, appId: notification.appId, notificationUUID: notification.notificationUUID, now: now)
             if let events { try Self.record(events, db: db, now: now) }
             guard let submission else { return NotificationResult(created: true, verification: nil) }
-            let result = try Self.submit(db, submission, now: now)
+            let result = try Self.accept(db, submission.submission, now: now, decide: submission.decide)
             try db.execute(
                 sql: "UPDATE notifications SET verification_id = ? WHERE app_id = ? AND notification_uuid = ?",
                 arguments: [result.verification.id, notification.appId, notification.notificationUUID])

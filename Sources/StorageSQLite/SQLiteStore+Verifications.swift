@@ -1,16 +1,17 @@
-import Foundation
+public import Foundation
 import GRDB
 import JobQueue
-import Persistence
-import StorekeeperDomain
+public import Persistence
+public import StorekeeperDomain
 
 extension SQLiteStore {
-    public func submitReceipt(_ submission: EvidenceSubmission, now: Date) async throws -> SubmissionResult {
-        try await committer.write(pool: pool) { db in try Self.submit(db, submission, now: now) }
+    public func accept(_ submission: EvidenceSubmission, now: Date, decide: @escaping SubmissionDecision) async throws -> SubmissionResult {
+        try await committer.write(pool: pool) { db in try Self.accept(db, submission, now: now, decide: decide) }
     }
 
-    /// One submission inside an open write transaction.
-    static func submit(_ db: Database, _ submission: EvidenceSubmission, now: Date) throws -> SubmissionResult {
+    /// One submission inside an open write transaction: store the evidence, read the latest
+    /// verification, write what `decide` returns.
+    static func accept(_ db: Database, _ submission: EvidenceSubmission, now: Date, decide: SubmissionDecision) throws -> SubmissionResult {
         let nowMs = StoredTime.ms(now)
         try db.cachedStatement(sql: "INSERT INTO receipts (app_id, hash, data, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING").execute(
             arguments: [submission.appId, submission.evidenceHash, submission.evidence.storedText, nowMs])
@@ -19,47 +20,45 @@ extension SQLiteStore {
                 sql: """
                     SELECT * FROM verifications WHERE app_id = ? AND receipt_hash = ? AND app_user_id = ?
                     ORDER BY generation DESC LIMIT 1
-                    """), arguments: [submission.appId, submission.evidenceHash, submission.appUserId])
-        let existing = latest.map(Self.verification(from:))
-        let stored = latest.flatMap { row in existing.map { (state: $0.state, generation: row["generation"] as Int) } }
-        guard case .create(let generation) = SubmissionRule.verdict(latest: stored, refresh: submission.refresh) else {
-            // `.existing` is only decided when a latest verification exists.
-            return SubmissionResult(verification: existing!, created: false)
-        }
-        let id = UUID().uuidString.lowercased()
-        let jobId = UUID().uuidString.lowercased()
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
-                VALUES (?, ?, ?, 'available', 0, ?, ?)
-                """
-        ).execute(arguments: [jobId, submission.evidence.jobKind, id, nowMs, nowMs])
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO verifications (id, app_id, app_user_id, receipt_hash, generation, job_id, state, attempts,
-                    apple_statuses, hints, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, '[]', ?, ?, ?)
-                """
-        ).execute(arguments: [
-            id, submission.appId, submission.appUserId, submission.evidenceHash, generation, jobId,
-            submission.hints.isEmpty ? nil : StoredJSON.encode(submission.hints), nowMs, nowMs,
-        ])
-        // The verification's rowid orders acceptances: SQLite's single writer hands rowids out
-        // in commit order, and verifications are never deleted, so none is handed out twice.
-        let sequence = db.lastInsertedRowID
-        for original in Array(Set(submission.claims)).sorted() {
-            // A refresh keeps the user's place in line and follows its newest verification.
+                    """), arguments: [submission.appId, submission.evidenceHash, submission.appUserId]
+        ).map { row in LatestSubmission(verification: Self.verification(from: row), generation: row["generation"]) }
+        let write = decide(latest)
+        if case .create(let pending) = write {
             try db.cachedStatement(
                 sql: """
-                    INSERT INTO ownership_claims (app_id, original_transaction_id, app_user_id, verification_id, accepted_seq,
-                        claimed_at)
-                    VALUES (?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (app_id, original_transaction_id, app_user_id) DO UPDATE SET verification_id = excluded.verification_id
+                    INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
+                    VALUES (?, ?, ?, ?, 0, ?, ?)
                     """
-            ).execute(arguments: [submission.appId, original, submission.appUserId, id, sequence, nowMs])
+            ).execute(arguments: [pending.jobId, submission.evidence.jobKind, pending.id, pending.jobState.rawValue, nowMs, nowMs])
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO verifications (id, app_id, app_user_id, receipt_hash, generation, job_id, state, attempts,
+                        apple_statuses, hints, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, 0, '[]', ?, ?, ?)
+                    """
+            ).execute(arguments: [
+                pending.id, submission.appId, submission.appUserId, submission.evidenceHash, pending.generation, pending.jobId,
+                pending.state.rawValue, submission.hints.isEmpty ? nil : StoredJSON.encode(submission.hints), nowMs, nowMs,
+            ])
+            // The verification's rowid orders acceptances: SQLite's single writer hands rowids out
+            // in commit order, and verifications are never deleted, so none is handed out twice.
+            let sequence = db.lastInsertedRowID
+            for original in pending.claims {
+                // A refresh keeps the user's place in line and follows its newest verification.
+                try db.cachedStatement(
+                    sql: """
+                        INSERT INTO ownership_claims (app_id, original_transaction_id, app_user_id, verification_id, accepted_seq,
+                            claimed_at)
+                        VALUES (?, ?, ?, ?, ?, ?)
+                        ON CONFLICT (app_id, original_transaction_id, app_user_id) DO UPDATE SET verification_id = excluded.verification_id
+                        """
+                ).execute(arguments: [submission.appId, original, submission.appUserId, pending.id, sequence, nowMs])
+            }
         }
-        let record = VerificationRecord.pending(id: id, jobId: jobId, submission: submission, at: StoredTime.date(nowMs))
-        return SubmissionResult(verification: record, created: true)
+        guard let result = SubmissionResult.applied(write, latest: latest, submission: submission, at: StoredTime.date(nowMs)) else {
+            throw StorageConflict("a submission decided to keep a verification that does not exist")
+        }
+        return result
     }
 
     public func verification(id: String) async throws -> VerificationRecord? {

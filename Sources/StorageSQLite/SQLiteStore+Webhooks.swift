@@ -1,8 +1,8 @@
-import Foundation
+public import Foundation
 import GRDB
-import JobQueue
-import Persistence
-import StorekeeperDomain
+public import JobQueue
+public import Persistence
+public import StorekeeperDomain
 
 extension SQLiteStore: WebhookStore {
     public func createEndpoint(_ endpoint: WebhookEndpoint) async throws {

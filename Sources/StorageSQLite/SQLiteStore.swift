@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import JobQueue
-import Persistence
+public import Persistence
 
 /// The embedded storage adapter: one SQLite file in WAL mode through GRDB. Writes are
 /// serialized by SQLite itself, so each port method is one short write transaction.

@@ -1,7 +1,7 @@
-import Foundation
-import JobQueue
-import Persistence
-import StorekeeperDomain
+public import Foundation
+public import JobQueue
+public import Persistence
+public import StorekeeperDomain
 
 /// How a verification job ends an attempt, written once for every storage adapter: start,
 /// grant, refuse, retry (maybe granting provisional access) or hold. Each is one transaction of

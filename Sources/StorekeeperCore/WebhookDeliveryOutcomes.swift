@@ -1,7 +1,7 @@
-import Foundation
-import JobQueue
-import Persistence
-import StorekeeperDomain
+public import Foundation
+public import JobQueue
+public import Persistence
+public import StorekeeperDomain
 
 /// How one attempt of a webhook delivery ends, written once for every adapter: the delivery
 /// state machine decides from what the attempt found, and the adapter applies the attempt, the

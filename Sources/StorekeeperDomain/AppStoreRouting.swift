@@ -1,4 +1,4 @@
-import AppStoreModels
+public import AppStoreModels
 
 /// Which verifyReceipt environment to call next. Apple's rule: production first; 21007 means
 /// "this is a sandbox receipt", 21008 the reverse. A client's own sandbox flag is never used.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Whether one of Apple's endpoints (verifyReceipt or the Server API, per environment) is
 /// answering, decided from recent call outcomes. A pure state machine: callers ask before

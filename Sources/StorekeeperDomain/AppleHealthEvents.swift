@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The events that tell each app's backend that Apple went down or came back. Apple's health is
 /// not a subscriber's: the events belong to the reserved app user `appUserId`, so they reach the

@@ -1,4 +1,4 @@
-import AppStoreModels
+public import AppStoreModels
 import Foundation
 
 /// What one verifyReceipt answer means for a verification. Pure: decided from the call

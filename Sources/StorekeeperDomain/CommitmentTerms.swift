@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where a transaction of a monthly plan with a 12-month commitment stands in its commitment:
 /// the customer pays monthly but has committed to a year, so "renews next month" and "may

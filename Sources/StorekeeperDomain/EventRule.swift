@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The events a change causes, derived from what the change writes compared with what was
 /// stored before it. Pure: the same plan over the same stored facts gives the same events with

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// What to do when a second app user submits an original transaction already bound to another.
 public enum BindingPolicy: String, Codable, Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The binding rule: an original transaction belongs to one app user. Unbound, it is bound to
 /// this user (the claim rule has already made a later submitter wait); bound to another user,

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One catalog entry: what the server needs to know about a product to grant it and to
 /// report its price. Prices are integer micro-units so ledger sums are exact.

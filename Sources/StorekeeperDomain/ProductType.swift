@@ -1,4 +1,4 @@
-import AppStoreModels
+public import AppStoreModels
 
 /// App Store Connect product types. Stored by raw value; unknown values are kept.
 public struct ProductType: RawStringValue {

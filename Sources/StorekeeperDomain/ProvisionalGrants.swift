@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Access given while Apple cannot be asked, on the strength of a receipt whose signature and
 /// chain were verified locally. Never money: no ledger entry, no credits; it ends at `expiresAt`

@@ -1,5 +1,5 @@
-import AppStoreModels
-import Foundation
+public import AppStoreModels
+public import Foundation
 
 /// The edge: each kind of verified Apple answer becomes `PurchaseEvidence` here, once.
 extension PurchaseEvidence {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Verified purchases in the one shape the grant rules read. verifyReceipt answers, StoreKit 2
 /// signed transactions, notifications and Server API history each convert into it once, at the

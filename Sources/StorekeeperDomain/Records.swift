@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One App Store transaction as granted to an app user. Unique by (appId, transactionId):
 /// that uniqueness is what makes every grant happen at most once.

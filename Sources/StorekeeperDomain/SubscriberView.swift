@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// What one app user owns at an instant, and the history behind it. Built from stored
 /// transactions and subscription facts by a pure function, so "now" is an input.

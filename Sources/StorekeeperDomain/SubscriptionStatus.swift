@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The state of an auto-renewable subscription at an instant, derived from Apple's facts.
 public enum SubscriptionStatus: String, Codable, Sendable, CaseIterable {

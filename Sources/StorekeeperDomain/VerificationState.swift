@@ -37,6 +37,9 @@ public enum VerificationLifecycle {
         case leaseExpired
     }
 
+    /// The state a verification is accepted in.
+    public static let initial = VerificationState.pending
+
     public static func next(from state: VerificationState, on event: Event) -> VerificationState? {
         switch (state, event) {
         case (.pending, .leased), (.retryScheduled, .leased), (.verifying, .leased):

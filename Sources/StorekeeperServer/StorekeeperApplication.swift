@@ -1,12 +1,12 @@
 import AppStoreClient
-import AsyncHTTPClient
-import Foundation
-import Hummingbird
+public import AsyncHTTPClient
+public import Foundation
+public import Hummingbird
 import HummingbirdCore
-import JobQueue
-import Logging
-import Persistence
-import ServiceLifecycle
+public import JobQueue
+public import Logging
+public import Persistence
+public import ServiceLifecycle
 
 /// Wires the server: storage, Apple client, verification workers and the HTTP API.
 /// `@main` only reads configuration and calls this.

@@ -1,7 +1,7 @@
-import AsyncHTTPClient
-import Foundation
+public import AsyncHTTPClient
+public import Foundation
 import NIOCore
-import NIOHTTP1
+public import NIOHTTP1
 import StorekeeperServer
 
 /// A tiny JSON-over-HTTP client for tests and benchmarks: real sockets, real HTTP.

@@ -1,17 +1,17 @@
 import AppStoreClient
-import AppStoreSimulator
-import AsyncHTTPClient
+public import AppStoreSimulator
+public import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import JobQueue
-import Logging
+public import Logging
 import NIOHTTP1
-import Persistence
+public import Persistence
 import ServiceLifecycle
 import SimulatorSetup
 import StoragePostgres
 import StorekeeperDomain
-import StorekeeperServer
+public import StorekeeperServer
 
 /// The simulator and a Storekeeper server, both real HTTP servers on loopback ports chosen by
 /// the kernel, with the server's Apple endpoints pointed at the simulator. What a test or a

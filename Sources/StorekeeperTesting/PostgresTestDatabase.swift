@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import StoragePostgres
+public import StoragePostgres
 
 /// The PostgreSQL server the test suite and benchmarks use, named by
 /// `STOREKEEPER_TEST_POSTGRES_URL` (scripts/test.sh starts a throwaway cluster and sets it).

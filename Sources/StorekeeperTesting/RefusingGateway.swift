@@ -1,4 +1,4 @@
-import AsyncHTTPClient
+public import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -1,6 +1,6 @@
 import AppStoreModels
-import AppStoreSimulator
-import Foundation
+public import AppStoreSimulator
+public import Foundation
 import NIOHTTP1
 
 /// Drives the simulator's `/sim` test API over HTTP, as a person testing purchases would.

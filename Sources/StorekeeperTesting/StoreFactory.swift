@@ -1,5 +1,5 @@
 import Foundation
-import Persistence
+public import Persistence
 import StorageSQLite
 
 /// The storage conformance harness: the adapters every conformance test runs on.

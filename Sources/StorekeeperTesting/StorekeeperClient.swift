@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import NIOHTTP1
-import Persistence
-import StorekeeperDomain
+public import Persistence
+public import StorekeeperDomain
 
 /// Calls the Storekeeper API as an app backend (app key) or an operator (admin key).
 public struct StorekeeperClient: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Paths of test data and built products, found from this file's location.
 public enum TestPaths {

@@ -1,5 +1,5 @@
-import Crypto
-import Foundation
+public import Crypto
+public import Foundation
 
 /// User tokens as an app's backend mints them, built here from RFC 7515, RFC 7518, RFC 8037
 /// and RFC 7519 with swift-crypto, rather than with the library the server checks them with.

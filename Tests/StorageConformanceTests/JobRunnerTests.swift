@@ -5,6 +5,7 @@ import Logging
 import Persistence
 import ServiceLifecycle
 import StorageSQLite
+import StorekeeperCore
 import StorekeeperTesting
 import Synchronization
 import Testing
@@ -92,7 +93,7 @@ struct JobRunnerTests {
     func store(jobs: Int, factory: StoreFactory) async throws -> any StorekeeperStore {
         let store = try await factory.make()
         for i in 0..<jobs {
-            _ = try await store.submitReceipt(
+            _ = try await SubmitEvidence(store: store)(
                 EvidenceSubmission(appId: "app", appUserId: "u\(i)", evidenceHash: "h\(i)", evidence: .receipt(base64: "aA==")),
                 now: Date())
         }

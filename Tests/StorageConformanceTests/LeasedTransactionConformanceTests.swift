@@ -14,7 +14,7 @@ struct LeasedTransactionConformanceTests {
     let t0 = referenceTime
 
     func submitAndLease(_ store: any StorekeeperStore) async throws -> (SubmissionResult, JobLease) {
-        let submitted = try await store.submitReceipt(
+        let submitted = try await SubmitEvidence(store: store)(
             EvidenceSubmission(appId: "app", appUserId: "alice", evidenceHash: "h", evidence: .receipt(base64: "cg==")), now: t0)
         let lease = try #require(
             try await store.leaseJobs(kinds: ["verify_receipt"], limit: 1, owner: "test", now: t0, leaseDuration: 30).first)

@@ -29,7 +29,7 @@ struct OwnershipByAcceptanceTests {
     }
 
     func submit(_ store: any StorekeeperStore, user: String, at: Date) async throws -> SubmissionResult {
-        try await store.submitReceipt(
+        try await SubmitEvidence(store: store)(
             EvidenceSubmission(
                 appId: "app", appUserId: user, evidenceHash: "same-receipt", evidence: .receipt(base64: "cg=="), claims: ["o1"]),
             now: at)

@@ -61,7 +61,7 @@ struct PostgresTests {
         try await Task.sleep(for: .milliseconds(200))
         let woke = Task { await signal.wait(timeout: 3600) }
         try await Task.sleep(for: .milliseconds(100))
-        _ = try await apiSide.submitReceipt(
+        _ = try await SubmitEvidence(store: apiSide)(
             EvidenceSubmission(appId: "app", appUserId: "u", evidenceHash: "h", evidence: .receipt(base64: "aA==")),
             now: Date())
         // Without the notification the wait would last an hour: within the watchdog's minute,
@@ -78,7 +78,7 @@ struct PostgresTests {
         let workerSide = try await PostgresTestDatabase.makeStore(url: url)
         let apiSide = try await PostgresTestDatabase.makeStore(url: url)
         let listener = PostgresJobListener(store: apiSide, signal: nil, relaysVerifications: true, logger: Logger(label: "test"))
-        let submitted = try await apiSide.submitReceipt(
+        let submitted = try await SubmitEvidence(store: apiSide)(
             EvidenceSubmission(appId: "app", appUserId: "u", evidenceHash: "h", evidence: .receipt(base64: "aA==")),
             now: Date())
         let id = submitted.verification.id

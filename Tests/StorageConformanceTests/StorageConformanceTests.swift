@@ -36,22 +36,22 @@ struct StorageConformanceTests {
     @Test("a receipt is stored once per user; the same post returns the same verification", arguments: StoreFactory.all)
     func dedupe(factory: StoreFactory) async throws {
         let store = try await factory.make()
-        let first = try await store.submitReceipt(submission(), now: t0)
-        let again = try await store.submitReceipt(submission(), now: t0.addingTimeInterval(1))
-        let otherUser = try await store.submitReceipt(submission(user: "bob"), now: t0)
+        let first = try await SubmitEvidence(store: store)(submission(), now: t0)
+        let again = try await SubmitEvidence(store: store)(submission(), now: t0.addingTimeInterval(1))
+        let otherUser = try await SubmitEvidence(store: store)(submission(user: "bob"), now: t0)
         #expect(first.created && !again.created && otherUser.created)
         #expect(first.verification.id == again.verification.id)
         #expect(otherUser.verification.id != first.verification.id)
         #expect(try await store.jobCounts()[.available] == 2)
         // Refresh of a verification still pending returns it too; no second job.
-        let refreshPending = try await store.submitReceipt(submission(refresh: true), now: t0)
+        let refreshPending = try await SubmitEvidence(store: store)(submission(refresh: true), now: t0)
         #expect(!refreshPending.created)
     }
 
     @Test("a lease is exclusive, expires, and only its holder can finish the job", arguments: StoreFactory.all)
     func leasing(factory: StoreFactory) async throws {
         let store = try await factory.make()
-        _ = try await store.submitReceipt(submission(), now: t0)
+        _ = try await SubmitEvidence(store: store)(submission(), now: t0)
         let first = try #require(try await lease(store, at: t0).first)
         #expect(first.attempt == 1)
         #expect(try await lease(store, at: t0.addingTimeInterval(29)).isEmpty)
@@ -67,7 +67,7 @@ struct StorageConformanceTests {
     @Test("a retried job is not leased before its time, and is after", arguments: StoreFactory.all)
     func retryTime(factory: StoreFactory) async throws {
         let store = try await factory.make()
-        let submitted = try await store.submitReceipt(submission(), now: t0)
+        let submitted = try await SubmitEvidence(store: store)(submission(), now: t0)
         let held = try #require(try await lease(store, at: t0).first)
         let report = AttemptReport(statuses: [21005], environment: nil, reason: "apple_receipt_server_unavailable")
         #expect(
@@ -83,7 +83,7 @@ struct StorageConformanceTests {
     @Test("granting happens once, in the job's transaction; a stale lease writes nothing", arguments: StoreFactory.all)
     func grantOnce(factory: StoreFactory) async throws {
         let store = try await factory.make()
-        let submitted = try await store.submitReceipt(submission(), now: t0)
+        let submitted = try await SubmitEvidence(store: store)(submission(), now: t0)
         let stale = try #require(try await lease(store, at: t0).first)
         let current = try #require(try await lease(store, at: t0.addingTimeInterval(31)).first)
         let report = AttemptReport(statuses: [21007, 0], environment: "sandbox", reason: nil)
@@ -141,7 +141,7 @@ struct StorageConformanceTests {
         var step = 0
         func grant(_ transaction: InAppTransaction, _ request: GrantRequest) async throws -> GrantSummary? {
             step += 1
-            let submitted = try await store.submitReceipt(submission(receipt: "r\(step)"), now: t0)
+            let submitted = try await SubmitEvidence(store: store)(submission(receipt: "r\(step)"), now: t0)
             let leased = try #require(try await lease(store, at: t0).first { $0.jobId == submitted.verification.jobId })
             guard
                 case .granted(let summary) = try await VerificationOutcomes(store: store).completeVerified(
@@ -172,7 +172,7 @@ struct StorageConformanceTests {
         _ store: any StorekeeperStore, _ purchases: [PurchaseEvidence.Purchase], user: String = "alice", tag: String,
         reverses: Bool = false, signedAt: Date? = nil
     ) async throws {
-        let submitted = try await store.submitReceipt(submission(user: user, receipt: tag), now: t0)
+        let submitted = try await SubmitEvidence(store: store)(submission(user: user, receipt: tag), now: t0)
         let leased = try #require(try await lease(store, at: t0).first { $0.jobId == submitted.verification.jobId })
         var grantRequest = request
         grantRequest.reversesRefunds = reverses
@@ -239,7 +239,7 @@ struct StorageConformanceTests {
         let store = try await factory.make()
         var jobIds: [String] = []
         for i in 0..<3 {
-            let submitted = try await store.submitReceipt(submission(user: "u\(i)", receipt: "w\(i)"), now: t0.addingTimeInterval(Double(i)))
+            let submitted = try await SubmitEvidence(store: store)(submission(user: "u\(i)", receipt: "w\(i)"), now: t0.addingTimeInterval(Double(i)))
             jobIds.append(submitted.verification.jobId)
         }
         let now = t0.addingTimeInterval(10)
@@ -263,7 +263,8 @@ struct StorageConformanceTests {
         let store = try await factory.make()
         var jobIds: [String] = []
         for i in 0..<4 {
-            let submitted = try await store.submitReceipt(submission(user: "r\(i)", receipt: "rate\(i)"), now: t0.addingTimeInterval(Double(i)))
+            let submitted = try await SubmitEvidence(store: store)(
+                submission(user: "r\(i)", receipt: "rate\(i)"), now: t0.addingTimeInterval(Double(i)))
             jobIds.append(submitted.verification.jobId)
         }
         let now = t0.addingTimeInterval(10)
@@ -320,7 +321,7 @@ struct StorageConformanceTests {
     @Test("configuration holds are released only when the configuration changes", arguments: StoreFactory.all)
     func configurationHolds(factory: StoreFactory) async throws {
         let store = try await factory.make()
-        let submitted = try await store.submitReceipt(submission(), now: t0)
+        let submitted = try await SubmitEvidence(store: store)(submission(), now: t0)
         let held = try #require(try await lease(store, at: t0).first)
         let report = AttemptReport(statuses: [21004], environment: "production", reason: "shared_secret_mismatch")
         #expect(
@@ -353,7 +354,7 @@ struct StorageConformanceTests {
     @Test("concurrent runners never lease the same job twice", arguments: StoreFactory.all)
     func concurrentLeasing(factory: StoreFactory) async throws {
         let store = try await factory.make()
-        for i in 0..<60 { _ = try await store.submitReceipt(submission(user: "u\(i)"), now: t0) }
+        for i in 0..<60 { _ = try await SubmitEvidence(store: store)(submission(user: "u\(i)"), now: t0) }
         let leases = try await withThrowingTaskGroup(of: [JobLease].self) { group in
             for runner in 0..<6 {
                 group.addTask {
@@ -377,7 +378,7 @@ struct StorageConformanceTests {
     func concurrentSubmissions(factory: StoreFactory) async throws {
         let store = try await factory.make()
         let results = try await withThrowingTaskGroup(of: SubmissionResult.self) { group in
-            for _ in 0..<20 { group.addTask { try await store.submitReceipt(self.submission(), now: self.t0) } }
+            for _ in 0..<20 { group.addTask { try await SubmitEvidence(store: store)(self.submission(), now: self.t0) } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(results.filter(\.created).count == 1)
@@ -392,11 +393,11 @@ struct StorageConformanceTests {
         // every purchase), and two receipts of another user replaying the first user's purchases.
         var submitted: [(user: String, id: String, count: Int)] = []
         for i in 1...8 {
-            let v = try await store.submitReceipt(submission(user: "alice", receipt: "r\(i)"), now: t0)
+            let v = try await SubmitEvidence(store: store)(submission(user: "alice", receipt: "r\(i)"), now: t0)
             submitted.append(("alice", v.verification.id, i))
         }
         for i in 1...2 {
-            let v = try await store.submitReceipt(submission(user: "mallory", receipt: "m\(i)"), now: t0)
+            let v = try await SubmitEvidence(store: store)(submission(user: "mallory", receipt: "m\(i)"), now: t0)
             submitted.append(("mallory", v.verification.id, 8))
         }
         let leases = try await lease(store, at: t0, limit: 20)
@@ -447,8 +448,8 @@ struct StorageConformanceTests {
     @Test("verification reads: listing filters, counts, invalid and requeue", arguments: StoreFactory.all)
     func verificationReads(factory: StoreFactory) async throws {
         let store = try await factory.make()
-        let a = try await store.submitReceipt(submission(user: "a"), now: t0)
-        let b = try await store.submitReceipt(submission(user: "b"), now: t0.addingTimeInterval(10))
+        let a = try await SubmitEvidence(store: store)(submission(user: "a"), now: t0)
+        let b = try await SubmitEvidence(store: store)(submission(user: "b"), now: t0.addingTimeInterval(10))
         let first = try #require(try await lease(store, at: t0.addingTimeInterval(20), limit: 1).first)
         #expect(try await store.verificationForJob(jobId: first.jobId)?.0.id == a.verification.id)
         #expect(try await store.verificationForJob(jobId: first.jobId)?.evidence == "cmVjZWlwdA==")
@@ -483,7 +484,7 @@ struct StorageConformanceTests {
     func notifications(factory: StoreFactory) async throws {
         let store = try await factory.make()
         #expect(try await store.owner(appId: "app", originalTransactionId: "1") == nil)
-        let submitted = try await store.submitReceipt(submission(), now: t0)
+        let submitted = try await SubmitEvidence(store: store)(submission(), now: t0)
         let held = try #require(try await lease(store, at: t0).first)
         _ = try await VerificationOutcomes(store: store).completeVerified(
             held, verificationId: submitted.verification.id,
@@ -496,8 +497,10 @@ struct StorageConformanceTests {
             originalTransactionId: "1", environment: "sandbox", payload: "jws", outcome: "submitted")
         let follow = EvidenceSubmission(
             appId: "app", appUserId: "alice", evidenceHash: "nested", evidence: .notification(signedPayload: "nested-jws"))
-        let first = try await store.recordNotification(record, submission: follow, events: nil, now: t0)
-        let again = try await store.recordNotification(record, submission: follow, events: nil, now: t0)
+        let first = try await store.recordNotification(
+            record, submission: DecidedSubmission(follow, decide: SubmitEvidence.decision(for: follow)), events: nil, now: t0)
+        let again = try await store.recordNotification(
+            record, submission: DecidedSubmission(follow, decide: SubmitEvidence.decision(for: follow)), events: nil, now: t0)
         #expect(first.created && first.verification != nil && !again.created && again.verification == nil)
         let jobs = try await store.leaseJobs(kinds: [verifySignedTransactionJobKind], limit: 10, owner: "t", now: t0, leaseDuration: 30)
         #expect(jobs.count == 1)

@@ -2,6 +2,7 @@ import Foundation
 import JobQueue
 import Logging
 import Persistence
+import StorekeeperCore
 import StorekeeperDomain
 import StorekeeperTesting
 import Testing
@@ -80,7 +81,7 @@ struct AppleHealthMonitorTests {
         for i in 0..<3 {
             let submission = EvidenceSubmission(
                 appId: "app", appUserId: "u\(i)", evidenceHash: "rate-\(i)", evidence: .receipt(base64: "cmF0ZS\(i)=="), refresh: false)
-            jobIds.append(try await store.submitReceipt(submission, now: t0.addingTimeInterval(Double(i))).verification.jobId)
+            jobIds.append(try await SubmitEvidence(store: store)(submission, now: t0.addingTimeInterval(Double(i))).verification.jobId)
         }
         let later = t0.addingTimeInterval(5)
         for lease in try await store.leaseJobs(kinds: [verifyReceiptJobKind], limit: 10, owner: "w", now: later, leaseDuration: 30) {
@@ -106,7 +107,7 @@ struct AppleHealthMonitorTests {
         let t0 = referenceTime
         let submission = EvidenceSubmission(
             appId: "app", appUserId: "u", evidenceHash: "scope", evidence: .receipt(base64: "c2NvcGU="), refresh: false)
-        let jobId = try await store.submitReceipt(submission, now: t0).verification.jobId
+        let jobId = try await SubmitEvidence(store: store)(submission, now: t0).verification.jobId
         let backoff = t0.addingTimeInterval(3_600)
         for lease in try await store.leaseJobs(kinds: [verifyReceiptJobKind], limit: 10, owner: "w", now: t0, leaseDuration: 30) {
             #expect(try await store.retryJob(lease, at: backoff, reason: "apple_unreachable", now: t0))

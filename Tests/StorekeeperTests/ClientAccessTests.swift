@@ -1,3 +1,4 @@
+import AppStoreCrypto
 import AppStoreSimulator
 import Crypto
 import Foundation
@@ -98,7 +99,7 @@ struct ClientAccessTests {
         nonce: String, method: String = "GET", target: String, requestBody: Data = Data(), status: Int, timestamp: String, keyId: String,
         body: Data
     ) -> Data {
-        let digest = SHA256.hash(data: requestBody).map { String(format: "%02x", $0) }.joined()
+        let digest = sha256Hex(requestBody)
         return Data("storekeeper-response-v2\n\(nonce)\n\(method) \(target)\n\(digest)\n\(status)\n\(timestamp)\n\(keyId)\n".utf8) + body
     }
 

@@ -46,7 +46,7 @@ struct OutagePolicyTests {
     @Test("stored with the retry, shown until they end, removed when Apple answers; a stale lease writes nothing", arguments: StoreFactory.all)
     func storage(factory: StoreFactory) async throws {
         let store = try await factory.make()
-        let submitted = try await store.submitReceipt(
+        let submitted = try await SubmitEvidence(store: store)(
             EvidenceSubmission(appId: "app", appUserId: "alice", evidenceHash: "h", evidence: .receipt(base64: "aA==")), now: t0)
         let stale = try #require(try await store.leaseJobs(kinds: ["verify_receipt"], limit: 1, owner: "a", now: t0, leaseDuration: 30).first)
         let lease = try #require(

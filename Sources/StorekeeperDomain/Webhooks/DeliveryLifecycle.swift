@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// When a failed delivery is tried again. Exponential from seconds to hours, with jitter so a
 /// receiver coming back is not hit by every delivery at once, for at least `maximumAge` (three

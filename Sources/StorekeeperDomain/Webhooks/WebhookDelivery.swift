@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One event on its way to one endpoint.
 public struct WebhookDelivery: Codable, Hashable, Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A URL of the app's backend that receives the app's events, signed (Standard Webhooks).
 public struct WebhookEndpoint: Codable, Hashable, Sendable {

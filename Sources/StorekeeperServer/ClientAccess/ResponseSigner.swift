@@ -1,3 +1,4 @@
+import AppStoreCrypto
 import Crypto
 import Foundation
 import HTTPTypes
@@ -45,7 +46,7 @@ struct ResponseSigner: Sendable {
 
     static func digest(_ requestBody: ByteBuffer?) -> String {
         let bytes = requestBody.map { Array($0.readableBytesView) } ?? []
-        return SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        return sha256Hex(bytes)
     }
 
     /// `v2,kid=<id>,ts=<seconds>,sig=<base64 of the 64-byte r‖s signature>`.

@@ -1,5 +1,5 @@
 import AppStoreClient
-import Foundation
+public import Foundation
 
 /// Reads configuration from a JSON file, then the environment, then explicit overrides (flags),
 /// each layer winning over the one before. Unknown keys in the file are errors, so a typo

@@ -1,5 +1,5 @@
 import Foundation
-import StorekeeperDomain
+public import StorekeeperDomain
 
 /// The configuration `storekeeper serve --simulator` uses when no file is given: one app that
 /// sells one product of every type, with well-known demo keys. Never use it in production.

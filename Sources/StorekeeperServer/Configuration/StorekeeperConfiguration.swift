@@ -1,9 +1,9 @@
-import AppStoreClient
+public import AppStoreClient
+import AppStoreCrypto
 import Crypto
 import Foundation
-import JobQueue
-import StoragePostgres
-import StorekeeperDomain
+public import JobQueue
+public import StorekeeperDomain
 
 /// One app served by this server. Several apps share one server and one database.
 public struct AppConfiguration: Codable, Sendable, Hashable {
@@ -71,7 +71,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     /// verifications taken under another fingerprint are released at start.
     public var fingerprint: String {
         let text = [bundleId, sharedSecret ?? ""].joined(separator: "\u{0}")
-        return SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined().prefix(16).description
+        return sha256Hex(Data(text.utf8)).prefix(16).description
     }
 }
 
@@ -192,13 +192,7 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         if adminKey.count < 16 { problems.append("adminKey: must be at least 16 characters") }
         if apps.isEmpty { problems.append("apps: at least one app is required") }
         if workers < 1 { problems.append("workers: must be at least 1") }
-        if StorageBackend.isPostgresURL(databasePath) {
-            do { _ = try PostgresStore.Configuration(url: databasePath) } catch let error as PostgresStoreError {
-                problems.append("databasePath: \(error.message)")
-            } catch { problems.append("databasePath: \(error)") }
-        } else if databasePath.isEmpty {
-            problems.append("databasePath: must name an SQLite file or a postgres:// URL")
-        }
+        if let problem = StorageBackend.problem(with: databasePath) { problems.append("databasePath: \(problem)") }
         if attemptTimeoutSeconds <= 0 { problems.append("attemptTimeoutSeconds: must be positive") }
         if !(appleTimeouts.connectSeconds > 0) || !(appleTimeouts.readSeconds > 0) {
             problems.append("appleTimeouts: connectSeconds and readSeconds must be positive")

@@ -4,6 +4,7 @@ import Hummingbird
 import JobQueue
 import NIOCore
 import Persistence
+import StorekeeperCore
 import StorekeeperDomain
 
 /// Operator routes, authenticated by the admin key: catalog, verifications, ledger.
@@ -116,7 +117,7 @@ struct AdminController {
             ids.append(tx.originalTransactionId)
         }
         guard !ids.isEmpty else { throw StorekeeperError(.notFound, "no purchase of '\(appUserId)' is known: nothing to refresh") }
-        let result = try await context.store.submitReceipt(
+        let result = try await context.submitEvidence(
             EvidenceSubmission(
                 appId: app.id, appUserId: appUserId, evidenceHash: "refresh-\(UUID().uuidString)",
                 evidence: .historyPull(transactionIds: ids)),

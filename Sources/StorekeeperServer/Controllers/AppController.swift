@@ -6,6 +6,7 @@ import Hummingbird
 import JobQueue
 import NIOCore
 import Persistence
+import StorekeeperCore
 import StorekeeperDomain
 
 /// Routes an app's backend calls, authenticated by the app's API key.
@@ -63,8 +64,8 @@ struct AppController {
         {
             throw StorekeeperError(.invalidRequest, "hints: at most 16 entries, keys ≤ 64 and values ≤ 256 characters")
         }
-        let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
-        let result = try await context.store.submitReceipt(
+        let hash = sha256Hex(bytes)
+        let result = try await context.submitEvidence(
             EvidenceSubmission(
                 appId: app.id, appUserId: body.appUserId, evidenceHash: hash, evidence: .receipt(base64: cleaned),
                 refresh: body.refresh ?? false, hints: body.hints ?? [:], claims: admission.claims),
@@ -117,8 +118,8 @@ struct AppController {
                 carried: transaction.appAccountToken, appUserId: body.appUserId, caller: caller, backendToken: body.appAccountToken)
             claims = [transaction.originalTransactionId ?? transaction.transactionId].compactMap { $0 }
         }
-        let hash = SHA256.hash(data: Data(jws.utf8)).map { String(format: "%02x", $0) }.joined()
-        let result = try await context.store.submitReceipt(
+        let hash = sha256Hex(Data(jws.utf8))
+        let result = try await context.submitEvidence(
             EvidenceSubmission(
                 appId: app.id, appUserId: body.appUserId, evidenceHash: hash, evidence: .signedTransaction(jws: jws), claims: claims),
             now: context.now())

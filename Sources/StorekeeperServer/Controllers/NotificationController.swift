@@ -5,6 +5,7 @@ import Foundation
 import Hummingbird
 import JobQueue
 import Persistence
+import StorekeeperCore
 import StorekeeperDomain
 
 /// App Store Server Notifications V2 for every configured app and both environments, on one
@@ -68,7 +69,7 @@ struct NotificationIngest {
             throw StorekeeperError(.notificationRejected, "v1_password_mismatch: the password is not this app's shared secret")
         }
         let now = context.now()
-        let digest = SHA256.hash(data: raw).map { String(format: "%02x", $0) }.joined()
+        let digest = sha256Hex(raw)
         let uuid = "v1-\(digest.prefix(32))"
         var outcome = "no_receipt"
         var submission: EvidenceSubmission?
@@ -95,7 +96,8 @@ struct NotificationIngest {
     private func store(
         _ record: NotificationRecord, submission: EvidenceSubmission?, events: EventBatch? = nil, version: String, now: Date
     ) async throws -> Answer {
-        let result = try await context.store.recordNotification(record, submission: submission, events: events, now: now)
+        let decided = submission.map { DecidedSubmission($0, decide: SubmitEvidence.decision(for: $0)) }
+        let result = try await context.store.recordNotification(record, submission: decided, events: events, now: now)
         if result.verification != nil { context.signal.wake() }
         context.metrics.increment(
             "storekeeper_notifications_total",
@@ -162,7 +164,7 @@ struct NotificationIngest {
                 outcome = "submitted"
                 // The whole notification goes to the grant job: it verifies and applies the
                 // nested transaction together with the renewal info (billing retry, grace).
-                let hash = SHA256.hash(data: Data(signedPayload.utf8)).map { String(format: "%02x", $0) }.joined()
+                let hash = sha256Hex(Data(signedPayload.utf8))
                 submission = EvidenceSubmission(
                     appId: app.id, appUserId: owner, evidenceHash: hash, evidence: .notification(signedPayload: signedPayload),
                     hints: ["notification": uuid])

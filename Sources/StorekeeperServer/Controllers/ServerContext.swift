@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import Persistence
 import ServiceLifecycle
+import StorekeeperCore
 import StorekeeperDomain
 
 /// What every controller needs. Built once at start.
@@ -29,6 +30,9 @@ struct ServerContext: Sendable {
     var appleHealth: AppleHealthMonitor? = nil
 
     var apps: [AppConfiguration] { configuration.apps }
+
+    /// The one way evidence enters the store.
+    var submitEvidence: SubmitEvidence { SubmitEvidence(store: store) }
 
     func app(id: String) throws -> AppConfiguration {
         guard let app = apps.first(where: { $0.id == id }) else { throw StorekeeperError(.notFound, "no app '\(id)'") }

@@ -1,9 +1,9 @@
 import Foundation
-import JobQueue
-import Logging
-import Persistence
-import ServiceLifecycle
-import StoragePostgres
+public import JobQueue
+public import Logging
+public import Persistence
+public import ServiceLifecycle
+public import StoragePostgres
 import StorageSQLite
 
 /// The database a process works on, chosen by `databasePath`: a file path opens the embedded
@@ -20,6 +20,18 @@ public struct StorageBackend: Sendable {
     /// True for the values of `databasePath` that name a PostgreSQL database.
     public static func isPostgresURL(_ text: String) -> Bool {
         text.hasPrefix("postgres://") || text.hasPrefix("postgresql://")
+    }
+
+    /// What is wrong with `databasePath`, or nil: a PostgreSQL URL must parse, a file path must
+    /// not be empty. Here, not in the configuration, so the value type knows no adapter.
+    static func problem(with databasePath: String) -> String? {
+        if isPostgresURL(databasePath) {
+            do { _ = try PostgresStore.Configuration(url: databasePath) } catch let error as PostgresStoreError {
+                return error.message
+            } catch { return "\(error)" }
+            return nil
+        }
+        return databasePath.isEmpty ? "must name an SQLite file or a postgres:// URL" : nil
     }
 
     /// Opens the store without touching the database yet: PostgreSQL queries wait until the

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// What the process last learned about its database from real work: a read-only probe cannot

@@ -1,6 +1,6 @@
 import Foundation
-import HTTPTypes
-import Hummingbird
+public import HTTPTypes
+public import Hummingbird
 import Logging
 import NIOCore
 

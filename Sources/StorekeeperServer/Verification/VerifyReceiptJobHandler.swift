@@ -5,7 +5,6 @@ import Foundation
 import JobQueue
 import Logging
 import Persistence
-import StorageSQLite
 import StorekeeperCore
 import StorekeeperDomain
 

@@ -1,4 +1,5 @@
 import AppStoreClient
+import AppStoreCrypto
 import AppStoreSimulator
 import ArgumentParser
 import AsyncHTTPClient
@@ -9,6 +10,7 @@ import Logging
 import Persistence
 import ServiceLifecycle
 import StoragePostgres
+import StorekeeperCore
 import StorekeeperDomain
 import StorekeeperServer
 
@@ -50,8 +52,8 @@ struct Verify: AsyncParsableCommand {
             try await backend.prepare()
             let store = backend.store
             try await store.seedProducts(appId: chosen.id, products: chosen.products, now: Date())
-            let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
-            let submitted = try await store.submitReceipt(
+            let hash = sha256Hex(bytes)
+            let submitted = try await SubmitEvidence(store: store)(
                 EvidenceSubmission(appId: chosen.id, appUserId: user, evidenceHash: hash, evidence: .receipt(base64: base64), refresh: refresh),
                 now: Date())
             print("verification \(submitted.verification.id) \(submitted.created ? "queued" : "already known") for app \(chosen.id), user \(user)")
