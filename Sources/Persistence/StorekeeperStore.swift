@@ -35,13 +35,11 @@ public protocol NotificationStore: Sendable {
     /// Who owns an original transaction (the app user it is bound to), if anyone yet.
     func owner(appId: String, originalTransactionId: String) async throws -> String?
     /// Stores a verified App Store Server Notification once per (app, notificationUUID) and, in
-    /// the same transaction, the submission it causes (its signed transaction, for the owner) and
-    /// the events it causes by itself (RESCIND_CONSENT). A notification already stored changes
-    /// nothing and returns `created == false`.
-    func recordNotification(
-        _ notification: NotificationRecord, submission: DecidedSubmission?, events: EventBatch?, now: Date
-    ) async throws
-        -> NotificationResult
+    /// the same transaction, what `write` says it causes: its forwards to webhook endpoints, the
+    /// events it causes by itself (RESCIND_CONSENT) and the submission of its signed transaction
+    /// for the owner. A notification already stored changes nothing and returns
+    /// `created == false`.
+    func recordNotification(_ write: NotificationWrite, now: Date) async throws -> NotificationResult
 }
 
 /// What subscribers own and what was paid.

@@ -205,12 +205,12 @@ public struct NotificationRecord: Sendable, Hashable {
     public var environment: String?
     /// The signed payload as received.
     public var payload: String
-    /// What processing decided: `submitted`, `unowned`, `no_transaction`, `sandbox_not_accepted`, or a rejection code.
-    public var outcome: String
+    /// What ingesting it decided.
+    public var outcome: NotificationOutcome
 
     public init(
         appId: String, notificationUUID: String, notificationType: String, subtype: String?, signedDate: Date?,
-        originalTransactionId: String?, environment: String?, payload: String, outcome: String
+        originalTransactionId: String?, environment: String?, payload: String, outcome: NotificationOutcome
     ) {
         self.appId = appId
         self.notificationUUID = notificationUUID

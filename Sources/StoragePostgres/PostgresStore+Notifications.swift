@@ -2,6 +2,7 @@ public import Foundation
 import Logging
 public import Persistence
 import PostgresNIO
+import StorekeeperDomain
 
 extension PostgresStore {
     public func owner(appId: String, originalTransactionId: String) async throws -> String? {
@@ -14,10 +15,9 @@ extension PostgresStore {
         }
     }
 
-    public func recordNotification(
-        _ notification: NotificationRecord, submission: DecidedSubmission?, events: EventBatch?, now: Date
-    ) async throws -> NotificationResult {
-        try await transaction { connection in
+    public func recordNotification(_ write: NotificationWrite, now: Date) async throws -> NotificationResult {
+        let notification = write.record
+        return try await transaction { connection in
             // The primary key (app, notificationUUID) makes a second delivery a no-op.
             let inserted = try await connection.count(
                 """
@@ -25,15 +25,17 @@ extension PostgresStore {
                     original_transaction_id, environment, payload, outcome, received_at)
                 VALUES (\(notification.appId), \(notification.notificationUUID), \(notification.notificationType),
                     \(notification.subtype), \(StoredTime.ms(notification.signedDate)), \(notification.originalTransactionId),
-                    \(notification.environment), \(notification.payload), \(notification.outcome), \(StoredTime.ms(now)))
+                    \(notification.environment), \(notification.payload), \(notification.outcome.rawValue), \(StoredTime.ms(now)))
                 ON CONFLICT (app_id, notification_uuid) DO NOTHING
                 RETURNING 1
                 """, logger: self.logger)
             guard inserted == 1 else { return NotificationResult(created: false, verification: nil) }
+            let forwards = write.forwards(try await Self.endpoints(connection, appId: notification.appId, logger: self.logger))
             try await Self.enqueueForwards(
-                connection, appId: notification.appId, notificationUUID: notification.notificationUUID, now: now, logger: self.logger)
-            if let events { try await Self.record(events, connection: connection, now: now, logger: self.logger) }
-            guard let submission else { return NotificationResult(created: true, verification: nil) }
+                connection, appId: notification.appId, notificationUUID: notification.notificationUUID, to: forwards, now: now,
+                logger: self.logger)
+            if let events = write.events { try await Self.record(events, connection: connection, now: now, logger: self.logger) }
+            guard let submission = write.submission else { return NotificationResult(created: true, verification: nil) }
             let result = try await Self.accept(
                 connection, submission.submission, now: now, decide: submission.decide, channel: self.jobChannel, logger: self.logger)
             try await connection.execute(

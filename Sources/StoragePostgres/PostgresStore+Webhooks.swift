@@ -248,12 +248,11 @@ extension PostgresStore: WebhookStore {
             .compactMap { StoredJSON.decode(WebhookEndpoint.self, try $0.value("body", as: String.self)) }
     }
 
-    /// A stored notification, forwarded to each endpoint of its app that takes notifications, in
-    /// the order they were stored (one queue per endpoint: app user "", sequence = time stored).
+    /// A stored notification, forwarded to the endpoints its use case chose, in the order they
+    /// were stored (one queue per endpoint: app user "", sequence = time stored).
     static func enqueueForwards(
-        _ connection: PostgresConnection, appId: String, notificationUUID: String, now: Date, logger: Logger
+        _ connection: PostgresConnection, appId: String, notificationUUID: String, to forwarding: [String], now: Date, logger: Logger
     ) async throws {
-        let forwarding = try await endpoints(connection, appId: appId, logger: logger).filter(\.forwardsNotifications).map(\.id)
         guard !forwarding.isEmpty else { return }
         try await enqueue(
             connection, appId: appId, eventId: forwardedNotificationPrefix + notificationUUID, appUserId: "",

@@ -1,6 +1,7 @@
 public import Foundation
 import GRDB
 public import Persistence
+import StorekeeperDomain
 
 extension SQLiteStore {
     public func owner(appId: String, originalTransactionId: String) async throws -> String? {
@@ -11,10 +12,9 @@ extension SQLiteStore {
         }
     }
 
-    public func recordNotification(
-        _ notification: NotificationRecord, submission: DecidedSubmission?, events: EventBatch?, now: Date
-    ) async throws -> NotificationResult {
-        try await committer.write(pool: pool) { db in
+    public func recordNotification(_ write: NotificationWrite, now: Date) async throws -> NotificationResult {
+        let notification = write.record
+        return try await committer.write(pool: pool) { db in
             try db.execute(
                 sql: """
                     INSERT INTO notifications (app_id, notification_uuid, notification_type, subtype, signed_date,
@@ -25,12 +25,13 @@ extension SQLiteStore {
                 arguments: [
                     notification.appId, notification.notificationUUID, notification.notificationType, notification.subtype,
                     StoredTime.ms(notification.signedDate), notification.originalTransactionId, notification.environment,
-                    notification.payload, notification.outcome, StoredTime.ms(now),
+                    notification.payload, notification.outcome.rawValue, StoredTime.ms(now),
                 ])
             guard db.changesCount == 1 else { return NotificationResult(created: false, verification: nil) }
-            try Self.enqueueForwards(db, appId: notification.appId, notificationUUID: notification.notificationUUID, now: now)
-            if let events { try Self.record(events, db: db, now: now) }
-            guard let submission else { return NotificationResult(created: true, verification: nil) }
+            let forwards = write.forwards(try Self.endpoints(db, appId: notification.appId))
+            try Self.enqueueForwards(db, appId: notification.appId, notificationUUID: notification.notificationUUID, to: forwards, now: now)
+            if let events = write.events { try Self.record(events, db: db, now: now) }
+            guard let submission = write.submission else { return NotificationResult(created: true, verification: nil) }
             let result = try Self.accept(db, submission.submission, now: now, decide: submission.decide)
             try db.execute(
                 sql: "UPDATE notifications SET verification_id = ? WHERE app_id = ? AND notification_uuid = ?",

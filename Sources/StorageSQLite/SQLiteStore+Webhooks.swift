@@ -239,10 +239,9 @@ extension SQLiteStore: WebhookStore {
             .compactMap { StoredJSON.decode(WebhookEndpoint.self, $0) }
     }
 
-    /// A stored notification, forwarded to each endpoint of its app that takes notifications, in
-    /// the order they were stored (one queue per endpoint: app user "", sequence = time stored).
-    static func enqueueForwards(_ db: Database, appId: String, notificationUUID: String, now: Date) throws {
-        let forwarding = try endpoints(db, appId: appId).filter(\.forwardsNotifications).map(\.id)
+    /// A stored notification, forwarded to the endpoints its use case chose, in the order they
+    /// were stored (one queue per endpoint: app user "", sequence = time stored).
+    static func enqueueForwards(_ db: Database, appId: String, notificationUUID: String, to forwarding: [String], now: Date) throws {
         guard !forwarding.isEmpty else { return }
         try enqueue(
             db, appId: appId, eventId: forwardedNotificationPrefix + notificationUUID, appUserId: "", sequence: StoredTime.ms(now),

@@ -492,16 +492,19 @@ struct StorageConformanceTests {
             report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil), request: request, now: t0)
         #expect(try await store.owner(appId: "app", originalTransactionId: "1") == "alice")
 
-        let record = NotificationRecord(
+        let notification = IngestNotification.Notification(
             appId: "app", notificationUUID: "n-1", notificationType: "DID_RENEW", subtype: nil, signedDate: t0,
-            originalTransactionId: "1", environment: "sandbox", payload: "jws", outcome: "submitted")
-        let follow = EvidenceSubmission(
-            appId: "app", appUserId: "alice", evidenceHash: "nested", evidence: .notification(signedPayload: "nested-jws"))
-        let first = try await store.recordNotification(
-            record, submission: DecidedSubmission(follow, decide: SubmitEvidence.decision(for: follow)), events: nil, now: t0)
-        let again = try await store.recordNotification(
-            record, submission: DecidedSubmission(follow, decide: SubmitEvidence.decision(for: follow)), events: nil, now: t0)
-        #expect(first.created && first.verification != nil && !again.created && again.verification == nil)
+            originalTransactionId: "1", environment: "sandbox", payload: "nested-jws", version: .v2,
+            purchase: .grant(.notification(signedPayload: "nested-jws"), evidenceHash: "nested"))
+        let first = try await IngestNotification(store: store)(notification, now: t0)
+        let again = try await IngestNotification(store: store)(notification, now: t0)
+        #expect(first.created && first.outcome == .submitted && first.verificationId != nil)
+        #expect(!again.created && again.verificationId == nil)
+        var unclaimed = notification
+        unclaimed.notificationUUID = "n-2"
+        unclaimed.originalTransactionId = "2"
+        let nobody = try await IngestNotification(store: store)(unclaimed, now: t0)
+        #expect(nobody.created && nobody.outcome == .unowned && nobody.verificationId == nil)
         let jobs = try await store.leaseJobs(kinds: [verifySignedTransactionJobKind], limit: 10, owner: "t", now: t0, leaseDuration: 30)
         #expect(jobs.count == 1)
         #expect(try await store.verificationForJob(jobId: jobs[0].jobId)?.evidence == "nested-jws")

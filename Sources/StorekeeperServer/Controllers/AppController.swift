@@ -72,9 +72,9 @@ struct AppController {
             now: context.now())
         if result.created {
             context.signal.wake()
-            context.metrics.increment("storekeeper_receipts_accepted_total", labels: ["app": app.id])
+            context.metrics.increment(Metric.receiptsAcceptedTotal, labels: ["app": app.id])
         } else {
-            context.metrics.increment("storekeeper_receipts_deduplicated_total", labels: ["app": app.id])
+            context.metrics.increment(Metric.receiptsDeduplicatedTotal, labels: ["app": app.id])
         }
         var verification = result.verification
         if let wait {
@@ -110,9 +110,9 @@ struct AppController {
         guard !jws.isEmpty else { throw StorekeeperError(.invalidSignedTransaction, "signedTransaction is empty") }
         let claims: [String]
         switch try await context.signedTransactionGate.check(jws, app: app, now: context.now()) {
-        case .rejected(let code, let message):
-            context.metrics.increment("storekeeper_signed_transactions_rejected_total", labels: ["reason": code])
-            throw StorekeeperError(.signedTransactionRejected, "\(code): \(message)")
+        case .rejected(let reason, let message):
+            context.metrics.increment(Metric.signedTransactionsRejectedTotal, labels: ["reason": reason.rawValue])
+            throw StorekeeperError(.signedTransactionRejected, "\(reason.rawValue): \(message)")
         case .verified(let transaction, _, _, _):
             try AppAccountToken.checkOwnership(
                 carried: transaction.appAccountToken, appUserId: body.appUserId, caller: caller, backendToken: body.appAccountToken)

@@ -18,7 +18,7 @@ struct AppleActionsController {
             let (app, client, placement) = try appleCall(request, ctx)
             let id = try transactionId(ctx, "transactionId")
             let environment = try await apple(placement) { try await client.finishTransaction(id, in: placement) }
-            context.metrics.increment("storekeeper_apple_actions_total", labels: ["action": "finish_transaction", "app": app.id])
+            context.metrics.increment(Metric.appleActionsTotal, labels: ["action": "finish_transaction", "app": app.id])
             return try StorekeeperJSON.response(
                 ActionAnswer(transactionId: id, environment: environment.storageName, finished: true))
         }
@@ -27,7 +27,7 @@ struct AppleActionsController {
             let id = try transactionId(ctx, "transactionId")
             let token = try await accountToken(request)
             let environment = try await apple(placement) { try await client.setAppAccountToken(id, token, in: placement) }
-            context.metrics.increment("storekeeper_apple_actions_total", labels: ["action": "set_app_account_token", "app": app.id])
+            context.metrics.increment(Metric.appleActionsTotal, labels: ["action": "set_app_account_token", "app": app.id])
             return try StorekeeperJSON.response(
                 ActionAnswer(originalTransactionId: id, environment: environment.storageName, appAccountToken: token))
         }
@@ -36,7 +36,7 @@ struct AppleActionsController {
             let id = try transactionId(ctx, "transactionId")
             let body = try await consumption(request)
             let environment = try await apple(placement) { try await client.sendConsumptionInformation(id, body, in: placement) }
-            context.metrics.increment("storekeeper_apple_actions_total", labels: ["action": "send_consumption", "app": app.id])
+            context.metrics.increment(Metric.appleActionsTotal, labels: ["action": "send_consumption", "app": app.id])
             return try StorekeeperJSON.response(
                 ActionAnswer(transactionId: id, environment: environment.storageName, consumptionSent: true), status: .accepted)
         }

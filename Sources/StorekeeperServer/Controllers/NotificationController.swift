@@ -40,9 +40,9 @@ struct NotificationController {
     }
 }
 
-/// One V2 notification, however it arrived (Apple's POST, or the gap-fill reading Apple's
-/// notification history): verified, stored once per (app, notificationUUID) together with the
-/// grant job its signed transaction causes, in one transaction.
+/// The edge of notification ingest: verifies what arrived (V2 signatures, the V1 shared secret),
+/// hands the verified facts to `IngestNotification` and maps its result to the answer and the
+/// metrics.
 struct NotificationIngest {
     let context: ServerContext
 
@@ -50,7 +50,7 @@ struct NotificationIngest {
         var notificationUUID: String
         var notificationType: String
         var duplicate: Bool
-        var outcome: String
+        var outcome: NotificationOutcome
         var verificationId: String?
     }
 
@@ -65,46 +65,33 @@ struct NotificationIngest {
             throw StorekeeperError(.unknownApp, "no configured app has bundle id '\(notification.bundleId ?? "(none)")'")
         }
         guard let secret = app.sharedSecret, KeyComparison.equal(secret, notification.password ?? "") else {
-            context.metrics.increment("storekeeper_notifications_rejected_total", labels: ["reason": "v1_password_mismatch"])
+            context.metrics.increment(Metric.notificationsRejectedTotal, labels: ["reason": "v1_password_mismatch"])
             throw StorekeeperError(.notificationRejected, "v1_password_mismatch: the password is not this app's shared secret")
         }
-        let now = context.now()
         let digest = sha256Hex(raw)
-        let uuid = "v1-\(digest.prefix(32))"
-        var outcome = "no_receipt"
-        var submission: EvidenceSubmission?
-        if let receipt = notification.latestReceipt {
-            if let original = notification.originalTransactionId,
-                let owner = try await context.store.owner(appId: app.id, originalTransactionId: original)
-            {
-                outcome = "submitted"
-                submission = EvidenceSubmission(
-                    appId: app.id, appUserId: owner, evidenceHash: "\(digest)-v1", evidence: .receipt(base64: receipt),
-                    hints: ["notification": uuid])
-            } else {
-                outcome = "unowned"
-            }
-        }
-        let record = NotificationRecord(
-            appId: app.id, notificationUUID: uuid, notificationType: type, subtype: nil, signedDate: nil,
-            originalTransactionId: notification.originalTransactionId, environment: notification.environment?.storageName,
-            payload: String(decoding: raw, as: UTF8.self), outcome: outcome)
-        return try await store(record, submission: submission, version: "1", now: now)
+        let purchase: IngestNotification.Purchase =
+            notification.latestReceipt.map { .grant(.receipt(base64: $0), evidenceHash: "\(digest)-v1") } ?? .none(.noReceipt)
+        return try await ingest(
+            IngestNotification.Notification(
+                appId: app.id, notificationUUID: "v1-\(digest.prefix(32))", notificationType: type, subtype: nil, signedDate: nil,
+                originalTransactionId: notification.originalTransactionId, environment: notification.environment?.storageName,
+                payload: String(decoding: raw, as: UTF8.self), version: .v1, purchase: purchase))
     }
 
-    /// One transaction: the notification (once per UUID) and the job it causes; then the answer.
-    private func store(
-        _ record: NotificationRecord, submission: EvidenceSubmission?, events: EventBatch? = nil, version: String, now: Date
-    ) async throws -> Answer {
-        let decided = submission.map { DecidedSubmission($0, decide: SubmitEvidence.decision(for: $0)) }
-        let result = try await context.store.recordNotification(record, submission: decided, events: events, now: now)
-        if result.verification != nil { context.signal.wake() }
+    /// One transaction (`IngestNotification`): the notification once per UUID and what it
+    /// causes; then the answer.
+    private func ingest(_ notification: IngestNotification.Notification) async throws -> Answer {
+        let result = try await IngestNotification(store: context.store)(notification, now: context.now())
+        if result.verificationId != nil { context.signal.wake() }
         context.metrics.increment(
-            "storekeeper_notifications_total",
-            labels: ["type": record.notificationType, "version": version, "outcome": result.created ? record.outcome : "duplicate"])
+            Metric.notificationsTotal,
+            labels: [
+                "type": notification.notificationType, "version": notification.version.rawValue,
+                "outcome": result.created ? result.outcome.rawValue : NotificationOutcome.duplicate.rawValue,
+            ])
         return Answer(
-            notificationUUID: record.notificationUUID, notificationType: record.notificationType, duplicate: !result.created,
-            outcome: record.outcome, verificationId: result.verification?.id)
+            notificationUUID: notification.notificationUUID, notificationType: notification.notificationType, duplicate: !result.created,
+            outcome: result.outcome, verificationId: result.verificationId)
     }
 
     func ingest(signedPayload: String) async throws -> Answer {
@@ -117,7 +104,7 @@ struct NotificationIngest {
             throw StorekeeperError(.invalidNotification, "not a signed notification (\(error.code)): \(error.message)")
         }
         if let first = verdict.failures.first {
-            context.metrics.increment("storekeeper_notifications_rejected_total", labels: ["reason": first.code])
+            context.metrics.increment(Metric.notificationsRejectedTotal, labels: ["reason": first.code])
             throw StorekeeperError(.notificationRejected, "\(first.code): \(verdict.failures.map(\.description).joined(separator: "; "))")
         }
         guard let payload = SignedTransactionGate.notificationPayload(verdict), let type = payload.notificationType,
@@ -132,84 +119,49 @@ struct NotificationIngest {
             throw StorekeeperError(.unknownApp, "no configured app has bundle id '\(bundleId ?? "(none)")'")
         case .wrongAppAppleId(let expected, let found):
             let code = FailureReason.jwsWrongAppAppleId.rawValue
-            context.metrics.increment("storekeeper_notifications_rejected_total", labels: ["reason": code])
+            context.metrics.increment(Metric.notificationsRejectedTotal, labels: ["reason": code])
             throw StorekeeperError(.notificationRejected, "\(code): the notification names app \(found.map(String.init) ?? "none"), not \(expected)")
         }
         let app = verified.app
-
         // What the notification leads to: its signed transaction, granted to the owner of the
         // original transaction through the same path as a StoreKit 2 POST.
-        var outcome = type == .test ? "test" : "no_transaction"
+        var purchase = IngestNotification.Purchase.none(type == .test ? .test : .noTransaction)
         var originalTransactionId: String?
-        var submission: EvidenceSubmission?
-        var events: EventBatch?
-        if type == .rescindConsent {
-            (outcome, events) = try await rescindedConsent(payload, app: app, uuid: uuid, now: now)
-        }
         switch verified.transaction {
         case nil:
             break
-        case .rejected(let code, _)?:
-            outcome = code
+        case .rejected(let reason, _)?:
+            purchase = .rejected(reason)
         case .verified(let transaction, _, _, _)?:
             originalTransactionId = transaction.originalTransactionId ?? transaction.transactionId
-            if type == .consumptionRequest {
-                // Apple asks for consumption information before deciding a refund: recorded
-                // for the developer's answer (Server API `sendConsumptionInformation`); nothing
-                // about the purchase has changed yet.
-                outcome = "consumption_requested"
-            } else if let original = originalTransactionId,
-                let owner = try await context.store.owner(appId: app.id, originalTransactionId: original)
-            {
-                outcome = "submitted"
-                // The whole notification goes to the grant job: it verifies and applies the
-                // nested transaction together with the renewal info (billing retry, grace).
-                let hash = sha256Hex(Data(signedPayload.utf8))
-                submission = EvidenceSubmission(
-                    appId: app.id, appUserId: owner, evidenceHash: hash, evidence: .notification(signedPayload: signedPayload),
-                    hints: ["notification": uuid])
-            } else {
-                // Nobody has claimed this purchase yet; their receipt or transaction will grant it.
-                outcome = "unowned"
-            }
+            purchase =
+                type == .consumptionRequest
+                ? .consumptionRequest
+                : .grant(.notification(signedPayload: signedPayload), evidenceHash: sha256Hex(Data(signedPayload.utf8)))
         }
-        let record = NotificationRecord(
-            appId: app.id, notificationUUID: uuid, notificationType: type.rawValue, subtype: payload.subtype,
-            signedDate: payload.signedDate?.date, originalTransactionId: originalTransactionId,
-            environment: payload.environment?.storageName, payload: signedPayload, outcome: outcome)
-        return try await store(record, submission: submission, events: events, version: "2", now: now)
+        return try await ingest(
+            IngestNotification.Notification(
+                appId: app.id, notificationUUID: uuid, notificationType: type.rawValue, subtype: payload.subtype,
+                signedDate: payload.signedDate?.date, originalTransactionId: originalTransactionId,
+                environment: payload.environment?.storageName, payload: signedPayload, version: .v2, purchase: purchase,
+                consent: type == .rescindConsent ? await rescindedConsent(payload, app: app, now: now) : nil))
     }
 
-    /// RESCIND_CONSENT names no purchase, only the customer's signed app transaction: verified
-    /// for this app, its `appTransactionId` finds the app users holding that Apple account's
-    /// purchases, and each is told (`consent_rescinded`, id from the notification and the user,
-    /// so a second delivery adds nothing). Nothing they own changes.
-    private func rescindedConsent(
-        _ payload: NotificationPayload, app: AppConfiguration, uuid: String, now: Date
-    ) async throws -> (outcome: String, events: EventBatch?) {
-        guard let signed = payload.appData?.signedAppTransactionInfo else { return ("no_app_transaction", nil) }
+    /// RESCIND_CONSENT's signed app transaction, verified for this app: the customer's
+    /// `appTransactionId`, or why there is none.
+    private func rescindedConsent(_ payload: NotificationPayload, app: AppConfiguration, now: Date) async -> IngestNotification.Consent {
+        guard let signed = payload.appData?.signedAppTransactionInfo else { return .unverified(.noAppTransaction) }
         let environment = payload.environment
         let verdict = try? await context.signedTransactionGate.verifier.verify(
             signed,
             expecting: .init(
                 bundleId: app.bundleId, appAppleId: environment == .production ? app.appAppleId : nil, environment: environment?.rawValue),
             time: context.signedTransactionGate.validationTime(now: now))
-        guard let verdict else { return ("app_transaction_unreadable", nil) }
-        if let first = verdict.failures.first { return (first.code, nil) }
+        guard let verdict else { return .unverified(.appTransactionUnreadable) }
+        if let first = verdict.failures.first { return .unverified(.rejected(FailureReason(rawValue: first.code))) }
         guard let appTransaction = try? JSONDecoder().decode(SignedAppTransaction.self, from: Data(verdict.payload)),
             let appTransactionId = appTransaction.appTransactionId, !appTransactionId.isEmpty
-        else { return ("no_app_transaction_id", nil) }
-        var users: [String] = []
-        for tx in try await context.store.transactions(appId: app.id, appTransactionId: appTransactionId) where !users.contains(tx.appUserId) {
-            users.append(tx.appUserId)
-        }
-        guard !users.isEmpty else { return ("consent_rescinded_unknown_customer", nil) }
-        let events = users.map { user in
-            SubscriberEvent(
-                id: SubscriberEvent.id(type: .consentRescinded, subject: user, cause: uuid), type: .consentRescinded, appId: app.id,
-                environment: environment?.storageName, appUserId: user, occurredAt: payload.signedDate?.date ?? now, recordedAt: now,
-                source: .notification, details: .init(appTransactionId: appTransactionId))
-        }
-        return ("consent_rescinded", EventBatch(events: events, now: now))
+        else { return .unverified(.noAppTransactionId) }
+        return .appTransaction(id: appTransactionId, occurredAt: payload.signedDate?.date ?? now)
     }
 }

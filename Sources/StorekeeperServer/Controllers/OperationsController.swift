@@ -51,35 +51,35 @@ struct OperationsController {
             let waiting = try await waitingVerifications(now: now)
             let text = context.metrics.render(gauges: [
                 (
-                    "storekeeper_jobs", "Durable jobs by state.",
+                    Metric.jobs, "Durable jobs by state.",
                     JobState.allCases.map { (["state": $0.rawValue], Double(jobs[$0] ?? 0)) }
                 ),
                 (
-                    "storekeeper_verifications", "Verifications by state.",
+                    Metric.verifications, "Verifications by state.",
                     VerificationState.allCases.map { (["state": $0.rawValue], Double(verifications[$0] ?? 0)) }
                 ),
-                ("storekeeper_verifications_flagged", "Verifications not final after flagAfterSeconds.", [([:], Double(flagged))]),
-                ("storekeeper_jobs_in_flight", "Jobs running in this process.", [([:], Double(runner?.runningCount ?? 0))]),
+                (Metric.verificationsFlagged, "Verifications not final after flagAfterSeconds.", [([:], Double(flagged))]),
+                (Metric.jobsInFlight, "Jobs running in this process.", [([:], Double(runner?.runningCount ?? 0))]),
                 (
-                    "storekeeper_webhook_deliveries", "Webhook deliveries by state (dead: dead letters awaiting replay).",
+                    Metric.webhookDeliveries, "Webhook deliveries by state (dead: dead letters awaiting replay).",
                     WebhookDelivery.State.allCases.map { (["state": $0.rawValue], Double(deliveries[$0] ?? 0)) }
                 ),
                 (
-                    "storekeeper_webhook_endpoints_paused", "Webhook endpoints paused (by an operator or after failing deliveries).",
+                    Metric.webhookEndpointsPaused, "Webhook endpoints paused (by an operator or after failing deliveries).",
                     [([:], Double(pausedEndpoints))]
                 ),
                 (
-                    "storekeeper_apple_health", "1 for the state each Apple endpoint is in (as this process's workers see it).",
+                    Metric.appleHealth, "1 for the state each Apple endpoint is in (as this process's workers see it).",
                     health.flatMap { endpoint, state in
                         AppleHealth.State.allCases.map { (["endpoint": endpoint.label, "state": $0.rawValue], $0 == state.state ? 1.0 : 0) }
                     }
                 ),
                 (
-                    "storekeeper_apple_health_state_seconds", "How long each Apple endpoint has been in its state.",
+                    Metric.appleHealthStateSeconds, "How long each Apple endpoint has been in its state.",
                     health.map { endpoint, state in (["endpoint": endpoint.label], max(0, now.timeIntervalSince(state.since))) }
                 ),
                 (
-                    "storekeeper_verifications_waiting_for_apple",
+                    Metric.verificationsWaitingForApple,
                     "Verifications waiting to be retried (retry_scheduled), and the age of the oldest in seconds.",
                     [(["measure": "count"], Double(waiting.count)), (["measure": "oldest_age_seconds"], waiting.oldestAge)]
                 ),

@@ -139,7 +139,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 // Refusals by route (its pattern, never the ids in the path) and code: a flood of
                 // bad tokens, or users locked out, shows here before anyone writes to support.
                 metrics.increment(
-                    "storekeeper_http_refusals_total",
+                    Metric.httpRefusalsTotal,
                     labels: ["route": context.endpointPath ?? "unmatched", "status": String(error.code.status.code), "code": error.code.name])
             }
             return StorekeeperError.errorResponse(code: error.code.name, message: error.message, status: error.code.status, headers: error.headers)

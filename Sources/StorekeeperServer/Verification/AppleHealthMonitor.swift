@@ -176,7 +176,7 @@ final class AppleHealthMonitor: Sendable {
         }
         guard let transition else { return }
         metrics.increment(
-            "storekeeper_apple_health_transitions_total",
+            Metric.appleHealthTransitionsTotal,
             labels: ["endpoint": endpoint.label, "from": transition.from.rawValue, "to": transition.to.rawValue])
         let metadata: Logger.Metadata = ["endpoint": "\(endpoint.label)", "from": "\(transition.from.rawValue)"]
         switch transition.to {

@@ -60,7 +60,7 @@ struct NotificationGapFill: Service, CustomStringConvertible {
                             "notification gap-fill failing; each next pull covers the window, logged again when it works",
                             metadata: ["app": "\(app.id)", "error": "\(error)"])
                     }
-                    context.metrics.increment("storekeeper_gap_fill_failures_total", labels: ["app": app.id])
+                    context.metrics.increment(Metric.gapFillFailuresTotal, labels: ["app": app.id])
                 }
             }
             let pause = failed ? min(policy.intervalSeconds, Self.retryAfterFailureSeconds) : policy.intervalSeconds
@@ -102,7 +102,7 @@ struct NotificationGapFill: Service, CustomStringConvertible {
                 token = page.hasMore == true ? page.paginationToken : nil
             } while token != nil
         }
-        context.metrics.increment("storekeeper_gap_fill_recovered_total", labels: ["app": app.id], by: Double(report.recovered))
+        context.metrics.increment(Metric.gapFillRecoveredTotal, labels: ["app": app.id], by: Double(report.recovered))
         return report
     }
 }

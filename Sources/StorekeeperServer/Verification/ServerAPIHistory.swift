@@ -14,7 +14,7 @@ struct ServerAPIHistory: Sendable {
     enum Outcome: Sendable {
         case verified(PurchaseEvidence, environment: AppStoreEnvironment, transactions: Int)
         /// Apple answered, but what it signed cannot be granted (`code` says why).
-        case rejected(code: String, message: String)
+        case rejected(reason: FailureReason, message: String)
     }
 
     /// Throws `ServerAPIError` when Apple cannot be asked (the caller retries later).
@@ -39,8 +39,8 @@ struct ServerAPIHistory: Sendable {
             covered.insert(id)
             for jws in signed {
                 switch try await gate.check(jws, app: app, now: now) {
-                case .rejected(let code, let message):
-                    return .rejected(code: code, message: "history of \(id): \(message)")
+                case .rejected(let reason, let message):
+                    return .rejected(reason: reason, message: "history of \(id): \(message)")
                 case .verified(let transaction, _, _, _):
                     guard let transactionId = transaction.transactionId else { continue }
                     covered.insert(transactionId)
@@ -49,7 +49,7 @@ struct ServerAPIHistory: Sendable {
             }
         }
         guard let environment, !transactions.isEmpty else {
-            return .rejected(code: FailureReason.serverAPINoTransactions.rawValue, message: "Apple knows no transaction for these ids")
+            return .rejected(reason: .serverAPINoTransactions, message: "Apple knows no transaction for these ids")
         }
         var renewals: [SignedRenewalInfo] = []
         if let subscription = transactions.first(where: { $0.type == .autoRenewable }), let id = subscription.transactionId {
@@ -58,7 +58,8 @@ struct ServerAPIHistory: Sendable {
                 guard let signed = last.signedRenewalInfo else { continue }
                 switch await gate.renewalInfo(signed, now: now) {
                 case .success(let renewal): renewals.append(renewal)
-                case .failure(let failure): return .rejected(code: failure.code, message: "renewal info of \(last.originalTransactionId ?? "?")")
+                case .failure(let failure):
+                    return .rejected(reason: FailureReason(rawValue: failure.code), message: "renewal info of \(last.originalTransactionId ?? "?")")
                 }
             }
         }
@@ -67,7 +68,7 @@ struct ServerAPIHistory: Sendable {
                 signedTransactions: transactions, renewals: renewals, environment: environment, source: .serverAPI)
             return .verified(evidence, environment: environment, transactions: transactions.count)
         } catch {
-            return .rejected(code: FailureReason.jwsNotATransaction.rawValue, message: "\(error)")
+            return .rejected(reason: .jwsNotATransaction, message: "\(error)")
         }
     }
 }

@@ -42,7 +42,7 @@ struct ServerAPIRefreshJobHandler: VerificationJobHandler {
             let next = max(until, at).addingTimeInterval(Double.random(in: 0...configuration.appleHealth.probeCapSeconds))
             let report = AttemptReport(statuses: [], environment: nil, reason: .appleDown)
             _ = try await outcomes.scheduleRetry(lease, verificationId: verification.id, report: report, at: next, countsAttempt: false, now: at)
-            metrics.increment("storekeeper_subscriber_refreshes_total", labels: ["outcome": "apple_down"])
+            metrics.increment(Metric.subscriberRefreshesTotal, labels: ["outcome": "apple_down"])
             return .finishedByHandler
         }
         let probe = if case .probe = admission { true } else { false }
@@ -62,12 +62,11 @@ struct ServerAPIRefreshJobHandler: VerificationJobHandler {
                 let result = try await VerifiedGrant(store: store, configuration: configuration, metrics: metrics).complete(
                     lease, verification: verification, app: app, evidence: evidence,
                     report: AttemptReport(statuses: [], environment: environment.storageName, reason: nil), now: at)
-                metrics.increment("storekeeper_subscriber_refreshes_total", labels: ["outcome": result.outcomeLabel])
-            case .rejected(let code, _):
+                metrics.increment(Metric.subscriberRefreshesTotal, labels: ["outcome": result.outcomeLabel])
+            case .rejected(let reason, _):
                 _ = try await outcomes.finishInvalid(
-                    lease, verificationId: verification.id,
-                    report: AttemptReport(statuses: [], environment: nil, reason: FailureReason(rawValue: code)), now: at)
-                metrics.increment("storekeeper_subscriber_refreshes_total", labels: ["outcome": "invalid"])
+                    lease, verificationId: verification.id, report: AttemptReport(statuses: [], environment: nil, reason: reason), now: at)
+                metrics.increment(Metric.subscriberRefreshesTotal, labels: ["outcome": "invalid"])
             }
         } catch let error as ServerAPIError where error.isTransient {
             // Apple came back while this call was out: it goes now, like the released ones;
@@ -80,7 +79,7 @@ struct ServerAPIRefreshJobHandler: VerificationJobHandler {
             let next = max(backoff, error.retryAfter ?? backoff)
             let report = AttemptReport(statuses: [], environment: nil, reason: .serverAPI("\(error.code)"))
             _ = try await outcomes.scheduleRetry(lease, verificationId: verification.id, report: report, at: next, now: at)
-            metrics.increment("storekeeper_subscriber_refreshes_total", labels: ["outcome": "retry"])
+            metrics.increment(Metric.subscriberRefreshesTotal, labels: ["outcome": "retry"])
         } catch let error as ServerAPIError {
             let report = AttemptReport(statuses: [], environment: nil, reason: .serverAPI("\(error.code)"))
             if error.code == .unauthorized {
@@ -89,7 +88,7 @@ struct ServerAPIRefreshJobHandler: VerificationJobHandler {
             } else {
                 _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
             }
-            metrics.increment("storekeeper_subscriber_refreshes_total", labels: ["outcome": "\(error.code)"])
+            metrics.increment(Metric.subscriberRefreshesTotal, labels: ["outcome": "\(error.code)"])
         }
         return .finishedByHandler
     }

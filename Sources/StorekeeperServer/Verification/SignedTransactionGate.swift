@@ -45,8 +45,8 @@ struct SignedTransactionGate: Sendable {
         /// (its type and `signedDate` order refunds against their reversals).
         case verified(
             SignedTransaction, evidence: PurchaseEvidence, environment: AppStoreEnvironment, notification: NotificationPayload?)
-        /// Readable but not to be granted; `code` is the first failure's stable code.
-        case rejected(code: String, message: String)
+        /// Readable but not to be granted; `reason` is the first failure's stable code.
+        case rejected(reason: FailureReason, message: String)
     }
 
     /// Throws `StorekeeperError(.invalidSignedTransaction)` only for text that is not a JWS at all.
@@ -60,23 +60,22 @@ struct SignedTransactionGate: Sendable {
             throw StorekeeperError(.invalidSignedTransaction, "not a signed transaction (\(error.code)): \(error.message)")
         }
         if let first = verdict.failures.first {
-            return .rejected(code: first.code, message: verdict.failures.map(\.description).joined(separator: "; "))
+            return .rejected(reason: FailureReason(rawValue: first.code), message: verdict.failures.map(\.description).joined(separator: "; "))
         }
         guard let payload = Self.notificationPayload(verdict) else { return transactionOutcome(verdict, app: app, renewal: nil) }
         switch await notification(payload, apps: [app], now: now) {
         case .unknownApp(let bundleId):
-            return .rejected(code: FailureReason.jwsWrongBundleId.rawValue, message: "the notification is for '\(bundleId ?? "?")'")
+            return .rejected(reason: .jwsWrongBundleId, message: "the notification is for '\(bundleId ?? "?")'")
         case .wrongAppAppleId(let expected, let found):
             return .rejected(
-                code: FailureReason.jwsWrongAppAppleId.rawValue,
+                reason: .jwsWrongAppAppleId,
                 message: "the notification names app \(found.map(String.init) ?? "none"), not \(expected)")
         case .verified(let verified):
             switch verified.transaction {
             case nil:
-                return .rejected(
-                    code: FailureReason.notificationWithoutTransaction.rawValue, message: "the notification carries no signed transaction")
-            case .rejected(let code, let message)?:
-                return .rejected(code: code, message: message)
+                return .rejected(reason: .notificationWithoutTransaction, message: "the notification carries no signed transaction")
+            case .rejected(let reason, let message)?:
+                return .rejected(reason: reason, message: message)
             case .verified(let transaction, var evidence, let environment, _)?:
                 evidence.source = .notification
                 return .verified(transaction, evidence: evidence, environment: environment, notification: payload)
@@ -118,7 +117,7 @@ struct SignedTransactionGate: Sendable {
             switch await renewalInfo(signedRenewal, now: now) {
             case .success(let verified): renewal = verified
             case .failure(let failure):
-                let rejected = Outcome.rejected(code: failure.code, message: "renewal info: \(failure.code)")
+                let rejected = Outcome.rejected(reason: FailureReason(rawValue: failure.code), message: "renewal info: \(failure.code)")
                 return .verified(VerifiedNotification(payload: payload, app: app, transaction: rejected))
             }
         }
@@ -130,12 +129,12 @@ struct SignedTransactionGate: Sendable {
             let verdict = try await verifier.verify(
                 nested, expecting: .init(bundleId: app.bundleId, environment: payload.environment?.rawValue), time: validationTime(now: now))
             if let first = verdict.failures.first {
-                outcome = .rejected(code: first.code, message: verdict.failures.map(\.description).joined(separator: "; "))
+                outcome = .rejected(reason: FailureReason(rawValue: first.code), message: verdict.failures.map(\.description).joined(separator: "; "))
             } else {
                 outcome = transactionOutcome(verdict, app: app, renewal: renewal)
             }
         } catch {
-            outcome = .rejected(code: FailureReason.jwsNotATransaction.rawValue, message: "the nested transaction is not a JWS: \(error)")
+            outcome = .rejected(reason: .jwsNotATransaction, message: "the nested transaction is not a JWS: \(error)")
         }
         return .verified(VerifiedNotification(payload: payload, app: app, transaction: outcome))
     }
@@ -160,7 +159,7 @@ struct SignedTransactionGate: Sendable {
 
     private func transactionOutcome(_ verdict: SignedDataVerdict, app: AppConfiguration, renewal: SignedRenewalInfo?) -> Outcome {
         guard let transaction = try? verdict.decode(SignedTransaction.self) else {
-            return .rejected(code: FailureReason.jwsNotATransaction.rawValue, message: "the signed payload is not a transaction")
+            return .rejected(reason: .jwsNotATransaction, message: "the signed payload is not a transaction")
         }
         let environment = transaction.environment ?? .production
         let evidence: PurchaseEvidence
@@ -168,15 +167,15 @@ struct SignedTransactionGate: Sendable {
             evidence = try PurchaseEvidence(
                 signedTransactions: [transaction], renewals: renewal.map { [$0] } ?? [], environment: environment, source: .signedTransaction)
         } catch {
-            return .rejected(code: FailureReason.jwsNotATransaction.rawValue, message: "the signed transaction lacks a required field: \(error)")
+            return .rejected(reason: .jwsNotATransaction, message: "the signed transaction lacks a required field: \(error)")
         }
         switch environment {
         case .production: break
         case .sandbox where app.acceptSandbox: break
-        case .sandbox: return .rejected(code: FailureReason.sandboxNotAccepted.rawValue, message: "this app does not accept sandbox purchases")
+        case .sandbox: return .rejected(reason: .sandboxNotAccepted, message: "this app does not accept sandbox purchases")
         default:
             // Xcode and LocalTesting data never reach here signed by a trusted root; anything else is refused.
-            return .rejected(code: FailureReason.jwsWrongEnvironment.rawValue, message: "environment \(environment.rawValue) is not granted")
+            return .rejected(reason: .jwsWrongEnvironment, message: "environment \(environment.rawValue) is not granted")
         }
         return .verified(transaction, evidence: evidence, environment: environment, notification: nil)
     }

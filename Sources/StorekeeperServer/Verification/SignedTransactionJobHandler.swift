@@ -27,13 +27,13 @@ struct SignedTransactionJobHandler: VerificationJobHandler {
         do {
             outcome = try await gate.check(jws, app: app, now: at)
         } catch {
-            outcome = .rejected(code: FailureReason.invalidSignedTransaction.rawValue, message: "\(error)")
+            outcome = .rejected(reason: .invalidSignedTransaction, message: "\(error)")
         }
         switch outcome {
-        case .rejected(let code, _):
-            let report = AttemptReport(statuses: [], environment: nil, reason: FailureReason(rawValue: code))
+        case .rejected(let reason, _):
+            let report = AttemptReport(statuses: [], environment: nil, reason: reason)
             _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
-            metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": "invalid"])
+            metrics.increment(Metric.verificationsFinishedTotal, labels: ["outcome": "invalid"])
         case .verified(let transaction, let evidence, let environment, let notification):
             // Refunds and their reversals are ordered by when Apple signed what says so.
             try await VerifiedGrant(store: store, configuration: configuration, metrics: metrics).complete(

@@ -31,14 +31,14 @@ struct VerifiedGrant {
                     min(60, configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1))))),
             now: now)
         if case .granted(let summary) = result {
-            metrics.increment("storekeeper_grants_total", by: Double(summary.granted.count))
-            metrics.increment("storekeeper_grant_conflicts_total", by: Double(summary.conflicts.count))
-            metrics.increment("storekeeper_refunds_total", by: Double(summary.revoked.count))
+            metrics.increment(Metric.grantsTotal, by: Double(summary.granted.count))
+            metrics.increment(Metric.grantConflictsTotal, by: Double(summary.conflicts.count))
+            metrics.increment(Metric.refundsTotal, by: Double(summary.revoked.count))
         }
         if case .waiting = result {
-            metrics.increment("storekeeper_verification_claim_waits_total")
+            metrics.increment(Metric.verificationClaimWaitsTotal)
         } else {
-            metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": result.outcomeLabel])
+            metrics.increment(Metric.verificationsFinishedTotal, labels: ["outcome": result.outcomeLabel])
         }
         return result
     }

@@ -35,8 +35,8 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
             // Forged or untrusted: decided locally, Apple never sees it.
             let report = AttemptReport(statuses: [], environment: nil, reason: reason)
             _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report, now: now())
-            metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": "invalid"])
-            metrics.increment("storekeeper_receipts_rejected_locally_total", labels: ["reason": reason.rawValue])
+            metrics.increment(Metric.verificationsFinishedTotal, labels: ["outcome": "invalid"])
+            metrics.increment(Metric.receiptsRejectedLocallyTotal, labels: ["reason": reason.rawValue])
             return .finishedByHandler
         }
         let request = VerifyReceiptRequest(
@@ -88,7 +88,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
         case .invalid(let reason, _):
             let report = AttemptReport(statuses: statuses, environment: environment.storageName, reason: reason)
             _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
-            metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": "invalid"])
+            metrics.increment(Metric.verificationsFinishedTotal, labels: ["outcome": "invalid"])
         case .configurationError(let reason, _):
             logger.critical(
                 "configuration error from Apple; verification held until the configuration changes",
@@ -96,7 +96,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
             let report = AttemptReport(statuses: statuses, environment: environment.storageName, reason: reason)
             _ = try await outcomes.holdForConfiguration(
                 lease, verificationId: verification.id, report: report, configurationFingerprint: app.fingerprint, now: at)
-            metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": "configuration_error"])
+            metrics.increment(Metric.verificationsFinishedTotal, labels: ["outcome": "configuration_error"])
         case .transient, .redirect:
             // A redirect after the last hop means Apple sent us round in circles: transient.
             let reason = if case .transient(let reason, _) = classification { reason } else { FailureReason.appleEnvironmentLoop }
@@ -113,7 +113,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
                 // Not called: back around the next probe, spread over the probe backoff's cap so
                 // the waiting do not all come at once; Apple's recovery releases them sooner.
                 next = max(waitUntil, ended).addingTimeInterval(Double.random(in: 0...configuration.appleHealth.probeCapSeconds))
-                metrics.increment("storekeeper_verifications_waiting_for_apple_total", labels: ["app": app.id])
+                metrics.increment(Metric.verificationsWaitingForAppleTotal, labels: ["app": app.id])
             } else {
                 // Apple came back while this call was out (it hung past the return): the release
                 // has passed, so this one goes now, like the released ones. Apple down: back
@@ -130,9 +130,9 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
                 lease, verificationId: verification.id, report: report, at: next, provisional: provisional, countsAttempt: waitUntil == nil,
                 now: ended)
             if !provisional.isEmpty {
-                metrics.increment("storekeeper_provisional_grants_total", labels: ["app": app.id], by: Double(provisional.count))
+                metrics.increment(Metric.provisionalGrantsTotal, labels: ["app": app.id], by: Double(provisional.count))
             }
-            metrics.increment("storekeeper_verification_retries_total", labels: ["reason": reason.rawValue])
+            metrics.increment(Metric.verificationRetriesTotal, labels: ["reason": reason.rawValue])
         }
         return .finishedByHandler
     }
@@ -152,7 +152,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
         guard let evidence else {
             report.reason = .appleResponseMissingReceipt
             _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
-            metrics.increment("storekeeper_verifications_finished_total", labels: ["outcome": "invalid"])
+            metrics.increment(Metric.verificationsFinishedTotal, labels: ["outcome": "invalid"])
             return
         }
         try await VerifiedGrant(store: store, configuration: configuration, metrics: metrics).complete(
@@ -177,7 +177,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
         let admittedAt = self.now()
         let admission = await health?.admitting(endpoint, now: admittedAt) ?? .call
         if case .wait = admission {
-            metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": "apple_down", "reason": reason.rawValue])
+            metrics.increment(Metric.serverApiStandInTotal, labels: ["outcome": "apple_down", "reason": reason.rawValue])
             return nil
         }
         let probe = if case .probe = admission { true } else { false }
@@ -186,15 +186,15 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
         do {
             switch try await history.fetch(transactionIds: ids, app: app, now: now) {
             case .verified(let response, let environment, _):
-                metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": "verified", "reason": reason.rawValue])
+                metrics.increment(Metric.serverApiStandInTotal, labels: ["outcome": "verified", "reason": reason.rawValue])
                 result = (response, environment)
-            case .rejected(let code, let message):
-                logger.warning("Server API answer not usable", metadata: ["app": "\(app.id)", "code": "\(code)", "message": "\(message)"])
-                metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": code, "reason": reason.rawValue])
+            case .rejected(let refusal, let message):
+                logger.warning("Server API answer not usable", metadata: ["app": "\(app.id)", "code": "\(refusal)", "message": "\(message)"])
+                metrics.increment(Metric.serverApiStandInTotal, labels: ["outcome": refusal.rawValue, "reason": reason.rawValue])
             }
         } catch {
             answered = ServerAPIHistory.appleAnswered(error)
-            metrics.increment("storekeeper_server_api_stand_in_total", labels: ["outcome": "unavailable", "reason": reason.rawValue])
+            metrics.increment(Metric.serverApiStandInTotal, labels: ["outcome": "unavailable", "reason": reason.rawValue])
             logger.info("Server API unavailable too", metadata: ["app": "\(app.id)", "error": "\(error)"])
         }
         await health?.record(endpoint, answered: answered, probe: probe, sentAt: admittedAt, now: self.now())
@@ -238,7 +238,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
 
     private func record(result: VerifyReceiptCallResult, classification: AttemptClassification, environment: AppStoreEnvironment, seconds: Double) {
         let env = environment.storageName
-        metrics.observe("storekeeper_apple_request_duration_seconds", labels: ["environment": env], value: seconds)
+        metrics.observe(Metric.appleRequestDurationSeconds, labels: ["environment": env], value: seconds)
         let label: String =
             switch result {
             case .timedOut: "timeout"
@@ -246,7 +246,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
             case .answered(let http, _):
                 if let status = classification.appleStatus { String(status.rawValue) } else { "http_\(http)" }
             }
-        metrics.increment("storekeeper_apple_responses_total", labels: ["environment": env, "status": label])
+        metrics.increment(Metric.appleResponsesTotal, labels: ["environment": env, "status": label])
     }
 }
 

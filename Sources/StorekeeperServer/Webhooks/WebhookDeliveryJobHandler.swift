@@ -87,12 +87,12 @@ struct WebhookDeliveryJobHandler: BatchJobHandler {
         let decision = try await WebhookDeliveryOutcomes(store: store, schedule: schedule).finish(
             lease, work: work, outcome: result.outcome, attempt: attempt, now: ended, unitRandom: Double.random(in: 0..<1))
         let labels = ["endpoint": endpoint.id]
-        metrics.observe("storekeeper_webhook_attempt_duration_seconds", labels: labels, value: Double(result.latencyMs) / 1000)
+        metrics.observe(Metric.webhookAttemptDurationSeconds, labels: labels, value: Double(result.latencyMs) / 1000)
         switch decision {
-        case .delivered: metrics.increment("storekeeper_webhook_deliveries_total", labels: labels.merging(["outcome": "delivered"]) { $1 })
-        case .retry: metrics.increment("storekeeper_webhook_deliveries_total", labels: labels.merging(["outcome": "retry"]) { $1 })
+        case .delivered: metrics.increment(Metric.webhookDeliveriesTotal, labels: labels.merging(["outcome": "delivered"]) { $1 })
+        case .retry: metrics.increment(Metric.webhookDeliveriesTotal, labels: labels.merging(["outcome": "retry"]) { $1 })
         case .dead(let reason):
-            metrics.increment("storekeeper_webhook_deliveries_total", labels: labels.merging(["outcome": "dead"]) { $1 })
+            metrics.increment(Metric.webhookDeliveriesTotal, labels: labels.merging(["outcome": "dead"]) { $1 })
             logger.warning(
                 "webhook delivery dead-lettered; endpoint paused",
                 metadata: ["endpoint": "\(endpoint.id)", "delivery": "\(work.delivery.id)", "reason": "\(reason)"])

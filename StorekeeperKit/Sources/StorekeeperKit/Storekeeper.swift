@@ -224,7 +224,7 @@ public actor Storekeeper {
         default:
             let refusal = refusal(answer)
             try forget(transaction)
-            return .refused(code: refusal.message.components(separatedBy: ":").first ?? "refused", message: refusal.message)
+            return .refused(code: refusal.serverCode ?? refusal.code.rawValue, message: refusal.message)
         }
     }
 
@@ -415,6 +415,7 @@ public actor Storekeeper {
             var error: Inner
         }
         let error = try? JSONDecoder().decode(Body.self, from: answer.body).error
-        return StorekeeperKitError(.refused, "\(error?.code ?? "http_\(answer.status)"): \(error?.message ?? "")")
+        let code = error?.code ?? "http_\(answer.status)"
+        return StorekeeperKitError(.refused, "\(code): \(error?.message ?? "")", serverCode: code)
     }
 }
