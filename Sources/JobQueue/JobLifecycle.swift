@@ -22,6 +22,19 @@ public enum JobLifecycle {
     /// The state a job is enqueued in: due at its run time.
     public static let initial = JobState.available
 
+    /// An operator puts a job back in the queue, due at `at`: from any state but a running one
+    /// whose lease still holds (nil then: it is being worked on). A job whose lease ran out is
+    /// taken from its dead holder.
+    public static func requeue(from state: JobState, leaseExpiresAt: Date?, at: Date) -> Transition? {
+        if state == .running, let expires = leaseExpiresAt, expires > at { return nil }
+        return Transition(from: state, to: .available, runAt: at, lastError: nil, finalizes: false, uncountsAttempt: false)
+    }
+
+    /// Something outside the queue releases a held job (a configuration fixed): due at `at`.
+    public static func releaseHold(at: Date) -> Transition {
+        Transition(from: .held, to: .available, runAt: at, lastError: nil, finalizes: false, uncountsAttempt: false)
+    }
+
     /// One guarded write of the jobs table.
     public struct Transition: Sendable, Hashable {
         public var from: JobState

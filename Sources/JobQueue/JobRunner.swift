@@ -120,11 +120,17 @@ public final class JobRunner: Service, Sendable {
         let unfinished = inFlight.withLock { Array($0.values) }
         guard !unfinished.isEmpty else { return }
         var released = 0
-        for lease in unfinished where (try? await store.releaseJob(lease, now: now())) == true { released += 1 }
+        for lease in unfinished where (try? await release(lease)) == true { released += 1 }
         logger.notice(
             "shutdown grace over: jobs in flight returned to the queue",
             metadata: ["released": "\(released)", "inFlight": "\(unfinished.count)"])
         group.cancelAll()
+    }
+
+    /// Through the kind's handler when its jobs stand for state of their own, else the store.
+    private func release(_ lease: JobLease) async throws -> Bool {
+        if let handler = handlers[lease.kind] as? any ReleasingJobHandler { return try await handler.release(lease, now: now()) }
+        return try await store.releaseJob(lease, now: now())
     }
 
     /// Logs the first failure of a run only; returns how long to wait before the next try.

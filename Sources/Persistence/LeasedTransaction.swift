@@ -142,10 +142,13 @@ public struct VerificationChange: Sendable {
     public var grant: GrantSummary?
     /// The app configuration a hold was taken under.
     public var configurationFingerprint: String?
+    /// It starts over (requeued, released from a hold): no next attempt time, not finalized.
+    public var restarts: Bool
 
     public init(
         id: String, from: VerificationState, to: VerificationState, attempts: Int? = nil, report: AttemptReport? = nil,
-        nextAttemptAt: Date? = nil, finalizes: Bool = false, grant: GrantSummary? = nil, configurationFingerprint: String? = nil
+        nextAttemptAt: Date? = nil, finalizes: Bool = false, grant: GrantSummary? = nil, configurationFingerprint: String? = nil,
+        restarts: Bool = false
     ) {
         self.id = id
         self.from = from
@@ -156,6 +159,7 @@ public struct VerificationChange: Sendable {
         self.finalizes = finalizes
         self.grant = grant
         self.configurationFingerprint = configurationFingerprint
+        self.restarts = restarts
     }
 }
 

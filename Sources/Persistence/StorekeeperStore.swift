@@ -15,17 +15,13 @@ public protocol CatalogStore: Sendable {
 }
 
 /// Submissions and the verifications they start.
-public protocol VerificationStore: SubmissionTransactions {
+public protocol VerificationStore: SubmissionTransactions, QueuedVerificationTransactions {
     func verification(id: String) async throws -> VerificationRecord?
     func verifications(appId: String?, states: [VerificationState], createdBefore: Date?, limit: Int) async throws -> [VerificationRecord]
     /// The verification a job is about and its receipt, for the job handler.
     func verificationForJob(jobId: String) async throws -> (VerificationRecord, evidence: String)?
     /// Provisional grants of a user still running at `now`.
     func provisionalGrants(appId: String, appUserId: String, now: Date) async throws -> [ProvisionalGrant]
-    /// Puts a verification back in the queue now (manual retry); false if it is being verified.
-    func requeue(verificationId: String, now: Date) async throws -> Bool
-    /// Releases configuration holds of `appId` taken under another configuration fingerprint.
-    func releaseConfigurationHolds(appId: String, currentFingerprint: String, now: Date) async throws -> Int
     /// Told of every committed change of a verification, for answers that wait on one.
     var verificationWatch: VerificationWatch { get }
 }

@@ -164,7 +164,7 @@ extension PostgresStore {
             let claim = OwnershipClaim(
                 originalTransactionId: try row.value("original_transaction_id"), appUserId: try row.value("app_user_id"),
                 acceptedSequence: try row.value("accepted_seq"),
-                verificationState: VerificationState(rawValue: try row.value("state")) ?? .pending)
+                verificationState: try VerificationState.stored(try row.value("state"), column: "verifications.state"))
             result[claim.originalTransactionId, default: []].append(claim)
         }
         return result

@@ -49,15 +49,7 @@ extension PostgresStore: JobStore {
     public func releaseJob(_ lease: JobLease, now: Date) async throws -> Bool {
         try await transaction { connection in
             let release = JobLifecycle.ending(.released(at: now, reason: releasedReason))
-            guard try await Self.endAttempt(connection, lease, release, now: now, logger: self.logger) else { return false }
-            _ = try await connection.count(
-                """
-                UPDATE verifications SET state = 'retry_scheduled', attempts = \(lease.attempt - 1), reason = \(releasedReason),
-                    next_attempt_at = \(StoredTime.ms(now)), updated_at = \(StoredTime.ms(now))
-                WHERE job_id = \(lease.jobId) AND state = 'verifying'
-                RETURNING 1
-                """, logger: self.logger)
-            return true
+            return try await Self.endAttempt(connection, lease, release, now: now, logger: self.logger)
         }
     }
 

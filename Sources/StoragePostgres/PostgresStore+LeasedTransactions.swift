@@ -22,7 +22,7 @@ extension PostgresStore: LeasedTransactions {
             ).first.map { row in
                 LeasedVerification(
                     id: try row.value("id"), appId: try row.value("app_id"), appUserId: try row.value("app_user_id"),
-                    state: VerificationState(rawValue: try row.value("state")) ?? .pending)
+                    state: try VerificationState.stored(try row.value("state"), column: "verifications.state"))
             }
             if verification != nil {
                 verification?.provisionalGrants = try await Self.provisionalGrants(connection, verificationId: verificationId, logger: logger)

@@ -145,57 +145,68 @@ extension PostgresStore {
             expiresAt: try row.date("expires_at"))
     }
 
-    public func requeue(verificationId: String, now: Date) async throws -> Bool {
-        try await transaction { connection in
-            guard
-                let row = try await connection.rows(
+    public func withQueued<T: Sendable>(
+        _ selection: QueuedSelection, now: Date, _ decide: @escaping @Sendable ([QueuedVerification]) throws -> QueuedDecision<T>
+    ) async throws -> T {
+        let logger = self.logger
+        let (jobChannel, channel) = (self.jobChannel, verificationChannel)
+        let (result, changed) = try await transaction { connection -> (T, [String]) in
+            let rows: [PostgresRandomAccessRow]
+            switch selection {
+            case .verification(let id):
+                rows = try await connection.rows(
                     """
-                    SELECT j.id, j.state, j.lease_expires_at FROM jobs j JOIN verifications v ON v.job_id = j.id
-                    WHERE v.id = \(verificationId) FOR UPDATE OF j
-                    """, logger: self.logger
-                ).first
-            else { return false }
-            let nowMs = StoredTime.ms(now)
-            if try row.value("state", as: String.self) == JobState.running.rawValue,
-                let expires = try row.value("lease_expires_at", as: Int64?.self), expires > nowMs
-            {
-                return false
+                    SELECT v.*, j.state AS job_state, j.lease_expires_at FROM verifications v JOIN jobs j ON j.id = v.job_id
+                    WHERE v.id = \(id) FOR UPDATE
+                    """, logger: logger)
+            case .heldUnder(let appId, let state, let fingerprint):
+                rows = try await connection.rows(
+                    """
+                    SELECT v.*, j.state AS job_state, j.lease_expires_at FROM verifications v JOIN jobs j ON j.id = v.job_id
+                    WHERE v.app_id = \(appId) AND v.state = \(state.rawValue)
+                      AND (v.config_fingerprint IS NULL OR v.config_fingerprint <> \(fingerprint))
+                    ORDER BY v.created_at, v.id FOR UPDATE
+                    """, logger: logger)
             }
-            let jobId = try row.value("id", as: String.self)
-            try await connection.execute(
-                """
-                UPDATE jobs SET state = 'available', run_at = \(nowMs), finalized_at = NULL, lease_token = NULL, lease_owner = NULL,
-                    lease_expires_at = NULL
-                WHERE id = \(jobId)
-                """, logger: self.logger)
-            try await connection.execute(
-                """
-                UPDATE verifications SET state = 'pending', next_attempt_at = NULL, finalized_at = NULL, updated_at = \(nowMs)
-                WHERE id = \(verificationId)
-                """, logger: self.logger)
-            try await Self.announceJobs(connection, channel: self.jobChannel, logger: self.logger)
-            return true
+            let queued = try rows.map { row in
+                QueuedVerification(
+                    verification: try Self.verification(from: row),
+                    jobState: try JobState.stored(try row.value("job_state", as: String.self), column: "jobs.state"),
+                    leaseExpiresAt: StoredTime.date(try row.value("lease_expires_at", as: Int64?.self)))
+            }
+            let decision = try decide(queued)
+            var movedJobs = false
+            for write in decision.writes {
+                switch write {
+                case .verification(let change): try await Self.change(connection, change, now: now, logger: logger)
+                case .job(let id, let transition):
+                    try await Self.moveJob(connection, id: id, transition, now: now, logger: logger)
+                    movedJobs = true
+                }
+            }
+            if movedJobs { try await Self.announceJobs(connection, channel: jobChannel, logger: logger) }
+            // Delivered at commit to the processes holding `?wait=` answers.
+            for id in decision.changedVerifications { try await connection.execute("SELECT pg_notify(\(channel), \(id))", logger: logger) }
+            return (decision.result, decision.changedVerifications)
         }
+        for id in changed { verificationWatch.notify(id) }
+        return result
     }
 
-    public func releaseConfigurationHolds(appId: String, currentFingerprint: String, now: Date) async throws -> Int {
-        try await transaction { connection in
-            let nowMs = StoredTime.ms(now)
-            let released = try await connection.rows(
-                """
-                UPDATE verifications SET state = 'pending', updated_at = \(nowMs)
-                WHERE app_id = \(appId) AND state = 'configuration_error'
-                  AND (config_fingerprint IS NULL OR config_fingerprint <> \(currentFingerprint))
-                RETURNING job_id
-                """, logger: self.logger)
-            let jobIds = try released.map { try $0.value("job_id", as: String.self) }
-            guard !jobIds.isEmpty else { return 0 }
-            try await connection.execute(
-                "UPDATE jobs SET state = 'available', run_at = \(nowMs) WHERE state = 'held' AND id = ANY(\(jobIds))",
-                logger: self.logger)
-            try await Self.announceJobs(connection, channel: self.jobChannel, logger: self.logger)
-            return jobIds.count
-        }
+    /// A job moved outside any lease: due at the transition's run time, lease and finalization
+    /// cleared. From `running`, only once the lease has expired.
+    static func moveJob(
+        _ connection: PostgresConnection, id: String, _ transition: JobLifecycle.Transition, now: Date, logger: Logger
+    ) async throws {
+        let moved = try await connection.count(
+            """
+            UPDATE jobs SET state = \(transition.to.rawValue), run_at = COALESCE(\(StoredTime.ms(transition.runAt)), run_at),
+                finalized_at = NULL, lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
+            WHERE id = \(id) AND state = \(transition.from.rawValue)
+              AND (state <> \(JobState.running.rawValue) OR lease_expires_at <= \(StoredTime.ms(now)))
+            RETURNING 1
+            """, logger: logger)
+        guard moved == 1 else { throw StorageConflict("job \(id) is no longer \(transition.from)") }
     }
 
     public func verificationCounts() async throws -> [VerificationState: Int] {
@@ -228,6 +239,16 @@ extension PostgresStore {
     static func change(_ connection: PostgresConnection, _ change: VerificationChange, now: Date, logger: Logger) async throws {
         let nowMs = StoredTime.ms(now)
         let attempts: Int64? = change.attempts.map(Int64.init)
+        if change.restarts {
+            let changed = try await connection.count(
+                """
+                UPDATE verifications SET state = \(change.to.rawValue), next_attempt_at = NULL, finalized_at = NULL, updated_at = \(nowMs)
+                WHERE id = \(change.id) AND state = \(change.from.rawValue)
+                RETURNING 1
+                """, logger: logger)
+            guard changed == 1 else { throw StorageConflict("verification \(change.id) is no longer \(change.from)") }
+            return
+        }
         guard let report = change.report else {
             let changed = try await connection.count(
                 """
@@ -262,7 +283,7 @@ extension PostgresStore {
         VerificationRecord(
             id: try row.value("id"), appId: try row.value("app_id"), appUserId: try row.value("app_user_id"),
             receiptHash: try row.value("receipt_hash"), jobId: try row.value("job_id"),
-            state: VerificationState(rawValue: try row.value("state")) ?? .pending,
+            state: try VerificationState.stored(try row.value("state"), column: "verifications.state"),
             reason: try row.value("reason", as: String?.self).map(FailureReason.init(rawValue:)),
             attempts: Int(try row.value("attempts", as: Int64.self)),
             appleStatuses: StoredJSON.decode([Int].self, try row.value("apple_statuses", as: String.self)) ?? [],

@@ -314,7 +314,7 @@ extension PostgresStore: WebhookStore {
         WebhookDelivery(
             id: try row.value("id"), appId: try row.value("app_id"), endpointId: try row.value("endpoint_id"),
             eventId: try row.value("event_id"), appUserId: try row.value("app_user_id"), sequence: try row.value("sequence"),
-            state: WebhookDelivery.State(rawValue: try row.value("state")) ?? .pending,
+            state: try WebhookDelivery.State.stored(try row.value("state"), column: "webhook_deliveries.state"),
             attempts: Int(try row.value("attempts", as: Int64.self)), nextAttemptAt: try row.optionalDate("next_attempt_at"),
             lastStatus: try row.value("last_status", as: Int64?.self).map(Int.init), lastError: try row.value("last_error"),
             createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"),

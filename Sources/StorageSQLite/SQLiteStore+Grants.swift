@@ -134,7 +134,8 @@ extension SQLiteStore {
             for row in rows {
                 let claim = OwnershipClaim(
                     originalTransactionId: row["original_transaction_id"], appUserId: row["app_user_id"],
-                    acceptedSequence: row["accepted_seq"], verificationState: VerificationState(rawValue: row["state"]) ?? .pending)
+                    acceptedSequence: row["accepted_seq"],
+                    verificationState: try VerificationState.stored(row["state"], column: "verifications.state"))
                 result[claim.originalTransactionId, default: []].append(claim)
             }
         }

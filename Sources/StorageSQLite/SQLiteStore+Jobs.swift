@@ -51,14 +51,7 @@ extension SQLiteStore: JobStore {
     public func releaseJob(_ lease: JobLease, now: Date) async throws -> Bool {
         try await committer.write(pool: pool) { db in
             let release = JobLifecycle.ending(.released(at: now, reason: releasedReason))
-            guard try Self.endAttempt(db, lease, release, now: now) else { return false }
-            try db.cachedStatement(
-                sql: """
-                    UPDATE verifications SET state = 'retry_scheduled', attempts = ?, reason = ?, next_attempt_at = ?, updated_at = ?
-                    WHERE job_id = ? AND state = 'verifying'
-                    """
-            ).execute(arguments: [lease.attempt - 1, releasedReason, StoredTime.ms(now), StoredTime.ms(now), lease.jobId])
-            return true
+            return try Self.endAttempt(db, lease, release, now: now)
         }
     }
 

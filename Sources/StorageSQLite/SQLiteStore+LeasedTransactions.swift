@@ -18,7 +18,7 @@ extension SQLiteStore: LeasedTransactions {
             ).map { row in
                 LeasedVerification(
                     id: row["id"], appId: row["app_id"], appUserId: row["app_user_id"],
-                    state: VerificationState(rawValue: row["state"]) ?? .pending,
+                    state: try VerificationState.stored(row["state"], column: "verifications.state"),
                     provisionalGrants: try Self.provisionalGrants(db, verificationId: verificationId))
             }
             let decision = try decide(verification, try Self.loadFacts(db, query))

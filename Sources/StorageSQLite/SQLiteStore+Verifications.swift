@@ -21,7 +21,7 @@ extension SQLiteStore {
                     SELECT * FROM verifications WHERE app_id = ? AND receipt_hash = ? AND app_user_id = ?
                     ORDER BY generation DESC LIMIT 1
                     """), arguments: [submission.appId, submission.evidenceHash, submission.appUserId]
-        ).map { row in LatestSubmission(verification: Self.verification(from: row), generation: row["generation"]) }
+        ).map { row in LatestSubmission(verification: try Self.verification(from: row), generation: row["generation"]) }
         let write = decide(latest)
         if case .create(let pending) = write {
             try db.cachedStatement(
@@ -106,7 +106,7 @@ extension SQLiteStore {
                             WHERE v.job_id = ?
                             """), arguments: [jobId])
             else { return nil }
-            return (Self.verification(from: row), row["receipt_data"])
+            return (try Self.verification(from: row), row["receipt_data"])
         }
     }
 
@@ -138,54 +138,55 @@ extension SQLiteStore {
             productId: row["product_id"], expiresAt: StoredTime.date(row["expires_at"] as Int64))
     }
 
-    public func requeue(verificationId: String, now: Date) async throws -> Bool {
-        try await pool.write { db in
-            guard
-                let row = try Row.fetchOne(
+    public func withQueued<T: Sendable>(
+        _ selection: QueuedSelection, now: Date, _ decide: @escaping @Sendable ([QueuedVerification]) throws -> QueuedDecision<T>
+    ) async throws -> T {
+        let (result, changed) = try await pool.write { db -> (T, [String]) in
+            let select = "SELECT v.*, j.state AS job_state, j.lease_expires_at FROM verifications v JOIN jobs j ON j.id = v.job_id"
+            let rows: [Row]
+            switch selection {
+            case .verification(let id):
+                rows = try Row.fetchAll(db.cachedStatement(sql: "\(select) WHERE v.id = ?"), arguments: [id])
+            case .heldUnder(let appId, let state, let fingerprint):
+                rows = try Row.fetchAll(
                     db.cachedStatement(
-                        sql: "SELECT j.id, j.state, j.lease_expires_at FROM jobs j JOIN verifications v ON v.job_id = j.id WHERE v.id = ?"),
-                    arguments: [verificationId])
-            else { return false }
-            let state: String = row["state"]
-            if state == JobState.running.rawValue, let expires = row["lease_expires_at"] as Int64?, expires > StoredTime.ms(now) {
-                return false
+                        sql: """
+                            \(select) WHERE v.app_id = ? AND v.state = ? AND (v.config_fingerprint IS NULL OR v.config_fingerprint != ?)
+                            ORDER BY v.created_at, v.id
+                            """), arguments: [appId, state.rawValue, fingerprint])
             }
-            let nowMs = StoredTime.ms(now)
-            try db.cachedStatement(
-                sql: """
-                    UPDATE jobs SET state = 'available', run_at = ?, finalized_at = NULL, lease_token = NULL, lease_owner = NULL,
-                        lease_expires_at = NULL
-                    WHERE id = ?
-                    """
-            ).execute(arguments: [nowMs, row["id"] as String])
-            try db.cachedStatement(
-                sql: """
-                    UPDATE verifications SET state = 'pending', next_attempt_at = NULL, finalized_at = NULL, updated_at = ?
-                    WHERE id = ?
-                    """
-            ).execute(arguments: [nowMs, verificationId])
-            return true
+            let queued = try rows.map { row in
+                QueuedVerification(
+                    verification: try Self.verification(from: row), jobState: try JobState.stored(row["job_state"], column: "jobs.state"),
+                    leaseExpiresAt: StoredTime.date(row["lease_expires_at"] as Int64?))
+            }
+            let decision = try decide(queued)
+            for write in decision.writes {
+                switch write {
+                case .verification(let change): try Self.change(db, change, now: now)
+                case .job(let id, let transition): try Self.moveJob(db, id: id, transition, now: now)
+                }
+            }
+            return (decision.result, decision.changedVerifications)
         }
+        for id in changed { verificationWatch.notify(id) }
+        return result
     }
 
-    public func releaseConfigurationHolds(appId: String, currentFingerprint: String, now: Date) async throws -> Int {
-        try await pool.write { db in
-            let nowMs = StoredTime.ms(now)
-            let ids = try String.fetchAll(
-                db.cachedStatement(
-                    sql: """
-                        SELECT id FROM verifications WHERE app_id = ? AND state = 'configuration_error'
-                        AND (config_fingerprint IS NULL OR config_fingerprint != ?)
-                        """), arguments: [appId, currentFingerprint])
-            for id in ids {
-                try db.cachedStatement(
-                    sql:
-                        "UPDATE jobs SET state = 'available', run_at = ? WHERE state = 'held' AND id = (SELECT job_id FROM verifications WHERE id = ?)"
-                ).execute(arguments: [nowMs, id])
-                try db.cachedStatement(sql: "UPDATE verifications SET state = 'pending', updated_at = ? WHERE id = ?").execute(arguments: [nowMs, id])
-            }
-            return ids.count
-        }
+    /// A job moved outside any lease: due at the transition's run time, lease and finalization
+    /// cleared. From `running`, only once the lease has expired.
+    static func moveJob(_ db: Database, id: String, _ transition: JobLifecycle.Transition, now: Date) throws {
+        try db.cachedStatement(
+            sql: """
+                UPDATE jobs SET state = ?, run_at = COALESCE(?, run_at), finalized_at = NULL, lease_token = NULL, lease_owner = NULL,
+                    lease_expires_at = NULL
+                WHERE id = ? AND state = ? AND (state != ? OR lease_expires_at <= ?)
+                """
+        ).execute(arguments: [
+            transition.to.rawValue, StoredTime.ms(transition.runAt), id, transition.from.rawValue, JobState.running.rawValue,
+            StoredTime.ms(now),
+        ])
+        guard db.changesCount == 1 else { throw StorageConflict("job \(id) is no longer \(transition.from)") }
     }
 
     public func verificationCounts() async throws -> [VerificationState: Int] {
@@ -212,6 +213,16 @@ extension SQLiteStore {
     /// Writes a change the verification state machine decided, guarded by its `from` state.
     static func change(_ db: Database, _ change: VerificationChange, now: Date) throws {
         let nowMs = StoredTime.ms(now)
+        if change.restarts {
+            try db.cachedStatement(
+                sql: """
+                    UPDATE verifications SET state = ?, next_attempt_at = NULL, finalized_at = NULL, updated_at = ?
+                    WHERE id = ? AND state = ?
+                    """
+            ).execute(arguments: [change.to.rawValue, nowMs, change.id, change.from.rawValue])
+            guard db.changesCount == 1 else { throw StorageConflict("verification \(change.id) is no longer \(change.from)") }
+            return
+        }
         guard let report = change.report else {
             try db.cachedStatement(
                 sql: "UPDATE verifications SET state = ?, attempts = COALESCE(?, attempts), updated_at = ? WHERE id = ? AND state = ?"
@@ -236,10 +247,10 @@ extension SQLiteStore {
         guard db.changesCount == 1 else { throw StorageConflict("verification \(change.id) is no longer \(change.from)") }
     }
 
-    static func verification(from row: Row) -> VerificationRecord {
+    static func verification(from row: Row) throws -> VerificationRecord {
         VerificationRecord(
             id: row["id"], appId: row["app_id"], appUserId: row["app_user_id"], receiptHash: row["receipt_hash"],
-            jobId: row["job_id"], state: VerificationState(rawValue: row["state"]) ?? .pending,
+            jobId: row["job_id"], state: try VerificationState.stored(row["state"], column: "verifications.state"),
             reason: (row["reason"] as String?).map(FailureReason.init(rawValue:)),
             attempts: row["attempts"], appleStatuses: StoredJSON.decode([Int].self, row["apple_statuses"]) ?? [],
             environment: row["environment"], nextAttemptAt: StoredTime.date(row["next_attempt_at"] as Int64?),

@@ -147,7 +147,7 @@ extension SQLiteStore: WebhookStore {
         guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM webhook_deliveries WHERE job_id = ?"), arguments: [jobId]) else {
             return nil
         }
-        let delivery = Self.delivery(from: row)
+        let delivery = try Self.delivery(from: row)
         let payload: DeliveryPayload
         if delivery.eventId.hasPrefix(forwardedNotificationPrefix) {
             let uuid = String(delivery.eventId.dropFirst(forwardedNotificationPrefix.count))
@@ -289,10 +289,11 @@ extension SQLiteStore: WebhookStore {
             arguments: [StoredJSON.encode(endpoint), StoredTime.ms(now), endpointId])
     }
 
-    static func delivery(from row: Row) -> WebhookDelivery {
+    static func delivery(from row: Row) throws -> WebhookDelivery {
         WebhookDelivery(
             id: row["id"], appId: row["app_id"], endpointId: row["endpoint_id"], eventId: row["event_id"], appUserId: row["app_user_id"],
-            sequence: row["sequence"], state: WebhookDelivery.State(rawValue: row["state"]) ?? .pending, attempts: row["attempts"],
+            sequence: row["sequence"], state: try WebhookDelivery.State.stored(row["state"], column: "webhook_deliveries.state"),
+            attempts: row["attempts"],
             nextAttemptAt: StoredTime.date(row["next_attempt_at"] as Int64?), lastStatus: row["last_status"], lastError: row["last_error"],
             createdAt: StoredTime.date(row["created_at"] as Int64), updatedAt: StoredTime.date(row["updated_at"] as Int64),
             firstAttemptAt: StoredTime.date(row["first_attempt_at"] as Int64?))

@@ -28,6 +28,24 @@ public struct VerificationOutcomes: Sendable {
         } ?? false
     }
 
+    /// The process is stopping before the attempt ended: the job goes back to the queue and the
+    /// verification back to `retry_scheduled`, due now, neither counting the attempt. False when
+    /// the lease was lost meanwhile.
+    public func release(_ lease: JobLease, verificationId: String, now: Date) async throws -> Bool {
+        try await store.withLease(lease, verificationId: verificationId, reading: .nothing, now: now) { verification, _ in
+            var writes = [LeasedWrite.job(JobLifecycle.ending(.released(at: now, reason: releasedReason)))]
+            if let verification, let next = VerificationLifecycle.next(from: verification.state, on: .released) {
+                let report = AttemptReport(statuses: [], environment: nil, reason: .releasedAtShutdown)
+                writes.append(
+                    .verification(
+                        VerificationChange(
+                            id: verification.id, from: verification.state, to: next, attempts: lease.attempt - 1, report: report,
+                            nextAttemptAt: now)))
+            }
+            return LeasedDecision(writes: writes, result: true)
+        } ?? false
+    }
+
     /// Grants a verified answer, writes the ledger, finishes the verification and completes the
     /// job: one transaction. Evidence that is not ours to grant (another app's bundle) is refused
     /// in the same way.

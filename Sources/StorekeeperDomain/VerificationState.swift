@@ -35,6 +35,9 @@ public enum VerificationLifecycle {
         case requeued
         /// The worker holding it died; its lease ran out.
         case leaseExpired
+        /// The process holding it stopped before the attempt ended and gave the lease back; the
+        /// attempt does not count.
+        case released
     }
 
     /// The state a verification is accepted in.
@@ -48,7 +51,7 @@ public enum VerificationLifecycle {
         case (.verifying, .appleInvalid): return .invalid
         case (.verifying, .appleConfigurationError): return .configurationError
         case (.verifying, .transientFailure): return .retryScheduled
-        case (.verifying, .leaseExpired): return .retryScheduled
+        case (.verifying, .leaseExpired), (.verifying, .released): return .retryScheduled
         case (.configurationError, .requeued), (.verified, .requeued), (.invalid, .requeued),
             (.retryScheduled, .requeued), (.pending, .requeued):
             return .pending

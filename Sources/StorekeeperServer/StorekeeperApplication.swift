@@ -7,6 +7,7 @@ public import JobQueue
 public import Logging
 public import Persistence
 public import ServiceLifecycle
+import StorekeeperCore
 
 /// Wires the server: storage, Apple client, verification workers and the HTTP API.
 /// `@main` only reads configuration and calls this.
@@ -100,7 +101,7 @@ public enum StorekeeperApplication {
         }
         for app in configuration.apps {
             try await store.seedProducts(appId: app.id, products: app.products, now: now())
-            let released = try await store.releaseConfigurationHolds(appId: app.id, currentFingerprint: app.fingerprint, now: now())
+            let released = try await ReleaseConfigurationHolds(store: store)(appId: app.id, currentFingerprint: app.fingerprint, now: now())
             if released > 0 {
                 logger.notice(
                     "configuration changed: verifications released for another attempt", metadata: ["app": "\(app.id)", "count": "\(released)"])

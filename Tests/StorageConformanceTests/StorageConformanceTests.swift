@@ -106,7 +106,7 @@ struct StorageConformanceTests {
         }
         #expect(summary.granted == ["1"] && summary.creditsAdded == 10)
         // A manual retry runs the job again: nothing is granted twice.
-        #expect(try await store.requeue(verificationId: submitted.verification.id, now: t0.addingTimeInterval(40)))
+        #expect(try await RequeueVerification(store: store)(verificationId: submitted.verification.id, now: t0.addingTimeInterval(40)) == .requeued)
         let rerun = try #require(try await lease(store, at: t0.addingTimeInterval(41)).first)
         let again = try await VerificationOutcomes(store: store).completeVerified(
             rerun, verificationId: submitted.verification.id,
@@ -328,8 +328,8 @@ struct StorageConformanceTests {
             try await VerificationOutcomes(store: store).holdForConfiguration(
                 held, verificationId: submitted.verification.id, report: report, configurationFingerprint: "old", now: t0))
         #expect(try await lease(store, at: t0.addingTimeInterval(1000)).isEmpty)
-        #expect(try await store.releaseConfigurationHolds(appId: "app", currentFingerprint: "old", now: t0) == 0)
-        #expect(try await store.releaseConfigurationHolds(appId: "app", currentFingerprint: "new", now: t0) == 1)
+        #expect(try await ReleaseConfigurationHolds(store: store)(appId: "app", currentFingerprint: "old", now: t0) == 0)
+        #expect(try await ReleaseConfigurationHolds(store: store)(appId: "app", currentFingerprint: "new", now: t0) == 1)
         #expect(try await store.verification(id: submitted.verification.id)?.state == .pending)
         #expect(try await lease(store, at: t0.addingTimeInterval(1)).count == 1)
     }
@@ -455,7 +455,7 @@ struct StorageConformanceTests {
         #expect(try await store.verificationForJob(jobId: first.jobId)?.evidence == "cmVjZWlwdA==")
         #expect(try await VerificationOutcomes(store: store).markVerifying(first, verificationId: a.verification.id, now: t0.addingTimeInterval(20)))
         // A manual retry of a verification being verified is refused while its lease lasts.
-        #expect(try await store.requeue(verificationId: a.verification.id, now: t0.addingTimeInterval(21)) == false)
+        #expect(try await RequeueVerification(store: store)(verificationId: a.verification.id, now: t0.addingTimeInterval(21)) == .busy)
         let invalid = AttemptReport(statuses: [21002], environment: nil, reason: "receipt_malformed")
         #expect(
             try await VerificationOutcomes(store: store).finishInvalid(
@@ -474,7 +474,7 @@ struct StorageConformanceTests {
         #expect(try await store.countVerifications(states: [.pending], createdBefore: t0.addingTimeInterval(60)) == 1)
         #expect(try await store.countVerifications(states: [.pending], createdBefore: t0) == 0)
 
-        #expect(try await store.requeue(verificationId: a.verification.id, now: t0.addingTimeInterval(30)))
+        #expect(try await RequeueVerification(store: store)(verificationId: a.verification.id, now: t0.addingTimeInterval(30)) == .requeued)
         let again = try #require(try await store.verification(id: a.verification.id))
         #expect(again.state == .pending && again.finalizedAt == nil && again.appleStatuses == [21002])
         #expect(try await lease(store, at: t0.addingTimeInterval(31)).count == 2)

@@ -82,3 +82,45 @@ struct UseCaseTests {
         #expect(try await store.deliveries(endpointId: "events", state: nil, limit: 10).isEmpty)
     }
 }
+
+extension UseCaseTests {
+    func leaseReceiptJobs(_ store: any StorekeeperStore, at now: Date) async throws -> [JobLease] {
+        try await store.leaseJobs(kinds: [verifyReceiptJobKind], limit: 10, owner: "t", now: now, leaseDuration: 30)
+    }
+
+    @Test("a stopping worker releases a verification through its lifecycle: not counted, due now, its job leasable", arguments: StoreFactory.all)
+    func releaseAtShutdown(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        let submitted = try await SubmitEvidence(store: store)(
+            EvidenceSubmission(appId: "app", appUserId: "alice", evidenceHash: "h", evidence: .receipt(base64: "cmVjZWlwdA==")), now: t0)
+        let lease = try #require(try await leaseReceiptJobs(store, at: t0).first)
+        let outcomes = VerificationOutcomes(store: store)
+        #expect(try await outcomes.markVerifying(lease, verificationId: submitted.verification.id, now: t0))
+        #expect(try await outcomes.release(lease, verificationId: submitted.verification.id, now: t0.addingTimeInterval(1)))
+        let released = try #require(try await store.verification(id: submitted.verification.id))
+        #expect(released.state == .retryScheduled && released.reason == .releasedAtShutdown && released.attempts == 0)
+        #expect(try await outcomes.release(lease, verificationId: submitted.verification.id, now: t0.addingTimeInterval(2)) == false)
+        let again = try #require(try await leaseReceiptJobs(store, at: t0.addingTimeInterval(2)).first)
+        #expect(again.jobId == lease.jobId && again.attempt == lease.attempt, "a released attempt is not counted")
+    }
+
+    @Test("an operator's requeue: refused while a live lease holds the job, takes over once it expired, unknown ids", arguments: StoreFactory.all)
+    func requeue(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        let requeue = RequeueVerification(store: store)
+        #expect(try await requeue(verificationId: "nobody", now: t0) == .notFound)
+        let submitted = try await SubmitEvidence(store: store)(
+            EvidenceSubmission(appId: "app", appUserId: "alice", evidenceHash: "h", evidence: .receipt(base64: "cmVjZWlwdA==")), now: t0)
+        let lease = try #require(try await leaseReceiptJobs(store, at: t0).first)
+        #expect(try await VerificationOutcomes(store: store).markVerifying(lease, verificationId: submitted.verification.id, now: t0))
+        #expect(try await requeue(verificationId: submitted.verification.id, now: t0.addingTimeInterval(5)) == .busy)
+        // The worker died: its lease runs out and the operator takes the verification over.
+        #expect(try await requeue(verificationId: submitted.verification.id, now: lease.expiresAt.addingTimeInterval(1)) == .requeued)
+        let record = try #require(try await store.verification(id: submitted.verification.id))
+        #expect(record.state == .pending && record.finalizedAt == nil && record.nextAttemptAt == nil)
+        // The dead worker's late ending writes nothing: its lease token no longer holds the job.
+        #expect(
+            try await VerificationOutcomes(store: store).markVerifying(lease, verificationId: submitted.verification.id, now: t0) == false)
+        #expect(try await leaseReceiptJobs(store, at: lease.expiresAt.addingTimeInterval(2)).count == 1)
+    }
+}

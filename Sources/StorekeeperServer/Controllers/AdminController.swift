@@ -51,11 +51,11 @@ struct AdminController {
         admin.post("verifications/:id/retry") { request, ctx in
             try context.authenticateAdmin(request)
             let id = try ctx.parameters.decoded("id")
-            guard try await context.store.verification(id: id) != nil else {
-                throw StorekeeperError(.notFound, "no verification '\(id)'")
-            }
-            guard try await context.store.requeue(verificationId: id, now: context.now()) else {
-                throw StorekeeperError(.verificationBusy, "verification '\(id)' is being verified right now")
+            switch try await RequeueVerification(store: context.store)(verificationId: id, now: context.now()) {
+            case .requeued: break
+            case .notFound: throw StorekeeperError(.notFound, "no verification '\(id)'")
+            case .busy: throw StorekeeperError(.verificationBusy, "verification '\(id)' is being verified right now")
+            case .refused(let state): throw StorekeeperError(.conflict, "verification '\(id)' cannot be requeued from \(state.rawValue)")
             }
             context.signal.wake()
             let record = try await context.store.verification(id: id)!

@@ -52,7 +52,7 @@ enum VerificationJobStart {
 /// A job that establishes one verification: every kind loads it, marks it verifying and finds
 /// its app the same way (`VerificationJobStart`), and a storage error reschedules it the same
 /// way; only `verify` differs.
-protocol VerificationJobHandler: JobHandler {
+protocol VerificationJobHandler: ReleasingJobHandler {
     var store: any StorekeeperStore { get }
     var apps: [String: AppConfiguration] { get }
     var configuration: StorekeeperConfiguration { get }
@@ -66,6 +66,11 @@ protocol VerificationJobHandler: JobHandler {
 extension VerificationJobHandler {
     /// How an attempt ends, written once over the store's transaction port.
     var outcomes: VerificationOutcomes { VerificationOutcomes(store: store) }
+
+    /// A verification job's payload is its verification's id.
+    func release(_ lease: JobLease, now: Date) async throws -> Bool {
+        try await outcomes.release(lease, verificationId: lease.payload, now: now)
+    }
 
     func run(_ lease: JobLease) async -> JobOutcome {
         await VerificationJobStart.retryingOnFailure(lease, configuration: configuration, logger: logger, now: now()) {
