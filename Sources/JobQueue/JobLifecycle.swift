@@ -35,6 +35,12 @@ public enum JobLifecycle {
         Transition(from: .held, to: .available, runAt: at, lastError: nil, finalizes: false, uncountsAttempt: false)
     }
 
+    /// A job that is no longer wanted (its webhook endpoint was deleted) ends now, unless a
+    /// runner holds it: that one finds its work gone and completes by itself.
+    public static func cancel(reason: String) -> Transition {
+        Transition(from: .available, to: .completed, runAt: nil, lastError: reason, finalizes: true, uncountsAttempt: false)
+    }
+
     /// One guarded write of the jobs table.
     public struct Transition: Sendable, Hashable {
         public var from: JobState

@@ -60,7 +60,8 @@ public struct DeliveryWork: Sendable {
 
 /// How an attempt ends, applied in the delivery job's transaction: the attempt recorded, the
 /// delivery moved on (guarded: it must still be pending), the job ended under its lease, and
-/// the endpoint paused when the delivery died.
+/// the endpoint paused when the delivery died (through its lifecycle: only from the state the
+/// transition names, so an endpoint an operator paused meanwhile keeps the operator's pause).
 public struct DeliveryChange: Sendable {
     public var deliveryId: String
     public var attempt: DeliveryAttempt
@@ -68,11 +69,11 @@ public struct DeliveryChange: Sendable {
     public var nextAttemptAt: Date?
     public var firstAttemptAt: Date
     public var job: JobLifecycle.Transition
-    public var pause: (endpointId: String, reason: String)?
+    public var pause: (endpointId: String, transition: EndpointLifecycle.Transition)?
 
     public init(
         deliveryId: String, attempt: DeliveryAttempt, to: WebhookDelivery.State, nextAttemptAt: Date?, firstAttemptAt: Date,
-        job: JobLifecycle.Transition, pause: (endpointId: String, reason: String)? = nil
+        job: JobLifecycle.Transition, pause: (endpointId: String, transition: EndpointLifecycle.Transition)? = nil
     ) {
         self.deliveryId = deliveryId
         self.attempt = attempt
@@ -84,22 +85,37 @@ public struct DeliveryChange: Sendable {
     }
 }
 
+/// An operator's replay of deliveries as the lifecycles decide it.
+public struct DeliveryReplay: Sendable, Hashable {
+    public var from: WebhookDelivery.State
+    public var to: WebhookDelivery.State
+    public var jobState: JobState
+
+    public init(from: WebhookDelivery.State, to: WebhookDelivery.State, jobState: JobState) {
+        self.from = from
+        self.to = to
+        self.jobState = jobState
+    }
+}
+
 /// Webhook endpoints and their deliveries.
 public protocol WebhookStore: Sendable {
     func createEndpoint(_ endpoint: WebhookEndpoint) async throws
     func endpoints(appId: String) async throws -> [WebhookEndpoint]
     func endpoint(appId: String, id: String) async throws -> WebhookEndpoint?
-    /// Stores the endpoint as given. When it is active again after a pause, its pending
-    /// deliveries are due at `now`. False when there is no such endpoint.
-    func updateEndpoint(_ endpoint: WebhookEndpoint, now: Date) async throws -> Bool
-    /// Deletes the endpoint with its deliveries and their attempts; their jobs end.
-    func deleteEndpoint(appId: String, id: String, now: Date) async throws -> Bool
+    /// Stores the endpoint as given if its stored state is still `from` (the lifecycle's guard).
+    /// When it is active, its pending deliveries are due at `now`. False when there is no such
+    /// endpoint in that state.
+    func updateEndpoint(_ endpoint: WebhookEndpoint, from: WebhookEndpoint.State, now: Date) async throws -> Bool
+    /// Deletes the endpoint with its deliveries and their attempts; their jobs not running take
+    /// `cancel` (a running one finds its delivery gone and completes by itself).
+    func deleteEndpoint(appId: String, id: String, cancel: JobLifecycle.Transition, now: Date) async throws -> Bool
     /// Newest first; only `state` when given.
     func deliveries(endpointId: String, state: WebhookDelivery.State?, limit: Int) async throws -> [WebhookDelivery]
     func attempts(deliveryId: String) async throws -> [DeliveryAttempt]
-    /// Dead deliveries of the endpoint (only `deliveryId` when given) go back to pending, due
-    /// at `now`, each with a new job. Returns how many.
-    func replayDeliveries(endpointId: String, deliveryId: String?, now: Date) async throws -> Int
+    /// Deliveries of the endpoint in `replay.from` (only `deliveryId` when given) move to
+    /// `replay.to`, due at `now`, each with a new job in `replay.jobState`. Returns how many.
+    func replayDeliveries(endpointId: String, deliveryId: String?, replay: DeliveryReplay, now: Date) async throws -> Int
     /// Marks one dead delivery skipped (`DeliveryWork.skippedMarker`) so its subscriber's later
     /// events go on without it. False when the endpoint has no such dead delivery.
     func skipDeadDelivery(endpointId: String, deliveryId: String, now: Date) async throws -> Bool

@@ -28,35 +28,31 @@ extension PostgresStore: WebhookStore {
         }
     }
 
-    public func updateEndpoint(_ endpoint: WebhookEndpoint, now: Date) async throws -> Bool {
+    public func updateEndpoint(_ endpoint: WebhookEndpoint, from: WebhookEndpoint.State, now: Date) async throws -> Bool {
         let nowMs = StoredTime.ms(now)
         return try await transaction { connection in
             let changed = try await connection.count(
                 """
                 UPDATE webhook_endpoints SET state = \(endpoint.state.rawValue), body = \(StoredJSON.encode(endpoint)), updated_at = \(nowMs)
-                WHERE app_id = \(endpoint.appId) AND id = \(endpoint.id) RETURNING 1
+                WHERE app_id = \(endpoint.appId) AND id = \(endpoint.id) AND state = \(from.rawValue) RETURNING 1
                 """, logger: self.logger)
             guard changed == 1 else { return false }
-            if endpoint.state == .active {
-                try await connection.execute(
-                    """
-                    UPDATE jobs SET run_at = \(nowMs) WHERE state = 'available' AND run_at > \(nowMs)
-                      AND id IN (SELECT job_id FROM webhook_deliveries WHERE endpoint_id = \(endpoint.id) AND state = 'pending')
-                    """, logger: self.logger)
-            }
+            if endpoint.state == .active { try await self.wakePending(connection, endpointId: endpoint.id, nowMs: nowMs) }
             return true
         }
     }
 
-    public func deleteEndpoint(appId: String, id: String, now: Date) async throws -> Bool {
+    public func deleteEndpoint(appId: String, id: String, cancel: JobLifecycle.Transition, now: Date) async throws -> Bool {
         try await transaction { connection in
             let deleted = try await connection.count(
                 "DELETE FROM webhook_endpoints WHERE app_id = \(appId) AND id = \(id) RETURNING 1", logger: self.logger)
             guard deleted == 1 else { return false }
+            let nowMs: Int64 = StoredTime.ms(now)
+            let finalized: Int64? = cancel.finalizes ? nowMs : nil
             try await connection.execute(
                 """
-                UPDATE jobs SET state = 'completed', finalized_at = \(StoredTime.ms(now)), last_error = 'endpoint_deleted'
-                WHERE state = 'available' AND id IN (SELECT job_id FROM webhook_deliveries WHERE endpoint_id = \(id))
+                UPDATE jobs SET state = \(cancel.to.rawValue), finalized_at = \(finalized), last_error = \(cancel.lastError)
+                WHERE state = \(cancel.from.rawValue) AND id IN (SELECT job_id FROM webhook_deliveries WHERE endpoint_id = \(id))
                 """, logger: self.logger)
             try await connection.execute(
                 "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = \(id))",
@@ -92,12 +88,12 @@ extension PostgresStore: WebhookStore {
         }
     }
 
-    public func replayDeliveries(endpointId: String, deliveryId: String?, now: Date) async throws -> Int {
+    public func replayDeliveries(endpointId: String, deliveryId: String?, replay: DeliveryReplay, now: Date) async throws -> Int {
         let nowMs = StoredTime.ms(now)
         return try await transaction { connection in
             let ids = try await connection.rows(
                 """
-                SELECT id FROM webhook_deliveries WHERE endpoint_id = \(endpointId) AND state = 'dead'
+                SELECT id FROM webhook_deliveries WHERE endpoint_id = \(endpointId) AND state = \(replay.from.rawValue)
                   AND (\(deliveryId)::text IS NULL OR id = \(deliveryId)) FOR UPDATE
                 """, logger: self.logger
             ).map { try $0.value("id", as: String.self) }
@@ -106,13 +102,14 @@ extension PostgresStore: WebhookStore {
                 try await connection.execute(
                     """
                     INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
-                    VALUES (\(jobId), \(deliverWebhookJobKind), \(id), 'available', 0, \(nowMs), \(nowMs))
+                    VALUES (\(jobId), \(deliverWebhookJobKind), \(id), \(replay.jobState.rawValue), 0, \(nowMs), \(nowMs))
                     """, logger: self.logger)
-                try await connection.execute(
+                let moved = try await connection.count(
                     """
-                    UPDATE webhook_deliveries SET state = 'pending', job_id = \(jobId), next_attempt_at = \(nowMs),
-                        first_attempt_at = NULL, updated_at = \(nowMs) WHERE id = \(id) AND state = 'dead'
+                    UPDATE webhook_deliveries SET state = \(replay.to.rawValue), job_id = \(jobId), next_attempt_at = \(nowMs),
+                        first_attempt_at = NULL, updated_at = \(nowMs) WHERE id = \(id) AND state = \(replay.from.rawValue) RETURNING 1
                     """, logger: self.logger)
+                guard moved == 1 else { throw StorageConflict("delivery \(id) is no longer \(replay.from)") }
             }
             if !ids.isEmpty { try await self.wakePending(connection, endpointId: endpointId, nowMs: nowMs) }
             return ids.count
@@ -222,7 +219,7 @@ extension PostgresStore: WebhookStore {
                 """, logger: logger)
             guard updated == 1 else { throw StorageConflict("delivery \(change.deliveryId) is no longer pending") }
             if let pause = change.pause {
-                try await Self.pause(connection, endpointId: pause.endpointId, reason: pause.reason, now: now, logger: logger)
+                try await Self.pause(connection, endpointId: pause.endpointId, pause.transition, now: now, logger: logger)
             }
             return true
         }
@@ -280,7 +277,7 @@ extension PostgresStore: WebhookStore {
                 """
                 INSERT INTO webhook_deliveries (id, app_id, endpoint_id, event_id, app_user_id, sequence, state, attempts,
                     next_attempt_at, job_id, created_at, updated_at)
-                VALUES (\(id), \(appId), \(endpointId), \(eventId), \(appUserId), \(sequence), 'pending', 0,
+                VALUES (\(id), \(appId), \(endpointId), \(eventId), \(appUserId), \(sequence), \(DeliveryLifecycle.initial.rawValue), 0,
                     \(nowMs), \(jobId), \(nowMs), \(nowMs))
                 ON CONFLICT (endpoint_id, event_id) DO NOTHING RETURNING 1
                 """, logger: logger)
@@ -288,25 +285,30 @@ extension PostgresStore: WebhookStore {
             try await connection.execute(
                 """
                 INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
-                VALUES (\(jobId), \(deliverWebhookJobKind), \(id), 'available', 0, \(nowMs), \(nowMs))
+                VALUES (\(jobId), \(deliverWebhookJobKind), \(id), \(JobLifecycle.initial.rawValue), 0, \(nowMs), \(nowMs))
                 """, logger: logger)
         }
     }
 
-    static func pause(_ connection: PostgresConnection, endpointId: String, reason: String, now: Date, logger: Logger) async throws {
+    /// The endpoint takes `transition` if it is still in its `from` state; otherwise (an
+    /// operator paused or deleted it meanwhile) nothing changes.
+    static func pause(
+        _ connection: PostgresConnection, endpointId: String, _ transition: EndpointLifecycle.Transition, now: Date, logger: Logger
+    ) async throws {
         guard
             var endpoint = try await connection.rows(
-                "SELECT body FROM webhook_endpoints WHERE id = \(endpointId) FOR UPDATE", logger: logger
-            ).first.flatMap({ StoredJSON.decode(WebhookEndpoint.self, try $0.value("body", as: String.self)) }),
-            endpoint.state == .active
+                "SELECT body FROM webhook_endpoints WHERE id = \(endpointId) AND state = \(transition.from.rawValue) FOR UPDATE",
+                logger: logger
+            ).first.flatMap({ StoredJSON.decode(WebhookEndpoint.self, try $0.value("body", as: String.self)) })
         else { return }
-        endpoint.state = .paused
-        endpoint.pausedReason = reason
+        endpoint.state = transition.to
+        endpoint.pausedReason = transition.pausedReason
         endpoint.updatedAt = now
         try await connection.execute(
             """
-            UPDATE webhook_endpoints SET state = 'paused', body = \(StoredJSON.encode(endpoint)), updated_at = \(StoredTime.ms(now))
-            WHERE id = \(endpointId)
+            UPDATE webhook_endpoints SET state = \(transition.to.rawValue), body = \(StoredJSON.encode(endpoint)),
+                updated_at = \(StoredTime.ms(now))
+            WHERE id = \(endpointId) AND state = \(transition.from.rawValue)
             """, logger: logger)
     }
 

@@ -27,35 +27,29 @@ extension SQLiteStore: WebhookStore {
         }
     }
 
-    public func updateEndpoint(_ endpoint: WebhookEndpoint, now: Date) async throws -> Bool {
+    public func updateEndpoint(_ endpoint: WebhookEndpoint, from: WebhookEndpoint.State, now: Date) async throws -> Bool {
         try await committer.write(pool: pool) { db in
             try db.execute(
-                sql: "UPDATE webhook_endpoints SET state = ?, body = ?, updated_at = ? WHERE app_id = ? AND id = ?",
-                arguments: [endpoint.state.rawValue, StoredJSON.encode(endpoint), StoredTime.ms(now), endpoint.appId, endpoint.id])
+                sql: "UPDATE webhook_endpoints SET state = ?, body = ?, updated_at = ? WHERE app_id = ? AND id = ? AND state = ?",
+                arguments: [
+                    endpoint.state.rawValue, StoredJSON.encode(endpoint), StoredTime.ms(now), endpoint.appId, endpoint.id, from.rawValue,
+                ])
             guard db.changesCount == 1 else { return false }
-            if endpoint.state == .active {
-                try db.execute(
-                    sql: """
-                        UPDATE jobs SET run_at = ? WHERE state = 'available' AND run_at > ?
-                          AND id IN (SELECT job_id FROM webhook_deliveries WHERE endpoint_id = ? AND state = 'pending')
-                        """,
-                    arguments: [StoredTime.ms(now), StoredTime.ms(now), endpoint.id])
-            }
+            if endpoint.state == .active { try Self.wakePending(db, endpointId: endpoint.id, nowMs: StoredTime.ms(now)) }
             return true
         }
     }
 
-    public func deleteEndpoint(appId: String, id: String, now: Date) async throws -> Bool {
+    public func deleteEndpoint(appId: String, id: String, cancel: JobLifecycle.Transition, now: Date) async throws -> Bool {
         try await committer.write(pool: pool) { db in
             try db.execute(sql: "DELETE FROM webhook_endpoints WHERE app_id = ? AND id = ?", arguments: [appId, id])
             guard db.changesCount == 1 else { return false }
-            // Jobs not running end now; a running one finds its delivery gone and completes.
             try db.execute(
                 sql: """
-                    UPDATE jobs SET state = 'completed', finalized_at = ?, last_error = 'endpoint_deleted'
-                    WHERE state = 'available' AND id IN (SELECT job_id FROM webhook_deliveries WHERE endpoint_id = ?)
+                    UPDATE jobs SET state = ?, finalized_at = ?, last_error = ?
+                    WHERE state = ? AND id IN (SELECT job_id FROM webhook_deliveries WHERE endpoint_id = ?)
                     """,
-                arguments: [StoredTime.ms(now), id])
+                arguments: [cancel.to.rawValue, cancel.finalizes ? StoredTime.ms(now) : nil, cancel.lastError, cancel.from.rawValue, id])
             try db.execute(
                 sql: "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = ?)",
                 arguments: [id])
@@ -88,23 +82,24 @@ extension SQLiteStore: WebhookStore {
         }
     }
 
-    public func replayDeliveries(endpointId: String, deliveryId: String?, now: Date) async throws -> Int {
+    public func replayDeliveries(endpointId: String, deliveryId: String?, replay: DeliveryReplay, now: Date) async throws -> Int {
         try await committer.write(pool: pool) { db in
             let ids = try String.fetchAll(
-                db, sql: "SELECT id FROM webhook_deliveries WHERE endpoint_id = ? AND state = 'dead' AND (? IS NULL OR id = ?)",
-                arguments: [endpointId, deliveryId, deliveryId])
+                db, sql: "SELECT id FROM webhook_deliveries WHERE endpoint_id = ? AND state = ? AND (? IS NULL OR id = ?)",
+                arguments: [endpointId, replay.from.rawValue, deliveryId, deliveryId])
             let nowMs = StoredTime.ms(now)
             for id in ids {
                 let jobId = UUID().uuidString.lowercased()
                 try db.execute(
-                    sql: "INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at) VALUES (?, ?, ?, 'available', 0, ?, ?)",
-                    arguments: [jobId, deliverWebhookJobKind, id, nowMs, nowMs])
+                    sql: "INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at) VALUES (?, ?, ?, ?, 0, ?, ?)",
+                    arguments: [jobId, deliverWebhookJobKind, id, replay.jobState.rawValue, nowMs, nowMs])
                 try db.execute(
                     sql: """
-                        UPDATE webhook_deliveries SET state = 'pending', job_id = ?, next_attempt_at = ?, first_attempt_at = NULL,
-                            updated_at = ? WHERE id = ? AND state = 'dead'
+                        UPDATE webhook_deliveries SET state = ?, job_id = ?, next_attempt_at = ?, first_attempt_at = NULL,
+                            updated_at = ? WHERE id = ? AND state = ?
                         """,
-                    arguments: [jobId, nowMs, nowMs, id])
+                    arguments: [replay.to.rawValue, jobId, nowMs, nowMs, id, replay.from.rawValue])
+                guard db.changesCount == 1 else { throw StorageConflict("delivery \(id) is no longer \(replay.from)") }
             }
             if !ids.isEmpty { try Self.wakePending(db, endpointId: endpointId, nowMs: nowMs) }
             return ids.count
@@ -215,7 +210,7 @@ extension SQLiteStore: WebhookStore {
                     attempt.status, attempt.error, StoredTime.ms(now), change.deliveryId,
                 ])
             guard db.changesCount == 1 else { throw StorageConflict("delivery \(change.deliveryId) is no longer pending") }
-            if let pause = change.pause { try Self.pause(db, endpointId: pause.endpointId, reason: pause.reason, now: now) }
+            if let pause = change.pause { try Self.pause(db, endpointId: pause.endpointId, pause.transition, now: now) }
             return true
         }
     }
@@ -266,27 +261,32 @@ extension SQLiteStore: WebhookStore {
                 sql: """
                     INSERT INTO webhook_deliveries (id, app_id, endpoint_id, event_id, app_user_id, sequence, state, attempts,
                         next_attempt_at, job_id, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?) ON CONFLICT (endpoint_id, event_id) DO NOTHING
+                    VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?) ON CONFLICT (endpoint_id, event_id) DO NOTHING
                     """,
-                arguments: [id, appId, endpointId, eventId, appUserId, sequence, nowMs, jobId, nowMs, nowMs])
+                arguments: [
+                    id, appId, endpointId, eventId, appUserId, sequence, DeliveryLifecycle.initial.rawValue, nowMs, jobId, nowMs, nowMs,
+                ])
             guard db.changesCount == 1 else { continue }
             try db.execute(
-                sql: "INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at) VALUES (?, ?, ?, 'available', 0, ?, ?)",
-                arguments: [jobId, deliverWebhookJobKind, id, nowMs, nowMs])
+                sql: "INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at) VALUES (?, ?, ?, ?, 0, ?, ?)",
+                arguments: [jobId, deliverWebhookJobKind, id, JobLifecycle.initial.rawValue, nowMs, nowMs])
         }
     }
 
-    static func pause(_ db: Database, endpointId: String, reason: String, now: Date) throws {
+    /// The endpoint takes `transition` if it is still in its `from` state; otherwise (an
+    /// operator paused or deleted it meanwhile) nothing changes.
+    static func pause(_ db: Database, endpointId: String, _ transition: EndpointLifecycle.Transition, now: Date) throws {
         guard
-            var endpoint = try String.fetchOne(db, sql: "SELECT body FROM webhook_endpoints WHERE id = ?", arguments: [endpointId])
-                .flatMap({ StoredJSON.decode(WebhookEndpoint.self, $0) }), endpoint.state == .active
+            var endpoint = try String.fetchOne(
+                db, sql: "SELECT body FROM webhook_endpoints WHERE id = ? AND state = ?", arguments: [endpointId, transition.from.rawValue]
+            ).flatMap({ StoredJSON.decode(WebhookEndpoint.self, $0) })
         else { return }
-        endpoint.state = .paused
-        endpoint.pausedReason = reason
+        endpoint.state = transition.to
+        endpoint.pausedReason = transition.pausedReason
         endpoint.updatedAt = now
         try db.execute(
-            sql: "UPDATE webhook_endpoints SET state = 'paused', body = ?, updated_at = ? WHERE id = ?",
-            arguments: [StoredJSON.encode(endpoint), StoredTime.ms(now), endpointId])
+            sql: "UPDATE webhook_endpoints SET state = ?, body = ?, updated_at = ? WHERE id = ? AND state = ?",
+            arguments: [transition.to.rawValue, StoredJSON.encode(endpoint), StoredTime.ms(now), endpointId, transition.from.rawValue])
     }
 
     static func delivery(from row: Row) throws -> WebhookDelivery {

@@ -43,7 +43,7 @@ public struct WebhookDeliveryOutcomes: Sendable {
                     job: JobLifecycle.ending(.completed(reason: nil)))
             )
         case .retry(let at):
-            let reason = attempt.status.map { "webhook_http_\($0)" } ?? "webhook_\(attempt.error ?? "failed")"
+            let reason = attempt.status.map(JobReason.webhookHTTP) ?? JobReason.webhookFailed(attempt.error)
             return (
                 decision,
                 DeliveryChange(
@@ -51,12 +51,15 @@ public struct WebhookDeliveryOutcomes: Sendable {
                     job: JobLifecycle.ending(.retry(at: at, reason: reason)))
             )
         case .dead(let pauseReason):
+            // The endpoint pauses from the state this batch read it in; the guarded write keeps
+            // an operator's pause taken meanwhile.
+            let pause = EndpointLifecycle.next(from: work.endpoint?.state ?? .active, on: .deliveryDied(reason: pauseReason))
             return (
                 decision,
                 DeliveryChange(
                     deliveryId: id, attempt: attempt, to: .dead, nextAttemptAt: nil, firstAttemptAt: first,
-                    job: JobLifecycle.ending(.completed(reason: "webhook_dead_letter")),
-                    pause: (endpointId: work.delivery.endpointId, reason: pauseReason))
+                    job: JobLifecycle.ending(.completed(reason: JobReason.webhookDeadLetter)),
+                    pause: pause.map { (endpointId: work.delivery.endpointId, transition: $0) })
             )
         }
     }

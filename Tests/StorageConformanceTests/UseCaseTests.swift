@@ -124,3 +124,33 @@ extension UseCaseTests {
         #expect(try await leaseReceiptJobs(store, at: lease.expiresAt.addingTimeInterval(2)).count == 1)
     }
 }
+
+extension UseCaseTests {
+    @Test("endpoint lifecycle: an operator's pause is kept when a delivery dies; a stale save conflicts", arguments: StoreFactory.all)
+    func endpointLifecycle(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        let stored = WebhookEndpoint(
+            id: "e", appId: "app", url: "https://example.com/a", secrets: [.init(value: "whsec_AAAA", createdAt: t0)], createdAt: t0,
+            updatedAt: t0)
+        try await store.createEndpoint(stored)
+        let actions = WebhookEndpointActions(store: store)
+        guard case .saved(let paused) = try await actions.save(stored, over: stored, requested: .paused, now: t0) else {
+            Issue.record("the operator's pause was not saved")
+            return
+        }
+        #expect(paused.state == .paused && paused.pausedReason == EndpointLifecycle.operatorReason)
+        // A save made from the endpoint as read before the pause finds it moved on.
+        var edited = stored
+        edited.description = "stale"
+        #expect(try await actions.save(edited, over: stored, requested: nil, now: t0) == .conflict)
+        #expect(EndpointLifecycle.next(from: .paused, on: .deliveryDied(reason: DeliveryLifecycle.failingReason)) == nil)
+        guard case .saved(let resumed) = try await actions.save(paused, over: paused, requested: .active, now: t0) else {
+            Issue.record("the resume was not saved")
+            return
+        }
+        #expect(resumed.state == .active && resumed.pausedReason == nil)
+        #expect(try await actions.delete(appId: "app", id: "e", now: t0))
+        #expect(try await actions.save(resumed, over: resumed, requested: nil, now: t0) == .notFound)
+        #expect(try await actions.delete(appId: "app", id: "e", now: t0) == false)
+    }
+}

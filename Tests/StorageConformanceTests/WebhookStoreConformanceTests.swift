@@ -111,10 +111,11 @@ struct WebhookStoreConformanceTests {
         #expect(counts[.dead] == 1 && counts[.delivered] == 1)
 
         // Replayed: pending again with a job due now; deleting the endpoint removes it all.
-        #expect(try await store.replayDeliveries(endpointId: "all", deliveryId: nil, now: t0 + 80) == 1)
+        let actions = WebhookEndpointActions(store: store)
+        #expect(try await actions.replay(endpointId: "all", deliveryId: nil, now: t0 + 80) == 1)
         #expect(try await store.deliveries(endpointId: "all", state: .dead, limit: 10).isEmpty)
         #expect(try await lease(store, at: t0 + 80).contains { $0.payload == e3.delivery.id })
-        #expect(try await store.deleteEndpoint(appId: "app", id: "all", now: t0 + 90))
+        #expect(try await actions.delete(appId: "app", id: "all", now: t0 + 90))
         #expect(try await store.deliveries(endpointId: "all", state: nil, limit: 10).isEmpty)
         #expect(try await store.endpoints(appId: "app").map(\.id) == ["refunds"])
     }

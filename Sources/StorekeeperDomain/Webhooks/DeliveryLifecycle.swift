@@ -53,6 +53,14 @@ public enum DeliveryLifecycle {
         case dead(pauseReason: String)
     }
 
+    /// The state a delivery is enqueued in.
+    public static let initial = WebhookDelivery.State.pending
+
+    /// An operator replays a delivery: only a dead one goes back to `pending` (with a new job).
+    public static func replayed(from state: WebhookDelivery.State) -> WebhookDelivery.State? {
+        state == .dead ? .pending : nil
+    }
+
     /// Why an endpoint was paused by the server.
     public static let failingReason = "deliveries_failing"
     public static let goneReason = "endpoint_gone"

@@ -3,6 +3,7 @@ import Hummingbird
 import JobQueue
 import NIOCore
 import Persistence
+import StorekeeperCore
 import StorekeeperDomain
 
 /// Operator routes for an app's webhook endpoints and their deliveries (admin key). A secret is
@@ -32,7 +33,7 @@ struct WebhookController {
         admin.delete(":id") { request, ctx in
             let app = try authorized(request, ctx)
             let id = try ctx.parameters.decoded("id")
-            guard try await context.store.deleteEndpoint(appId: app.id, id: id, now: context.now()) else {
+            guard try await actions.delete(appId: app.id, id: id, now: context.now()) else {
                 throw StorekeeperError(.notFound, "no webhook endpoint '\(id)'")
             }
             return Response(status: .noContent)
@@ -43,7 +44,7 @@ struct WebhookController {
         admin.post(":id/deliveries/:delivery/replay") { request, ctx in
             let endpoint = try await endpoint(request, ctx)
             let delivery = try ctx.parameters.decoded("delivery")
-            let replayed = try await context.store.replayDeliveries(endpointId: endpoint.id, deliveryId: delivery, now: context.now())
+            let replayed = try await actions.replay(endpointId: endpoint.id, deliveryId: delivery, now: context.now())
             guard replayed == 1 else { throw StorekeeperError(.notFound, "no dead delivery '\(delivery)' for this endpoint") }
             context.signal.wake()
             return try StorekeeperJSON.response(["replayed": replayed], status: .accepted)
@@ -59,7 +60,7 @@ struct WebhookController {
         }
         admin.post(":id/replay") { request, ctx in
             let endpoint = try await endpoint(request, ctx)
-            let replayed = try await context.store.replayDeliveries(endpointId: endpoint.id, deliveryId: nil, now: context.now())
+            let replayed = try await actions.replay(endpointId: endpoint.id, deliveryId: nil, now: context.now())
             if replayed > 0 { context.signal.wake() }
             return try StorekeeperJSON.response(["replayed": replayed], status: .accepted)
         }
@@ -145,35 +146,43 @@ struct WebhookController {
         return try StorekeeperJSON.response(CreatedView(endpoint: EndpointView(endpoint), secret: secret), status: .created)
     }
 
+    /// The use cases behind the operator's routes.
+    private var actions: WebhookEndpointActions { WebhookEndpointActions(store: context.store) }
+
     private func update(_ request: Request, _ ctx: StorekeeperRequestContext) async throws -> Response {
-        var endpoint = try await endpoint(request, ctx)
+        let stored = try await endpoint(request, ctx)
+        var edited = stored
         let body = try Self.endpointBody(try await context.body(request))
-        try Self.apply(body, to: &endpoint, destinations: context.configuration.webhooks.destinationPolicy)
-        if let state = body.state {
-            endpoint.state = state
-            endpoint.pausedReason = state == .paused ? "paused_by_operator" : nil
-        }
-        endpoint.updatedAt = context.now()
-        guard try await context.store.updateEndpoint(endpoint, now: context.now()) else {
-            throw StorekeeperError(.notFound, "no webhook endpoint '\(endpoint.id)'")
-        }
+        try Self.apply(body, to: &edited, destinations: context.configuration.webhooks.destinationPolicy)
+        let endpoint = try await saved(edited, over: stored, requested: body.state)
         if endpoint.state == .active { context.signal.wake() }
         return try StorekeeperJSON.response(EndpointView(endpoint))
     }
 
+    /// Maps the save's outcome to the answer.
+    private func saved(
+        _ edited: WebhookEndpoint, over stored: WebhookEndpoint, requested: WebhookEndpoint.State?
+    ) async throws
+        -> WebhookEndpoint
+    {
+        switch try await actions.save(edited, over: stored, requested: requested, now: context.now()) {
+        case .saved(let endpoint): return endpoint
+        case .notFound: throw StorekeeperError(.notFound, "no webhook endpoint '\(stored.id)'")
+        case .conflict: throw StorekeeperError(.conflict, "webhook endpoint '\(stored.id)' changed meanwhile: read it and try again")
+        }
+    }
+
     private func rotate(_ request: Request, _ ctx: StorekeeperRequestContext) async throws -> Response {
-        var endpoint = try await endpoint(request, ctx)
+        let stored = try await endpoint(request, ctx)
+        var edited = stored
         let now = context.now()
         let secret = WebhookSignature.newSecret()
         // The current secret stays valid through the overlap; older ones end now.
-        endpoint.secrets =
-            endpoint.secrets.filter { $0.expiresAt == nil }.map {
+        edited.secrets =
+            stored.secrets.filter { $0.expiresAt == nil }.map {
                 WebhookEndpoint.Secret(value: $0.value, createdAt: $0.createdAt, expiresAt: now.addingTimeInterval(Self.rotationOverlapSeconds))
             } + [.init(value: secret, createdAt: now)]
-        endpoint.updatedAt = now
-        guard try await context.store.updateEndpoint(endpoint, now: now) else {
-            throw StorekeeperError(.notFound, "no webhook endpoint '\(endpoint.id)'")
-        }
+        let endpoint = try await saved(edited, over: stored, requested: nil)
         return try StorekeeperJSON.response(CreatedView(endpoint: EndpointView(endpoint), secret: secret))
     }
 

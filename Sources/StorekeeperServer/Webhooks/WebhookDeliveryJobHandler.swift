@@ -63,7 +63,7 @@ struct WebhookDeliveryJobHandler: BatchJobHandler {
         guard let endpoint = work.endpoint else { return .completed }
         let at = now()
         if endpoint.state == .paused {
-            return .retry(at: at.addingTimeInterval(heldRecheckSeconds), reason: "endpoint_paused")
+            return .retry(at: at.addingTimeInterval(heldRecheckSeconds), reason: JobReason.endpointPaused)
         }
         if work.earlierDead {
             // An earlier event of this subscriber is dead: nothing later goes before it, until an
@@ -72,7 +72,7 @@ struct WebhookDeliveryJobHandler: BatchJobHandler {
         }
         if let earlier = work.earlierDueAt {
             // Order per subscriber: go right after the earlier event's next attempt.
-            return .retry(at: max(earlier, at).addingTimeInterval(0.1), reason: "waiting_for_earlier_event")
+            return .retry(at: max(earlier, at).addingTimeInterval(0.1), reason: JobReason.waitingForEarlierEvent)
         }
         let body: [UInt8] =
             switch work.payload {
