@@ -145,7 +145,7 @@ public enum StorekeeperApplication {
         health: AppleHealthMonitor?
     ) throws -> JobRunner {
         let signedGate =
-            try sharedGate ?? SignedTransactionGate(configuration: configuration.receiptTrust, httpClient: httpClient, health: health)
+            try sharedGate ?? SignedTransactionGate(configuration: configuration.receiptTrust, httpClient: httpClient, health: health, now: now)
         let serverAPIs = try ServerAPIClients.make(configuration: configuration, httpClient: httpClient, now: now).mapValues {
             ServerAPIHistory(client: $0, gate: signedGate)
         }
@@ -191,7 +191,8 @@ public enum StorekeeperApplication {
             configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger, now: now,
             storageHealth: StorageHealth(),
             receiptGate: try ReceiptGate(configuration: configuration.receiptTrust),
-            signedTransactionGate: try SignedTransactionGate(configuration: configuration.receiptTrust, httpClient: httpClient, health: health),
+            signedTransactionGate: try SignedTransactionGate(
+                configuration: configuration.receiptTrust, httpClient: httpClient, health: health, now: now),
             serverAPIClients: try ServerAPIClients.make(configuration: configuration, httpClient: httpClient, now: now),
             clientGate: ClientGate(apps: configuration.apps))
         context.appleHealth = health

@@ -10,28 +10,46 @@ import StorekeeperTesting
 import Synchronization
 import Testing
 
-/// A handler that takes `delay` per job and counts what it ran.
-final class SlowHandler: JobHandler {
+/// A handler whose jobs overlap as much as the runner lets them, whatever the machine's speed:
+/// each waits until `limit` jobs run at once (or every job has started), so the peak it counts
+/// is exactly the runner's bound unless the runner exceeds it. `allFinished` opens after the last.
+final class OverlappingHandler: JobHandler {
     let kind = "verify_receipt"
-    let delay: Duration
+    let total: Int
+    let limit: Int
     let started = Mutex(0)
-    let finished = Mutex(0)
-    let running = Mutex(0)
-    /// The most jobs it ran at once, counted by the handler itself rather than sampled.
     let peak = Mutex(0)
+    let allFinished = OneShotSignal()
+    private let state = Mutex<(running: Int, finished: Int, gate: OneShotSignal)>((0, 0, OneShotSignal()))
 
-    init(delay: Duration) { self.delay = delay }
+    init(total: Int, limit: Int) {
+        self.total = total
+        self.limit = limit
+    }
 
     func run(_ lease: JobLease) async -> JobOutcome {
-        started.withLock { $0 += 1 }
-        let now: Int = running.withLock {
+        let begun = started.withLock {
             $0 += 1
             return $0
         }
-        peak.withLock { $0 = max($0, now) }
-        try? await Task.sleep(for: delay)
-        running.withLock { $0 -= 1 }
-        finished.withLock { $0 += 1 }
+        let (gate, running) = state.withLock { state -> (OneShotSignal, Int) in
+            state.running += 1
+            return (state.gate, state.running)
+        }
+        peak.withLock { $0 = max($0, running) }
+        if running >= limit || begun == total {
+            // Everyone waiting goes; later jobs wait on a new gate.
+            state.withLock { $0.gate = OneShotSignal() }
+            gate.open()
+        } else {
+            await gate.wait()
+        }
+        let finished = state.withLock { state -> Int in
+            state.running -= 1
+            state.finished += 1
+            return state.finished
+        }
+        if finished == total { allFinished.open() }
         return .completed
     }
 }
@@ -63,6 +81,9 @@ final class HoldingBatchHandler: BatchJobHandler {
     let finished = Mutex(0)
     let held = Mutex<String?>(nil)
     let release = OneShotSignal()
+    /// Open once 11 jobs (every one but the held one) have ended, and once all 12 have.
+    let elevenFinished = OneShotSignal()
+    let allFinished = OneShotSignal()
 
     func run(_ lease: JobLease) async -> JobOutcome {
         Issue.record("a batch handler's leases go through run(batch:)")
@@ -80,8 +101,13 @@ final class HoldingBatchHandler: BatchJobHandler {
                         return true
                     }
                     if holds { await self.release.wait() }
-                    self.finished.withLock { $0 += 1 }
                     await done(lease, .completed)
+                    let finished = self.finished.withLock {
+                        $0 += 1
+                        return $0
+                    }
+                    if finished == 11 { self.elevenFinished.open() }
+                    if finished == 12 { self.allFinished.open() }
                 }
             }
         }
@@ -135,20 +161,12 @@ struct JobRunnerTests {
     @Test("concurrency is bounded and every job runs once", arguments: StoreFactory.all)
     func bounded(factory: StoreFactory) async throws {
         let store = try await store(jobs: 30, factory: factory)
-        let handler = SlowHandler(delay: .milliseconds(20))
+        let handler = OverlappingHandler(total: 30, limit: 5)
         var configuration = JobRunner.Configuration()
         configuration.concurrency = 5
         let runner = JobRunner(store: store, handlers: [handler], configuration: configuration, logger: Logger(label: "test"))
-        let maximum = Mutex(0)
-        try await whileRunning(runner) {
-            while handler.finished.withLock({ $0 }) < 30 {
-                let running = runner.runningCount
-                maximum.withLock { $0 = max($0, running) }
-                try await Task.sleep(for: .milliseconds(2))
-            }
-        }
-        #expect(maximum.withLock { $0 } <= 5)
-        #expect(handler.peak.withLock { $0 } <= 5)
+        try await whileRunning(runner) { await handler.allFinished.wait() }
+        #expect(handler.peak.withLock { $0 } == 5, "the jobs overlap up to the bound, never beyond it")
         #expect(handler.started.withLock { $0 } == 30)
         #expect(try await store.jobCounts()[.completed] == 30)
     }
@@ -165,11 +183,10 @@ struct JobRunnerTests {
         try await whileRunning(runner) {
             // With slots held until a batch ends, the held job's batch would keep all 4 and the
             // other 8 jobs would never run.
-            let deadline = ContinuousClock.now + .seconds(60)
-            while handler.finished.withLock({ $0 }) < 11, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            await handler.elevenFinished.wait()
             #expect(handler.finished.withLock { $0 } == 11, "every job but the held one ended while it was held")
             handler.release.open()
-            while try await store.jobCounts()[.completed] != 12, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            await handler.allFinished.wait()
         }
         #expect(try await store.jobCounts()[.completed] == 12)
         #expect(handler.batchSizes.withLock { $0.first } == 4, "the first lease took 4 jobs, run as one batch: \(handler.batchSizes.withLock { $0 })")
@@ -186,8 +203,8 @@ struct WakeSignalTests {
         // remembered wake, or the cancellation, ended it.
         let remembered = Task { await signal.wait(timeout: 3600) }
         #expect(await ends(remembered, within: 60), "the wake made before the wait was lost")
+        // Cancelled before or while it waits, a wait ends at once.
         let waiter = Task { await signal.wait(timeout: 3600) }
-        try await Task.sleep(for: .milliseconds(50))
         waiter.cancel()
         #expect(await ends(waiter, within: 60), "a cancelled wait went on waiting")
     }

@@ -1,5 +1,6 @@
 import AppStoreClient
 import AppStoreModels
+import AppStoreSimulator
 import Foundation
 import NIOHTTP1
 import Persistence
@@ -180,11 +181,11 @@ struct AppleActionsTests {
             #expect(try await callsToApple() == before, "Apple was not called")
             #expect(try await finishedAtApple() == false)
 
-            // Another process saw it answer again. (What this one read is kept for up to a
-            // second; a longer pause only makes it surer to read again.)
+            // Another process saw it answer again. (What this one read is kept for a second of
+            // the server's clock, which the stack moves.)
             #expect(
                 try await stack.store.moveSharedAppleHealth(endpoint: "server_api_sandbox", to: .healthy, at: now.addingTimeInterval(1)) { _ in nil })
-            try await Task.sleep(for: .milliseconds(1_100))
+            stack.clock.advance(by: 1.1)
             let done = try await http.send(.POST, path, headers: admin(stack))
             #expect(done.status == 200, "\(done.text)")
             #expect(try await finishedAtApple() == true)

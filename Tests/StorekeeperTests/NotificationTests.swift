@@ -117,7 +117,13 @@ struct NotificationTests {
                 #expect(try await api.postNotification(signedPayload: signed).status == 200)
                 #expect(try await api.postNotification(signedPayload: signed).json["duplicate"] as? Bool == true)
                 #expect(try await eventually { receiver.received.count >= 1 })
-                try await Task.sleep(for: .milliseconds(300))
+                // Once the only delivery stored for the endpoint is delivered, nothing else can
+                // come: the duplicate stored no second one.
+                let endpointId = try #require((created.json["endpoint"] as? [String: Any])?["id"] as? String)
+                #expect(
+                    try await eventually {
+                        try await stack.store.deliveries(endpointId: endpointId, state: nil, limit: 10).map(\.state) == [.delivered]
+                    })
                 let received = receiver.received
                 #expect(received.count == 1, "forwarded once, though delivered twice by Apple")
                 #expect(String(decoding: received.first?.body ?? Data(), as: UTF8.self) == #"{"signedPayload":"\#(signed)"}"#)

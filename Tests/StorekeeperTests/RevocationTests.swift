@@ -57,9 +57,8 @@ struct RevocationTests {
 
             _ = try await stack.simulator.http.send(.POST, "/sim/pki/revoke", json: ["certificate": "leaf"])
             // Everything cached so far was cached before the revocation (the post above answered
-            // after its grant job's check), for 1 s. A pause is a lower bound: on a slow machine
-            // it only lasts longer, so the next check surely finds the good answer due.
-            try await Task.sleep(for: .milliseconds(1200))
+            // after its grant job's check), for 1 s of the server's clock, which the stack moves.
+            stack.clock.advance(by: 1.2)
             let refused = try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: try await purchase(stack, device: device))
             #expect(refused.status == 422 && refused.errorCode == "signed_transaction_rejected", "\(refused.text)")
             #expect(refused.text.contains("revoked"), "\(refused.text)")

@@ -30,10 +30,14 @@ final class HTTPOCSPRequester: OCSPRequester {
         var description: String
     }
 
+    /// The server's clock: cached answers expire on it, so a test moving the clock expires them.
+    let now: @Sendable () -> Date
+
     init(
         httpClient: HTTPClient, responderOverride: String?, cacheSeconds: Double, timeoutSeconds: Double, hardFail: Bool,
-        health: AppleHealthMonitor? = nil
+        health: AppleHealthMonitor? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.now = now
         self.health = health
         self.httpClient = httpClient
         self.responderOverride = responderOverride
@@ -48,7 +52,7 @@ final class HTTPOCSPRequester: OCSPRequester {
 
     func query(request: [UInt8], uri: String) async -> OCSPRequesterQueryResult {
         let key = Self.certIDKey(request)
-        let now = Date()
+        let now = self.now()
         if let key, let cached = cache.withLock({ $0[key] }), cached.expires > now { return .response(cached.bytes) }
         var probe = false
         switch await health?.admitting(.ocsp, now: now) ?? .call {
@@ -58,7 +62,7 @@ final class HTTPOCSPRequester: OCSPRequester {
             return failure("OCSP responder down; not asked until \(until) (one probe at a time)")
         }
         let (result, answered) = await send(request, uri: uri, key: key, now: now)
-        await health?.record(.ocsp, answered: answered, probe: probe, sentAt: now, now: Date())
+        await health?.record(.ocsp, answered: answered, probe: probe, sentAt: now, now: self.now())
         return result
     }
 

@@ -17,7 +17,10 @@ struct SignedTransactionGate: Sendable {
 
     /// `httpClient` asks OCSP responders when `configuration.revocation` is on; `health` stops
     /// asking while the responder is down.
-    init(configuration: ReceiptTrustConfiguration, httpClient: HTTPClient? = nil, health: AppleHealthMonitor? = nil) throws {
+    init(
+        configuration: ReceiptTrustConfiguration, httpClient: HTTPClient? = nil, health: AppleHealthMonitor? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws {
         var roots: [Certificate] = configuration.appleRoots ? try ReceiptSignatureVerifier.appleRoots() : []
         for pem in configuration.extraRootsPEM { roots.append(try Certificate(pemEncoded: pem)) }
         let policy = configuration.revocation
@@ -27,7 +30,7 @@ struct SignedTransactionGate: Sendable {
                 failureMode: policy.mode == .hardFail ? .hard : .soft,
                 requester: HTTPOCSPRequester(
                     httpClient: httpClient, responderOverride: policy.responderOverride, cacheSeconds: policy.cacheSeconds,
-                    timeoutSeconds: policy.timeoutSeconds, hardFail: policy.mode == .hardFail, health: health),
+                    timeoutSeconds: policy.timeoutSeconds, hardFail: policy.mode == .hardFail, health: health, now: now),
                 recheckSeconds: policy.cacheSeconds)
         }
         online = revocation != nil
