@@ -29,5 +29,14 @@ let package = Package(
                 .enableUpcomingFeature("ExistentialAny"),
                 .enableUpcomingFeature("MemberImportVisibility"),
             ]),
+        /// The SDK's own checks with no server (answer signatures, codes); the end-to-end tests
+        /// against the server live in the server package (StorekeeperKitTests).
+        .testTarget(
+            name: "StorekeeperKitUnitTests",
+            dependencies: ["StorekeeperKit", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: [
+                .enableUpcomingFeature("ExistentialAny"),
+                .enableUpcomingFeature("MemberImportVisibility"),
+            ]),
     ]
 )

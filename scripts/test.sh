@@ -36,6 +36,21 @@ rm -f "$log"
 [ -n "$total" ] || total=0
 [ "$status" -eq 0 ] && failed=0
 
+# The SDK's own package and its unit tests (no server): built on their own, as an app would.
+sdk_log=$(mktemp)
+set +e
+swift test --package-path StorekeeperKit 2>&1 | tee "$sdk_log"
+sdk_status=${PIPESTATUS[0]}
+set -e
+sdk_total=$(grep -E "Test run with [0-9]+ tests?" "$sdk_log" | tail -n 1 | sed -nE 's/.*Test run with ([0-9]+) tests?.*/\1/p')
+rm -f "$sdk_log"
+total=$((total + ${sdk_total:-1}))
+if [ "$sdk_status" -ne 0 ]; then
+  echo "✘ StorekeeperKit's unit tests failed"
+  failed=$((failed + 1))
+  status=1
+fi
+
 # Checks by tools we did not write, against the real binary: the README walkthrough as written,
 # the API contract (docs/openapi.yaml) by Schemathesis, webhook signatures by the Standard
 # Webhooks reference library, and the simulator by Apple's App Store Server Library. Each counts
