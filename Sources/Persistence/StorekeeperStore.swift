@@ -83,3 +83,10 @@ public struct SharedAppleHealth: Sendable, Hashable {
 public protocol StorekeeperStore: CatalogStore, VerificationStore, NotificationStore, LedgerStore, OperationsStore, JobStore,
     LeasedTransactions, EventStore, WebhookStore
 {}
+
+/// What a verification job reads and writes: the verification and its evidence, the catalog it
+/// grants from, and the leased transactions its outcomes run in.
+public typealias VerificationJobStore = VerificationStore & CatalogStore & LeasedTransactions
+
+/// What Apple's shared health reads and writes: the shared row, and the jobs it releases.
+public typealias AppleHealthStore = OperationsStore & JobStore

@@ -158,13 +158,7 @@ struct AppController {
         let app = caller.app
         try validateAppUserId(appUserId)
         try caller.mayActFor(appUserId)
-        let transactions = try await context.store.transactions(appId: app.id, appUserId: appUserId)
-        let subscriptions = try await context.store.subscriptions(appId: app.id, appUserId: appUserId)
-        let catalog = Dictionary(try await context.store.products(appId: app.id).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })
-        let provisional = try await context.store.provisionalGrants(appId: app.id, appUserId: appUserId, now: context.now())
-        let view = SubscriberView.build(
-            appUserId: appUserId, transactions: transactions, subscriptions: subscriptions, catalog: catalog, now: context.now(),
-            provisional: provisional)
+        let view = try await ReadSubscriber(store: context.store)(appId: app.id, appUserId: appUserId, now: context.now())
         return try context.respond(request, caller, view)
     }
 }

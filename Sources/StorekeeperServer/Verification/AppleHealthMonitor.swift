@@ -27,7 +27,7 @@ final class AppleHealthMonitor: Sendable {
     }
 
     let policy: AppleHealth.Policy
-    let store: any StorekeeperStore
+    let store: any AppleHealthStore
     let signal: WakeSignal
     let metrics: MetricsRegistry
     let logger: Logger
@@ -46,7 +46,7 @@ final class AppleHealthMonitor: Sendable {
     private let sharedReads = Mutex<[Endpoint: (at: Date, row: SharedAppleHealth?)]>([:])
 
     init(
-        policy: AppleHealth.Policy, store: any StorekeeperStore, signal: WakeSignal, metrics: MetricsRegistry, logger: Logger,
+        policy: AppleHealth.Policy, store: any AppleHealthStore, signal: WakeSignal, metrics: MetricsRegistry, logger: Logger,
         waitingKinds: [String: [String]] = ["verify_receipt": [verifyReceiptJobKind]], releasePerSecond: Double? = nil, appIds: [String] = [],
         sandboxAppIds: [String]? = nil
     ) {

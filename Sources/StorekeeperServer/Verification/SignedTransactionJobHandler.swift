@@ -11,7 +11,7 @@ import StorekeeperDomain
 /// completes the job. Usually done within milliseconds of the POST, which waits for it.
 struct SignedTransactionJobHandler: VerificationJobHandler {
     let kind = verifySignedTransactionJobKind
-    let store: any StorekeeperStore
+    let store: any VerificationJobStore
     let gate: SignedTransactionGate
     let apps: [String: AppConfiguration]
     let configuration: StorekeeperConfiguration

@@ -16,7 +16,7 @@ enum VerificationJobStart {
     /// Loads the verification and what was submitted, marks it as being verified under this
     /// lease, and finds its app (an app no longer configured holds the job).
     static func begin(
-        _ lease: JobLease, store: any StorekeeperStore, apps: [String: AppConfiguration], now: Date
+        _ lease: JobLease, store: any VerificationJobStore, apps: [String: AppConfiguration], now: Date
     ) async throws -> VerificationJobStart {
         guard let (verification, data) = try await store.verificationForJob(jobId: lease.jobId) else {
             return .done(.discard(reason: FailureReason.verificationMissing.rawValue))
@@ -53,7 +53,7 @@ enum VerificationJobStart {
 /// its app the same way (`VerificationJobStart`), and a storage error reschedules it the same
 /// way; only `verify` differs.
 protocol VerificationJobHandler: ReleasingJobHandler {
-    var store: any StorekeeperStore { get }
+    var store: any VerificationJobStore { get }
     var apps: [String: AppConfiguration] { get }
     var configuration: StorekeeperConfiguration { get }
     var logger: Logger { get }

@@ -9,7 +9,7 @@ import StorekeeperDomain
 /// signed transaction or notification, the Server API): load the catalog, grant in the
 /// transaction that completes the job, count what happened.
 struct VerifiedGrant {
-    let store: any StorekeeperStore
+    let store: any CatalogStore & LeasedTransactions
     let configuration: StorekeeperConfiguration
     let metrics: MetricsRegistry
 

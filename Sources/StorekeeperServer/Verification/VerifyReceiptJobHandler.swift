@@ -13,7 +13,7 @@ import StorekeeperDomain
 /// the job; every other outcome reschedules, holds or ends the job in one transaction too.
 struct VerifyReceiptJobHandler: VerificationJobHandler {
     let kind = verifyReceiptJobKind
-    let store: any StorekeeperStore
+    let store: any VerificationJobStore
     let client: VerifyReceiptClient
     let gate: ReceiptGate?
     /// Per app with a Server API key: stands in for verifyReceipt while it fails.

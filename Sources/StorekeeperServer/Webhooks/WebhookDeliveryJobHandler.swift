@@ -13,7 +13,7 @@ import Synchronization
 /// together (one read for the batch); each is sent and recorded on its own.
 struct WebhookDeliveryJobHandler: BatchJobHandler {
     let kind = deliverWebhookJobKind
-    let store: any StorekeeperStore
+    let store: any WebhookStore
     let sender: WebhookSender
     let schedule: WebhookRetrySchedule
     /// How long a held delivery waits before looking again: at a paused endpoint, or at a dead
