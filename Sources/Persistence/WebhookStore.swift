@@ -65,6 +65,8 @@ public struct DeliveryWork: Sendable {
 public struct DeliveryChange: Sendable {
     public var deliveryId: String
     public var attempt: DeliveryAttempt
+    /// The state the attempt found the delivery in (the guard of its write).
+    public var from: WebhookDelivery.State
     public var to: WebhookDelivery.State
     public var nextAttemptAt: Date?
     public var firstAttemptAt: Date
@@ -72,11 +74,13 @@ public struct DeliveryChange: Sendable {
     public var pause: (endpointId: String, transition: EndpointLifecycle.Transition)?
 
     public init(
-        deliveryId: String, attempt: DeliveryAttempt, to: WebhookDelivery.State, nextAttemptAt: Date?, firstAttemptAt: Date,
-        job: JobLifecycle.Transition, pause: (endpointId: String, transition: EndpointLifecycle.Transition)? = nil
+        deliveryId: String, attempt: DeliveryAttempt, from: WebhookDelivery.State = .pending, to: WebhookDelivery.State,
+        nextAttemptAt: Date?, firstAttemptAt: Date, job: JobLifecycle.Transition,
+        pause: (endpointId: String, transition: EndpointLifecycle.Transition)? = nil
     ) {
         self.deliveryId = deliveryId
         self.attempt = attempt
+        self.from = from
         self.to = to
         self.nextAttemptAt = nextAttemptAt
         self.firstAttemptAt = firstAttemptAt

@@ -215,9 +215,9 @@ extension PostgresStore: WebhookStore {
                 UPDATE webhook_deliveries SET state = \(change.to.rawValue), attempts = \(Int64(attempt.attempt)),
                     next_attempt_at = \(StoredTime.ms(change.nextAttemptAt)), first_attempt_at = \(StoredTime.ms(change.firstAttemptAt)),
                     last_status = \(status), last_error = \(attempt.error), updated_at = \(StoredTime.ms(now))
-                WHERE id = \(change.deliveryId) AND state = 'pending' RETURNING 1
+                WHERE id = \(change.deliveryId) AND state = \(change.from.rawValue) RETURNING 1
                 """, logger: logger)
-            guard updated == 1 else { throw StorageConflict("delivery \(change.deliveryId) is no longer pending") }
+            guard updated == 1 else { throw StorageConflict("delivery \(change.deliveryId) is no longer \(change.from)") }
             if let pause = change.pause {
                 try await Self.pause(connection, endpointId: pause.endpointId, pause.transition, now: now, logger: logger)
             }

@@ -202,14 +202,14 @@ extension SQLiteStore: WebhookStore {
                 sql: """
                     UPDATE webhook_deliveries SET state = ?, attempts = ?, next_attempt_at = ?, first_attempt_at = ?, last_status = ?,
                         last_error = ?, updated_at = ?
-                    WHERE id = ? AND state = 'pending'
+                    WHERE id = ? AND state = ?
                     """
             ).execute(
                 arguments: [
                     change.to.rawValue, attempt.attempt, StoredTime.ms(change.nextAttemptAt), StoredTime.ms(change.firstAttemptAt),
-                    attempt.status, attempt.error, StoredTime.ms(now), change.deliveryId,
+                    attempt.status, attempt.error, StoredTime.ms(now), change.deliveryId, change.from.rawValue,
                 ])
-            guard db.changesCount == 1 else { throw StorageConflict("delivery \(change.deliveryId) is no longer pending") }
+            guard db.changesCount == 1 else { throw StorageConflict("delivery \(change.deliveryId) is no longer \(change.from)") }
             if let pause = change.pause { try Self.pause(db, endpointId: pause.endpointId, pause.transition, now: now) }
             return true
         }
