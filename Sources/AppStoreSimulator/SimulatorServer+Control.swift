@@ -1,0 +1,275 @@
+import AppStoreModels
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+
+extension SimulatorServer {
+    /// The `/sim` test API: devices and purchases, renewals, billing, refunds and revocations,
+    /// faults, the clock, notifications, the certificate authority.
+    static func addControlRoutes(to sim: RouterGroup<BasicRequestContext>, store: SimulatedAppStore) {
+        sim.get("health") { _, _ in Self.json(["status": "ok"]) }
+        sim.get("clock") { _, _ in Self.clockView(store) }
+        // Time passes at the test's word: renewals, expiries and the notifications they cause
+        // happen as if the wall clock had moved (on the sender's next tick).
+        sim.post("clock/advance") { request, _ in
+            struct Body: Decodable { var seconds: Double }
+            let body: Body = try await Self.decode(request)
+            guard body.seconds.isFinite, body.seconds >= 0 else {
+                return Self.json(["error": "invalid_seconds", "message": "seconds must be a finite number ≥ 0"], status: .badRequest)
+            }
+            store.clock.advance(by: body.seconds)
+            await store.state.advance(to: store.now())
+            return Self.clockView(store)
+        }
+        sim.get("apps") { _, _ in Self.json(await store.state.allApps()) }
+        sim.post("apps") { request, _ in
+            let app: SimulatedApp = try await Self.decode(request)
+            await store.state.upsertApp(app)
+            return Self.json(app, status: .created)
+        }
+        sim.post("devices") { request, _ in
+            struct Body: Decodable {
+                var bundleId: String
+                var environment: String?
+            }
+            let body: Body = try await Self.decode(request)
+            let env = AppStoreEnvironment(storageName: body.environment ?? "sandbox") ?? .sandbox
+            return try await Self.guarded {
+                let device = try await store.state.createDevice(bundleId: body.bundleId, environment: env)
+                return Self.json(DeviceView(deviceId: device.id, bundleId: device.bundleId, environment: env.storageName), status: .created)
+            }
+        }
+        sim.post("devices/:device/purchases") { request, context in
+            struct Body: Decodable {
+                var productId: String
+                var quantity: Int?
+                var appAccountToken: String?
+            }
+            let body: Body = try await Self.decode(request)
+            let deviceId = try Self.deviceId(context)
+            return try await Self.guarded {
+                let now = store.now()
+                let tx = try await store.state.purchase(
+                    deviceId: deviceId, productId: body.productId, quantity: body.quantity ?? 1, now: now, appAccountToken: body.appAccountToken)
+                let receipt = try await store.receipt(deviceId: deviceId, now: now)
+                let signed = try await store.signedTransaction(tx, now: now)
+                return Self.json(
+                    PurchaseView(
+                        transaction: SimulatedAppStore.wire(tx), receipt: Data(receipt).base64EncodedString(), signedTransaction: signed),
+                    status: .created)
+            }
+        }
+        sim.get("devices/:device/receipt") { _, context in
+            let deviceId = try Self.deviceId(context)
+            return try await Self.guarded {
+                let receipt = try await store.receipt(deviceId: deviceId, now: store.now())
+                return Self.json(["receipt": Data(receipt).base64EncodedString()])
+            }
+        }
+        sim.get("devices/:device/transactions") { _, context in
+            let deviceId = try Self.deviceId(context)
+            await store.state.advance(to: store.now())
+            return Self.json(await store.state.deviceTransactions(deviceId).map(SimulatedAppStore.wire))
+        }
+        // What StoreKit's `Transaction.currentEntitlements` would list on the device, signed:
+        // the SDK's restore on Linux.
+        sim.get("devices/:device/current-entitlements") { _, context in
+            let deviceId = try Self.deviceId(context)
+            return try await Self.guarded {
+                let now = store.now()
+                await store.state.advance(to: now)
+                var views: [CurrentEntitlementView] = []
+                for tx in await store.state.currentEntitlements(deviceId, now: now) {
+                    views.append(
+                        CurrentEntitlementView(
+                            transactionId: tx.transactionId, productId: tx.productId,
+                            signedTransaction: try await store.signedTransaction(tx, now: now)))
+                }
+                return Self.json(views)
+            }
+        }
+        sim.post("subscriptions/:original/cancel-auto-renew") { _, context in
+            let id = try context.parameters.require("original")
+            return try await Self.guarded {
+                try await store.state.setAutoRenew(originalTransactionId: id, enabled: false, now: store.now())
+                return Self.json(["status": "auto_renew_off"])
+            }
+        }
+        sim.post("subscriptions/:original/resume-auto-renew") { _, context in
+            let id = try context.parameters.require("original")
+            return try await Self.guarded {
+                try await store.state.setAutoRenew(originalTransactionId: id, enabled: true, now: store.now())
+                return Self.json(["status": "auto_renew_on"])
+            }
+        }
+        sim.post("subscriptions/:original/billing-failure") { request, context in
+            struct Body: Decodable { var gracePeriod: Bool? }
+            let body: Body = (try? await Self.decode(request)) ?? Body(gracePeriod: false)
+            let id = try context.parameters.require("original")
+            return try await Self.guarded {
+                try await store.state.failBilling(originalTransactionId: id, grace: body.gracePeriod ?? false, now: store.now())
+                return Self.json(["status": "billing_retry"])
+            }
+        }
+        sim.post("subscriptions/:original/billing-recovery") { _, context in
+            let id = try context.parameters.require("original")
+            return try await Self.guarded {
+                let tx = try await store.state.recoverBilling(originalTransactionId: id, now: store.now())
+                return Self.json(SimulatedAppStore.wire(tx))
+            }
+        }
+        // Optional body `{"percentage": 25000}`: a prorated refund (milliunits of a percent).
+        sim.post("transactions/:transaction/refund") { request, context in
+            let id = try context.parameters.require("transaction")
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            return try await Self.guarded {
+                let percentage = try Self.refundPercentage(Data(body.readableBytesView))
+                return Self.json(
+                    SimulatedAppStore.wire(try await store.state.refund(transactionId: id, percentage: percentage, now: store.now())))
+            }
+        }
+        sim.get("transactions") { _, _ in
+            await store.state.advance(to: store.now())
+            var views: [SoldTransactionView] = []
+            for tx in await store.state.allTransactions() {
+                let bundleId = await store.state.device(tx.deviceId)?.bundleId ?? ""
+                let (price, currency) = await store.state.price(bundleId: bundleId, productId: tx.productId)
+                let env = await store.state.device(tx.deviceId)?.environment.storageName ?? ""
+                views.append(
+                    SoldTransactionView(
+                        bundleId: bundleId, environment: env, transaction: SimulatedAppStore.wire(tx), priceMicros: price,
+                        currency: currency))
+            }
+            return Self.json(views)
+        }
+        sim.get("commitment-products") { _, _ in
+            let productIds = await store.state.configuration.commitmentProductIds
+            return Self.json(["productIds": productIds.sorted()])
+        }
+        // The configuration's `commitmentProductIds` at run time: what is signed from now on
+        // follows it, earlier payments of the same subscriptions included.
+        sim.put("commitment-products") { request, _ in
+            struct Body: Decodable { var productIds: Set<String> }
+            let body: Body = try await Self.decode(request)
+            await store.state.setCommitmentProductIds(body.productIds)
+            return Self.json(["productIds": body.productIds.sorted()])
+        }
+        sim.get("faults") { _, _ in Self.json(await store.state.faults) }
+        sim.put("faults") { request, _ in
+            let faults: FaultConfiguration = try await Self.decode(request)
+            await store.state.setFaults(faults)
+            return Self.json(faults)
+        }
+        sim.post("outage") { request, _ in
+            struct Body: Decodable { var seconds: Double }
+            let body: Body = try await Self.decode(request)
+            var faults = await store.state.faults
+            let now = store.now()
+            faults.outages.append(.init(start: now, end: now.addingTimeInterval(body.seconds)))
+            await store.state.setFaults(faults)
+            return Self.json(faults)
+        }
+        sim.get("stats") { _, _ in Self.json(store.stats.snapshot()) }
+        sim.put("server-api/faults") { request, _ in
+            let faults: ServerAPIFaults = try await Self.decode(request)
+            store.serverAPI.faults.withLock { $0 = faults }
+            return Self.json(faults)
+        }
+        sim.put("notifications/faults") { request, _ in
+            let faults: NotificationOutbox.Faults = try await Self.decode(request)
+            await store.outbox.setFaults(faults)
+            return Self.json(faults)
+        }
+        sim.put("notifications/url") { request, _ in
+            struct Body: Decodable {
+                var bundleId: String
+                var url: String?
+            }
+            let body: Body = try await Self.decode(request)
+            return try await Self.guarded {
+                guard var app = await store.state.app(body.bundleId) else {
+                    throw SimulatorState.Failure(status: 404, code: "unknown_app", message: "no app \(body.bundleId)")
+                }
+                app.notificationURL = body.url
+                await store.state.upsertApp(app)
+                return Self.json(app)
+            }
+        }
+        sim.get("notifications") { _, _ in
+            struct View: Encodable {
+                var notificationUUID: String
+                var notificationType: String
+                var transactionId: String?
+                var delivered: Bool
+                var attempts: [NotificationHistoryItem.SendAttempt]
+            }
+            return Self.json(
+                await store.outbox.items.map {
+                    View(
+                        notificationUUID: $0.uuid, notificationType: $0.type, transactionId: $0.transactionId, delivered: $0.delivered,
+                        attempts: $0.attempts)
+                })
+        }
+        sim.get("consumption/:transaction") { _, context in
+            let id = try context.parameters.require("transaction")
+            guard let body = store.serverAPI.consumption.withLock({ $0[id] }) else { throw HTTPError(.notFound) }
+            return Self.json(body)
+        }
+        sim.get("transactions/:transaction/finished") { _, context in
+            let id = try context.parameters.require("transaction")
+            return Self.json(["finished": store.serverAPI.finished.withLock { $0.contains(id) }])
+        }
+        sim.get("consumption-v2/:transaction") { _, context in
+            let id = try context.parameters.require("transaction")
+            guard let body = store.serverAPI.consumptionV2.withLock({ $0[id] }) else { throw HTTPError(.notFound) }
+            return Self.json(body)
+        }
+        sim.post("devices/:device/rescind-consent") { _, context in
+            let deviceId = try Self.deviceId(context)
+            return try await Self.guarded {
+                let sent = try await store.enqueueRescindConsent(deviceId: deviceId, now: store.now())
+                return Self.json(["notificationUUID": sent.uuid, "signedPayload": sent.signedPayload], status: .accepted)
+            }
+        }
+        sim.post("devices/:device/family-share") { request, context in
+            struct Body: Decodable { var transactionId: String }
+            let body: Body = try await Self.decode(request)
+            let deviceId = try Self.deviceId(context)
+            return try await Self.guarded {
+                let now = store.now()
+                let shared = try await store.state.shareWithFamily(transactionId: body.transactionId, memberDeviceId: deviceId, now: now)
+                return Self.json(
+                    PurchaseView(
+                        transaction: SimulatedAppStore.wire(shared),
+                        receipt: Data(try await store.receipt(deviceId: deviceId, now: now)).base64EncodedString(),
+                        signedTransaction: try await store.signedTransaction(shared, now: now)),
+                    status: .created)
+            }
+        }
+        sim.post("transactions/:transaction/reverse-refund") { _, context in
+            let id = try context.parameters.require("transaction")
+            return try await Self.guarded {
+                Self.json(SimulatedAppStore.wire(try await store.state.reverseRefund(transactionId: id, now: store.now())))
+            }
+        }
+        sim.post("transactions/:transaction/revoke") { _, context in
+            let id = try context.parameters.require("transaction")
+            return try await Self.guarded {
+                Self.json(SimulatedAppStore.wire(try await store.state.revoke(transactionId: id, now: store.now())))
+            }
+        }
+        sim.post("pki/revoke") { request, _ in
+            struct Body: Decodable { var certificate: SimulatedAppStore.RevocableCertificate }
+            let body: Body = try await Self.decode(request)
+            store.revoke(body.certificate, at: store.now())
+            return Self.json(["revoked": body.certificate.rawValue])
+        }
+        sim.get("pki/root.pem") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/x-pem-file"],
+                body: .init(byteBuffer: ByteBuffer(string: try store.pki.rootPEM())))
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import AppStoreModels
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+
+extension SimulatorServer {
+    // MARK: Helpers
+
+    struct DeviceView: Codable {
+        var deviceId: UUID
+        var bundleId: String
+        var environment: String
+    }
+
+    struct CurrentEntitlementView: Codable {
+        var transactionId: String
+        var productId: String
+        var signedTransaction: String
+    }
+
+    struct PurchaseView: Codable {
+        var transaction: InAppTransaction
+        /// The app receipt (StoreKit 1) after this purchase.
+        var receipt: String
+        /// The StoreKit 2 signed transaction (JWS) of this purchase.
+        var signedTransaction: String
+    }
+
+    struct SoldTransactionView: Codable {
+        var bundleId: String
+        var environment: String
+        var transaction: InAppTransaction
+        var priceMicros: Int64?
+        var currency: String?
+    }
+
+    static func deviceId(_ context: BasicRequestContext) throws -> UUID {
+        guard let id = context.parameters.get("device").flatMap(UUID.init(uuidString:)) else {
+            throw HTTPError(.badRequest, message: "device id must be a UUID")
+        }
+        return id
+    }
+
+    static func decode<T: Decodable>(_ request: Request) async throws -> T {
+        let buffer = try await request.body.collect(upTo: 1024 * 1024)
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        do {
+            return try decoder.decode(T.self, from: Data(buffer.readableBytesView))
+        } catch {
+            throw HTTPError(.badRequest, message: "invalid JSON body: \(error)")
+        }
+    }
+
+    /// The share a refund returns, in milliunits of a percent, from its optional body
+    /// `{"percentage": N}`: no body, or no percentage, is a full refund (100000).
+    static func refundPercentage(_ body: Data) throws -> Int {
+        struct Body: Decodable { var percentage: Int? }
+        let invalid = SimulatorState.Failure(
+            status: 400, code: "invalid_percentage",
+            message: "the body must be empty or {\"percentage\": N}, N an integer from 1 to 100000 (milliunits of a percent)")
+        if body.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) { return 100_000 }
+        guard let decoded = try? JSONDecoder().decode(Body.self, from: body) else { throw invalid }
+        let percentage = decoded.percentage ?? 100_000
+        guard (1...100_000).contains(percentage) else { throw invalid }
+        return percentage
+    }
+
+    static func guarded(_ body: () async throws -> Response) async throws -> Response {
+        do {
+            return try await body()
+        } catch let failure as SimulatorState.Failure {
+            return json(
+                ["error": ["code": failure.code, "message": failure.message]],
+                status: HTTPResponse.Status(code: failure.status))
+        }
+    }
+
+    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) -> Response {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys]
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        return Response(
+            status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func html(status: HTTPResponse.Status) -> Response {
+        Response(
+            status: status, headers: [.contentType: "text/html"],
+            body: .init(byteBuffer: ByteBuffer(string: "<html><body><h1>\(status.code) Service Unavailable</h1></body></html>")))
+    }
+}

@@ -1,0 +1,141 @@
+import AppStoreModels
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+
+extension SimulatorServer {
+    // MARK: App Store Server API
+
+    static func addServerAPIRoutes<Routes: RouterMethods<BasicRequestContext>>(
+        to routes: Routes, environment: AppStoreEnvironment, store: SimulatedAppStore
+    ) {
+        let env = environment
+        routes.get("inApps/v1/transactions/:id") { request, context in
+            let id = try context.parameters.require("id")
+            return await serverAPI(request, "transaction_info", env, store) { app, now in
+                try await store.transactionInfo(id, app: app, environment: env, now: now)
+            }
+        }
+        routes.get("inApps/v1/transactions/appTransactions/:id") { request, context in
+            let id = try context.parameters.require("id")
+            return await serverAPI(request, "app_transaction", env, store) { app, now in
+                try await store.appTransactionInfo(id, app: app, environment: env, now: now)
+            }
+        }
+        routes.put("inApps/v1/transactions/:id/appAccountToken") { request, context in
+            let id = try context.parameters.require("id")
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            return await serverAPI(request, "app_account_token", env, store) { app, now in
+                try await store.setAppAccountToken(id, body: Data(body.readableBytesView), app: app, environment: env, now: now)
+            }
+        }
+        routes.get("inApps/v2/history/:id") { request, context in
+            let id = try context.parameters.require("id")
+            return await serverAPI(request, "history", env, store) { app, now in
+                try await store.history(id, query: query(request), app: app, environment: env, now: now)
+            }
+        }
+        routes.get("inApps/v1/subscriptions/:id") { request, context in
+            let id = try context.parameters.require("id")
+            return await serverAPI(request, "subscriptions", env, store) { app, now in
+                try await store.subscriptionStatuses(id, query: query(request), app: app, environment: env, now: now)
+            }
+        }
+        routes.get("inApps/v2/refund/lookup/:id") { request, context in
+            let id = try context.parameters.require("id")
+            return await serverAPI(request, "refund_lookup", env, store) { app, now in
+                try await store.refundHistory(id, app: app, environment: env, now: now)
+            }
+        }
+        routes.get("inApps/v1/lookup/:order") { request, context in
+            let id = try context.parameters.require("order")
+            return await serverAPI(request, "order_lookup", env, store) { app, now in
+                try await store.lookUpOrder(id, app: app, environment: env, now: now)
+            }
+        }
+        routes.post("inApps/v1/notifications/history") { request, _ in
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            let token = request.uri.queryParameters.get("paginationToken")
+            return await serverAPI(request, "notification_history", env, store) { app, now in
+                try await store.notificationHistory(
+                    body: Data(body.readableBytesView), paginationToken: token, app: app, environment: env, now: now)
+            }
+        }
+        routes.post("inApps/v1/notifications/test") { request, _ in
+            await serverAPI(request, "test_notification", env, store) { app, now in
+                try await store.sendTestNotification(app: app, environment: env, now: now)
+            }
+        }
+        routes.get("inApps/v1/notifications/test/:token") { request, context in
+            let token = try context.parameters.require("token")
+            return await serverAPI(request, "test_notification_status", env, store) { app, _ in await store.testNotificationStatus(token, app: app) }
+        }
+        routes.put("inApps/v1/transactions/consumption/:id") { request, context in
+            let id = try context.parameters.require("id")
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            return await serverAPI(request, "consumption", env, store) { app, _ in
+                try await store.recordConsumption(id, body: Data(body.readableBytesView), app: app, environment: env)
+            }
+        }
+        routes.put("inApps/v2/transactions/consumption/:id") { request, context in
+            let id = try context.parameters.require("id")
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            return await serverAPI(request, "consumption_v2", env, store) { app, _ in
+                try await store.recordConsumptionV2(id, body: Data(body.readableBytesView), app: app, environment: env)
+            }
+        }
+        routes.post("inApps/v1/transactions/:id/finish") { request, context in
+            let id = try context.parameters.require("id")
+            return await serverAPI(request, "finish", env, store) { app, _ in
+                try await store.finishTransaction(id, app: app, environment: env)
+            }
+        }
+        routes.put("inApps/v1/subscriptions/extend/:id") { request, context in
+            let id = try context.parameters.require("id")
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            return await serverAPI(request, "extend", env, store) { app, now in
+                try await store.extendRenewalDate(id, body: Data(body.readableBytesView), app: app, environment: env, now: now)
+            }
+        }
+    }
+
+    /// The request's query, repeated keys kept (`productId=a&productId=b`).
+    static func query(_ request: Request) -> ServerAPIQuery {
+        ServerAPIQuery(request.uri.queryParameters.map { (String($0.key), String($0.value)) })
+    }
+
+    static func clockView(_ store: SimulatedAppStore) -> Response {
+        json(["nowMs": Int64(store.now().timeIntervalSince1970 * 1000), "offsetSeconds": Int64(store.clock.offsetSeconds)])
+    }
+
+    /// Faults first (as Apple's edge would), then the token, then the call.
+    static func serverAPI(
+        _ request: Request, _ name: String, _ environment: AppStoreEnvironment, _ store: SimulatedAppStore,
+        _ body: (SimulatedApp, Date) async throws -> ServerAPIAnswer
+    ) async -> Response {
+        let now = store.now()
+        let env = environment.storageName
+        var answer: ServerAPIAnswer
+        if let fault = store.serverAPIFault(now: now) {
+            answer = fault
+        } else if let app = await store.authorize(request.headers[.authorization], now: now) {
+            do {
+                answer = try await body(app, now)
+            } catch let rejection as ServerAPIRejection {
+                answer = rejection.answer
+            } catch let failure as SimulatorState.Failure {
+                answer = .error(failure.status, 4_040_005, failure.message)
+            } catch {
+                answer = .error(500, 5_000_000, "An unknown error occurred.")
+            }
+        } else {
+            answer = .unauthorized
+        }
+        store.stats.record("serverapi.\(env).\(name).\(answer.status)")
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let retryAfter = answer.retryAfter { headers[.retryAfter] = retryAfter }
+        return Response(status: .init(code: answer.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+    }
+}
