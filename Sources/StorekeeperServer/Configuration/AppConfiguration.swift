@@ -1,0 +1,76 @@
+public import AppStoreClient
+import AppStoreCrypto
+import Crypto
+import Foundation
+import JobQueue
+public import StorekeeperDomain
+
+/// One app served by this server. Several apps share one server and one database.
+public struct AppConfiguration: Codable, Sendable, Hashable {
+    /// Short stable name used in admin URLs and the database (`[a-z0-9_-]`).
+    public var id: String
+    public var bundleId: String
+    /// App Store Connect shared secret; required for auto-renewable subscriptions.
+    public var sharedSecret: String?
+    /// App Review tests production builds against the sandbox, so this defaults to true.
+    /// Sandbox grants are recorded as sandbox and kept apart in the ledger either way.
+    public var acceptSandbox: Bool = true
+    /// Key the app's backend sends as `Authorization: Bearer …` on app-facing routes.
+    public var apiKey: String
+    /// Catalog loaded at start: entries not yet stored are inserted; stored ones keep admin edits.
+    public var products: [Product] = []
+    /// In-App Purchase key for the App Store Server API. Without it: no notification gap-fill,
+    /// no subscriber refresh, and receipts wait for verifyReceipt while it is down.
+    public var serverAPI: ServerAPIKeyConfiguration?
+    /// The app's own access (a publishable client key and who its user is); nil: backends only.
+    public var client: ClientAccess?
+    /// The app's Apple id (App Store Connect, App Information). When set, a production
+    /// notification must name it, as Apple's own verifier requires; sandbox ones need not.
+    public var appAppleId: Int64?
+
+    public init(
+        id: String, bundleId: String, sharedSecret: String?, acceptSandbox: Bool = true, apiKey: String, products: [Product] = [],
+        serverAPI: ServerAPIKeyConfiguration? = nil, client: ClientAccess? = nil, appAppleId: Int64? = nil
+    ) {
+        self.client = client
+        self.appAppleId = appAppleId
+        self.id = id
+        self.bundleId = bundleId
+        self.sharedSecret = sharedSecret
+        self.acceptSandbox = acceptSandbox
+        self.apiKey = apiKey
+        self.products = products
+        self.serverAPI = serverAPI
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case id, bundleId, sharedSecret, acceptSandbox, apiKey, products, serverAPI, client, appAppleId
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        bundleId = try c.decode(String.self, forKey: .bundleId)
+        sharedSecret = try c.decodeIfPresent(String.self, forKey: .sharedSecret)
+        acceptSandbox = try c.decodeIfPresent(Bool.self, forKey: .acceptSandbox) ?? true
+        apiKey = try c.decode(String.self, forKey: .apiKey)
+        products = try c.decodeIfPresent([Product].self, forKey: .products) ?? []
+        serverAPI = try c.decodeIfPresent(ServerAPIKeyConfiguration.self, forKey: .serverAPI)
+        client = try c.decodeIfPresent(ClientAccess.self, forKey: .client)
+        appAppleId = try c.decodeIfPresent(Int64.self, forKey: .appAppleId)
+    }
+
+    /// The credentials the Server API client signs with, when a key is configured.
+    public var serverAPICredentials: ServerAPICredentials? {
+        serverAPI.map {
+            ServerAPICredentials(issuerId: $0.issuerId, keyId: $0.keyId, bundleId: bundleId, privateKeyPEM: $0.privateKeyPEM)
+        }
+    }
+
+    /// Changes whenever something that can cure a configuration error changes; held
+    /// verifications taken under another fingerprint are released at start.
+    public var fingerprint: String {
+        let text = [bundleId, sharedSecret ?? ""].joined(separator: "\u{0}")
+        return sha256Hex(Data(text.utf8)).prefix(16).description
+    }
+}
