@@ -114,7 +114,10 @@ let package = Package(
         /// the narrow storage ports; storage adapters only turn its decisions into SQL.
         .target(
             name: "StorekeeperCore",
-            dependencies: ["StorekeeperDomain", "Persistence", "JobQueue"],
+            dependencies: [
+                "StorekeeperDomain", "Persistence", "JobQueue",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
 

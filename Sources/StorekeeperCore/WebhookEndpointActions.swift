@@ -3,10 +3,10 @@ import JobQueue
 public import Persistence
 public import StorekeeperDomain
 
-/// An operator's changes to a webhook endpoint, written once: saves (edits, pause and resume,
-/// a rotated secret) through the endpoint lifecycle, deletion (its waiting jobs cancelled),
-/// replay of dead deliveries and skipping one. The edge validates the fields; this decides
-/// the states.
+/// An operator's webhook endpoints, written once: creation, saves (edits, pause and resume, a
+/// rotated secret) through the endpoint lifecycle, deletion (its waiting jobs cancelled),
+/// replay of dead deliveries and skipping one, a test event, and what the operator reads of
+/// them. The edge validates the fields; this decides the states.
 public struct WebhookEndpointActions: Sendable {
     let store: any WebhookStore
 
@@ -54,5 +54,53 @@ public struct WebhookEndpointActions: Sendable {
         return try await store.replayDeliveries(
             endpointId: endpointId, deliveryId: deliveryId, replay: DeliveryReplay(from: .dead, to: to, jobState: JobLifecycle.initial),
             now: now)
+    }
+
+    public func endpoints(appId: String) async throws -> [WebhookEndpoint] {
+        try await store.endpoints(appId: appId)
+    }
+
+    public func endpoint(appId: String, id: String) async throws -> WebhookEndpoint? {
+        try await store.endpoint(appId: appId, id: id)
+    }
+
+    /// Stores a new endpoint; one created paused says so in its reason, like an operator's pause.
+    public func create(_ endpoint: WebhookEndpoint) async throws -> WebhookEndpoint {
+        var created = endpoint
+        if created.state == .paused, created.pausedReason == nil {
+            created.pausedReason = EndpointLifecycle.next(from: .active, on: .paused)?.pausedReason
+        }
+        try await store.createEndpoint(created)
+        return created
+    }
+
+    /// False when the endpoint has no such dead delivery.
+    public func skip(endpointId: String, deliveryId: String, now: Date) async throws -> Bool {
+        try await store.skipDeadDelivery(endpointId: endpointId, deliveryId: deliveryId, now: now)
+    }
+
+    /// A `test` event for this endpoint alone (not in the feed of any user), delivered like any
+    /// other so the operator sees the signature, the retries and the dead letter work. Its id.
+    public func sendTest(to endpoint: WebhookEndpoint, now: Date) async throws -> String {
+        let event = SubscriberEvent(
+            id: SubscriberEvent.id(type: .test, subject: endpoint.id, cause: UUID().uuidString.lowercased()), type: .test,
+            appId: endpoint.appId, environment: nil, appUserId: "storekeeper_test", occurredAt: now, recordedAt: now)
+        try await store.recordEvents(.test(event, endpointId: endpoint.id, now: now), now: now)
+        return event.id
+    }
+
+    /// A delivery and every attempt at it, oldest attempt first.
+    public struct DeliveryHistory: Sendable {
+        public var delivery: WebhookDelivery
+        public var attempts: [DeliveryAttempt]
+    }
+
+    /// Newest first; only `state` when given.
+    public func deliveries(endpointId: String, state: WebhookDelivery.State?, limit: Int) async throws -> [DeliveryHistory] {
+        var histories: [DeliveryHistory] = []
+        for delivery in try await store.deliveries(endpointId: endpointId, state: state, limit: limit) {
+            histories.append(DeliveryHistory(delivery: delivery, attempts: try await store.attempts(deliveryId: delivery.id)))
+        }
+        return histories
     }
 }

@@ -188,8 +188,8 @@ public enum StorekeeperApplication {
         // process keeps Apple's health, not only the ones with workers.
         let health = makeHealth(configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger)
         var context = ServerContext(
-            configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger, now: now,
-            storageHealth: StorageHealth(),
+            configuration: configuration, useCases: UseCases(store: store), metrics: metrics, signal: signal, logger: logger,
+            now: now, storageHealth: StorageHealth(),
             receiptGate: try ReceiptGate(configuration: configuration.receiptTrust),
             signedTransactionGate: try SignedTransactionGate(
                 configuration: configuration.receiptTrust, httpClient: httpClient, health: health, now: now),

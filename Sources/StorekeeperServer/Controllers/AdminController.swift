@@ -16,30 +16,29 @@ struct AdminController {
         admin.get("apps/:app/products") { request, ctx in
             try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
-            return try StorekeeperJSON.response(["products": try await context.store.products(appId: app.id)])
+            return try StorekeeperJSON.response(["products": try await context.useCases.catalog.products(appId: app.id)])
         }
         admin.post("apps/:app/products") { request, ctx in
             try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let product = try await decodeProduct(request, productId: nil)
-            if try await context.store.product(appId: app.id, productId: product.productId) != nil {
+            guard try await context.useCases.catalog.create(appId: app.id, product: product, now: context.now()) else {
                 throw StorekeeperError(.conflict, "product '\(product.productId)' exists; use PUT to change it")
             }
-            try await context.store.upsertProduct(appId: app.id, product: product, now: context.now())
             return try StorekeeperJSON.response(product, status: .created)
         }
         admin.put("apps/:app/products/:productId") { request, ctx in
             try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let product = try await decodeProduct(request, productId: try ctx.parameters.decoded("productId"))
-            try await context.store.upsertProduct(appId: app.id, product: product, now: context.now())
+            try await context.useCases.catalog.save(appId: app.id, product: product, now: context.now())
             return try StorekeeperJSON.response(product)
         }
         admin.delete("apps/:app/products/:productId") { request, ctx in
             try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let productId = try ctx.parameters.decoded("productId")
-            guard try await context.store.deleteProduct(appId: app.id, productId: productId) else {
+            guard try await context.useCases.catalog.delete(appId: app.id, productId: productId) else {
                 throw StorekeeperError(.notFound, "no product '\(productId)'")
             }
             return Response(status: .noContent)
@@ -51,14 +50,16 @@ struct AdminController {
         admin.post("verifications/:id/retry") { request, ctx in
             try context.authenticateAdmin(request)
             let id = try ctx.parameters.decoded("id")
-            switch try await RequeueVerification(store: context.store)(verificationId: id, now: context.now()) {
+            switch try await context.useCases.requeueVerification(verificationId: id, now: context.now()) {
             case .requeued: break
             case .notFound: throw StorekeeperError(.notFound, "no verification '\(id)'")
             case .busy: throw StorekeeperError(.verificationBusy, "verification '\(id)' is being verified right now")
             case .refused(let state): throw StorekeeperError(.conflict, "verification '\(id)' cannot be requeued from \(state.rawValue)")
             }
             context.signal.wake()
-            let record = try await context.store.verification(id: id)!
+            guard let record = try await context.useCases.verifications.verification(id: id, appId: nil) else {
+                throw StorekeeperError(.notFound, "no verification '\(id)'")
+            }
             return try StorekeeperJSON.response(context.view(record), status: .accepted)
         }
         admin.post("apps/:app/notifications/gap-fill") { request, ctx in
@@ -112,16 +113,9 @@ struct AdminController {
         guard context.serverAPIClients[app.id] != nil else {
             throw StorekeeperError(.serverAPINotConfigured, "app '\(app.id)' has no serverAPI key")
         }
-        var ids: [String] = []
-        for tx in try await context.store.transactions(appId: app.id, appUserId: appUserId) where !ids.contains(tx.originalTransactionId) {
-            ids.append(tx.originalTransactionId)
+        guard let result = try await context.useCases.refreshSubscriber(appId: app.id, appUserId: appUserId, now: context.now()) else {
+            throw StorekeeperError(.notFound, "no purchase of '\(appUserId)' is known: nothing to refresh")
         }
-        guard !ids.isEmpty else { throw StorekeeperError(.notFound, "no purchase of '\(appUserId)' is known: nothing to refresh") }
-        let result = try await context.submitEvidence(
-            EvidenceSubmission(
-                appId: app.id, appUserId: appUserId, evidenceHash: "refresh-\(UUID().uuidString)",
-                evidence: .historyPull(transactionIds: ids)),
-            now: context.now())
         context.signal.wake()
         let verification = try await context.waitForFinal(result.verification, seconds: wait)
         return try StorekeeperJSON.response(
@@ -140,11 +134,11 @@ struct AdminController {
         guard (1...128).contains(id.utf8.count), id.utf8.allSatisfy(allowed.contains) else {
             throw StorekeeperError(.invalidRequest, "appTransactionId must be 1 to 128 letters, digits, '.', '_' or '-'")
         }
-        let transactions = try await context.store.transactions(appId: app.id, appTransactionId: id)
-        guard !transactions.isEmpty else { throw StorekeeperError(.notFound, "no stored transaction carries app transaction id '\(id)'") }
-        var users: [String] = []
-        for tx in transactions where !users.contains(tx.appUserId) { users.append(tx.appUserId) }
-        return try StorekeeperJSON.response(Owners(appTransactionId: id, appUserIds: users, transactions: transactions))
+        guard let holders = try await context.useCases.purchases.holders(appId: app.id, appTransactionId: id) else {
+            throw StorekeeperError(.notFound, "no stored transaction carries app transaction id '\(id)'")
+        }
+        return try StorekeeperJSON.response(
+            Owners(appTransactionId: id, appUserIds: holders.appUserIds, transactions: holders.transactions))
     }
 
     private func decodeProduct(_ request: Request, productId: String?) async throws -> Product {
@@ -180,7 +174,7 @@ struct AdminController {
         let appId = query.string("app")
         if let appId { _ = try context.app(id: appId) }
         let createdBefore = flaggedOnly ? context.now().addingTimeInterval(-context.configuration.flagAfterSeconds) : nil
-        let records = try await context.store.verifications(appId: appId, states: states, createdBefore: createdBefore, limit: limit)
+        let records = try await context.useCases.verifications.list(appId: appId, states: states, createdBefore: createdBefore, limit: limit)
         return try StorekeeperJSON.response(["verifications": records.map(context.view)])
     }
 
@@ -192,7 +186,7 @@ struct AdminController {
         let from = try query.date("from") ?? Date.distantPast
         let to = try query.date("to") ?? Date.distantFuture
         guard from <= to else { throw StorekeeperError(.invalidRequest, "from must not be after to") }
-        let entries = try await context.store.ledger(LedgerQuery(appId: app.id, environment: environment, from: from, to: to))
+        let entries = try await context.useCases.purchases.ledger(LedgerQuery(appId: app.id, environment: environment, from: from, to: to))
         switch format {
         case "json":
             return try StorekeeperJSON.response(["entries": entries])

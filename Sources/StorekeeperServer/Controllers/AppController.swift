@@ -27,7 +27,7 @@ struct AppController {
     /// Server-mode step 1: the products the app may offer (Ready for Sale only).
     func products(_ request: Request) async throws -> Response {
         let caller = try await context.authenticateCaller(request)
-        let sellable = try await context.store.products(appId: caller.app.id).filter { $0.status == .readyForSale }
+        let sellable = try await context.useCases.catalog.sellable(appId: caller.app.id)
         return try context.respond(request, caller, ["products": sellable])
     }
 
@@ -146,7 +146,7 @@ struct AppController {
 
     func verification(_ request: Request, id: String) async throws -> Response {
         let caller = try await context.authenticateCaller(request)
-        guard let verification = try await context.store.verification(id: id), verification.appId == caller.app.id else {
+        guard let verification = try await context.useCases.verifications.verification(id: id, appId: caller.app.id) else {
             throw StorekeeperError(.notFound, "no verification '\(id)'")
         }
         try caller.mayActFor(verification.appUserId)
@@ -158,7 +158,7 @@ struct AppController {
         let app = caller.app
         try validateAppUserId(appUserId)
         try caller.mayActFor(appUserId)
-        let view = try await ReadSubscriber(store: context.store)(appId: app.id, appUserId: appUserId, now: context.now())
+        let view = try await context.useCases.readSubscriber(appId: app.id, appUserId: appUserId, now: context.now())
         return try context.respond(request, caller, view)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Persistence
+import StorekeeperCore
 import StorekeeperDomain
 
 /// The pull feed of the outbox, for backends that cannot receive webhooks: the app's events in
@@ -39,7 +40,7 @@ struct EventFeedController {
         // Webhook test events are for the endpoint tested, not the app's feed: only when asked for.
         let asked = try Self.types(query.string("types"))
         let types = asked.isEmpty ? EventType.all.filter { $0 != .test } : asked
-        let events = try await context.store.events(appId: app.id, after: after, types: types, limit: limit)
+        let events = try await context.useCases.eventFeed.events(appId: app.id, after: after, types: types, limit: limit)
         return try StorekeeperJSON.response(
             Page(events: events.map { Page.Entry(cursor: $0.cursor, event: $0.event) }, nextCursor: events.last?.cursor ?? after))
     }
@@ -50,7 +51,7 @@ struct EventFeedController {
         let query = QueryInput(request)
         let after = Int64(try query.integer("after", in: 0...Int.max) ?? 0)
         let limit = try query.integer("limit", in: 1...Self.maximumLimit) ?? Self.defaultLimit
-        let events = try await context.store.subscriberEvents(appId: app.id, appUserId: appUserId, afterSequence: after, limit: limit)
+        let events = try await context.useCases.eventFeed.subscriberEvents(appId: app.id, appUserId: appUserId, afterSequence: after, limit: limit)
         return try StorekeeperJSON.response(
             Page(events: events.map { Page.Entry(cursor: $0.cursor, event: $0.event) }, nextCursor: events.last?.event.sequence ?? after))
     }

@@ -81,7 +81,7 @@ struct NotificationIngest {
     /// One transaction (`IngestNotification`): the notification once per UUID and what it
     /// causes; then the answer.
     private func ingest(_ notification: IngestNotification.Notification) async throws -> Answer {
-        let result = try await IngestNotification(store: context.store)(notification, now: context.now())
+        let result = try await context.useCases.ingestNotification(notification, now: context.now())
         if result.verificationId != nil { context.signal.wake() }
         context.metrics.increment(
             Metric.notificationsTotal,

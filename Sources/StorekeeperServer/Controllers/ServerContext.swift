@@ -13,7 +13,8 @@ import StorekeeperDomain
 /// What every controller needs. Built once at start.
 struct ServerContext: Sendable {
     let configuration: StorekeeperConfiguration
-    let store: any StorekeeperStore
+    /// The only way a route reaches storage.
+    let useCases: UseCases
     let metrics: MetricsRegistry
     let signal: WakeSignal
     let logger: Logger
@@ -32,7 +33,7 @@ struct ServerContext: Sendable {
     var apps: [AppConfiguration] { configuration.apps }
 
     /// The one way evidence enters the store.
-    var submitEvidence: SubmitEvidence { SubmitEvidence(store: store) }
+    var submitEvidence: SubmitEvidence { useCases.submitEvidence }
 
     func app(id: String) throws -> AppConfiguration {
         guard let app = apps.first(where: { $0.id == id }) else { throw StorekeeperError(.notFound, "no app '\(id)'") }
@@ -110,29 +111,9 @@ struct ServerContext: Sendable {
     }
 
     /// Waits until the verification is final (or held), or `seconds` have passed, or the process
-    /// is stopping (the client gets its 202 at once instead of holding up the shutdown). Woken by
-    /// the store's verification watch when a commit changes it; it reads again at least every
-    /// second in case a notification was lost.
+    /// is stopping (`AwaitVerification`).
     func waitForFinal(_ verification: VerificationRecord, seconds: Double) async throws -> VerificationRecord {
-        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
-        let watch = store.verificationWatch
-        let id = verification.id
-        var current = verification
-        while !current.state.isFinal, current.state != .configurationError, ContinuousClock.now < deadline,
-            !Task.isShuttingDownGracefully
-        {
-            let ticket = watch.register(id)
-            defer { watch.unregister(id, ticket) }
-            current = try await store.verification(id: id) ?? current
-            if current.state.isFinal || current.state == .configurationError { break }
-            let remaining = deadline - ContinuousClock.now
-            await withGracefulShutdownHandler {
-                await ticket.wait(timeout: min(remaining, .seconds(1)))
-            } onGracefulShutdown: {
-                watch.notify(id)
-            }
-        }
-        return current
+        try await useCases.awaitVerification(verification, until: ContinuousClock.now + .milliseconds(Int64(seconds * 1000)))
     }
 
     func isFlagged(_ verification: VerificationRecord) -> Bool {

@@ -24,7 +24,9 @@ struct WebhookController {
         admin.post("") { request, ctx in try await create(request, appId: try ctx.parameters.decoded("app")) }
         admin.get("") { request, ctx in
             let app = try authorized(request, ctx)
-            return try StorekeeperJSON.response(["endpoints": try await context.store.endpoints(appId: app.id).map(EndpointView.init)])
+            return try StorekeeperJSON.response([
+                "endpoints": try await context.useCases.webhookEndpoints.endpoints(appId: app.id).map(EndpointView.init)
+            ])
         }
         admin.get(":id") { request, ctx in
             try StorekeeperJSON.response(EndpointView(try await endpoint(request, ctx)))
@@ -52,7 +54,7 @@ struct WebhookController {
         admin.post(":id/deliveries/:delivery/skip") { request, ctx in
             let endpoint = try await endpoint(request, ctx)
             let delivery = try ctx.parameters.decoded("delivery")
-            guard try await context.store.skipDeadDelivery(endpointId: endpoint.id, deliveryId: delivery, now: context.now()) else {
+            guard try await context.useCases.webhookEndpoints.skip(endpointId: endpoint.id, deliveryId: delivery, now: context.now()) else {
                 throw StorekeeperError(.notFound, "no dead delivery '\(delivery)' for this endpoint")
             }
             context.signal.wake()
@@ -125,7 +127,7 @@ struct WebhookController {
     private func endpoint(_ request: Request, _ ctx: StorekeeperRequestContext) async throws -> WebhookEndpoint {
         let app = try authorized(request, ctx)
         let id = try ctx.parameters.decoded("id")
-        guard let endpoint = try await context.store.endpoint(appId: app.id, id: id) else {
+        guard let endpoint = try await context.useCases.webhookEndpoints.endpoint(appId: app.id, id: id) else {
             throw StorekeeperError(.notFound, "no webhook endpoint '\(id)'")
         }
         return endpoint
@@ -142,12 +144,12 @@ struct WebhookController {
             id: "whep_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""), appId: app.id, url: url,
             secrets: [.init(value: secret, createdAt: now)], state: body.state ?? .active, createdAt: now, updatedAt: now)
         try Self.apply(body, to: &endpoint, destinations: context.configuration.webhooks.destinationPolicy)
-        try await context.store.createEndpoint(endpoint)
-        return try StorekeeperJSON.response(CreatedView(endpoint: EndpointView(endpoint), secret: secret), status: .created)
+        let created = try await actions.create(endpoint)
+        return try StorekeeperJSON.response(CreatedView(endpoint: EndpointView(created), secret: secret), status: .created)
     }
 
     /// The use cases behind the operator's routes.
-    private var actions: WebhookEndpointActions { WebhookEndpointActions(store: context.store) }
+    private var actions: WebhookEndpointActions { context.useCases.webhookEndpoints }
 
     private func update(_ request: Request, _ ctx: StorekeeperRequestContext) async throws -> Response {
         let stored = try await endpoint(request, ctx)
@@ -188,14 +190,9 @@ struct WebhookController {
 
     private func sendTest(_ request: Request, _ ctx: StorekeeperRequestContext) async throws -> Response {
         let endpoint = try await endpoint(request, ctx)
-        let now = context.now()
-        let cause = UUID().uuidString.lowercased()
-        let event = SubscriberEvent(
-            id: SubscriberEvent.id(type: .test, subject: endpoint.id, cause: cause), type: .test, appId: endpoint.appId, environment: nil,
-            appUserId: "storekeeper_test", occurredAt: now, recordedAt: now)
-        try await context.store.recordEvents(.test(event, endpointId: endpoint.id, now: now), now: now)
+        let eventId = try await actions.sendTest(to: endpoint, now: context.now())
         context.signal.wake()
-        return try StorekeeperJSON.response(["eventId": event.id], status: .accepted)
+        return try StorekeeperJSON.response(["eventId": eventId], status: .accepted)
     }
 
     private func deliveries(_ request: Request, _ ctx: StorekeeperRequestContext) async throws -> Response {
@@ -207,11 +204,8 @@ struct WebhookController {
             var delivery: WebhookDelivery
             var attempts: [DeliveryAttempt]
         }
-        var views: [DeliveryView] = []
-        for delivery in try await context.store.deliveries(endpointId: endpoint.id, state: state, limit: limit) {
-            views.append(DeliveryView(delivery: delivery, attempts: try await context.store.attempts(deliveryId: delivery.id)))
-        }
-        return try StorekeeperJSON.response(["deliveries": views])
+        let histories = try await actions.deliveries(endpointId: endpoint.id, state: state, limit: limit)
+        return try StorekeeperJSON.response(["deliveries": histories.map { DeliveryView(delivery: $0.delivery, attempts: $0.attempts) }])
     }
 
     /// The body, refusing keys it does not have: a misspelled filter (`eventType` for

@@ -1,0 +1,39 @@
+public import Foundation
+public import Persistence
+public import StorekeeperDomain
+
+/// The app's catalog as the operator edits it and the app reads it. Only products Ready for
+/// Sale are offered to an app (server mode rule 1): a product removed from sale must not reach
+/// a paywall even though purchases of it still verify.
+public struct ManageCatalog: Sendable {
+    let store: any CatalogStore
+
+    public init(store: any CatalogStore) {
+        self.store = store
+    }
+
+    public func products(appId: String) async throws -> [Product] {
+        try await store.products(appId: appId)
+    }
+
+    /// What an app may offer for sale now.
+    public func sellable(appId: String) async throws -> [Product] {
+        try await store.products(appId: appId).filter { $0.status == .readyForSale }
+    }
+
+    /// Adds a product the catalog does not hold yet; false when it does (a change goes through `save`).
+    public func create(appId: String, product: Product, now: Date) async throws -> Bool {
+        guard try await store.product(appId: appId, productId: product.productId) == nil else { return false }
+        try await store.upsertProduct(appId: appId, product: product, now: now)
+        return true
+    }
+
+    public func save(appId: String, product: Product, now: Date) async throws {
+        try await store.upsertProduct(appId: appId, product: product, now: now)
+    }
+
+    /// False when there was no such product.
+    public func delete(appId: String, productId: String) async throws -> Bool {
+        try await store.deleteProduct(appId: appId, productId: productId)
+    }
+}

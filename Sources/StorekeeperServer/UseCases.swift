@@ -1,0 +1,35 @@
+import Persistence
+import StorekeeperCore
+
+/// Every use case the HTTP edge calls, bound once to the store the process was wired with.
+/// Part of composition: the only place (with `StorekeeperApplication`) that holds the union of
+/// the storage ports; controllers reach storage through these and nothing else.
+struct UseCases: Sendable {
+    let submitEvidence: SubmitEvidence
+    let ingestNotification: IngestNotification
+    let awaitVerification: AwaitVerification
+    let verifications: ReadVerifications
+    let requeueVerification: RequeueVerification
+    let readSubscriber: ReadSubscriber
+    let refreshSubscriber: RefreshSubscriber
+    let purchases: ReadPurchases
+    let catalog: ManageCatalog
+    let eventFeed: ReadEventFeed
+    let webhookEndpoints: WebhookEndpointActions
+    let operations: ReadOperations
+
+    init(store: any StorekeeperStore) {
+        submitEvidence = SubmitEvidence(store: store)
+        ingestNotification = IngestNotification(store: store)
+        awaitVerification = AwaitVerification(store: store)
+        verifications = ReadVerifications(store: store)
+        requeueVerification = RequeueVerification(store: store)
+        readSubscriber = ReadSubscriber(store: store)
+        refreshSubscriber = RefreshSubscriber(store: store)
+        purchases = ReadPurchases(store: store)
+        catalog = ManageCatalog(store: store)
+        eventFeed = ReadEventFeed(store: store)
+        webhookEndpoints = WebhookEndpointActions(store: store)
+        operations = ReadOperations(store: store)
+    }
+}
