@@ -15,6 +15,12 @@ public struct WebhookDeliveryOutcomes: Sendable {
         self.schedule = schedule
     }
 
+    /// What each of these leased delivery jobs has to send, read together (one read per batch);
+    /// a job whose delivery, event or notification is gone is absent.
+    public func work(for jobIds: [String]) async throws -> [String: DeliveryWork] {
+        try await store.deliveriesForJobs(jobIds: jobIds)
+    }
+
     /// Records `attempt`'s `outcome`. Returns the decision taken, or nil when the lease was lost
     /// (nothing written; another runner owns the delivery now).
     public func finish(

@@ -149,18 +149,19 @@ public enum StorekeeperApplication {
         let serverAPIs = try ServerAPIClients.make(configuration: configuration, httpClient: httpClient, now: now).mapValues {
             ServerAPIHistory(client: $0, gate: signedGate)
         }
+        let attempts = VerificationAttempts(store: store)
         var handler = VerifyReceiptJobHandler(
-            store: store, client: VerifyReceiptClient(httpClient: httpClient, endpoints: configuration.appleEndpoints),
+            attempts: attempts, client: VerifyReceiptClient(httpClient: httpClient, endpoints: configuration.appleEndpoints),
             gate: try ReceiptGate(configuration: configuration.receiptTrust), serverAPIs: serverAPIs,
             apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }), configuration: configuration,
             metrics: metrics, logger: logger, now: now)
         handler.health = health
         let signedHandler = SignedTransactionJobHandler(
-            store: store, gate: signedGate,
+            attempts: attempts, gate: signedGate,
             apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }), configuration: configuration,
             metrics: metrics, logger: logger, now: now)
         var refreshHandler = ServerAPIRefreshJobHandler(
-            store: store, serverAPIs: serverAPIs, apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }),
+            attempts: attempts, serverAPIs: serverAPIs, apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }),
             configuration: configuration, metrics: metrics, logger: logger, now: now)
         refreshHandler.health = health
         var runnerConfiguration = JobRunner.Configuration()
@@ -169,11 +170,11 @@ public enum StorekeeperApplication {
         runnerConfiguration.batchSize = min(64, configuration.workers)
         runnerConfiguration.shutdownGrace = configuration.shutdownGraceSeconds
         let webhookHandler = WebhookDeliveryJobHandler(
-            store: store,
+            outcomes: WebhookDeliveryOutcomes(store: store, schedule: configuration.webhooks.retrySchedule),
             sender: WebhookSender(
                 httpClient: httpClient, timeoutSeconds: configuration.webhooks.timeoutSeconds,
                 destinations: configuration.webhooks.destinationPolicy),
-            schedule: configuration.webhooks.retrySchedule, heldRecheckSeconds: configuration.webhooks.heldRecheckSeconds, metrics: metrics,
+            heldRecheckSeconds: configuration.webhooks.heldRecheckSeconds, metrics: metrics,
             logger: logger, now: now)
         return JobRunner(
             store: store, handlers: [handler, signedHandler, refreshHandler, webhookHandler], configuration: runnerConfiguration,

@@ -88,6 +88,46 @@ extension UseCaseTests {
         try await store.leaseJobs(kinds: [verifyReceiptJobKind], limit: 10, owner: "t", now: now, leaseDuration: 30)
     }
 
+    @Test(
+        "VerificationAttempts.begin: proceeds under the lease; an app no longer configured holds it; a second runner is turned away",
+        arguments: StoreFactory.all)
+    func begin(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        let attempts = VerificationAttempts(store: store)
+        let submit = SubmitEvidence(store: store)
+        let kept = try await submit(
+            EvidenceSubmission(appId: "app", appUserId: "alice", evidenceHash: "k", evidence: .receipt(base64: "a2VwdA==")), now: t0)
+        let gone = try await submit(
+            EvidenceSubmission(appId: "gone", appUserId: "alice", evidenceHash: "g", evidence: .receipt(base64: "Z29uZQ==")), now: t0)
+        let leases = try await leaseReceiptJobs(store, at: t0)
+        let keptLease = try #require(leases.first { $0.jobId == kept.verification.jobId })
+        let goneLease = try #require(leases.first { $0.jobId == gone.verification.jobId })
+        guard case .proceed(let record, let evidence) = try await attempts.begin(keptLease, isConfigured: { $0 == "app" }, now: t0) else {
+            Issue.record("a configured app's verification must proceed")
+            return
+        }
+        #expect(record.id == kept.verification.id && evidence == "a2VwdA==")
+        #expect(try await store.verification(id: kept.verification.id)?.state == .verifying)
+        guard case .done(.finishedByHandler) = try await attempts.begin(goneLease, isConfigured: { $0 == "app" }, now: t0) else {
+            Issue.record("an unconfigured app's verification must not proceed")
+            return
+        }
+        let held = try #require(try await store.verification(id: gone.verification.id))
+        #expect(held.state == .configurationError && held.reason == .appNotConfigured)
+        var stale = keptLease
+        stale.token = "someone-else"
+        guard case .done(.finishedByHandler) = try await attempts.begin(stale, isConfigured: { _ in true }, now: t0) else {
+            Issue.record("a lease not held must not start an attempt")
+            return
+        }
+        var missing = keptLease
+        missing.jobId = "no-such-job"
+        guard case .done(.discard) = try await attempts.begin(missing, isConfigured: { _ in true }, now: t0) else {
+            Issue.record("a job without its verification is discarded")
+            return
+        }
+    }
+
     @Test("a stopping worker releases a verification through its lifecycle: not counted, due now, its job leasable", arguments: StoreFactory.all)
     func releaseAtShutdown(factory: StoreFactory) async throws {
         let store = try await factory.make()

@@ -15,7 +15,7 @@ import StorekeeperDomain
 /// without spending an attempt and are released when it answers.
 struct ServerAPIRefreshJobHandler: VerificationJobHandler {
     let kind = refreshFromServerAPIJobKind
-    let store: any VerificationJobStore
+    let attempts: VerificationAttempts
     let serverAPIs: [String: ServerAPIHistory]
     let apps: [String: AppConfiguration]
     let configuration: StorekeeperConfiguration
@@ -59,7 +59,7 @@ struct ServerAPIRefreshJobHandler: VerificationJobHandler {
         do {
             switch try fetched.get() {
             case .verified(let evidence, let environment, _):
-                let result = try await VerifiedGrant(store: store, configuration: configuration, metrics: metrics).complete(
+                let result = try await VerifiedGrant(attempts: attempts, configuration: configuration, metrics: metrics).complete(
                     lease, verification: verification, app: app, evidence: evidence,
                     report: AttemptReport(statuses: [], environment: environment.storageName, reason: nil), now: at)
                 metrics.increment(Metric.subscriberRefreshesTotal, labels: ["outcome": result.outcomeLabel])

@@ -11,7 +11,7 @@ import StorekeeperDomain
 /// completes the job. Usually done within milliseconds of the POST, which waits for it.
 struct SignedTransactionJobHandler: VerificationJobHandler {
     let kind = verifySignedTransactionJobKind
-    let store: any VerificationJobStore
+    let attempts: VerificationAttempts
     let gate: SignedTransactionGate
     let apps: [String: AppConfiguration]
     let configuration: StorekeeperConfiguration
@@ -36,7 +36,7 @@ struct SignedTransactionJobHandler: VerificationJobHandler {
             metrics.increment(Metric.verificationsFinishedTotal, labels: ["outcome": "invalid"])
         case .verified(let transaction, let evidence, let environment, let notification):
             // Refunds and their reversals are ordered by when Apple signed what says so.
-            try await VerifiedGrant(store: store, configuration: configuration, metrics: metrics).complete(
+            try await VerifiedGrant(attempts: attempts, configuration: configuration, metrics: metrics).complete(
                 lease, verification: verification, app: app, evidence: evidence,
                 report: AttemptReport(statuses: [], environment: environment.storageName, reason: nil),
                 evidenceSignedAt: notification?.signedDate?.date ?? transaction.signedDate?.date,

@@ -6,10 +6,10 @@ import StorekeeperCore
 import StorekeeperDomain
 
 /// The last step every verification job shares once an answer is verified (verifyReceipt, a
-/// signed transaction or notification, the Server API): load the catalog, grant in the
-/// transaction that completes the job, count what happened.
+/// signed transaction or notification, the Server API): grant against the stored catalog in
+/// the transaction that completes the job (`VerificationAttempts.grant`), count what happened.
 struct VerifiedGrant {
-    let store: any CatalogStore & LeasedTransactions
+    let attempts: VerificationAttempts
     let configuration: StorekeeperConfiguration
     let metrics: MetricsRegistry
 
@@ -20,11 +20,10 @@ struct VerifiedGrant {
         report: AttemptReport, evidenceSignedAt: Date? = nil, reversesRefunds: Bool = false,
         now: Date
     ) async throws -> GrantResult {
-        let catalog = Dictionary(try await store.products(appId: app.id).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })
-        let result = try await VerificationOutcomes(store: store).completeVerified(
+        let result = try await attempts.grant(
             lease, verificationId: verification.id, evidence: evidence, report: report,
             request: GrantRequest(
-                appId: app.id, bundleId: app.bundleId, bindingPolicy: configuration.bindingPolicy, catalog: catalog,
+                appId: app.id, bundleId: app.bundleId, bindingPolicy: configuration.bindingPolicy, catalog: [:],
                 evidenceSignedAt: evidenceSignedAt, reversesRefunds: reversesRefunds,
                 // An earlier submitter usually ends within seconds; never wait longer than a minute.
                 waitRetryAt: now.addingTimeInterval(

@@ -13,7 +13,7 @@ import StorekeeperDomain
 /// the job; every other outcome reschedules, holds or ends the job in one transaction too.
 struct VerifyReceiptJobHandler: VerificationJobHandler {
     let kind = verifyReceiptJobKind
-    let store: any VerificationJobStore
+    let attempts: VerificationAttempts
     let client: VerifyReceiptClient
     let gate: ReceiptGate?
     /// Per app with a Server API key: stands in for verifyReceipt while it fails.
@@ -155,7 +155,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
             metrics.increment(Metric.verificationsFinishedTotal, labels: ["outcome": "invalid"])
             return
         }
-        try await VerifiedGrant(store: store, configuration: configuration, metrics: metrics).complete(
+        try await VerifiedGrant(attempts: attempts, configuration: configuration, metrics: metrics).complete(
             lease, verification: verification, app: app, evidence: evidence, report: report, now: at)
     }
 
@@ -230,7 +230,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
                 originalTransactionId: purchase.originalTransactionId ?? transactionId, purchaseDate: purchaseDate,
                 expiresDate: purchase.expiresDate, cancellationDate: purchase.cancellationDate)
         }
-        let catalog = Dictionary(try await store.products(appId: app.id).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })
+        let catalog = try await attempts.catalog(appId: app.id)
         return ProvisionalPlanner.plan(
             purchases, catalog: catalog, policy: policy, appId: app.id, appUserId: verification.appUserId,
             verificationId: verification.id, now: now)

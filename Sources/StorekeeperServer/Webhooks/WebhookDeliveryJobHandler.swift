@@ -13,9 +13,8 @@ import Synchronization
 /// together (one read for the batch); each is sent and recorded on its own.
 struct WebhookDeliveryJobHandler: BatchJobHandler {
     let kind = deliverWebhookJobKind
-    let store: any WebhookStore
+    let outcomes: WebhookDeliveryOutcomes
     let sender: WebhookSender
-    let schedule: WebhookRetrySchedule
     /// How long a held delivery waits before looking again: at a paused endpoint, or at a dead
     /// earlier event of its subscriber (`webhooks.heldRecheckSeconds`). Resume, replay and skip
     /// make held deliveries due at once; one that was running at that moment ends with this
@@ -34,7 +33,7 @@ struct WebhookDeliveryJobHandler: BatchJobHandler {
     func run(batch leases: [JobLease], done: @escaping @Sendable (JobLease, JobOutcome) async -> Void) async {
         let works: [String: DeliveryWork]
         do {
-            works = try await store.deliveriesForJobs(jobIds: leases.map(\.jobId))
+            works = try await outcomes.work(for: leases.map(\.jobId))
         } catch {
             logger.error("webhook deliveries could not be read", metadata: ["jobs": "\(leases.count)", "error": "\(error)"])
             for lease in leases { await done(lease, .retry(at: now().addingTimeInterval(5), reason: FailureReason.storageError.rawValue)) }
@@ -84,7 +83,7 @@ struct WebhookDeliveryJobHandler: BatchJobHandler {
         let attempt = DeliveryAttempt(
             deliveryId: work.delivery.id, attempt: work.delivery.attempts + 1, at: at, status: result.status, latencyMs: result.latencyMs,
             error: result.error, responseExcerpt: result.excerpt)
-        let decision = try await WebhookDeliveryOutcomes(store: store, schedule: schedule).finish(
+        let decision = try await outcomes.finish(
             lease, work: work, outcome: result.outcome, attempt: attempt, now: ended, unitRandom: Double.random(in: 0..<1))
         let labels = ["endpoint": endpoint.id]
         metrics.observe(Metric.webhookAttemptDurationSeconds, labels: labels, value: Double(result.latencyMs) / 1000)
