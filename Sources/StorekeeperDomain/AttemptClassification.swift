@@ -69,3 +69,15 @@ public enum AttemptClassification: Sendable, Hashable {
         }
     }
 }
+
+extension AttemptClassification {
+    /// The status Apple's answer carried, if it carried one.
+    public var appleStatus: AppStoreStatus? {
+        switch self {
+        case .verified(let response): return response.status
+        case .redirect(_, let status): return status
+        case .invalid(_, let status), .transient(_, let status): return status
+        case .configurationError(_, let status): return status
+        }
+    }
+}

@@ -41,122 +41,101 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
         }
         let request = VerifyReceiptRequest(
             receiptData: receipt, password: app.sharedSecret, excludeOldTransactions: configuration.excludeOldTransactions)
-        var environment = AppStoreRouting.firstEnvironment
-        var statuses: [Int] = []
-        var classification = AttemptClassification.transient(reason: .appleNotCalled, status: nil)
-        var askedAt = now()
-        /// Set when Apple is down and this job is not the probe: it waits, without calling.
-        var waitUntil: Date?
-        var endpoint = AppleHealthMonitor.Endpoint.verifyReceipt(environment.storageName)
-        for _ in 0..<AppStoreRouting.maximumHops {
-            endpoint = AppleHealthMonitor.Endpoint.verifyReceipt(environment.storageName)
-            var probe = false
-            let admittedAt = now()
-            switch await health?.admitting(endpoint, now: admittedAt) ?? .call {
-            case .call: break
-            case .probe: probe = true
-            case .wait(let until): waitUntil = until
-            }
-            if waitUntil != nil {
-                classification = .transient(reason: .appleDown, status: nil)
-                break
-            }
-            askedAt = now()
-            let started = ContinuousClock.now
-            let result = await client.verify(request, environment: environment, timeout: configuration.attemptTimeoutSeconds)
-            let elapsed = started.duration(to: .now)
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            classification = AttemptClassification.classify(result, environment: environment)
-            record(result: result, classification: classification, environment: environment, seconds: seconds)
-            if let health {
+        var plan = ReceiptAttemptPlan(acceptsSandbox: app.acceptSandbox, now: now())
+        var action = plan.start()
+        var admittedAt = now()
+        while true {
+            switch action {
+            case .admit(let environment):
+                admittedAt = now()
+                action = plan.admitted(await health?.admitting(.verifyReceipt(environment.storageName), now: admittedAt) ?? .call)
+            case .call(let environment, let probe):
+                let askedAt = now()
+                let started = ContinuousClock.now
+                let result = await client.verify(request, environment: environment, timeout: configuration.attemptTimeoutSeconds)
+                let elapsed = started.duration(to: .now)
+                let classification = AttemptClassification.classify(result, environment: environment)
+                record(
+                    result: result, classification: classification, environment: environment,
+                    seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
                 // Any answer of Apple's own (valid or not) shows it is up; a transient one does not.
                 let answered = if case .transient = classification { false } else { true }
-                await health.record(endpoint, answered: answered, probe: probe, sentAt: admittedAt, now: now())
+                await health?.record(.verifyReceipt(environment.storageName), answered: answered, probe: probe, sentAt: admittedAt, now: now())
+                action = plan.answered(classification, askedAt: askedAt)
+            case .conclude(let conclusion):
+                try await conclude(conclusion, plan: &plan, lease, verification: verification, app: app, local: local)
+                return .finishedByHandler
             }
-            if let status = classification.appleStatus { statuses.append(status.rawValue) }
-            guard case .redirect(let next, _) = classification else { break }
-            environment = next
         }
+    }
 
+    /// Writes how the attempt ended, in the transaction that ends the job.
+    private func conclude(
+        _ conclusion: ReceiptAttemptPlan.Conclusion, plan: inout ReceiptAttemptPlan, _ lease: JobLease, verification: VerificationRecord,
+        app: AppConfiguration, local: ReceiptGate.LocalCheck
+    ) async throws {
         let at = now()
-        switch classification {
-        case .verified(let response):
-            try await complete(
-                lease, verification: verification, app: app,
-                evidence: PurchaseEvidence(verifyReceipt: response, environment: environment, askedAt: askedAt), environment: environment,
-                report: AttemptReport(statuses: statuses, environment: environment.storageName, reason: nil), now: at)
-        case .invalid(let reason, _):
-            let report = AttemptReport(statuses: statuses, environment: environment.storageName, reason: reason)
-            _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
+        let (statuses, environment) = (plan.statuses, plan.environment.storageName)
+        let report = { (reason: FailureReason?) in AttemptReport(statuses: statuses, environment: environment, reason: reason) }
+        switch conclusion {
+        case .grant(let evidence, _):
+            try await VerifiedGrant(attempts: attempts, configuration: configuration, metrics: metrics).complete(
+                lease, verification: verification, app: app, evidence: evidence, report: report(nil), now: at)
+        case .invalid(let reason):
+            _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report(reason), now: at)
             metrics.increment(Metric.verificationsFinishedTotal, labels: ["outcome": "invalid"])
-        case .configurationError(let reason, _):
+        case .hold(let reason):
             logger.critical(
                 "configuration error from Apple; verification held until the configuration changes",
                 metadata: ["app": "\(app.id)", "reason": "\(reason)"])
-            let report = AttemptReport(statuses: statuses, environment: environment.storageName, reason: reason)
             _ = try await outcomes.holdForConfiguration(
-                lease, verificationId: verification.id, report: report, configurationFingerprint: app.fingerprint, now: at)
+                lease, verificationId: verification.id, report: report(reason), configurationFingerprint: app.fingerprint, now: at)
             metrics.increment(Metric.verificationsFinishedTotal, labels: ["outcome": "configuration_error"])
-        case .transient, .redirect:
-            // A redirect after the last hop means Apple sent us round in circles: transient.
-            let reason = if case .transient(let reason, _) = classification { reason } else { FailureReason.appleEnvironmentLoop }
+        case .unanswered(let reason, let waitUntil):
             if let (evidence, answered) = await standIn(local, app: app, reason: reason, now: at) {
-                try await complete(
-                    lease, verification: verification, app: app, evidence: evidence, environment: answered,
-                    report: AttemptReport(statuses: statuses, environment: answered.storageName, reason: nil), now: at)
-                return .finishedByHandler
+                // `stoodIn` concludes with a grant or a refusal, never `unanswered`: no second stand-in.
+                try await conclude(
+                    plan.stoodIn(evidence, environment: answered), plan: &plan, lease, verification: verification, app: app, local: local)
+                return
             }
-            // The backoff counts from the end of this attempt: the stand-in's own retries took time.
-            let ended = now()
-            let next: Date
-            if let waitUntil {
-                // Not called: back around the next probe, spread over the probe backoff's cap so
-                // the waiting do not all come at once; Apple's recovery releases them sooner.
-                next = max(waitUntil, ended).addingTimeInterval(Double.random(in: 0...configuration.appleHealth.probeCapSeconds))
-                metrics.increment(Metric.verificationsWaitingForAppleTotal, labels: ["app": app.id])
-            } else {
-                // Apple came back while this call was out (it hung past the return): the release
-                // has passed, so this one goes now, like the released ones. Apple down: back
-                // round the probe. Otherwise the job's own backoff.
-                let scheduled = configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1))
-                let delay =
-                    await health?.delayAfterFailure(
-                        endpoint, sentAt: askedAt, scheduled: scheduled, now: ended, unitRandom: Double.random(in: 0..<1)) ?? scheduled
-                next = ended.addingTimeInterval(delay)
-            }
-            let report = AttemptReport(statuses: statuses, environment: nil, reason: reason)
-            let provisional = try await provisionalGrants(local, verification: verification, app: app, now: ended)
-            _ = try await outcomes.scheduleRetry(
-                lease, verificationId: verification.id, report: report, at: next, provisional: provisional, countsAttempt: waitUntil == nil,
-                now: ended)
-            if !provisional.isEmpty {
-                metrics.increment(Metric.provisionalGrantsTotal, labels: ["app": app.id], by: Double(provisional.count))
-            }
-            metrics.increment(Metric.verificationRetriesTotal, labels: ["reason": reason.rawValue])
+            try await scheduleRetry(
+                reason: reason, waitUntil: waitUntil, plan: plan, lease, verification: verification, app: app, local: local)
         }
-        return .finishedByHandler
     }
 
-    /// Grants a verified answer (verifyReceipt's or the Server API's) in the transaction that ends
-    /// the job. `evidence` is nil when Apple's answer held no receipt.
-    private func complete(
-        _ lease: JobLease, verification: VerificationRecord, app: AppConfiguration, evidence: PurchaseEvidence?,
-        environment: AppStoreEnvironment, report: AttemptReport, now at: Date
+    /// No answer to act on and no stand-in: the verification waits for its next attempt,
+    /// maybe with provisional access (the outage policy).
+    private func scheduleRetry(
+        reason: FailureReason, waitUntil: Date?, plan: ReceiptAttemptPlan, _ lease: JobLease, verification: VerificationRecord,
+        app: AppConfiguration, local: ReceiptGate.LocalCheck
     ) async throws {
-        var report = report
-        if environment == .sandbox, !app.acceptSandbox {
-            report.reason = .sandboxNotAccepted
-            _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
-            return
+        // The backoff counts from the end of this attempt: the stand-in's own retries took time.
+        let ended = now()
+        let next: Date
+        if let waitUntil {
+            next = ReceiptAttemptPlan.waitingRetry(
+                until: waitUntil, ended: ended, probeCapSeconds: configuration.appleHealth.probeCapSeconds, unitRandom: Double.random(in: 0..<1))
+            metrics.increment(Metric.verificationsWaitingForAppleTotal, labels: ["app": app.id])
+        } else {
+            // Apple came back while this call was out (it hung past the return): the release
+            // has passed, so this one goes now, like the released ones. Apple down: back
+            // round the probe. Otherwise the job's own backoff.
+            let scheduled = configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1))
+            let delay =
+                await health?.delayAfterFailure(
+                    .verifyReceipt(plan.environment.storageName), sentAt: plan.askedAt, scheduled: scheduled, now: ended,
+                    unitRandom: Double.random(in: 0..<1)) ?? scheduled
+            next = ended.addingTimeInterval(delay)
         }
-        guard let evidence else {
-            report.reason = .appleResponseMissingReceipt
-            _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
-            metrics.increment(Metric.verificationsFinishedTotal, labels: ["outcome": "invalid"])
-            return
+        let report = AttemptReport(statuses: plan.statuses, environment: nil, reason: reason)
+        let provisional = try await provisionalGrants(local, verification: verification, app: app, now: ended)
+        _ = try await outcomes.scheduleRetry(
+            lease, verificationId: verification.id, report: report, at: next, provisional: provisional, countsAttempt: waitUntil == nil,
+            now: ended)
+        if !provisional.isEmpty {
+            metrics.increment(Metric.provisionalGrantsTotal, labels: ["app": app.id], by: Double(provisional.count))
         }
-        try await VerifiedGrant(attempts: attempts, configuration: configuration, metrics: metrics).complete(
-            lease, verification: verification, app: app, evidence: evidence, report: report, now: at)
+        metrics.increment(Metric.verificationRetriesTotal, labels: ["reason": reason.rawValue])
     }
 
     /// verifyReceipt failed: when the receipt's signature and chain checked locally (so its
@@ -247,17 +226,6 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
                 if let status = classification.appleStatus { String(status.rawValue) } else { "http_\(http)" }
             }
         metrics.increment(Metric.appleResponsesTotal, labels: ["environment": env, "status": label])
-    }
-}
-
-extension AttemptClassification {
-    var appleStatus: AppStoreStatus? {
-        switch self {
-        case .verified(let response): return response.status
-        case .redirect(_, let status): return status
-        case .invalid(_, let status), .transient(_, let status): return status
-        case .configurationError(_, let status): return status
-        }
     }
 }
 
