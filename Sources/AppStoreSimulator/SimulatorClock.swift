@@ -5,19 +5,46 @@ import Synchronization
 /// forward (`POST /sim/clock/advance`), so a month of renewals, a grace period or an expiry
 /// happens at the test's word instead of after real waiting. A server sharing this clock (the
 /// in-process test stack passes `now` to both) sees the same instants Apple does.
+///
+/// A test that counts what happens per unit of time (probes per backoff step, calls per outage)
+/// freezes it: then time moves only when the test advances it, and every bound it asserts is a
+/// count of its own steps, whatever the load on the machine.
 public final class SimulatorClock: Sendable {
-    private let offset = Mutex<TimeInterval>(0)
+    private struct State {
+        var offset: TimeInterval = 0
+        /// Set while frozen: the instant `now()` answers.
+        var frozenAt: Date?
+    }
+
+    private let state = Mutex(State())
 
     public init() {}
 
-    public func now() -> Date { Date().addingTimeInterval(offset.withLock { $0 }) }
+    public func now() -> Date {
+        state.withLock { $0.frozenAt ?? Date().addingTimeInterval($0.offset) }
+    }
 
     /// Seconds the clock is ahead of the wall clock.
-    public var offsetSeconds: TimeInterval { offset.withLock { $0 } }
+    public var offsetSeconds: TimeInterval {
+        state.withLock { state in state.frozenAt.map { $0.timeIntervalSinceNow } ?? state.offset }
+    }
+
+    /// Stops the clock at its current instant: from now on only `advance` moves it.
+    public func freeze() {
+        state.withLock { state in
+            if state.frozenAt == nil { state.frozenAt = Date().addingTimeInterval(state.offset) }
+        }
+    }
 
     /// Moves the clock forward; time never runs backwards (Apple's dates only grow).
     public func advance(by seconds: TimeInterval) {
         guard seconds > 0, seconds.isFinite else { return }
-        offset.withLock { $0 += seconds }
+        state.withLock { state in
+            if let frozenAt = state.frozenAt {
+                state.frozenAt = frozenAt.addingTimeInterval(seconds)
+            } else {
+                state.offset += seconds
+            }
+        }
     }
 }
