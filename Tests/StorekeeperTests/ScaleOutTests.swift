@@ -277,7 +277,7 @@ struct ScaleOutTests {
             try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: log("worker-2")),
         ]
         defer { ([api] + processes).forEach { $0.terminate() } }
-        let (ids, flapped, failed) = try await AppleOutageTests.flap(stack.simulator, client(stack, api.baseURL), receipts: receipts)
+        let (ids, flapped, failed) = try await Self.flap(stack.simulator, client(stack, api.baseURL), receipts: receipts)
         let counts = try await stack.store.verificationCounts()
         #expect(counts[.invalid] == nil && counts[.verified] == ids.count, "\(counts)")
         try await expectBooksBalance(stack)
@@ -350,5 +350,33 @@ struct ScaleOutTests {
         successor.terminate()
         #expect(successor.process.terminationReason == .exit && successor.process.terminationStatus == 0)
         try await stack.stop()
+    }
+
+    /// Worker processes of their own read the wall clock, so this flapping runs on it (the
+    /// in-process `AppleOutageTests.flapping` runs on a frozen clock). Five outages of 1.2 s,
+    /// each followed by 1.2 s of Apple answering, with six of the 30 `receipts` posted in each;
+    /// then every one must end verified. Returns the verification ids, how long the flapping
+    /// lasted, and how many calls to Apple met an outage.
+    static func flap(
+        _ simulator: SimulatorClient, _ api: StorekeeperClient, receipts: [String]
+    ) async throws -> (ids: [String], seconds: Double, failedCalls: Int) {
+        var ids: [String] = []
+        let started = Date()
+        for cycle in 0..<5 {
+            try await simulator.outage(seconds: 1.2)
+            for i in 0..<6 {
+                let reply = try await api.postReceipt(appUserId: "flap-\(cycle)-\(i)", receipt: receipts[cycle * 6 + i])
+                #expect(reply.status == 202 || reply.status == 200, "\(reply.text)")
+                ids.append(try #require(reply.json["id"] as? String))
+            }
+            // A bounded wait on external processes' wall clock: Apple answers again after 1.2 s of it.
+            try await Task.sleep(for: .milliseconds(2_400))
+        }
+        let flapped = Date().timeIntervalSince(started)
+        for id in ids {
+            let final = try await api.waitForFinal(id, timeout: 120)
+            #expect(final["state"] as? String == "verified", "\(final)")
+        }
+        return (ids, flapped, try await simulator.stats()["production.outage", default: 0])
     }
 }
