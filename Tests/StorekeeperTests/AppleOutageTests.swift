@@ -50,7 +50,7 @@ struct AppleOutageTests {
             }
             // Every receipt has been looked at once (none pending, none running, none due now):
             // failed, or told to wait for the probe. Nothing is final while Apple is down.
-            #expect(try await Self.quiet(stack))
+            #expect(try await stack.quiet())
             #expect(try await stack.store.verificationCounts()[.pending] == nil)
             let during = try await stack.store.verificationCounts()
             #expect(during[.verified] == nil && during[.invalid] == nil, "\(during)")
@@ -68,7 +68,7 @@ struct AppleOutageTests {
             for step in 1...3 {
                 stack.clock.advance(by: 3)
                 #expect(try await eventually { try await calls() - before > probing }, "step \(step): the probe calls")
-                #expect(try await Self.quiet(stack))
+                #expect(try await stack.quiet())
                 let now = try await calls() - before
                 #expect(now - probing <= 2, "step \(step): \(now - probing) calls; one probe (and its hop) expected")
                 probing = now
@@ -167,11 +167,11 @@ struct AppleOutageTests {
                     ids.append(try #require(reply.json["id"] as? String))
                 }
                 for _ in 0..<stepsPerPhase {
-                    #expect(try await Self.quiet(stack), "phase \(index): every receipt looked at")
+                    #expect(try await stack.quiet(), "phase \(index): every receipt looked at")
                     stack.clock.advance(by: 1)
                 }
             }
-            #expect(try await Self.quiet(stack), "every receipt was looked at during the outage")
+            #expect(try await stack.quiet(), "every receipt was looked at during the outage")
             let calls = try await stack.simulator.stats().filter { $0.key.hasPrefix("production.outage") || $0.key.hasPrefix("production.fault.") }
                 .values.reduce(0, +)
             // The failures that make Apple down, what the 8 workers had in flight then, and at
@@ -189,7 +189,7 @@ struct AppleOutageTests {
             try await stack.simulator.setFaults(FaultConfiguration.none)
             var seconds = 0
             while try await stack.store.verificationCounts().keys.contains(where: { !$0.isFinal }), seconds < 120 {
-                #expect(try await Self.quiet(stack))
+                #expect(try await stack.quiet())
                 stack.clock.advance(by: 1)
                 seconds += 1
             }
@@ -229,13 +229,13 @@ struct AppleOutageTests {
                     #expect(reply.status == 202 || reply.status == 200, "\(reply.text)")
                     ids.append(try #require(reply.json["id"] as? String))
                 }
-                #expect(try await Self.quiet(stack), "cycle \(cycle): every receipt looked at")
+                #expect(try await stack.quiet(), "cycle \(cycle): every receipt looked at")
                 stack.clock.advance(by: 2.4)
             }
             // Apple stays up now: each step passes the longest retry (4 s) until all are final.
             var steps = 0
             while try await stack.store.verificationCounts().keys.contains(where: { !$0.isFinal }), steps < 20 {
-                #expect(try await Self.quiet(stack))
+                #expect(try await stack.quiet())
                 stack.clock.advance(by: 4)
                 steps += 1
             }
@@ -252,22 +252,6 @@ struct AppleOutageTests {
             // meets it).
             #expect(failed > 0, "the receipts met Apple's outages")
             #expect(failed <= 5 * (3 + 1), "\(failed) failed calls in 5 outages")
-        }
-    }
-
-    /// Waits until the queue has nothing to do at the clock's current instant: no job due and
-    /// none running. A job that ends may make another due (a recovery releases the waiting), so
-    /// the two reads are taken twice in turn: a job due after the first read is running or due
-    /// at the second, and one running then is seen by the last. False if that did not happen
-    /// within a minute.
-    static func quiet(_ stack: LocalStack) async throws -> Bool {
-        try await eventually {
-            for _ in 0..<2 {
-                // Compared as the store compares when it leases: in whole milliseconds, rounded.
-                if let due = try await stack.store.nextJobDue(), StoredTime.ms(due) <= StoredTime.ms(stack.clock.now()) { return false }
-                if try await stack.store.jobCounts()[.running, default: 0] > 0 { return false }
-            }
-            return true
         }
     }
 }

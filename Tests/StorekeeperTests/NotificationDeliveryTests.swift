@@ -379,25 +379,35 @@ struct NotificationDeliveryTests {
                 try await stack.simulator.stats().filter { $0.key.hasPrefix("serverapi.") && $0.key.hasSuffix(".503") }.values.reduce(0, +)
             }
             try await stack.simulator.setServerAPIFaults(down: true)
-            let started = Date()
+            // Time moves only when this test moves it: the bound below counts calls, not seconds.
+            stack.clock.freeze()
             var ids: [String] = []
             for user in users {
                 let reply = try await stack.api.adminPost("/v1/admin/apps/demo/users/\(user)/refresh?wait=0")
                 #expect([200, 202].contains(reply.status), "\(reply.text)")
                 ids.append(try #require(reply.json["id"] as? String))
             }
-            #expect(try await eventually(timeout: 120) { try await stack.store.verificationCounts()[.pending] == nil })
-            let elapsed = Date().timeIntervalSince(started)
+            #expect(try await stack.quiet(), "every refresh looked at")
+            #expect(try await stack.store.verificationCounts()[.pending] == nil)
             let calls = try await failedCalls()
-            // Per failing refresh up to 4 calls: the 2 that make the Server API down, the 4
-            // workers' refreshes in flight then, and one probe per backoff step (≥ 0.5 s apart).
-            let bound = 4 * (2 + 4 + Int(elapsed / 0.5) + 2)
-            #expect(calls <= bound, "\(calls) calls in \(elapsed) s; at most \(bound) expected")
+            // Per failing refresh up to 4 calls: the 2 that make the Server API down and the 4
+            // workers' refreshes in flight then; no probe is due while the clock stands.
+            let bound = 4 * (2 + 4)
+            #expect(calls <= bound, "\(calls) calls; at most \(bound) expected")
             #expect(calls < 4 * users.count, "\(calls) calls for \(users.count) refreshes of up to 4 calls each: no storm")
             let waiting = try await stack.store.verifications(appId: "demo", states: [.retryScheduled], createdBefore: nil, limit: 100)
             #expect(waiting.contains { $0.reason == .appleDown }, "refreshes wait for the probe: \(waiting.map(\.reason))")
 
             try await stack.simulator.setServerAPIFaults(down: false)
+            // Each step passes the next probe (at most the 5 s cap away); a failed refresh's own
+            // retry is 600 s away, so all final within 20 steps means the probe released them.
+            var steps = 0
+            while try await stack.store.verificationCounts().keys.contains(where: { !$0.isFinal }), steps < 20 {
+                #expect(try await stack.quiet())
+                stack.clock.advance(by: 6)
+                steps += 1
+            }
+            #expect(steps < 20, "all final within 120 s of the clock")
             for id in ids {
                 let final = try await stack.api.waitForFinal(id, timeout: 120)
                 #expect(final["state"] as? String == "verified", "\(final)")
