@@ -399,15 +399,15 @@ struct NotificationDeliveryTests {
             #expect(waiting.contains { $0.reason == .appleDown }, "refreshes wait for the probe: \(waiting.map(\.reason))")
 
             try await stack.simulator.setServerAPIFaults(down: false)
-            // Each step passes the next probe (at most the 5 s cap away); a failed refresh's own
-            // retry is 600 s away, so all final within 20 steps means the probe released them.
-            var steps = 0
-            while try await stack.store.verificationCounts().keys.contains(where: { !$0.isFinal }), steps < 20 {
+            // Each step passes the next probe (at most the 5 s cap away). No failed refresh's own
+            // retry comes before `ownRetries`: all final before it means the probe released them.
+            let ownRetries = stack.clock.now().addingTimeInterval(600)
+            func unsettled() async throws -> Bool { try await stack.store.verificationCounts().keys.contains { !$0.isFinal } }
+            while try await unsettled(), stack.clock.now().addingTimeInterval(6) < ownRetries {
                 #expect(try await stack.quiet())
                 stack.clock.advance(by: 6)
-                steps += 1
             }
-            #expect(steps < 20, "all final within 120 s of the clock")
+            #expect(try await !unsettled(), "all final before any failed refresh's own retry was due")
             for id in ids {
                 let final = try await stack.api.waitForFinal(id, timeout: 120)
                 #expect(final["state"] as? String == "verified", "\(final)")
