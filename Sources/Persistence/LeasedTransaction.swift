@@ -24,23 +24,50 @@ public protocol LeasedTransactions: Sendable {
     ) async throws -> T?
 }
 
-/// Which rows of granted state a use case reads.
+/// Which rows a use case reads inside its leased transaction.
 public struct GrantFactsQuery: Sendable, Hashable {
     public var appId: String
     public var transactionIds: [String]
     public var originalTransactionIds: [String]
+    /// The app's catalog: a grant is planned from the catalog as stored when it commits, so a
+    /// product changed meanwhile cannot be granted from a stale copy read before.
+    public var readsCatalog: Bool
+    /// The verification as submitted, with its evidence: an attempt's start reads it in the
+    /// transaction that marks it verifying, so the job crosses the port once to begin.
+    public var readsSubmission: Bool
 
-    public init(appId: String, transactionIds: [String], originalTransactionIds: [String]) {
+    public init(
+        appId: String, transactionIds: [String], originalTransactionIds: [String], readsCatalog: Bool = false,
+        readsSubmission: Bool = false
+    ) {
         self.appId = appId
         self.transactionIds = transactionIds
         self.originalTransactionIds = originalTransactionIds
+        self.readsCatalog = readsCatalog
+        self.readsSubmission = readsSubmission
     }
 
     /// Reads no granted state (a refusal, a retry, a hold).
     public static let nothing = GrantFactsQuery(appId: "", transactionIds: [], originalTransactionIds: [])
+
+    /// Reads the verification and what was submitted (an attempt's start).
+    public static let submission = GrantFactsQuery(appId: "", transactionIds: [], originalTransactionIds: [], readsSubmission: true)
 }
 
-/// Granted state as stored, keyed by transaction id and original transaction id.
+/// A verification as submitted: the record and the evidence stored with it (a receipt, a JWS,
+/// transaction ids).
+public struct SubmittedVerification: Sendable {
+    public var record: VerificationRecord
+    public var evidence: String
+
+    public init(record: VerificationRecord, evidence: String) {
+        self.record = record
+        self.evidence = evidence
+    }
+}
+
+/// What a leased transaction read: granted state keyed by transaction id and original
+/// transaction id, and what the query asked for besides.
 public struct GrantFacts: Sendable {
     public var transactions: [String: TransactionRecord]
     public var bindings: [String: OwnershipBinding]
@@ -48,15 +75,22 @@ public struct GrantFacts: Sendable {
     /// Claims recorded at acceptance, by original transaction id, each with the state of the
     /// verification it came with.
     public var claims: [String: [OwnershipClaim]]
+    /// The app's catalog by product id (`readsCatalog`).
+    public var catalog: [String: Product]
+    /// The leased verification as submitted (`readsSubmission`); nil when it is gone.
+    public var submission: SubmittedVerification?
 
     public init(
         transactions: [String: TransactionRecord] = [:], bindings: [String: OwnershipBinding] = [:],
-        subscriptions: [String: SubscriptionFacts] = [:], claims: [String: [OwnershipClaim]] = [:]
+        subscriptions: [String: SubscriptionFacts] = [:], claims: [String: [OwnershipClaim]] = [:], catalog: [String: Product] = [:],
+        submission: SubmittedVerification? = nil
     ) {
         self.transactions = transactions
         self.bindings = bindings
         self.subscriptions = subscriptions
         self.claims = claims
+        self.catalog = catalog
+        self.submission = submission
     }
 }
 

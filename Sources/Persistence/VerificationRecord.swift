@@ -145,7 +145,6 @@ public struct GrantRequest: Sendable {
     public var appId: String
     public var bundleId: String
     public var bindingPolicy: BindingPolicy
-    public var catalog: [String: Product]
     /// See `GrantContext.evidenceSignedAt`.
     public var evidenceSignedAt: Date?
     /// See `GrantContext.reversesRefunds`.
@@ -154,14 +153,13 @@ public struct GrantRequest: Sendable {
     public var waitRetryAt: Date?
 
     public init(
-        appId: String, bundleId: String, bindingPolicy: BindingPolicy, catalog: [String: Product], evidenceSignedAt: Date? = nil,
+        appId: String, bundleId: String, bindingPolicy: BindingPolicy, evidenceSignedAt: Date? = nil,
         reversesRefunds: Bool = false, waitRetryAt: Date? = nil
     ) {
         self.waitRetryAt = waitRetryAt
         self.appId = appId
         self.bundleId = bundleId
         self.bindingPolicy = bindingPolicy
-        self.catalog = catalog
         self.evidenceSignedAt = evidenceSignedAt
         self.reversesRefunds = reversesRefunds
     }

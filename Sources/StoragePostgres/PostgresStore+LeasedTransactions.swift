@@ -34,7 +34,13 @@ extension PostgresStore: LeasedTransactions {
                 bindings: try await Self.loadBindings(connection, appId: query.appId, originalIds: query.originalTransactionIds, logger: logger),
                 subscriptions: try await Self.loadSubscriptions(
                     connection, appId: query.appId, originalIds: query.originalTransactionIds, logger: logger),
-                claims: try await Self.loadClaims(connection, appId: query.appId, originalIds: query.originalTransactionIds, logger: logger))
+                claims: try await Self.loadClaims(connection, appId: query.appId, originalIds: query.originalTransactionIds, logger: logger),
+                catalog: query.readsCatalog
+                    ? Dictionary(
+                        try await Self.products(connection, appId: query.appId, logger: logger).map { ($0.productId, $0) },
+                        uniquingKeysWith: { $1 }) : [:],
+                submission: query.readsSubmission
+                    ? try await Self.submission(connection, verificationId: verificationId, logger: logger) : nil)
             let decision = try decide(verification, facts)
             for write in decision.writes { try await Self.apply(write, lease: lease, connection: connection, now: now, logger: logger) }
             // Delivered at commit to the processes holding `?wait=` answers.

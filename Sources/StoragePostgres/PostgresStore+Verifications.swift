@@ -97,17 +97,29 @@ extension PostgresStore {
 
     public func verificationForJob(jobId: String) async throws -> (VerificationRecord, evidence: String)? {
         try await read { connection in
-            guard
-                let row = try await connection.rows(
-                    """
-                    SELECT v.*, r.data AS receipt_data FROM verifications v
-                    JOIN receipts r ON r.app_id = v.app_id AND r.hash = v.receipt_hash
-                    WHERE v.job_id = \(jobId)
-                    """, logger: self.logger
-                ).first
-            else { return nil }
-            return (try Self.verification(from: row), try row.value("receipt_data", as: String.self))
+            let row = try await connection.rows(
+                """
+                SELECT v.*, r.data AS receipt_data FROM verifications v
+                JOIN receipts r ON r.app_id = v.app_id AND r.hash = v.receipt_hash
+                WHERE v.job_id = \(jobId)
+                """, logger: self.logger
+            ).first
+            return try row.map(Self.submission(from:)).map { ($0.record, $0.evidence) }
         }
+    }
+
+    static func submission(_ connection: PostgresConnection, verificationId: String, logger: Logger) async throws -> SubmittedVerification? {
+        try await connection.rows(
+            """
+            SELECT v.*, r.data AS receipt_data FROM verifications v
+            JOIN receipts r ON r.app_id = v.app_id AND r.hash = v.receipt_hash
+            WHERE v.id = \(verificationId)
+            """, logger: logger
+        ).first.map(submission(from:))
+    }
+
+    private static func submission(from row: PostgresRandomAccessRow) throws -> SubmittedVerification {
+        SubmittedVerification(record: try verification(from: row), evidence: try row.value("receipt_data", as: String.self))
     }
 
     public func provisionalGrants(appId: String, appUserId: String, now: Date) async throws -> [ProvisionalGrant] {

@@ -112,12 +112,15 @@ extension SQLiteStore {
 
     // MARK: Loading granted state
 
-    static func loadFacts(_ db: Database, _ query: GrantFactsQuery) throws -> GrantFacts {
+    static func loadFacts(_ db: Database, _ query: GrantFactsQuery, verificationId: String) throws -> GrantFacts {
         GrantFacts(
             transactions: try loadTransactions(db, appId: query.appId, ids: query.transactionIds),
             bindings: try loadBindings(db, appId: query.appId, originalIds: query.originalTransactionIds),
             subscriptions: try loadSubscriptions(db, appId: query.appId, originalIds: query.originalTransactionIds),
-            claims: try loadClaims(db, appId: query.appId, originalIds: query.originalTransactionIds))
+            claims: try loadClaims(db, appId: query.appId, originalIds: query.originalTransactionIds),
+            catalog: query.readsCatalog
+                ? Dictionary(try products(db, appId: query.appId).map { ($0.productId, $0) }, uniquingKeysWith: { $1 }) : [:],
+            submission: query.readsSubmission ? try submission(db, verificationId: verificationId) : nil)
     }
 
     static func loadClaims(_ db: Database, appId: String, originalIds: [String]) throws -> [String: [OwnershipClaim]] {

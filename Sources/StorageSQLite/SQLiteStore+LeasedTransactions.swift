@@ -21,7 +21,7 @@ extension SQLiteStore: LeasedTransactions {
                     state: try VerificationState.stored(row["state"], column: "verifications.state"),
                     provisionalGrants: try Self.provisionalGrants(db, verificationId: verificationId))
             }
-            let decision = try decide(verification, try Self.loadFacts(db, query))
+            let decision = try decide(verification, try Self.loadFacts(db, query, verificationId: verificationId))
             for write in decision.writes { try Self.apply(write, lease: lease, db: db, now: now) }
             return LeasedCommit(result: decision.result, changed: decision.changedVerifications)
         }

@@ -97,17 +97,25 @@ extension SQLiteStore {
 
     public func verificationForJob(jobId: String) async throws -> (VerificationRecord, evidence: String)? {
         try await pool.read { db in
-            guard
-                let row = try Row.fetchOne(
-                    db.cachedStatement(
-                        sql: """
-                            SELECT v.*, r.data AS receipt_data FROM verifications v
-                            JOIN receipts r ON r.app_id = v.app_id AND r.hash = v.receipt_hash
-                            WHERE v.job_id = ?
-                            """), arguments: [jobId])
-            else { return nil }
-            return (try Self.verification(from: row), row["receipt_data"])
+            try Self.submission(db, where: "v.job_id = ?", jobId).map { ($0.record, $0.evidence) }
         }
+    }
+
+    static func submission(_ db: Database, verificationId: String) throws -> SubmittedVerification? {
+        try submission(db, where: "v.id = ?", verificationId)
+    }
+
+    private static func submission(_ db: Database, where condition: String, _ key: String) throws -> SubmittedVerification? {
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT v.*, r.data AS receipt_data FROM verifications v
+                        JOIN receipts r ON r.app_id = v.app_id AND r.hash = v.receipt_hash
+                        WHERE \(condition)
+                        """), arguments: [key])
+        else { return nil }
+        return SubmittedVerification(record: try verification(from: row), evidence: row["receipt_data"])
     }
 
     public func provisionalGrants(appId: String, appUserId: String, now: Date) async throws -> [ProvisionalGrant] {

@@ -53,13 +53,14 @@ public struct VerificationOutcomes: Sendable {
         _ lease: JobLease, verificationId: String, evidence: PurchaseEvidence, report: AttemptReport, request: GrantRequest, now: Date
     ) async throws -> GrantResult {
         let ids = evidence.referencedIds
-        let query = GrantFactsQuery(appId: request.appId, transactionIds: ids.transactionIds, originalTransactionIds: ids.originalIds)
+        let query = GrantFactsQuery(
+            appId: request.appId, transactionIds: ids.transactionIds, originalTransactionIds: ids.originalIds, readsCatalog: true)
         let result = try await store.withLease(lease, verificationId: verificationId, reading: query, now: now) {
             verification, facts -> LeasedDecision<GrantResult> in
             guard let verification else { return LeasedDecision(writes: [], result: .rejected(reason: .verificationMissing)) }
             var context = GrantContext(
                 appId: request.appId, bundleId: request.bundleId, appUserId: verification.appUserId, verificationId: verificationId, now: now,
-                catalog: request.catalog, bindingPolicy: request.bindingPolicy,
+                catalog: facts.catalog, bindingPolicy: request.bindingPolicy,
                 existingTransactions: facts.transactions, bindings: facts.bindings, subscriptions: facts.subscriptions)
             context.evidenceSignedAt = request.evidenceSignedAt
             context.reversesRefunds = request.reversesRefunds
@@ -91,7 +92,7 @@ public struct VerificationOutcomes: Sendable {
                     + EventRule.provisional(verification.provisionalGrants, removed: true, now: now)
                 return Self.finish(
                     verification, on: .appleVerified, report: verified, grant: plan, appId: request.appId, events: events,
-                    catalog: Array(request.catalog.values), now: now, result: .granted(plan.summary),
+                    catalog: Array(facts.catalog.values), now: now, result: .granted(plan.summary),
                     refused: .refused(state: verification.state))
             }
         }
@@ -151,7 +152,7 @@ public struct VerificationOutcomes: Sendable {
     // MARK: Decisions
 
     /// The state an attempt ends in. A lease holder is verifying whether or not it recorded so
-    /// yet (`markVerifying` is a transaction of its own), so the attempt's end is taken from
+    /// yet (its start is a transaction of its own), so the attempt's end is taken from
     /// `verifying`; the guarded write still names the state actually stored.
     static func ending(_ verification: LeasedVerification, on event: VerificationLifecycle.Event) -> (VerificationState, VerificationState)? {
         guard let verifying = VerificationLifecycle.next(from: verification.state, on: .leased),

@@ -12,9 +12,14 @@ import Testing
 @Suite("storage conformance: ownership by acceptance order")
 struct OwnershipByAcceptanceTests {
     let t0 = referenceTime
-    let request = GrantRequest(
-        appId: "app", bundleId: "com.example", bindingPolicy: .refuse,
-        catalog: ["ads": Product(productId: "ads", type: .nonConsumable)], waitRetryAt: referenceTime.addingTimeInterval(5))
+    let request = GrantRequest(appId: "app", bundleId: "com.example", bindingPolicy: .refuse, waitRetryAt: referenceTime.addingTimeInterval(5))
+
+    /// A store with the catalog grants are planned from (read in the grant's own transaction).
+    func make(_ factory: StoreFactory) async throws -> any StorekeeperStore {
+        let store = try await factory.make()
+        try await store.seedProducts(appId: "app", products: [Product(productId: "ads", type: .nonConsumable)], now: t0)
+        return store
+    }
 
     func response() -> VerifyReceiptResponse {
         VerifyReceiptResponse(
@@ -46,7 +51,7 @@ struct OwnershipByAcceptanceTests {
 
     @Test("the second submitter's verification finishes first: it waits; the first submitter is granted", arguments: StoreFactory.all)
     func firstSubmitterWins(factory: StoreFactory) async throws {
-        let store = try await factory.make()
+        let store = try await make(factory)
         let outcomes = VerificationOutcomes(store: store)
         let alice = try await submit(store, user: "alice", at: t0)
         let mallory = try await submit(store, user: "mallory", at: t0.addingTimeInterval(1))
@@ -97,7 +102,7 @@ struct OwnershipByAcceptanceTests {
 
     @Test("a claim whose evidence proved invalid is void: the next submitter is granted", arguments: StoreFactory.all)
     func invalidClaimIsVoid(factory: StoreFactory) async throws {
-        let store = try await factory.make()
+        let store = try await make(factory)
         let outcomes = VerificationOutcomes(store: store)
         let forger = try await submit(store, user: "forger", at: t0)
         let alice = try await submit(store, user: "alice", at: t0.addingTimeInterval(1))

@@ -72,7 +72,7 @@ struct ReadUseCaseTests {
 
     @Test("RefreshSubscriber: asks about the user's own original transactions only; nothing known, nothing submitted", arguments: StoreFactory.all)
     func refresh(factory: StoreFactory) async throws {
-        let store = try await factory.make()
+        let store = try await grants.make(factory)
         try await grants.grantSigned(store, [purchase("1"), purchase("2", original: "1"), purchase("5")], user: "alice", tag: "r1")
         try await grants.grantSigned(store, [purchase("9")], user: "bob", tag: "r2")
         let refresh = RefreshSubscriber(store: store)
@@ -88,7 +88,7 @@ struct ReadUseCaseTests {
 
     @Test("ReadPurchases: the holders of one Apple account, each user once; none for an unknown account", arguments: StoreFactory.all)
     func holders(factory: StoreFactory) async throws {
-        let store = try await factory.make()
+        let store = try await grants.make(factory)
         try await grants.grantSigned(store, [purchase("1", appTransactionId: "70"), purchase("2", appTransactionId: "70")], user: "alice", tag: "h1")
         try await grants.grantSigned(store, [purchase("3", appTransactionId: "70")], user: "bob", tag: "h2")
         let read = ReadPurchases(store: store)

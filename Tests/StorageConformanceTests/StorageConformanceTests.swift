@@ -29,9 +29,15 @@ struct StorageConformanceTests {
             productId: "coins", transactionId: id, originalTransactionId: id, purchaseDate: referenceTime, originalPurchaseDate: referenceTime)
     }
 
-    let request = GrantRequest(
-        appId: "app", bundleId: "com.example", bindingPolicy: .refuse,
-        catalog: ["coins": Product(productId: "coins", type: .consumable, creditAmount: 10, priceMicros: 1_000_000, currency: "EUR")])
+    let request = GrantRequest(appId: "app", bundleId: "com.example", bindingPolicy: .refuse)
+    let catalog = [Product(productId: "coins", type: .consumable, creditAmount: 10, priceMicros: 1_000_000, currency: "EUR")]
+
+    /// A store with the catalog grants are planned from (read in the grant's own transaction).
+    func make(_ factory: StoreFactory) async throws -> any StorekeeperStore {
+        let store = try await factory.make()
+        try await store.seedProducts(appId: "app", products: catalog, now: t0)
+        return store
+    }
 
     @Test("a receipt is stored once per user; the same post returns the same verification", arguments: StoreFactory.all)
     func dedupe(factory: StoreFactory) async throws {
@@ -82,7 +88,7 @@ struct StorageConformanceTests {
 
     @Test("granting happens once, in the job's transaction; a stale lease writes nothing", arguments: StoreFactory.all)
     func grantOnce(factory: StoreFactory) async throws {
-        let store = try await factory.make()
+        let store = try await make(factory)
         let submitted = try await SubmitEvidence(store: store)(submission(), now: t0)
         let stale = try #require(try await lease(store, at: t0).first)
         let current = try #require(try await lease(store, at: t0.addingTimeInterval(31)).first)
@@ -135,7 +141,7 @@ struct StorageConformanceTests {
 
     @Test("a refund and its reversal: revoked, reinstated with its time, both in the ledger", arguments: StoreFactory.all)
     func refundReversal(factory: StoreFactory) async throws {
-        let store = try await factory.make()
+        let store = try await make(factory)
         var refunded = coins("1")
         refunded.cancellationDateMs = .milliseconds(t0.addingTimeInterval(5))
         var step = 0
@@ -189,7 +195,7 @@ struct StorageConformanceTests {
 
     @Test("appTransactionId: stored with a new transaction, learnt once by one first seen without it, and found by it", arguments: StoreFactory.all)
     func appTransactionIds(factory: StoreFactory) async throws {
-        let store = try await factory.make()
+        let store = try await make(factory)
         func purchase(_ id: String, _ appTransactionId: String?) -> PurchaseEvidence.Purchase {
             var purchase = PurchaseEvidence.Purchase(transactionId: id, originalTransactionId: id, productId: "coins", purchaseDate: t0)
             purchase.appTransactionId = appTransactionId
@@ -210,7 +216,7 @@ struct StorageConformanceTests {
 
     @Test("a prorated refund and a commitment plan: stored, read back, the ledger refunds the share", arguments: StoreFactory.all)
     func proratedRefundAndCommitment(factory: StoreFactory) async throws {
-        let store = try await factory.make()
+        let store = try await make(factory)
         var bought = PurchaseEvidence.Purchase(transactionId: "1", originalTransactionId: "1", productId: "coins", purchaseDate: t0)
         bought.billingPlanType = "MONTHLY"
         bought.commitment = CommitmentTerms(billingPeriodNumber: 3, totalBillingPeriods: 12, expiresDate: t0.addingTimeInterval(86_400))
@@ -388,7 +394,7 @@ struct StorageConformanceTests {
 
     @Test("receipts sharing purchases, granted at once by different runners, grant each purchase once", arguments: StoreFactory.all)
     func concurrentGrants(factory: StoreFactory) async throws {
-        let store = try await factory.make()
+        let store = try await make(factory)
         // Eight receipts of one user (each a later snapshot of the same history: the newest holds
         // every purchase), and two receipts of another user replaying the first user's purchases.
         var submitted: [(user: String, id: String, count: Int)] = []
@@ -482,7 +488,7 @@ struct StorageConformanceTests {
 
     @Test("notifications: stored once per UUID with the submission they cause; owners come from bindings", arguments: StoreFactory.all)
     func notifications(factory: StoreFactory) async throws {
-        let store = try await factory.make()
+        let store = try await make(factory)
         #expect(try await store.owner(appId: "app", originalTransactionId: "1") == nil)
         let submitted = try await SubmitEvidence(store: store)(submission(), now: t0)
         let held = try #require(try await lease(store, at: t0).first)

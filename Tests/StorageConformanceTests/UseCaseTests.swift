@@ -102,13 +102,15 @@ extension UseCaseTests {
         let leases = try await leaseReceiptJobs(store, at: t0)
         let keptLease = try #require(leases.first { $0.jobId == kept.verification.jobId })
         let goneLease = try #require(leases.first { $0.jobId == gone.verification.jobId })
-        guard case .proceed(let record, let evidence) = try await attempts.begin(keptLease, isConfigured: { $0 == "app" }, now: t0) else {
+        let apps = ["app": "configured"]
+        guard case .proceed(let record, let evidence, let app) = try await attempts.begin(keptLease, apps: apps, now: t0) else {
             Issue.record("a configured app's verification must proceed")
             return
         }
-        #expect(record.id == kept.verification.id && evidence == "a2VwdA==")
+        #expect(record.id == kept.verification.id && evidence == "a2VwdA==" && app == "configured")
+        #expect(record.state == .verifying && record.attempts == keptLease.attempt)
         #expect(try await store.verification(id: kept.verification.id)?.state == .verifying)
-        guard case .done(.finishedByHandler) = try await attempts.begin(goneLease, isConfigured: { $0 == "app" }, now: t0) else {
+        guard case .done = try await attempts.begin(goneLease, apps: apps, now: t0) else {
             Issue.record("an unconfigured app's verification must not proceed")
             return
         }
@@ -116,16 +118,18 @@ extension UseCaseTests {
         #expect(held.state == .configurationError && held.reason == .appNotConfigured)
         var stale = keptLease
         stale.token = "someone-else"
-        guard case .done(.finishedByHandler) = try await attempts.begin(stale, isConfigured: { _ in true }, now: t0) else {
+        guard case .done = try await attempts.begin(stale, apps: apps, now: t0) else {
             Issue.record("a lease not held must not start an attempt")
             return
         }
+        #expect(try await store.verification(id: kept.verification.id)?.attempts == keptLease.attempt)
         var missing = keptLease
-        missing.jobId = "no-such-job"
-        guard case .done(.discard) = try await attempts.begin(missing, isConfigured: { _ in true }, now: t0) else {
-            Issue.record("a job without its verification is discarded")
+        missing.payload = "no-such-verification"
+        guard case .done = try await attempts.begin(missing, apps: apps, now: t0) else {
+            Issue.record("a job without its verification must not proceed")
             return
         }
+        #expect(try await store.jobCounts()[.discarded] == 1, "a job without its verification is discarded")
     }
 
     @Test("a stopping worker releases a verification through its lifecycle: not counted, due now, its job leasable", arguments: StoreFactory.all)

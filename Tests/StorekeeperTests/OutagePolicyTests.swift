@@ -46,6 +46,7 @@ struct OutagePolicyTests {
     @Test("stored with the retry, shown until they end, removed when Apple answers; a stale lease writes nothing", arguments: StoreFactory.all)
     func storage(factory: StoreFactory) async throws {
         let store = try await factory.make()
+        try await store.seedProducts(appId: "app", products: [Product(productId: "ads", type: .nonConsumable)], now: t0)
         let submitted = try await SubmitEvidence(store: store)(
             EvidenceSubmission(appId: "app", appUserId: "alice", evidenceHash: "h", evidence: .receipt(base64: "aA==")), now: t0)
         let stale = try #require(try await store.leaseJobs(kinds: ["verify_receipt"], limit: 1, owner: "a", now: t0, leaseDuration: 30).first)
@@ -77,8 +78,7 @@ struct OutagePolicyTests {
                 inApp: [
                     InAppTransaction(productId: "ads", transactionId: "t1", originalTransactionId: "t1", purchaseDate: t0, originalPurchaseDate: t0)
                 ]))
-        let request = GrantRequest(
-            appId: "app", bundleId: "com.example", bindingPolicy: .refuse, catalog: ["ads": Product(productId: "ads", type: .nonConsumable)])
+        let request = GrantRequest(appId: "app", bundleId: "com.example", bindingPolicy: .refuse)
         _ = try await VerificationOutcomes(store: store).completeVerified(
             next, verificationId: submitted.verification.id, evidence: PurchaseEvidence(verifyReceipt: response, environment: .sandbox)!,
             report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil), request: request, now: t0.addingTimeInterval(62))

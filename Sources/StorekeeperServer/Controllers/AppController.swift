@@ -65,7 +65,7 @@ struct AppController {
             throw StorekeeperError(.invalidRequest, "hints: at most 16 entries, keys ≤ 64 and values ≤ 256 characters")
         }
         let hash = sha256Hex(bytes)
-        let result = try await context.submitEvidence(
+        let result = try await context.useCases.submitEvidence(
             EvidenceSubmission(
                 appId: app.id, appUserId: body.appUserId, evidenceHash: hash, evidence: .receipt(base64: cleaned),
                 refresh: body.refresh ?? false, hints: body.hints ?? [:], claims: admission.claims),
@@ -119,7 +119,7 @@ struct AppController {
             claims = [transaction.originalTransactionId ?? transaction.transactionId].compactMap { $0 }
         }
         let hash = sha256Hex(Data(jws.utf8))
-        let result = try await context.submitEvidence(
+        let result = try await context.useCases.submitEvidence(
             EvidenceSubmission(
                 appId: app.id, appUserId: body.appUserId, evidenceHash: hash, evidence: .signedTransaction(jws: jws), claims: claims),
             now: context.now())

@@ -32,9 +32,6 @@ struct ServerContext: Sendable {
 
     var apps: [AppConfiguration] { configuration.apps }
 
-    /// The one way evidence enters the store.
-    var submitEvidence: SubmitEvidence { useCases.submitEvidence }
-
     func app(id: String) throws -> AppConfiguration {
         guard let app = apps.first(where: { $0.id == id }) else { throw StorekeeperError(.notFound, "no app '\(id)'") }
         return app

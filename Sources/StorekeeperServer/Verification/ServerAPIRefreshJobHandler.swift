@@ -59,7 +59,7 @@ struct ServerAPIRefreshJobHandler: VerificationJobHandler {
         do {
             switch try fetched.get() {
             case .verified(let evidence, let environment, _):
-                let result = try await VerifiedGrant(attempts: attempts, configuration: configuration, metrics: metrics).complete(
+                let result = try await grant(
                     lease, verification: verification, app: app, evidence: evidence,
                     report: AttemptReport(statuses: [], environment: environment.storageName, reason: nil), now: at)
                 metrics.increment(Metric.subscriberRefreshesTotal, labels: ["outcome": result.outcomeLabel])

@@ -36,7 +36,7 @@ struct SignedTransactionJobHandler: VerificationJobHandler {
             metrics.increment(Metric.verificationsFinishedTotal, labels: ["outcome": "invalid"])
         case .verified(let transaction, let evidence, let environment, let notification):
             // Refunds and their reversals are ordered by when Apple signed what says so.
-            try await VerifiedGrant(attempts: attempts, configuration: configuration, metrics: metrics).complete(
+            try await grant(
                 lease, verification: verification, app: app, evidence: evidence,
                 report: AttemptReport(statuses: [], environment: environment.storageName, reason: nil),
                 evidenceSignedAt: notification?.signedDate?.date ?? transaction.signedDate?.date,

@@ -79,7 +79,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
         let report = { (reason: FailureReason?) in AttemptReport(statuses: statuses, environment: environment, reason: reason) }
         switch conclusion {
         case .grant(let evidence, _):
-            try await VerifiedGrant(attempts: attempts, configuration: configuration, metrics: metrics).complete(
+            try await grant(
                 lease, verification: verification, app: app, evidence: evidence, report: report(nil), now: at)
         case .invalid(let reason):
             _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report(reason), now: at)
