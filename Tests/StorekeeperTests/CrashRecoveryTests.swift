@@ -93,14 +93,13 @@ struct CrashRecoveryTests {
             #expect([200, 202].contains(reply.status))
         }
         let target = try await verifiedCount() + 5
-        while try await verifiedCount() < target { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(try await eventually(within: 600, every: .milliseconds(10)) { try await verifiedCount() >= target }, "verifications flowing")
         server.killNine()
 
         // Run 3: restart and let everything finish (expired leases are taken up again).
         server = try await ChildProcess.server(binary: binary, configPath: configPath, logPath: logPath)
-        let deadline = Date().addingTimeInterval(300)
         let distinct = Set(posts.map { "\($0.user)|\($0.receipt)" }).count
-        while Date() < deadline, try await verifiedCount() < distinct { try await Task.sleep(for: .milliseconds(100)) }
+        _ = try await eventually(within: 300, every: .milliseconds(100)) { try await verifiedCount() >= distinct }
 
         let counts = try await stack.store.verificationCounts()
         #expect(counts[.verified] == distinct, "every accepted receipt ends verified: \(counts)")

@@ -146,6 +146,7 @@ struct ProcessHardeningTests {
         #expect(silent.closedByServer(within: 60), "a silent connection stays open")
         let trickle = try RawConnection(port: port)
         var open = true
+        // The attack's own pace, not a wait: one byte every 100 ms, for at most a minute.
         for _ in 0..<600 where open {
             open = trickle.send("a")
             try await Task.sleep(for: .milliseconds(100))
@@ -158,6 +159,7 @@ struct ProcessHardeningTests {
             "POST /v1/receipts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(configuration.apps[0].apiKey)\r\n"
                 + "Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n")
         var bodyOpen = true
+        // The attack's own pace, as above.
         for _ in 0..<600 where bodyOpen {
             bodyOpen = slowBody.send("a")
             try await Task.sleep(for: .milliseconds(100))
@@ -280,8 +282,7 @@ struct ProcessHardeningTests {
         let ids = try await run.postWhileAppleHangs(count: 3)
         kill(run.server.process.processIdentifier, SIGTERM)
         // Apple would hold these calls for ten minutes; a generous deadline still proves the bound.
-        let deadline = Date().addingTimeInterval(120)
-        while run.server.process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        _ = try await eventually(within: 120) { !run.server.process.isRunning }
         #expect(!run.server.process.isRunning, "still running after SIGTERM")
         if run.server.process.isRunning { run.server.killNine() }
         #expect(
@@ -339,12 +340,11 @@ final class HungAppleRun {
             let reply = try await client().postReceipt(appUserId: "\(setup.directory.lastPathComponent)-\(i)", receipt: purchase.receipt)
             ids.append(try #require(reply.json["id"] as? String, "\(reply.text)"))
         }
-        let deadline = Date().addingTimeInterval(120)
         for id in ids {
-            while try await stack.store.verification(id: id)?.state != .verifying, Date() < deadline {
-                try await Task.sleep(for: .milliseconds(20))
+            let reached = try await eventually(within: 120, every: .milliseconds(20)) {
+                try await stack.store.verification(id: id)?.state == .verifying
             }
-            #expect(try await stack.store.verification(id: id)?.state == .verifying, "never reached Apple")
+            #expect(reached, "never reached Apple")
         }
         return ids
     }
@@ -390,10 +390,8 @@ struct StorageFaultTests {
             #expect([200, 202].contains(accepted.status), "\(accepted.text)")
             let final = try await stack.api.waitForFinal(try #require(accepted.json["id"] as? String), timeout: 60)
             #expect(final["state"] as? String == "verified")
-            var healthy = false
-            for _ in 0..<600 where !healthy {
-                healthy = try await stack.api.http.send(.GET, "/healthz").status == 200
-                if !healthy { try await Task.sleep(for: .milliseconds(100)) }
+            let healthy = try await eventually(within: 60, every: .milliseconds(100)) {
+                try await stack.api.http.send(.GET, "/healthz").status == 200
             }
             #expect(healthy, "/healthz recovers once writes succeed")
         }
