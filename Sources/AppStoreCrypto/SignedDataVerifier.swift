@@ -122,6 +122,27 @@ public struct SignedDataVerifier: Sendable {
         return verdict
     }
 
+    /// Reads `text` that this server verified before it stored it, checking only what the
+    /// payload says against `expectations` (an app's settings may have changed since): no
+    /// signature, no chain. For a job granting what its acceptance verified, so each signature
+    /// is checked once per request path; never for data that did not pass `verify` first.
+    /// Throws only when it is not a readable compact JWS.
+    public func reread(_ text: String, expecting expectations: Expectations, now: Date) throws -> SignedDataVerdict {
+        let jws = try CompactJWS(text, knownHeader: { _ in nil })
+        let json = try? JSONValue.parse(jws.payload)
+        let claims = json.flatMap(Claims.init(json:))
+        let signedDate = claims?.signedDate.map { Date(timeIntervalSince1970: $0 / 1000) }
+        var verdict = SignedDataVerdict(
+            header: jws.header, payload: jws.payload, signedDate: signedDate, validationTime: signedDate ?? now, failures: [])
+        verdict.json = json
+        if let claims {
+            verdict.failures = Self.claimFailures(claims, expectations)
+        } else {
+            verdict.failures = [.badSignature("the payload is not a JSON object")]
+        }
+        return verdict
+    }
+
     private func failures(_ jws: CompactJWS, claims: Claims?, expectations: Expectations, at time: Date) async -> [SignedDataVerdict.Failure] {
         var failures: [SignedDataVerdict.Failure] = []
         if jws.header.alg != "ES256" { failures.append(.unsupportedAlgorithm(jws.header.alg ?? "(none)")) }

@@ -169,6 +169,24 @@ struct SignedDataTests {
         #expect(tx.expiresDate.map { Int64($0.milliseconds) } == 1_700_358_336_049 && tx.offerType == 1 && tx.storefrontId == "143441")
     }
 
+    @Test("reread (data verified when it was accepted): the claims are checked again, the signature and chain are not")
+    func reread() async throws {
+        let transaction = try jws("apple_test_ca/transactionInfo.jws")
+        let expectations = SignedDataVerifier.Expectations(bundleId: "com.example", environment: "Sandbox")
+        let reread = try apple.reread(transaction, expecting: expectations, now: now)
+        // Apple's roots do not trust the test CA: `verify` refuses it, `reread` does not look.
+        #expect(
+            try await apple.verify(transaction, expecting: expectations, time: .signedDate(fallback: now)).failures.map(\.code) == [
+                "jws_chain_untrusted"
+            ])
+        #expect(reread.isValid, "\(reread.failures)")
+        #expect(try decode(SignedTransaction.self, reread).environment == .sandbox)
+        #expect(try apple.reread(transaction, expecting: .init(bundleId: "com.example.x"), now: now).failures.map(\.code) == ["jws_wrong_bundle_id"])
+        #expect(
+            try apple.reread(transaction, expecting: .init(environment: "Production"), now: now).failures.map(\.code) == ["jws_wrong_environment"])
+        #expect(throws: (any Error).self) { try apple.reread("not.a-jws", expecting: expectations, now: now) }
+    }
+
     @Test("Apple's model JSON decodes every documented field, keeps unknown fields and enum values")
     func models() throws {
         func object<T: Decodable>(_ type: T.Type, _ file: String) throws -> T {

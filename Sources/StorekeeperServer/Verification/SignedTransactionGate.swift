@@ -9,7 +9,10 @@ import X509
 /// Local verification of StoreKit 2 signed transactions for one server: Apple's roots plus the
 /// configured extra roots (the simulator's under `serve --simulator`), Apple's marker OIDs as
 /// configured, validity at the transaction's `signedDate`, the app's bundle id, and the sandbox
-/// only when the app accepts it. Checked when posted and again by the job that grants.
+/// only when the app accepts it. Signatures are checked once, when the data arrives (posted by
+/// the app, sent by Apple, fetched from the Server API); the job that grants what was stored
+/// rereads it (`Signatures.verifiedAtAcceptance`), checking the claims against the app's
+/// settings again but not the signatures: nothing is stored as evidence that did not verify.
 struct SignedTransactionGate: Sendable {
     let verifier: SignedDataVerifier
     /// Revocation is checked online, so certificates are judged at now, not at `signedDate`.
@@ -37,6 +40,23 @@ struct SignedTransactionGate: Sendable {
         verifier = SignedDataVerifier(roots: roots, requireAppleMarkers: configuration.requireAppleMarkers, revocation: revocation)
     }
 
+    /// Whether signatures are checked (data as it arrives) or were checked when the data was
+    /// accepted and stored (the grant job's reread).
+    enum Signatures: Sendable {
+        case verify
+        case verifiedAtAcceptance
+    }
+
+    /// Verifies `jws` or, when it was verified at acceptance, rereads it.
+    private func verdict(
+        _ jws: String, expecting expectations: SignedDataVerifier.Expectations, now: Date, signatures: Signatures
+    ) async throws -> SignedDataVerdict {
+        switch signatures {
+        case .verify: try await verifier.verify(jws, expecting: expectations, time: validationTime(now: now))
+        case .verifiedAtAcceptance: try verifier.reread(jws, expecting: expectations, now: now)
+        }
+    }
+
     /// When certificates must have been valid: at `signedDate` (Apple's offline rule), or now
     /// when revocation is checked online.
     func validationTime(now: Date) -> SignedDataVerifier.ValidationTime {
@@ -55,10 +75,10 @@ struct SignedTransactionGate: Sendable {
     /// Throws `StorekeeperError(.invalidSignedTransaction)` only for text that is not a JWS at all.
     /// A V2 notification (as stored by the notification endpoint) goes through `notification(_:apps:now:)`,
     /// the same function the notification endpoint uses.
-    func check(_ jws: String, app: AppConfiguration, now: Date) async throws -> Outcome {
+    func check(_ jws: String, app: AppConfiguration, now: Date, signatures: Signatures = .verify) async throws -> Outcome {
         let verdict: SignedDataVerdict
         do {
-            verdict = try await verifier.verify(jws, expecting: .init(bundleId: app.bundleId), time: validationTime(now: now))
+            verdict = try await self.verdict(jws, expecting: .init(bundleId: app.bundleId), now: now, signatures: signatures)
         } catch let error as SignedDataError {
             throw StorekeeperError(.invalidSignedTransaction, "not a signed transaction (\(error.code)): \(error.message)")
         }
@@ -66,7 +86,7 @@ struct SignedTransactionGate: Sendable {
             return .rejected(reason: FailureReason(rawValue: first.code), message: verdict.failures.map(\.description).joined(separator: "; "))
         }
         guard let payload = Self.notificationPayload(verdict) else { return transactionOutcome(verdict, app: app, renewal: nil) }
-        switch await notification(payload, apps: [app], now: now) {
+        switch await notification(payload, apps: [app], now: now, signatures: signatures) {
         case .unknownApp(let bundleId):
             return .rejected(reason: .jwsWrongBundleId, message: "the notification is for '\(bundleId ?? "?")'")
         case .wrongAppAppleId(let expected, let found):
@@ -107,7 +127,9 @@ struct SignedTransactionGate: Sendable {
     /// The one notification verifier, used by the notification endpoint (and its gap-fill) and by
     /// the grant job: `payload` comes from an outer JWS already verified; the app is found by its
     /// bundle id, and the nested renewal info and transaction are verified for it.
-    func notification(_ payload: NotificationPayload, apps: [AppConfiguration], now: Date) async -> NotificationVerdict {
+    func notification(
+        _ payload: NotificationPayload, apps: [AppConfiguration], now: Date, signatures: Signatures = .verify
+    ) async -> NotificationVerdict {
         guard let app = apps.first(where: { $0.bundleId == payload.bundleId }) else { return .unknownApp(bundleId: payload.bundleId) }
         if let expected = app.appAppleId, payload.environment == .production, payload.appAppleId != expected {
             return .wrongAppAppleId(expected: expected, found: payload.appAppleId)
@@ -117,7 +139,7 @@ struct SignedTransactionGate: Sendable {
         }
         var renewal: SignedRenewalInfo?
         if let signedRenewal = payload.data?.signedRenewalInfo {
-            switch await renewalInfo(signedRenewal, now: now) {
+            switch await renewalInfo(signedRenewal, now: now, signatures: signatures) {
             case .success(let verified): renewal = verified
             case .failure(let failure):
                 let rejected = Outcome.rejected(reason: FailureReason(rawValue: failure.code), message: "renewal info: \(failure.code)")
@@ -129,8 +151,9 @@ struct SignedTransactionGate: Sendable {
             // The transaction must be of the environment the notification claims (Apple never
             // mixes them): a production notification cannot carry a sandbox purchase into the
             // production ledger.
-            let verdict = try await verifier.verify(
-                nested, expecting: .init(bundleId: app.bundleId, environment: payload.environment?.rawValue), time: validationTime(now: now))
+            let verdict = try await self.verdict(
+                nested, expecting: .init(bundleId: app.bundleId, environment: payload.environment?.rawValue), now: now,
+                signatures: signatures)
             if let first = verdict.failures.first {
                 outcome = .rejected(reason: FailureReason(rawValue: first.code), message: verdict.failures.map(\.description).joined(separator: "; "))
             } else {
@@ -149,8 +172,8 @@ struct SignedTransactionGate: Sendable {
     }
 
     /// A signed renewal info (Server API subscription statuses), verified; nil with the failure code otherwise.
-    func renewalInfo(_ jws: String, now: Date) async -> Result<SignedRenewalInfo, SignedDataFailureCode> {
-        guard let verdict = try? await verifier.verify(jws, expecting: .init(), time: validationTime(now: now)) else {
+    func renewalInfo(_ jws: String, now: Date, signatures: Signatures = .verify) async -> Result<SignedRenewalInfo, SignedDataFailureCode> {
+        guard let verdict = try? await self.verdict(jws, expecting: .init(), now: now, signatures: signatures) else {
             return .failure(SignedDataFailureCode(code: FailureReason.invalidRenewalInfo.rawValue))
         }
         if let first = verdict.failures.first { return .failure(SignedDataFailureCode(code: first.code)) }

@@ -6,7 +6,8 @@ import Persistence
 import StorekeeperCore
 import StorekeeperDomain
 
-/// Grants one StoreKit 2 signed transaction: verified locally (no Apple call), then granted
+/// Grants one StoreKit 2 signed transaction or V2 notification, verified when it arrived (no
+/// Apple call), then granted
 /// through the same planner, ledger and exactly-once keys as receipts, in the transaction that
 /// completes the job. Usually done within milliseconds of the POST, which waits for it.
 struct SignedTransactionJobHandler: VerificationJobHandler {
@@ -25,7 +26,9 @@ struct SignedTransactionJobHandler: VerificationJobHandler {
         let at = now()
         let outcome: SignedTransactionGate.Outcome
         do {
-            outcome = try await gate.check(jws, app: app, now: at)
+            // Its signatures were verified when it was posted or sent (nothing else is stored as
+            // this job's evidence); the reread checks its claims against the app as configured now.
+            outcome = try await gate.check(jws, app: app, now: at, signatures: .verifiedAtAcceptance)
         } catch {
             outcome = .rejected(reason: .invalidSignedTransaction, message: "\(error)")
         }
