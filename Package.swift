@@ -164,14 +164,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        /// Test data and fixed instants, with nothing but Foundation: the pure test targets use it.
+        .target(name: "TestFixtures", swiftSettings: swiftSettings),
         /// Runs the simulator and the server in process on loopback, with HTTP clients for both:
         /// used by the test suite and by `storekeeper bench`.
         .target(
             name: "StorekeeperTesting",
             dependencies: [
                 "AppStoreModels", "AppStoreSimulator", "SimulatorSetup", "StorekeeperServer", "StorageSQLite", "StoragePostgres", "StorekeeperDomain",
-                "JobQueue",
-                "AppStoreClient", "Persistence",
+                "JobQueue", "AppStoreClient", "Persistence", "TestFixtures",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -218,8 +219,8 @@ let package = Package(
         .executableTarget(
             name: "storekeeper-bench",
             dependencies: [
-                "StorekeeperServer", "AppStoreSimulator", "StorekeeperTesting", "Persistence", "StorekeeperDomain", "AppStoreCrypto",
-                "AppStoreModels",
+                "StorekeeperServer", "AppStoreSimulator", "StorekeeperTesting", "TestFixtures", "Persistence", "StorekeeperDomain",
+                "AppStoreCrypto", "AppStoreModels",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -249,7 +250,7 @@ let package = Package(
         .testTarget(
             name: "StorekeeperDomainTests",
             dependencies: [
-                "AppStoreModels", "AppStoreCrypto", "StorekeeperDomain", "StorekeeperCore", "Persistence", "JobQueue", "StorekeeperTesting",
+                "AppStoreModels", "AppStoreCrypto", "StorekeeperDomain", "StorekeeperCore", "Persistence", "JobQueue", "TestFixtures",
             ],
             swiftSettings: swiftSettings
         ),
@@ -258,7 +259,7 @@ let package = Package(
         .testTarget(
             name: "AppStoreCryptoTests",
             dependencies: [
-                "AppStoreCrypto", "AppStoreModels", "AppStoreSimulator", "StorekeeperTesting",
+                "AppStoreCrypto", "AppStoreModels", "AppStoreSimulator", "TestFixtures",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -272,7 +273,7 @@ let package = Package(
             name: "StorageConformanceTests",
             dependencies: [
                 "AppStoreModels", "StorekeeperDomain", "StorekeeperCore", "Persistence", "JobQueue", "StorageSQLite", "StoragePostgres",
-                "AppStoreSimulator", "StorekeeperTesting",
+                "AppStoreSimulator", "StorekeeperTesting", "TestFixtures",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -309,7 +310,7 @@ let package = Package(
             name: "StorekeeperTests",
             dependencies: [
                 "AppStoreModels", "AppStoreClient", "StorekeeperDomain", "StorekeeperCore", "Persistence", "JobQueue", "StorageSQLite",
-                "AppStoreSimulator", "SimulatorSetup", "StorekeeperServer", "StorekeeperTesting", "AppStoreCrypto",
+                "AppStoreSimulator", "SimulatorSetup", "StorekeeperServer", "StorekeeperTesting", "TestFixtures", "AppStoreCrypto",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,23 +1,8 @@
 public import Foundation
+public import TestFixtures
 
-/// Paths of test data and built products, found from this file's location.
-public enum TestPaths {
-    /// This file is Sources/StorekeeperTesting/TestSupport.swift.
-    public static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    /// Fixtures shared by every test target.
-    public static let testsDirectory = packageRoot.appendingPathComponent("Tests/StorekeeperTests")
-
-    public static func fixture(_ relative: String) throws -> Data {
-        let url = testsDirectory.appendingPathComponent("Fixtures").appendingPathComponent(relative)
-        return try Data(contentsOf: url)
-    }
-
-    public static func fixtures(in folder: String) -> [String] {
-        let dir = testsDirectory.appendingPathComponent("Fixtures").appendingPathComponent(folder)
-        return ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasSuffix(".json") }.sorted()
-    }
-
+/// The built product the process tests start.
+extension TestPaths {
     /// The `storekeeper` executable built next to the test bundle (`swift build` builds it).
     public static func storekeeperBinary() -> String? {
         if let explicit = ProcessInfo.processInfo.environment["STOREKEEPER_BIN"] { return explicit }
@@ -33,11 +18,6 @@ public enum TestPaths {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }?.path
     }
 }
-
-/// A fixed instant for pure tests: 2026-01-15T12:00:00Z.
-public let referenceTime = Date(timeIntervalSince1970: 1_768_478_400)
-
-public func ms(_ date: Date) -> String { String(Int64(date.timeIntervalSince1970 * 1000)) }
 
 /// Whether `task` ends within `deadline` seconds: a watchdog for a wait that must end on an
 /// event, not a measurement. The deadline is far longer than the event takes on any machine and
@@ -61,14 +41,19 @@ public func ends(_ task: Task<Void, Never>, within deadline: Double) async -> Bo
     return ended
 }
 
-/// Polls `condition` every 50 ms until it holds or `timeout` passes; returns whether it held.
-/// The timeout is a deadline for an outcome, not a measurement: generous, so that a loaded
-/// machine only makes a passing test slower, and reached only when the test fails.
-public func eventually(timeout: TimeInterval = 60, _ condition: () async throws -> Bool) async throws -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
+/// Waits until `condition` holds, for what another process does: a child `storekeeper`, a
+/// server seen only through its socket, or a receiver another process posts to has no signal a
+/// test could await, so the condition is polled every `interval`. The timeout only bounds a
+/// failing run (it returns whether the condition held then); a passing run never reaches it, so
+/// a loaded machine makes it slower, never wrong. Every wait on an external process in the
+/// tests goes through here.
+public func eventually(
+    timeout: TimeInterval = 60, every interval: Duration = .milliseconds(50), _ condition: () async throws -> Bool
+) async throws -> Bool {
+    let deadline = ContinuousClock.now + .seconds(timeout)
+    while ContinuousClock.now < deadline {
         if try await condition() { return true }
-        try await Task.sleep(for: .milliseconds(50))
+        try await Task.sleep(for: interval)
     }
     return try await condition()
 }

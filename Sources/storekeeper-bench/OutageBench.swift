@@ -5,6 +5,7 @@ import Persistence
 import StorekeeperDomain
 import StorekeeperServer
 import StorekeeperTesting
+import TestFixtures
 
 extension Bench {
     /// Issue #15's scenario: Apple fails for a while (refused, 503, HTML 200, hangs, 21005 and

@@ -3,8 +3,8 @@ import AppStoreSimulator
 import Crypto
 import Foundation
 import NIOHTTP1
-import StorekeeperTesting
 import SwiftASN1
+import TestFixtures
 import Testing
 import X509
 

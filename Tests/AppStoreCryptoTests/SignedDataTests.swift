@@ -2,8 +2,8 @@ import AppStoreCrypto
 import AppStoreModels
 import AppStoreSimulator
 import Foundation
-import StorekeeperTesting
 import SwiftASN1
+import TestFixtures
 import Testing
 import X509
 

@@ -5,6 +5,7 @@ import Persistence
 import StorekeeperCore
 import StorekeeperDomain
 import StorekeeperTesting
+import TestFixtures
 import Testing
 
 /// The transaction port the use cases run over, on every adapter: lease guard, guarded writes,

@@ -5,6 +5,7 @@ import Persistence
 import StorekeeperCore
 import StorekeeperDomain
 import StorekeeperTesting
+import TestFixtures
 import Testing
 
 /// Ownership by acceptance order on every adapter: the purchase goes to the user who submitted

@@ -4,6 +4,7 @@ import Persistence
 import StorekeeperCore
 import StorekeeperDomain
 import StorekeeperTesting
+import TestFixtures
 import Testing
 
 /// The use cases behind the read and operator routes, over every storage adapter: what each

@@ -4,6 +4,7 @@ import Persistence
 import StorekeeperCore
 import StorekeeperDomain
 import StorekeeperTesting
+import TestFixtures
 import Testing
 
 /// The application layer's submission and notification use cases over every storage adapter:

@@ -4,6 +4,7 @@ import Persistence
 import StorekeeperCore
 import StorekeeperDomain
 import StorekeeperTesting
+import TestFixtures
 import Testing
 
 /// Webhook endpoints and deliveries on every adapter: the outbox enqueues a delivery and its job

@@ -1,7 +1,7 @@
 import AppStoreModels
 import Foundation
 import StorekeeperDomain
-import StorekeeperTesting
+import TestFixtures
 import Testing
 
 @Suite("verifyReceipt responses from public vectors")

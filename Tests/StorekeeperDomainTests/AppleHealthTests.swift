@@ -1,6 +1,6 @@
 import Foundation
 import StorekeeperDomain
-import StorekeeperTesting
+import TestFixtures
 import Testing
 
 /// Apple's health per endpoint, at fixed instants.

@@ -1,6 +1,6 @@
 import Foundation
 import StorekeeperDomain
-import StorekeeperTesting
+import TestFixtures
 import Testing
 
 @Suite("webhook delivery lifecycle")

@@ -3,7 +3,7 @@ import AppStoreModels
 import Foundation
 import JobQueue
 import StorekeeperDomain
-import StorekeeperTesting
+import TestFixtures
 import Testing
 
 @Suite("Apple answers: routing and classification")

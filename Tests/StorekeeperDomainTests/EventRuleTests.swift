@@ -1,6 +1,6 @@
 import Foundation
 import StorekeeperDomain
-import StorekeeperTesting
+import TestFixtures
 import Testing
 
 /// The events a change causes, decided from the plan and the facts stored before it.

@@ -1,6 +1,6 @@
 import AppStoreModels
 import Foundation
-import StorekeeperTesting
+import TestFixtures
 import Testing
 
 /// The one-pass JSON reader and the decoder over its values must read exactly what Foundation's

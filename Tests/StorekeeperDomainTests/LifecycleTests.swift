@@ -2,7 +2,7 @@ import Foundation
 import JobQueue
 import Persistence
 import StorekeeperDomain
-import StorekeeperTesting
+import TestFixtures
 import Testing
 
 @testable import StorekeeperCore

@@ -4,7 +4,7 @@ import JobQueue
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
-import StorekeeperTesting
+import TestFixtures
 import Testing
 
 @Suite("ownership claims (rule)")

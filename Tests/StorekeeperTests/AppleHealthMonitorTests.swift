@@ -5,6 +5,7 @@ import Persistence
 import StorekeeperCore
 import StorekeeperDomain
 import StorekeeperTesting
+import TestFixtures
 import Testing
 
 @testable import StorekeeperServer

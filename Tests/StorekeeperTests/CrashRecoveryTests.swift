@@ -6,6 +6,7 @@ import StorageSQLite
 import StorekeeperDomain
 import StorekeeperServer
 import StorekeeperTesting
+import TestFixtures
 import Testing
 
 @Suite("crash recovery with the real binary", .serialized)
@@ -93,13 +94,13 @@ struct CrashRecoveryTests {
             #expect([200, 202].contains(reply.status))
         }
         let target = try await verifiedCount() + 5
-        #expect(try await eventually(within: 600, every: .milliseconds(10)) { try await verifiedCount() >= target }, "verifications flowing")
+        #expect(try await eventually(timeout: 600, every: .milliseconds(10)) { try await verifiedCount() >= target }, "verifications flowing")
         server.killNine()
 
         // Run 3: restart and let everything finish (expired leases are taken up again).
         server = try await ChildProcess.server(binary: binary, configPath: configPath, logPath: logPath)
         let distinct = Set(posts.map { "\($0.user)|\($0.receipt)" }).count
-        _ = try await eventually(within: 300, every: .milliseconds(100)) { try await verifiedCount() >= distinct }
+        _ = try await eventually(timeout: 300, every: .milliseconds(100)) { try await verifiedCount() >= distinct }
 
         let counts = try await stack.store.verificationCounts()
         #expect(counts[.verified] == distinct, "every accepted receipt ends verified: \(counts)")

@@ -1,6 +1,7 @@
 import AppStoreSimulator
 import Foundation
 import StorekeeperTesting
+import TestFixtures
 import Testing
 
 /// `storekeeper inspect`, the real binary, judging what the server would judge.

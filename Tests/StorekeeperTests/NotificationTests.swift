@@ -6,6 +6,7 @@ import Persistence
 import StorekeeperDomain
 import StorekeeperServer
 import StorekeeperTesting
+import TestFixtures
 import Testing
 
 /// App Store Server Notifications V2 over HTTP, signed by the simulator's chain as Apple signs them.

@@ -4,6 +4,7 @@ import NIOHTTP1
 import StorekeeperDomain
 import StorekeeperServer
 import StorekeeperTesting
+import TestFixtures
 import Testing
 
 /// Legacy V1 notifications: plain JSON authenticated by the shared secret; their receipt is

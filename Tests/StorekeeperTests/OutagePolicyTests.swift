@@ -7,6 +7,7 @@ import StorekeeperCore
 import StorekeeperDomain
 import StorekeeperServer
 import StorekeeperTesting
+import TestFixtures
 import Testing
 
 @Suite("outage policy: provisional access from locally verified receipts")

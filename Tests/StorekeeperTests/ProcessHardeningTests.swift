@@ -8,6 +8,7 @@ import Persistence
 import StorekeeperDomain
 import StorekeeperServer
 import StorekeeperTesting
+import TestFixtures
 import Testing
 
 @testable import StorageSQLite
@@ -282,7 +283,7 @@ struct ProcessHardeningTests {
         let ids = try await run.postWhileAppleHangs(count: 3)
         kill(run.server.process.processIdentifier, SIGTERM)
         // Apple would hold these calls for ten minutes; a generous deadline still proves the bound.
-        _ = try await eventually(within: 120) { !run.server.process.isRunning }
+        _ = try await eventually(timeout: 120) { !run.server.process.isRunning }
         #expect(!run.server.process.isRunning, "still running after SIGTERM")
         if run.server.process.isRunning { run.server.killNine() }
         #expect(
@@ -341,7 +342,7 @@ final class HungAppleRun {
             ids.append(try #require(reply.json["id"] as? String, "\(reply.text)"))
         }
         for id in ids {
-            let reached = try await eventually(within: 120, every: .milliseconds(20)) {
+            let reached = try await eventually(timeout: 120, every: .milliseconds(20)) {
                 try await stack.store.verification(id: id)?.state == .verifying
             }
             #expect(reached, "never reached Apple")
@@ -390,7 +391,7 @@ struct StorageFaultTests {
             #expect([200, 202].contains(accepted.status), "\(accepted.text)")
             let final = try await stack.api.waitForFinal(try #require(accepted.json["id"] as? String), timeout: 60)
             #expect(final["state"] as? String == "verified")
-            let healthy = try await eventually(within: 60, every: .milliseconds(100)) {
+            let healthy = try await eventually(timeout: 60, every: .milliseconds(100)) {
                 try await stack.api.http.send(.GET, "/healthz").status == 200
             }
             #expect(healthy, "/healthz recovers once writes succeed")

@@ -8,6 +8,7 @@ import SimulatorSetup
 import StorekeeperServer
 import StorekeeperTesting
 import Synchronization
+import TestFixtures
 import Testing
 
 /// Records the client's waits instead of sleeping, so backoff is asserted, not timed.

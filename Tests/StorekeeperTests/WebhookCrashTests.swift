@@ -4,6 +4,7 @@ import Persistence
 import StorekeeperDomain
 import StorekeeperServer
 import StorekeeperTesting
+import TestFixtures
 import Testing
 
 @Suite("webhook delivery across kill -9", .serialized)

@@ -4,6 +4,7 @@ import Foundation
 import JobQueue
 import Logging
 import ServiceLifecycle
+import StorekeeperDomain
 
 /// Recovers notifications Apple could not deliver: every `intervalSeconds`, for each app with a
 /// Server API key, reads Apple's notification history since the previous pull (the first pull
@@ -28,9 +29,6 @@ struct NotificationGapFill: Service, CustomStringConvertible {
         var pages = 0
     }
 
-    /// Windows overlap by this much, so a notification signed at a window's edge is not missed.
-    static let overlapSeconds: Double = 300
-
     /// After a failed pull (Apple down, the database not migrated yet) the next comes sooner.
     static let retryAfterFailureSeconds: Double = 30
 
@@ -42,7 +40,7 @@ struct NotificationGapFill: Service, CustomStringConvertible {
             let started = context.now()
             var failed = false
             for app in context.apps where context.serverAPIClients[app.id] != nil {
-                let from = (since[app.id] ?? started.addingTimeInterval(-policy.lookbackSeconds)).addingTimeInterval(-Self.overlapSeconds)
+                let from = NotificationGapFillWindows.start(previousEnd: since[app.id], now: started, lookbackSeconds: policy.lookbackSeconds)
                 do {
                     let report = try await fill(app, from: from, to: started)
                     since[app.id] = started
@@ -68,23 +66,16 @@ struct NotificationGapFill: Service, CustomStringConvertible {
         }
     }
 
-    /// How far back Apple keeps notification history: 180 days in production, 30 in the
-    /// sandbox (Apple refuses an earlier start date with 4000012).
-    static func historyDays(_ environment: AppStoreEnvironment) -> Double { environment == .sandbox ? 30 : 180 }
-
-    /// One pull of `[from, to)` in each environment the app accepts, from no earlier than that
-    /// environment keeps history (a minute's margin for Apple's clock).
+    /// One pull of `[from, to)` (`NotificationGapFillWindows`): every page of each window, each
+    /// notification through the same ingest as a delivered one.
     func fill(_ app: AppConfiguration, from: Date, to: Date) async throws -> Report {
         guard let client = context.serverAPIClients[app.id] else { return Report() }
         var report = Report()
         let ingest = NotificationIngest(context: context)
-        for environment in app.acceptSandbox ? [AppStoreEnvironment.production, .sandbox] : [.production] {
-            let earliest = to.addingTimeInterval(-Self.historyDays(environment) * 86_400 + 60)
-            let start = max(from, earliest)
-            // An empty window holds nothing, and Apple refuses it (4000013). A lookback shorter
-            // than a date's precision makes one (found by Schemathesis).
-            guard start < to else { continue }
-            let request = NotificationHistoryRequest(startDate: start, endDate: to, onlyFailures: policy.onlyFailures ? true : nil)
+        for window in NotificationGapFillWindows.windows(from: from, to: to, acceptsSandbox: app.acceptSandbox) {
+            let environment = window.environment
+            let request = NotificationHistoryRequest(
+                startDate: window.start, endDate: window.end, onlyFailures: policy.onlyFailures ? true : nil)
             var token: String?
             repeat {
                 let page = try await client.notificationHistory(request, paginationToken: token, environment: environment)
