@@ -3,16 +3,64 @@ public import JobQueue
 public import Persistence
 public import StorekeeperDomain
 
-/// How a verification job ends an attempt, written once for every storage adapter: start,
-/// grant, refuse, retry (maybe granting provisional access) or hold. Each is one transaction of
-/// the `LeasedTransactions` port: the verification and job state machines decide the next
-/// states from what the transaction read, the grant planner decides the grants, and the adapter
-/// only writes what they return.
+/// A verification attempt, written once for every job kind (receipt, signed transaction,
+/// Server API refresh) and every storage adapter: how it starts and how it ends (grant, refuse,
+/// retry maybe with provisional access, hold, release). Each is one transaction of the
+/// `LeasedTransactions` port: the verification and job state machines decide the next states
+/// from what the transaction read, the grant planner decides the grants, and the adapter only
+/// writes what they return. A job handler holds this, never a store.
 public struct VerificationOutcomes: Sendable {
-    let store: any LeasedTransactions
+    public typealias Store = VerificationJobStore
 
-    public init(store: any LeasedTransactions) {
+    let store: any Store
+
+    public init(store: any Store) {
         self.store = store
+    }
+
+    public enum Start<App: Sendable>: Sendable {
+        /// The attempt runs: the verification (now verifying under this lease), what was
+        /// submitted, and its app's configuration.
+        case proceed(VerificationRecord, evidence: String, app: App)
+        /// Nothing more to do in this run (already written in the start's transaction).
+        case done
+    }
+
+    /// Starts an attempt in one transaction: reads the verification and what was submitted and
+    /// marks it verifying under `lease`. An app not in `apps` (no longer configured) holds it
+    /// for the operator; a verification gone discards the job; a lease another runner holds
+    /// now, or a state no attempt may start from, ends this run.
+    public func begin<App: Sendable>(_ lease: JobLease, apps: [String: App], now: Date) async throws -> Start<App> {
+        try await store.withLease(lease, verificationId: lease.payload, reading: .submission, now: now) {
+            verification, facts -> LeasedDecision<Start<App>> in
+            guard let verification, let submitted = facts.submission else {
+                let gone = JobLifecycle.ending(.discarded(reason: FailureReason.verificationMissing.rawValue))
+                return LeasedDecision(writes: [.job(gone)], result: .done)
+            }
+            guard let app = apps[verification.appId] else {
+                let report = AttemptReport(statuses: [], environment: nil, reason: .appNotConfigured)
+                guard let (from, to) = Self.ending(verification, on: .appleConfigurationError) else {
+                    return Self.refusal(verification, result: .done)
+                }
+                let held = VerificationChange(
+                    id: verification.id, from: from, to: to, attempts: lease.attempt, report: report, configurationFingerprint: "")
+                let job = JobLifecycle.ending(.held(reason: FailureReason.appNotConfigured.rawValue))
+                return LeasedDecision(writes: [.job(job), .verification(held)], result: .done)
+            }
+            guard let next = VerificationLifecycle.next(from: verification.state, on: .leased) else {
+                return Self.refusal(verification, result: .done)
+            }
+            var record = submitted.record
+            (record.state, record.attempts) = (next, lease.attempt)
+            let change = VerificationChange(id: verification.id, from: verification.state, to: next, attempts: lease.attempt)
+            return LeasedDecision(writes: [.verification(change)], result: .proceed(record, evidence: submitted.evidence, app: app))
+        } ?? .done
+    }
+
+    /// The app's catalog by product id, as provisional access is planned from it (a grant reads
+    /// it in its own transaction).
+    public func catalog(appId: String) async throws -> [String: Product] {
+        Dictionary(try await store.products(appId: appId).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })
     }
 
     /// Marks the verification as being verified by this lease. False when the lease is lost,

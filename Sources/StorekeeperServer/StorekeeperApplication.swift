@@ -149,19 +149,19 @@ public enum StorekeeperApplication {
         let serverAPIs = try ServerAPIClients.make(configuration: configuration, httpClient: httpClient, now: now).mapValues {
             ServerAPIHistory(client: $0, gate: signedGate)
         }
-        let attempts = VerificationAttempts(store: store)
+        let outcomes = VerificationOutcomes(store: store)
         var handler = VerifyReceiptJobHandler(
-            attempts: attempts, client: VerifyReceiptClient(httpClient: httpClient, endpoints: configuration.appleEndpoints),
+            outcomes: outcomes, client: VerifyReceiptClient(httpClient: httpClient, endpoints: configuration.appleEndpoints),
             gate: try ReceiptGate(configuration: configuration.receiptTrust), serverAPIs: serverAPIs,
             apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }), configuration: configuration,
             metrics: metrics, logger: logger, now: now)
         handler.health = health
         let signedHandler = SignedTransactionJobHandler(
-            attempts: attempts, gate: signedGate,
+            outcomes: outcomes, gate: signedGate,
             apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }), configuration: configuration,
             metrics: metrics, logger: logger, now: now)
         var refreshHandler = ServerAPIRefreshJobHandler(
-            attempts: attempts, serverAPIs: serverAPIs, apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }),
+            outcomes: outcomes, serverAPIs: serverAPIs, apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }),
             configuration: configuration, metrics: metrics, logger: logger, now: now)
         refreshHandler.health = health
         var runnerConfiguration = JobRunner.Configuration()

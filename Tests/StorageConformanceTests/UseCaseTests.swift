@@ -90,11 +90,11 @@ extension UseCaseTests {
     }
 
     @Test(
-        "VerificationAttempts.begin: proceeds under the lease; an app no longer configured holds it; a second runner is turned away",
+        "VerificationOutcomes.begin: proceeds under the lease; an app no longer configured holds it; a second runner is turned away",
         arguments: StoreFactory.all)
     func begin(factory: StoreFactory) async throws {
         let store = try await factory.make()
-        let attempts = VerificationAttempts(store: store)
+        let attempts = VerificationOutcomes(store: store)
         let submit = SubmitEvidence(store: store)
         let kept = try await submit(
             EvidenceSubmission(appId: "app", appUserId: "alice", evidenceHash: "k", evidence: .receipt(base64: "a2VwdA==")), now: t0)

@@ -15,7 +15,7 @@ import StorekeeperDomain
 /// without spending an attempt and are released when it answers.
 struct ServerAPIRefreshJobHandler: VerificationJobHandler {
     let kind = refreshFromServerAPIJobKind
-    let attempts: VerificationAttempts
+    let outcomes: VerificationOutcomes
     let serverAPIs: [String: ServerAPIHistory]
     let apps: [String: AppConfiguration]
     let configuration: StorekeeperConfiguration

@@ -12,7 +12,7 @@ import StorekeeperDomain
 /// completes the job. Usually done within milliseconds of the POST, which waits for it.
 struct SignedTransactionJobHandler: VerificationJobHandler {
     let kind = verifySignedTransactionJobKind
-    let attempts: VerificationAttempts
+    let outcomes: VerificationOutcomes
     let gate: SignedTransactionGate
     let apps: [String: AppConfiguration]
     let configuration: StorekeeperConfiguration

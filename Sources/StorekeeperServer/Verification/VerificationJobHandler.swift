@@ -6,10 +6,10 @@ import StorekeeperCore
 import StorekeeperDomain
 
 /// A job that establishes one verification: every kind starts it the same way
-/// (`VerificationAttempts.begin`, one transaction), grants a verified answer the same way
+/// (`VerificationOutcomes.begin`, one transaction), grants a verified answer the same way
 /// (`grant`), and a storage error reschedules it the same way; only `verify` differs.
 protocol VerificationJobHandler: ReleasingJobHandler {
-    var attempts: VerificationAttempts { get }
+    var outcomes: VerificationOutcomes { get }
     var apps: [String: AppConfiguration] { get }
     var configuration: StorekeeperConfiguration { get }
     var metrics: MetricsRegistry { get }
@@ -21,9 +21,6 @@ protocol VerificationJobHandler: ReleasingJobHandler {
 }
 
 extension VerificationJobHandler {
-    /// How an attempt ends, written once over the store's transaction port.
-    var outcomes: VerificationOutcomes { attempts.outcomes }
-
     /// A verification job's payload is its verification's id.
     func release(_ lease: JobLease, now: Date) async throws -> Bool {
         try await outcomes.release(lease, verificationId: lease.payload, now: now)
@@ -33,7 +30,7 @@ extension VerificationJobHandler {
     /// partial was committed (each write is one transaction), so it is simply tried again.
     func run(_ lease: JobLease) async -> JobOutcome {
         do {
-            switch try await attempts.begin(lease, apps: apps, now: now()) {
+            switch try await outcomes.begin(lease, apps: apps, now: now()) {
             case .done: return .finishedByHandler
             case .proceed(let record, let data, let app): return try await verify(lease, verification: record, data: data, app: app)
             }
@@ -59,7 +56,7 @@ extension VerificationJobHandler {
             // An earlier submitter usually ends within seconds; never wait longer than a minute.
             waitRetryAt: now.addingTimeInterval(
                 min(60, configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1)))))
-        let result = try await attempts.grant(
+        let result = try await outcomes.completeVerified(
             lease, verificationId: verification.id, evidence: evidence, report: report, request: request, now: now)
         if case .granted(let summary) = result {
             metrics.increment(Metric.grantsTotal, by: Double(summary.granted.count))

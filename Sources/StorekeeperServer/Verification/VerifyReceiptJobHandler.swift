@@ -13,7 +13,7 @@ import StorekeeperDomain
 /// the job; every other outcome reschedules, holds or ends the job in one transaction too.
 struct VerifyReceiptJobHandler: VerificationJobHandler {
     let kind = verifyReceiptJobKind
-    let attempts: VerificationAttempts
+    let outcomes: VerificationOutcomes
     let client: VerifyReceiptClient
     let gate: ReceiptGate?
     /// Per app with a Server API key: stands in for verifyReceipt while it fails.
@@ -209,7 +209,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
                 originalTransactionId: purchase.originalTransactionId ?? transactionId, purchaseDate: purchaseDate,
                 expiresDate: purchase.expiresDate, cancellationDate: purchase.cancellationDate)
         }
-        let catalog = try await attempts.catalog(appId: app.id)
+        let catalog = try await outcomes.catalog(appId: app.id)
         return ProvisionalPlanner.plan(
             purchases, catalog: catalog, policy: policy, appId: app.id, appUserId: verification.appUserId,
             verificationId: verification.id, now: now)
