@@ -247,7 +247,9 @@ struct ScaleOutTests {
         try await stack.stop()
     }
 
-    @Test("a flapping Apple (five outages of 1.2 s, each over once its receipts verify), 2 worker processes: nothing invalid, calls bounded, all verify once")
+    @Test(
+        "a flapping Apple (five outages of 1.2 s, each over once its receipts verify), 2 worker processes: nothing invalid, calls bounded, all verify once"
+    )
     func flappingWithTwoWorkers() async throws {
         let workers = 4
         let (stack, _, configPath, directory, binary) = try await prepare(
