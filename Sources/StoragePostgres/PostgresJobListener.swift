@@ -61,7 +61,7 @@ public struct PostgresJobListener: Service, CustomStringConvertible {
         let backoff = Mutex(FailureBackoff(base: 0.5, cap: 30))
         while !Task.isCancelled {
             do {
-                try await store.client.withConnection { connection in
+                try await store.workClient.withConnection { connection in
                     try await connection.listen(on: channel) { notifications in
                         if backoff.withLock({ $0.succeeded() }) > 0 { logger.notice("\(name) notifications listening again") }
                         // Something may have happened while no one listened.

@@ -7,7 +7,8 @@ public import StorekeeperDomain
 extension PostgresStore {
     public func sharedAppleHealth(endpoint: String) async throws -> SharedAppleHealth? {
         let logger = self.logger
-        return try await read { connection in try await Self.sharedAppleHealth(connection, endpoint: endpoint, lock: false, logger: logger) }
+        return try await read(on: .work) { connection in try await Self.sharedAppleHealth(connection, endpoint: endpoint, lock: false, logger: logger)
+        }
     }
 
     public func moveSharedAppleHealth(
@@ -15,7 +16,7 @@ extension PostgresStore {
     ) async throws -> Bool {
         let logger = self.logger
         let atMs = StoredTime.ms(at)
-        return try await transaction { connection in
+        return try await transaction(on: .work) { connection in
             // The row exists before it is locked, so processes moving it at once queue on the lock
             // and the second sees the first's state.
             try await connection.execute(

@@ -13,7 +13,7 @@ extension PostgresStore: JobStore {
         let nowMs = StoredTime.ms(now)
         let expires = now.addingTimeInterval(leaseDuration)
         let expiresMs = StoredTime.ms(expires)
-        return try await transaction { connection in
+        return try await transaction(on: .work) { connection in
             // Due jobs, and running jobs whose holder let the lease expire (presumed dead): this
             // statement is also the rescuer. SKIP LOCKED lets many workers lease at once without
             // waiting on each other or taking the same job; a job whose holder is inside its
@@ -43,18 +43,18 @@ extension PostgresStore: JobStore {
     }
 
     public func endAttempt(_ lease: JobLease, _ transition: JobLifecycle.Transition, now: Date) async throws -> Bool {
-        try await transaction { connection in try await Self.endAttempt(connection, lease, transition, now: now, logger: self.logger) }
+        try await transaction(on: .work) { connection in try await Self.endAttempt(connection, lease, transition, now: now, logger: self.logger) }
     }
 
     public func releaseJob(_ lease: JobLease, now: Date) async throws -> Bool {
-        try await transaction { connection in
+        try await transaction(on: .work) { connection in
             let release = JobLifecycle.ending(.released(at: now, reason: releasedReason))
             return try await Self.endAttempt(connection, lease, release, now: now, logger: self.logger)
         }
     }
 
     public func leaseOwners() async throws -> [String] {
-        try await read { connection in
+        try await read(on: .work) { connection in
             try await connection.rows(
                 "SELECT DISTINCT lease_owner FROM jobs WHERE state = 'running' AND lease_owner IS NOT NULL", logger: self.logger
             ).map { try $0.value("lease_owner", as: String.self) }
@@ -62,7 +62,7 @@ extension PostgresStore: JobStore {
     }
 
     public func releaseLeases(owner: String, now: Date) async throws -> Int {
-        try await transaction { connection in
+        try await transaction(on: .work) { connection in
             try await connection.count(
                 """
                 UPDATE jobs SET lease_expires_at = \(StoredTime.ms(now))
@@ -76,7 +76,7 @@ extension PostgresStore: JobStore {
         guard !kinds.isEmpty else { return 0 }
         let nowMs = StoredTime.ms(now)
         let channel = jobChannel
-        return try await transaction { connection in
+        return try await transaction(on: .work) { connection in
             let released: Int
             if let perSecond, perSecond > 0 {
                 // `state = 'available'` again outside the subquery: a row another process leased
@@ -106,7 +106,7 @@ extension PostgresStore: JobStore {
     }
 
     public func nextJobDue() async throws -> Date? {
-        try await read { connection in
+        try await read(on: .work) { connection in
             let rows = try await connection.rows(
                 """
                 SELECT (SELECT MIN(run_at) FROM jobs WHERE state = 'available') AS available,

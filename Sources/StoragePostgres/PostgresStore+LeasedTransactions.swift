@@ -15,7 +15,7 @@ extension PostgresStore: LeasedTransactions {
     ) async throws -> T? {
         let logger = self.logger
         let channel = verificationChannel
-        let committed = try await transaction { connection -> LeasedCommit<T>? in
+        let committed = try await transaction(on: .work) { connection -> LeasedCommit<T>? in
             guard try await Self.lockLease(connection, lease, logger: logger) else { return nil }
             var verification = try await connection.rows(
                 "SELECT id, app_id, app_user_id, state FROM verifications WHERE id = \(verificationId) FOR UPDATE", logger: logger

@@ -147,7 +147,7 @@ extension PostgresStore: WebhookStore {
     public func deliveriesForJobs(jobIds: [String]) async throws -> [String: DeliveryWork] {
         guard !jobIds.isEmpty else { return [:] }
         let logger = self.logger
-        return try await read { connection in
+        return try await read(on: .work) { connection in
             let rows = try await connection.rows(
                 """
                 SELECT d.*, e.body AS event_body, e.wire AS event_wire,
@@ -199,7 +199,7 @@ extension PostgresStore: WebhookStore {
 
     public func finishDeliveryAttempt(_ lease: JobLease, _ change: DeliveryChange, now: Date) async throws -> Bool {
         let logger = self.logger
-        return try await transaction { connection in
+        return try await transaction(on: .work) { connection in
             guard try await Self.endAttempt(connection, lease, change.job, now: now, logger: logger) else { return false }
             let attempt = change.attempt
             let status = attempt.status.map(Int64.init)

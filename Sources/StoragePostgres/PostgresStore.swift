@@ -24,9 +24,18 @@ public final class PostgresStore: Service, Sendable {
         /// Schema holding Storekeeper's tables; one database can host several isolated stores
         /// (the test suite gives each test its own).
         public var schema: String = "storekeeper"
-        /// Connections this process may open. The sum over all processes must stay below the
-        /// server's `max_connections` (docs/DEPLOYMENT.md).
+        /// Connections this process may open, split between requests and work
+        /// (`connectionSplit`). The sum over all processes must stay below the server's
+        /// `max_connections` (docs/DEPLOYMENT.md).
         public var maximumConnections: Int = 20
+
+        /// How `maximumConnections` is shared: a quarter (at least one) for requests (the app's
+        /// POSTs and reads, the admin API), the rest (at least one) for work (job leases, the
+        /// transactions of running jobs, the LISTEN connections).
+        public var connectionSplit: (requests: Int, work: Int) {
+            let requests = max(1, maximumConnections / 4)
+            return (requests, max(1, maximumConnections - requests))
+        }
         /// Idle connections above zero are closed after this long.
         public var idleTimeout: Duration = .seconds(60)
         /// TLS is off by default: the expected deployment is a private network or loopback.
@@ -77,7 +86,19 @@ public final class PostgresStore: Service, Sendable {
         public var redactedDescription: String { "postgres://\(username)@\(host):\(port)/\(database)?schema=\(schema)" }
     }
 
+    /// Which pool a statement runs on. Requests and work have pools of their own, so thousands
+    /// of verifications in flight cannot hold every connection an app's POST is waiting for
+    /// (measured: with one pool of 20, POST p99 was 1.8-3.1 s while 4,000 verifications ran,
+    /// docs/BENCHMARKS.md).
+    enum Pool: Sendable {
+        case requests
+        case work
+    }
+
+    /// The requests' pool.
     let client: PostgresClient
+    /// The work's pool.
+    let workClient: PostgresClient
     let logger: Logger
     public let configuration: Configuration
     /// Channel on which enqueues announce new jobs (`LISTEN`/`NOTIFY`), one per schema.
@@ -97,7 +118,6 @@ public final class PostgresStore: Service, Sendable {
             host: configuration.host, port: configuration.port, username: configuration.username,
             password: configuration.password, database: configuration.database,
             tls: configuration.requireTLS ? .require(.makeClientConfiguration()) : .disable)
-        pg.options.maximumConnections = configuration.maximumConnections
         pg.options.minimumConnections = 0
         pg.options.connectionIdleTimeout = configuration.idleTimeout
         // Every connection resolves table names in this store's schema only.
@@ -106,7 +126,18 @@ public final class PostgresStore: Service, Sendable {
         self.logger = logger
         self.jobChannel = "\(configuration.schema)_jobs"
         self.verificationChannel = "\(configuration.schema)_verifications"
+        let split = configuration.connectionSplit
+        pg.options.maximumConnections = split.requests
         client = PostgresClient(configuration: pg, backgroundLogger: logger)
+        pg.options.maximumConnections = split.work
+        workClient = PostgresClient(configuration: pg, backgroundLogger: logger)
+    }
+
+    func client(_ pool: Pool) -> PostgresClient {
+        switch pool {
+        case .requests: client
+        case .work: workClient
+        }
     }
 
     /// Runs the connection pool until cancelled or shut down gracefully.
@@ -120,7 +151,10 @@ public final class PostgresStore: Service, Sendable {
     /// of `withRunningPool`.
     public func runPool() async {
         poolStarted.open()
-        await client.run()
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.client.run() }
+            group.addTask { await self.workClient.run() }
+        }
     }
 
     /// Runs `body` with the pool running as a child task, then stops it: for one-shot tools and
@@ -143,13 +177,13 @@ public final class PostgresStore: Service, Sendable {
     /// Runs `body` in one transaction (PostgresNIO's `withTransaction`), retrying it from scratch
     /// on the conflicts above. `body` must have no effects outside the database. Errors reach the
     /// caller unwrapped, as `body` or the commit threw them.
-    func transaction<T: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    func transaction<T: Sendable>(on pool: Pool = .requests, _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         await poolStarted.wait()
         var attempt = 0
         while true {
             attempt += 1
             do {
-                return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
+                return try await client(pool).withTransaction(logger: logger) { connection in try await body(connection) }
             } catch let failure as PostgresTransactionError {
                 let cause = failure.closureError ?? failure.commitError ?? failure.beginError ?? failure
                 guard attempt < 8, Self.isRetryable(cause) else { throw cause }
@@ -164,9 +198,9 @@ public final class PostgresStore: Service, Sendable {
     }
 
     /// Runs one read-only statement outside an explicit transaction.
-    func read<T: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    func read<T: Sendable>(on pool: Pool = .requests, _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         await poolStarted.wait()
-        return try await client.withConnection { connection in try await body(connection) }
+        return try await client(pool).withConnection { connection in try await body(connection) }
     }
 }
 
