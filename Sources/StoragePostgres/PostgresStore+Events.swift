@@ -72,25 +72,30 @@ extension PostgresStore: EventStore {
         var entitlements: [String: SubscriberView] = [:]
         var endpoints: [String: [WebhookEndpoint]] = [:]
         for var event in batch.events {
-            let known = try await connection.rows("SELECT 1 FROM events WHERE id = \(event.id)", logger: logger)
-            guard known.isEmpty else { continue }
+            // One round trip: an event already recorded (a repeated transaction) takes no
+            // counter values; a new one takes the app's next cursor and the user's next sequence.
             guard
-                let cursor = try await connection.rows(
+                let counters = try await connection.rows(
                     """
-                    INSERT INTO event_cursors (app_id, last_cursor) VALUES (\(event.appId), 1)
-                    ON CONFLICT (app_id) DO UPDATE SET last_cursor = event_cursors.last_cursor + 1
-                    RETURNING last_cursor
-                    """, logger: logger
-                ).first,
-                let sequence = try await connection.rows(
-                    """
-                    INSERT INTO event_sequences (app_id, app_user_id, last_sequence) VALUES (\(event.appId), \(event.appUserId), 1)
-                    ON CONFLICT (app_id, app_user_id) DO UPDATE SET last_sequence = event_sequences.last_sequence + 1
-                    RETURNING last_sequence
+                    WITH fresh AS (SELECT NOT EXISTS (SELECT 1 FROM events WHERE id = \(event.id)) AS yes),
+                    cursor AS (
+                        INSERT INTO event_cursors (app_id, last_cursor) SELECT \(event.appId), 1 FROM fresh WHERE yes
+                        ON CONFLICT (app_id) DO UPDATE SET last_cursor = event_cursors.last_cursor + 1
+                        RETURNING last_cursor
+                    ), sequence AS (
+                        INSERT INTO event_sequences (app_id, app_user_id, last_sequence)
+                        SELECT \(event.appId), \(event.appUserId), 1 FROM fresh WHERE yes
+                        ON CONFLICT (app_id, app_user_id) DO UPDATE SET last_sequence = event_sequences.last_sequence + 1
+                        RETURNING last_sequence
+                    )
+                    SELECT (SELECT last_cursor FROM cursor) AS last_cursor, (SELECT last_sequence FROM sequence) AS last_sequence
                     """, logger: logger
                 ).first
             else { throw StorageConflict("event counters of \(event.appId) returned no row") }
-            event.sequence = try sequence.value("last_sequence", as: Int64.self)
+            guard let cursorValue = try counters.value("last_cursor", as: Int64?.self),
+                let sequenceValue = try counters.value("last_sequence", as: Int64?.self)
+            else { continue }
+            event.sequence = sequenceValue
             if entitlements[event.appUserId] == nil {
                 let catalog: [Product]
                 if let known = batch.catalog {
@@ -108,7 +113,6 @@ extension PostgresStore: EventStore {
                 entitlements[event.appUserId] = batch.entitlements(rows)
             }
             event.entitlements = entitlements[event.appUserId]
-            let cursorValue = try cursor.value("last_cursor", as: Int64.self)
             try await connection.execute(
                 """
                 INSERT INTO events (app_id, cursor, id, app_user_id, sequence, type, recorded_at, body, wire)

@@ -130,14 +130,6 @@ extension PostgresStore: JobStore {
 
     // MARK: Guarded writes, used inside larger transactions too
 
-    /// Locks the job row when `lease` still holds it. Holding the row lock until commit keeps
-    /// any other worker's leasing statement (SKIP LOCKED) away from it meanwhile.
-    static func lockLease(_ connection: PostgresConnection, _ lease: JobLease, logger: Logger) async throws -> Bool {
-        try await connection.count(
-            "SELECT 1 FROM jobs WHERE id = \(lease.jobId) AND state = 'running' AND lease_token = \(lease.token) FOR UPDATE",
-            logger: logger) == 1
-    }
-
     /// Writes a transition of the job state machine for the job `lease` holds.
     static func endAttempt(
         _ connection: PostgresConnection, _ lease: JobLease, _ transition: JobLifecycle.Transition, now: Date, logger: Logger

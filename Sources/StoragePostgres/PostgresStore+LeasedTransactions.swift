@@ -16,17 +16,8 @@ extension PostgresStore: LeasedTransactions {
         let logger = self.logger
         let channel = verificationChannel
         let committed = try await transaction(on: .work) { connection -> LeasedCommit<T>? in
-            guard try await Self.lockLease(connection, lease, logger: logger) else { return nil }
-            var verification = try await connection.rows(
-                "SELECT id, app_id, app_user_id, state FROM verifications WHERE id = \(verificationId) FOR UPDATE", logger: logger
-            ).first.map { row in
-                LeasedVerification(
-                    id: try row.value("id"), appId: try row.value("app_id"), appUserId: try row.value("app_user_id"),
-                    state: try VerificationState.stored(try row.value("state"), column: "verifications.state"))
-            }
-            if verification != nil {
-                verification?.provisionalGrants = try await Self.provisionalGrants(connection, verificationId: verificationId, logger: logger)
-            }
+            guard case .held(let verification) = try await Self.leasedVerification(connection, lease, verificationId: verificationId, logger: logger)
+            else { return nil }
             try await AdvisoryLock.lock(
                 query.originalTransactionIds.map { "original/\(query.appId)/\($0)" }, on: connection, logger: logger)
             let facts = GrantFacts(
@@ -44,13 +35,69 @@ extension PostgresStore: LeasedTransactions {
             let decision = try decide(verification, facts)
             for write in decision.writes { try await Self.apply(write, lease: lease, connection: connection, now: now, logger: logger) }
             // Delivered at commit to the processes holding `?wait=` answers.
-            for id in decision.changedVerifications {
-                try await connection.execute("SELECT pg_notify(\(channel), \(id))", logger: logger)
+            let changed = decision.changedVerifications
+            if !changed.isEmpty {
+                try await connection.execute("SELECT pg_notify(\(channel), id) FROM unnest(\(changed)::text[]) AS id", logger: logger)
             }
             return LeasedCommit(result: decision.result, changed: decision.changedVerifications)
         }
         for id in committed?.changed ?? [] { verificationWatch.notify(id) }
         return committed?.result
+    }
+
+    /// One round trip for what every leased transaction reads first: the job row locked if the
+    /// lease still holds it (nil otherwise: nothing else is locked or read), then the
+    /// verification locked, with the provisional grants it gave. The job is locked before the
+    /// verification, as everywhere else.
+    static func leasedVerification(
+        _ connection: PostgresConnection, _ lease: JobLease, verificationId: String, logger: Logger
+    ) async throws -> LeasedRead {
+        guard
+            let row = try await connection.rows(
+                """
+                WITH leased AS (
+                    SELECT id FROM jobs WHERE id = \(lease.jobId) AND state = 'running' AND lease_token = \(lease.token) FOR UPDATE
+                ), verification AS (
+                    SELECT id, app_id, app_user_id, state FROM verifications
+                    WHERE id = \(verificationId) AND EXISTS (SELECT 1 FROM leased) FOR UPDATE
+                )
+                SELECT EXISTS (SELECT 1 FROM leased) AS leased, v.id, v.app_id, v.app_user_id, v.state,
+                    p.transaction_ids, p.original_ids, p.product_ids, p.expires
+                FROM (SELECT 1) AS one
+                LEFT JOIN verification v ON TRUE
+                LEFT JOIN LATERAL (
+                    SELECT array_agg(transaction_id ORDER BY transaction_id) AS transaction_ids,
+                        array_agg(original_transaction_id ORDER BY transaction_id) AS original_ids,
+                        array_agg(product_id ORDER BY transaction_id) AS product_ids,
+                        array_agg(expires_at ORDER BY transaction_id) AS expires
+                    FROM provisional_grants WHERE verification_id = v.id
+                ) p ON TRUE
+                """, logger: logger
+            ).first, try row.value("leased", as: Bool.self)
+        else { return .lost }
+        guard let id = try row.value("id", as: String?.self) else { return .held(nil) }
+        let appId: String = try row.value("app_id")
+        let appUserId: String = try row.value("app_user_id")
+        let transactionIds = try row.value("transaction_ids", as: [String]?.self) ?? []
+        let originalIds = try row.value("original_ids", as: [String]?.self) ?? []
+        let productIds = try row.value("product_ids", as: [String]?.self) ?? []
+        let expires = try row.value("expires", as: [Int64]?.self) ?? []
+        let grants = transactionIds.indices.map { index in
+            ProvisionalGrant(
+                appId: appId, appUserId: appUserId, verificationId: id, transactionId: transactionIds[index],
+                originalTransactionId: originalIds[index], productId: productIds[index], expiresAt: StoredTime.date(expires[index]))
+        }
+        return .held(
+            LeasedVerification(
+                id: id, appId: appId, appUserId: appUserId,
+                state: try VerificationState.stored(try row.value("state"), column: "verifications.state"), provisionalGrants: grants))
+    }
+
+    /// What a leased transaction's first read found: the lease lost, or held with the
+    /// verification (nil when it is gone).
+    enum LeasedRead {
+        case lost
+        case held(LeasedVerification?)
     }
 
     static func apply(_ write: LeasedWrite, lease: JobLease, connection: PostgresConnection, now: Date, logger: Logger) async throws {
