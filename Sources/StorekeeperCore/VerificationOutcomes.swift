@@ -218,7 +218,8 @@ public struct VerificationOutcomes: Sendable {
         guard let (from, to) = ending(verification, on: event) else { return refusal(verification, result: refused) }
         var writes: [LeasedWrite] = []
         if let plan { writes.append(.grant(plan, appId: appId)) }
-        writes.append(.endProvisionalGrants(verificationId: verification.id))
+        // The leased read holds every provisional grant it gave, expired or not: none, nothing to end.
+        if !verification.provisionalGrants.isEmpty { writes.append(.endProvisionalGrants(verificationId: verification.id)) }
         writes.append(.job(JobLifecycle.ending(.completed(reason: report.reason?.rawValue))))
         writes.append(
             .verification(
