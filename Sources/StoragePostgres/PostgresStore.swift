@@ -106,9 +106,12 @@ public final class PostgresStore: Service, Sendable {
     /// Channel on which commits announce changed verifications (payload: the id), one per schema.
     let verificationChannel: String
     public let verificationWatch = VerificationWatch()
-    /// Opens when the pool starts running; `migrate()`, the first call of every process, waits
-    /// for it so that no query is issued to a pool nobody runs yet.
-    let poolStarted = OneShotSignal()
+    /// Opens right before the requests' pool runs; every statement on that pool (`migrate()`, the
+    /// first call of every process, among them) waits for it, so that none is issued to a pool
+    /// nobody runs yet.
+    let requestsStarted = OneShotSignal()
+    /// The same for the work pool.
+    let workStarted = OneShotSignal()
 
     public init(configuration: Configuration, logger: Logger) throws {
         guard Configuration.isIdentifier(configuration.schema) else {
@@ -150,10 +153,21 @@ public final class PostgresStore: Service, Sendable {
     /// Runs the pool until the calling task is cancelled: the service's body, and the child task
     /// of `withRunningPool`.
     public func runPool() async {
-        poolStarted.open()
         await withDiscardingTaskGroup { group in
-            group.addTask { await self.client.run() }
-            group.addTask { await self.workClient.run() }
+            group.addTask {
+                // Opened right before `run()`, in the task that runs it, as for the requests below.
+                self.workStarted.open()
+                await self.workClient.run()
+            }
+            requestsStarted.open()
+            await client.run()
+        }
+    }
+
+    func started(_ pool: Pool) -> OneShotSignal {
+        switch pool {
+        case .requests: requestsStarted
+        case .work: workStarted
         }
     }
 
@@ -178,7 +192,7 @@ public final class PostgresStore: Service, Sendable {
     /// on the conflicts above. `body` must have no effects outside the database. Errors reach the
     /// caller unwrapped, as `body` or the commit threw them.
     func transaction<T: Sendable>(on pool: Pool = .requests, _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        await poolStarted.wait()
+        await started(pool).wait()
         var attempt = 0
         while true {
             attempt += 1
@@ -199,7 +213,7 @@ public final class PostgresStore: Service, Sendable {
 
     /// Runs one read-only statement outside an explicit transaction.
     func read<T: Sendable>(on pool: Pool = .requests, _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        await poolStarted.wait()
+        await started(pool).wait()
         return try await client(pool).withConnection { connection in try await body(connection) }
     }
 }
