@@ -3,6 +3,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# What a fresh Debian machine lacks, installed first (as root; otherwise named, and the run stops),
+# so this one command is the whole set-up: SQLite's headers, PostgreSQL's server binaries (the
+# suite runs every storage test on it), curl and Python's venv (the checks by outside tools).
+need=()
+dpkg -s libsqlite3-dev >/dev/null 2>&1 || need+=(libsqlite3-dev)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+python3 -m venv --help >/dev/null 2>&1 || need+=(python3-venv)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "scripts/test.sh needs: ${need[*]} (apt-get install them, or run this as root)" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${need[@]}"
+fi
+
 # Every import a target makes must be allowed by docs/ARCHITECTURE.md's Imports table and declared
 # directly in Package.swift (SwiftPM's own check below accepts any module reachable through the
 # graph); warnings are errors in our targets (Package.swift's swiftSettings).
@@ -53,9 +72,11 @@ fi
 
 # Checks by tools we did not write, against the real binary: the README walkthrough as written,
 # the API contract (docs/openapi.yaml) by Schemathesis, webhook signatures by the Standard
-# Webhooks reference library, and the simulator by Apple's App Store Server Library. Each counts
-# as one test.
-for check in scripts/walkthrough.sh scripts/contract.sh scripts/webhooks.sh scripts/apple-library.sh; do
+# Webhooks reference library, the simulator by Apple's App Store Server Library, the container
+# file by hadolint; and the statically linked release binary, alone in an empty directory. Each
+# counts as one test.
+for check in scripts/walkthrough.sh scripts/contract.sh scripts/webhooks.sh scripts/apple-library.sh scripts/container-lint.sh \
+  scripts/static-binary.sh; do
   total=$((total + 1))
   if ! "./$check"; then
     echo "✘ $check failed"
