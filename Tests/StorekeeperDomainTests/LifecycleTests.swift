@@ -69,26 +69,41 @@ struct VerificationOutcomeDecisionTests {
         #expect(transition.to == .discarded && transition.lastError == "verification_state_\(state.rawValue)")
     }
 
-    @Test("a grant writes the plan, ends provisional access, completes the job, finalizes the verification, then records its events")
+    @Test(
+        "a grant writes the plan, ends the provisional access it gave (only when it gave some), completes the job, finalizes the verification, then records its events"
+    )
     func grantWrites() {
         var plan = GrantPlan()
         plan.summary.granted = ["t1"]
         let event = EventRule.invalid(appId: "app", appUserId: "alice", verificationId: "v", reason: nil, now: referenceTime)
-        let decision = VerificationOutcomes.finish(
-            verification(.verifying), on: .appleVerified, report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil),
-            grant: plan, appId: "app", events: [event], now: referenceTime, result: true, refused: false)
-        #expect(decision.result)
-        let kinds = decision.writes.map { write -> String in
-            switch write {
-            case .grant(_, let appId): "grant:\(appId)"
-            case .endProvisionalGrants(let id): "end:\(id)"
-            case .job(let transition): "job:\(transition.to.rawValue)"
-            case .verification(let change): "verification:\(change.from.rawValue)->\(change.to.rawValue):\(change.finalizes)"
-            case .provisionalGrants: "provisional"
-            case .events(let batch): "events:\(batch.events.count)"
-            }
+        func kinds(_ leased: LeasedVerification) -> (LeasedDecision<Bool>, [String]) {
+            let decision = VerificationOutcomes.finish(
+                leased, on: .appleVerified, report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil),
+                grant: plan, appId: "app", events: [event], now: referenceTime, result: true, refused: false)
+            return (
+                decision,
+                decision.writes.map { write -> String in
+                    switch write {
+                    case .grant(_, let appId): "grant:\(appId)"
+                    case .endProvisionalGrants(let id): "end:\(id)"
+                    case .job(let transition): "job:\(transition.to.rawValue)"
+                    case .verification(let change): "verification:\(change.from.rawValue)->\(change.to.rawValue):\(change.finalizes)"
+                    case .provisionalGrants: "provisional"
+                    case .events(let batch): "events:\(batch.events.count)"
+                    }
+                }
+            )
         }
-        #expect(kinds == ["grant:app", "end:v", "job:completed", "verification:verifying->verified:true", "events:1"])
+        var withAccess = verification(.verifying)
+        withAccess.provisionalGrants = [
+            ProvisionalGrant(
+                appId: "app", appUserId: "alice", verificationId: "v", transactionId: "t1", originalTransactionId: "t1", productId: "ads",
+                expiresAt: referenceTime.addingTimeInterval(3600))
+        ]
+        let (decision, written) = kinds(withAccess)
+        #expect(decision.result)
+        #expect(written == ["grant:app", "end:v", "job:completed", "verification:verifying->verified:true", "events:1"])
+        #expect(kinds(verification(.verifying)).1 == ["grant:app", "job:completed", "verification:verifying->verified:true", "events:1"])
         guard case .verification(let change) = decision.writes.dropLast().last else { return }
         #expect(change.grant?.granted == ["t1"])
     }
