@@ -47,7 +47,7 @@ final class RawConnection {
 
     /// True when the server closed the connection within `seconds` (end of file or a reset);
     /// false when it was still open then. Whatever the server sent before closing is skipped.
-    func closedByServer(within seconds: Int) -> Bool {
+    func closedByServer(within seconds: Double) -> Bool {
         let deadline = Date().addingTimeInterval(TimeInterval(seconds))
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -147,10 +147,10 @@ struct ProcessHardeningTests {
         #expect(silent.closedByServer(within: 60), "a silent connection stays open")
         let trickle = try RawConnection(port: port)
         var open = true
-        // The attack's own pace, not a wait: one byte every 100 ms, for at most a minute.
+        // One byte, then the server's answer awaited on the socket for up to 100 ms (the attack's
+        // pace, ended at once by the close it waits for), for at most a minute.
         for _ in 0..<600 where open {
-            open = trickle.send("a")
-            try await Task.sleep(for: .milliseconds(100))
+            open = trickle.send("a") && !trickle.closedByServer(within: 0.1)
         }
         #expect(!open, "a connection trickling its request head stayed open for a minute")
         // A body trickled a byte at a time: each byte is activity, but the request has a deadline.
@@ -160,10 +160,9 @@ struct ProcessHardeningTests {
             "POST /v1/receipts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(configuration.apps[0].apiKey)\r\n"
                 + "Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n")
         var bodyOpen = true
-        // The attack's own pace, as above.
+        // Paced by the socket as above.
         for _ in 0..<600 where bodyOpen {
-            bodyOpen = slowBody.send("a")
-            try await Task.sleep(for: .milliseconds(100))
+            bodyOpen = slowBody.send("a") && !slowBody.closedByServer(within: 0.1)
         }
         #expect(!bodyOpen, "a connection trickling its body stayed open for a minute")
         #expect(slow.allSatisfy { $0.closedByServer(within: 60) })
