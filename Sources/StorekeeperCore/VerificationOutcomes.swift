@@ -47,12 +47,9 @@ public struct VerificationOutcomes: Sendable {
                 let job = JobLifecycle.ending(.held(reason: FailureReason.appNotConfigured.rawValue))
                 return LeasedDecision(writes: [.job(job), .verification(held)], result: .done)
             }
-            guard let next = VerificationLifecycle.next(from: verification.state, on: .leased) else {
-                return Self.refusal(verification, result: .done)
-            }
+            guard let change = Self.starting(verification, lease) else { return Self.refusal(verification, result: .done) }
             var record = submitted.record
-            (record.state, record.attempts) = (next, lease.attempt)
-            let change = VerificationChange(id: verification.id, from: verification.state, to: next, attempts: lease.attempt)
+            (record.state, record.attempts) = (change.to, lease.attempt)
             return LeasedDecision(writes: [.verification(change)], result: .proceed(record, evidence: submitted.evidence, app: app))
         } ?? .done
     }
@@ -68,12 +65,16 @@ public struct VerificationOutcomes: Sendable {
     public func markVerifying(_ lease: JobLease, verificationId: String, now: Date) async throws -> Bool {
         try await store.withLease(lease, verificationId: verificationId, reading: .nothing, now: now) { verification, _ in
             guard let verification else { return LeasedDecision(writes: [], result: true) }
-            guard let next = VerificationLifecycle.next(from: verification.state, on: .leased) else {
-                return Self.refusal(verification, result: false)
-            }
-            let change = VerificationChange(id: verification.id, from: verification.state, to: next, attempts: lease.attempt)
+            guard let change = Self.starting(verification, lease) else { return Self.refusal(verification, result: false) }
             return LeasedDecision(writes: [.verification(change)], result: true)
         } ?? false
+    }
+
+    /// The change that starts an attempt under `lease` (`begin`, `markVerifying`); nil when no
+    /// attempt may start from the state stored.
+    static func starting(_ verification: LeasedVerification, _ lease: JobLease) -> VerificationChange? {
+        guard let next = VerificationLifecycle.next(from: verification.state, on: .leased) else { return nil }
+        return VerificationChange(id: verification.id, from: verification.state, to: next, attempts: lease.attempt)
     }
 
     /// The process is stopping before the attempt ended: the job goes back to the queue and the
