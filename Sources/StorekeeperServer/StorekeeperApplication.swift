@@ -17,11 +17,10 @@ public enum StorekeeperApplication {
     /// runner; `extraServices` (a database's job-notification listener) run alongside.
     public static func build(
         configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient, logger: Logger,
-        signal: WakeSignal = WakeSignal(), extraServices: [any Service] = [],
+        signal: WakeSignal = WakeSignal(), extraServices: [any Service] = [], metrics: MetricsRegistry = MetricsRegistry(),
         now: @escaping @Sendable () -> Date = { Date() }, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
         try await prepareStorage(configuration: configuration, store: store, logger: logger, now: now)
-        let metrics = MetricsRegistry()
         let context = try makeContext(
             configuration: configuration, store: store, httpClient: httpClient, metrics: metrics, signal: signal, logger: logger, now: now)
         let runner =
@@ -38,6 +37,9 @@ public enum StorekeeperApplication {
 
         let router = Router(context: StorekeeperRequestContext.self, options: .autoGenerateHeadEndpoints)
         let routes = RouteTable(router: router)
+        // Outermost, so it sees every answer as sent (errors already turned into responses). It
+        // reports to the process's `MetricsSystem`: `serve` points that at `metrics`.
+        router.add(middleware: MetricsMiddleware())
         router.add(middleware: ErrorMiddleware(health: context.storageHealth, now: now, routes: routes.known, metrics: context.metrics))
         AppController(context: context).register(on: routes)
         EventFeedController(context: context).register(on: routes)

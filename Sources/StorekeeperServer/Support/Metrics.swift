@@ -1,79 +1,74 @@
-import Foundation
-import Synchronization
+import CoreMetrics
+import Metrics
+public import Prometheus
 
-/// A small Prometheus registry: counters and histograms kept in memory, gauges computed at
-/// scrape time from the database. Text exposition format 0.0.4.
+/// The server's metrics: recorded through swift-metrics into a swift-prometheus registry of this
+/// server's own, so several servers in one process (the tests, the benchmarks) never mix their
+/// counts, and the process-wide `MetricsSystem` (which Hummingbird's `MetricsMiddleware` and other
+/// libraries report to) can be pointed at the same registry with ``factory``.
+///
+/// Counters and histograms are kept as they happen; gauges are read from the database at scrape
+/// time and set just before the registry renders, so they are never stale by more than a scrape.
 public final class MetricsRegistry: Sendable {
-    struct Histogram {
-        var buckets: [Double]
-        var counts: [Int]
-        var sum: Double = 0
-        var count: Int = 0
+    /// The registry `/metrics` renders.
+    public let prometheus: PrometheusCollectorRegistry
+    /// For `MetricsSystem.bootstrap`: the process's other metrics land in the same registry.
+    public let factory: PrometheusMetricsFactory
+    /// Seconds: Apple answers in tens of milliseconds when well and in seconds when not, and
+    /// webhook receivers anywhere between, so the buckets reach a minute.
+    static let latencyBuckets: [Duration] = [
+        .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+        .milliseconds(500), .seconds(1), .seconds(2), .seconds(3), .seconds(4), .seconds(5), .seconds(6), .seconds(8),
+        .seconds(10), .seconds(15), .seconds(30), .seconds(60),
+    ]
+
+    /// Hummingbird's `MetricsMiddleware` names its series after OpenTelemetry's conventions
+    /// (dots, no unit); Prometheus's conventions want the unit and `_total` in the name.
+    static let prometheusNames = [
+        "hb.requests": "http_server_requests_total", "hb.request.errors": "http_server_request_errors_total",
+        "http.server.request.duration": "http_server_request_duration_seconds",
+        "http.server.active_requests": "http_server_active_requests",
+    ]
+
+    public init(prometheus: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.prometheus = prometheus
+        var factory = PrometheusMetricsFactory(registry: prometheus)
+        factory.defaultDurationHistogramBuckets = Self.latencyBuckets
+        factory.nameAndLabelSanitizer = { name, labels in (Self.prometheusNames[name] ?? name, labels) }
+        self.factory = factory
     }
 
-    private let counters = Mutex<[String: [String: Double]]>([:])
-    private let histograms = Mutex<[String: [String: Histogram]]>([:])
-    static let latencyBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 4, 5, 6, 8, 10, 15, 30, 60]
-
-    public init() {}
-
-    public func increment(_ name: String, labels: [String: String] = [:], by value: Double = 1) {
-        let key = Self.labelText(labels)
-        counters.withLock { $0[name, default: [:]][key, default: 0] += value }
+    /// Points the process's `MetricsSystem` at this registry (once per process: `serve` calls it),
+    /// so HTTP metrics from Hummingbird's `MetricsMiddleware` are scraped beside the server's own.
+    public func bootstrapProcess() {
+        MetricsSystem.bootstrap(factory)
     }
 
-    public func observe(_ name: String, labels: [String: String] = [:], value: Double) {
-        let key = Self.labelText(labels)
-        histograms.withLock { all in
-            var h =
-                all[name, default: [:]][key] ?? Histogram(buckets: Self.latencyBuckets, counts: Array(repeating: 0, count: Self.latencyBuckets.count))
-            for (i, bound) in h.buckets.enumerated() where value <= bound { h.counts[i] += 1 }
-            h.sum += value
-            h.count += 1
-            all[name, default: [:]][key] = h
-        }
+    public func increment(_ name: String, labels: [String: String] = [:], by value: Int = 1) {
+        Counter(label: name, dimensions: Self.dimensions(labels), factory: factory).increment(by: value)
     }
 
-    public func counterValue(_ name: String, labels: [String: String] = [:]) -> Double {
-        counters.withLock { $0[name]?[Self.labelText(labels)] ?? 0 }
+    /// A duration into the histogram `name` (Prometheus renders it in seconds).
+    public func observe(_ name: String, labels: [String: String] = [:], duration: Duration) {
+        Timer(label: name, dimensions: Self.dimensions(labels), factory: factory).record(duration: duration)
     }
 
-    /// Renders counters and histograms, then `gauges` (name → labels → value).
+    /// Sets `gauges` (name, help, label sets and values), then renders the whole registry in the
+    /// text exposition format 0.0.4. Every gauge lists all of its label sets each time (zeros
+    /// included), so none keeps a value from an earlier scrape.
     public func render(gauges: [(name: String, help: String, values: [([String: String], Double)])]) -> String {
-        var out = ""
         for (name, help, values) in gauges {
-            out += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
-            for (labels, value) in values { out += "\(name)\(Self.labelText(labels)) \(Self.format(value))\n" }
-        }
-        for (name, series) in counters.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
-            out += "# TYPE \(name) counter\n"
-            for (labels, value) in series.sorted(by: { $0.key < $1.key }) { out += "\(name)\(labels) \(Self.format(value))\n" }
-        }
-        for (name, series) in histograms.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
-            out += "# TYPE \(name) histogram\n"
-            for (labels, h) in series.sorted(by: { $0.key < $1.key }) {
-                let inner = labels.isEmpty ? "" : String(labels.dropFirst().dropLast()) + ","
-                for (i, bound) in h.buckets.enumerated() {
-                    out += "\(name)_bucket{\(inner)le=\"\(Self.format(bound))\"} \(h.counts[i])\n"
-                }
-                out += "\(name)_bucket{\(inner)le=\"+Inf\"} \(h.count)\n"
-                out += "\(name)_sum\(labels) \(Self.format(h.sum))\n\(name)_count\(labels) \(h.count)\n"
+            // Our names carry their unit already (`_seconds`, `_total`), so none is appended.
+            let descriptor = MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
+            for (labels, value) in values {
+                prometheus.makeGauge(descriptor: descriptor, labels: Self.dimensions(labels)).set(value)
             }
         }
-        return out
+        return prometheus.emitToString()
     }
 
-    static func labelText(_ labels: [String: String]) -> String {
-        guard !labels.isEmpty else { return "" }
-        let parts = labels.sorted { $0.key < $1.key }.map { key, value in
-            let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-                .replacingOccurrences(of: "\n", with: "\\n")
-            return "\(key)=\"\(escaped)\""
-        }
-        return "{" + parts.joined(separator: ",") + "}"
-    }
-
-    static func format(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    /// Labels in name order: a series has one spelling whatever order a call site wrote them in.
+    static func dimensions(_ labels: [String: String]) -> [(String, String)] {
+        labels.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 }

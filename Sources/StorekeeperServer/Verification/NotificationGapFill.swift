@@ -93,7 +93,7 @@ struct NotificationGapFill: Service, CustomStringConvertible {
                 token = page.hasMore == true ? page.paginationToken : nil
             } while token != nil
         }
-        context.metrics.increment(Metric.gapFillRecoveredTotal, labels: ["app": app.id], by: Double(report.recovered))
+        context.metrics.increment(Metric.gapFillRecoveredTotal, labels: ["app": app.id], by: report.recovered)
         return report
     }
 }

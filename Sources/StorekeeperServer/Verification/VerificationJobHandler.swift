@@ -59,9 +59,9 @@ extension VerificationJobHandler {
         let result = try await outcomes.completeVerified(
             lease, verificationId: verification.id, evidence: evidence, report: report, request: request, now: now)
         if case .granted(let summary) = result {
-            metrics.increment(Metric.grantsTotal, by: Double(summary.granted.count))
-            metrics.increment(Metric.grantConflictsTotal, by: Double(summary.conflicts.count))
-            metrics.increment(Metric.refundsTotal, by: Double(summary.revoked.count))
+            metrics.increment(Metric.grantsTotal, by: summary.granted.count)
+            metrics.increment(Metric.grantConflictsTotal, by: summary.conflicts.count)
+            metrics.increment(Metric.refundsTotal, by: summary.revoked.count)
         }
         if case .waiting = result {
             metrics.increment(Metric.verificationClaimWaitsTotal)

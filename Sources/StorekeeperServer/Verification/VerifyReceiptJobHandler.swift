@@ -55,9 +55,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
                 let result = await client.verify(request, environment: environment, timeout: configuration.attemptTimeoutSeconds)
                 let elapsed = started.duration(to: .now)
                 let classification = AttemptClassification.classify(result, environment: environment)
-                record(
-                    result: result, classification: classification, environment: environment,
-                    seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                record(result: result, classification: classification, environment: environment, elapsed: elapsed)
                 // Any answer of Apple's own (valid or not) shows it is up; a transient one does not.
                 let answered = if case .transient = classification { false } else { true }
                 await health?.record(.verifyReceipt(environment.storageName), answered: answered, probe: probe, sentAt: admittedAt, now: now())
@@ -133,7 +131,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
             lease, verificationId: verification.id, report: report, at: next, provisional: provisional, countsAttempt: waitUntil == nil,
             now: ended)
         if !provisional.isEmpty {
-            metrics.increment(Metric.provisionalGrantsTotal, labels: ["app": app.id], by: Double(provisional.count))
+            metrics.increment(Metric.provisionalGrantsTotal, labels: ["app": app.id], by: provisional.count)
         }
         metrics.increment(Metric.verificationRetriesTotal, labels: ["reason": reason.rawValue])
     }
@@ -215,9 +213,9 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
             verificationId: verification.id, now: now)
     }
 
-    private func record(result: VerifyReceiptCallResult, classification: AttemptClassification, environment: AppStoreEnvironment, seconds: Double) {
+    private func record(result: VerifyReceiptCallResult, classification: AttemptClassification, environment: AppStoreEnvironment, elapsed: Duration) {
         let env = environment.storageName
-        metrics.observe(Metric.appleRequestDurationSeconds, labels: ["environment": env], value: seconds)
+        metrics.observe(Metric.appleRequestDurationSeconds, labels: ["environment": env], duration: elapsed)
         let label: String =
             switch result {
             case .timedOut: "timeout"

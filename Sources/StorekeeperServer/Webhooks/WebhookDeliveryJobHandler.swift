@@ -86,7 +86,7 @@ struct WebhookDeliveryJobHandler: BatchJobHandler {
         let decision = try await outcomes.finish(
             lease, work: work, outcome: result.outcome, attempt: attempt, now: ended, unitRandom: Double.random(in: 0..<1))
         let labels = ["endpoint": endpoint.id]
-        metrics.observe(Metric.webhookAttemptDurationSeconds, labels: labels, value: Double(result.latencyMs) / 1000)
+        metrics.observe(Metric.webhookAttemptDurationSeconds, labels: labels, duration: .milliseconds(result.latencyMs))
         switch decision {
         case .delivered: metrics.increment(Metric.webhookDeliveriesTotal, labels: labels.merging(["outcome": "delivered"]) { $1 })
         case .retry: metrics.increment(Metric.webhookDeliveriesTotal, labels: labels.merging(["outcome": "retry"]) { $1 })

@@ -81,6 +81,8 @@ struct Serve: AsyncParsableCommand {
                 })
         }
         let httpClient = StorekeeperApplication.makeHTTPClient(configuration: configuration)
+        let metrics = MetricsRegistry()
+        metrics.bootstrapProcess()
         let signal = WakeSignal()
         let listener = backend.makeListener(signal: configuration.runWorkers ? signal : nil, answersHTTP: true, logger: logger)
         let ready = configuration
@@ -90,7 +92,7 @@ struct Serve: AsyncParsableCommand {
                 logger.info("database ready", metadata: ["database": "\(backend.description)"])
                 return try await StorekeeperApplication.build(
                     configuration: ready, store: backend.store, httpClient: httpClient, logger: logger, signal: signal,
-                    extraServices: listener.map { [$0] } ?? [])
+                    extraServices: listener.map { [$0] } ?? [], metrics: metrics)
             })
         try await CommandConfigurationLoading.runGroup(services, httpClient: httpClient, logger: logger)
     }
