@@ -4,6 +4,7 @@ public import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import Tracing
 
 /// Where the App Store Server API lives. Apple's by default; the simulator's in tests.
 public struct ServerAPIEndpoints: Sendable, Hashable, Codable {
@@ -308,7 +309,19 @@ public struct AppStoreServerAPIClient: Sendable {
         throw ServerAPIError(.apiError, "no environment to try")
     }
 
+    /// One span per environment asked, around its retries (AsyncHTTPClient adds one per request).
     private func callWithRetries<Response: Decodable>(
+        _ method: HTTPMethod, _ path: String, query: [(String, String)], body: Data?, environment: AppStoreEnvironment
+    ) async throws -> Response {
+        try await withSpan("apple.server_api", ofKind: .client) { span in
+            span.attributes["apple.environment"] = environment.rawValue
+            span.attributes["http.request.method"] = method.rawValue
+            span.attributes["url.path"] = path
+            return try await retrying(method, path, query: query, body: body, environment: environment)
+        }
+    }
+
+    private func retrying<Response: Decodable>(
         _ method: HTTPMethod, _ path: String, query: [(String, String)], body: Data?, environment: AppStoreEnvironment
     ) async throws -> Response {
         var refreshedToken = false

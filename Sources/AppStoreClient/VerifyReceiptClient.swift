@@ -4,6 +4,7 @@ public import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import Tracing
 
 /// Where the two verifyReceipt endpoints live. Apple's by default; the simulator's in tests.
 public struct VerifyReceiptEndpoints: Sendable, Hashable, Codable {
@@ -39,6 +40,21 @@ public struct VerifyReceiptClient: Sendable {
     }
 
     public func verify(
+        _ request: VerifyReceiptRequest, environment: AppStoreEnvironment, timeout: TimeInterval
+    ) async -> VerifyReceiptCallResult {
+        await withSpan("apple.verify_receipt", ofKind: .client) { span in
+            span.attributes["apple.environment"] = environment.rawValue
+            let result = await call(request, environment: environment, timeout: timeout)
+            switch result {
+            case .answered(let status, _): span.attributes["http.response.status_code"] = status
+            case .timedOut: span.setStatus(SpanStatus(code: .error, message: "timeout"))
+            case .connectionFailed(let why): span.setStatus(SpanStatus(code: .error, message: why))
+            }
+            return result
+        }
+    }
+
+    private func call(
         _ request: VerifyReceiptRequest, environment: AppStoreEnvironment, timeout: TimeInterval
     ) async -> VerifyReceiptCallResult {
         let body: Data

@@ -2,6 +2,7 @@ public import Foundation
 public import Logging
 public import ServiceLifecycle
 import Synchronization
+import Tracing
 
 /// Leases due jobs and runs them with bounded concurrency. One dispatcher loop leases in
 /// batches as capacity frees up, so a thousand in-flight Apple calls cost a handful of
@@ -90,9 +91,13 @@ public final class JobRunner: Service, Sendable {
                     for (kind, leases) in batches {
                         guard let handler = handlers[kind] as? any BatchJobHandler else { continue }
                         group.addTask {
-                            await handler.run(batch: leases) { lease, outcome in
-                                await self.record(outcome, of: lease)
-                                self.finished(lease)
+                            await withSpan("job \(kind)", ofKind: .consumer) { span in
+                                span.attributes["storekeeper.job.kind"] = kind
+                                span.attributes["storekeeper.job.count"] = leases.count
+                                await handler.run(batch: leases) { lease, outcome in
+                                    await self.record(outcome, of: lease)
+                                    self.finished(lease)
+                                }
                             }
                         }
                     }
@@ -161,7 +166,21 @@ public final class JobRunner: Service, Sendable {
             _ = try? await store.discardJob(lease, reason: "no handler for kind \(lease.kind)", now: now())
             return
         }
-        await record(await handler.run(lease), of: lease)
+        // One span per attempt; its subject (a verification's or a delivery's id) ties it to the
+        // request that queued the job, which ran in another trace.
+        await withSpan("job \(lease.kind)", ofKind: .consumer) { span in
+            span.attributes["storekeeper.job.id"] = lease.jobId
+            span.attributes["storekeeper.job.kind"] = lease.kind
+            span.attributes["storekeeper.job.subject"] = lease.payload
+            span.attributes["storekeeper.job.attempt"] = lease.attempt
+            let outcome = await handler.run(lease)
+            switch outcome {
+            case .completed, .finishedByHandler: break
+            case .retry(_, let reason): span.attributes["storekeeper.job.retry_reason"] = reason
+            case .discard(let reason): span.setStatus(SpanStatus(code: .error, message: reason))
+            }
+            await record(outcome, of: lease)
+        }
     }
 
     private func finished(_ lease: JobLease) {

@@ -4,6 +4,7 @@ public import Logging
 public import Persistence
 import PostgresNIO
 public import ServiceLifecycle
+import Tracing
 
 /// The shared storage adapter: any number of API and worker processes on one PostgreSQL
 /// database. Correctness across processes comes from the database alone: leases are taken with
@@ -192,6 +193,14 @@ public final class PostgresStore: Service, Sendable {
     /// on the conflicts above. `body` must have no effects outside the database. Errors reach the
     /// caller unwrapped, as `body` or the commit threw them.
     func transaction<T: Sendable>(on pool: Pool = .requests, _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await withSpan("postgresql transaction", ofKind: .client) { span in
+            span.attributes["db.system.name"] = "postgresql"
+            span.attributes["storekeeper.db.pool"] = pool == .requests ? "requests" : "work"
+            return try await retryingTransaction(on: pool, body)
+        }
+    }
+
+    private func retryingTransaction<T: Sendable>(on pool: Pool, _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         await started(pool).wait()
         var attempt = 0
         while true {
@@ -213,8 +222,11 @@ public final class PostgresStore: Service, Sendable {
 
     /// Runs one read-only statement outside an explicit transaction.
     func read<T: Sendable>(on pool: Pool = .requests, _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        await started(pool).wait()
-        return try await client(pool).withConnection { connection in try await body(connection) }
+        try await withSpan("postgresql read", ofKind: .client) { span in
+            span.attributes["db.system.name"] = "postgresql"
+            await started(pool).wait()
+            return try await client(pool).withConnection { connection in try await body(connection) }
+        }
     }
 }
 

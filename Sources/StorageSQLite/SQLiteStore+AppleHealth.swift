@@ -5,7 +5,7 @@ public import StorekeeperDomain
 
 extension SQLiteStore {
     public func sharedAppleHealth(endpoint: String) async throws -> SharedAppleHealth? {
-        try await pool.read { db in try Self.sharedAppleHealth(db, endpoint: endpoint) }
+        try await read { db in try Self.sharedAppleHealth(db, endpoint: endpoint) }
     }
 
     public func moveSharedAppleHealth(

@@ -5,7 +5,7 @@ public import StorekeeperDomain
 
 extension SQLiteStore {
     public func products(appId: String) async throws -> [Product] {
-        try await pool.read { db in try Self.products(db, appId: appId) }
+        try await read { db in try Self.products(db, appId: appId) }
     }
 
     static func products(_ db: Database, appId: String) throws -> [Product] {
@@ -14,7 +14,7 @@ extension SQLiteStore {
     }
 
     public func product(appId: String, productId: String) async throws -> Product? {
-        try await pool.read { db in
+        try await read { db in
             StoredJSON.decode(
                 Product.self,
                 try String.fetchOne(

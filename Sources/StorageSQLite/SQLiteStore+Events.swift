@@ -5,7 +5,7 @@ public import StorekeeperDomain
 
 extension SQLiteStore: EventStore {
     public func events(appId: String, after cursor: Int64, types: [EventType], limit: Int) async throws -> [RecordedEvent] {
-        try await pool.read { db in
+        try await read { db in
             let filter = types.isEmpty ? "" : "AND type IN (\(placeholders(types.count)))"
             return try Row.fetchAll(
                 db,
@@ -18,7 +18,7 @@ extension SQLiteStore: EventStore {
     public func subscriberEvents(
         appId: String, appUserId: String, afterSequence sequence: Int64, limit: Int
     ) async throws -> [RecordedEvent] {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
@@ -30,7 +30,7 @@ extension SQLiteStore: EventStore {
     }
 
     public func deleteEvents(recordedBefore cutoff: Date, limit: Int) async throws -> Int {
-        try await committer.write(pool: pool) { db in
+        try await write { db in
             let ids = try String.fetchAll(
                 db.cachedStatement(
                     sql: """

@@ -229,11 +229,11 @@ extension SQLiteStore {
     // MARK: Subscribers and ledger
 
     public func transactions(appId: String, appUserId: String) async throws -> [TransactionRecord] {
-        try await pool.read { db in try Self.transactions(db, appId: appId, appUserId: appUserId) }
+        try await read { db in try Self.transactions(db, appId: appId, appUserId: appUserId) }
     }
 
     public func transactions(appId: String, appTransactionId: String) async throws -> [TransactionRecord] {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchAll(
                 db.cachedStatement(
                     sql: "SELECT * FROM transactions WHERE app_id = ? AND app_transaction_id = ? ORDER BY purchase_date, transaction_id"),
@@ -243,7 +243,7 @@ extension SQLiteStore {
     }
 
     public func subscriptions(appId: String, appUserId: String) async throws -> [SubscriptionFacts] {
-        try await pool.read { db in try Self.subscriptions(db, appId: appId, appUserId: appUserId) }
+        try await read { db in try Self.subscriptions(db, appId: appId, appUserId: appUserId) }
     }
 
     static func transactions(_ db: Database, appId: String, appUserId: String) throws -> [TransactionRecord] {
@@ -261,7 +261,7 @@ extension SQLiteStore {
     }
 
     public func ledger(_ query: LedgerQuery) async throws -> [LedgerEntry] {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
@@ -282,7 +282,7 @@ extension SQLiteStore {
     }
 
     public func countTransactions(appId: String?) async throws -> Int {
-        try await pool.read { db in
+        try await read { db in
             if let appId {
                 return try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM transactions WHERE app_id = ?"), arguments: [appId]) ?? 0
             }

@@ -45,18 +45,18 @@ extension SQLiteStore: JobStore {
     }
 
     public func endAttempt(_ lease: JobLease, _ transition: JobLifecycle.Transition, now: Date) async throws -> Bool {
-        try await committer.write(pool: pool) { db in try Self.endAttempt(db, lease, transition, now: now) }
+        try await write { db in try Self.endAttempt(db, lease, transition, now: now) }
     }
 
     public func releaseJob(_ lease: JobLease, now: Date) async throws -> Bool {
-        try await committer.write(pool: pool) { db in
+        try await write { db in
             let release = JobLifecycle.ending(.released(at: now, reason: releasedReason))
             return try Self.endAttempt(db, lease, release, now: now)
         }
     }
 
     public func leaseOwners() async throws -> [String] {
-        try await pool.read { db in
+        try await read { db in
             try String.fetchAll(db, sql: "SELECT DISTINCT lease_owner FROM jobs WHERE state = 'running' AND lease_owner IS NOT NULL")
         }
     }
@@ -97,7 +97,7 @@ extension SQLiteStore: JobStore {
     }
 
     public func nextJobDue() async throws -> Date? {
-        try await pool.read { db in
+        try await read { db in
             let available = try Int64.fetchOne(db.cachedStatement(sql: "SELECT MIN(run_at) FROM jobs WHERE state = 'available'"))
             let expiring = try Int64.fetchOne(db.cachedStatement(sql: "SELECT MIN(lease_expires_at) FROM jobs WHERE state = 'running'"))
             return [available, expiring].compactMap { $0 }.min().map(StoredTime.date)
@@ -105,7 +105,7 @@ extension SQLiteStore: JobStore {
     }
 
     public func jobCounts() async throws -> [JobState: Int] {
-        try await pool.read { db in
+        try await read { db in
             var counts: [JobState: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM jobs GROUP BY state") {
                 if let state = JobState(rawValue: row["state"]) { counts[state] = row["n"] }

@@ -5,7 +5,7 @@ import StorekeeperDomain
 
 extension SQLiteStore {
     public func owner(appId: String, originalTransactionId: String) async throws -> String? {
-        try await pool.read { db in
+        try await read { db in
             try String.fetchOne(
                 db, sql: "SELECT app_user_id FROM ownership_bindings WHERE app_id = ? AND original_transaction_id = ?",
                 arguments: [appId, originalTransactionId])
@@ -14,7 +14,7 @@ extension SQLiteStore {
 
     public func recordNotification(_ write: NotificationWrite, now: Date) async throws -> NotificationResult {
         let notification = write.record
-        return try await committer.write(pool: pool) { db in
+        return try await self.write { db in
             try db.execute(
                 sql: """
                     INSERT INTO notifications (app_id, notification_uuid, notification_type, subtype, signed_date,

@@ -6,7 +6,7 @@ public import StorekeeperDomain
 
 extension SQLiteStore {
     public func accept(_ submission: EvidenceSubmission, now: Date, decide: @escaping SubmissionDecision) async throws -> SubmissionResult {
-        try await committer.write(pool: pool) { db in try Self.accept(db, submission, now: now, decide: decide) }
+        try await write { db in try Self.accept(db, submission, now: now, decide: decide) }
     }
 
     /// One submission inside an open write transaction: store the evidence, read the latest
@@ -62,7 +62,7 @@ extension SQLiteStore {
     }
 
     public func verification(id: String) async throws -> VerificationRecord? {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM verifications WHERE id = ?"), arguments: [id]).map(Self.verification(from:))
         }
     }
@@ -72,7 +72,7 @@ extension SQLiteStore {
     ) async throws
         -> [VerificationRecord]
     {
-        try await pool.read { db in
+        try await read { db in
             var clauses: [String] = []
             var arguments = StatementArguments()
             if let appId {
@@ -96,7 +96,7 @@ extension SQLiteStore {
     }
 
     public func verificationForJob(jobId: String) async throws -> (VerificationRecord, evidence: String)? {
-        try await pool.read { db in
+        try await read { db in
             try Self.submission(db, where: "v.job_id = ?", jobId).map { ($0.record, $0.evidence) }
         }
     }
@@ -119,7 +119,7 @@ extension SQLiteStore {
     }
 
     public func provisionalGrants(appId: String, appUserId: String, now: Date) async throws -> [ProvisionalGrant] {
-        try await pool.read { db in try Self.provisionalGrants(db, appId: appId, appUserId: appUserId, now: now) }
+        try await read { db in try Self.provisionalGrants(db, appId: appId, appUserId: appUserId, now: now) }
     }
 
     static func provisionalGrants(_ db: Database, appId: String, appUserId: String, now: Date) throws -> [ProvisionalGrant] {
@@ -198,7 +198,7 @@ extension SQLiteStore {
     }
 
     public func verificationCounts() async throws -> [VerificationState: Int] {
-        try await pool.read { db in
+        try await read { db in
             var counts: [VerificationState: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM verifications GROUP BY state") {
                 if let state = VerificationState(rawValue: row["state"]) { counts[state] = row["n"] }
@@ -209,7 +209,7 @@ extension SQLiteStore {
 
     public func countVerifications(states: [VerificationState], createdBefore: Date) async throws -> Int {
         guard !states.isEmpty else { return 0 }
-        return try await pool.read { db in
+        return try await read { db in
             try Int.fetchOne(
                 db, sql: "SELECT COUNT(*) FROM verifications WHERE state IN (\(placeholders(states.count))) AND created_at < ?",
                 arguments: StatementArguments(states.map(\.rawValue)) + [StoredTime.ms(createdBefore)]) ?? 0

@@ -6,7 +6,7 @@ public import StorekeeperDomain
 
 extension SQLiteStore: WebhookStore {
     public func createEndpoint(_ endpoint: WebhookEndpoint) async throws {
-        try await committer.write(pool: pool) { db in
+        try await write { db in
             try db.execute(
                 sql: "INSERT INTO webhook_endpoints (id, app_id, state, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
                 arguments: [
@@ -17,18 +17,18 @@ extension SQLiteStore: WebhookStore {
     }
 
     public func endpoints(appId: String) async throws -> [WebhookEndpoint] {
-        try await pool.read { db in try Self.endpoints(db, appId: appId) }
+        try await read { db in try Self.endpoints(db, appId: appId) }
     }
 
     public func endpoint(appId: String, id: String) async throws -> WebhookEndpoint? {
-        try await pool.read { db in
+        try await read { db in
             try String.fetchOne(db, sql: "SELECT body FROM webhook_endpoints WHERE app_id = ? AND id = ?", arguments: [appId, id])
                 .flatMap { StoredJSON.decode(WebhookEndpoint.self, $0) }
         }
     }
 
     public func updateEndpoint(_ endpoint: WebhookEndpoint, from: WebhookEndpoint.State, now: Date) async throws -> Bool {
-        try await committer.write(pool: pool) { db in
+        try await write { db in
             try db.execute(
                 sql: "UPDATE webhook_endpoints SET state = ?, body = ?, updated_at = ? WHERE app_id = ? AND id = ? AND state = ?",
                 arguments: [
@@ -41,7 +41,7 @@ extension SQLiteStore: WebhookStore {
     }
 
     public func deleteEndpoint(appId: String, id: String, cancel: JobLifecycle.Transition, now: Date) async throws -> Bool {
-        try await committer.write(pool: pool) { db in
+        try await write { db in
             try db.execute(sql: "DELETE FROM webhook_endpoints WHERE app_id = ? AND id = ?", arguments: [appId, id])
             guard db.changesCount == 1 else { return false }
             try db.execute(
@@ -59,7 +59,7 @@ extension SQLiteStore: WebhookStore {
     }
 
     public func deliveries(endpointId: String, state: WebhookDelivery.State?, limit: Int) async throws -> [WebhookDelivery] {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchAll(
                 db,
                 sql: """
@@ -72,7 +72,7 @@ extension SQLiteStore: WebhookStore {
     }
 
     public func attempts(deliveryId: String) async throws -> [DeliveryAttempt] {
-        try await pool.read { db in
+        try await read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM webhook_attempts WHERE delivery_id = ? ORDER BY attempt", arguments: [deliveryId]).map {
                 row in
                 DeliveryAttempt(
@@ -83,7 +83,7 @@ extension SQLiteStore: WebhookStore {
     }
 
     public func replayDeliveries(endpointId: String, deliveryId: String?, replay: DeliveryReplay, now: Date) async throws -> Int {
-        try await committer.write(pool: pool) { db in
+        try await write { db in
             let ids = try String.fetchAll(
                 db, sql: "SELECT id FROM webhook_deliveries WHERE endpoint_id = ? AND state = ? AND (? IS NULL OR id = ?)",
                 arguments: [endpointId, replay.from.rawValue, deliveryId, deliveryId])
@@ -107,7 +107,7 @@ extension SQLiteStore: WebhookStore {
     }
 
     public func skipDeadDelivery(endpointId: String, deliveryId: String, now: Date) async throws -> Bool {
-        try await committer.write(pool: pool) { db in
+        try await write { db in
             try db.execute(
                 sql: "UPDATE webhook_deliveries SET last_error = ?, updated_at = ? WHERE id = ? AND endpoint_id = ? AND state = 'dead'",
                 arguments: [DeliveryWork.skippedMarker, StoredTime.ms(now), deliveryId, endpointId])
@@ -129,7 +129,7 @@ extension SQLiteStore: WebhookStore {
     }
 
     public func deliveriesForJobs(jobIds: [String]) async throws -> [String: DeliveryWork] {
-        try await pool.read { db in
+        try await read { db in
             var works: [String: DeliveryWork] = [:]
             var endpoints: [String: WebhookEndpoint?] = [:]
             for jobId in jobIds { works[jobId] = try Self.deliveryForJob(db, jobId: jobId, endpoints: &endpoints) }
@@ -185,7 +185,7 @@ extension SQLiteStore: WebhookStore {
     }
 
     public func finishDeliveryAttempt(_ lease: JobLease, _ change: DeliveryChange, now: Date) async throws -> Bool {
-        try await committer.write(pool: pool) { db in
+        try await write { db in
             guard try Self.endAttempt(db, lease, change.job, now: now) else { return false }
             let attempt = change.attempt
             try db.cachedStatement(
@@ -216,7 +216,7 @@ extension SQLiteStore: WebhookStore {
     }
 
     public func deliveryCounts() async throws -> [WebhookDelivery.State: Int] {
-        try await pool.read { db in
+        try await read { db in
             var counts: [WebhookDelivery.State: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM webhook_deliveries GROUP BY state") {
                 if let state = WebhookDelivery.State(rawValue: row["state"]) { counts[state] = row["n"] }
@@ -226,7 +226,7 @@ extension SQLiteStore: WebhookStore {
     }
 
     public func recordEvents(_ batch: EventBatch, now: Date) async throws {
-        try await committer.write(pool: pool) { db in try Self.record(batch, db: db, now: now) }
+        try await write { db in try Self.record(batch, db: db, now: now) }
     }
 
     static func endpoints(_ db: Database, appId: String) throws -> [WebhookEndpoint] {

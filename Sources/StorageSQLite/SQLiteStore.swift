@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import JobQueue
 public import Persistence
+import Tracing
 
 /// The embedded storage adapter: one SQLite file in WAL mode through GRDB. Writes are
 /// serialized by SQLite itself, so each port method is one short write transaction.
@@ -37,6 +38,23 @@ public final class SQLiteStore: Sendable {
     /// Applies every migration not yet applied. Safe to run at each start and concurrently.
     public func migrate() throws {
         try SQLiteMigrations.migrator.migrate(pool)
+    }
+
+    /// Every write of the port goes through here: one unit of the group commit (one savepoint in
+    /// a transaction shared with whatever else is waiting), traced as one database span.
+    func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withSpan("sqlite write", ofKind: .client) { span in
+            span.attributes["db.system.name"] = "sqlite"
+            return try await committer.write(pool: pool, work)
+        }
+    }
+
+    /// Every read of the port goes through here: a snapshot from the reader pool, traced.
+    func read<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withSpan("sqlite read", ofKind: .client) { span in
+            span.attributes["db.system.name"] = "sqlite"
+            return try await pool.read(work)
+        }
     }
 
     /// Names of the migrations applied so far, oldest first.

@@ -40,6 +40,9 @@ public enum StorekeeperApplication {
         // Outermost, so it sees every answer as sent (errors already turned into responses). It
         // reports to the process's `MetricsSystem`: `serve` points that at `metrics`.
         router.add(middleware: MetricsMiddleware())
+        // A span per request (route pattern as its name), to the process's tracer: none unless
+        // one is bootstrapped, or a test scopes one with `withTracer`.
+        router.add(middleware: TracingMiddleware())
         router.add(middleware: ErrorMiddleware(health: context.storageHealth, now: now, routes: routes.known, metrics: context.metrics))
         AppController(context: context).register(on: routes)
         EventFeedController(context: context).register(on: routes)

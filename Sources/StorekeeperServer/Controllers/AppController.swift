@@ -8,6 +8,7 @@ import NIOCore
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import Tracing
 
 /// Routes an app's backend calls, authenticated by the app's API key.
 struct AppController {
@@ -65,11 +66,10 @@ struct AppController {
             throw StorekeeperError(.invalidRequest, "hints: at most 16 entries, keys ≤ 64 and values ≤ 256 characters")
         }
         let hash = sha256Hex(bytes)
-        let result = try await context.useCases.submitEvidence(
+        let result = try await submit(
             EvidenceSubmission(
                 appId: app.id, appUserId: body.appUserId, evidenceHash: hash, evidence: .receipt(base64: cleaned),
-                refresh: body.refresh ?? false, hints: body.hints ?? [:], claims: admission.claims),
-            now: context.now())
+                refresh: body.refresh ?? false, hints: body.hints ?? [:], claims: admission.claims))
         if result.created {
             context.signal.wake()
             context.metrics.increment(Metric.receiptsAcceptedTotal, labels: ["app": app.id])
@@ -84,6 +84,18 @@ struct AppController {
         return try context.respond(
             request, caller, context.view(verification), status: done ? .ok : .accepted,
             headers: [.location: "/v1/verifications/\(verification.id)"], requestBody: posted)
+    }
+
+    /// The submission use case in a span of its own, named by the verification it made or found:
+    /// the job that verifies it runs later, in its own trace, with the same id as its subject.
+    private func submit(_ submission: EvidenceSubmission) async throws -> SubmissionResult {
+        try await withSpan("submit evidence") { span in
+            span.attributes["storekeeper.app"] = submission.appId
+            let result = try await context.useCases.submitEvidence(submission, now: context.now())
+            span.attributes["storekeeper.verification.id"] = result.verification.id
+            span.attributes["storekeeper.verification.created"] = result.created
+            return result
+        }
     }
 
     struct SignedTransactionBody: Decodable {
@@ -119,10 +131,9 @@ struct AppController {
             claims = [transaction.originalTransactionId ?? transaction.transactionId].compactMap { $0 }
         }
         let hash = sha256Hex(Data(jws.utf8))
-        let result = try await context.useCases.submitEvidence(
+        let result = try await submit(
             EvidenceSubmission(
-                appId: app.id, appUserId: body.appUserId, evidenceHash: hash, evidence: .signedTransaction(jws: jws), claims: claims),
-            now: context.now())
+                appId: app.id, appUserId: body.appUserId, evidenceHash: hash, evidence: .signedTransaction(jws: jws), claims: claims))
         if result.created { context.signal.wake() }
         let verification = try await context.waitForFinal(result.verification, seconds: wait)
         let done = verification.state.isFinal || verification.state == .configurationError
