@@ -7,12 +7,70 @@ public import StorekeeperDomain
 
 extension PostgresStore {
     public func accept(_ submission: EvidenceSubmission, now: Date, decide: @escaping SubmissionDecision) async throws -> SubmissionResult {
+        // Most evidence is new to its user: what the rule decides when there is no latest
+        // verification is written by one statement, committed on its own (one round trip, not
+        // four), guarded so that it writes nothing when the user has sent this evidence before.
+        // Then, or when it fails, the transaction below reads the latest and decides again.
+        if case .create(let pending) = decide(nil) {
+            let nowMs = StoredTime.ms(now)
+            let created: Bool
+            do {
+                created = try await statement { connection in
+                    try await Self.acceptFirst(connection, submission, pending, nowMs: nowMs, channel: self.jobChannel, logger: self.logger)
+                }
+            } catch  where Self.isRetryable(error) {
+                created = false
+            }
+            if created {
+                return SubmissionResult(verification: .pending(pending, submission: submission, at: StoredTime.date(nowMs)), created: true)
+            }
+        }
         // No lock: two API processes receiving the same post at once both try generation 1; the
         // unique key (app, receipt, user, generation) refuses the second, whose transaction is run
         // again and then finds and returns the first one's verification.
-        try await transaction { connection in
+        return try await transaction { connection in
             try await Self.accept(connection, submission, now: now, decide: decide, channel: self.jobChannel, logger: self.logger)
         }
+    }
+
+    /// A first submission in one statement: the evidence stored (deduplicated by hash), and the
+    /// verification, its job, its claims and the workers' wake-up, written only when the user has
+    /// no verification of this evidence (`NOT EXISTS`, and the unique key against a concurrent
+    /// twin, which then writes nothing). True when it wrote them.
+    static func acceptFirst(
+        _ connection: PostgresConnection, _ submission: EvidenceSubmission, _ pending: PendingVerification, nowMs: Int64, channel: String,
+        logger: Logger
+    ) async throws -> Bool {
+        let hints: String? = submission.hints.isEmpty ? nil : StoredJSON.encode(submission.hints)
+        let notified = try await connection.count(
+            """
+            WITH stored AS (
+                INSERT INTO receipts (app_id, hash, data, created_at)
+                VALUES (\(submission.appId), \(submission.evidenceHash), \(submission.evidence.storedText), \(nowMs))
+                ON CONFLICT DO NOTHING
+            ), verification AS (
+                INSERT INTO verifications (id, app_id, app_user_id, receipt_hash, generation, job_id, state, attempts,
+                    apple_statuses, hints, created_at, updated_at)
+                SELECT \(pending.id), \(submission.appId), \(submission.appUserId), \(submission.evidenceHash),
+                    \(Int64(pending.generation)), \(pending.jobId), \(pending.state.rawValue), 0, '[]', \(hints), \(nowMs), \(nowMs)
+                WHERE NOT EXISTS (
+                    SELECT 1 FROM verifications
+                    WHERE app_id = \(submission.appId) AND receipt_hash = \(submission.evidenceHash) AND app_user_id = \(submission.appUserId))
+                ON CONFLICT DO NOTHING
+                RETURNING id
+            ), job AS (
+                INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
+                SELECT \(pending.jobId), \(submission.evidence.jobKind), id, \(pending.jobState.rawValue), 0, \(nowMs), \(nowMs)
+                FROM verification
+            ), claims AS (
+                INSERT INTO ownership_claims (app_id, original_transaction_id, app_user_id, verification_id, accepted_seq, claimed_at)
+                SELECT \(submission.appId), o, \(submission.appUserId), v.id, s.seq, \(nowMs)
+                FROM verification AS v, unnest(\(pending.claims)::text[]) AS o, (SELECT nextval('ownership_claim_seq') AS seq) AS s
+                ON CONFLICT (app_id, original_transaction_id, app_user_id) DO UPDATE SET verification_id = excluded.verification_id
+            )
+            SELECT pg_notify(\(channel), '') FROM verification
+            """, logger: logger)
+        return notified == 1
     }
 
     /// Four round trips in all: BEGIN, store receipt + read latest, insert job + verification +

@@ -220,13 +220,21 @@ public final class PostgresStore: Service, Sendable {
         return retryableCodes.contains(PostgresError.Code(raw: state))
     }
 
-    /// Runs one read-only statement outside an explicit transaction.
-    func read<T: Sendable>(on pool: Pool = .requests, _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        try await withSpan("postgresql read", ofKind: .client) { span in
+    /// Runs one statement outside an explicit transaction: PostgreSQL commits it on its own, so
+    /// a write that fits in one statement costs one round trip. Not retried: callers fall back.
+    func statement<T: Sendable>(
+        _ spanName: String = "postgresql statement", on pool: Pool = .requests, _ body: @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        try await withSpan(spanName, ofKind: .client) { span in
             span.attributes["db.system.name"] = "postgresql"
             await started(pool).wait()
             return try await client(pool).withConnection { connection in try await body(connection) }
         }
+    }
+
+    /// Runs one read-only statement outside an explicit transaction.
+    func read<T: Sendable>(on pool: Pool = .requests, _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await statement("postgresql read", on: pool, body)
     }
 }
 

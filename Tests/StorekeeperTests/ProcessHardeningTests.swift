@@ -3,6 +3,7 @@ import AppStoreSimulator
 import Foundation
 import GRDB
 import JobQueue
+import NIOCore
 import NIOHTTP1
 import Persistence
 import StorekeeperDomain
@@ -25,13 +26,8 @@ final class RawConnection {
     init(port: Int) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ChildProcessError(message: "socket: \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+        // NIO's address, not a `sockaddr_in` by hand: see `HostResolver.bytes(of:at:count:)`.
+        let connected = try SocketAddress(ipAddress: "127.0.0.1", port: port).withSockAddr { connect(fd, $0, socklen_t($1)) }
         guard connected == 0 else {
             close(fd)
             throw ChildProcessError(message: "connect: \(errno)")
@@ -185,17 +181,14 @@ struct ProcessHardeningTests {
         // A port in use.
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+        _ = try SocketAddress(ipAddress: "127.0.0.1", port: 0).withSockAddr { bind(listener, $0, socklen_t($1)) }
         listen(listener, 1)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        // The port the system chose: bytes 2 and 3 of the bound `sockaddr_in`, big-endian.
+        var bound = [UInt8](repeating: 0, count: 16)
+        var length = socklen_t(bound.count)
+        _ = bound.withUnsafeMutableBytes { getsockname(listener, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), &length) }
         var busy = base
-        busy.port = Int(UInt16(bigEndian: address.sin_port))
+        busy.port = Int(bound[2]) << 8 | Int(bound[3])
 
         var directoryAsDatabase = base
         directoryAsDatabase.databasePath = directory.path

@@ -35,21 +35,22 @@ struct HostResolver: Sendable {
         while let entry = next {
             if let address = entry.pointee.ai_addr {
                 switch Int32(address.pointee.sa_family) {
-                case AF_INET:
-                    address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
-                        var raw = v4.pointee.sin_addr
-                        addresses.append(IPAddress(bytes: withUnsafeBytes(of: &raw) { Array($0) }))
-                    }
-                case AF_INET6:
-                    address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
-                        var raw = v6.pointee.sin6_addr
-                        addresses.append(IPAddress(bytes: withUnsafeBytes(of: &raw) { Array($0) }))
-                    }
+                case AF_INET: addresses.append(IPAddress(bytes: Self.bytes(of: address, at: 4, count: 4)))
+                case AF_INET6: addresses.append(IPAddress(bytes: Self.bytes(of: address, at: 8, count: 16)))
                 default: break
                 }
             }
             next = entry.pointee.ai_next
         }
         return addresses
+    }
+
+    /// The address inside a socket address, read at its fixed offset: `sin_addr` is 4 bytes into
+    /// a `sockaddr_in` and `sin6_addr` 8 bytes into a `sockaddr_in6` (RFC 3493's layout, on Linux
+    /// and the BSDs alike). Not through the structs' fields: Swift finds `<netinet/in.h>` now in
+    /// Glibc, now in NIO's C shim, depending on module build order, and a field reached through
+    /// the shim fails the build under `MemberImportVisibility`.
+    static func bytes(of address: UnsafeMutablePointer<sockaddr>, at offset: Int, count: Int) -> [UInt8] {
+        Array(UnsafeRawBufferPointer(start: UnsafeRawPointer(address).advanced(by: offset), count: count))
     }
 }

@@ -143,9 +143,10 @@ public struct IPAddress: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     public init?(ipv6 text: String) {
-        var storage = in6_addr()
+        // 16 bytes, not an `in6_addr` (see `HostResolver.bytes(of:at:count:)` for why).
+        var storage = [UInt8](repeating: 0, count: 16)
         guard !text.contains("%"), inet_pton(AF_INET6, text, &storage) == 1 else { return nil }
-        bytes = withUnsafeBytes(of: &storage) { Array($0) }
+        bytes = storage
     }
 
     /// The special-purpose range (RFC 6890 and successors) an address falls in, named; nil for
@@ -188,10 +189,8 @@ public struct IPAddress: Sendable, Hashable, Codable, CustomStringConvertible {
 
     public var description: String {
         if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
-        var storage = in6_addr()
-        withUnsafeMutableBytes(of: &storage) { raw in for (index, byte) in bytes.enumerated() { raw[index] = byte } }
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        guard inet_ntop(AF_INET6, &storage, &text, socklen_t(text.count)) != nil else { return "?" }
+        guard bytes.withUnsafeBytes({ inet_ntop(AF_INET6, $0.baseAddress, &text, socklen_t(text.count)) }) != nil else { return "?" }
         let written = text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
         return String(decoding: written, as: UTF8.self)
     }
