@@ -17,7 +17,7 @@ extension PostgresStore {
 
     public func recordNotification(_ write: NotificationWrite, now: Date) async throws -> NotificationResult {
         let notification = write.record
-        return try await transaction { connection in
+        let result = try await transaction { connection in
             // The primary key (app, notificationUUID) makes a second delivery a no-op.
             let inserted = try await connection.count(
                 """
@@ -36,8 +36,7 @@ extension PostgresStore {
                 logger: self.logger)
             if let events = write.events { try await Self.record(events, connection: connection, now: now, logger: self.logger) }
             guard let submission = write.submission else { return NotificationResult(created: true, verification: nil) }
-            let result = try await Self.accept(
-                connection, submission.submission, now: now, decide: submission.decide, channel: self.jobChannel, logger: self.logger)
+            let result = try await Self.accept(connection, submission.submission, now: now, decide: submission.decide, logger: self.logger)
             try await connection.execute(
                 """
                 UPDATE notifications SET verification_id = \(result.verification.id)
@@ -45,5 +44,7 @@ extension PostgresStore {
                 """, logger: self.logger)
             return NotificationResult(created: true, verification: result.verification)
         }
+        if result.verification != nil { jobAnnouncer.committed() }
+        return result
     }
 }

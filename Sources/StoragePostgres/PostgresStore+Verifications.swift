@@ -16,33 +16,35 @@ extension PostgresStore {
             let created: Bool
             do {
                 created = try await statement { connection in
-                    try await Self.acceptFirst(connection, submission, pending, nowMs: nowMs, channel: self.jobChannel, logger: self.logger)
+                    try await Self.acceptFirst(connection, submission, pending, nowMs: nowMs, logger: self.logger)
                 }
             } catch  where Self.isRetryable(error) {
                 created = false
             }
             if created {
+                jobAnnouncer.committed()
                 return SubmissionResult(verification: .pending(pending, submission: submission, at: StoredTime.date(nowMs)), created: true)
             }
         }
         // No lock: two API processes receiving the same post at once both try generation 1; the
         // unique key (app, receipt, user, generation) refuses the second, whose transaction is run
         // again and then finds and returns the first one's verification.
-        return try await transaction { connection in
-            try await Self.accept(connection, submission, now: now, decide: decide, channel: self.jobChannel, logger: self.logger)
+        let result = try await transaction { connection in
+            try await Self.accept(connection, submission, now: now, decide: decide, logger: self.logger)
         }
+        if result.created { jobAnnouncer.committed() }
+        return result
     }
 
     /// A first submission in one statement: the evidence stored (deduplicated by hash), and the
-    /// verification, its job, its claims and the workers' wake-up, written only when the user has
+    /// verification, its job and its claims, written only when the user has
     /// no verification of this evidence (`NOT EXISTS`, and the unique key against a concurrent
     /// twin, which then writes nothing). True when it wrote them.
     static func acceptFirst(
-        _ connection: PostgresConnection, _ submission: EvidenceSubmission, _ pending: PendingVerification, nowMs: Int64, channel: String,
-        logger: Logger
+        _ connection: PostgresConnection, _ submission: EvidenceSubmission, _ pending: PendingVerification, nowMs: Int64, logger: Logger
     ) async throws -> Bool {
         let hints: String? = submission.hints.isEmpty ? nil : StoredJSON.encode(submission.hints)
-        let notified = try await connection.count(
+        let created = try await connection.count(
             """
             WITH stored AS (
                 INSERT INTO receipts (app_id, hash, data, created_at)
@@ -68,16 +70,15 @@ extension PostgresStore {
                 FROM verification AS v, unnest(\(pending.claims)::text[]) AS o, (SELECT nextval('ownership_claim_seq') AS seq) AS s
                 ON CONFLICT (app_id, original_transaction_id, app_user_id) DO UPDATE SET verification_id = excluded.verification_id
             )
-            SELECT pg_notify(\(channel), '') FROM verification
+            SELECT 1 FROM verification
             """, logger: logger)
-        return notified == 1
+        return created == 1
     }
 
-    /// Four round trips in all: BEGIN, store receipt + read latest, insert job + verification +
-    /// notify, COMMIT.
+    /// Four round trips in all: BEGIN, store receipt + read latest, insert job + verification,
+    /// COMMIT. The caller announces the job once committed.
     static func accept(
-        _ connection: PostgresConnection, _ submission: EvidenceSubmission, now: Date, decide: SubmissionDecision, channel: String,
-        logger: Logger
+        _ connection: PostgresConnection, _ submission: EvidenceSubmission, now: Date, decide: SubmissionDecision, logger: Logger
     ) async throws -> SubmissionResult {
         let nowMs = StoredTime.ms(now)
         let latest = try await connection.rows(
@@ -109,7 +110,7 @@ extension PostgresStore {
                     VALUES (\(pending.id), \(submission.appId), \(submission.appUserId), \(submission.evidenceHash),
                         \(Int64(pending.generation)), \(pending.jobId), \(pending.state.rawValue), 0, '[]', \(hints), \(nowMs), \(nowMs))
                 )
-                SELECT pg_notify(\(channel), '')
+                SELECT 1
                 """, logger: logger)
             if !pending.claims.isEmpty {
                 // One sequence value for the whole submission; a refresh keeps the user's place in

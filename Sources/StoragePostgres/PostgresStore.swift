@@ -107,6 +107,8 @@ public final class PostgresStore: Service, Sendable {
     /// Channel on which commits announce changed verifications (payload: the id), one per schema.
     let verificationChannel: String
     public let verificationWatch = VerificationWatch()
+    /// Announces queued jobs on `jobChannel` after their commits (see its comment for why).
+    let jobAnnouncer = JobAnnouncer()
     /// Opens right before the requests' pool runs; every statement on that pool (`migrate()`, the
     /// first call of every process, among them) waits for it, so that none is issued to a pool
     /// nobody runs yet.
@@ -159,6 +161,12 @@ public final class PostgresStore: Service, Sendable {
                 // Opened right before `run()`, in the task that runs it, as for the requests below.
                 self.workStarted.open()
                 await self.workClient.run()
+            }
+            group.addTask {
+                let channel = self.jobChannel
+                await self.jobAnnouncer.run {
+                    try await self.statement { connection in try await connection.execute("SELECT pg_notify(\(channel), '')", logger: self.logger) }
+                }
             }
             requestsStarted.open()
             await client.run()
