@@ -14,7 +14,6 @@ extension PostgresStore: LeasedTransactions {
         _ decide: @escaping @Sendable (LeasedVerification?, GrantFacts) throws -> LeasedDecision<T>
     ) async throws -> T? {
         let logger = self.logger
-        let channel = verificationChannel
         let committed = try await transaction(on: .work) { connection -> LeasedCommit<T>? in
             guard case .held(let verification) = try await Self.leasedVerification(connection, lease, verificationId: verificationId, logger: logger)
             else { return nil }
@@ -34,14 +33,12 @@ extension PostgresStore: LeasedTransactions {
                     ? try await Self.submission(connection, verificationId: verificationId, logger: logger) : nil)
             let decision = try decide(verification, facts)
             for write in decision.writes { try await Self.apply(write, lease: lease, connection: connection, now: now, logger: logger) }
-            // Delivered at commit to the processes holding `?wait=` answers.
-            let changed = decision.changedVerifications
-            if !changed.isEmpty {
-                try await connection.execute("SELECT pg_notify(\(channel), id) FROM unnest(\(changed)::text[]) AS id", logger: logger)
-            }
             return LeasedCommit(result: decision.result, changed: decision.changedVerifications)
         }
-        for id in committed?.changed ?? [] { verificationWatch.notify(id) }
+        // To the processes holding `?wait=` answers: this one at once, the others once announced.
+        let changed = committed?.changed ?? []
+        for id in changed { verificationWatch.notify(id) }
+        if !changed.isEmpty { verificationAnnouncer.committed(changed) }
         return committed?.result
     }
 

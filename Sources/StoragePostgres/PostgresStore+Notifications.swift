@@ -44,7 +44,7 @@ extension PostgresStore {
                 """, logger: self.logger)
             return NotificationResult(created: true, verification: result.verification)
         }
-        if result.verification != nil { jobAnnouncer.committed() }
+        if result.verification != nil { jobAnnouncer.committed([""]) }
         return result
     }
 }

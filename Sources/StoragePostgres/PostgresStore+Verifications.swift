@@ -22,7 +22,7 @@ extension PostgresStore {
                 created = false
             }
             if created {
-                jobAnnouncer.committed()
+                jobAnnouncer.committed([""])
                 return SubmissionResult(verification: .pending(pending, submission: submission, at: StoredTime.date(nowMs)), created: true)
             }
         }
@@ -32,7 +32,7 @@ extension PostgresStore {
         let result = try await transaction { connection in
             try await Self.accept(connection, submission, now: now, decide: decide, logger: self.logger)
         }
-        if result.created { jobAnnouncer.committed() }
+        if result.created { jobAnnouncer.committed([""]) }
         return result
     }
 

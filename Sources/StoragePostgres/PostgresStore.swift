@@ -107,8 +107,10 @@ public final class PostgresStore: Service, Sendable {
     /// Channel on which commits announce changed verifications (payload: the id), one per schema.
     let verificationChannel: String
     public let verificationWatch = VerificationWatch()
-    /// Announces queued jobs on `jobChannel` after their commits (see its comment for why).
-    let jobAnnouncer = JobAnnouncer()
+    /// Announce queued jobs on `jobChannel` and changed verifications on `verificationChannel`,
+    /// after the commits (see `CommitAnnouncer` for why).
+    let jobAnnouncer = CommitAnnouncer()
+    let verificationAnnouncer = CommitAnnouncer()
     /// Opens right before the requests' pool runs; every statement on that pool (`migrate()`, the
     /// first call of every process, among them) waits for it, so that none is issued to a pool
     /// nobody runs yet.
@@ -162,10 +164,14 @@ public final class PostgresStore: Service, Sendable {
                 self.workStarted.open()
                 await self.workClient.run()
             }
-            group.addTask {
-                let channel = self.jobChannel
-                await self.jobAnnouncer.run {
-                    try await self.statement { connection in try await connection.execute("SELECT pg_notify(\(channel), '')", logger: self.logger) }
+            for (announcer, channel) in [(jobAnnouncer, jobChannel), (verificationAnnouncer, verificationChannel)] {
+                group.addTask {
+                    await announcer.run { payloads in
+                        try await self.statement { connection in
+                            try await connection.execute(
+                                "SELECT pg_notify(\(channel), p) FROM unnest(\(payloads)::text[]) AS p", logger: self.logger)
+                        }
+                    }
                 }
             }
             requestsStarted.open()
