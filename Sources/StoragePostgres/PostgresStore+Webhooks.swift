@@ -199,6 +199,14 @@ extension PostgresStore: WebhookStore {
 
     public func finishDeliveryAttempt(_ lease: JobLease, _ change: DeliveryChange, now: Date) async throws -> Bool {
         let logger = self.logger
+        if change.pause == nil {
+            let (held, changed) = try await statement(on: .work) { connection in
+                try await Self.finishAttempt(connection, lease, change, now: now, logger: logger)
+            }
+            guard held else { return false }
+            guard changed else { throw StorageConflict("delivery \(change.deliveryId) is no longer \(change.from)") }
+            return true
+        }
         return try await transaction(on: .work) { connection in
             guard try await Self.endAttempt(connection, lease, change.job, now: now, logger: logger) else { return false }
             let attempt = change.attempt
@@ -223,6 +231,48 @@ extension PostgresStore: WebhookStore {
             }
             return true
         }
+    }
+
+    /// An attempt that pauses no endpoint, ended in one statement committed on its own (one round
+    /// trip, not five): the job row locked if the lease still holds it; the delivery moved only
+    /// then and only from the state the attempt found; the job ended and the attempt recorded only
+    /// if the delivery moved. So either all of it is written or none: (false, _) when the lease
+    /// was lost, (true, false) when the delivery had changed meanwhile.
+    static func finishAttempt(
+        _ connection: PostgresConnection, _ lease: JobLease, _ change: DeliveryChange, now: Date, logger: Logger
+    ) async throws -> (held: Bool, changed: Bool) {
+        let job = change.job
+        let attempt = change.attempt
+        let status = attempt.status.map(Int64.init)
+        let finalizedAt: Int64? = job.finalizes ? StoredTime.ms(now) as Int64 : nil
+        let uncounted: Int64 = job.uncountsAttempt ? 1 : 0
+        let row = try await connection.rows(
+            """
+            WITH held AS (
+                SELECT id FROM jobs WHERE id = \(lease.jobId) AND state = \(job.from.rawValue) AND lease_token = \(lease.token) FOR UPDATE
+            ), delivery AS (
+                UPDATE webhook_deliveries SET state = \(change.to.rawValue), attempts = \(Int64(attempt.attempt)),
+                    next_attempt_at = \(StoredTime.ms(change.nextAttemptAt)), first_attempt_at = \(StoredTime.ms(change.firstAttemptAt)),
+                    last_status = \(status), last_error = \(attempt.error), updated_at = \(StoredTime.ms(now))
+                WHERE id = \(change.deliveryId) AND state = \(change.from.rawValue) AND EXISTS (SELECT 1 FROM held)
+                RETURNING 1
+            ), ended AS (
+                UPDATE jobs SET state = \(job.to.rawValue), run_at = COALESCE(\(StoredTime.ms(job.runAt)), run_at),
+                    attempt = attempt - \(uncounted), finalized_at = \(finalizedAt), last_error = \(job.lastError),
+                    lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
+                WHERE id IN (SELECT id FROM held) AND EXISTS (SELECT 1 FROM delivery)
+                RETURNING 1
+            ), recorded AS (
+                INSERT INTO webhook_attempts (delivery_id, attempt, at, status, latency_ms, error, response_excerpt)
+                SELECT \(attempt.deliveryId), \(Int64(attempt.attempt)), \(StoredTime.ms(attempt.at)), \(status),
+                    \(Int64(attempt.latencyMs)), \(attempt.error), \(attempt.responseExcerpt)
+                FROM ended
+                ON CONFLICT DO NOTHING
+            )
+            SELECT (SELECT count(*) FROM held) AS held, (SELECT count(*) FROM delivery) AS changed
+            """, logger: logger
+        ).first
+        return (try row?.value("held", as: Int64.self) == 1, try row?.value("changed", as: Int64.self) == 1)
     }
 
     public func deliveryCounts() async throws -> [WebhookDelivery.State: Int] {

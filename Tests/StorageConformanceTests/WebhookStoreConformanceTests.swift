@@ -91,6 +91,23 @@ struct WebhookStoreConformanceTests {
             "a lease ends once")
         #expect(try await store.deliveryForJob(jobId: try #require(leaseOf["e2"]).jobId)?.earlierDueAt == nil, "alice's first is delivered")
 
+        // An attempt that found its delivery in another state than it is now: nothing is
+        // written, and the lease still holds, so the same attempt ends once it is told right.
+        let e2 = try #require(works["e2"])
+        let e2Lease = try #require(leaseOf["e2"])
+        let e2Attempt = DeliveryAttempt(deliveryId: e2.delivery.id, attempt: 1, at: t0, status: 200, latencyMs: 3)
+        func e2Change(from: WebhookDelivery.State) -> DeliveryChange {
+            DeliveryChange(
+                deliveryId: e2.delivery.id, attempt: e2Attempt, from: from, to: .delivered, nextAttemptAt: nil, firstAttemptAt: t0,
+                job: JobLifecycle.ending(.completed(reason: nil)))
+        }
+        await #expect(throws: StorageConflict.self) { try await store.finishDeliveryAttempt(e2Lease, e2Change(from: .dead), now: t0) }
+        #expect(try await store.attempts(deliveryId: e2.delivery.id).isEmpty, "no attempt recorded")
+        #expect(try await store.deliveries(endpointId: "all", state: .pending, limit: 10).contains { $0.id == e2.delivery.id })
+        #expect(try await store.finishDeliveryAttempt(e2Lease, e2Change(from: .pending), now: t0), "the job is still leased")
+        #expect(try await store.attempts(deliveryId: e2.delivery.id).map(\.status) == [200])
+        #expect(try await store.finishDeliveryAttempt(e2Lease, e2Change(from: .delivered), now: t0) == false, "a lease ends once")
+
         // Bob's fails until the schedule runs out: dead, and the endpoint paused.
         let e3 = try #require(works["e3"])
         let failed = DeliveryAttempt(deliveryId: e3.delivery.id, attempt: 1, at: t0, status: 500, latencyMs: 3, responseExcerpt: "no")
@@ -109,7 +126,7 @@ struct WebhookStoreConformanceTests {
         #expect(try await store.attempts(deliveryId: e3.delivery.id).map(\.status) == [500, 500])
         #expect(try await store.endpoint(appId: "app", id: "all")?.state == .paused)
         let counts = try await store.deliveryCounts()
-        #expect(counts[.dead] == 1 && counts[.delivered] == 1)
+        #expect(counts[.dead] == 1 && counts[.delivered] == 2)
 
         // Replayed: pending again with a job due now; deleting the endpoint removes it all.
         let actions = WebhookEndpointActions(store: store)
