@@ -164,6 +164,85 @@ struct AppleActionsTests {
         }
     }
 
+    @Test("Look Up Order Id: the order's transactions verified; an order Apple does not know is not valid; a malformed id is a 400")
+    func orderLookup() async throws {
+        try await ServerAPIClientTests.withAPIStack { stack in
+            let http = stack.api.http
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let sub = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
+            // The simulator's order ids are its original transaction ids.
+            let path = "/v1/admin/apps/demo/orders/\(sub.originalTransactionId)"
+            #expect(try await http.send(.GET, path).status == 401)
+            let found = try await http.send(.GET, path, headers: admin(stack))
+            #expect(found.status == 200, "\(found.text)")
+            #expect(found.json["valid"] as? Bool == true && found.json["environment"] as? String == "production")
+            let transactions = try #require(found.json["transactions"] as? [[String: Any]])
+            #expect(transactions.compactMap { $0["transactionId"] as? String } == [sub.transactionId])
+            #expect(transactions.first?["bundleId"] as? String == demoBundle)
+
+            let unknown = try await http.send(.GET, "/v1/admin/apps/demo/orders/MK5TTTVWJH", headers: admin(stack))
+            #expect(unknown.status == 200 && unknown.json["valid"] as? Bool == false, "\(unknown.text)")
+            #expect((unknown.json["transactions"] as? [Any])?.isEmpty == true)
+            let malformed = try await http.send(.GET, "/v1/admin/apps/demo/orders/MK5-TTT", headers: admin(stack))
+            #expect(malformed.status == 400 && malformed.errorCode == "invalid_request", "\(malformed.text)")
+        }
+    }
+
+    @Test("Get Refund History: none before a refund; after it, the refunded transaction verified, with its revocation")
+    func refundHistory() async throws {
+        try await ServerAPIClientTests.withAPIStack { stack in
+            let http = stack.api.http
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+            let path = "\(Self.base)/\(coins.transactionId)/refunds"
+            let before = try await http.send(.GET, path, headers: admin(stack))
+            #expect(before.status == 200, "\(before.text)")
+            #expect((before.json["refunds"] as? [Any])?.isEmpty == true)
+
+            try await stack.simulator.refund(transactionId: coins.transactionId)
+            let after = try await http.send(.GET, path, headers: admin(stack))
+            #expect(after.status == 200 && after.json["environment"] as? String == "production", "\(after.text)")
+            let refunds = try #require(after.json["refunds"] as? [[String: Any]])
+            #expect(refunds.count == 1)
+            #expect(refunds.first?["transactionId"] as? String == coins.transactionId && refunds.first?["revocationDate"] != nil)
+            #expect(try await http.send(.GET, "\(Self.base)/999999999999/refunds", headers: admin(stack)).status == 404)
+        }
+    }
+
+    @Test("Extend a Subscription Renewal Date: Apple moves the expiry; a body Apple would refuse is a 400 naming each field")
+    func renewalExtension() async throws {
+        try await ServerAPIClientTests.withAPIStack { stack in
+            let http = stack.api.http
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let sub = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
+            let path = "/v1/admin/apps/demo/subscriptions/\(sub.originalTransactionId)/renewal-extension"
+            let body = ExtendRenewalDateRequest(extendByDays: 7, extendReasonCode: 3, requestIdentifier: UUID().uuidString)
+            #expect(try await http.send(.PUT, path, json: body).status == 401)
+
+            let bad = try await http.send(
+                .PUT, path, headers: admin(stack), json: ExtendRenewalDateRequest(extendByDays: 91, extendReasonCode: 7, requestIdentifier: "again"))
+            #expect(bad.status == 400 && bad.errorCode == "invalid_request", "\(bad.text)")
+            for field in ["extendByDays", "extendReasonCode", "requestIdentifier"] { #expect(bad.text.contains(field), "\(field)") }
+
+            let expiry = { (transaction: [String: Any]) in (transaction["expiresDate"] as? NSNumber)?.int64Value }
+            let order = try await http.send(.GET, "/v1/admin/apps/demo/orders/\(sub.originalTransactionId)", headers: admin(stack))
+            let first = try #require((order.json["transactions"] as? [[String: Any]])?.first)
+            let before = try #require(expiry(first))
+            let extended = try await http.send(.PUT, path, headers: admin(stack), json: body)
+            #expect(extended.status == 200, "\(extended.text)")
+            #expect(extended.json["extended"] as? Bool == true && extended.json["originalTransactionId"] as? String == sub.originalTransactionId)
+            #expect(extended.json["requestIdentifier"] as? String == body.requestIdentifier)
+            let effective = try #require(extended.json["effectiveDate"] as? String)
+            let effectiveDate = try Date(effective, strategy: .iso8601.year().month().day().time(includingFractionalSeconds: true))
+            let effectiveMs = Int64((effectiveDate.timeIntervalSince1970 * 1000).rounded())
+            #expect(effectiveMs > before, "the new expiry \(effective) is later than \(before)")
+
+            let unknown = try await http.send(
+                .PUT, "/v1/admin/apps/demo/subscriptions/999999999999/renewal-extension", headers: admin(stack), json: body)
+            #expect(unknown.status == 404, "\(unknown.text)")
+        }
+    }
+
     @Test(
         "while the Server API is known to be down (another process's shared row), an action answers apple_unavailable at once without calling Apple; once it is back, it goes"
     )

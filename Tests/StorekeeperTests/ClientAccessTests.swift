@@ -59,7 +59,9 @@ struct ClientAccessTests {
             #expect(forBob.status == 403 && forBob.errorCode == "other_user")
             for (method, path) in [
                 (HTTPMethod.GET, "/v1/events"), (.GET, "/v1/subscribers/alice/events"), (.GET, "/v1/admin/apps/demo/ledger"),
-                (.GET, "/v1/admin/apps/demo/webhooks"),
+                (.GET, "/v1/admin/apps/demo/webhooks"), (.GET, "/v1/admin/apps/demo/orders/MK5TTTVWJH"),
+                (.GET, "/v1/admin/apps/demo/transactions/\(bought.transactionId)/refunds"),
+                (.PUT, "/v1/admin/apps/demo/subscriptions/\(bought.originalTransactionId)/renewal-extension"),
             ] {
                 let reply = try await http.send(method, path, headers: headers)
                 #expect(reply.status == 403 && reply.errorCode == "client_key_not_allowed", "\(path): \(reply.text)")

@@ -3,6 +3,7 @@ import AppStoreCrypto
 import AppStoreModels
 import Foundation
 import Hummingbird
+import Persistence
 
 /// Operator routes that act at Apple on one customer's purchase, through the app's App Store
 /// Server API key: the calls Apple added in 2025-2026 (App Store Server API 1.20). Each takes
@@ -47,20 +48,100 @@ struct AppleActionsController {
             guard let signed = answer.signedAppTransactionInfo else {
                 throw StorekeeperError(.appleUnavailable, "Apple answered without a signed app transaction")
             }
-            // Apple's answer is believed only once verified, like every other signed payload.
-            let verdict = try await context.signedTransactionGate.verifier.verify(
-                signed,
-                expecting: .init(
-                    bundleId: app.bundleId, appAppleId: environment == .production ? app.appAppleId : nil,
-                    environment: environment.rawValue),
-                time: context.signedTransactionGate.validationTime(now: context.now()))
-            guard verdict.failures.isEmpty, let payload = verdict.json else {
-                throw StorekeeperError(
-                    .appleUnavailable, "Apple's signed app transaction did not verify: \(verdict.failures.map(\.description).joined(separator: "; "))"
-                )
-            }
+            let payload = try await verified(signed, app: app, environment: environment, what: "signed app transaction")
             return try StorekeeperJSON.response(AppTransactionAnswer(environment: environment.storageName, appTransaction: payload))
         }
+        transactions.get(":transactionId/refunds") { request, ctx in
+            let (app, client, placement) = try appleCall(request, ctx)
+            let id = try transactionId(ctx, "transactionId", digits: 20)
+            // Apple pages by revision; a customer's refunds are few, so every page is read, up to
+            // a bound that keeps a misbehaving answer from holding the request.
+            var signed: [String] = []
+            var revision: String?
+            var environment = AppStoreEnvironment.production
+            for _ in 0..<Self.maximumRefundPages {
+                let (page, answered) = try await apple(placement) {
+                    try await client.refundHistory(id, revision: revision, in: revision == nil ? placement : .only(environment))
+                }
+                environment = answered
+                signed += page.signedTransactions ?? []
+                guard page.hasMore == true, let next = page.revision, next != revision else { break }
+                revision = next
+            }
+            var refunds: [JSONValue] = []
+            for jws in signed { refunds.append(try await verified(jws, app: app, environment: environment, what: "refunded transaction")) }
+            context.metrics.increment(Metric.appleActionsTotal, labels: ["action": "refund_history", "app": app.id])
+            return try StorekeeperJSON.response(RefundsAnswer(transactionId: id, environment: environment.storageName, refunds: refunds))
+        }
+        router.group("v1/admin/apps/:app/orders").get(":orderId") { request, ctx in
+            let (app, client, placement) = try appleCall(request, ctx)
+            let orderId = try ctx.parameters.decoded("orderId")
+            // Apple's order ids (on the customer's invoice) are letters and digits.
+            guard (1...40).contains(orderId.utf8.count), orderId.utf8.allSatisfy({ Self.isLetterOrDigit($0) }) else {
+                throw StorekeeperError(.invalidRequest, "orderId must be an App Store order id (up to 40 letters and digits)")
+            }
+            let (answer, environment) = try await apple(placement) { try await client.lookUpOrder(orderId, in: placement) }
+            var transactions: [JSONValue] = []
+            for jws in answer.signedTransactions ?? [] {
+                transactions.append(try await verified(jws, app: app, environment: environment, what: "order's transaction"))
+            }
+            context.metrics.increment(Metric.appleActionsTotal, labels: ["action": "order_lookup", "app": app.id])
+            // Apple's status 0 is a valid order; any other (1: invalid) is an order it does not know.
+            let valid = answer.status == 0
+            return try StorekeeperJSON.response(
+                OrderAnswer(orderId: orderId, environment: environment.storageName, valid: valid, transactions: transactions))
+        }
+        router.group("v1/admin/apps/:app/subscriptions").put(":originalTransactionId/renewal-extension") { request, ctx in
+            let (app, client, placement) = try appleCall(request, ctx)
+            let id = try transactionId(ctx, "originalTransactionId", digits: 20)
+            let extension_ = try await renewalExtension(request)
+            // Apple's call names one environment: the one asked for, else production.
+            let environment: AppStoreEnvironment = if case .only(let chosen) = placement { chosen } else { .production }
+            let answer = try await apple(.only(environment)) { try await client.extendRenewalDate(id, extension_, environment: environment) }
+            context.metrics.increment(Metric.appleActionsTotal, labels: ["action": "extend_renewal_date", "app": app.id])
+            return try StorekeeperJSON.response(
+                ExtensionAnswer(
+                    originalTransactionId: answer.originalTransactionId ?? id, environment: environment.storageName,
+                    requestIdentifier: extension_.requestIdentifier, extended: answer.success == true,
+                    webOrderLineItemId: answer.webOrderLineItemId,
+                    effectiveDate: StoredTime.date(answer.effectiveDate)))
+        }
+    }
+
+    static let maximumRefundPages = 20
+
+    static func isLetterOrDigit(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+    }
+
+    /// Apple's answer is believed only once verified, like every other signed payload: its
+    /// signature and chain, and that it is this app's in the environment that answered.
+    private func verified(_ signed: String, app: AppConfiguration, environment: AppStoreEnvironment, what: String) async throws -> JSONValue {
+        let verdict = try await context.signedTransactionGate.verifier.verify(
+            signed,
+            expecting: .init(
+                bundleId: app.bundleId, appAppleId: environment == .production ? app.appAppleId : nil, environment: environment.rawValue),
+            time: context.signedTransactionGate.validationTime(now: context.now()))
+        guard verdict.failures.isEmpty, let payload = verdict.json else {
+            throw StorekeeperError(
+                .appleUnavailable, "Apple's \(what) did not verify: \(verdict.failures.map(\.description).joined(separator: "; "))")
+        }
+        return payload
+    }
+
+    /// `{"extendByDays": 1-90, "extendReasonCode": 0-3, "requestIdentifier": "<UUID>"}`, checked
+    /// here so a mistake is a 400 naming the field. The request identifier makes a retry
+    /// idempotent at Apple: send the same one again after a timeout, never a new one.
+    private func renewalExtension(_ request: Request) async throws -> ExtendRenewalDateRequest {
+        let body = try StorekeeperJSON.decode(ExtendRenewalDateRequest.self, from: try await context.body(request))
+        var problems: [String] = []
+        if !(1...90).contains(body.extendByDays) { problems.append("extendByDays must be from 1 to 90") }
+        if !(0...3).contains(body.extendReasonCode) {
+            problems.append("extendReasonCode must be 0 (undeclared), 1 (customer satisfaction), 2 (other) or 3 (service issue or outage)")
+        }
+        if UUID(uuidString: body.requestIdentifier) == nil { problems.append("requestIdentifier must be a UUID") }
+        guard problems.isEmpty else { throw StorekeeperError(.invalidRequest, problems.joined(separator: "; ")) }
+        return body
     }
 
     struct ActionAnswer: Encodable {
@@ -70,6 +151,31 @@ struct AppleActionsController {
         var finished: Bool?
         var appAccountToken: String?
         var consumptionSent: Bool?
+    }
+
+    struct RefundsAnswer: Encodable {
+        var transactionId: String
+        var environment: String
+        /// Apple's refunded transactions, decoded and verified, oldest refund first as Apple
+        /// lists them; every field kept.
+        var refunds: [JSONValue]
+    }
+
+    struct OrderAnswer: Encodable {
+        var orderId: String
+        var environment: String
+        var valid: Bool
+        var transactions: [JSONValue]
+    }
+
+    struct ExtensionAnswer: Encodable {
+        var originalTransactionId: String
+        var environment: String
+        var requestIdentifier: String
+        var extended: Bool
+        var webOrderLineItemId: String?
+        /// The subscription's new expiry, as Apple gave it.
+        var effectiveDate: Date?
     }
 
     struct AppTransactionAnswer: Encodable {
@@ -97,11 +203,13 @@ struct AppleActionsController {
     }
 
     /// Apple's transaction ids (original, renewal and app transaction ids alike) are decimal
-    /// digits; anything else is refused here rather than sent to Apple.
-    private func transactionId(_ ctx: some RequestContext, _ name: String) throws -> String {
+    /// digits; anything else is refused here rather than sent to Apple. Calls that take only a
+    /// transaction id (not an app transaction id) take at most 20 digits, as Apple does (a 64-bit
+    /// number); a longer one is refused here, not by Apple.
+    private func transactionId(_ ctx: some RequestContext, _ name: String, digits: Int = 40) throws -> String {
         let id = try ctx.parameters.decoded(name)
-        guard (1...40).contains(id.utf8.count), id.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
-            throw StorekeeperError(.invalidRequest, "\(name) must be an App Store transaction id (up to 40 decimal digits)")
+        guard (1...digits).contains(id.utf8.count), id.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            throw StorekeeperError(.invalidRequest, "\(name) must be an App Store transaction id (up to \(digits) decimal digits)")
         }
         return id
     }
