@@ -39,6 +39,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        // The environment layer only (no default trait: the file keeps its own strict decoder).
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: []),
         // The app's SDK, a package of its own; here for its end-to-end tests against the server.
         .package(path: "StorekeeperKit"),
     ],
@@ -173,6 +175,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Configuration", package: "swift-configuration"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -8,6 +8,7 @@ import StorageSQLite
 import StorekeeperDomain
 import StorekeeperServer
 import StorekeeperTesting
+import TestFixtures
 import Testing
 
 @Suite("HTTP API: bad input, admin, operations")
@@ -225,6 +226,57 @@ struct ConfigurationTests {
         let env = ConfigurationLoader(environment: ["STOREKEEPER_PORT": "9999", "STOREKEEPER_WORKERS": "7"])
         let loaded = try env.load(file: nil, base: DemoConfiguration.configuration()) { $0.workers = 9 }
         #expect(loaded.port == 9999 && loaded.workers == 9)
+    }
+
+    @Test(
+        "every environment variable, read through swift-configuration, lands in its setting; a wrong type names its variable; the README lists each")
+    func environmentVariables() throws {
+        let values = [
+            "STOREKEEPER_HOST": "0.0.0.0", "STOREKEEPER_PORT": "9443", "STOREKEEPER_DATABASE": "/var/lib/storekeeper/env.sqlite",
+            "STOREKEEPER_ADMIN_KEY": "admin-key-from-the-environment", "STOREKEEPER_WORKERS": "77",
+            "STOREKEEPER_APPLE_PRODUCTION_URL": "https://apple.example/verifyReceipt",
+            "STOREKEEPER_APPLE_SANDBOX_URL": "https://sandbox.apple.example/verifyReceipt", "STOREKEEPER_ATTEMPT_TIMEOUT": "12.5",
+            "STOREKEEPER_LEASE_SECONDS": "240", "STOREKEEPER_RUN_WORKERS": "no",
+        ]
+        #expect(
+            Set(values.keys) == Set(ConfigurationLoader.environmentSettings.map(\.variable)),
+            "a setting was added or renamed: give it a value here")
+        let loaded = try ConfigurationLoader(environment: values).load(file: nil, base: DemoConfiguration.configuration())
+        #expect(loaded.host == "0.0.0.0" && loaded.port == 9443 && loaded.databasePath == "/var/lib/storekeeper/env.sqlite")
+        #expect(loaded.adminKey == "admin-key-from-the-environment" && loaded.workers == 77)
+        #expect(loaded.appleEndpoints.production == "https://apple.example/verifyReceipt")
+        #expect(loaded.appleEndpoints.sandbox == "https://sandbox.apple.example/verifyReceipt")
+        #expect(loaded.attemptTimeoutSeconds == 12.5 && loaded.leaseSeconds == 240 && loaded.runWorkers == false)
+
+        // Flags win over the environment.
+        let flagged = try ConfigurationLoader(environment: values).load(file: nil, base: DemoConfiguration.configuration()) { $0.port = 8081 }
+        #expect(flagged.port == 8081)
+
+        let readme = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        for setting in ConfigurationLoader.environmentSettings {
+            #expect(readme.contains("`\(setting.variable)`"), "README does not list \(setting.variable)")
+        }
+        for (variable, bad) in [
+            ("STOREKEEPER_PORT", "eighty"), ("STOREKEEPER_WORKERS", "7.5"), ("STOREKEEPER_ATTEMPT_TIMEOUT", "soon"),
+            ("STOREKEEPER_RUN_WORKERS", "maybe"),
+        ] {
+            do {
+                _ = try ConfigurationLoader(environment: [variable: bad]).load(file: nil, base: DemoConfiguration.configuration())
+                Issue.record("\(variable)=\(bad) must be refused")
+            } catch let failure as ConfigurationLoader.Failure {
+                #expect(
+                    failure.problems == [
+                        "\(variable): '\(bad)' is not a valid \(variable == "STOREKEEPER_RUN_WORKERS" ? "bool" : variable == "STOREKEEPER_ATTEMPT_TIMEOUT" ? "double" : "int")"
+                    ])
+            }
+        }
+        // A secret's value is not repeated in the message.
+        do {
+            _ = try ConfigurationLoader(environment: ["STOREKEEPER_ADMIN_KEY": "short"]).load(file: nil, base: DemoConfiguration.configuration())
+            Issue.record("a short admin key must be refused")
+        } catch let failure as ConfigurationLoader.Failure {
+            #expect(!failure.description.contains("'short'"))
+        }
     }
 
     @Test("Apple's hosts: the ones Apple recommends since 2026 by default, the older ones when configured; phase timeouts read and checked")
