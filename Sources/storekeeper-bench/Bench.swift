@@ -81,6 +81,8 @@ struct Bench: AsyncParsableCommand {
         @Option(help: "Concurrent HTTP clients.") var concurrency = 32
         @Flag(help: "SQLite synchronous=FULL (fsync each commit) instead of NORMAL.") var fullSync = false
         @Option(help: "postgres:// URL to measure PostgreSQL instead of SQLite (a fresh schema per run).") var database: String?
+        @Flag(help: "Then post the same receipts to a bare Hummingbird server that only reads the body and answers 202 (the ceiling).")
+        var ceiling = false
 
         func run() async throws {
             var configuration = LocalStack.testConfiguration(databasePath: benchDatabase(database))
@@ -99,12 +101,26 @@ struct Bench: AsyncParsableCommand {
             let started = ContinuousClock.now
             let latencies = try await post(api, measured, concurrency: concurrency)
             let elapsed = started.duration(to: .now)
-            try await stack.stop()
             report(
                 "ingest", count: receipts, elapsed: elapsed, latencies: latencies,
                 extra:
                     "concurrency \(concurrency), simulator receipts of \(payloads[0].count) base64 chars, \(database == nil ? "sqlite synchronous=\(fullSync ? "FULL" : "NORMAL")" : "postgresql")"
             )
+            if ceiling {
+                let (apiKey, adminKey) = (stack.api.apiKey, stack.api.adminKey)
+                let (bareElapsed, bareLatencies) = try await BareServer.with { baseURL in
+                    let bare = StorekeeperClient(
+                        http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: baseURL), apiKey: apiKey, adminKey: adminKey)
+                    _ = try await postAll(bare, Array(payloads.prefix(receipts / 10)), concurrency: concurrency, prefix: "warm")
+                    let started = ContinuousClock.now
+                    let latencies = try await postAll(bare, measured, concurrency: concurrency, prefix: "bare")
+                    return (started.duration(to: .now), latencies)
+                }
+                report(
+                    "ceiling (bare Hummingbird, same clients and receipts)", count: receipts, elapsed: bareElapsed, latencies: bareLatencies,
+                    extra: "storekeeper at \(String(format: "%.1f", 100 * seconds(bareElapsed) / seconds(elapsed))) % of it")
+            }
+            try await stack.stop()
         }
 
         func post(_ api: StorekeeperClient, _ payloads: [String], concurrency: Int) async throws -> [Double] {
