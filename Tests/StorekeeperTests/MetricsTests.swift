@@ -208,9 +208,7 @@ struct MetricsTests {
         let stack = try await LocalStack.start(startServer: false)
         var configuration = stack.configuration
         configuration.port = 0
-        let setup = try ChildSetup(configuration, name: "metrics")
-        let server = try await ChildProcess.server(binary: binary, configPath: setup.configPath, logPath: setup.logPath)
-        do {
+        try await ChildSetup.withServer(binary: binary, stack: stack, configuration, name: "metrics") { server in
             let http = HTTPJSONClient(httpClient: stack.httpClient, baseURL: server.baseURL)
             #expect(try await http.send(.GET, "/healthz").status == 200)
             #expect(try await http.send(.GET, "/v1/no-such-route").status == 404)
@@ -224,12 +222,6 @@ struct MetricsTests {
             for (name, type) in scrape.types {
                 #expect(table[name] == type, "\(name) (\(type)) is not in docs/DEPLOYMENT.md's metrics table as such")
             }
-        } catch {
-            server.terminate()
-            try? await stack.stop()
-            throw error
         }
-        server.terminate()
-        try await stack.stop()
     }
 }

@@ -108,6 +108,25 @@ struct ChildSetup {
     }
 
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// `storekeeper serve` with `configuration` beside `stack` (its simulator and database) for
+    /// the duration of `body`; the server and the stack are stopped however `body` ends.
+    static func withServer<T>(
+        binary: String, stack: LocalStack, _ configuration: StorekeeperConfiguration, name: String, _ body: (ChildProcess) async throws -> T
+    ) async throws -> T {
+        let setup = try ChildSetup(configuration, name: name)
+        let server = try await ChildProcess.server(binary: binary, configPath: setup.configPath, logPath: setup.logPath)
+        do {
+            let result = try await body(server)
+            server.terminate()
+            try await stack.stop()
+            return result
+        } catch {
+            server.terminate()
+            try? await stack.stop()
+            throw error
+        }
+    }
 }
 
 @Suite("hardening with the real binary: connections, start-up, kill -9, SIGTERM", .serialized)
@@ -230,9 +249,7 @@ struct ProcessHardeningTests {
         child.appleEndpoints = VerifyReceiptEndpoints(
             production: "http://127.0.0.1:9/verifyReceipt", sandbox: "http://127.0.0.1:9/sandbox/verifyReceipt")
         child.appleTimeouts.connectSeconds = 600
-        let setup = try ChildSetup(child, name: "refused")
-        let server = try await ChildProcess.server(binary: binary, configPath: setup.configPath, logPath: setup.logPath)
-        do {
+        try await ChildSetup.withServer(binary: binary, stack: stack, child, name: "refused") { server in
             let client = StorekeeperClient(
                 http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: server.baseURL), apiKey: stack.api.apiKey,
                 adminKey: stack.api.adminKey)
@@ -243,13 +260,7 @@ struct ProcessHardeningTests {
             #expect(try await eventually { try await stack.store.verification(id: id)?.reason?.rawValue == "apple_unreachable" })
             let record = try await stack.store.verification(id: id)
             #expect(record?.state.isFinal == false, "Apple unreachable is never a verdict")
-        } catch {
-            server.terminate()
-            try? await stack.stop()
-            throw error
         }
-        server.terminate()
-        try await stack.stop()
     }
 
     @Test("kill -9 with verifications in flight: after restart they resume at once, not after leaseSeconds")
