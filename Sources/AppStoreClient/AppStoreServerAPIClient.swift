@@ -283,6 +283,24 @@ public struct AppStoreServerAPIClient: Sendable {
         ).0
     }
 
+    /// Asks Apple to extend every active subscription to a product (answered at once; Apple
+    /// works through them later: see `massExtensionStatus`).
+    public func extendRenewalDates(
+        _ body: MassExtendRenewalDateRequest, environment: AppStoreEnvironment
+    ) async throws
+        -> MassExtendRenewalDateResponse
+    {
+        try await call(.POST, "/inApps/v1/subscriptions/extend/mass", body: try JSONEncoder().encode(body), placement: .only(environment)).0
+    }
+
+    public func massExtensionStatus(
+        productId: String, requestIdentifier: String, environment: AppStoreEnvironment
+    ) async throws -> MassExtendRenewalDateStatusResponse {
+        try await call(
+            .GET, "/inApps/v1/subscriptions/extend/mass/\(escape(productId))/\(escape(requestIdentifier))", placement: .only(environment)
+        ).0
+    }
+
     // MARK: Transport
 
     struct Empty: Decodable {}

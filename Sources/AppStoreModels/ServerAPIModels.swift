@@ -259,6 +259,45 @@ public struct ExtendRenewalDateRequest: Codable, Hashable, Sendable {
     }
 }
 
+/// Body of `POST /inApps/v1/subscriptions/extend/mass`: every active subscriber to a product,
+/// optionally in some storefronts only.
+public struct MassExtendRenewalDateRequest: Codable, Hashable, Sendable {
+    public var extendByDays: Int
+    public var extendReasonCode: Int
+    public var requestIdentifier: String
+    public var productId: String
+    public var storefrontCountryCodes: [String]?
+    public init(extendByDays: Int, extendReasonCode: Int, requestIdentifier: String, productId: String, storefrontCountryCodes: [String]? = nil) {
+        self.extendByDays = extendByDays
+        self.extendReasonCode = extendReasonCode
+        self.requestIdentifier = requestIdentifier
+        self.productId = productId
+        self.storefrontCountryCodes = storefrontCountryCodes
+    }
+}
+
+public struct MassExtendRenewalDateResponse: Codable, Hashable, Sendable {
+    public var requestIdentifier: String?
+    public init(requestIdentifier: String?) { self.requestIdentifier = requestIdentifier }
+}
+
+/// `GET /inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}`: Apple works
+/// through a mass extension on its own time; this is how far it got.
+public struct MassExtendRenewalDateStatusResponse: Codable, Hashable, Sendable {
+    public var requestIdentifier: String?
+    public var complete: Bool?
+    public var completeDate: Int64?
+    public var succeededCount: Int64?
+    public var failedCount: Int64?
+    public init(requestIdentifier: String?, complete: Bool?, completeDate: Int64?, succeededCount: Int64?, failedCount: Int64?) {
+        self.requestIdentifier = requestIdentifier
+        self.complete = complete
+        self.completeDate = completeDate
+        self.succeededCount = succeededCount
+        self.failedCount = failedCount
+    }
+}
+
 public struct ExtendRenewalDateResponse: Codable, Hashable, Sendable {
     public var originalTransactionId: String?
     public var webOrderLineItemId: String?

@@ -63,6 +63,8 @@ final class ServerAPIState: Sendable {
     let consumptionV2 = Mutex<[String: ConsumptionRequestV2]>([:])
     /// Transactions a server said it finished (Finish Transaction).
     let finished = Mutex<Set<String>>([])
+    /// Mass extensions by request identifier: Apple runs one once per identifier.
+    let massExtensions = Mutex<[String: MassExtendRenewalDateStatusResponse]>([:])
 }
 
 extension SimulatedAppStore {
@@ -396,6 +398,36 @@ extension SimulatedAppStore {
         }
         serverAPI.finished.withLock { _ = $0.insert(id) }
         return ServerAPIAnswer(status: 200, body: Data())
+    }
+
+    /// Extend Subscription Renewal Dates for All Active Subscribers. The simulator does the work
+    /// at once and reports it complete from the first status request; a request identifier seen
+    /// before is not run again (Apple's idempotency).
+    func massExtendRenewalDates(body: Data, app: SimulatedApp, environment: AppStoreEnvironment, now: Date) async throws -> ServerAPIAnswer {
+        guard let request = try? JSONDecoder().decode(MassExtendRenewalDateRequest.self, from: body) else {
+            return .error(400, 4_000_000, "Invalid request.")
+        }
+        guard (1...90).contains(request.extendByDays) else { return .error(400, 4_000_009, "Invalid extend by days value.") }
+        guard (0...3).contains(request.extendReasonCode) else { return .error(400, 4_000_010, "Invalid extend reason code.") }
+        guard UUID(uuidString: request.requestIdentifier) != nil else { return .error(400, 4_000_011, "Invalid request identifier.") }
+        if serverAPI.massExtensions.withLock({ $0[request.requestIdentifier] }) == nil {
+            let seconds = configuration.acceleratedSeconds(hours: Double(request.extendByDays) * 24)
+            let counts = await state.extendRenewals(
+                productId: request.productId, bundleId: app.bundleId, environment: environment, by: seconds, now: now)
+            serverAPI.massExtensions.withLock {
+                $0[request.requestIdentifier] = MassExtendRenewalDateStatusResponse(
+                    requestIdentifier: request.requestIdentifier, complete: true, completeDate: Int64(now.timeIntervalSince1970 * 1000),
+                    succeededCount: Int64(counts.succeeded), failedCount: Int64(counts.failed))
+            }
+        }
+        return .json(MassExtendRenewalDateResponse(requestIdentifier: request.requestIdentifier))
+    }
+
+    func massExtensionStatus(productId: String, requestIdentifier: String) -> ServerAPIAnswer {
+        guard let status = serverAPI.massExtensions.withLock({ $0[requestIdentifier] }) else {
+            return .error(404, 4_040_009, "Invalid request identifier.")
+        }
+        return .json(status)
     }
 
     func extendRenewalDate(

@@ -92,6 +92,19 @@ extension SimulatorServer {
                 try await store.finishTransaction(id, app: app, environment: env)
             }
         }
+        routes.post("inApps/v1/subscriptions/extend/mass") { request, _ in
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            return await serverAPI(request, "extend_mass", env, store) { app, now in
+                try await store.massExtendRenewalDates(body: Data(body.readableBytesView), app: app, environment: env, now: now)
+            }
+        }
+        routes.get("inApps/v1/subscriptions/extend/mass/:product/:request") { request, context in
+            let product = try context.parameters.require("product")
+            let identifier = try context.parameters.require("request")
+            return await serverAPI(request, "extend_mass_status", env, store) { _, _ in
+                store.massExtensionStatus(productId: product, requestIdentifier: identifier)
+            }
+        }
         routes.put("inApps/v1/subscriptions/extend/:id") { request, context in
             let id = try context.parameters.require("id")
             let body = try await request.body.collect(upTo: 64 * 1024)

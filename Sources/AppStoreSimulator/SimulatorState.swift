@@ -349,6 +349,33 @@ actor SimulatorState {
         return latest
     }
 
+    /// Apple's mass renewal-date extension: every subscription to `productId` in this app and
+    /// environment whose period is running (not expired, not in billing retry) lasts `seconds`
+    /// longer; the others are counted as failed, as Apple counts them.
+    func extendRenewals(
+        productId: String, bundleId: String, environment: AppStoreEnvironment, by seconds: Double, now: Date
+    ) -> (succeeded: Int, failed: Int) {
+        advance(to: now)
+        var succeeded = 0
+        var failed = 0
+        for (originalId, sub) in subscriptions.sorted(by: { $0.key < $1.key }) where sub.productId == productId {
+            guard let device = devices[sub.deviceId], device.bundleId == bundleId, device.environment == environment,
+                var latest = transactions[sub.latestTransactionId]
+            else { continue }
+            guard let expires = latest.expiresDate, expires > now, sub.billingFailedAt == nil else {
+                failed += 1
+                continue
+            }
+            latest.expiresDate = expires.addingTimeInterval(seconds)
+            latest.modifiedDate = now
+            transactions[latest.transactionId] = latest
+            subscriptions[originalId]?.expiryAnnounced = false
+            record("RENEWAL_EXTENDED", nil, latest.transactionId, now)
+            succeeded += 1
+        }
+        return (succeeded, failed)
+    }
+
     /// Apple refunds `percentage` of the transaction, in milliunits of a percent (100000 is all
     /// of it; less is a prorated refund). A later refund of the same transaction replaces the
     /// type and share but keeps the first revocation date.

@@ -243,6 +243,56 @@ struct AppleActionsTests {
         }
     }
 
+    @Test("Extend Subscription Renewal Dates for All Active Subscribers: accepted, its status polled, run once per request identifier")
+    func massRenewalExtension() async throws {
+        try await ServerAPIClientTests.withAPIStack { stack in
+            let http = stack.api.http
+            var subs: [SimulatorClient.Purchase] = []
+            for _ in 0..<2 {
+                let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+                subs.append(try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly"))
+            }
+            let expiry = { (id: String) async throws -> Int64? in
+                let order = try await http.send(.GET, "/v1/admin/apps/demo/orders/\(id)", headers: admin(stack))
+                return ((order.json["transactions"] as? [[String: Any]])?.first?["expiresDate"] as? NSNumber)?.int64Value
+            }
+            let before = try await expiry(subs[0].originalTransactionId)
+            let path = "/v1/admin/apps/demo/products/com.example.pro.monthly/renewal-extension"
+            let identifier = UUID().uuidString
+            let body = MassExtendRenewalDateRequest(
+                extendByDays: 3, extendReasonCode: 3, requestIdentifier: identifier, productId: "ignored: the path names it")
+            #expect(try await http.send(.POST, path, json: body).status == 401)
+
+            let accepted = try await http.send(.POST, path, headers: admin(stack), json: body)
+            #expect(accepted.status == 202, "\(accepted.text)")
+            #expect(accepted.json["requestIdentifier"] as? String == identifier && accepted.json["environment"] as? String == "production")
+            let status = try await http.send(.GET, "\(path)/\(identifier)", headers: admin(stack))
+            #expect(status.status == 200, "\(status.text)")
+            #expect(status.json["complete"] as? Bool == true && status.json["completeDate"] is String)
+            #expect(status.json["succeededCount"] as? Int == 2 && status.json["failedCount"] as? Int == 0)
+            let after = try await expiry(subs[0].originalTransactionId)
+            #expect(after != nil && before != nil && after! > before!, "\(String(describing: before)) → \(String(describing: after))")
+
+            // The same request identifier again: Apple does not run it twice.
+            #expect(try await http.send(.POST, path, headers: admin(stack), json: body).status == 202)
+            #expect(try await expiry(subs[0].originalTransactionId) == after)
+
+            let bad = try await http.send(
+                .POST, path, headers: admin(stack),
+                json: MassExtendRenewalDateRequest(extendByDays: 0, extendReasonCode: 9, requestIdentifier: "x", productId: ""))
+            #expect(
+                bad.status == 400 && ["extendByDays", "extendReasonCode", "requestIdentifier"].allSatisfy { bad.text.contains($0) }, "\(bad.text)")
+            let consumable = try await http.send(
+                .POST, "/v1/admin/apps/demo/products/com.example.coins100/renewal-extension", headers: admin(stack), json: body)
+            #expect(consumable.status == 404 && consumable.text.contains("consumable"), "\(consumable.text)")
+            let unknown = try await http.send(
+                .POST, "/v1/admin/apps/demo/products/no.such.product/renewal-extension", headers: admin(stack), json: body)
+            #expect(unknown.status == 404, "\(unknown.text)")
+            #expect(try await http.send(.GET, "\(path)/not-a-uuid", headers: admin(stack)).status == 400)
+            #expect(try await http.send(.GET, "\(path)/\(UUID().uuidString)", headers: admin(stack)).status == 404)
+        }
+    }
+
     @Test(
         "while the Server API is known to be down (another process's shared row), an action answers apple_unavailable at once without calling Apple; once it is back, it goes"
     )

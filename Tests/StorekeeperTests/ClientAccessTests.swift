@@ -62,6 +62,7 @@ struct ClientAccessTests {
                 (.GET, "/v1/admin/apps/demo/webhooks"), (.GET, "/v1/admin/apps/demo/orders/MK5TTTVWJH"),
                 (.GET, "/v1/admin/apps/demo/transactions/\(bought.transactionId)/refunds"),
                 (.PUT, "/v1/admin/apps/demo/subscriptions/\(bought.originalTransactionId)/renewal-extension"),
+                (.POST, "/v1/admin/apps/demo/products/com.example.pro.monthly/renewal-extension"),
             ] {
                 let reply = try await http.send(method, path, headers: headers)
                 #expect(reply.status == 403 && reply.errorCode == "client_key_not_allowed", "\(path): \(reply.text)")

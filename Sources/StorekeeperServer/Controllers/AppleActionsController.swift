@@ -4,6 +4,8 @@ import AppStoreModels
 import Foundation
 import Hummingbird
 import Persistence
+import StorekeeperCore
+import StorekeeperDomain
 
 /// Operator routes that act at Apple on one customer's purchase, through the app's App Store
 /// Server API key: the calls Apple added in 2025-2026 (App Store Server API 1.20). Each takes
@@ -14,6 +16,7 @@ struct AppleActionsController {
     let context: ServerContext
 
     func register(on router: RouteTable) {
+        registerMassExtension(on: router)
         let transactions = router.group("v1/admin/apps/:app/transactions")
         transactions.post(":transactionId/finish") { request, ctx in
             let (app, client, placement) = try appleCall(request, ctx)
@@ -95,8 +98,7 @@ struct AppleActionsController {
             let (app, client, placement) = try appleCall(request, ctx)
             let id = try transactionId(ctx, "originalTransactionId", digits: 20)
             let extension_ = try await renewalExtension(request)
-            // Apple's call names one environment: the one asked for, else production.
-            let environment: AppStoreEnvironment = if case .only(let chosen) = placement { chosen } else { .production }
+            let environment = Self.single(placement)
             let answer = try await apple(.only(environment)) { try await client.extendRenewalDate(id, extension_, environment: environment) }
             context.metrics.increment(Metric.appleActionsTotal, labels: ["action": "extend_renewal_date", "app": app.id])
             return try StorekeeperJSON.response(
@@ -109,6 +111,92 @@ struct AppleActionsController {
     }
 
     static let maximumRefundPages = 20
+
+    /// Extend Subscription Renewal Dates for All Active Subscribers, and its status. Apple
+    /// answers the request at once and works through the subscribers later; the operator polls
+    /// the status (its `complete`, `succeededCount` and `failedCount`) with the same request
+    /// identifier, which also makes a retried request idempotent at Apple.
+    private func registerMassExtension(on router: RouteTable) {
+        let products = router.group("v1/admin/apps/:app/products")
+        products.post(":productId/renewal-extension") { request, ctx in
+            let (app, client, placement) = try appleCall(request, ctx)
+            let productId = try await subscriptionProduct(app, ctx)
+            struct Body: Decodable {
+                var extendByDays: Int
+                var extendReasonCode: Int
+                var requestIdentifier: String
+                var storefrontCountryCodes: [String]?
+            }
+            let body = try StorekeeperJSON.decode(Body.self, from: try await context.body(request))
+            var problems = Self.extensionProblems(
+                days: body.extendByDays, reason: body.extendReasonCode, requestIdentifier: body.requestIdentifier)
+            if let codes = body.storefrontCountryCodes,
+                codes.isEmpty || codes.count > 300
+                    || !codes.allSatisfy({ $0.utf8.count == 3 && $0.utf8.allSatisfy { (0x41...0x5A).contains($0) } })
+            {
+                problems.append("storefrontCountryCodes must be 1 to 300 ISO 3166-1 alpha-3 codes (USA, FRA, ...)")
+            }
+            guard problems.isEmpty else { throw StorekeeperError(.invalidRequest, problems.joined(separator: "; ")) }
+            let environment = Self.single(placement)
+            let answer = try await apple(.only(environment)) {
+                try await client.extendRenewalDates(
+                    MassExtendRenewalDateRequest(
+                        extendByDays: body.extendByDays, extendReasonCode: body.extendReasonCode,
+                        requestIdentifier: body.requestIdentifier, productId: productId, storefrontCountryCodes: body.storefrontCountryCodes),
+                    environment: environment)
+            }
+            context.metrics.increment(Metric.appleActionsTotal, labels: ["action": "extend_renewal_dates", "app": app.id])
+            return try StorekeeperJSON.response(
+                MassExtensionAnswer(
+                    productId: productId, environment: environment.storageName,
+                    requestIdentifier: answer.requestIdentifier ?? body.requestIdentifier, complete: false),
+                status: .accepted)
+        }
+        products.get(":productId/renewal-extension/:requestIdentifier") { request, ctx in
+            let (_, client, placement) = try appleCall(request, ctx)
+            let productId = try ctx.parameters.decoded("productId")
+            let identifier = try ctx.parameters.decoded("requestIdentifier")
+            guard UUID(uuidString: identifier) != nil else { throw StorekeeperError(.invalidRequest, "requestIdentifier must be a UUID") }
+            let environment = Self.single(placement)
+            let status = try await apple(.only(environment)) {
+                try await client.massExtensionStatus(productId: productId, requestIdentifier: identifier, environment: environment)
+            }
+            return try StorekeeperJSON.response(
+                MassExtensionAnswer(
+                    productId: productId, environment: environment.storageName, requestIdentifier: status.requestIdentifier ?? identifier,
+                    complete: status.complete == true, completeDate: StoredTime.date(status.completeDate),
+                    succeededCount: status.succeededCount, failedCount: status.failedCount))
+        }
+    }
+
+    /// Apple's extension calls name one environment: the one asked for, else production.
+    static func single(_ placement: AppStoreServerAPIClient.Placement) -> AppStoreEnvironment {
+        if case .only(let chosen) = placement { chosen } else { .production }
+    }
+
+    static func extensionProblems(days: Int, reason: Int, requestIdentifier: String) -> [String] {
+        var problems: [String] = []
+        if !(1...90).contains(days) { problems.append("extendByDays must be from 1 to 90") }
+        if !(0...3).contains(reason) {
+            problems.append("extendReasonCode must be 0 (undeclared), 1 (customer satisfaction), 2 (other) or 3 (service issue or outage)")
+        }
+        if UUID(uuidString: requestIdentifier) == nil { problems.append("requestIdentifier must be a UUID") }
+        return problems
+    }
+
+    /// A product of the app's catalog that renews: extending anything else means nothing at Apple,
+    /// so any other product id is, for this route, a subscription that does not exist.
+    private func subscriptionProduct(_ app: AppConfiguration, _ ctx: some RequestContext) async throws -> String {
+        let productId = try ctx.parameters.decoded("productId")
+        guard let product = try await context.useCases.catalog.products(appId: app.id).first(where: { $0.productId == productId }) else {
+            throw StorekeeperError(.notFound, "no product '\(productId)' in app '\(app.id)'")
+        }
+        guard product.type == .autoRenewable else {
+            throw StorekeeperError(
+                .notFound, "no auto-renewable subscription '\(productId)' in app '\(app.id)' (it is \(product.type.rawValue))")
+        }
+        return productId
+    }
 
     static func isLetterOrDigit(_ byte: UInt8) -> Bool {
         (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
@@ -134,12 +222,7 @@ struct AppleActionsController {
     /// idempotent at Apple: send the same one again after a timeout, never a new one.
     private func renewalExtension(_ request: Request) async throws -> ExtendRenewalDateRequest {
         let body = try StorekeeperJSON.decode(ExtendRenewalDateRequest.self, from: try await context.body(request))
-        var problems: [String] = []
-        if !(1...90).contains(body.extendByDays) { problems.append("extendByDays must be from 1 to 90") }
-        if !(0...3).contains(body.extendReasonCode) {
-            problems.append("extendReasonCode must be 0 (undeclared), 1 (customer satisfaction), 2 (other) or 3 (service issue or outage)")
-        }
-        if UUID(uuidString: body.requestIdentifier) == nil { problems.append("requestIdentifier must be a UUID") }
+        let problems = Self.extensionProblems(days: body.extendByDays, reason: body.extendReasonCode, requestIdentifier: body.requestIdentifier)
         guard problems.isEmpty else { throw StorekeeperError(.invalidRequest, problems.joined(separator: "; ")) }
         return body
     }
@@ -176,6 +259,16 @@ struct AppleActionsController {
         var webOrderLineItemId: String?
         /// The subscription's new expiry, as Apple gave it.
         var effectiveDate: Date?
+    }
+
+    struct MassExtensionAnswer: Encodable {
+        var productId: String
+        var environment: String
+        var requestIdentifier: String
+        var complete: Bool
+        var completeDate: Date?
+        var succeededCount: Int64?
+        var failedCount: Int64?
     }
 
     struct AppTransactionAnswer: Encodable {
