@@ -360,17 +360,14 @@ actor SimulatorState {
         var failed = 0
         for (originalId, sub) in subscriptions.sorted(by: { $0.key < $1.key }) where sub.productId == productId {
             guard let device = devices[sub.deviceId], device.bundleId == bundleId, device.environment == environment,
-                var latest = transactions[sub.latestTransactionId]
+                let latest = transactions[sub.latestTransactionId]
             else { continue }
-            guard let expires = latest.expiresDate, expires > now, sub.billingFailedAt == nil else {
+            guard let expires = latest.expiresDate, expires > now, sub.billingFailedAt == nil,
+                (try? extendRenewal(originalTransactionId: originalId, by: seconds, now: now)) != nil
+            else {
                 failed += 1
                 continue
             }
-            latest.expiresDate = expires.addingTimeInterval(seconds)
-            latest.modifiedDate = now
-            transactions[latest.transactionId] = latest
-            subscriptions[originalId]?.expiryAnnounced = false
-            record("RENEWAL_EXTENDED", nil, latest.transactionId, now)
             succeeded += 1
         }
         return (succeeded, failed)
