@@ -2,7 +2,7 @@ import StorekeeperDomain
 
 /// When an Apple endpoint counts as down and how it is probed (`AppleHealth`). Off: every job
 /// calls Apple on its own backoff, as before.
-public struct AppleHealthSettings: Codable, Sendable, Hashable {
+public struct AppleHealthSettings: Encodable, Sendable, Hashable {
     public var enabled: Bool = true
     /// Consecutive failed calls that make an endpoint degraded (logged), then down (calls stop).
     public var degradedAfterFailures: Int = 3
@@ -22,17 +22,6 @@ public struct AppleHealthSettings: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case enabled, degradedAfterFailures, downAfterFailures, probeBaseSeconds, probeCapSeconds, releasePerSecond
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        let d = AppleHealthSettings()
-        enabled = try c.decodeIfPresent(Bool.self, forKey: .enabled) ?? d.enabled
-        degradedAfterFailures = try c.decodeIfPresent(Int.self, forKey: .degradedAfterFailures) ?? d.degradedAfterFailures
-        downAfterFailures = try c.decodeIfPresent(Int.self, forKey: .downAfterFailures) ?? d.downAfterFailures
-        probeBaseSeconds = try c.decodeIfPresent(Double.self, forKey: .probeBaseSeconds) ?? d.probeBaseSeconds
-        probeCapSeconds = try c.decodeIfPresent(Double.self, forKey: .probeCapSeconds) ?? d.probeCapSeconds
-        releasePerSecond = try c.decodeIfPresent(Double.self, forKey: .releasePerSecond) ?? d.releasePerSecond
     }
 
     var problems: [String] {

@@ -1,7 +1,7 @@
 /// Deadlines of the phases of one call to Apple; `attemptTimeoutSeconds` bounds the whole
 /// answer. A connection refused or reset fails the attempt at once, whatever these say: the
 /// job queue's backoff is the retry, not a loop inside the attempt.
-public struct AppleTimeouts: Codable, Sendable, Hashable {
+public struct AppleTimeouts: Encodable, Sendable, Hashable {
     /// Establishing the TCP (and TLS) connection.
     public var connectSeconds: Double = 5
     /// The longest silence while waiting for the answer: before its first byte, and between
@@ -15,11 +15,5 @@ public struct AppleTimeouts: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case connectSeconds, readSeconds
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        connectSeconds = try c.decodeIfPresent(Double.self, forKey: .connectSeconds) ?? 5
-        readSeconds = try c.decodeIfPresent(Double.self, forKey: .readSeconds) ?? 20
     }
 }

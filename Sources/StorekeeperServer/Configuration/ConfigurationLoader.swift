@@ -1,15 +1,16 @@
 import AppStoreClient
-import Configuration
+public import Configuration
 public import Foundation
 
-/// Reads configuration from a JSON file, then the environment, then explicit overrides (flags),
-/// each layer winning over the one before. Unknown keys in the file are errors, so a typo
-/// cannot silently fall back to a default; a value of the wrong type in the environment is an
-/// error naming its variable.
+/// Reads configuration through swift-configuration: a JSON file (`JSONSnapshot`), then the
+/// environment (`EnvironmentVariablesProvider`), then flags (`InMemoryProvider`), each layer
+/// winning over the one before, for every key in ``ConfigurationSetting/all``. Unknown keys in the
+/// file are errors, so a typo cannot silently fall back to a default; a value of the wrong type is
+/// an error naming its key or variable (`appleTimeouts.connectSeconds` is
+/// `STOREKEEPER_APPLE_TIMEOUTS_CONNECT_SECONDS`). `STOREKEEPER_CONFIG` names the file.
 ///
-/// The environment is read through swift-configuration (`EnvironmentVariablesProvider`): each
-/// setting in ``environmentSettings`` has a key such as `storekeeper.attemptTimeout`, which is
-/// the variable `STOREKEEPER_ATTEMPT_TIMEOUT`. `STOREKEEPER_CONFIG` names the file.
+/// The per-layer lookup is ours rather than `ConfigReader`'s: the reader answers nil both for a
+/// missing key and for one that does not convert, and a configuration must tell them apart.
 public struct ConfigurationLoader {
     public struct Failure: Error, CustomStringConvertible {
         public var problems: [String]
@@ -24,24 +25,158 @@ public struct ConfigurationLoader {
         self.environment = environment
     }
 
-    /// Parses a configuration file's bytes, naming any unknown or mistyped key.
+    /// Parses a configuration file's bytes over the defaults, naming any unknown or mistyped key.
     public static func parse(_ data: Data) throws -> StorekeeperConfiguration {
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            throw Failure(problems: ["<file>: not a JSON object"])
+        var configuration = StorekeeperConfiguration()
+        let file = try FileLayer(data)
+        configuration.apps = file.apps ?? []
+        try apply(layers: [file.layer], to: &configuration)
+        return configuration
+    }
+
+    /// File (if any) → environment → `flags` (setting keys, as ``ConfigurationSetting/key``)
+    /// → `overrides` (values derived from flags, such as the embedded simulator's endpoints),
+    /// then validation. Each layer is a swift-configuration snapshot; a setting takes its value
+    /// from the first layer, flags first, that has it.
+    public func load(
+        file: String?, base: StorekeeperConfiguration = StorekeeperConfiguration(), flags: [String: ConfigContent] = [:],
+        overrides: (inout StorekeeperConfiguration) -> Void = { _ in }
+    ) throws -> StorekeeperConfiguration {
+        var configuration = base
+        var layers: [Layer] = []
+        if let path = file ?? environment["STOREKEEPER_CONFIG"] {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw Failure(problems: ["config: cannot read file '\(path)'"])
+            }
+            let file = try FileLayer(data)
+            if let apps = file.apps { configuration.apps = apps }
+            layers.append(file.layer)
         }
+        let secrets = Set(ConfigurationSetting.all.filter(\.isSecret).map(\.variable))
+        layers.insert(
+            Layer(
+                snapshot: EnvironmentVariablesProvider(environmentVariables: environment, secretsSpecifier: .specific(secrets)).snapshot(),
+                components: \.environmentComponents, name: \.variable, raw: { environment[$0.variable] }), at: 0)
+        let known = Set(ConfigurationSetting.all.map(\.key))
+        let unknownFlags = flags.keys.filter { !known.contains($0) }
+        precondition(unknownFlags.isEmpty, "flags for unknown settings: \(unknownFlags)")
+        let flagValues = Dictionary(
+            uniqueKeysWithValues: flags.map {
+                (AbsoluteConfigKey($0.key.split(separator: ".").map(String.init)), ConfigValue($0.value, isSecret: false))
+            })
+        layers.insert(
+            Layer(snapshot: InMemoryProvider(name: "flags", values: flagValues).snapshot(), components: \.components, name: \.key, raw: { _ in nil }),
+            at: 0)
+        try Self.apply(layers: layers, to: &configuration)
+        overrides(&configuration)
+        let problems = configuration.validationProblems()
+        guard problems.isEmpty else { throw Failure(problems: problems) }
+        return configuration
+    }
+
+    /// One source of settings: a swift-configuration snapshot, the key each setting has in it,
+    /// and how a problem names the setting (the file's key, or the environment variable).
+    struct Layer {
+        var snapshot: any ConfigSnapshot
+        var components: KeyPath<ConfigurationSetting, [String]>
+        var name: KeyPath<ConfigurationSetting, String>
+        /// The text as given, for messages (the environment's; nil where values are typed).
+        var raw: (ConfigurationSetting) -> String?
+    }
+
+    /// Every setting from the first layer that has it. A value that does not convert to the
+    /// setting's type is an error naming the key or variable, never a silent default.
+    static func apply(layers: [Layer], to configuration: inout StorekeeperConfiguration) throws {
         var problems: [String] = []
-        let topKeys = Set(StorekeeperConfiguration.CodingKeys.allCases.map(\.rawValue))
-        for key in object.keys.sorted() where !topKeys.contains(key) { problems.append("\(key): unknown key") }
-        let appKeys = Set(AppConfiguration.CodingKeys.allCases.map(\.rawValue))
-        for (index, app) in ((object["apps"] as? [[String: Any]]) ?? []).enumerated() {
-            for key in app.keys.sorted() where !appKeys.contains(key) { problems.append("apps[\(index)].\(key): unknown key") }
+        for setting in ConfigurationSetting.all {
+            for layer in layers {
+                let name = setting[keyPath: layer.name]
+                let found: ConfigValue?
+                do {
+                    found = try layer.snapshot.value(forKey: AbsoluteConfigKey(setting[keyPath: layer.components]), type: setting.type).value
+                } catch {
+                    if let text = layer.raw(setting) {
+                        problems.append("\(name): '\(setting.isSecret ? "<secret>" : text)' is not a valid \(setting.typeName)")
+                    } else {
+                        problems.append("\(name): expected \(setting.typeName)")
+                    }
+                    break
+                }
+                guard let found else { continue }
+                if let problem = setting.apply(&configuration, found.content) { problems.append("\(name): \(problem)") }
+                break
+            }
         }
         guard problems.isEmpty else { throw Failure(problems: problems) }
-        do {
-            return try JSONDecoder().decode(StorekeeperConfiguration.self, from: data)
-        } catch let error as DecodingError {
-            throw Failure(problems: [Self.describe(error)])
+    }
+
+    /// The configuration file: its settings as a swift-configuration `JSONSnapshot`, and its
+    /// `apps` decoded apart (a list of objects, which the snapshot cannot hold). Keys that are
+    /// no setting, and objects where a value belongs (or the reverse), are errors here, since
+    /// the snapshot would flatten them into keys nobody reads.
+    struct FileLayer {
+        var layer: Layer
+        var apps: [AppConfiguration]?
+
+        init(_ data: Data) throws {
+            guard var object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+                throw Failure(problems: ["<file>: not a JSON object"])
+            }
+            var problems: [String] = []
+            let appsValue = object.removeValue(forKey: "apps")
+            let settings = Set(ConfigurationSetting.all.map(\.key))
+            let sections = Set(
+                ConfigurationSetting.all.flatMap { setting in
+                    let parts = setting.components.dropLast()
+                    return parts.indices.map { parts[...$0].joined(separator: ".") }
+                })
+            func walk(_ object: [String: Any], _ prefix: String) {
+                for (key, value) in object.sorted(by: { $0.key < $1.key }) {
+                    let path = prefix.isEmpty ? key : prefix + "." + key
+                    if settings.contains(path) {
+                        if value is [String: Any] { problems.append("\(path): expected a value, found an object") }
+                    } else if sections.contains(path) {
+                        if let inner = value as? [String: Any] {
+                            walk(inner, path)
+                        } else if !(value is NSNull) {
+                            problems.append("\(path): expected an object")
+                        }
+                    } else {
+                        problems.append("\(path): unknown key")
+                    }
+                }
+            }
+            walk(object, "")
+            let appKeys = Set(AppConfiguration.CodingKeys.allCases.map(\.rawValue))
+            if let appsValue, !(appsValue is NSNull) {
+                if let list = appsValue as? [Any] {
+                    for (index, app) in list.enumerated() {
+                        guard let app = app as? [String: Any] else { continue }
+                        for key in app.keys.sorted() where !appKeys.contains(key) { problems.append("apps[\(index)].\(key): unknown key") }
+                    }
+                } else {
+                    problems.append("apps: expected a list of apps")
+                }
+            }
+            guard problems.isEmpty else { throw Failure(problems: problems) }
+            do {
+                apps = try JSONDecoder().decode(AppsSection.self, from: data).apps
+            } catch let error as DecodingError {
+                throw Failure(problems: [ConfigurationLoader.describe(error)])
+            }
+            let settingsData = try JSONSerialization.data(withJSONObject: object)
+            let snapshot: JSONSnapshot
+            do {
+                snapshot = try JSONSnapshot(
+                    data: settingsData.bytes, providerName: "file",
+                    parsingOptions: .init(secretsSpecifier: .specific(Set(ConfigurationSetting.all.filter(\.isSecret).map(\.key)))))
+            } catch {
+                throw Failure(problems: ["<file>: \(error)"])
+            }
+            layer = Layer(snapshot: snapshot, components: \.components, name: \.key, raw: { _ in nil })
         }
+
+        private struct AppsSection: Decodable { var apps: [AppConfiguration]? }
     }
 
     static func describe(_ error: DecodingError) -> String {
@@ -59,112 +194,5 @@ public struct ConfigurationLoader {
         case .dataCorrupted(let context): return "\(path(context.codingPath)): \(context.debugDescription)"
         @unknown default: return "\(error)"
         }
-    }
-
-    /// File (if any) → environment → `overrides`, then validation.
-    public func load(
-        file: String?, base: StorekeeperConfiguration = StorekeeperConfiguration(),
-        overrides: (inout StorekeeperConfiguration) -> Void = { _ in }
-    ) throws -> StorekeeperConfiguration {
-        var configuration = base
-        if let path = file ?? environment["STOREKEEPER_CONFIG"] {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw Failure(problems: ["config: cannot read file '\(path)'"])
-            }
-            configuration = try Self.parse(data)
-        }
-        try applyEnvironment(&configuration)
-        overrides(&configuration)
-        let problems = configuration.validationProblems()
-        guard problems.isEmpty else { throw Failure(problems: problems) }
-        return configuration
-    }
-
-    /// One setting the environment may carry: its swift-configuration key, and how its value
-    /// (read as the type the setting needs) applies.
-    public struct EnvironmentSetting: Sendable {
-        enum Value {
-            case string(String)
-            case int(Int)
-            case double(Double)
-            case bool(Bool)
-        }
-        enum Kind { case string, int, double, bool }
-
-        /// The key, `storekeeper.` and the setting's name (`storekeeper.leaseSeconds`).
-        public var key: String
-        let kind: Kind
-        let isSecret: Bool
-        let apply: @Sendable (inout StorekeeperConfiguration, Value) -> Void
-
-        /// The environment variable swift-configuration reads for `key`.
-        public var variable: String {
-            var name = ""
-            for character in key {
-                if character == "." {
-                    name += "_"
-                } else if character.isUppercase {
-                    name += "_" + character.uppercased()
-                } else {
-                    name += character.uppercased()
-                }
-            }
-            return name
-        }
-
-        static func string(_ key: String, secret: Bool = false, _ apply: @escaping @Sendable (inout StorekeeperConfiguration, String) -> Void) -> Self
-        {
-            Self(key: "storekeeper." + key, kind: .string, isSecret: secret) { c, v in if case .string(let s) = v { apply(&c, s) } }
-        }
-        static func int(_ key: String, _ apply: @escaping @Sendable (inout StorekeeperConfiguration, Int) -> Void) -> Self {
-            Self(key: "storekeeper." + key, kind: .int, isSecret: false) { c, v in if case .int(let n) = v { apply(&c, n) } }
-        }
-        static func double(_ key: String, _ apply: @escaping @Sendable (inout StorekeeperConfiguration, Double) -> Void) -> Self {
-            Self(key: "storekeeper." + key, kind: .double, isSecret: false) { c, v in if case .double(let d) = v { apply(&c, d) } }
-        }
-        static func bool(_ key: String, _ apply: @escaping @Sendable (inout StorekeeperConfiguration, Bool) -> Void) -> Self {
-            Self(key: "storekeeper." + key, kind: .bool, isSecret: false) { c, v in if case .bool(let b) = v { apply(&c, b) } }
-        }
-    }
-
-    /// Every setting the environment may carry: the table in docs/DEPLOYMENT.md lists the same,
-    /// and `ConfigurationTests` sets each one and checks that it lands.
-    public static let environmentSettings: [EnvironmentSetting] = [
-        .string("host") { $0.host = $1 },
-        .int("port") { $0.port = $1 },
-        .string("database") { $0.databasePath = $1 },
-        .string("adminKey", secret: true) { $0.adminKey = $1 },
-        .int("workers") { $0.workers = $1 },
-        .string("apple.productionUrl") { $0.appleEndpoints.production = $1 },
-        .string("apple.sandboxUrl") { $0.appleEndpoints.sandbox = $1 },
-        .double("attemptTimeout") { $0.attemptTimeoutSeconds = $1 },
-        .double("leaseSeconds") { $0.leaseSeconds = $1 },
-        .bool("runWorkers") { $0.runWorkers = $1 },
-    ]
-
-    func applyEnvironment(_ c: inout StorekeeperConfiguration) throws {
-        let secrets = Set(Self.environmentSettings.filter(\.isSecret).map(\.variable))
-        let config = ConfigReader(
-            provider: EnvironmentVariablesProvider(environmentVariables: environment, secretsSpecifier: .specific(secrets)))
-        var problems: [String] = []
-        for setting in Self.environmentSettings {
-            let key = ConfigKey(setting.key)
-            // Present as text first, then read as its type: a value that does not convert is an
-            // error naming the variable, never a silent default.
-            guard let text = config.string(forKey: key, isSecret: setting.isSecret) else { continue }
-            let value: EnvironmentSetting.Value? =
-                switch setting.kind {
-                case .string: .string(text)
-                case .int: config.int(forKey: key).map(EnvironmentSetting.Value.int)
-                case .double: config.double(forKey: key).map(EnvironmentSetting.Value.double)
-                case .bool: config.bool(forKey: key).map(EnvironmentSetting.Value.bool)
-                }
-            guard let value else {
-                problems.append("\(setting.variable): '\(setting.isSecret ? "<secret>" : text)' is not a valid \(setting.kind)")
-                continue
-            }
-            setting.apply(&c, value)
-        }
-        guard problems.isEmpty else { throw Failure(problems: problems) }
     }
 }

@@ -7,7 +7,7 @@ import StorekeeperDomain
 
 /// Notifications Apple could not deliver are fetched from its notification history and processed
 /// as if delivered (idempotent by notificationUUID, so overlap costs nothing but a call).
-public struct NotificationGapFillPolicy: Codable, Sendable, Hashable {
+public struct NotificationGapFillPolicy: Encodable, Sendable, Hashable {
     public var enabled: Bool = true
     /// Time between pulls.
     public var intervalSeconds: Double = 3600
@@ -19,13 +19,4 @@ public struct NotificationGapFillPolicy: Codable, Sendable, Hashable {
     public init() {}
 
     enum CodingKeys: String, CodingKey { case enabled, intervalSeconds, lookbackSeconds, onlyFailures }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        let d = NotificationGapFillPolicy()
-        enabled = try c.decodeIfPresent(Bool.self, forKey: .enabled) ?? d.enabled
-        intervalSeconds = try c.decodeIfPresent(Double.self, forKey: .intervalSeconds) ?? d.intervalSeconds
-        lookbackSeconds = try c.decodeIfPresent(Double.self, forKey: .lookbackSeconds) ?? d.lookbackSeconds
-        onlyFailures = try c.decodeIfPresent(Bool.self, forKey: .onlyFailures) ?? d.onlyFailures
-    }
 }

@@ -7,7 +7,7 @@ import StorekeeperDomain
 
 /// Which certificate authorities may sign app receipts. Apple's roots by default; test roots
 /// (the simulator's, Xcode's StoreKit certificate) only when configured.
-public struct ReceiptTrustConfiguration: Codable, Sendable, Hashable {
+public struct ReceiptTrustConfiguration: Encodable, Sendable, Hashable {
     /// Parse and signature-check receipts before calling Apple. Forged receipts then never reach Apple.
     public var enabled: Bool = true
     /// Trust Apple's published roots (shipped in the code).
@@ -22,21 +22,12 @@ public struct ReceiptTrustConfiguration: Codable, Sendable, Hashable {
     public init() {}
 
     enum CodingKeys: String, CodingKey { case enabled, appleRoots, extraRootsPEM, requireAppleMarkers, revocation }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        enabled = try c.decodeIfPresent(Bool.self, forKey: .enabled) ?? true
-        appleRoots = try c.decodeIfPresent(Bool.self, forKey: .appleRoots) ?? true
-        extraRootsPEM = try c.decodeIfPresent([String].self, forKey: .extraRootsPEM) ?? []
-        requireAppleMarkers = try c.decodeIfPresent(Bool.self, forKey: .requireAppleMarkers) ?? true
-        revocation = try c.decodeIfPresent(RevocationPolicy.self, forKey: .revocation) ?? RevocationPolicy()
-    }
 }
 
 /// Whether and how the certificates that sign StoreKit 2 data are checked for revocation
 /// (OCSP, at the URL each certificate names). When on, certificates are judged at now (online)
 /// instead of at `signedDate`.
-public struct RevocationPolicy: Codable, Sendable, Hashable {
+public struct RevocationPolicy: Encodable, Sendable, Hashable {
     public enum Mode: String, Codable, Sendable {
         case off
         /// Only a `revoked` answer refuses; an unreachable responder does not.
@@ -56,12 +47,4 @@ public struct RevocationPolicy: Codable, Sendable, Hashable {
     public init() {}
 
     enum CodingKeys: String, CodingKey { case mode, cacheSeconds, responderOverride, timeoutSeconds }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        mode = try c.decodeIfPresent(Mode.self, forKey: .mode) ?? .off
-        cacheSeconds = try c.decodeIfPresent(Double.self, forKey: .cacheSeconds) ?? 3600
-        responderOverride = try c.decodeIfPresent(String.self, forKey: .responderOverride)
-        timeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .timeoutSeconds) ?? 5
-    }
 }

@@ -7,7 +7,7 @@ public import StorekeeperDomain
 
 /// Everything the server needs, with documented defaults. Reading files, environment and flags
 /// is `ConfigurationLoader`'s job; this type only holds and validates values.
-public struct StorekeeperConfiguration: Codable, Sendable {
+public struct StorekeeperConfiguration: Encodable, Sendable {
     /// Address the HTTP API listens on.
     public var host: String = "127.0.0.1"
     public var port: Int = 8080
@@ -79,40 +79,6 @@ public struct StorekeeperConfiguration: Codable, Sendable {
         case maxBodyBytes, maxWaitSeconds, receiptTrust, outagePolicy, serverAPIEndpoints, notificationGapFill
         case idleTimeoutSeconds, requestTimeoutSeconds, maxConnections, shutdownGraceSeconds, webhooks
         case eventRetentionDays, appleHealth
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        let d = StorekeeperConfiguration()
-        host = try c.decodeIfPresent(String.self, forKey: .host) ?? d.host
-        port = try c.decodeIfPresent(Int.self, forKey: .port) ?? d.port
-        databasePath = try c.decodeIfPresent(String.self, forKey: .databasePath) ?? d.databasePath
-        sqliteSynchronousFull = try c.decodeIfPresent(Bool.self, forKey: .sqliteSynchronousFull) ?? d.sqliteSynchronousFull
-        adminKey = try c.decodeIfPresent(String.self, forKey: .adminKey) ?? d.adminKey
-        apps = try c.decodeIfPresent([AppConfiguration].self, forKey: .apps) ?? d.apps
-        appleEndpoints = try c.decodeIfPresent(VerifyReceiptEndpoints.self, forKey: .appleEndpoints) ?? d.appleEndpoints
-        workers = try c.decodeIfPresent(Int.self, forKey: .workers) ?? d.workers
-        runWorkers = try c.decodeIfPresent(Bool.self, forKey: .runWorkers) ?? d.runWorkers
-        attemptTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .attemptTimeoutSeconds) ?? d.attemptTimeoutSeconds
-        appleTimeouts = try c.decodeIfPresent(AppleTimeouts.self, forKey: .appleTimeouts) ?? d.appleTimeouts
-        leaseSeconds = try c.decodeIfPresent(Double.self, forKey: .leaseSeconds) ?? d.leaseSeconds
-        retry = try c.decodeIfPresent(RetryPolicy.self, forKey: .retry) ?? d.retry
-        flagAfterSeconds = try c.decodeIfPresent(Double.self, forKey: .flagAfterSeconds) ?? d.flagAfterSeconds
-        excludeOldTransactions = try c.decodeIfPresent(Bool.self, forKey: .excludeOldTransactions) ?? d.excludeOldTransactions
-        bindingPolicy = try c.decodeIfPresent(BindingPolicy.self, forKey: .bindingPolicy) ?? d.bindingPolicy
-        maxBodyBytes = try c.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? d.maxBodyBytes
-        maxWaitSeconds = try c.decodeIfPresent(Double.self, forKey: .maxWaitSeconds) ?? d.maxWaitSeconds
-        receiptTrust = try c.decodeIfPresent(ReceiptTrustConfiguration.self, forKey: .receiptTrust) ?? d.receiptTrust
-        outagePolicy = try c.decodeIfPresent(OutagePolicy.self, forKey: .outagePolicy) ?? d.outagePolicy
-        serverAPIEndpoints = try c.decodeIfPresent(ServerAPIEndpoints.self, forKey: .serverAPIEndpoints) ?? d.serverAPIEndpoints
-        notificationGapFill = try c.decodeIfPresent(NotificationGapFillPolicy.self, forKey: .notificationGapFill) ?? d.notificationGapFill
-        idleTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .idleTimeoutSeconds) ?? d.idleTimeoutSeconds
-        requestTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .requestTimeoutSeconds) ?? d.requestTimeoutSeconds
-        maxConnections = try c.decodeIfPresent(Int.self, forKey: .maxConnections) ?? d.maxConnections
-        shutdownGraceSeconds = try c.decodeIfPresent(Double.self, forKey: .shutdownGraceSeconds) ?? d.shutdownGraceSeconds
-        webhooks = try c.decodeIfPresent(WebhookSettings.self, forKey: .webhooks) ?? d.webhooks
-        eventRetentionDays = try c.decodeIfPresent(Double.self, forKey: .eventRetentionDays) ?? d.eventRetentionDays
-        appleHealth = try c.decodeIfPresent(AppleHealthSettings.self, forKey: .appleHealth) ?? d.appleHealth
     }
 
     /// Every problem, each naming its key (`apps[1].apiKey: …`). Empty when valid.

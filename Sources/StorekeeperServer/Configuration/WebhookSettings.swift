@@ -6,7 +6,7 @@ import JobQueue
 public import StorekeeperDomain
 
 /// How webhook deliveries are attempted.
-public struct WebhookSettings: Codable, Hashable, Sendable {
+public struct WebhookSettings: Encodable, Hashable, Sendable {
     /// Deadline of one attempt: connecting, sending and the answer's head.
     public var timeoutSeconds: Double = 10
     public var retrySchedule = WebhookRetrySchedule.standard
@@ -28,16 +28,5 @@ public struct WebhookSettings: Codable, Hashable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case timeoutSeconds, retrySchedule, allowPrivateDestinations, allowedDestinationNetworks, heldRecheckSeconds
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        let d = WebhookSettings()
-        timeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .timeoutSeconds) ?? d.timeoutSeconds
-        retrySchedule = try c.decodeIfPresent(WebhookRetrySchedule.self, forKey: .retrySchedule) ?? d.retrySchedule
-        allowPrivateDestinations = try c.decodeIfPresent(Bool.self, forKey: .allowPrivateDestinations) ?? d.allowPrivateDestinations
-        allowedDestinationNetworks =
-            try c.decodeIfPresent([IPNetwork].self, forKey: .allowedDestinationNetworks) ?? d.allowedDestinationNetworks
-        heldRecheckSeconds = try c.decodeIfPresent(Double.self, forKey: .heldRecheckSeconds) ?? d.heldRecheckSeconds
     }
 }

@@ -2,6 +2,7 @@ import AppStoreClient
 import AppStoreSimulator
 import ArgumentParser
 import AsyncHTTPClient
+import Configuration
 import Foundation
 import JobQueue
 import Logging
@@ -30,15 +31,16 @@ struct Serve: AsyncParsableCommand {
         let logger = LogSetup.bootstrap(level: logLevel)
         let loader = ConfigurationLoader()
         let useDemo = simulator && config == nil && loader.environment["STOREKEEPER_CONFIG"] == nil
+        var flags: [String: ConfigContent] = [:]
+        if let database { flags["databasePath"] = .string(database) }
+        if let host { flags["host"] = .string(host) }
+        if let port { flags["port"] = .int(port) }
+        if let workers { flags["workers"] = .int(workers) }
+        if noWorkers { flags["runWorkers"] = .bool(false) }
+        if allowPrivateWebhooks { flags["webhooks.allowPrivateDestinations"] = .bool(true) }
         var configuration = try CommandConfigurationLoading.load(
-            loader: loader, file: config, base: useDemo ? DemoConfiguration.configuration() : .init()
+            loader: loader, file: config, base: useDemo ? DemoConfiguration.configuration() : .init(), flags: flags
         ) { c in
-            if let database { c.databasePath = database }
-            if let host { c.host = host }
-            if let port { c.port = port }
-            if let workers { c.workers = workers }
-            if noWorkers { c.runWorkers = false }
-            if allowPrivateWebhooks { c.webhooks.allowPrivateDestinations = true }
             if simulator {
                 c.appleEndpoints = VerifyReceiptEndpoints(
                     production: "http://127.0.0.1:\(simulatorPort)/verifyReceipt",
@@ -103,10 +105,10 @@ struct Serve: AsyncParsableCommand {
 enum CommandConfigurationLoading {
     static func load(
         loader: ConfigurationLoader = ConfigurationLoader(), file: String?, base: StorekeeperConfiguration = .init(),
-        overrides: (inout StorekeeperConfiguration) -> Void
+        flags: [String: ConfigContent], overrides: (inout StorekeeperConfiguration) -> Void = { _ in }
     ) throws -> StorekeeperConfiguration {
         do {
-            return try loader.load(file: file, base: base, overrides: overrides)
+            return try loader.load(file: file, base: base, flags: flags, overrides: overrides)
         } catch let failure as ConfigurationLoader.Failure {
             throw StartupFailure(description: "invalid configuration: \(failure.problems.joined(separator: "; "))")
         }

@@ -3,6 +3,7 @@ import AppStoreCrypto
 import AppStoreSimulator
 import ArgumentParser
 import AsyncHTTPClient
+import Configuration
 import Crypto
 import Foundation
 import JobQueue
@@ -31,10 +32,9 @@ struct Verify: AsyncParsableCommand {
         let logger = LogSetup.bootstrap(level: logLevel)
         let configuration: StorekeeperConfiguration
         do {
-            configuration = try ConfigurationLoader().load(file: config) { c in
-                if let database { c.databasePath = database }
-                c.runWorkers = true
-            }
+            var flags: [String: ConfigContent] = ["runWorkers": .bool(true)]
+            if let database { flags["databasePath"] = .string(database) }
+            configuration = try ConfigurationLoader().load(file: config, flags: flags)
         } catch let failure as ConfigurationLoader.Failure {
             throw ValidationError(failure.description)
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Configuration
 import Foundation
 import JobQueue
 import Logging
@@ -16,11 +17,10 @@ struct Worker: AsyncParsableCommand {
 
     func run() async throws {
         let logger = LogSetup.bootstrap(level: logLevel)
-        let configuration = try CommandConfigurationLoading.load(file: config) { c in
-            if let database { c.databasePath = database }
-            if let workers { c.workers = workers }
-            c.runWorkers = true
-        }
+        var flags: [String: ConfigContent] = ["runWorkers": .bool(true)]
+        if let database { flags["databasePath"] = .string(database) }
+        if let workers { flags["workers"] = .int(workers) }
+        let configuration = try CommandConfigurationLoading.load(file: config, flags: flags)
         let backend = try CommandConfigurationLoading.openDatabase(configuration: configuration, logger: logger)
         let httpClient = StorekeeperApplication.makeHTTPClient(configuration: configuration)
         let signal = WakeSignal()
