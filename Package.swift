@@ -21,6 +21,12 @@ let package = Package(
         .library(name: "StorekeeperServer", targets: ["StorekeeperServer"]),
         .library(name: "AppStoreSimulator", targets: ["AppStoreSimulator"]),
     ],
+    traits: [
+        // `swift build -c release --traits OTel`: `serve` and `worker` export their spans over
+        // OTLP/HTTP (OTEL_* environment variables). Off by default: swift-otel brings
+        // swift-protobuf, minutes more of a cold build, for what most deployments never turn on.
+        .trait(name: "OTel", description: "Export traces over OTLP/HTTP with swift-otel.")
+    ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
@@ -41,6 +47,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         // The environment layer only (no default trait: the file keeps its own strict decoder).
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: ["JSON"]),
+        // Only with the `OTel` trait (see `traits`): not built otherwise.
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
         // The app's SDK, a package of its own; here for its end-to-end tests against the server.
         .package(path: "StorekeeperKit"),
     ],
@@ -230,6 +238,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "OTel", package: "swift-otel", condition: .when(traits: ["OTel"])),
             ],
             swiftSettings: swiftSettings
         ),

@@ -96,6 +96,8 @@ struct Serve: AsyncParsableCommand {
                     configuration: ready, store: backend.store, httpClient: httpClient, logger: logger, signal: signal,
                     extraServices: listener.map { [$0] } ?? [], metrics: metrics)
             })
+        // First in the group, so it stops last and flushes the others' spans.
+        if let traces = try TraceExport.service(serviceName: "storekeeper") { services.insert(traces, at: 0) }
         try await CommandConfigurationLoading.runGroup(services, httpClient: httpClient, logger: logger)
     }
 }

@@ -40,6 +40,8 @@ struct Worker: AsyncParsableCommand {
         {
             services.append(gapFill)
         }
+        // First in the group, so it stops last and flushes the others' spans.
+        if let traces = try TraceExport.service(serviceName: "storekeeper-worker") { services.insert(traces, at: 0) }
         try await CommandConfigurationLoading.runGroup(services, httpClient: httpClient, logger: logger)
     }
 }
