@@ -35,6 +35,8 @@ public struct SignedTransaction: Codable, Hashable, Sendable {
     public var price: Int64?
     public var currency: String?
     public var offerDiscountType: String?
+    /// The offer's length, an ISO 8601 duration (`P1M`), since 2024.
+    public var offerPeriod: String?
     public var appTransactionId: String?
     /// `REFUND_FULL`, `REFUND_PRORATED` or `FAMILY_REVOKE` (API 1.19, Notifications 2.20), kept as sent.
     public var revocationType: String?
@@ -51,7 +53,7 @@ public struct SignedTransaction: Codable, Hashable, Sendable {
         case purchaseDate, originalPurchaseDate, expiresDate, quantity, type, appAccountToken, inAppOwnershipType, signedDate
         case revocationReason, revocationDate, isUpgraded, offerType, offerIdentifier, environment, storefront, storefrontId
         case transactionReason, price, currency, offerDiscountType, appTransactionId, revocationType, revocationPercentage
-        case billingPlanType, commitmentInfo
+        case billingPlanType, commitmentInfo, offerPeriod
     }
 
     public init(from decoder: any Decoder) throws {
@@ -89,6 +91,7 @@ public struct SignedTransaction: Codable, Hashable, Sendable {
         revocationPercentage = try? c.decodeIfPresent(Int.self, forKey: .revocationPercentage)
         billingPlanType = try? c.decodeIfPresent(String.self, forKey: .billingPlanType)
         commitmentInfo = try? c.decodeIfPresent(TransactionCommitmentInfo.self, forKey: .commitmentInfo)
+        offerPeriod = try? c.decodeIfPresent(String.self, forKey: .offerPeriod)
         fields = try decoder.singleValueContainer().decode([String: JSONValue].self)
     }
 

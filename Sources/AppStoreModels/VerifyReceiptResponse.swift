@@ -130,6 +130,9 @@ public struct InAppTransaction: Codable, Hashable, Sendable {
     public var webOrderLineItemId: LenientString?
     public var inAppOwnershipType: String?
     public var subscriptionGroupIdentifier: LenientString?
+    /// The promotional offer the subscription was bought with, and the offer code's reference name.
+    public var promotionalOfferId: LenientString?
+    public var offerCodeRefName: LenientString?
 
     public init(
         quantity: Int = 1,
@@ -178,6 +181,8 @@ public struct InAppTransaction: Codable, Hashable, Sendable {
         case webOrderLineItemId = "web_order_line_item_id"
         case inAppOwnershipType = "in_app_ownership_type"
         case subscriptionGroupIdentifier = "subscription_group_identifier"
+        case promotionalOfferId = "promotional_offer_id"
+        case offerCodeRefName = "offer_code_ref_name"
     }
 }
 

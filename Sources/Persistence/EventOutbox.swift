@@ -40,7 +40,7 @@ public struct EventBatch: Sendable {
             SubscriberView.build(
                 appUserId: rows.appUserId, transactions: rows.transactions, subscriptions: rows.subscriptions,
                 catalog: Dictionary(rows.catalog.map { ($0.productId, $0) }, uniquingKeysWith: { $1 }), now: now,
-                provisional: rows.provisional)
+                provisional: rows.provisional, entitlements: rows.entitlements)
         }
     }
 }
@@ -53,16 +53,19 @@ public struct SubscriberRows: Sendable {
     /// Provisional grants not yet expired.
     public var provisional: [ProvisionalGrant]
     public var catalog: [Product]
+    /// The app's entitlement definitions, as stored in the same transaction.
+    public var entitlements: [EntitlementDefinition]
 
     public init(
         appUserId: String, transactions: [TransactionRecord], subscriptions: [SubscriptionFacts], provisional: [ProvisionalGrant],
-        catalog: [Product]
+        catalog: [Product], entitlements: [EntitlementDefinition]
     ) {
         self.appUserId = appUserId
         self.transactions = transactions
         self.subscriptions = subscriptions
         self.provisional = provisional
         self.catalog = catalog
+        self.entitlements = entitlements
     }
 }
 

@@ -12,6 +12,12 @@ public protocol CatalogStore: Sendable {
     func seedProducts(appId: String, products: [Product], now: Date) async throws
     func upsertProduct(appId: String, product: Product, now: Date) async throws
     func deleteProduct(appId: String, productId: String) async throws -> Bool
+    /// The app's named entitlements, by id.
+    func entitlementDefinitions(appId: String) async throws -> [EntitlementDefinition]
+    /// Inserts definitions not stored yet; stored ones (maybe edited) are kept, as for products.
+    func seedEntitlements(appId: String, definitions: [EntitlementDefinition], now: Date) async throws
+    func upsertEntitlement(appId: String, definition: EntitlementDefinition, now: Date) async throws
+    func deleteEntitlement(appId: String, entitlementId: String) async throws -> Bool
 }
 
 /// Submissions and the verifications they start.

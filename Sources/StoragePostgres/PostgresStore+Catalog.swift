@@ -58,4 +58,48 @@ extension PostgresStore {
             ON CONFLICT (app_id, product_id) \(unescaped: conflict)
             """, logger: logger)
     }
+
+    public func entitlementDefinitions(appId: String) async throws -> [EntitlementDefinition] {
+        try await read { connection in try await Self.entitlementDefinitions(connection, appId: appId, logger: self.logger) }
+    }
+
+    static func entitlementDefinitions(_ connection: PostgresConnection, appId: String, logger: Logger) async throws -> [EntitlementDefinition] {
+        try await connection.rows(
+            "SELECT body FROM entitlement_definitions WHERE app_id = \(appId) ORDER BY entitlement_id", logger: logger
+        ).compactMap { StoredJSON.decode(EntitlementDefinition.self, try $0.value("body", as: String.self)) }
+    }
+
+    public func seedEntitlements(appId: String, definitions: [EntitlementDefinition], now: Date) async throws {
+        try await transaction { connection in
+            for definition in definitions {
+                try await Self.writeEntitlement(connection, appId: appId, definition: definition, now: now, replace: false, logger: self.logger)
+            }
+        }
+    }
+
+    public func upsertEntitlement(appId: String, definition: EntitlementDefinition, now: Date) async throws {
+        try await transaction { connection in
+            try await Self.writeEntitlement(connection, appId: appId, definition: definition, now: now, replace: true, logger: self.logger)
+        }
+    }
+
+    public func deleteEntitlement(appId: String, entitlementId: String) async throws -> Bool {
+        try await transaction { connection in
+            try await connection.count(
+                "DELETE FROM entitlement_definitions WHERE app_id = \(appId) AND entitlement_id = \(entitlementId) RETURNING 1",
+                logger: self.logger) == 1
+        }
+    }
+
+    static func writeEntitlement(
+        _ connection: PostgresConnection, appId: String, definition: EntitlementDefinition, now: Date, replace: Bool, logger: Logger
+    ) async throws {
+        let conflict = replace ? "DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at" : "DO NOTHING"
+        try await connection.execute(
+            """
+            INSERT INTO entitlement_definitions (app_id, entitlement_id, body, updated_at)
+            VALUES (\(appId), \(definition.id), \(StoredJSON.encode(definition)), \(StoredTime.ms(now)))
+            ON CONFLICT (app_id, entitlement_id) \(unescaped: conflict)
+            """, logger: logger)
+    }
 }

@@ -109,7 +109,7 @@ extension PostgresStore: EventStore {
                     subscriptions: try await subscriptions(connection, appId: event.appId, appUserId: event.appUserId, logger: logger),
                     provisional: try await provisionalGrants(
                         connection, appId: event.appId, appUserId: event.appUserId, now: now, logger: logger),
-                    catalog: catalog)
+                    catalog: catalog, entitlements: try await entitlementDefinitions(connection, appId: event.appId, logger: logger))
                 entitlements[event.appUserId] = batch.entitlements(rows)
             }
             event.entitlements = entitlements[event.appUserId]

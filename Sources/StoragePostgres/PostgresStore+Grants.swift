@@ -37,14 +37,15 @@ extension PostgresStore {
                     product_type, environment, purchase_date, original_purchase_date, expires_date, cancellation_date,
                     quantity, credits, ownership_type, verification_id, created_at, reinstated_at, app_transaction_id,
                     revocation_type, revocation_percentage, billing_plan_type, commitment_period_number, commitment_total_periods,
-                    commitment_expires_date)
+                    commitment_expires_date, offer_type, offer_identifier, offer_discount_type, offer_period)
                 VALUES (\(tx.appId), \(tx.transactionId), \(tx.appUserId), \(tx.originalTransactionId), \(tx.productId),
                     \(tx.productType.rawValue), \(tx.environment), \(StoredTime.ms(tx.purchaseDate)),
                     \(StoredTime.ms(tx.originalPurchaseDate)), \(StoredTime.ms(tx.expiresDate)), \(StoredTime.ms(tx.cancellationDate)),
                     \(Int64(tx.quantity)), \(Int64(tx.credits)), \(tx.ownershipType), \(tx.verificationId), \(nowMs),
                     \(StoredTime.ms(tx.reinstatedAt)), \(tx.appTransactionId), \(tx.revocationType),
                     \(tx.revocationPercentage.map(Int64.init)), \(tx.billingPlanType), \(tx.commitment?.billingPeriodNumber.map(Int64.init)),
-                    \(tx.commitment?.totalBillingPeriods.map(Int64.init)), \(StoredTime.ms(tx.commitment?.expiresDate)))
+                    \(tx.commitment?.totalBillingPeriods.map(Int64.init)), \(StoredTime.ms(tx.commitment?.expiresDate)),
+                    \(tx.offer.map { Int64($0.type) }), \(tx.offer?.identifier), \(tx.offer?.discountType), \(tx.offer?.period))
                 ON CONFLICT (app_id, transaction_id) DO NOTHING
                 """, logger: logger)
         }
@@ -189,6 +190,11 @@ extension PostgresStore {
         let commitmentEnds = try row.optionalDate("commitment_expires_date")
         if periodNumber != nil || totalPeriods != nil || commitmentEnds != nil {
             record.commitment = CommitmentTerms(billingPeriodNumber: periodNumber, totalBillingPeriods: totalPeriods, expiresDate: commitmentEnds)
+        }
+        if let offerType = try row.value("offer_type", as: Int64?.self) {
+            record.offer = PurchaseOffer(
+                type: Int(offerType), identifier: try row.value("offer_identifier"), discountType: try row.value("offer_discount_type"),
+                period: try row.value("offer_period"))
         }
         return record
     }

@@ -16,6 +16,7 @@ enum SQLiteMigrations {
         ("M0008_TransactionFields2026", m0008TransactionFields2026),
         ("M0009_AppleHealth", m0009AppleHealth),
         ("M0010_EventWireBody", m0010EventWireBody),
+        ("M0011_Entitlements", m0011Entitlements),
     ]
 
     static var migrator: DatabaseMigrator {

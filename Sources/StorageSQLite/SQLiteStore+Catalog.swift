@@ -56,4 +56,45 @@ extension SQLiteStore {
                 StoredTime.ms(now),
             ])
     }
+
+    public func entitlementDefinitions(appId: String) async throws -> [EntitlementDefinition] {
+        try await read { db in try Self.entitlementDefinitions(db, appId: appId) }
+    }
+
+    static func entitlementDefinitions(_ db: Database, appId: String) throws -> [EntitlementDefinition] {
+        try String.fetchAll(
+            db.cachedStatement(sql: "SELECT body FROM entitlement_definitions WHERE app_id = ? ORDER BY entitlement_id"),
+            arguments: [appId]
+        ).compactMap { StoredJSON.decode(EntitlementDefinition.self, $0) }
+    }
+
+    public func seedEntitlements(appId: String, definitions: [EntitlementDefinition], now: Date) async throws {
+        try await pool.write { db in
+            for definition in definitions {
+                try Self.writeEntitlement(db, appId: appId, definition: definition, now: now, replace: false)
+            }
+        }
+    }
+
+    public func upsertEntitlement(appId: String, definition: EntitlementDefinition, now: Date) async throws {
+        try await pool.write { db in try Self.writeEntitlement(db, appId: appId, definition: definition, now: now, replace: true) }
+    }
+
+    public func deleteEntitlement(appId: String, entitlementId: String) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(
+                sql: "DELETE FROM entitlement_definitions WHERE app_id = ? AND entitlement_id = ?", arguments: [appId, entitlementId])
+            return db.changesCount == 1
+        }
+    }
+
+    static func writeEntitlement(_ db: Database, appId: String, definition: EntitlementDefinition, now: Date, replace: Bool) throws {
+        let conflict = replace ? "DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at" : "DO NOTHING"
+        try db.execute(
+            sql: """
+                INSERT INTO entitlement_definitions (app_id, entitlement_id, body, updated_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (app_id, entitlement_id) \(conflict)
+                """,
+            arguments: [appId, definition.id, StoredJSON.encode(definition), StoredTime.ms(now)])
+    }
 }

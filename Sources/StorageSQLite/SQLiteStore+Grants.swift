@@ -32,8 +32,9 @@ extension SQLiteStore {
                         product_type, environment, purchase_date, original_purchase_date, expires_date, cancellation_date,
                         quantity, credits, ownership_type, verification_id, created_at, reinstated_at, app_transaction_id,
                         revocation_type, revocation_percentage, billing_plan_type, commitment_period_number,
-                        commitment_total_periods, commitment_expires_date)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        commitment_total_periods, commitment_expires_date, offer_type, offer_identifier, offer_discount_type,
+                        offer_period)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (app_id, transaction_id) DO NOTHING
                     """
             ).execute(arguments: [
@@ -42,7 +43,8 @@ extension SQLiteStore {
                 StoredTime.ms(tx.expiresDate), StoredTime.ms(tx.cancellationDate), tx.quantity, tx.credits,
                 tx.ownershipType, tx.verificationId, nowMs, StoredTime.ms(tx.reinstatedAt), tx.appTransactionId,
                 tx.revocationType, tx.revocationPercentage, tx.billingPlanType, tx.commitment?.billingPeriodNumber,
-                tx.commitment?.totalBillingPeriods, StoredTime.ms(tx.commitment?.expiresDate),
+                tx.commitment?.totalBillingPeriods, StoredTime.ms(tx.commitment?.expiresDate), tx.offer?.type, tx.offer?.identifier,
+                tx.offer?.discountType, tx.offer?.period,
             ])
         }
         for tx in plan.revokedTransactions {
@@ -211,6 +213,10 @@ extension SQLiteStore {
         let commitmentEnds = StoredTime.date(row["commitment_expires_date"] as Int64?)
         if periodNumber != nil || totalPeriods != nil || commitmentEnds != nil {
             record.commitment = CommitmentTerms(billingPeriodNumber: periodNumber, totalBillingPeriods: totalPeriods, expiresDate: commitmentEnds)
+        }
+        if let offerType: Int = row["offer_type"] {
+            record.offer = PurchaseOffer(
+                type: offerType, identifier: row["offer_identifier"], discountType: row["offer_discount_type"], period: row["offer_period"])
         }
         return record
     }

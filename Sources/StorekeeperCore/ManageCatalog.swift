@@ -36,4 +36,25 @@ public struct ManageCatalog: Sendable {
     public func delete(appId: String, productId: String) async throws -> Bool {
         try await store.deleteProduct(appId: appId, productId: productId)
     }
+
+    /// The app's named entitlements.
+    public func entitlements(appId: String) async throws -> [EntitlementDefinition] {
+        try await store.entitlementDefinitions(appId: appId)
+    }
+
+    /// Creates or replaces one; the problems of an invalid definition instead (nothing stored).
+    /// Products need not be in the catalog: a definition may name a product before it is sold.
+    public func save(appId: String, entitlement: EntitlementDefinition, now: Date) async throws -> [String] {
+        let problems = EntitlementDefinition.problems([entitlement], prefix: "entitlement").map {
+            $0.replacingOccurrences(of: "entitlement[0].", with: "")
+        }
+        guard problems.isEmpty else { return problems }
+        try await store.upsertEntitlement(appId: appId, definition: entitlement, now: now)
+        return []
+    }
+
+    /// False when there was no such entitlement.
+    public func deleteEntitlement(appId: String, entitlementId: String) async throws -> Bool {
+        try await store.deleteEntitlement(appId: appId, entitlementId: entitlementId)
+    }
 }

@@ -20,8 +20,9 @@ public struct ReadSubscriber: Sendable {
         let subscriptions = try await store.subscriptions(appId: appId, appUserId: appUserId)
         let catalog = Dictionary(try await store.products(appId: appId).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })
         let provisional = try await store.provisionalGrants(appId: appId, appUserId: appUserId, now: now)
+        let entitlements = try await store.entitlementDefinitions(appId: appId)
         return SubscriberView.build(
             appUserId: appUserId, transactions: transactions, subscriptions: subscriptions, catalog: catalog, now: now,
-            provisional: provisional)
+            provisional: provisional, entitlements: entitlements)
     }
 }

@@ -193,6 +193,7 @@ public enum GrantPlanner {
             record.revocationPercentage = tx.revocationPercentage
             record.billingPlanType = tx.billingPlanType
             record.commitment = tx.commitment
+            record.offer = tx.offer
             plan.newTransactions.append(record)
             plan.summary.granted.append(tx.transactionId)
             plan.summary.creditsAdded += credits

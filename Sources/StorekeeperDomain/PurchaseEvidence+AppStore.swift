@@ -15,14 +15,16 @@ extension PurchaseEvidence {
         for (raw, current) in inApp + latest {
             guard let id = raw.transactionId?.value, !id.isEmpty, let productId = raw.productId, !productId.isEmpty else { continue }
             let original = raw.originalTransactionId?.value
-            let purchase = Purchase(
+            var purchase = Purchase(
                 transactionId: id, originalTransactionId: original?.isEmpty == false ? original ?? id : id, productId: productId,
                 quantity: max(1, raw.quantity?.int ?? 1), purchaseDate: raw.purchaseDateMs?.millisecondsDate ?? .distantPast,
                 originalPurchaseDate: raw.originalPurchaseDateMs?.millisecondsDate, expiresDate: raw.expiresDateMs?.millisecondsDate,
                 cancellationDate: raw.cancellationDateMs?.millisecondsDate, ownershipType: raw.inAppOwnershipType,
                 currentAt: current ? askedAt : nil)
+            purchase.offer = Self.offer(raw)
             if var known = byId[id] {
                 known.cancellationDate = known.cancellationDate ?? purchase.cancellationDate
+                known.offer = known.offer ?? purchase.offer
                 known.expiresDate = known.expiresDate ?? purchase.expiresDate
                 known.currentAt = known.currentAt ?? purchase.currentAt
                 byId[id] = known
@@ -41,6 +43,22 @@ extension PurchaseEvidence {
         self.init(
             source: .receipt, bundleId: receipt.bundleId, environment: environment.storageName, purchases: Array(byId.values),
             renewals: renewals)
+    }
+
+    /// A receipt's offer fields as Apple's offer types: an offer code (3) or a promotional offer
+    /// (2) by their names; otherwise an introductory offer (1), a free trial when
+    /// `is_trial_period` says so. A receipt does not give the offer's period.
+    static func offer(_ raw: InAppTransaction) -> PurchaseOffer? {
+        if let code = raw.offerCodeRefName?.value, !code.isEmpty {
+            return PurchaseOffer(
+                type: PurchaseOffer.offerCode, identifier: code, discountType: raw.isTrialPeriod?.bool == true ? PurchaseOffer.freeTrial : nil)
+        }
+        if let promotion = raw.promotionalOfferId?.value, !promotion.isEmpty {
+            return PurchaseOffer(type: PurchaseOffer.promotional, identifier: promotion)
+        }
+        if raw.isTrialPeriod?.bool == true { return PurchaseOffer(type: PurchaseOffer.introductory, discountType: PurchaseOffer.freeTrial) }
+        if raw.isInIntroOfferPeriod?.bool == true { return PurchaseOffer(type: PurchaseOffer.introductory) }
+        return nil
     }
 
     public enum SignedDataFailure: Error, Hashable, Sendable {
@@ -74,6 +92,11 @@ extension PurchaseEvidence {
                 purchase.revocationPercentage = transaction.revocationPercentage.map { min(max($0, 0), 100_000) }
             }
             purchase.billingPlanType = transaction.billingPlanType
+            purchase.offer = transaction.offerType.map {
+                PurchaseOffer(
+                    type: $0, identifier: transaction.offerIdentifier, discountType: transaction.offerDiscountType,
+                    period: transaction.offerPeriod)
+            }
             purchase.commitment = transaction.commitmentInfo.map {
                 CommitmentTerms(
                     billingPeriodNumber: $0.billingPeriodNumber, totalBillingPeriods: $0.totalBillingPeriods,

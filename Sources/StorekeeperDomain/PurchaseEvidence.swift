@@ -40,6 +40,8 @@ public struct PurchaseEvidence: Sendable, Hashable {
         /// `BILLED_UPFRONT` or `MONTHLY` (with a 12-month commitment), as Apple sent it.
         public var billingPlanType: String?
         public var commitment: CommitmentTerms?
+        /// The offer it was bought with, if any.
+        public var offer: PurchaseOffer?
 
         public init(
             transactionId: String, originalTransactionId: String, productId: String, quantity: Int = 1, purchaseDate: Date,

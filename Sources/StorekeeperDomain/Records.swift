@@ -32,6 +32,8 @@ public struct TransactionRecord: Codable, Hashable, Sendable {
     /// `BILLED_UPFRONT` or `MONTHLY`, and for a monthly plan with a commitment, where it stands.
     public var billingPlanType: String? = nil
     public var commitment: CommitmentTerms? = nil
+    /// The offer the transaction was bought with (introductory, promotional, offer code, win-back).
+    public var offer: PurchaseOffer? = nil
 
     public init(
         appId: String, appUserId: String, transactionId: String, originalTransactionId: String,

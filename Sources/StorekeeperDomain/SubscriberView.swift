@@ -59,10 +59,13 @@ public struct SubscriberView: Codable, Hashable, Sendable {
     /// Access given provisionally while Apple could not be asked (the outage policy): flagged
     /// apart from `activeEntitlements`, each with its end; gone once Apple answers. Never credits.
     public var provisionalEntitlements: [ProvisionalGrant] = []
+    /// The app's named entitlements (`pro`) this subscriber holds or held, each with the purchase
+    /// behind it (``EntitlementRule``); `activeEntitlements` above stays the product-level view.
+    public var entitlements: [String: Entitlement] = [:]
 
     public static func build(
         appUserId: String, transactions: [TransactionRecord], subscriptions: [SubscriptionFacts],
-        catalog: [String: Product], now: Date, provisional: [ProvisionalGrant] = []
+        catalog: [String: Product], now: Date, provisional: [ProvisionalGrant] = [], entitlements: [EntitlementDefinition] = []
     ) -> SubscriberView {
         let live = transactions.filter { !$0.isRevoked }
         var active = Set<String>()
@@ -141,6 +144,7 @@ public struct SubscriberView: Codable, Hashable, Sendable {
             consumables: consumables, creditBalance: consumables.reduce(0) { $0 + $1.credits },
             history: transactions.sorted { ($0.purchaseDate, $0.transactionId) > ($1.purchaseDate, $1.transactionId) })
         view.provisionalEntitlements = provisionalNow
+        view.entitlements = EntitlementRule.resolve(entitlements, view: view, transactions: transactions, now: now)
         return view
     }
 }

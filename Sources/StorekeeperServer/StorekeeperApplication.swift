@@ -106,6 +106,7 @@ public enum StorekeeperApplication {
         }
         for app in configuration.apps {
             try await store.seedProducts(appId: app.id, products: app.products, now: now())
+            try await store.seedEntitlements(appId: app.id, definitions: app.entitlements, now: now())
             let released = try await ReleaseConfigurationHolds(store: store)(appId: app.id, currentFingerprint: app.fingerprint, now: now())
             if released > 0 {
                 logger.notice(

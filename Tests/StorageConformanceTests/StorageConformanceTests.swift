@@ -356,6 +356,36 @@ struct StorageConformanceTests {
         #expect(try await store.products(appId: "app").isEmpty)
     }
 
+    @Test(
+        "entitlements: definitions seed, edit and delete like the catalog; a grant's event carries them from the stored definitions; a transaction's offer round-trips",
+        arguments: StoreFactory.all)
+    func entitlements(factory: StoreFactory) async throws {
+        let store = try await make(factory)
+        try await store.seedProducts(appId: "app", products: [Product(productId: "removeads", type: .nonConsumable)], now: t0)
+        let noAds = EntitlementDefinition(id: "no_ads", products: ["removeads"])
+        try await store.seedEntitlements(appId: "app", definitions: [noAds, EntitlementDefinition(id: "vip", products: ["x"])], now: t0)
+        try await store.upsertEntitlement(appId: "app", definition: EntitlementDefinition(id: "vip", products: ["removeads", "y"]), now: t0)
+        // A second seed (the next start) keeps the edit.
+        try await store.seedEntitlements(appId: "app", definitions: [EntitlementDefinition(id: "vip", products: ["x"])], now: t0)
+        #expect(
+            try await store.entitlementDefinitions(appId: "app")
+                == [noAds, EntitlementDefinition(id: "vip", products: ["removeads", "y"])])
+        #expect(try await store.entitlementDefinitions(appId: "other").isEmpty)
+
+        var bought = PurchaseEvidence.Purchase(transactionId: "1", originalTransactionId: "1", productId: "removeads", purchaseDate: t0)
+        bought.offer = PurchaseOffer(type: 3, identifier: "SPRING", discountType: "PAY_UP_FRONT", period: "P1M")
+        try await grantSigned(store, [bought], tag: "e1")
+        let stored = try #require(try await store.transactions(appId: "app", appUserId: "alice").first)
+        #expect(stored.offer == bought.offer)
+        let events = try await store.events(appId: "app", after: 0, types: [], limit: 10)
+        let view = try #require(events.last?.event.entitlements)
+        #expect(Set(view.entitlements.keys) == ["no_ads", "vip"] && view.entitlements["vip"]?.transactionId == "1")
+
+        #expect(try await store.deleteEntitlement(appId: "app", entitlementId: "vip"))
+        #expect(try await store.deleteEntitlement(appId: "app", entitlementId: "vip") == false)
+        #expect(try await store.entitlementDefinitions(appId: "app") == [noAds])
+    }
+
     // MARK: Many writers at once (several processes on PostgreSQL; tasks stand in for them here)
 
     @Test("concurrent runners never lease the same job twice", arguments: StoreFactory.all)

@@ -27,6 +27,8 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     /// The app's Apple id (App Store Connect, App Information). When set, a production
     /// notification must name it, as Apple's own verifier requires; sandbox ones need not.
     public var appAppleId: Int64?
+    /// Named access levels (`pro`), each unlocked by any of its products (docs/ENTITLEMENTS.md).
+    public var entitlements: [EntitlementDefinition] = []
 
     public init(
         id: String, bundleId: String, sharedSecret: String?, acceptSandbox: Bool = true, apiKey: String, products: [Product] = [],
@@ -44,7 +46,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, bundleId, sharedSecret, acceptSandbox, apiKey, products, serverAPI, client, appAppleId
+        case id, bundleId, sharedSecret, acceptSandbox, apiKey, products, serverAPI, client, appAppleId, entitlements
     }
 
     public init(from decoder: any Decoder) throws {
@@ -58,6 +60,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         serverAPI = try c.decodeIfPresent(ServerAPIKeyConfiguration.self, forKey: .serverAPI)
         client = try c.decodeIfPresent(ClientAccess.self, forKey: .client)
         appAppleId = try c.decodeIfPresent(Int64.self, forKey: .appAppleId)
+        entitlements = try c.decodeIfPresent([EntitlementDefinition].self, forKey: .entitlements) ?? []
     }
 
     /// The credentials the Server API client signs with, when a key is configured.

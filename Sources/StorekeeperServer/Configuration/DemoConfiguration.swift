@@ -53,6 +53,11 @@ public enum DemoConfiguration {
                     key: clientKey, userTokens: UserTokenPolicy(hs256Secret: userTokenSecret),
                     signingKeys: [ResponseSigningKey(id: signingKeyId, privateKeyPEM: signingPrivateKeyPEM)]))
         ]
+        // Pro by subscription or by the season pass; Pro also removes the ads.
+        c.apps[0].entitlements = [
+            EntitlementDefinition(id: "pro", products: ["com.example.pro.monthly", "com.example.season.pass"]),
+            EntitlementDefinition(id: "no_ads", products: ["com.example.removeads", "com.example.pro.monthly"]),
+        ]
         return c
     }
 }

@@ -165,6 +165,7 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
             if app.products.contains(where: { $0.type == .autoRenewable }), (app.sharedSecret ?? "").isEmpty {
                 problems.append("\(key).sharedSecret: required when the app sells auto-renewable subscriptions")
             }
+            problems += EntitlementDefinition.problems(app.entitlements, prefix: "\(key).entitlements")
             var productIds = Set<String>()
             for (p, product) in app.products.enumerated() {
                 for problem in product.validationProblems() { problems.append("\(key).products[\(p)].\(problem)") }

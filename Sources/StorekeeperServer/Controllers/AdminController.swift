@@ -43,6 +43,7 @@ struct AdminController {
             }
             return Response(status: .noContent)
         }
+        registerEntitlements(on: admin)
         admin.get("verifications") { request, _ in
             try context.authenticateAdmin(request)
             return try await listVerifications(request)
@@ -139,6 +140,42 @@ struct AdminController {
         }
         return try StorekeeperJSON.response(
             Owners(appTransactionId: id, appUserIds: holders.appUserIds, transactions: holders.transactions))
+    }
+
+    /// The app's named entitlements: listed, created or replaced whole by id, deleted. A change
+    /// shows in every subscriber answer and event from then on (they are built at read time).
+    private func registerEntitlements(on admin: RouterGroup<RouteTable.Context>) {
+        admin.get("apps/:app/entitlements") { request, ctx in
+            try context.authenticateAdmin(request)
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            return try StorekeeperJSON.response(["entitlements": try await context.useCases.catalog.entitlements(appId: app.id)])
+        }
+        admin.put("apps/:app/entitlements/:entitlementId") { request, ctx in
+            try context.authenticateAdmin(request)
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            let id = try ctx.parameters.decoded("entitlementId")
+            struct Body: Decodable {
+                var id: String?
+                var products: [String]
+            }
+            let body = try StorekeeperJSON.decode(Body.self, from: try await context.body(request))
+            if let bodyId = body.id, bodyId != id {
+                throw StorekeeperError(.invalidRequest, "id: '\(bodyId)' differs from the path's '\(id)'")
+            }
+            let definition = EntitlementDefinition(id: id, products: body.products)
+            let problems = try await context.useCases.catalog.save(appId: app.id, entitlement: definition, now: context.now())
+            guard problems.isEmpty else { throw StorekeeperError(.invalidRequest, problems.joined(separator: "; ")) }
+            return try StorekeeperJSON.response(definition)
+        }
+        admin.delete("apps/:app/entitlements/:entitlementId") { request, ctx in
+            try context.authenticateAdmin(request)
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            let id = try ctx.parameters.decoded("entitlementId")
+            guard try await context.useCases.catalog.deleteEntitlement(appId: app.id, entitlementId: id) else {
+                throw StorekeeperError(.notFound, "no entitlement '\(id)'")
+            }
+            return Response(status: .noContent)
+        }
     }
 
     private func decodeProduct(_ request: Request, productId: String?) async throws -> Product {

@@ -52,6 +52,7 @@ struct Verify: AsyncParsableCommand {
             try await backend.prepare()
             let store = backend.store
             try await store.seedProducts(appId: chosen.id, products: chosen.products, now: Date())
+            try await store.seedEntitlements(appId: chosen.id, definitions: chosen.entitlements, now: Date())
             let hash = sha256Hex(bytes)
             let submitted = try await SubmitEvidence(store: store)(
                 EvidenceSubmission(appId: chosen.id, appUserId: user, evidenceHash: hash, evidence: .receipt(base64: base64), refresh: refresh),

@@ -1,0 +1,18 @@
+extension PostgresMigrations {
+    /// Entitlement definitions and each transaction's offer (see the SQLite migration of the same name).
+    static let m0011Entitlements = Migration(
+        name: "M0011_Entitlements",
+        sql: """
+            ALTER TABLE transactions ADD COLUMN offer_type BIGINT;
+            ALTER TABLE transactions ADD COLUMN offer_identifier TEXT;
+            ALTER TABLE transactions ADD COLUMN offer_discount_type TEXT;
+            ALTER TABLE transactions ADD COLUMN offer_period TEXT;
+            CREATE TABLE entitlement_definitions (
+                app_id TEXT NOT NULL,
+                entitlement_id TEXT NOT NULL,
+                body TEXT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                PRIMARY KEY (app_id, entitlement_id)
+            )
+            """)
+}

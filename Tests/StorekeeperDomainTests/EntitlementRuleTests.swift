@@ -1,0 +1,200 @@
+import Foundation
+import StorekeeperDomain
+import Testing
+
+/// `EntitlementRule` at fixed instants: which purchase stands behind each entitlement.
+@Suite("entitlements: which purchase unlocks each named entitlement, at fixed instants")
+struct EntitlementRuleTests {
+    static let t0 = Date(timeIntervalSince1970: 1_780_000_000)
+    static let day: TimeInterval = 86_400
+
+    static let definitions = [
+        EntitlementDefinition(id: "pro", products: ["pro.monthly", "pro.annual", "pro.lifetime", "season"]),
+        EntitlementDefinition(id: "no_ads", products: ["removeads", "pro.monthly"]),
+    ]
+    static let catalog: [String: Product] = [
+        "pro.monthly": Product(productId: "pro.monthly", type: .autoRenewable),
+        "pro.annual": Product(productId: "pro.annual", type: .autoRenewable),
+        "pro.lifetime": Product(productId: "pro.lifetime", type: .nonConsumable),
+        "removeads": Product(productId: "removeads", type: .nonConsumable),
+        "season": Product(productId: "season", type: .nonRenewing, duration: "P1M"),
+    ]
+
+    static func tx(
+        _ id: String, _ product: String, original: String? = nil, at offset: TimeInterval = 0, expiresIn: TimeInterval? = nil,
+        refunded: Bool = false, family: Bool = false, offer: PurchaseOffer? = nil
+    ) -> TransactionRecord {
+        let purchase = t0.addingTimeInterval(offset)
+        var record = TransactionRecord(
+            appId: "app", appUserId: "alice", transactionId: id, originalTransactionId: original ?? id, productId: product,
+            productType: catalog[product]!.type, environment: "production", purchaseDate: purchase, originalPurchaseDate: purchase,
+            expiresDate: expiresIn.map { purchase.addingTimeInterval($0) }, cancellationDate: refunded ? purchase.addingTimeInterval(60) : nil,
+            quantity: 1, credits: 0, ownershipType: family ? "FAMILY_SHARED" : "PURCHASED", verificationId: "v\(id)")
+        record.offer = offer
+        return record
+    }
+
+    static func facts(
+        _ original: String, _ product: String, latest: String, expires: TimeInterval, autoRenew: Bool = true, retry: Bool = false,
+        grace: TimeInterval? = nil, revoked: Bool = false
+    ) -> SubscriptionFacts {
+        SubscriptionFacts(
+            appId: "app", originalTransactionId: original, appUserId: "alice", productId: product, environment: "production",
+            latestTransactionId: latest, expiresDate: t0.addingTimeInterval(expires), revokedAt: revoked ? t0 : nil,
+            autoRenewEnabled: autoRenew, autoRenewProductId: product, inBillingRetry: retry,
+            gracePeriodExpiresDate: grace.map { t0.addingTimeInterval($0) }, expirationIntent: nil, updatedAt: t0)
+    }
+
+    static func entitlements(
+        _ transactions: [TransactionRecord], _ subscriptions: [SubscriptionFacts] = [], at offset: TimeInterval
+    ) -> [String: Entitlement] {
+        SubscriberView.build(
+            appUserId: "alice", transactions: transactions, subscriptions: subscriptions, catalog: catalog,
+            now: t0.addingTimeInterval(offset), entitlements: definitions
+        ).entitlements
+    }
+
+    @Test("two overlapping subscriptions: the one ending latest stands behind the entitlement; a product unlocks both of its entitlements")
+    func overlappingSubscriptions() {
+        let monthly = Self.tx("1", "pro.monthly", expiresIn: 30 * Self.day)
+        let annual = Self.tx("2", "pro.annual", at: Self.day, expiresIn: 365 * Self.day)
+        let result = Self.entitlements(
+            [monthly, annual],
+            [
+                Self.facts("1", "pro.monthly", latest: "1", expires: 30 * Self.day),
+                Self.facts("2", "pro.annual", latest: "2", expires: 366 * Self.day),
+            ],
+            at: 2 * Self.day)
+        let pro = result["pro"]
+        #expect(pro?.isActive == true && pro?.productId == "pro.annual" && pro?.expiresAt == Self.t0.addingTimeInterval(366 * Self.day))
+        #expect(pro?.willRenew == true && pro?.periodType == .normal && pro?.ownership == .purchased && pro?.source == .purchase)
+        // The monthly plan alone removes the ads.
+        #expect(result["no_ads"]?.productId == "pro.monthly" && result["no_ads"]?.isActive == true)
+        #expect(Set(result.keys) == ["pro", "no_ads"])
+    }
+
+    @Test("a lifetime purchase beats any subscription, and stays after the subscription lapses")
+    func lifetimeBeatsSubscription() {
+        let annual = Self.tx("2", "pro.annual", expiresIn: 365 * Self.day)
+        let lifetime = Self.tx("3", "pro.lifetime", at: Self.day)
+        let subs = [Self.facts("2", "pro.annual", latest: "2", expires: 365 * Self.day, autoRenew: false)]
+        let during = Self.entitlements([annual, lifetime], subs, at: 2 * Self.day)["pro"]
+        #expect(during?.productId == "pro.lifetime" && during?.expiresAt == nil && during?.willRenew == false && during?.isActive == true)
+        let after = Self.entitlements([annual, lifetime], subs, at: 400 * Self.day)["pro"]
+        #expect(after?.productId == "pro.lifetime" && after?.isActive == true)
+    }
+
+    @Test("upgrade within a group: the subscription's facts name the new product, and its latest transaction stands behind it")
+    func upgrade() {
+        let first = Self.tx("10", "pro.monthly", expiresIn: 30 * Self.day)
+        let upgraded = Self.tx("11", "pro.annual", original: "10", at: 10 * Self.day, expiresIn: 365 * Self.day)
+        let pro = Self.entitlements(
+            [first, upgraded], [Self.facts("10", "pro.annual", latest: "11", expires: 375 * Self.day)], at: 11 * Self.day)["pro"]
+        #expect(pro?.productId == "pro.annual" && pro?.transactionId == "11" && pro?.originalTransactionId == "10" && pro?.isActive == true)
+        #expect(pro?.purchaseDate == Self.t0.addingTimeInterval(10 * Self.day))
+    }
+
+    @Test("family sharing: shown as family shared; a purchase of their own wins a tie")
+    func familySharing() {
+        let shared = Self.tx("20", "removeads", family: true)
+        #expect(Self.entitlements([shared], at: Self.day)["no_ads"]?.ownership == .familyShared)
+        let own = Self.tx("21", "removeads", at: -Self.day)
+        let both = Self.entitlements([shared, own], at: Self.day)["no_ads"]
+        // SubscriberView keeps one non-consumable per product (the first bought): their own.
+        #expect(both?.ownership == .purchased && both?.transactionId == "21")
+        // Two subscriptions ending at the same instant: their own, not the family's.
+        let sharedSub = Self.tx("22", "pro.monthly", expiresIn: 30 * Self.day, family: true)
+        let ownSub = Self.tx("23", "pro.annual", expiresIn: 30 * Self.day)
+        let subs = [
+            Self.facts("22", "pro.monthly", latest: "22", expires: 30 * Self.day),
+            Self.facts("23", "pro.annual", latest: "23", expires: 30 * Self.day),
+        ]
+        for order in [[sharedSub, ownSub], [ownSub, sharedSub]] {
+            let pro = Self.entitlements(order, subs, at: Self.day)["pro"]
+            #expect(pro?.ownership == .purchased && pro?.productId == "pro.annual")
+        }
+    }
+
+    @Test("a refund of the only product removes the entitlement; a refunded subscription is never behind one")
+    func refundOfTheOnlyProduct() {
+        #expect(Self.entitlements([Self.tx("30", "removeads", refunded: true)], at: Self.day)["no_ads"] == nil)
+        let sub = Self.tx("31", "pro.monthly", expiresIn: 30 * Self.day, refunded: true)
+        let result = Self.entitlements([sub], [Self.facts("31", "pro.monthly", latest: "31", expires: 30 * Self.day, revoked: true)], at: Self.day)
+        #expect(result.isEmpty)
+    }
+
+    @Test("grace period: active with a billing issue and the grace end, not renewing; billing retry: inactive with a billing issue")
+    func graceAndBillingRetry() {
+        let sub = Self.tx("40", "pro.monthly", expiresIn: 30 * Self.day)
+        let grace = Self.entitlements(
+            [sub], [Self.facts("40", "pro.monthly", latest: "40", expires: 30 * Self.day, retry: true, grace: 36 * Self.day)],
+            at: 31 * Self.day)["pro"]
+        #expect(grace?.isActive == true && grace?.billingIssue == true && grace?.willRenew == false)
+        #expect(grace?.gracePeriodExpiresAt == Self.t0.addingTimeInterval(36 * Self.day))
+        let retry = Self.entitlements(
+            [sub], [Self.facts("40", "pro.monthly", latest: "40", expires: 30 * Self.day, retry: true, grace: 36 * Self.day)],
+            at: 37 * Self.day)["pro"]
+        #expect(retry?.isActive == false && retry?.billingIssue == true && retry?.gracePeriodExpiresAt == nil)
+    }
+
+    @Test("expired and unsubscribed: listed, inactive, with the last expiry; the one that ended last stands")
+    func expired() {
+        let monthly = Self.tx("50", "pro.monthly", expiresIn: 30 * Self.day)
+        let annual = Self.tx("51", "pro.annual", expiresIn: 20 * Self.day)
+        let subs = [
+            Self.facts("50", "pro.monthly", latest: "50", expires: 30 * Self.day, autoRenew: false),
+            Self.facts("51", "pro.annual", latest: "51", expires: 20 * Self.day, autoRenew: false),
+        ]
+        let before = Self.entitlements([monthly, annual], subs, at: 25 * Self.day)["pro"]
+        #expect(before?.isActive == true && before?.unsubscribed == true && before?.willRenew == false && before?.productId == "pro.monthly")
+        let after = Self.entitlements([monthly, annual], subs, at: 40 * Self.day)["pro"]
+        #expect(after?.isActive == false && after?.productId == "pro.monthly" && after?.expiresAt == Self.t0.addingTimeInterval(30 * Self.day))
+    }
+
+    @Test("period type from the current period's offer: free trial, paid introductory, promotional, offer code, win-back, none")
+    func periodTypes() {
+        let cases: [(PurchaseOffer?, Entitlement.PeriodType)] = [
+            (PurchaseOffer(type: 1, discountType: "FREE_TRIAL", period: "P1W"), .trial),
+            (PurchaseOffer(type: 1, discountType: "PAY_AS_YOU_GO", period: "P3M"), .introductory),
+            (PurchaseOffer(type: 2, identifier: "comeback", discountType: "PAY_UP_FRONT"), .promotional),
+            (PurchaseOffer(type: 3, identifier: "SPRING"), .promotional),
+            (PurchaseOffer(type: 4, identifier: "winback1"), .promotional),
+            (nil, .normal),
+        ]
+        for (offer, expected) in cases {
+            let trial = Self.tx("60", "pro.monthly", expiresIn: 7 * Self.day, offer: offer)
+            let pro = Self.entitlements([trial], [Self.facts("60", "pro.monthly", latest: "60", expires: 7 * Self.day)], at: Self.day)["pro"]
+            #expect(pro?.periodType == expected, "\(String(describing: offer))")
+        }
+        // After the trial, the renewal is paid: the latest transaction decides.
+        let trial = Self.tx("70", "pro.monthly", expiresIn: 7 * Self.day, offer: PurchaseOffer(type: 1, discountType: "FREE_TRIAL"))
+        let paid = Self.tx("71", "pro.monthly", original: "70", at: 7 * Self.day, expiresIn: 30 * Self.day)
+        let pro = Self.entitlements([trial, paid], [Self.facts("70", "pro.monthly", latest: "71", expires: 37 * Self.day)], at: 8 * Self.day)["pro"]
+        #expect(pro?.periodType == .normal && pro?.transactionId == "71")
+    }
+
+    @Test("a non-renewing pass: active during its period with its end, inactive after")
+    func nonRenewing() {
+        let pass = Self.tx("80", "season")
+        let during = Self.entitlements([pass], at: Self.day)["pro"]
+        #expect(during?.isActive == true && during?.expiresAt != nil && during?.willRenew == false && during?.productId == "season")
+        let later = Self.entitlements([pass], at: 60 * Self.day)["pro"]
+        #expect(later?.isActive == false)
+    }
+
+    @Test("definitions are checked naming each place")
+    func definitionProblems() {
+        let problems = EntitlementDefinition.problems(
+            [
+                EntitlementDefinition(id: "Pro", products: ["a"]), EntitlementDefinition(id: "x", products: []),
+                EntitlementDefinition(id: "x", products: ["a", "a"]),
+            ], prefix: "apps[0].entitlements")
+        #expect(
+            problems == [
+                "apps[0].entitlements[0].id: 1-64 lower-case letters, digits, '-', '_' or '.'",
+                "apps[0].entitlements[1].products: 1-100 product ids",
+                "apps[0].entitlements[2].id: duplicate 'x'",
+                "apps[0].entitlements[2].products: a product id is listed twice",
+            ])
+    }
+}
