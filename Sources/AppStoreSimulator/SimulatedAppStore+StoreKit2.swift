@@ -41,6 +41,13 @@ extension SimulatedAppStore {
         // StoreKit 2 prices are in milli-units of the currency.
         if let micros = product?.priceMicros { payload["price"] = micros / 1000 }
         if let currency = product?.currency { payload["currency"] = currency }
+        if let offer = transaction.offer {
+            payload["offerType"] = offer.type
+            payload["offerDiscountType"] = offer.discountType
+            if let identifier = offer.identifier { payload["offerIdentifier"] = identifier }
+            if let period = offer.period { payload["offerPeriod"] = period }
+            if offer.discountType == "FREE_TRIAL" { payload["price"] = 0 }
+        }
         // Ordinary subscriptions carry no `billingPlanType`: Apple documents `BILLED_UPFRONT`
         // as a value, not that every upfront transaction is labelled with it.
         if let position = await state.commitmentPosition(of: transaction) {

@@ -156,13 +156,22 @@ public final class SimulatedAppStore: Sendable {
         return response
     }
 
+    /// A transaction as verifyReceipt lists it; an offer shows as the receipt's fields for it
+    /// (`is_trial_period`, `is_in_intro_offer_period`, `promotional_offer_id`, `offer_code_ref_name`).
     static func wire(_ tx: SimulatorState.Transaction) -> InAppTransaction {
-        InAppTransaction(
+        let introductory = tx.offer?.type == 1
+        var wire = InAppTransaction(
             quantity: tx.quantity, productId: tx.productId, transactionId: tx.transactionId,
             originalTransactionId: tx.originalTransactionId, purchaseDate: tx.purchaseDate,
             originalPurchaseDate: tx.originalPurchaseDate, expiresDate: tx.expiresDate,
             cancellationDate: tx.cancellationDate, cancellationReason: tx.cancellationDate == nil ? nil : "0",
+            isTrialPeriod: tx.offer?.discountType == "FREE_TRIAL", isInIntroOfferPeriod: introductory && tx.offer?.discountType != "FREE_TRIAL",
             webOrderLineItemId: tx.webOrderLineItemId)
+        if let offer = tx.offer, let identifier = offer.identifier {
+            if offer.type == 2 { wire.promotionalOfferId = LenientString(identifier) }
+            if offer.type == 3 { wire.offerCodeRefName = LenientString(identifier) }
+        }
+        return wire
     }
 }
 

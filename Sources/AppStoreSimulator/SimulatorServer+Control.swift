@@ -46,13 +46,15 @@ extension SimulatorServer {
                 var productId: String
                 var quantity: Int?
                 var appAccountToken: String?
+                var offer: SimulatorState.Offer?
             }
             let body: Body = try await Self.decode(request)
             let deviceId = try Self.deviceId(context)
             return try await Self.guarded {
                 let now = store.now()
                 let tx = try await store.state.purchase(
-                    deviceId: deviceId, productId: body.productId, quantity: body.quantity ?? 1, now: now, appAccountToken: body.appAccountToken)
+                    deviceId: deviceId, productId: body.productId, quantity: body.quantity ?? 1, now: now, appAccountToken: body.appAccountToken,
+                    offer: body.offer)
                 let receipt = try await store.receipt(deviceId: deviceId, now: now)
                 let signed = try await store.signedTransaction(tx, now: now)
                 return Self.json(

@@ -29,9 +29,22 @@ actor SimulatorState {
         /// When Apple last changed the transaction after selling it (refund, revocation,
         /// renewal extension, new app account token); nil if never.
         var modifiedDate: Date? = nil
+        /// The offer the first period was bought with; renewals carry none.
+        var offer: Offer? = nil
 
         /// What Get Transaction History sorts by.
         var lastModified: Date { modifiedDate ?? purchaseDate }
+    }
+
+    /// An offer applied to a subscription's first period, as Apple signs it (`offerType` 1
+    /// introductory, 2 promotional, 3 offer code, 4 win-back). With a `period`, the first period
+    /// lasts that long (accelerated like every period). Eligibility and offer signatures are not
+    /// checked here.
+    struct Offer: Codable, Sendable, Hashable {
+        var type: Int
+        var identifier: String?
+        var discountType: String
+        var period: String?
     }
 
     /// Something that makes Apple send a V2 notification, in the order it happened.
@@ -147,10 +160,18 @@ actor SimulatorState {
         }
     }
 
-    func purchase(deviceId: UUID, productId: String, quantity: Int, now: Date, appAccountToken: String? = nil) throws -> Transaction {
+    func purchase(
+        deviceId: UUID, productId: String, quantity: Int, now: Date, appAccountToken: String? = nil, offer: Offer? = nil
+    ) throws -> Transaction {
         guard var device = devices[deviceId] else { throw Failure(status: 404, code: "unknown_device", message: "no device") }
         guard let product = apps[device.bundleId]?.products.first(where: { $0.productId == productId }) else {
             throw Failure(status: 404, code: "unknown_product", message: "no product \(productId)")
+        }
+        if let offer {
+            guard product.kind == .autoRenewable else {
+                throw Failure(status: 400, code: "offer_not_applicable", message: "offers apply to auto-renewable subscriptions")
+            }
+            guard (1...4).contains(offer.type) else { throw Failure(status: 400, code: "invalid_offer", message: "offer type must be 1-4") }
         }
         advance(to: now)
         if product.kind == .nonConsumable || product.kind == .freeSubscription,
@@ -178,7 +199,8 @@ actor SimulatorState {
             expiresDate: nil, cancellationDate: nil, webOrderLineItemId: nil, deviceId: deviceId, appAccountToken: appAccountToken)
         if product.kind == .autoRenewable {
             let period = configuration.acceleratedSeconds(forPeriod: product.period)
-            tx.expiresDate = now.addingTimeInterval(period)
+            tx.offer = offer
+            tx.expiresDate = now.addingTimeInterval(offer?.period.map { configuration.acceleratedSeconds(forPeriod: $0) } ?? period)
             tx.webOrderLineItemId = newId()
             subscriptions[id] = Subscription(
                 originalTransactionId: id, deviceId: deviceId, productId: productId, period: period, autoRenew: true,

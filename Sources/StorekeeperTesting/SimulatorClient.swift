@@ -33,15 +33,33 @@ public struct SimulatorClient: Sendable {
         return id
     }
 
-    public func purchase(device: UUID, productId: String, quantity: Int = 1, appAccountToken: String? = nil) async throws -> Purchase {
+    /// An offer on a subscription's first period (the simulator's `offer` body field).
+    public struct Offer: Encodable, Sendable {
+        public var type: Int
+        public var identifier: String?
+        public var discountType: String
+        public var period: String?
+
+        public init(type: Int, identifier: String? = nil, discountType: String, period: String? = nil) {
+            self.type = type
+            self.identifier = identifier
+            self.discountType = discountType
+            self.period = period
+        }
+    }
+
+    public func purchase(
+        device: UUID, productId: String, quantity: Int = 1, appAccountToken: String? = nil, offer: Offer? = nil
+    ) async throws -> Purchase {
         struct Body: Encodable {
             var productId: String
             var quantity: Int
             var appAccountToken: String?
+            var offer: Offer?
         }
         let reply = try await http.send(
             .POST, "/sim/devices/\(device.uuidString)/purchases",
-            json: Body(productId: productId, quantity: quantity, appAccountToken: appAccountToken))
+            json: Body(productId: productId, quantity: quantity, appAccountToken: appAccountToken, offer: offer))
         return try purchase(from: reply, call: "purchase")
     }
 

@@ -32,8 +32,9 @@ public struct Entitlement: Codable, Hashable, Sendable {
     /// When access ends (a subscription's expiry, a non-renewing period's end); nil for a
     /// lifetime purchase.
     public var expiresAt: Date?
-    /// Apple will charge for another period when this one ends (auto-renew on, no billing issue).
-    public var willRenew: Bool
+    /// Apple will charge for another period when this one ends (auto-renew on, no billing
+    /// issue); nil while Apple has not said (a signed transaction posted without renewal info).
+    public var willRenew: Bool?
     public var periodType: PeriodType
     public var productId: String
     public var transactionId: String

@@ -45,7 +45,7 @@ public enum EntitlementRule {
             add(subscription.productId) { id in
                 Entitlement(
                     id: id, isActive: subscription.isActive, expiresAt: subscription.expiresDate,
-                    willRenew: subscription.status == .active && subscription.autoRenewEnabled == true,
+                    willRenew: subscription.status == .active ? subscription.autoRenewEnabled : false,
                     periodType: periodType(latest.offer), productId: subscription.productId, transactionId: latest.transactionId,
                     originalTransactionId: subscription.originalTransactionId, purchaseDate: latest.purchaseDate,
                     environment: subscription.environment, ownership: ownership(latest), billingIssue: billingIssue,

@@ -154,13 +154,15 @@ struct AdminController {
             try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let id = try ctx.parameters.decoded("entitlementId")
-            struct Body: Decodable {
-                var id: String?
-                var products: [String]
-            }
-            let body = try StorekeeperJSON.decode(Body.self, from: try await context.body(request))
-            if let bodyId = body.id, bodyId != id {
-                throw StorekeeperError(.invalidRequest, "id: '\(bodyId)' differs from the path's '\(id)'")
+            struct Body: Decodable { var products: [String] }
+            let data = try await context.body(request)
+            let body = try StorekeeperJSON.decode(Body.self, from: data)
+            // Only `products`: the path names the entitlement, and a field this route does not
+            // read must not look as if it had been applied.
+            if let object = try? JSONSerialization.jsonObject(with: Data(data.readableBytesView)) as? [String: Any],
+                let extra = object.keys.sorted().first(where: { $0 != "products" })
+            {
+                throw StorekeeperError(.invalidRequest, "\(extra): unknown field (the path names the entitlement)")
             }
             let definition = EntitlementDefinition(id: id, products: body.products)
             let problems = try await context.useCases.catalog.save(appId: app.id, entitlement: definition, now: context.now())

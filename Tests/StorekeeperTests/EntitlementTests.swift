@@ -1,0 +1,113 @@
+import Foundation
+import NIOHTTP1
+import Persistence
+import StorekeeperDomain
+import StorekeeperServer
+import StorekeeperTesting
+import TestFixtures
+import Testing
+
+/// Named entitlements over real HTTP with the simulator: what a purchase unlocks, as the
+/// subscriber answer, the event feed and a webhook say it, and the admin routes that define them.
+@Suite("entitlements: the subscriber answer, the feed and webhooks agree; definitions edited by an operator")
+struct EntitlementTests {
+    func admin(_ stack: LocalStack) -> [String: String] { ["Authorization": "Bearer \(stack.api.adminKey)"] }
+
+    @Test(
+        "a free trial unlocks pro (trial) and no_ads; the subscriber answer, the feed and the webhook carry the same entitlements",
+        arguments: WebhookTests.backends)
+    func purchaseUnlocks(backend: String) async throws {
+        let receiver = try await WebhookReceiver.start()
+        let database = backend == "postgresql" ? try PostgresTestDatabase.freshURL(prefix: "entitlements") : nil
+        do {
+            try await withStack(configure: { configuration in
+                WebhookTests.configure(&configuration)
+                if let database { configuration.databasePath = database }
+            }) { stack in
+                let api = stack.api
+                _ = try await WebhookTests().createEndpoint(api, url: receiver.url)
+                let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+                let trial = try await stack.simulator.purchase(
+                    device: device, productId: "com.example.pro.monthly",
+                    offer: SimulatorClient.Offer(type: 1, discountType: "FREE_TRIAL", period: "P1W"))
+                let posted = try await api.postSignedTransaction(appUserId: "tess", signedTransaction: trial.signedTransaction, wait: 30)
+                #expect(posted.status == 200, "\(posted.text)")
+
+                let view = try await api.subscriber("tess")
+                let pro = try #require(view.entitlements["pro"], "\(view.entitlements)")
+                #expect(pro.isActive && pro.periodType == .trial && pro.productId == "com.example.pro.monthly")
+                // A signed transaction comes without renewal info: whether it renews is not known yet.
+                #expect(pro.willRenew == nil)
+                #expect(pro.transactionId == trial.transactionId && pro.ownership == .purchased && pro.source == .purchase)
+                #expect(view.entitlements["no_ads"]?.isActive == true && Set(view.entitlements.keys) == ["pro", "no_ads"])
+                let stored = try #require(view.history.first)
+                #expect(stored.offer?.type == 1 && stored.offer?.discountType == "FREE_TRIAL" && stored.offer?.period == "P1W")
+
+                // The feed's event was recorded with the same entitlements.
+                let events = try await api.events("?limit=10")
+                let recorded = try #require(events.last { $0.event.appUserId == "tess" })
+                #expect(recorded.event.entitlements?.entitlements == view.entitlements)
+
+                // And the webhook carries them as sent.
+                #expect(try await eventually { receiver.received.contains { $0.json["appUserId"] as? String == "tess" } })
+                let hook = try #require(receiver.received.last { $0.json["appUserId"] as? String == "tess" })
+                let sent = (hook.json["entitlements"] as? [String: Any])?["entitlements"] as? [String: Any]
+                let sentPro = try #require(sent?["pro"] as? [String: Any], "\(hook.json)")
+                #expect(sentPro["periodType"] as? String == "trial" && sentPro["isActive"] as? Bool == true)
+                #expect(Set(sent?.keys.map { $0 } ?? []) == ["pro", "no_ads"])
+            }
+        } catch {
+            await receiver.stop()
+            throw error
+        }
+        await receiver.stop()
+    }
+
+    @Test("an operator lists, adds, replaces and deletes definitions; the next answer follows; bad bodies and other keys are refused")
+    func adminDefinitions() async throws {
+        try await withStack { stack in
+            let http = stack.api.http
+            let base = "/v1/admin/apps/demo/entitlements"
+            let listed = try await http.send(.GET, base, headers: admin(stack))
+            let ids = (listed.json["entitlements"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
+            #expect(listed.status == 200 && ids == ["no_ads", "pro"], "\(listed.text)")
+
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+            let ads = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
+            #expect(try await stack.api.postReceipt(appUserId: "olga", receipt: ads.receipt, wait: 30).status == 200)
+            #expect(Set(try await stack.api.subscriber("olga").entitlements.keys) == ["no_ads"])
+
+            let vip = try await http.send(.PUT, "\(base)/vip", headers: admin(stack), body: Data(#"{"products":["com.example.removeads"]}"#.utf8))
+            #expect(vip.status == 200 && vip.json["id"] as? String == "vip", "\(vip.text)")
+            let withVip = try await stack.api.subscriber("olga").entitlements
+            #expect(withVip["vip"]?.isActive == true && withVip["vip"]?.expiresAt == nil && withVip["vip"]?.transactionId == ads.transactionId)
+
+            // Replaced whole: vip no longer unlocked by what olga bought.
+            let replaced = try await http.send(
+                .PUT, "\(base)/vip", headers: admin(stack), body: Data(#"{"products":["com.example.season.pass"]}"#.utf8))
+            #expect(replaced.status == 200)
+            #expect(try await stack.api.subscriber("olga").entitlements["vip"] == nil)
+
+            for (body, field) in [
+                (#"{"products":[]}"#, "products"), (#"{"products":["a","a"]}"#, "twice"), (#"{"id":"other","products":["a"]}"#, "path"),
+                (#"{"products":"a"}"#, "products"),
+            ] {
+                let bad = try await http.send(.PUT, "\(base)/vip", headers: admin(stack), body: Data(body.utf8))
+                #expect(bad.status == 400 && bad.text.contains(field), "\(body): \(bad.text)")
+            }
+            let badId = try await http.send(.PUT, "\(base)/Not%20An%20Id", headers: admin(stack), body: Data(#"{"products":["a"]}"#.utf8))
+            #expect(badId.status == 400 && badId.errorCode == "invalid_request", "\(badId.text)")
+            // The app's own keys cannot define what unlocks what.
+            for key in [DemoConfiguration.appApiKey, DemoConfiguration.clientKey] {
+                let refused = try await http.send(
+                    .PUT, "\(base)/free", headers: ["Authorization": "Bearer \(key)"], body: Data(#"{"products":["com.example.removeads"]}"#.utf8))
+                #expect(refused.status == 401 || refused.status == 403, "\(refused.status)")
+            }
+            #expect(try await stack.api.subscriber("olga").entitlements["free"] == nil)
+
+            #expect(try await http.send(.DELETE, "\(base)/vip", headers: admin(stack)).status == 204)
+            #expect(try await http.send(.DELETE, "\(base)/vip", headers: admin(stack)).status == 404)
+            #expect(try await http.send(.GET, "/v1/admin/apps/nope/entitlements", headers: admin(stack)).status == 404)
+        }
+    }
+}
