@@ -38,7 +38,7 @@ refuse 2 '"error"'
 # 3. The receipt verified at once, in the sandbox.
 expect 3 '"state":"verified"' '"environment":"sandbox"' '"appUserId":"alice"'
 # 4. alice has Pro.
-expect 4 "\"activeEntitlements\":\\[\"$MONTHLY\"\\]" '"status":"active"'
+expect 4 "\"activeEntitlements\":\\[\"$MONTHLY\"\\]" '"status":"active"' '"pro":\{[^}]*"isActive":true' '"no_ads":\{[^}]*"isActive":true'
 # 5. The sandbox ledger as CSV: the header and alice's purchase.
 expect 5 '^app_id,app_user_id,product_id,' "^demo,alice,$MONTHLY,auto_renewable,.*,sandbox,"
 # 6. Apple down (verifyReceipt and the Server API): the new receipt is accepted, not final.
@@ -57,7 +57,7 @@ expect 11 '"delivered":false[^}]*"notificationType":"REFUND"' '"NO_RESPONSE"'
 # 12. Gap-fill finds the lost notification in Apple's history.
 expect 12 '"recovered":1'
 # 13. The refund is applied: no Pro any more.
-expect 13 '"activeEntitlements":\[\]' '"status":"revoked"'
+expect 13 '"activeEntitlements":\[\]' '"status":"revoked"' '"entitlements":\{\}'
 # 14. A refresh from the Server API, verified.
 expect 14 '"state":"verified"' '"appUserId":"alice"'
 # 15-17. StorekeeperKit's example app: paid, died before posting; the next launch delivers it.
