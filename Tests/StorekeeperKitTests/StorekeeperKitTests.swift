@@ -183,6 +183,17 @@ struct StorekeeperKitTests {
                 }
                 #expect(store.finishedCount.withLock { $0.count } == before + 1)
                 if product != "com.example.coins100" { #expect(entitlements.owns(product), "\(product): \(entitlements)") }
+                // The demo's named entitlements, in the SDK's types.
+                switch product {
+                case "com.example.removeads": #expect(entitlements.isActive("no_ads") && !entitlements.isActive("pro"))
+                case "com.example.season.pass":
+                    let pro = try #require(entitlements.entitlements["pro"])
+                    #expect(pro.isActive && pro.productId == product && pro.expiresAt != nil && pro.willRenew == false && pro.periodType == .normal)
+                case "com.example.pro.monthly":
+                    // Two products unlock pro: the pass and the plan; the one ending later stands.
+                    #expect(entitlements.isActive("pro") && entitlements.entitlements["pro"]?.isFamilyShared == false)
+                default: #expect(Set(entitlements.entitlements.keys) == ["no_ads"], "coins unlock nothing; no_ads is from before")
+                }
             }
             #expect(store.finishedCount.withLock { $0.values.allSatisfy { $0 == 1 } }, "each finished once")
             #expect(try await store.unfinished().isEmpty)

@@ -9,6 +9,106 @@ public struct Entitlements: Codable, Sendable, Hashable {
     public var creditBalance: Int?
     /// When this device verified the answer (its clock): the staleness limit counts from here.
     public var verifiedAt: Date
+    /// The app's named entitlements (`pro`) the user holds or held, by id (docs/ENTITLEMENTS.md).
+    public var entitlements: [String: EntitlementInfo]
+
+    public init(
+        appUserId: String, activeEntitlements: [String] = [], creditBalance: Int? = nil, verifiedAt: Date,
+        entitlements: [String: EntitlementInfo] = [:]
+    ) {
+        self.appUserId = appUserId
+        self.activeEntitlements = activeEntitlements
+        self.creditBalance = creditBalance
+        self.verifiedAt = verifiedAt
+        self.entitlements = entitlements
+    }
 
     public func owns(_ productId: String) -> Bool { activeEntitlements.contains(productId) }
+
+    /// Whether the named entitlement gives access now (`entitlements["pro"]?.isActive`).
+    public func isActive(_ entitlementId: String) -> Bool { entitlements[entitlementId]?.isActive == true }
+}
+
+/// One named entitlement and the purchase behind it, as the server decided it.
+public struct EntitlementInfo: Codable, Sendable, Hashable {
+    /// Where the current period's access was bought. Values a newer server sends are kept.
+    public enum PeriodType: Codable, Sendable, Hashable {
+        case normal, trial, introductory, promotional
+        case other(String)
+
+        public init(from decoder: any Decoder) throws {
+            let text = try decoder.singleValueContainer().decode(String.self)
+            switch text {
+            case "normal": self = .normal
+            case "trial": self = .trial
+            case "introductory": self = .introductory
+            case "promotional": self = .promotional
+            default: self = .other(text)
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .normal: try container.encode("normal")
+            case .trial: try container.encode("trial")
+            case .introductory: try container.encode("introductory")
+            case .promotional: try container.encode("promotional")
+            case .other(let text): try container.encode(text)
+            }
+        }
+    }
+
+    public var id: String
+    public var isActive: Bool
+    /// When access ends; nil for a lifetime purchase.
+    public var expiresAt: Date?
+    /// Nil while Apple has not said whether the subscription renews.
+    public var willRenew: Bool?
+    public var periodType: PeriodType
+    public var productId: String
+    /// Shared by a family member rather than bought by the user.
+    public var isFamilyShared: Bool
+    /// A renewal failed and Apple is retrying (still active during a grace period).
+    public var billingIssue: Bool
+    public var gracePeriodExpiresAt: Date?
+    /// Auto-renew is off: access ends at `expiresAt`.
+    public var unsubscribed: Bool
+
+    public init(
+        id: String, isActive: Bool, expiresAt: Date? = nil, willRenew: Bool? = nil, periodType: PeriodType = .normal, productId: String,
+        isFamilyShared: Bool = false, billingIssue: Bool = false, gracePeriodExpiresAt: Date? = nil, unsubscribed: Bool = false
+    ) {
+        self.id = id
+        self.isActive = isActive
+        self.expiresAt = expiresAt
+        self.willRenew = willRenew
+        self.periodType = periodType
+        self.productId = productId
+        self.isFamilyShared = isFamilyShared
+        self.billingIssue = billingIssue
+        self.gracePeriodExpiresAt = gracePeriodExpiresAt
+        self.unsubscribed = unsubscribed
+    }
+
+    /// The server's wire form (`ownership`: `purchased` or `family_shared`).
+    struct Wire: Decodable {
+        var id: String
+        var isActive: Bool
+        var expiresAt: Date?
+        var willRenew: Bool?
+        var periodType: PeriodType
+        var productId: String
+        var ownership: String
+        var billingIssue: Bool
+        var gracePeriodExpiresAt: Date?
+        var unsubscribed: Bool
+
+        var info: EntitlementInfo {
+            EntitlementInfo(
+                id: id, isActive: isActive, expiresAt: expiresAt, willRenew: willRenew, periodType: periodType, productId: productId,
+                isFamilyShared: ownership == "family_shared", billingIssue: billingIssue, gracePeriodExpiresAt: gracePeriodExpiresAt,
+                unsubscribed: unsubscribed)
+        }
+    }
 }

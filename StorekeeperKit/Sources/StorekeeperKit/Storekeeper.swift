@@ -298,13 +298,24 @@ public actor Storekeeper {
             var appUserId: String
             var activeEntitlements: [String]
             var creditBalance: Int?
+            /// Absent from servers older than named entitlements.
+            var entitlements: [String: EntitlementInfo.Wire]?
         }
-        guard let view = try? JSONDecoder().decode(View.self, from: body) else {
+        let decoder = JSONDecoder()
+        // The server writes ISO 8601 with milliseconds (`2026-04-01T09:30:00.000Z`).
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let text = try decoder.singleValueContainer().decode(String.self)
+            if let date = try? Date(text, strategy: .iso8601.year().month().day().time(includingFractionalSeconds: true)) { return date }
+            if let date = try? Date(text, strategy: .iso8601) { return date }
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not an ISO 8601 date: \(text)"))
+        }
+        guard let view = try? decoder.decode(View.self, from: body) else {
             throw StorekeeperKitError(.forgedAnswer, "not a subscriber answer")
         }
         guard view.appUserId.utf8.elementsEqual(user.utf8) else { throw StorekeeperKitError(.forgedAnswer, "another user's entitlements") }
         return Entitlements(
-            appUserId: view.appUserId, activeEntitlements: view.activeEntitlements, creditBalance: view.creditBalance, verifiedAt: verifiedAt)
+            appUserId: view.appUserId, activeEntitlements: view.activeEntitlements, creditBalance: view.creditBalance, verifiedAt: verifiedAt,
+            entitlements: (view.entitlements ?? [:]).mapValues(\.info))
     }
 
     /// The cached entitlements, if younger than the staleness limit.
