@@ -71,7 +71,11 @@ extension PostgresStore: EventStore {
     static func record(_ batch: EventBatch, connection: PostgresConnection, now: Date, logger: Logger) async throws {
         var entitlements: [String: SubscriberView] = [:]
         var endpoints: [String: [WebhookEndpoint]] = [:]
-        for var event in batch.events {
+        // The batch's events, then the entitlement events they cause (appended as each
+        // subscriber's entitlements are first built, after their sequence row is locked: two
+        // transactions about one subscriber read and write its entitlement states in turn).
+        var queue = batch.events[...]
+        while var event = queue.popFirst() {
             // One round trip: an event already recorded (a repeated transaction) takes no
             // counter values; a new one takes the app's next cursor and the user's next sequence.
             guard
@@ -110,7 +114,9 @@ extension PostgresStore: EventStore {
                     provisional: try await provisionalGrants(
                         connection, appId: event.appId, appUserId: event.appUserId, now: now, logger: logger),
                     catalog: catalog, entitlements: try await entitlementDefinitions(connection, appId: event.appId, logger: logger))
-                entitlements[event.appUserId] = batch.entitlements(rows)
+                let view = batch.entitlements(rows)
+                entitlements[event.appUserId] = view
+                queue.append(contentsOf: try await entitlementChanges(connection, trigger: event, view: view, rows: rows, now: now, logger: logger))
             }
             event.entitlements = entitlements[event.appUserId]
             try await connection.execute(
@@ -123,5 +129,27 @@ extension PostgresStore: EventStore {
             try await enqueueDeliveries(
                 connection, event: event, endpointIds: batch.routes(event, endpoints[event.appId] ?? []), now: now, logger: logger)
         }
+    }
+
+    /// The entitlement events of `trigger`'s change, with the states recorded for the next one.
+    static func entitlementChanges(
+        _ connection: PostgresConnection, trigger: SubscriberEvent, view: SubscriberView, rows: SubscriberRows, now: Date, logger: Logger
+    ) async throws -> [SubscriberEvent] {
+        let stored = try await connection.rows(
+            "SELECT body FROM entitlement_states WHERE app_id = \(trigger.appId) AND app_user_id = \(trigger.appUserId)", logger: logger
+        ).first.map { try $0.value("body", as: String.self) }
+        let before = StoredJSON.decode([String: EntitlementState].self, stored) ?? [:]
+        guard !before.isEmpty || !view.entitlements.isEmpty else { return [] }
+        let outcome = EntitlementChanges.evaluate(
+            before: before, after: view.entitlements, definitions: Set(rows.entitlements.map(\.id)), trigger: trigger, now: now)
+        if outcome.states != before {
+            try await connection.execute(
+                """
+                INSERT INTO entitlement_states (app_id, app_user_id, body, updated_at)
+                VALUES (\(trigger.appId), \(trigger.appUserId), \(StoredJSON.encode(outcome.states)), \(StoredTime.ms(now)))
+                ON CONFLICT (app_id, app_user_id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
+                """, logger: logger)
+        }
+        return outcome.events
     }
 }

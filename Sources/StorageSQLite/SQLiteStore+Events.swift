@@ -60,7 +60,10 @@ extension SQLiteStore: EventStore {
     static func record(_ batch: EventBatch, db: Database, now: Date) throws {
         var entitlements: [String: SubscriberView] = [:]
         var endpoints: [String: [WebhookEndpoint]] = [:]
-        for var event in batch.events {
+        // The batch's events, then the entitlement events they cause (appended as each
+        // subscriber's entitlements are first built).
+        var queue = batch.events[...]
+        while var event = queue.popFirst() {
             guard try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM events WHERE id = ?"), arguments: [event.id]) == nil else { continue }
             guard
                 let cursor = try Int64.fetchOne(
@@ -81,7 +84,9 @@ extension SQLiteStore: EventStore {
             event.sequence = sequence
             if entitlements[event.appUserId] == nil {
                 let rows = try subscriberRows(db, appId: event.appId, appUserId: event.appUserId, catalog: batch.catalog, now: now)
-                entitlements[event.appUserId] = batch.entitlements(rows)
+                let view = batch.entitlements(rows)
+                entitlements[event.appUserId] = view
+                queue.append(contentsOf: try entitlementChanges(db, trigger: event, view: view, rows: rows, now: now))
             }
             event.entitlements = entitlements[event.appUserId]
             try db.cachedStatement(
@@ -96,6 +101,28 @@ extension SQLiteStore: EventStore {
             if endpoints[event.appId] == nil { endpoints[event.appId] = try Self.endpoints(db, appId: event.appId) }
             try enqueueDeliveries(db, event: event, endpointIds: batch.routes(event, endpoints[event.appId] ?? []), now: now)
         }
+    }
+
+    /// The entitlement events of `trigger`'s change, with the states recorded for the next one.
+    static func entitlementChanges(
+        _ db: Database, trigger: SubscriberEvent, view: SubscriberView, rows: SubscriberRows, now: Date
+    ) throws -> [SubscriberEvent] {
+        let stored = try String.fetchOne(
+            db.cachedStatement(sql: "SELECT body FROM entitlement_states WHERE app_id = ? AND app_user_id = ?"),
+            arguments: [trigger.appId, trigger.appUserId])
+        let before = StoredJSON.decode([String: EntitlementState].self, stored) ?? [:]
+        guard !before.isEmpty || !view.entitlements.isEmpty else { return [] }
+        let outcome = EntitlementChanges.evaluate(
+            before: before, after: view.entitlements, definitions: Set(rows.entitlements.map(\.id)), trigger: trigger, now: now)
+        if outcome.states != before {
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO entitlement_states (app_id, app_user_id, body, updated_at) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (app_id, app_user_id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
+                    """
+            ).execute(arguments: [trigger.appId, trigger.appUserId, StoredJSON.encode(outcome.states), StoredTime.ms(now)])
+        }
+        return outcome.events
     }
 
     /// Everything `SubscriberView` is built from, as stored.

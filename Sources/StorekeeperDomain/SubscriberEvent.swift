@@ -56,13 +56,24 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
     public static let appleRecovered = EventType(rawValue: "apple_recovered")
     /// Sent on request to check an endpoint.
     public static let test = EventType(rawValue: "test")
+    /// A named entitlement (`details.entitlementId`) gives access now and did not before.
+    public static let entitlementGranted = EventType(rawValue: "entitlement_granted")
+    /// It stays active with a later end (`details.expiresDate`).
+    public static let entitlementRenewed = EventType(rawValue: "entitlement_renewed")
+    /// A renewal behind it failed and Apple is retrying (access kept only in a grace period).
+    public static let entitlementBillingIssue = EventType(rawValue: "entitlement_billing_issue")
+    /// It no longer gives access (lapsed, or billing retry after the grace period).
+    public static let entitlementExpired = EventType(rawValue: "entitlement_expired")
+    /// Every purchase behind it was refunded, revoked or moved to another user.
+    public static let entitlementRevoked = EventType(rawValue: "entitlement_revoked")
 
     /// Every type this version emits, in the order docs/EVENTS.md lists them.
     public static let all: [EventType] = [
         .initialPurchase, .renewal, .productChange, .autoRenewDisabled, .autoRenewEnabled, .expiration, .billingIssue,
         .gracePeriod, .billingRecovered, .refund, .refundReversed, .revoke, .nonRenewingPurchase, .consumablePurchase,
         .nonConsumablePurchase, .ownershipConflict, .transfer, .verificationInvalid, .provisionalAccessGranted,
-        .provisionalAccessRemoved, .consentRescinded, .appleDown, .appleRecovered, .test,
+        .provisionalAccessRemoved, .consentRescinded, .appleDown, .appleRecovered, .entitlementGranted, .entitlementRenewed,
+        .entitlementBillingIssue, .entitlementExpired, .entitlementRevoked, .test,
     ]
 }
 
@@ -95,6 +106,8 @@ public struct SubscriberEvent: Codable, Hashable, Sendable {
         public var appleEndpoint: String?
         /// `apple_recovered`: since when the endpoint had been down.
         public var downSince: Date?
+        /// `entitlement_*`: which of the app's named entitlements.
+        public var entitlementId: String?
 
         public init(
             reason: String? = nil, expirationReason: String? = nil, previousProductId: String? = nil, fromAppUserId: String? = nil,

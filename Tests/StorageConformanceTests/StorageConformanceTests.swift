@@ -380,6 +380,18 @@ struct StorageConformanceTests {
         let events = try await store.events(appId: "app", after: 0, types: [], limit: 10)
         let view = try #require(events.last?.event.entitlements)
         #expect(Set(view.entitlements.keys) == ["no_ads", "vip"] && view.entitlements["vip"]?.transactionId == "1")
+        // The purchase's event, then one granting each entitlement, in the same transaction.
+        #expect(events.map(\.event.type) == [.nonConsumablePurchase, .entitlementGranted, .entitlementGranted])
+        #expect(events.map { $0.event.details?.entitlementId } == [nil, "no_ads", "vip"])
+        #expect(events.map(\.event.sequence) == [1, 2, 3])
+        // The same evidence again changes nothing; a refund revokes both.
+        try await grantSigned(store, [bought], tag: "e2")
+        #expect(try await store.events(appId: "app", after: 0, types: [], limit: 10).count == 3)
+        var refunded = bought
+        refunded.cancellationDate = t0.addingTimeInterval(60)
+        try await grantSigned(store, [refunded], tag: "e3", signedAt: t0.addingTimeInterval(61))
+        let after = try await store.events(appId: "app", after: 0, types: [], limit: 10).map(\.event)
+        #expect(after.dropFirst(3).map(\.type) == [.refund, .entitlementRevoked, .entitlementRevoked], "\(after.map(\.type))")
 
         #expect(try await store.deleteEntitlement(appId: "app", entitlementId: "vip"))
         #expect(try await store.deleteEntitlement(appId: "app", entitlementId: "vip") == false)

@@ -198,3 +198,64 @@ struct EntitlementRuleTests {
             ])
     }
 }
+
+/// `EntitlementChanges` at fixed instants: the entitlement events of one change.
+@Suite("entitlement events: granted, renewed, billing issue, expired, revoked, from the last recorded states")
+struct EntitlementChangesTests {
+    static let t0 = EntitlementRuleTests.t0
+    static let day = EntitlementRuleTests.day
+    static let trigger = SubscriberEvent(
+        id: "evt_V_renewal_2", type: .renewal, appId: "app", environment: "production", appUserId: "alice", productId: "pro.monthly",
+        transactionId: "2", originalTransactionId: "1", occurredAt: t0, recordedAt: t0, source: .notification)
+
+    static func entitlements(expires: TimeInterval, at offset: TimeInterval, retry: Bool = false, grace: TimeInterval? = nil) -> [String: Entitlement]
+    {
+        EntitlementRuleTests.entitlements(
+            [EntitlementRuleTests.tx("1", "pro.monthly", expiresIn: expires)],
+            [EntitlementRuleTests.facts("1", "pro.monthly", latest: "1", expires: expires, retry: retry, grace: grace)], at: offset)
+    }
+
+    static func run(
+        _ before: [String: EntitlementState], _ after: [String: Entitlement], definitions: Set<String> = ["pro", "no_ads"]
+    )
+        -> EntitlementChanges.Outcome
+    {
+        EntitlementChanges.evaluate(before: before, after: after, definitions: definitions, trigger: trigger, now: t0.addingTimeInterval(5))
+    }
+
+    @Test("a first purchase grants each entitlement it unlocks, once; recording the same change again grants nothing")
+    func granted() {
+        let first = Self.run([:], Self.entitlements(expires: 30 * Self.day, at: Self.day))
+        #expect(first.events.map(\.type) == [.entitlementGranted, .entitlementGranted])
+        #expect(first.events.map { $0.details?.entitlementId } == ["no_ads", "pro"])
+        #expect(first.events.first?.id == "evt_V_renewal_2_entitlement_granted_no_ads")
+        #expect(first.events.allSatisfy { $0.appUserId == "alice" && $0.transactionId == "1" && $0.source == .notification })
+        let again = Self.run(first.states, Self.entitlements(expires: 30 * Self.day, at: Self.day))
+        #expect(again.events.isEmpty && again.states == first.states)
+    }
+
+    @Test("a later end while active is a renewal; a billing issue is told once with the instant it was first seen; then expiry")
+    func renewalBillingExpiry() {
+        let granted = Self.run([:], Self.entitlements(expires: 30 * Self.day, at: Self.day)).states
+        let renewed = Self.run(granted, Self.entitlements(expires: 60 * Self.day, at: 31 * Self.day))
+        #expect(renewed.events.map(\.type) == [.entitlementRenewed, .entitlementRenewed])
+        #expect(renewed.events.first?.details?.expiresDate == Self.t0.addingTimeInterval(60 * Self.day))
+        let grace = Self.run(renewed.states, Self.entitlements(expires: 60 * Self.day, at: 61 * Self.day, retry: true, grace: 66 * Self.day))
+        #expect(grace.events.map(\.type) == [.entitlementBillingIssue, .entitlementBillingIssue])
+        #expect(grace.states["pro"]?.billingIssueDetectedAt == Self.t0.addingTimeInterval(5))
+        let stillGrace = Self.run(grace.states, Self.entitlements(expires: 60 * Self.day, at: 62 * Self.day, retry: true, grace: 66 * Self.day))
+        #expect(stillGrace.events.isEmpty && stillGrace.states["pro"]?.billingIssueDetectedAt == Self.t0.addingTimeInterval(5))
+        let lapsed = Self.run(stillGrace.states, Self.entitlements(expires: 60 * Self.day, at: 67 * Self.day, retry: true, grace: 66 * Self.day))
+        #expect(lapsed.events.map(\.type) == [.entitlementExpired, .entitlementExpired])
+    }
+
+    @Test("gone entirely (refunded) is a revocation; a definition removed is forgotten without an event")
+    func revokedAndForgotten() {
+        let granted = Self.run([:], Self.entitlements(expires: 30 * Self.day, at: Self.day)).states
+        let refunded = Self.run(granted, [:])
+        #expect(refunded.events.map(\.type) == [.entitlementRevoked, .entitlementRevoked] && refunded.states.isEmpty)
+        #expect(refunded.events.first?.transactionId == "1")
+        let undefined = Self.run(granted, Self.entitlements(expires: 30 * Self.day, at: Self.day).filter { $0.key == "pro" }, definitions: ["pro"])
+        #expect(undefined.events.isEmpty && Set(undefined.states.keys) == ["pro"])
+    }
+}

@@ -110,7 +110,13 @@ struct SubscriberLifeTests {
         let phone = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
         let bought = try await stack.simulator.purchase(device: phone, productId: Self.monthly)
         #expect(try await api.postSignedTransaction(appUserId: user, signedTransaction: bought.signedTransaction, wait: 30).status == 200)
-        try await told("the purchase", [Expected(type: .initialPurchase, source: .signedTransaction)])
+        // The monthly plan unlocks both of the demo's entitlements (no_ads, then pro: id order).
+        try await told(
+            "the purchase",
+            [
+                Expected(type: .initialPurchase, source: .signedTransaction), Expected(type: .entitlementGranted, source: .signedTransaction),
+                Expected(type: .entitlementGranted, source: .signedTransaction),
+            ])
         if route.notifies { try await stack.sendNotifications() }
         if route == .shuffledNotifications { try await stack.simulator.setNotificationFaults(duplicate: 1_000) }
 
@@ -126,7 +132,11 @@ struct SubscriberLifeTests {
             "one-time purchases",
             [
                 Expected(type: .nonConsumablePurchase, source: .receipt), Expected(type: .consumablePurchase, source: .signedTransaction),
-                Expected(type: .nonRenewingPurchase, source: .receipt),
+                // The season pass (three calendar months) now stands behind pro, ending later
+                // than the monthly plan: pro is renewed. From here on pro rests on the pass and
+                // no_ads on the lifetime unlock, so the plan's renewals, billing issue, expiry
+                // and refund change neither entitlement.
+                Expected(type: .nonRenewingPurchase, source: .receipt), Expected(type: .entitlementRenewed, source: .receipt),
             ])
 
         // Replays: the same receipt again, the same transaction again, and another user's
@@ -210,9 +220,13 @@ struct SubscriberLifeTests {
         let shared = try await stack.simulator.shareWithFamily(transactionId: unlock.transactionId, member: member)
         #expect(try await api.postSignedTransaction(appUserId: "member", signedTransaction: shared.signedTransaction, wait: 30).status == 200)
         expected = []
-        try await told("the shared purchase", [Expected(type: .nonConsumablePurchase, source: .signedTransaction)], user: "member")
+        try await told(
+            "the shared purchase",
+            [Expected(type: .nonConsumablePurchase, source: .signedTransaction), Expected(type: .entitlementGranted, source: .signedTransaction)],
+            user: "member")
+        #expect(try await api.subscriber("member").entitlements["no_ads"]?.ownership == .familyShared)
         try await stack.simulator.revoke(transactionId: shared.transactionId)
-        try await tell("the revoke", [.revoke], device: member, user: "member")
+        try await tell("the revoke", [.revoke, .entitlementRevoked], device: member, user: "member")
 
         // What the events say matches what was sold, and the backend's webhook got each of them,
         // first seen in sequence order.

@@ -70,10 +70,11 @@ struct WebhookTests {
             #expect(try await api.postReceipt(appUserId: "grace", receipt: unlock.receipt, wait: 30).status == 200)
             let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
             #expect(try await api.postReceipt(appUserId: "grace", receipt: coins.receipt, wait: 30).status == 200)
-            #expect(try await eventually { receiver.received.count >= 2 })
+            // The unlock grants the demo's entitlement no_ads: an event of its own, after the purchase's.
+            #expect(try await eventually { receiver.received.count >= 3 })
             let first = receiver.received
-            #expect(first.map { $0.json["type"] as? String } == ["non_consumable_purchase", "consumable_purchase"])
-            #expect(first.map { $0.json["sequence"] as? Int } == [1, 2], "in order per subscriber")
+            #expect(first.map { $0.json["type"] as? String } == ["non_consumable_purchase", "entitlement_granted", "consumable_purchase"])
+            #expect(first.map { $0.json["sequence"] as? Int } == [1, 2, 3], "in order per subscriber")
             #expect(first.allSatisfy { verify($0, secret: secret) && $0.id == $0.json["id"] as? String })
             #expect(first.allSatisfy { !String(decoding: $0.body, as: UTF8.self).contains(secret) })
             Self.capture(first, secret: secret)
@@ -90,7 +91,7 @@ struct WebhookTests {
                     return deliveries.contains { ($0["attempts"] as? [Any])?.isEmpty == false }
                 })
             receiver.behave(.accept)
-            #expect(try await eventually { receiver.received.count >= 3 })
+            #expect(try await eventually { receiver.received.count >= 4 })
             #expect(receiver.received.last?.json["transactionId"] as? String == more.transactionId)
 
             // Never recovers: dead after the schedule's two seconds, the endpoint paused.

@@ -1,5 +1,5 @@
 extension PostgresMigrations {
-    /// Entitlement definitions and each transaction's offer (see the SQLite migration of the same name).
+    /// Entitlement definitions, subscribers' last entitlement states and each transaction's offer (see the SQLite migration of the same name).
     static let m0011Entitlements = Migration(
         name: "M0011_Entitlements",
         sql: """
@@ -13,6 +13,13 @@ extension PostgresMigrations {
                 body TEXT NOT NULL,
                 updated_at BIGINT NOT NULL,
                 PRIMARY KEY (app_id, entitlement_id)
+            );
+            CREATE TABLE entitlement_states (
+                app_id TEXT NOT NULL,
+                app_user_id TEXT NOT NULL,
+                body TEXT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                PRIMARY KEY (app_id, app_user_id)
             )
             """)
 }
