@@ -40,7 +40,7 @@ public struct EventBatch: Sendable {
             SubscriberView.build(
                 appUserId: rows.appUserId, transactions: rows.transactions, subscriptions: rows.subscriptions,
                 catalog: Dictionary(rows.catalog.map { ($0.productId, $0) }, uniquingKeysWith: { $1 }), now: now,
-                provisional: rows.provisional, entitlements: rows.entitlements)
+                provisional: rows.provisional, entitlements: rows.entitlements, promotional: rows.promotional)
         }
     }
 }
@@ -55,11 +55,14 @@ public struct SubscriberRows: Sendable {
     public var catalog: [Product]
     /// The app's entitlement definitions, as stored in the same transaction.
     public var entitlements: [EntitlementDefinition]
+    /// The user's promotional grants not revoked (running, or ended by their own end).
+    public var promotional: [PromotionalGrant]
 
     public init(
         appUserId: String, transactions: [TransactionRecord], subscriptions: [SubscriptionFacts], provisional: [ProvisionalGrant],
-        catalog: [Product], entitlements: [EntitlementDefinition]
+        catalog: [Product], entitlements: [EntitlementDefinition], promotional: [PromotionalGrant]
     ) {
+        self.promotional = promotional
         self.appUserId = appUserId
         self.transactions = transactions
         self.subscriptions = subscriptions

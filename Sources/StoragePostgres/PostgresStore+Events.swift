@@ -113,7 +113,9 @@ extension PostgresStore: EventStore {
                     subscriptions: try await subscriptions(connection, appId: event.appId, appUserId: event.appUserId, logger: logger),
                     provisional: try await provisionalGrants(
                         connection, appId: event.appId, appUserId: event.appUserId, now: now, logger: logger),
-                    catalog: catalog, entitlements: try await entitlementDefinitions(connection, appId: event.appId, logger: logger))
+                    catalog: catalog, entitlements: try await entitlementDefinitions(connection, appId: event.appId, logger: logger),
+                    promotional: try await promotionalGrants(connection, appId: event.appId, appUserId: event.appUserId, logger: logger)
+                        .filter { $0.revokedAt == nil })
                 let view = batch.entitlements(rows)
                 entitlements[event.appUserId] = view
                 queue.append(contentsOf: try await entitlementChanges(connection, trigger: event, view: view, rows: rows, now: now, logger: logger))

@@ -131,6 +131,7 @@ extension SQLiteStore: EventStore {
             appUserId: appUserId, transactions: try transactions(db, appId: appId, appUserId: appUserId),
             subscriptions: try subscriptions(db, appId: appId, appUserId: appUserId),
             provisional: try provisionalGrants(db, appId: appId, appUserId: appUserId, now: now),
-            catalog: try catalog ?? products(db, appId: appId), entitlements: try entitlementDefinitions(db, appId: appId))
+            catalog: try catalog ?? products(db, appId: appId), entitlements: try entitlementDefinitions(db, appId: appId),
+            promotional: try promotionalGrants(db, appId: appId, appUserId: appUserId).filter { $0.revokedAt == nil })
     }
 }

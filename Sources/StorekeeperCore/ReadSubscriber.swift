@@ -7,7 +7,7 @@ public import StorekeeperDomain
 /// the domain's `SubscriberView`. Written once, so the API and whatever later reads a customer
 /// (entitlements, the console) agree.
 public struct ReadSubscriber: Sendable {
-    public typealias Store = LedgerStore & CatalogStore & VerificationStore
+    public typealias Store = LedgerStore & CatalogStore & VerificationStore & PromotionalGrantStore
 
     let store: any Store
 
@@ -21,8 +21,9 @@ public struct ReadSubscriber: Sendable {
         let catalog = Dictionary(try await store.products(appId: appId).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })
         let provisional = try await store.provisionalGrants(appId: appId, appUserId: appUserId, now: now)
         let entitlements = try await store.entitlementDefinitions(appId: appId)
+        let promotional = try await store.promotionalGrants(appId: appId, appUserId: appUserId).filter { $0.revokedAt == nil }
         return SubscriberView.build(
             appUserId: appUserId, transactions: transactions, subscriptions: subscriptions, catalog: catalog, now: now,
-            provisional: provisional, entitlements: entitlements)
+            provisional: provisional, entitlements: entitlements, promotional: promotional)
     }
 }

@@ -66,6 +66,11 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
     public static let entitlementExpired = EventType(rawValue: "entitlement_expired")
     /// Every purchase behind it was refunded, revoked or moved to another user.
     public static let entitlementRevoked = EventType(rawValue: "entitlement_revoked")
+    /// An operator granted an entitlement (`details.entitlementId`, `details.grantId`) until
+    /// `details.expiresDate` (absent: for life), with `details.reason`. No money moved.
+    public static let promotionalGrant = EventType(rawValue: "promotional_grant")
+    /// An operator ended a promotional grant early (`details.grantId`, `details.reason`).
+    public static let promotionalGrantRevoked = EventType(rawValue: "promotional_grant_revoked")
 
     /// Every type this version emits, in the order docs/EVENTS.md lists them.
     public static let all: [EventType] = [
@@ -73,7 +78,7 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
         .gracePeriod, .billingRecovered, .refund, .refundReversed, .revoke, .nonRenewingPurchase, .consumablePurchase,
         .nonConsumablePurchase, .ownershipConflict, .transfer, .verificationInvalid, .provisionalAccessGranted,
         .provisionalAccessRemoved, .consentRescinded, .appleDown, .appleRecovered, .entitlementGranted, .entitlementRenewed,
-        .entitlementBillingIssue, .entitlementExpired, .entitlementRevoked, .test,
+        .entitlementBillingIssue, .entitlementExpired, .entitlementRevoked, .promotionalGrant, .promotionalGrantRevoked, .test,
     ]
 }
 
@@ -106,8 +111,10 @@ public struct SubscriberEvent: Codable, Hashable, Sendable {
         public var appleEndpoint: String?
         /// `apple_recovered`: since when the endpoint had been down.
         public var downSince: Date?
-        /// `entitlement_*`: which of the app's named entitlements.
+        /// `entitlement_*`, `promotional_grant*`: which of the app's named entitlements.
         public var entitlementId: String?
+        /// `promotional_grant*`, and `entitlement_*` resting on one: the operator's grant.
+        public var grantId: String?
 
         public init(
             reason: String? = nil, expirationReason: String? = nil, previousProductId: String? = nil, fromAppUserId: String? = nil,

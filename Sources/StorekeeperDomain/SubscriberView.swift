@@ -65,7 +65,8 @@ public struct SubscriberView: Codable, Hashable, Sendable {
 
     public static func build(
         appUserId: String, transactions: [TransactionRecord], subscriptions: [SubscriptionFacts],
-        catalog: [String: Product], now: Date, provisional: [ProvisionalGrant] = [], entitlements: [EntitlementDefinition] = []
+        catalog: [String: Product], now: Date, provisional: [ProvisionalGrant] = [], entitlements: [EntitlementDefinition] = [],
+        promotional: [PromotionalGrant] = []
     ) -> SubscriberView {
         let live = transactions.filter { !$0.isRevoked }
         var active = Set<String>()
@@ -144,7 +145,9 @@ public struct SubscriberView: Codable, Hashable, Sendable {
             consumables: consumables, creditBalance: consumables.reduce(0) { $0 + $1.credits },
             history: transactions.sorted { ($0.purchaseDate, $0.transactionId) > ($1.purchaseDate, $1.transactionId) })
         view.provisionalEntitlements = provisionalNow
-        view.entitlements = EntitlementRule.resolve(entitlements, view: view, transactions: transactions, now: now)
+        view.entitlements = EntitlementRule.resolve(
+            entitlements, view: view, transactions: transactions,
+            promotional: promotional.filter { $0.appUserId.isSameIdentifier(as: appUserId) }, now: now)
         return view
     }
 }

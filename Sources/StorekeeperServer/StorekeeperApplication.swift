@@ -49,6 +49,7 @@ public enum StorekeeperApplication {
         WebhookController(context: context).register(on: routes)
         NotificationController(context: context).register(on: routes)
         AdminController(context: context).register(on: routes)
+        PromotionalGrantsController(context: context).register(on: routes)
         AppleActionsController(context: context).register(on: routes)
         OperationsController(context: context, runner: runner).register(on: routes)
         let limits = ConnectionLimits.establish(configuration: configuration)

@@ -14,6 +14,7 @@ struct UseCases: Sendable {
     let refreshSubscriber: RefreshSubscriber
     let purchases: ReadPurchases
     let catalog: ManageCatalog
+    let promotionalGrants: ManagePromotionalGrants
     let eventFeed: ReadEventFeed
     let webhookEndpoints: WebhookEndpointActions
     let operations: ReadOperations
@@ -28,6 +29,7 @@ struct UseCases: Sendable {
         refreshSubscriber = RefreshSubscriber(store: store)
         purchases = ReadPurchases(store: store)
         catalog = ManageCatalog(store: store)
+        promotionalGrants = ManagePromotionalGrants(store: store)
         eventFeed = ReadEventFeed(store: store)
         webhookEndpoints = WebhookEndpointActions(store: store)
         operations = ReadOperations(store: store)

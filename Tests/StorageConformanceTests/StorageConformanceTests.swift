@@ -398,6 +398,58 @@ struct StorageConformanceTests {
         #expect(try await store.entitlementDefinitions(appId: "app") == [noAds])
     }
 
+    @Test(
+        "promotional grants: stored once per id with an audit entry and events; revoked once; never in the ledger",
+        arguments: StoreFactory.all)
+    func promotionalGrants(factory: StoreFactory) async throws {
+        let store = try await make(factory)
+        try await store.seedEntitlements(appId: "app", definitions: [EntitlementDefinition(id: "pro", products: ["pro.monthly"])], now: t0)
+        let manage = ManagePromotionalGrants(store: store)
+        let request = ManagePromotionalGrants.GrantRequest(
+            appId: "app", appUserId: "alice", entitlementId: "pro", duration: "P7D", actor: "support@example.com", reason: "outage",
+            grantId: "6F1D2C3B-8A4E-4F5D-9B0C-1E2F3A4B5C6D")
+        guard case .granted(let grant, created: true) = try await manage.grant(request, now: t0) else {
+            Issue.record("not granted")
+            return
+        }
+        #expect(grant.id == "6f1d2c3b-8a4e-4f5d-9b0c-1e2f3a4b5c6d" && grant.expiresAt == t0.addingTimeInterval(7 * 86_400))
+        // A retry grants nothing more; the id reused for someone else is a conflict.
+        #expect(try await manage.grant(request, now: t0.addingTimeInterval(5)) == .granted(grant, created: false))
+        var other = request
+        other.appUserId = "bob"
+        #expect(try await manage.grant(other, now: t0) == .conflict(grant))
+        var unknown = request
+        unknown.entitlementId = "vip"
+        unknown.grantId = nil
+        #expect(try await manage.grant(unknown, now: t0) == .unknownEntitlement)
+
+        let events = try await store.events(appId: "app", after: 0, types: [], limit: 10).map(\.event)
+        #expect(events.map(\.type) == [.promotionalGrant, .entitlementGranted], "\(events.map(\.type))")
+        #expect(events.last?.entitlements?.entitlements["pro"]?.source == .promotional && events.last?.details?.grantId == grant.id)
+
+        guard
+            case .revoked(let revoked, changed: true) = try await manage.revoke(
+                appId: "app", grantId: grant.id, actor: "lead@example.com", reason: "granted by mistake", now: t0.addingTimeInterval(60))
+        else {
+            Issue.record("not revoked")
+            return
+        }
+        #expect(revoked.revokedAt == t0.addingTimeInterval(60))
+        #expect(
+            try await manage.revoke(appId: "app", grantId: grant.id, actor: "lead@example.com", reason: "again", now: t0.addingTimeInterval(90))
+                == .revoked(revoked, changed: false))
+        #expect(try await manage.revoke(appId: "app", grantId: "nope", actor: "a", reason: "b", now: t0) == .notFound)
+        let after = try await store.events(appId: "app", after: 0, types: [], limit: 10).map(\.event.type)
+        #expect(after == [.promotionalGrant, .entitlementGranted, .promotionalGrantRevoked, .entitlementRevoked], "\(after)")
+        let audit = try await manage.audit(appId: "app", after: 0, limit: 10)
+        #expect(audit.map(\.entry.action) == ["promotional_grant", "promotional_grant_revoked"])
+        #expect(audit.map(\.entry.actor) == ["support@example.com", "lead@example.com"] && audit[0].cursor < audit[1].cursor)
+        #expect(try await manage.audit(appId: "app", after: audit[0].cursor, limit: 10).map(\.entry.reason) == ["granted by mistake"])
+        #expect(try await manage.grants(appId: "app", appUserId: "alice") == [revoked])
+        #expect(try await store.ledger(LedgerQuery(appId: "app", environment: "sandbox", from: .distantPast, to: .distantFuture)).isEmpty)
+        #expect(try await store.ledger(LedgerQuery(appId: "app", environment: "production", from: .distantPast, to: .distantFuture)).isEmpty)
+    }
+
     // MARK: Many writers at once (several processes on PostgreSQL; tasks stand in for them here)
 
     @Test("concurrent runners never lease the same job twice", arguments: StoreFactory.all)

@@ -182,6 +182,45 @@ struct EntitlementRuleTests {
         #expect(later?.isActive == false)
     }
 
+    @Test("a promotional grant: active for its duration or for life, over a purchase and after it ends; a revoked one counts for nothing")
+    func promotional() {
+        func grant(_ id: String, _ entitlement: String, for duration: TimeInterval?, revoked: Bool = false) -> PromotionalGrant {
+            PromotionalGrant(
+                id: id, appId: "app", appUserId: "alice", entitlementId: entitlement, startsAt: Self.t0,
+                expiresAt: duration.map { Self.t0.addingTimeInterval($0) }, revokedAt: revoked ? Self.t0.addingTimeInterval(60) : nil,
+                actor: "support", reason: "outage compensation")
+        }
+        func resolve(
+            _ transactions: [TransactionRecord], _ subs: [SubscriptionFacts], _ grants: [PromotionalGrant], at offset: TimeInterval
+        )
+            -> [String: Entitlement]
+        {
+            SubscriberView.build(
+                appUserId: "alice", transactions: transactions, subscriptions: subs, catalog: Self.catalog, now: Self.t0.addingTimeInterval(offset),
+                entitlements: Self.definitions, promotional: grants
+            ).entitlements
+        }
+        let week = grant("g1", "pro", for: 7 * Self.day)
+        let during = resolve([], [], [week], at: Self.day)["pro"]
+        #expect(during?.isActive == true && during?.source == .promotional && during?.grantId == "g1" && during?.periodType == .promotional)
+        #expect(during?.productId == nil && during?.transactionId == nil && during?.willRenew == false)
+        #expect(resolve([], [], [week], at: 8 * Self.day)["pro"]?.isActive == false)
+        // Over a monthly plan: the grant ends first, so the plan stands behind pro throughout.
+        let monthly = Self.tx("1", "pro.monthly", expiresIn: 30 * Self.day)
+        let subs = [Self.facts("1", "pro.monthly", latest: "1", expires: 30 * Self.day)]
+        #expect(resolve([monthly], subs, [week], at: Self.day)["pro"]?.source == .purchase)
+        // A grant for life outranks the plan; after the plan lapses it still holds.
+        let life = grant("g2", "pro", for: nil)
+        #expect(resolve([monthly], subs, [life], at: Self.day)["pro"]?.grantId == "g2")
+        #expect(resolve([monthly], subs, [life], at: 40 * Self.day)["pro"]?.isActive == true)
+        // Same end as a purchase: the purchase stands (it carries the money).
+        let sameEnd = grant("g3", "pro", for: 30 * Self.day)
+        #expect(resolve([monthly], subs, [sameEnd], at: Self.day)["pro"]?.source == .purchase)
+        // Revoked, or for an entitlement not defined: nothing.
+        #expect(resolve([], [], [grant("g4", "pro", for: nil, revoked: true)], at: Self.day).isEmpty)
+        #expect(resolve([], [], [grant("g5", "vip", for: nil)], at: Self.day).isEmpty)
+    }
+
     @Test("definitions are checked naming each place")
     func definitionProblems() {
         let problems = EntitlementDefinition.problems(

@@ -110,4 +110,69 @@ struct EntitlementTests {
             #expect(try await http.send(.GET, "/v1/admin/apps/nope/entitlements", headers: admin(stack)).status == 404)
         }
     }
+
+    @Test("an operator grants pro for a week and revokes it: the answer, the feed and the audit log say so; the ledger does not")
+    func promotionalGrants() async throws {
+        try await withStack { stack in
+            let http = stack.api.http
+            let grants = "/v1/admin/apps/demo/subscribers/rosa/promotional-grants"
+            let body = #"{"entitlementId":"pro","duration":"P7D","actor":"support@example.com","reason":"outage compensation"}"#
+            // The app's own keys cannot give access.
+            for key in [DemoConfiguration.appApiKey, DemoConfiguration.clientKey] {
+                let refused = try await http.send(.POST, grants, headers: ["Authorization": "Bearer \(key)"], body: Data(body.utf8))
+                #expect(refused.status == 401 || refused.status == 403, "\(refused.status)")
+            }
+            #expect(try await stack.api.subscriber("rosa").entitlements.isEmpty)
+
+            let created = try await http.send(.POST, grants, headers: admin(stack), body: Data(body.utf8))
+            #expect(created.status == 201, "\(created.text)")
+            let grantId = try #require(created.json["id"] as? String)
+            let pro = try #require(try await stack.api.subscriber("rosa").entitlements["pro"])
+            #expect(pro.isActive && pro.source == .promotional && pro.grantId == grantId && pro.productId == nil && pro.expiresAt != nil)
+
+            // Retried with the same grant id: one grant.
+            let retryBody =
+                #"{"entitlementId":"pro","actor":"support@example.com","reason":"for life","grantId":"0A1B2C3D-1111-4222-8333-444455556666"}"#
+            #expect(try await http.send(.POST, grants, headers: admin(stack), body: Data(retryBody.utf8)).status == 201)
+            #expect(try await http.send(.POST, grants, headers: admin(stack), body: Data(retryBody.utf8)).status == 200)
+            let listed = try await http.send(.GET, grants, headers: admin(stack))
+            #expect((listed.json["grants"] as? [Any])?.count == 2, "\(listed.text)")
+
+            for (bad, status) in [
+                (#"{"entitlementId":"vip","actor":"a","reason":"b"}"#, 404), (#"{"entitlementId":"pro","actor":"","reason":"b"}"#, 400),
+                (#"{"entitlementId":"pro","actor":"a","reason":"b","duration":"a week"}"#, 400),
+                (#"{"entitlementId":"pro","actor":"a","reason":"b","grantId":"not-a-uuid"}"#, 400), (#"{"entitlementId":"pro"}"#, 400),
+            ] {
+                let reply = try await http.send(.POST, grants, headers: admin(stack), body: Data(bad.utf8))
+                #expect(reply.status == status, "\(bad): \(reply.text)")
+            }
+
+            // Both revoked: pro goes.
+            for id in [grantId, "0a1b2c3d-1111-4222-8333-444455556666"] {
+                let revoked = try await http.send(
+                    .POST, "/v1/admin/apps/demo/promotional-grants/\(id)/revoke", headers: admin(stack),
+                    body: Data(#"{"actor":"lead@example.com","reason":"given by mistake"}"#.utf8))
+                #expect(revoked.status == 200 && revoked.json["revokedAt"] is String, "\(revoked.text)")
+            }
+            #expect(try await stack.api.subscriber("rosa").entitlements["pro"] == nil)
+            let missing = try await http.send(
+                .POST, "/v1/admin/apps/demo/promotional-grants/nope/revoke", headers: admin(stack), body: Data(#"{"actor":"a","reason":"b"}"#.utf8))
+            #expect(missing.status == 404)
+
+            let types = try await stack.api.events("?limit=50").filter { $0.event.appUserId == "rosa" }.map(\.event.type)
+            #expect(
+                types == [
+                    // The grant for life over the week's: pro renewed (no end any more); the week's
+                    // revoked changes nothing (the one for life stands), the second ends pro.
+                    .promotionalGrant, .entitlementGranted, .promotionalGrant, .entitlementRenewed, .promotionalGrantRevoked,
+                    .promotionalGrantRevoked, .entitlementRevoked,
+                ], "\(types)")
+            let audit = try await http.send(.GET, "/v1/admin/apps/demo/audit", headers: admin(stack))
+            let actions = (audit.json["entries"] as? [[String: Any]])?.compactMap { ($0["entry"] as? [String: Any])?["action"] as? String }
+            #expect(actions == ["promotional_grant", "promotional_grant", "promotional_grant_revoked", "promotional_grant_revoked"], "\(audit.text)")
+            let ledger = try await http.send(.GET, "/v1/admin/apps/demo/ledger?environment=sandbox", headers: admin(stack))
+            #expect(!ledger.text.contains("rosa"), "no money moved: \(ledger.text)")
+            #expect(try await http.send(.GET, "/v1/admin/apps/demo/audit?limit=0", headers: admin(stack)).status == 400)
+        }
+    }
 }

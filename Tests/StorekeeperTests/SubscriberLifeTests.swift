@@ -131,7 +131,9 @@ struct SubscriberLifeTests {
         try await told(
             "one-time purchases",
             [
-                Expected(type: .nonConsumablePurchase, source: .receipt), Expected(type: .consumablePurchase, source: .signedTransaction),
+                // The lifetime unlock now stands behind no_ads (no end any more): renewed.
+                Expected(type: .nonConsumablePurchase, source: .receipt), Expected(type: .entitlementRenewed, source: .receipt),
+                Expected(type: .consumablePurchase, source: .signedTransaction),
                 // The season pass (three calendar months) now stands behind pro, ending later
                 // than the monthly plan: pro is renewed. From here on pro rests on the pass and
                 // no_ads on the lifetime unlock, so the plan's renewals, billing issue, expiry

@@ -1,5 +1,5 @@
 extension PostgresMigrations {
-    /// Entitlement definitions, subscribers' last entitlement states and each transaction's offer (see the SQLite migration of the same name).
+    /// Entitlement definitions, promotional grants and the audit log, subscribers' last entitlement states and each transaction's offer (see the SQLite migration of the same name).
     static let m0011Entitlements = Migration(
         name: "M0011_Entitlements",
         sql: """
@@ -14,6 +14,24 @@ extension PostgresMigrations {
                 updated_at BIGINT NOT NULL,
                 PRIMARY KEY (app_id, entitlement_id)
             );
+            CREATE TABLE promotional_grants (
+                app_id TEXT NOT NULL,
+                id TEXT NOT NULL,
+                app_user_id TEXT NOT NULL,
+                body TEXT NOT NULL,
+                revoked_at BIGINT,
+                created_at BIGINT NOT NULL,
+                PRIMARY KEY (app_id, id)
+            );
+            CREATE INDEX promotional_grants_user ON promotional_grants (app_id, app_user_id);
+            CREATE TABLE audit_log (
+                cursor BIGSERIAL PRIMARY KEY,
+                app_id TEXT NOT NULL,
+                id TEXT NOT NULL UNIQUE,
+                at BIGINT NOT NULL,
+                body TEXT NOT NULL
+            );
+            CREATE INDEX audit_log_app ON audit_log (app_id, cursor);
             CREATE TABLE entitlement_states (
                 app_id TEXT NOT NULL,
                 app_user_id TEXT NOT NULL,

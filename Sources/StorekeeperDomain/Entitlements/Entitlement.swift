@@ -22,9 +22,11 @@ public struct Entitlement: Codable, Hashable, Sendable {
         case familyShared = "family_shared"
     }
 
-    /// Where the access comes from. Only purchases today; promotional grants and imports follow.
+    /// Where the access comes from.
     public enum Source: String, Codable, Hashable, Sendable {
         case purchase
+        /// An operator's promotional grant (`grantId`): no purchase, no money.
+        case promotional
     }
 
     public var id: String
@@ -36,12 +38,13 @@ public struct Entitlement: Codable, Hashable, Sendable {
     /// issue); nil while Apple has not said (a signed transaction posted without renewal info).
     public var willRenew: Bool?
     public var periodType: PeriodType
-    public var productId: String
-    public var transactionId: String
-    public var originalTransactionId: String
-    public var purchaseDate: Date
-    public var environment: String
-    public var ownership: Ownership
+    /// The purchase behind it; nil for a promotional grant.
+    public var productId: String?
+    public var transactionId: String?
+    public var originalTransactionId: String?
+    public var purchaseDate: Date?
+    public var environment: String?
+    public var ownership: Ownership?
     /// A renewal failed and Apple is retrying (access kept only in a grace period).
     public var billingIssue: Bool
     /// While in a grace period: when it ends.
@@ -49,4 +52,6 @@ public struct Entitlement: Codable, Hashable, Sendable {
     /// The subscriber turned auto-renew off: access runs to `expiresAt`, then ends.
     public var unsubscribed: Bool
     public var source: Source
+    /// The promotional grant behind it, when `source` is `promotional`.
+    public var grantId: String? = nil
 }

@@ -6,7 +6,9 @@ public import Foundation
 public struct EntitlementState: Codable, Hashable, Sendable {
     public var isActive: Bool
     public var expiresAt: Date?
-    public var transactionId: String
+    /// The purchase or promotional grant behind it.
+    public var transactionId: String?
+    public var grantId: String? = nil
     public var billingIssue: Bool
     public var unsubscribed: Bool
     /// When the current billing issue was first seen (a renewal failed), while it lasts.
@@ -18,8 +20,8 @@ public struct EntitlementState: Codable, Hashable, Sendable {
 /// The entitlement events of one change of a subscriber's purchases, decided from the states
 /// last recorded and the entitlements now (docs/ENTITLEMENTS.md, "Entitlement events"):
 /// - `entitlement_granted`: active now, and absent or inactive before;
-/// - `entitlement_renewed`: active before and now, with a later end (a renewal, an upgrade to a
-///   longer plan, a renewal-date extension);
+/// - `entitlement_renewed`: active before and now, with a later end or none any more (a renewal,
+///   a longer plan, a renewal-date extension, a lifetime purchase over a subscription);
 /// - `entitlement_billing_issue`: a billing issue now that was not there before;
 /// - `entitlement_expired`: inactive now after being active (lapsed, billing retry after grace);
 /// - `entitlement_revoked`: gone (every purchase behind it refunded, revoked or moved away).
@@ -45,6 +47,7 @@ public enum EntitlementChanges {
         func event(_ type: EventType, _ id: String, _ entitlement: Entitlement?, _ previous: EntitlementState?) -> SubscriberEvent {
             var details = SubscriberEvent.Details(expiresDate: entitlement?.expiresAt ?? previous?.expiresAt)
             details.entitlementId = id
+            details.grantId = entitlement?.grantId ?? previous?.grantId
             return SubscriberEvent(
                 id: SubscriberEvent.id(type: type, subject: id, cause: cause), type: type, appId: trigger.appId,
                 environment: entitlement?.environment ?? trigger.environment, appUserId: trigger.appUserId,
@@ -62,13 +65,15 @@ public enum EntitlementChanges {
             let wasActive = previous?.isActive == true
             if current.isActive && !wasActive {
                 events.append(event(.entitlementGranted, id, current, previous))
-            } else if current.isActive, wasActive, let end = current.expiresAt, let earlier = previous?.expiresAt, end > earlier {
+            } else if current.isActive, wasActive, let earlier = previous?.expiresAt, current.expiresAt.map({ $0 > earlier }) ?? true {
+                // A later end, or none any more (a lifetime purchase or grant over a subscription).
                 events.append(event(.entitlementRenewed, id, current, previous))
             }
             if current.billingIssue && previous?.billingIssue != true { events.append(event(.entitlementBillingIssue, id, current, previous)) }
             if !current.isActive && wasActive { events.append(event(.entitlementExpired, id, current, previous)) }
             states[id] = EntitlementState(
-                isActive: current.isActive, expiresAt: current.expiresAt, transactionId: current.transactionId, billingIssue: current.billingIssue,
+                isActive: current.isActive, expiresAt: current.expiresAt, transactionId: current.transactionId, grantId: current.grantId,
+                billingIssue: current.billingIssue,
                 unsubscribed: current.unsubscribed,
                 billingIssueDetectedAt: current.billingIssue ? (previous?.billingIssueDetectedAt ?? now) : nil,
                 unsubscribeDetectedAt: current.unsubscribed ? (previous?.unsubscribeDetectedAt ?? now) : nil)

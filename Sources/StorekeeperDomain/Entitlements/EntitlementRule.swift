@@ -8,12 +8,16 @@ public import Foundation
 ///    non-renewing product's period.
 /// 2. An active candidate beats an inactive one; among active ones a lifetime purchase beats any
 ///    with an end, then the one ending latest; among inactive ones, the one that ended last.
-/// 3. Ties: bought rather than family shared, then the later purchase, then the smaller product
-///    id, so the answer never depends on storage order.
+/// 3. Ties: a purchase rather than a promotional grant, bought rather than family shared, then
+///    the later purchase, then the smaller product id, so the answer never depends on storage
+///    order.
+/// An operator's promotional grant, not revoked, is a candidate too (active from its start to its
+/// end, or for life), so a promotion over a purchase changes nothing when it ends.
 /// An entitlement none of whose products was ever held (or only refunded) is absent.
 public enum EntitlementRule {
     public static func resolve(
-        _ definitions: [EntitlementDefinition], view: SubscriberView, transactions: [TransactionRecord], now: Date
+        _ definitions: [EntitlementDefinition], view: SubscriberView, transactions: [TransactionRecord],
+        promotional: [PromotionalGrant] = [], now: Date
     ) -> [String: Entitlement] {
         let byId = Dictionary(transactions.map { ($0.transactionId, $0) }, uniquingKeysWith: { first, _ in first })
         var candidates: [String: [Entitlement]] = [:]
@@ -63,6 +67,15 @@ public enum EntitlementRule {
                     gracePeriodExpiresAt: nil, unsubscribed: false, source: .purchase)
             }
         }
+        let defined = Set(definitions.map(\.id))
+        for grant in promotional where grant.revokedAt == nil && defined.contains(grant.entitlementId) {
+            var entitlement = Entitlement(
+                id: grant.entitlementId, isActive: grant.isActive(at: now), expiresAt: grant.expiresAt, willRenew: false,
+                periodType: .promotional, productId: nil, transactionId: nil, originalTransactionId: nil, purchaseDate: grant.startsAt,
+                environment: nil, ownership: nil, billingIssue: false, gracePeriodExpiresAt: nil, unsubscribed: false, source: .promotional)
+            entitlement.grantId = grant.id
+            candidates[grant.entitlementId, default: []].append(entitlement)
+        }
         return candidates.mapValues { list in list.max(by: { ranksBelow($0, $1) })! }
     }
 
@@ -82,8 +95,10 @@ public enum EntitlementRule {
         let aEnd = a.expiresAt ?? .distantFuture
         let bEnd = b.expiresAt ?? .distantFuture
         if aEnd != bEnd { return aEnd < bEnd }
+        if a.source != b.source { return a.source == .promotional }
         if a.ownership != b.ownership { return a.ownership == .familyShared }
-        if a.purchaseDate != b.purchaseDate { return a.purchaseDate < b.purchaseDate }
-        return a.productId > b.productId
+        if a.purchaseDate != b.purchaseDate { return (a.purchaseDate ?? .distantPast) < (b.purchaseDate ?? .distantPast) }
+        if a.productId != b.productId { return (a.productId ?? "") > (b.productId ?? "") }
+        return (a.grantId ?? "") > (b.grantId ?? "")
     }
 }

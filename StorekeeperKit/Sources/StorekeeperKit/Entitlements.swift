@@ -66,7 +66,10 @@ public struct EntitlementInfo: Codable, Sendable, Hashable {
     /// Nil while Apple has not said whether the subscription renews.
     public var willRenew: Bool?
     public var periodType: PeriodType
-    public var productId: String
+    /// The product bought; nil when an operator granted it (`isPromotional`).
+    public var productId: String?
+    /// Given by the app's operator (support, a promotion), not bought.
+    public var isPromotional: Bool
     /// Shared by a family member rather than bought by the user.
     public var isFamilyShared: Bool
     /// A renewal failed and Apple is retrying (still active during a grace period).
@@ -76,9 +79,11 @@ public struct EntitlementInfo: Codable, Sendable, Hashable {
     public var unsubscribed: Bool
 
     public init(
-        id: String, isActive: Bool, expiresAt: Date? = nil, willRenew: Bool? = nil, periodType: PeriodType = .normal, productId: String,
-        isFamilyShared: Bool = false, billingIssue: Bool = false, gracePeriodExpiresAt: Date? = nil, unsubscribed: Bool = false
+        id: String, isActive: Bool, expiresAt: Date? = nil, willRenew: Bool? = nil, periodType: PeriodType = .normal, productId: String?,
+        isPromotional: Bool = false, isFamilyShared: Bool = false, billingIssue: Bool = false, gracePeriodExpiresAt: Date? = nil,
+        unsubscribed: Bool = false
     ) {
+        self.isPromotional = isPromotional
         self.id = id
         self.isActive = isActive
         self.expiresAt = expiresAt
@@ -91,15 +96,17 @@ public struct EntitlementInfo: Codable, Sendable, Hashable {
         self.unsubscribed = unsubscribed
     }
 
-    /// The server's wire form (`ownership`: `purchased` or `family_shared`).
+    /// The server's wire form (`ownership`: `purchased` or `family_shared`; `source`: `purchase`
+    /// or `promotional`).
     struct Wire: Decodable {
         var id: String
         var isActive: Bool
         var expiresAt: Date?
         var willRenew: Bool?
         var periodType: PeriodType
-        var productId: String
-        var ownership: String
+        var productId: String?
+        var ownership: String?
+        var source: String?
         var billingIssue: Bool
         var gracePeriodExpiresAt: Date?
         var unsubscribed: Bool
@@ -107,7 +114,8 @@ public struct EntitlementInfo: Codable, Sendable, Hashable {
         var info: EntitlementInfo {
             EntitlementInfo(
                 id: id, isActive: isActive, expiresAt: expiresAt, willRenew: willRenew, periodType: periodType, productId: productId,
-                isFamilyShared: ownership == "family_shared", billingIssue: billingIssue, gracePeriodExpiresAt: gracePeriodExpiresAt,
+                isPromotional: source == "promotional", isFamilyShared: ownership == "family_shared", billingIssue: billingIssue,
+                gracePeriodExpiresAt: gracePeriodExpiresAt,
                 unsubscribed: unsubscribed)
         }
     }

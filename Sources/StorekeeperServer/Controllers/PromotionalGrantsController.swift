@@ -1,0 +1,94 @@
+import Foundation
+import Hummingbird
+import JobQueue
+import Persistence
+import StorekeeperCore
+import StorekeeperDomain
+
+/// Operator routes that give or end access without a purchase, and the audit log of them.
+/// Only translation: `ManagePromotionalGrants` decides.
+struct PromotionalGrantsController {
+    let context: ServerContext
+
+    static let auditPageLimit = 500
+
+    func register(on router: RouteTable) {
+        let admin = router.group("v1/admin/apps/:app")
+        admin.post("subscribers/:appUserId/promotional-grants") { request, ctx in
+            try context.authenticateAdmin(request)
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            let appUserId = try ctx.parameters.decoded("appUserId")
+            try validateAppUserId(appUserId)
+            struct Body: Decodable {
+                var entitlementId: String
+                /// ISO 8601; absent or null: for life.
+                var duration: String?
+                var actor: String
+                var reason: String
+                var grantId: String?
+            }
+            let body = try StorekeeperJSON.decode(Body.self, from: try await context.body(request))
+            let outcome = try await context.useCases.promotionalGrants.grant(
+                ManagePromotionalGrants.GrantRequest(
+                    appId: app.id, appUserId: appUserId, entitlementId: body.entitlementId, duration: body.duration, actor: body.actor,
+                    reason: body.reason, grantId: body.grantId),
+                now: context.now())
+            switch outcome {
+            case .granted(let grant, let created):
+                context.signal.wake()
+                return try StorekeeperJSON.response(grant, status: created ? .created : .ok)
+            case .invalid(let problems): throw StorekeeperError(.invalidRequest, problems.joined(separator: "; "))
+            case .unknownEntitlement: throw StorekeeperError(.notFound, "no entitlement '\(body.entitlementId)' in app '\(app.id)'")
+            case .conflict(let stored):
+                throw StorekeeperError(.conflict, "grant '\(stored.id)' exists for another user or entitlement")
+            }
+        }
+        admin.get("subscribers/:appUserId/promotional-grants") { request, ctx in
+            try context.authenticateAdmin(request)
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            let appUserId = try ctx.parameters.decoded("appUserId")
+            try validateAppUserId(appUserId)
+            return try StorekeeperJSON.response(
+                ["grants": try await context.useCases.promotionalGrants.grants(appId: app.id, appUserId: appUserId)])
+        }
+        admin.post("promotional-grants/:grantId/revoke") { request, ctx in
+            try context.authenticateAdmin(request)
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            let grantId = try ctx.parameters.decoded("grantId")
+            struct Body: Decodable {
+                var actor: String
+                var reason: String
+            }
+            let body = try StorekeeperJSON.decode(Body.self, from: try await context.body(request))
+            switch try await context.useCases.promotionalGrants.revoke(
+                appId: app.id, grantId: grantId, actor: body.actor, reason: body.reason, now: context.now())
+            {
+            case .revoked(let grant, _):
+                context.signal.wake()
+                return try StorekeeperJSON.response(grant)
+            case .alreadyEnded(let grant):
+                throw StorekeeperError(.conflict, "grant '\(grant.id)' ended on its own; nothing to revoke")
+            case .notFound: throw StorekeeperError(.notFound, "no promotional grant '\(grantId)'")
+            case .invalid(let problems): throw StorekeeperError(.invalidRequest, problems.joined(separator: "; "))
+            }
+        }
+        admin.get("audit") { request, ctx in
+            try context.authenticateAdmin(request)
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            let query = QueryInput(request)
+            let after = Int64(try query.integer("after", in: 0...Int.max) ?? 0)
+            let limit = try query.integer("limit", in: 1...Self.auditPageLimit) ?? 100
+            let entries = try await context.useCases.promotionalGrants.audit(appId: app.id, after: after, limit: limit)
+            struct Page: Encodable {
+                struct Entry: Encodable {
+                    var cursor: Int64
+                    var entry: AuditEntry
+                }
+                var entries: [Entry]
+                var nextCursor: Int64
+            }
+            return try StorekeeperJSON.response(
+                Page(entries: entries.map { Page.Entry(cursor: $0.cursor, entry: $0.entry) }, nextCursor: entries.last?.cursor ?? after))
+        }
+    }
+}
