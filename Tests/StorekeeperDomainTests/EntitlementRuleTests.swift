@@ -94,6 +94,21 @@ struct EntitlementRuleTests {
         #expect(pro?.purchaseDate == Self.t0.addingTimeInterval(10 * Self.day))
     }
 
+    @Test("downgrade and crossgrade take effect at renewal: the current period's product stands until then, the new one after")
+    func downgradeAndCrossgrade() {
+        // An annual plan whose customer chose the monthly one at the next renewal (a downgrade):
+        // Apple renews into the new product, same original transaction.
+        let annual = Self.tx("20", "pro.annual", expiresIn: 365 * Self.day)
+        let before = Self.entitlements([annual], [Self.facts("20", "pro.annual", latest: "20", expires: 365 * Self.day)], at: 100 * Self.day)
+        #expect(before["pro"]?.productId == "pro.annual" && before["no_ads"] == nil)
+        let monthly = Self.tx("21", "pro.monthly", original: "20", at: 365 * Self.day, expiresIn: 30 * Self.day)
+        let after = Self.entitlements(
+            [annual, monthly], [Self.facts("20", "pro.monthly", latest: "21", expires: 395 * Self.day)], at: 366 * Self.day)
+        #expect(after["pro"]?.productId == "pro.monthly" && after["pro"]?.transactionId == "21" && after["pro"]?.originalTransactionId == "20")
+        // The monthly plan also removes the ads: a crossgrade that unlocks one more entitlement.
+        #expect(after["no_ads"]?.isActive == true && after["no_ads"]?.expiresAt == Self.t0.addingTimeInterval(395 * Self.day))
+    }
+
     @Test("family sharing: shown as family shared; a purchase of their own wins a tie")
     func familySharing() {
         let shared = Self.tx("20", "removeads", family: true)
