@@ -89,6 +89,8 @@ public struct RecordedEvent: Sendable, Hashable {
 public protocol EventStore: Sendable {
     /// Events of `appId` after `cursor`, oldest first; only `types` when not empty.
     func events(appId: String, after cursor: Int64, types: [EventType], limit: Int) async throws -> [RecordedEvent]
+    /// What was recorded about one app user's entitlements at their last change.
+    func entitlementStates(appId: String, appUserId: String) async throws -> [String: EntitlementState]
     /// Events of one app user after sequence number `sequence`, oldest first.
     func subscriberEvents(appId: String, appUserId: String, afterSequence sequence: Int64, limit: Int) async throws -> [RecordedEvent]
     /// Deletes up to `limit` events recorded before `cutoff` whose deliveries have all been

@@ -116,9 +116,11 @@ extension PostgresStore: EventStore {
                     catalog: catalog, entitlements: try await entitlementDefinitions(connection, appId: event.appId, logger: logger),
                     promotional: try await promotionalGrants(connection, appId: event.appId, appUserId: event.appUserId, logger: logger)
                         .filter { $0.revokedAt == nil })
-                let view = batch.entitlements(rows)
+                var view = batch.entitlements(rows)
+                let changes = try await entitlementChanges(connection, trigger: event, view: view, rows: rows, now: now, logger: logger)
+                EntitlementChanges.annotate(&view.entitlements, with: changes.states)
                 entitlements[event.appUserId] = view
-                queue.append(contentsOf: try await entitlementChanges(connection, trigger: event, view: view, rows: rows, now: now, logger: logger))
+                queue.append(contentsOf: changes.events)
             }
             event.entitlements = entitlements[event.appUserId]
             try await connection.execute(
@@ -136,12 +138,9 @@ extension PostgresStore: EventStore {
     /// The entitlement events of `trigger`'s change, with the states recorded for the next one.
     static func entitlementChanges(
         _ connection: PostgresConnection, trigger: SubscriberEvent, view: SubscriberView, rows: SubscriberRows, now: Date, logger: Logger
-    ) async throws -> [SubscriberEvent] {
-        let stored = try await connection.rows(
-            "SELECT body FROM entitlement_states WHERE app_id = \(trigger.appId) AND app_user_id = \(trigger.appUserId)", logger: logger
-        ).first.map { try $0.value("body", as: String.self) }
-        let before = StoredJSON.decode([String: EntitlementState].self, stored) ?? [:]
-        guard !before.isEmpty || !view.entitlements.isEmpty else { return [] }
+    ) async throws -> EntitlementChanges.Outcome {
+        let before = try await entitlementStates(connection, appId: trigger.appId, appUserId: trigger.appUserId, logger: logger)
+        guard !before.isEmpty || !view.entitlements.isEmpty else { return EntitlementChanges.Outcome(events: [], states: [:]) }
         let outcome = EntitlementChanges.evaluate(
             before: before, after: view.entitlements, definitions: Set(rows.entitlements.map(\.id)), trigger: trigger, now: now)
         if outcome.states != before {
@@ -152,6 +151,21 @@ extension PostgresStore: EventStore {
                 ON CONFLICT (app_id, app_user_id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
                 """, logger: logger)
         }
-        return outcome.events
+        return outcome
+    }
+
+    public func entitlementStates(appId: String, appUserId: String) async throws -> [String: EntitlementState] {
+        try await read { connection in
+            try await Self.entitlementStates(connection, appId: appId, appUserId: appUserId, logger: self.logger)
+        }
+    }
+
+    static func entitlementStates(
+        _ connection: PostgresConnection, appId: String, appUserId: String, logger: Logger
+    ) async throws -> [String: EntitlementState] {
+        let stored = try await connection.rows(
+            "SELECT body FROM entitlement_states WHERE app_id = \(appId) AND app_user_id = \(appUserId)", logger: logger
+        ).first.map { try $0.value("body", as: String.self) }
+        return StoredJSON.decode([String: EntitlementState].self, stored) ?? [:]
     }
 }

@@ -84,9 +84,11 @@ extension SQLiteStore: EventStore {
             event.sequence = sequence
             if entitlements[event.appUserId] == nil {
                 let rows = try subscriberRows(db, appId: event.appId, appUserId: event.appUserId, catalog: batch.catalog, now: now)
-                let view = batch.entitlements(rows)
+                var view = batch.entitlements(rows)
+                let changes = try entitlementChanges(db, trigger: event, view: view, rows: rows, now: now)
+                EntitlementChanges.annotate(&view.entitlements, with: changes.states)
                 entitlements[event.appUserId] = view
-                queue.append(contentsOf: try entitlementChanges(db, trigger: event, view: view, rows: rows, now: now))
+                queue.append(contentsOf: changes.events)
             }
             event.entitlements = entitlements[event.appUserId]
             try db.cachedStatement(
@@ -106,12 +108,9 @@ extension SQLiteStore: EventStore {
     /// The entitlement events of `trigger`'s change, with the states recorded for the next one.
     static func entitlementChanges(
         _ db: Database, trigger: SubscriberEvent, view: SubscriberView, rows: SubscriberRows, now: Date
-    ) throws -> [SubscriberEvent] {
-        let stored = try String.fetchOne(
-            db.cachedStatement(sql: "SELECT body FROM entitlement_states WHERE app_id = ? AND app_user_id = ?"),
-            arguments: [trigger.appId, trigger.appUserId])
-        let before = StoredJSON.decode([String: EntitlementState].self, stored) ?? [:]
-        guard !before.isEmpty || !view.entitlements.isEmpty else { return [] }
+    ) throws -> EntitlementChanges.Outcome {
+        let before = try entitlementStates(db, appId: trigger.appId, appUserId: trigger.appUserId)
+        guard !before.isEmpty || !view.entitlements.isEmpty else { return EntitlementChanges.Outcome(events: [], states: [:]) }
         let outcome = EntitlementChanges.evaluate(
             before: before, after: view.entitlements, definitions: Set(rows.entitlements.map(\.id)), trigger: trigger, now: now)
         if outcome.states != before {
@@ -122,7 +121,17 @@ extension SQLiteStore: EventStore {
                     """
             ).execute(arguments: [trigger.appId, trigger.appUserId, StoredJSON.encode(outcome.states), StoredTime.ms(now)])
         }
-        return outcome.events
+        return outcome
+    }
+
+    public func entitlementStates(appId: String, appUserId: String) async throws -> [String: EntitlementState] {
+        try await read { db in try Self.entitlementStates(db, appId: appId, appUserId: appUserId) }
+    }
+
+    static func entitlementStates(_ db: Database, appId: String, appUserId: String) throws -> [String: EntitlementState] {
+        let stored = try String.fetchOne(
+            db.cachedStatement(sql: "SELECT body FROM entitlement_states WHERE app_id = ? AND app_user_id = ?"), arguments: [appId, appUserId])
+        return StoredJSON.decode([String: EntitlementState].self, stored) ?? [:]
     }
 
     /// Everything `SubscriberView` is built from, as stored.

@@ -7,7 +7,7 @@ public import StorekeeperDomain
 /// the domain's `SubscriberView`. Written once, so the API and whatever later reads a customer
 /// (entitlements, the console) agree.
 public struct ReadSubscriber: Sendable {
-    public typealias Store = LedgerStore & CatalogStore & VerificationStore & PromotionalGrantStore
+    public typealias Store = LedgerStore & CatalogStore & VerificationStore & PromotionalGrantStore & EventStore
 
     let store: any Store
 
@@ -22,8 +22,10 @@ public struct ReadSubscriber: Sendable {
         let provisional = try await store.provisionalGrants(appId: appId, appUserId: appUserId, now: now)
         let entitlements = try await store.entitlementDefinitions(appId: appId)
         let promotional = try await store.promotionalGrants(appId: appId, appUserId: appUserId).filter { $0.revokedAt == nil }
-        return SubscriberView.build(
+        var view = SubscriberView.build(
             appUserId: appUserId, transactions: transactions, subscriptions: subscriptions, catalog: catalog, now: now,
             provisional: provisional, entitlements: entitlements, promotional: promotional)
+        EntitlementChanges.annotate(&view.entitlements, with: try await store.entitlementStates(appId: appId, appUserId: appUserId))
+        return view
     }
 }

@@ -1,3 +1,4 @@
+import AppStoreSimulator
 import Foundation
 import NIOHTTP1
 import Persistence
@@ -173,6 +174,38 @@ struct EntitlementTests {
             let ledger = try await http.send(.GET, "/v1/admin/apps/demo/ledger?environment=sandbox", headers: admin(stack))
             #expect(!ledger.text.contains("rosa"), "no money moved: \(ledger.text)")
             #expect(try await http.send(.GET, "/v1/admin/apps/demo/audit?limit=0", headers: admin(stack)).status == 400)
+        }
+    }
+
+    @Test("auto-renew turned off: the entitlement says unsubscribed, since when it was seen, in the answer and the event; on again clears it")
+    func unsubscribeDetected() async throws {
+        try await withStack { stack in
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+            let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
+            #expect(try await stack.api.postReceipt(appUserId: "uma", receipt: bought.receipt, wait: 30).status == 200)
+            #expect(try await stack.api.subscriber("uma").entitlements["pro"]?.willRenew == true)
+
+            let path = "/sim/subscriptions/\(bought.originalTransactionId)"
+            #expect(try await stack.simulator.http.send(.POST, "\(path)/cancel-auto-renew").status == 200)
+            let seenAt = stack.clock.now()
+            let receipt = try await stack.simulator.receipt(device: device)
+            #expect(try await stack.api.postReceipt(appUserId: "uma", receipt: receipt, refresh: true, wait: 30).status == 200)
+            let answeredAt = stack.clock.now()
+            let pro = try #require(try await stack.api.subscriber("uma").entitlements["pro"])
+            #expect(pro.isActive && pro.unsubscribed && pro.willRenew == false)
+            // Seen while the refresh was verified: between the clock read before and after it
+            // (stored in whole milliseconds).
+            let detected = try #require(pro.unsubscribeDetectedAt)
+            #expect(detected >= seenAt.addingTimeInterval(-0.001) && detected <= answeredAt, "\(detected) vs \(seenAt)…\(answeredAt)")
+            let events = try await stack.api.events("?limit=50").filter { $0.event.appUserId == "uma" }
+            #expect(events.last?.event.type == .autoRenewDisabled)
+            #expect(events.last?.event.entitlements?.entitlements["pro"]?.unsubscribeDetectedAt == pro.unsubscribeDetectedAt)
+
+            #expect(try await stack.simulator.http.send(.POST, "\(path)/resume-auto-renew").status == 200)
+            let again = try await stack.simulator.receipt(device: device)
+            #expect(try await stack.api.postReceipt(appUserId: "uma", receipt: again, refresh: true, wait: 30).status == 200)
+            let resumed = try await stack.api.subscriber("uma").entitlements["pro"]
+            #expect(resumed?.unsubscribed == false && resumed?.unsubscribeDetectedAt == nil && resumed?.willRenew == true)
         }
     }
 }

@@ -54,4 +54,8 @@ public struct Entitlement: Codable, Hashable, Sendable {
     public var source: Source
     /// The promotional grant behind it, when `source` is `promotional`.
     public var grantId: String? = nil
+    /// When the current billing issue, and the current auto-renew off, were first seen: from the
+    /// states recorded at the subscriber's changes (``EntitlementChanges``).
+    public var billingIssueDetectedAt: Date? = nil
+    public var unsubscribeDetectedAt: Date? = nil
 }

@@ -32,6 +32,11 @@ public enum EntitlementChanges {
         public var events: [SubscriberEvent]
         /// What to record for the next change.
         public var states: [String: EntitlementState]
+
+        public init(events: [SubscriberEvent], states: [String: EntitlementState]) {
+            self.events = events
+            self.states = states
+        }
     }
 
     /// `trigger`: the first event of this change for the subscriber; the new events take its
@@ -79,5 +84,16 @@ public enum EntitlementChanges {
                 unsubscribeDetectedAt: current.unsubscribed ? (previous?.unsubscribeDetectedAt ?? now) : nil)
         }
         return Outcome(events: events, states: states)
+    }
+
+    /// The instants first seen, from the recorded states, on the entitlements that still show
+    /// them (a state recorded for an earlier purchase, or an issue since resolved, adds nothing).
+    public static func annotate(_ entitlements: inout [String: Entitlement], with states: [String: EntitlementState]) {
+        for (id, state) in states {
+            guard var entitlement = entitlements[id] else { continue }
+            if entitlement.billingIssue { entitlement.billingIssueDetectedAt = state.billingIssueDetectedAt }
+            if entitlement.unsubscribed { entitlement.unsubscribeDetectedAt = state.unsubscribeDetectedAt }
+            entitlements[id] = entitlement
+        }
     }
 }
