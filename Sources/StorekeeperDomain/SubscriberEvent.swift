@@ -44,7 +44,8 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
     public static let provisionalAccessGranted = EventType(rawValue: "provisional_access_granted")
     /// Apple answered: provisional access ends (the answer's own events follow).
     public static let provisionalAccessRemoved = EventType(rawValue: "provisional_access_removed")
-    /// Apple's RESCIND_CONSENT: the customer withdrew consent to share their data with the app.
+    /// Apple's RESCIND_CONSENT: under age assurance, a minor's parent or guardian withdrew the
+    /// consent given for the child's use of the app (Apple then keeps the app from launching).
     /// Sent to every app user holding a purchase of that Apple account (`details.appTransactionId`);
     /// what they own does not change.
     public static let consentRescinded = EventType(rawValue: "consent_rescinded")
