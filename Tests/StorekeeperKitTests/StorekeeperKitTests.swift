@@ -330,11 +330,19 @@ struct StorekeeperKitTests {
             let reinstalled = kit(stack, key, store: store, transport: transport, state: state)
             #expect(try await reinstalled.deliverPending().isEmpty, "nothing is sent at launch")
             #expect(try await !reinstalled.entitlements().owns("com.example.removeads"))
+            let updates = reinstalled.entitlementUpdates()
 
             let restored = try await reinstalled.restore()
             #expect(restored.outcomes.count == 2, "the pass and Remove Ads; never the consumable: \(restored.outcomes)")
             #expect(restored.outcomes.values.allSatisfy { if case .granted = $0 { true } else { false } }, "\(restored.outcomes)")
             #expect(restored.entitlements.owns("com.example.removeads") && restored.entitlements.owns("com.example.season.pass"))
+            // The listener heard the change (the newest answer is kept until it reads), and a
+            // listener that starts later begins with it.
+            var heard = updates.makeAsyncIterator()
+            let latest = await heard.next()
+            #expect(latest?.isActive("no_ads") == true && latest?.isActive("pro") == true, "\(String(describing: latest))")
+            var late = reinstalled.entitlementUpdates().makeAsyncIterator()
+            #expect(await late.next() == latest)
             let granted = try await stack.store.transactions(appId: "demo", appUserId: "ann")
             #expect(granted.count == 2, "the pass once, Remove Ads once: \(granted.map(\.transactionId))")
         }

@@ -73,6 +73,7 @@ public actor Storekeeper {
     /// Set by a 429 or 503's `Retry-After`: until then no call goes out and callers hear
     /// `serverUnavailable` (the cache is served meanwhile).
     var retryNotBefore: Date?
+    let updates = EntitlementUpdates()
 
     public init(
         configuration: Configuration, store: any StoreFront, transport: any ServerTransport = URLSessionTransport(),
@@ -268,6 +269,12 @@ public actor Storekeeper {
         return .granted(entitlements)
     }
 
+    /// Each verified change of what the user owns, as it happens: after a purchase or a
+    /// delivered transaction the server granted, a restore, a refresh. Starts with the last one
+    /// this instance verified, if any. Ends when the caller stops iterating; one stream per view
+    /// that shows access, as many as wanted.
+    public nonisolated func entitlementUpdates() -> AsyncStream<Entitlements> { updates.stream() }
+
     /// What the user owns: from the server (answer verified), cached for offline use; the
     /// cache when the server cannot be reached, is overloaded (429, 5xx) or the answer fails
     /// its check, while it is younger than `entitlementStaleness`.
@@ -282,6 +289,7 @@ public actor Storekeeper {
                 EntitlementCache.Stored(
                     nonce: exchange.nonce, method: "GET", target: subscriberTarget, status: exchange.answer.status,
                     signature: exchange.answer.headers["storekeeper-signature"], body: exchange.answer.body, verifiedAt: checkedAt))
+            updates.publish(entitlements)
             return entitlements
         } catch let error as StorekeeperKitError where error.code == .serverUnavailable || error.code == .forgedAnswer {
             if let cached = fresh() { return cached }
