@@ -308,7 +308,9 @@ struct StorekeeperKitTests {
         }
     }
 
-    @Test("restore on request: a purchase the app never posted (reinstalled) is sent and granted; one already granted is not counted twice")
+    @Test(
+        "restore on request: a purchase the app never posted (reinstalled) is sent and granted; one already granted is not counted twice; listeners hear it",
+        .timeLimit(.minutes(3)))
     func restoreOnRequest() async throws {
         try await withKitStack { stack, key in
             let device = try await SimulatorStoreFront.createDevice(
