@@ -77,12 +77,20 @@ public struct EntitlementInfo: Codable, Sendable, Hashable {
     public var gracePeriodExpiresAt: Date?
     /// Auto-renew is off: access ends at `expiresAt`.
     public var unsubscribed: Bool
+    /// While `billingIssue` / `unsubscribed` hold: when the server first saw them.
+    public var billingIssueDetectedAt: Date?
+    public var unsubscribeDetectedAt: Date?
+    /// The operator's grant behind it, when `isPromotional`.
+    public var grantId: String?
 
     public init(
         id: String, isActive: Bool, expiresAt: Date? = nil, willRenew: Bool? = nil, periodType: PeriodType = .normal, productId: String?,
         isPromotional: Bool = false, isFamilyShared: Bool = false, billingIssue: Bool = false, gracePeriodExpiresAt: Date? = nil,
-        unsubscribed: Bool = false
+        unsubscribed: Bool = false, billingIssueDetectedAt: Date? = nil, unsubscribeDetectedAt: Date? = nil, grantId: String? = nil
     ) {
+        self.billingIssueDetectedAt = billingIssueDetectedAt
+        self.unsubscribeDetectedAt = unsubscribeDetectedAt
+        self.grantId = grantId
         self.isPromotional = isPromotional
         self.id = id
         self.isActive = isActive
@@ -110,13 +118,17 @@ public struct EntitlementInfo: Codable, Sendable, Hashable {
         var billingIssue: Bool
         var gracePeriodExpiresAt: Date?
         var unsubscribed: Bool
+        var billingIssueDetectedAt: Date?
+        var unsubscribeDetectedAt: Date?
+        var grantId: String?
 
         var info: EntitlementInfo {
             EntitlementInfo(
                 id: id, isActive: isActive, expiresAt: expiresAt, willRenew: willRenew, periodType: periodType, productId: productId,
                 isPromotional: source == "promotional", isFamilyShared: ownership == "family_shared", billingIssue: billingIssue,
                 gracePeriodExpiresAt: gracePeriodExpiresAt,
-                unsubscribed: unsubscribed)
+                unsubscribed: unsubscribed, billingIssueDetectedAt: billingIssueDetectedAt, unsubscribeDetectedAt: unsubscribeDetectedAt,
+                grantId: grantId)
         }
     }
 }
