@@ -45,9 +45,7 @@ public struct ManageCatalog: Sendable {
     /// Creates or replaces one; the problems of an invalid definition instead (nothing stored).
     /// Products need not be in the catalog: a definition may name a product before it is sold.
     public func save(appId: String, entitlement: EntitlementDefinition, now: Date) async throws -> [String] {
-        let problems = EntitlementDefinition.problems([entitlement], prefix: "entitlement").map {
-            $0.replacingOccurrences(of: "entitlement[0].", with: "")
-        }
+        let problems = entitlement.problems()
         guard problems.isEmpty else { return problems }
         try await store.upsertEntitlement(appId: appId, definition: entitlement, now: now)
         return []

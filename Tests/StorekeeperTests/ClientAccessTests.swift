@@ -63,6 +63,12 @@ struct ClientAccessTests {
                 (.GET, "/v1/admin/apps/demo/transactions/\(bought.transactionId)/refunds"),
                 (.PUT, "/v1/admin/apps/demo/subscriptions/\(bought.originalTransactionId)/renewal-extension"),
                 (.POST, "/v1/admin/apps/demo/products/com.example.pro.monthly/renewal-extension"),
+                // What unlocks what, and access without a purchase, are the operator's alone.
+                (.GET, "/v1/admin/apps/demo/entitlements"), (.PUT, "/v1/admin/apps/demo/entitlements/pro"),
+                (.DELETE, "/v1/admin/apps/demo/entitlements/pro"), (.POST, "/v1/admin/apps/demo/subscribers/alice/promotional-grants"),
+                (.GET, "/v1/admin/apps/demo/subscribers/alice/promotional-grants"),
+                (.POST, "/v1/admin/apps/demo/promotional-grants/00000000-0000-4000-8000-000000000000/revoke"),
+                (.GET, "/v1/admin/apps/demo/audit"),
             ] {
                 let reply = try await http.send(method, path, headers: headers)
                 #expect(reply.status == 403 && reply.errorCode == "client_key_not_allowed", "\(path): \(reply.text)")
