@@ -170,6 +170,13 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "403", "422"]
 include-operation-id = ["createWebhookEndpoint", "updateWebhookEndpoint"]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "404"]
 
+# What a schema cannot state about an offering or a targeting: package ids and products, and
+# rule ids, unique by field (not only whole items); a rule's maxAppVersion not below its
+# minAppVersion; metadata at most 4096 bytes encoded. Such a body is 400 invalid_request.
+[[operations]]
+include-operation-id = ["putOffering", "putOfferingTargeting"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "404"]
+
 # The coverage phase draws its valid receipts and transactions from the schema, not from the
 # dictionaries, so there they are refused for what they contain (400 invalid_receipt or
 # invalid_signed_transaction, 422 signed_transaction_rejected). The fuzzing phase sends the

@@ -29,8 +29,8 @@ refuse() { local n=$1 p; shift; for p in "$@"; do REFUSE[$n]+="$p"$'\n'; done; }
 MONTHLY='com\.example\.pro\.monthly'
 COINS='com\.example\.coins100'
 
-# 1. Ready for Sale products only.
-expect 1 '"products":\[' "\"productId\":\"$MONTHLY\"" "\"productId\":\"$COINS\""
+# 1. Ready for Sale products only; the paywall's current offering, without the retired pack.
+expect 1 '"products":\[' "\"productId\":\"$MONTHLY\"" "\"productId\":\"$COINS\"" '"currentOfferingId":"default"' '"id":"\$lifetime"'
 refuse 1 'com\.example\.legacy\.pack' '"error"'
 # 2. A sandbox purchase of the monthly subscription: the transaction Apple recorded.
 expect 2 "\"product_?[iI]d\":\"$MONTHLY\"" '"(original_)?transaction_?[iI]d":"[0-9]+"'

@@ -16,8 +16,10 @@ public protocol CatalogStore: Sendable {
     func entitlementDefinitions(appId: String) async throws -> [EntitlementDefinition]
     /// Inserts definitions not stored yet; stored ones (maybe edited) are kept, as for products.
     func seedEntitlements(appId: String, definitions: [EntitlementDefinition], now: Date) async throws
-    func upsertEntitlement(appId: String, definition: EntitlementDefinition, now: Date) async throws
-    func deleteEntitlement(appId: String, entitlementId: String) async throws -> Bool
+    /// Writes `definition` and its audit entry in one transaction.
+    func upsertEntitlement(appId: String, definition: EntitlementDefinition, audit: AuditEntry, now: Date) async throws
+    /// False (and no audit entry) when there was no such entitlement.
+    func deleteEntitlement(appId: String, entitlementId: String, audit: AuditEntry, now: Date) async throws -> Bool
 }
 
 /// Submissions and the verifications they start.
@@ -87,7 +89,7 @@ public struct SharedAppleHealth: Sendable, Hashable {
 
 /// Everything an adapter provides; the server wires one of these into each part.
 public protocol StorekeeperStore: CatalogStore, VerificationStore, NotificationStore, LedgerStore, OperationsStore, JobStore,
-    LeasedTransactions, EventStore, WebhookStore, PromotionalGrantStore
+    LeasedTransactions, EventStore, WebhookStore, PromotionalGrantStore, OfferingStore
 {}
 
 /// What a verification job reads and writes: the verification and its evidence, the catalog it

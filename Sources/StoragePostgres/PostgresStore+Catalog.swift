@@ -77,17 +77,22 @@ extension PostgresStore {
         }
     }
 
-    public func upsertEntitlement(appId: String, definition: EntitlementDefinition, now: Date) async throws {
+    public func upsertEntitlement(appId: String, definition: EntitlementDefinition, audit: AuditEntry, now: Date) async throws {
         try await transaction { connection in
             try await Self.writeEntitlement(connection, appId: appId, definition: definition, now: now, replace: true, logger: self.logger)
+            try await Self.recordAudit(connection, audit, logger: self.logger)
         }
     }
 
-    public func deleteEntitlement(appId: String, entitlementId: String) async throws -> Bool {
+    public func deleteEntitlement(appId: String, entitlementId: String, audit: AuditEntry, now: Date) async throws -> Bool {
         try await transaction { connection in
-            try await connection.count(
-                "DELETE FROM entitlement_definitions WHERE app_id = \(appId) AND entitlement_id = \(entitlementId) RETURNING 1",
-                logger: self.logger) == 1
+            guard
+                try await connection.count(
+                    "DELETE FROM entitlement_definitions WHERE app_id = \(appId) AND entitlement_id = \(entitlementId) RETURNING 1",
+                    logger: self.logger) == 1
+            else { return false }
+            try await Self.recordAudit(connection, audit, logger: self.logger)
+            return true
         }
     }
 

@@ -17,6 +17,7 @@ enum SQLiteMigrations {
         ("M0009_AppleHealth", m0009AppleHealth),
         ("M0010_EventWireBody", m0010EventWireBody),
         ("M0011_Entitlements", m0011Entitlements),
+        ("M0012_Offerings", m0012Offerings),
     ]
 
     static var migrator: DatabaseMigrator {

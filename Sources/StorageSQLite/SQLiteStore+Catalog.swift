@@ -76,15 +76,20 @@ extension SQLiteStore {
         }
     }
 
-    public func upsertEntitlement(appId: String, definition: EntitlementDefinition, now: Date) async throws {
-        try await pool.write { db in try Self.writeEntitlement(db, appId: appId, definition: definition, now: now, replace: true) }
+    public func upsertEntitlement(appId: String, definition: EntitlementDefinition, audit: AuditEntry, now: Date) async throws {
+        try await pool.write { db in
+            try Self.writeEntitlement(db, appId: appId, definition: definition, now: now, replace: true)
+            try Self.recordAudit(db, audit)
+        }
     }
 
-    public func deleteEntitlement(appId: String, entitlementId: String) async throws -> Bool {
+    public func deleteEntitlement(appId: String, entitlementId: String, audit: AuditEntry, now: Date) async throws -> Bool {
         try await pool.write { db in
             try db.execute(
                 sql: "DELETE FROM entitlement_definitions WHERE app_id = ? AND entitlement_id = ?", arguments: [appId, entitlementId])
-            return db.changesCount == 1
+            guard db.changesCount == 1 else { return false }
+            try Self.recordAudit(db, audit)
+            return true
         }
     }
 

@@ -44,15 +44,21 @@ public struct ManageCatalog: Sendable {
 
     /// Creates or replaces one; the problems of an invalid definition instead (nothing stored).
     /// Products need not be in the catalog: a definition may name a product before it is sold.
-    public func save(appId: String, entitlement: EntitlementDefinition, now: Date) async throws -> [String] {
+    /// The change is audited with the definition as saved.
+    public func save(appId: String, entitlement: EntitlementDefinition, actor: AuditActor, now: Date) async throws -> [String] {
         let problems = entitlement.problems()
         guard problems.isEmpty else { return problems }
-        try await store.upsertEntitlement(appId: appId, definition: entitlement, now: now)
+        let audit = AuditEntry.change(
+            appId: appId, at: now, actor: actor.name, action: "entitlement_saved", reason: actor.reason, subject: entitlement.id, saved: entitlement)
+        try await store.upsertEntitlement(appId: appId, definition: entitlement, audit: audit, now: now)
         return []
     }
 
-    /// False when there was no such entitlement.
-    public func deleteEntitlement(appId: String, entitlementId: String) async throws -> Bool {
-        try await store.deleteEntitlement(appId: appId, entitlementId: entitlementId)
+    /// False when there was no such entitlement (and nothing audited).
+    public func deleteEntitlement(appId: String, entitlementId: String, actor: AuditActor, now: Date) async throws -> Bool {
+        let audit = AuditEntry.change(
+            appId: appId, at: now, actor: actor.name, action: "entitlement_deleted", reason: actor.reason, subject: entitlementId,
+            saved: nil as EntitlementDefinition?)
+        return try await store.deleteEntitlement(appId: appId, entitlementId: entitlementId, audit: audit, now: now)
     }
 }

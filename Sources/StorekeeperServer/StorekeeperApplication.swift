@@ -50,6 +50,7 @@ public enum StorekeeperApplication {
         NotificationController(context: context).register(on: routes)
         AdminController(context: context).register(on: routes)
         PromotionalGrantsController(context: context).register(on: routes)
+        OfferingsController(context: context).register(on: routes)
         AppleActionsController(context: context).register(on: routes)
         OperationsController(context: context, runner: runner).register(on: routes)
         let limits = ConnectionLimits.establish(configuration: configuration)
@@ -108,6 +109,7 @@ public enum StorekeeperApplication {
         for app in configuration.apps {
             try await store.seedProducts(appId: app.id, products: app.products, now: now())
             try await store.seedEntitlements(appId: app.id, definitions: app.entitlements, now: now())
+            try await store.seedOfferings(appId: app.id, offerings: app.offerings, targeting: app.offeringTargeting, now: now())
             let released = try await ReleaseConfigurationHolds(store: store)(appId: app.id, currentFingerprint: app.fingerprint, now: now())
             if released > 0 {
                 logger.notice(

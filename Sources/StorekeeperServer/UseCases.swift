@@ -15,6 +15,7 @@ struct UseCases: Sendable {
     let purchases: ReadPurchases
     let catalog: ManageCatalog
     let promotionalGrants: ManagePromotionalGrants
+    let offerings: ManageOfferings
     let eventFeed: ReadEventFeed
     let webhookEndpoints: WebhookEndpointActions
     let operations: ReadOperations
@@ -30,6 +31,7 @@ struct UseCases: Sendable {
         purchases = ReadPurchases(store: store)
         catalog = ManageCatalog(store: store)
         promotionalGrants = ManagePromotionalGrants(store: store)
+        offerings = ManageOfferings(store: store)
         eventFeed = ReadEventFeed(store: store)
         webhookEndpoints = WebhookEndpointActions(store: store)
         operations = ReadOperations(store: store)

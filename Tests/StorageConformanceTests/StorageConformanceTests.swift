@@ -364,7 +364,8 @@ struct StorageConformanceTests {
         try await store.seedProducts(appId: "app", products: [Product(productId: "removeads", type: .nonConsumable)], now: t0)
         let noAds = EntitlementDefinition(id: "no_ads", products: ["removeads"])
         try await store.seedEntitlements(appId: "app", definitions: [noAds, EntitlementDefinition(id: "vip", products: ["x"])], now: t0)
-        try await store.upsertEntitlement(appId: "app", definition: EntitlementDefinition(id: "vip", products: ["removeads", "y"]), now: t0)
+        let vip = EntitlementDefinition(id: "vip", products: ["removeads", "y"])
+        try await store.upsertEntitlement(appId: "app", definition: vip, audit: audit("entitlement_saved", "vip", saved: vip), now: t0)
         // A second seed (the next start) keeps the edit.
         try await store.seedEntitlements(appId: "app", definitions: [EntitlementDefinition(id: "vip", products: ["x"])], now: t0)
         #expect(
@@ -393,9 +394,87 @@ struct StorageConformanceTests {
         let after = try await store.events(appId: "app", after: 0, types: [], limit: 10).map(\.event)
         #expect(after.dropFirst(3).map(\.type) == [.refund, .entitlementRevoked, .entitlementRevoked], "\(after.map(\.type))")
 
-        #expect(try await store.deleteEntitlement(appId: "app", entitlementId: "vip"))
-        #expect(try await store.deleteEntitlement(appId: "app", entitlementId: "vip") == false)
+        let deleted = audit("entitlement_deleted", "vip", saved: nil as EntitlementDefinition?)
+        #expect(try await store.deleteEntitlement(appId: "app", entitlementId: "vip", audit: deleted, now: t0))
+        #expect(
+            try await store.deleteEntitlement(
+                appId: "app", entitlementId: "vip", audit: audit("entitlement_deleted", "vip", saved: nil as EntitlementDefinition?), now: t0)
+                == false)
         #expect(try await store.entitlementDefinitions(appId: "app") == [noAds])
+        // Each change that happened is audited with what was saved; the delete that found nothing is not.
+        let log = try await store.auditEntries(appId: "app", after: 0, limit: 10).map(\.entry)
+        #expect(log.map(\.action) == ["entitlement_saved", "entitlement_deleted"] && log.last == deleted)
+        #expect(log.first?.change == .object(["id": .string("vip"), "products": .array([.string("removeads"), .string("y")])]))
+    }
+
+    func audit(_ action: String, _ subject: String, user: String? = nil, saved: (some Encodable)?) -> AuditEntry {
+        AuditEntry.change(
+            appId: "app", at: t0, actor: "ops@example.com", action: action, reason: "test", subject: subject, appUserId: user, saved: saved)
+    }
+
+    @Test(
+        "offerings: seeded once, edited, deleted; targeting and a user's override saved and cleared; every change audited in its transaction",
+        arguments: StoreFactory.all)
+    func offerings(factory: StoreFactory) async throws {
+        let store = try await make(factory)
+        #expect(try await store.offerings(appId: "app").offerings.isEmpty)
+        #expect(try await store.offerings(appId: "app").targeting == OfferingTargeting())
+        let main = Offering(
+            id: "main", description: "Pro", packages: [OfferingPackage(id: "$monthly", productId: "pro.monthly")],
+            metadata: .object(["title": .string("Go Pro"), "order": .array([.number(1), .bool(true), .null])]))
+        let seeded = OfferingTargeting(current: "main", rules: [OfferingRule(id: "fr", offering: "main", storefronts: ["FRA"])])
+        try await store.seedOfferings(appId: "app", offerings: [main], targeting: seeded, now: t0)
+        var edited = main
+        edited.packages.append(OfferingPackage(id: "$annual", productId: "pro.annual"))
+        try await store.upsertOffering(appId: "app", offering: edited, audit: audit("offering_saved", "main", saved: edited), now: t0)
+        let sale = Offering(id: "sale", packages: [OfferingPackage(id: "custom", productId: "pro.annual")])
+        try await store.upsertOffering(appId: "app", offering: sale, audit: audit("offering_saved", "sale", saved: sale), now: t0)
+        let targeting = OfferingTargeting(current: "sale", rules: [])
+        try await store.saveOfferingTargeting(
+            appId: "app", targeting: targeting, audit: audit("offering_targeting_saved", "targeting", saved: targeting), now: t0)
+        // The next start's seed keeps every edit.
+        try await store.seedOfferings(appId: "app", offerings: [main], targeting: seeded, now: t0)
+        let stored = try await store.offerings(appId: "app")
+        #expect(stored.offerings == [edited, sale] && stored.targeting == targeting)
+        #expect(try await store.offerings(appId: "other").offerings.isEmpty)
+
+        #expect(try await store.offeringOverride(appId: "app", appUserId: "alice") == nil)
+        #expect(
+            try await store.saveOfferingOverride(
+                appId: "app", appUserId: "alice", offeringId: "main", audit: audit("offering_override_set", "main", user: "alice", saved: "main"),
+                now: t0))
+        #expect(
+            try await store.saveOfferingOverride(
+                appId: "app", appUserId: "alice", offeringId: "sale", audit: audit("offering_override_set", "sale", user: "alice", saved: "sale"),
+                now: t0))
+        #expect(try await store.offeringOverride(appId: "app", appUserId: "alice") == "sale")
+        #expect(try await store.offeringOverride(appId: "app", appUserId: "bob") == nil)
+        #expect(
+            try await store.saveOfferingOverride(
+                appId: "app", appUserId: "alice", offeringId: nil,
+                audit: audit("offering_override_cleared", "override", user: "alice", saved: nil as String?), now: t0))
+        #expect(
+            try await store.saveOfferingOverride(
+                appId: "app", appUserId: "alice", offeringId: nil,
+                audit: audit("offering_override_cleared", "override", user: "alice", saved: nil as String?), now: t0) == false)
+        #expect(try await store.offeringOverride(appId: "app", appUserId: "alice") == nil)
+
+        #expect(
+            try await store.deleteOffering(
+                appId: "app", offeringId: "main", audit: audit("offering_deleted", "main", saved: nil as Offering?), now: t0))
+        #expect(
+            try await store.deleteOffering(
+                appId: "app", offeringId: "main", audit: audit("offering_deleted", "main", saved: nil as Offering?), now: t0) == false)
+        #expect(try await store.offerings(appId: "app").offerings == [sale])
+        let log = try await store.auditEntries(appId: "app", after: 0, limit: 20).map(\.entry)
+        #expect(
+            log.map(\.action) == [
+                "offering_saved", "offering_saved", "offering_targeting_saved", "offering_override_set", "offering_override_set",
+                "offering_override_cleared", "offering_deleted",
+            ])
+        #expect(log.map(\.appUserId) == [nil, nil, nil, "alice", "alice", "alice", nil])
+        guard case .object(let saved)? = log[0].change else { Issue.record("no change recorded"); return }
+        #expect(saved["id"] == .string("main") && saved["packages"] != nil)
     }
 
     @Test(

@@ -57,6 +57,9 @@ struct ClientAccessTests {
             #expect(other.status == 403 && other.errorCode == "other_user", "\(other.text)")
             let forBob = try await http.send(.GET, "/v1/subscribers/bob", headers: headers)
             #expect(forBob.status == 403 && forBob.errorCode == "other_user")
+            let bobsOffering = try await http.send(.GET, "/v1/offerings?appUserId=bob", headers: headers)
+            #expect(bobsOffering.status == 403 && bobsOffering.errorCode == "other_user", "\(bobsOffering.text)")
+            #expect(try await http.send(.GET, "/v1/offerings", headers: headers).status == 200)
             for (method, path) in [
                 (HTTPMethod.GET, "/v1/events"), (.GET, "/v1/subscribers/alice/events"), (.GET, "/v1/admin/apps/demo/ledger"),
                 (.GET, "/v1/admin/apps/demo/webhooks"), (.GET, "/v1/admin/apps/demo/orders/MK5TTTVWJH"),
@@ -66,7 +69,11 @@ struct ClientAccessTests {
                 // What unlocks what, and access without a purchase, are the operator's alone.
                 (.GET, "/v1/admin/apps/demo/entitlements"), (.PUT, "/v1/admin/apps/demo/entitlements/pro"),
                 (.DELETE, "/v1/admin/apps/demo/entitlements/pro"), (.POST, "/v1/admin/apps/demo/subscribers/alice/promotional-grants"),
-                (.GET, "/v1/admin/apps/demo/subscribers/alice/promotional-grants"),
+                (.GET, "/v1/admin/apps/demo/subscribers/alice/promotional-grants"), (.GET, "/v1/admin/apps/demo/offerings"),
+                (.PUT, "/v1/admin/apps/demo/offerings/default"), (.DELETE, "/v1/admin/apps/demo/offerings/default"),
+                (.PUT, "/v1/admin/apps/demo/offering-targeting"), (.GET, "/v1/admin/apps/demo/subscribers/alice/offering-override"),
+                (.PUT, "/v1/admin/apps/demo/subscribers/alice/offering-override"),
+                (.DELETE, "/v1/admin/apps/demo/subscribers/alice/offering-override"),
                 (.POST, "/v1/admin/apps/demo/promotional-grants/00000000-0000-4000-8000-000000000000/revoke"),
                 (.GET, "/v1/admin/apps/demo/audit"),
             ] {
@@ -272,6 +279,17 @@ struct ClientAccessTests {
                 .POST, "/v1/receipts", headers: headers, body: Data(#"{"appUserId":"carol","receipt":"\#(untagged.receipt)"}"#.utf8))
             #expect(receipt.status == 401 && receipt.errorCode == "user_token_required", "\(receipt.text)")
             #expect(try await http.send(.GET, "/v1/subscribers/carol", headers: headers).status == 200)
+
+            // An anonymous caller naming a user does not learn that user's own offering.
+            let admin = ["Authorization": "Bearer \(stack.api.adminKey)"]
+            let override = try await http.send(
+                .PUT, "/v1/admin/apps/demo/subscribers/carol/offering-override", headers: admin, body: Data(#"{"offeringId":"no_ads"}"#.utf8))
+            #expect(override.status == 200, "\(override.text)")
+            let shown = try await http.send(.GET, "/v1/offerings?appUserId=carol", headers: headers)
+            #expect(shown.status == 200 && shown.json["currentOfferingId"] as? String == "default", "\(shown.text)")
+            let backend = try await http.send(
+                .GET, "/v1/offerings?appUserId=carol", headers: ["Authorization": "Bearer \(DemoConfiguration.appApiKey)"])
+            #expect(backend.json["currentOfferingId"] as? String == "no_ads" && backend.json["selectedBy"] as? String == "user_override")
         }
     }
 }

@@ -67,33 +67,6 @@ public struct PromotionalGrant: Codable, Hashable, Sendable {
     }
 }
 
-/// One operator action, kept for whoever later asks who did what and why.
-public struct AuditEntry: Codable, Hashable, Sendable {
-    public var id: String
-    public var appId: String
-    public var at: Date
-    /// As the operator named themselves.
-    public var actor: String
-    /// `promotional_grant`, `promotional_grant_revoked`, … (new actions may appear).
-    public var action: String
-    /// The app user acted on.
-    public var appUserId: String
-    public var reason: String
-    /// The object acted on (a promotional grant's id).
-    public var subject: String
-
-    public init(id: String, appId: String, at: Date, actor: String, action: String, appUserId: String, reason: String, subject: String) {
-        self.id = id
-        self.appId = appId
-        self.at = at
-        self.actor = actor
-        self.action = action
-        self.appUserId = appUserId
-        self.reason = reason
-        self.subject = subject
-    }
-}
-
 extension PromotionalGrant {
     /// The event of granting (`promotional_grant`) or ending it (`promotional_grant_revoked`),
     /// its id derived from the grant, so recording it again adds nothing.

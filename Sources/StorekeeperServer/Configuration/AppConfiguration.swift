@@ -29,6 +29,11 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     public var appAppleId: Int64?
     /// Named access levels (`pro`), each unlocked by any of its products (docs/ENTITLEMENTS.md).
     public var entitlements: [EntitlementDefinition] = []
+    /// What paywalls show (docs/OFFERINGS.md): seeded when not stored, then edited through the
+    /// admin API like the catalog.
+    public var offerings: [Offering] = []
+    /// The default offering and the rules before it; seeded when the app has none stored.
+    public var offeringTargeting: OfferingTargeting?
 
     public init(
         id: String, bundleId: String, sharedSecret: String?, acceptSandbox: Bool = true, apiKey: String, products: [Product] = [],
@@ -46,7 +51,8 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, bundleId, sharedSecret, acceptSandbox, apiKey, products, serverAPI, client, appAppleId, entitlements
+        case id, bundleId, sharedSecret, acceptSandbox, apiKey, products, serverAPI, client, appAppleId, entitlements, offerings
+        case offeringTargeting
     }
 
     public init(from decoder: any Decoder) throws {
@@ -61,6 +67,8 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         client = try c.decodeIfPresent(ClientAccess.self, forKey: .client)
         appAppleId = try c.decodeIfPresent(Int64.self, forKey: .appAppleId)
         entitlements = try c.decodeIfPresent([EntitlementDefinition].self, forKey: .entitlements) ?? []
+        offerings = try c.decodeIfPresent([Offering].self, forKey: .offerings) ?? []
+        offeringTargeting = try c.decodeIfPresent(OfferingTargeting.self, forKey: .offeringTargeting)
     }
 
     /// The credentials the Server API client signs with, when a key is configured.

@@ -1,3 +1,4 @@
+import AppStoreModels
 import Foundation
 public import StorekeeperDomain
 
@@ -58,6 +59,24 @@ public enum DemoConfiguration {
             EntitlementDefinition(id: "pro", products: ["com.example.pro.monthly", "com.example.season.pass"]),
             EntitlementDefinition(id: "no_ads", products: ["com.example.removeads", "com.example.pro.monthly"]),
         ]
+        // The paywall shows the subscription and the season pass; the lifetime-style
+        // "remove ads" is its own offering, shown first to French storefronts.
+        c.apps[0].offerings = [
+            Offering(
+                id: "default", description: "Pro",
+                packages: [
+                    OfferingPackage(id: "$monthly", productId: "com.example.pro.monthly"),
+                    OfferingPackage(id: "season", productId: "com.example.season.pass"),
+                ], metadata: .object(["title": .string("Go Pro")])),
+            Offering(
+                id: "no_ads", description: "Remove ads",
+                packages: [
+                    OfferingPackage(id: "$lifetime", productId: "com.example.removeads"),
+                    OfferingPackage(id: "legacy", productId: "com.example.legacy.pack"),
+                ]),
+        ]
+        c.apps[0].offeringTargeting = OfferingTargeting(
+            current: "default", rules: [OfferingRule(id: "france", offering: "no_ads", storefronts: ["FRA"])])
         return c
     }
 }

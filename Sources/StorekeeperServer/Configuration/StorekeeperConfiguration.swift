@@ -166,6 +166,10 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
                 problems.append("\(key).sharedSecret: required when the app sells auto-renewable subscriptions")
             }
             problems += EntitlementDefinition.problems(app.entitlements, prefix: "\(key).entitlements")
+            problems += Offering.problems(app.offerings, prefix: "\(key).offerings")
+            if let targeting = app.offeringTargeting {
+                problems += targeting.problems(offerings: Set(app.offerings.map(\.id)), prefix: "\(key).offeringTargeting")
+            }
             var productIds = Set<String>()
             for (p, product) in app.products.enumerated() {
                 for problem in product.validationProblems() { problems.append("\(key).products[\(p)].\(problem)") }

@@ -155,17 +155,12 @@ struct AdminController {
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let id = try ctx.parameters.decoded("entitlementId")
             struct Body: Decodable { var products: [String] }
+            let actor = try AdminInput.actor(request)
             let data = try await context.body(request)
             let body = try StorekeeperJSON.decode(Body.self, from: data)
-            // Only `products`: the path names the entitlement, and a field this route does not
-            // read must not look as if it had been applied.
-            if let object = try? JSONSerialization.jsonObject(with: Data(data.readableBytesView)) as? [String: Any],
-                let extra = object.keys.sorted().first(where: { $0 != "products" })
-            {
-                throw StorekeeperError(.invalidRequest, "\(extra): unknown field (the path names the entitlement)")
-            }
+            try AdminInput.refuseFields(data, except: ["products"], note: "the path names the entitlement")
             let definition = EntitlementDefinition(id: id, products: body.products)
-            let problems = try await context.useCases.catalog.save(appId: app.id, entitlement: definition, now: context.now())
+            let problems = try await context.useCases.catalog.save(appId: app.id, entitlement: definition, actor: actor, now: context.now())
             guard problems.isEmpty else { throw StorekeeperError(.invalidRequest, problems.joined(separator: "; ")) }
             return try StorekeeperJSON.response(definition)
         }
@@ -173,7 +168,10 @@ struct AdminController {
             try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let id = try ctx.parameters.decoded("entitlementId")
-            guard try await context.useCases.catalog.deleteEntitlement(appId: app.id, entitlementId: id) else {
+            guard
+                try await context.useCases.catalog.deleteEntitlement(
+                    appId: app.id, entitlementId: id, actor: try AdminInput.actor(request), now: context.now())
+            else {
                 throw StorekeeperError(.notFound, "no entitlement '\(id)'")
             }
             return Response(status: .noContent)

@@ -1,6 +1,9 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import NIOCore
+import StorekeeperDomain
 
 /// Path parameters as the client meant them. Hummingbird hands a route the raw segment, so an id
 /// that needed encoding (`frank%20smith`, `jos%C3%A9`, `a%2Fb`) would be looked up still encoded
@@ -111,5 +114,35 @@ struct QueryInput {
         let parts = offset.dropFirst().split(separator: ":").compactMap { Int($0) }
         guard parts.count == 2 else { return 0 }
         return sign * (parts[0] * 3600 + parts[1] * 60)
+    }
+}
+
+/// What operator routes read besides the body's own fields: who acts and why, and the rule that
+/// a field a route does not read is refused.
+enum AdminInput {
+    static let actorHeader = HTTPField.Name("Storekeeper-Actor")!
+    static let reasonHeader = HTTPField.Name("Storekeeper-Reason")!
+
+    /// The operator as they name themselves; `admin` when they do not.
+    static func actor(_ request: Request) throws -> AuditActor {
+        let actor = AuditActor(name: request.headers[actorHeader] ?? "admin", reason: request.headers[reasonHeader] ?? "")
+        let problems = actor.problems()
+        guard problems.isEmpty else { throw StorekeeperError(.invalidRequest, problems.joined(separator: "; ")) }
+        return actor
+    }
+
+    /// Refuses a body field a route does not read, so nothing looks applied that was not; the
+    /// objects of a list field (`nested`: the field and what its objects may hold) likewise.
+    static func refuseFields(_ data: ByteBuffer, except allowed: Set<String>, nested: [String: Set<String>] = [:], note: String?) throws {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(data.readableBytesView)) as? [String: Any] else { return }
+        if let extra = object.keys.sorted().first(where: { !allowed.contains($0) }) {
+            throw StorekeeperError(.invalidRequest, "\(extra): unknown field" + (note.map { " (\($0))" } ?? ""))
+        }
+        for (field, fields) in nested {
+            for (index, item) in ((object[field] as? [Any]) ?? []).enumerated() {
+                guard let item = item as? [String: Any], let extra = item.keys.sorted().first(where: { !fields.contains($0) }) else { continue }
+                throw StorekeeperError(.invalidRequest, "\(field)[\(index)].\(extra): unknown field")
+            }
+        }
     }
 }
