@@ -64,6 +64,8 @@ expect 14 '"state":"verified"' '"appUserId":"alice"'
 expect 15 '^buy com\.example\.removeads: pending \(server_unavailable\)' '^entitlements of carol: \[\]'
 expect 16 '^launch: transaction [0-9]+ granted; owns \["com\.example\.removeads"\]'
 expect 17 '^restored: \["com\.example\.removeads"\]'
+# 18. The paywall by storefront through the SDK, and a package bought.
+expect 18 '^paywall no_ads: \$lifetime com\.example\.removeads 2\.99 USD$' '^buy \$lifetime: granted; owns \["com\.example\.removeads"\]'
 
 # ---- Helpers.
 WORK=

@@ -16,7 +16,7 @@ struct Example: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storekeeperkit-example",
         abstract: "An app's purchases through StorekeeperKit, against storekeeper serve --simulator.",
-        subcommands: [Buy.self, Launch.self, Show.self, Restore.self])
+        subcommands: [Buy.self, Paywall.self, Launch.self, Show.self, Restore.self])
 
     struct Options: ParsableArguments {
         @Option(help: "The Storekeeper server.") var server = "http://127.0.0.1:8080"
@@ -94,6 +94,29 @@ struct Example: AsyncParsableCommand {
         func run() async throws {
             let keeper = try await Example.launch(options, serverReachable: !dieBeforePost)
             print("buy \(product): \(Example.describe(try await keeper.purchase(productId: product)))")
+        }
+    }
+
+    struct Paywall: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the current offering as the server chose it (optionally for a storefront), and buy one of its packages.")
+        @OptionGroup var options: Options
+        @Option(help: "Apple's storefront code, e.g. FRA.") var storefront: String?
+        @Option(help: "Buy this package of the current offering, e.g. $monthly.") var buy: String?
+
+        func run() async throws {
+            let keeper = try await Example.launch(options)
+            let offerings = try await keeper.offerings(storefront: storefront)
+            guard let current = offerings.current else {
+                print("paywall: no current offering")
+                return
+            }
+            print(
+                "paywall \(current.id): "
+                    + current.packages.map { "\($0.id) \($0.productId) \($0.storeProduct.displayPrice)" }.joined(separator: ", "))
+            guard let buy else { return }
+            guard let package = current.package(buy) else { throw ValidationError("offering \(current.id) has no package \(buy)") }
+            print("buy \(package.id): \(Example.describe(try await keeper.purchase(package: package)))")
         }
     }
 

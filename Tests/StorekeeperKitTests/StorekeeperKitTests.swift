@@ -47,6 +47,8 @@ struct StorekeeperKitTests {
 
         func restorable() async throws -> [StoreTransaction] { try await inner.restorable() }
 
+        func products(for ids: [String]) async throws -> [StoreProduct] { try await inner.products(for: ids) }
+
         func finish(_ transaction: StoreTransaction) async throws {
             if try await !granted(transaction.id) { finishedBeforeGrant.withLock { $0.append(transaction.id) } }
             try await inner.finish(transaction)
@@ -198,6 +200,35 @@ struct StorekeeperKitTests {
             #expect(store.finishedCount.withLock { $0.values.allSatisfy { $0 == 1 } }, "each finished once")
             #expect(try await store.unfinished().isEmpty)
             #expect(store.finishedBeforeGrant.withLock { $0 }.isEmpty, "finish only after the server granted")
+        }
+    }
+
+    @Test("offerings(): the server's current offering joined to the store's products; targeting by storefront; a package bought grants")
+    func offerings() async throws {
+        try await withKitStack { stack, key in
+            let (_, store, transport) = try await shop(stack)
+            let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
+            let offerings = try await sdk.offerings()
+            let current = try #require(offerings.current)
+            #expect(current.id == "default" && offerings.selectedBy == .current && Set(offerings.all.keys) == ["default", "no_ads"])
+            #expect(current.packages.map(\.id) == ["$monthly", "season"] && current.monthly?.type == .monthly)
+            #expect(current.metadata["title"]?.string == "Go Pro")
+            // Priced by the store, exactly: 4.99 USD from the simulator's micro-units.
+            let monthly = try #require(current.monthly)
+            #expect(monthly.storeProduct.price == Decimal(string: "4.99") && monthly.storeProduct.currencyCode == "USD")
+            // The retired pack is not for sale: the server leaves it out.
+            #expect(offerings["no_ads"]?.packages.map(\.productId) == ["com.example.removeads"])
+            #expect(offerings["no_ads"]?.lifetime?.type == .lifetime)
+
+            let french = try await sdk.offerings(storefront: "FRA", appVersion: "1.0")
+            #expect(french.current?.id == "no_ads" && french.selectedBy == .rule(id: "france"))
+
+            let outcome = try await sdk.purchase(package: try #require(french.current?.lifetime))
+            guard case .granted(let entitlements) = outcome else {
+                Issue.record("\(outcome)")
+                return
+            }
+            #expect(entitlements.isActive("no_ads"))
         }
     }
 

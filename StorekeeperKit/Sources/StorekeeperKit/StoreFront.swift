@@ -39,4 +39,7 @@ public protocol StoreFront: Sendable {
     /// the store: only on the user's request, because it may ask them to sign in (StoreKit's
     /// `AppStore.sync()`, then `Transaction.currentEntitlements`).
     func restorable() async throws -> [StoreTransaction]
+    /// The products among `ids` the store sells to this user, localized (StoreKit's
+    /// `Product.products(for:)`); ids it does not know are left out.
+    func products(for ids: [String]) async throws -> [StoreProduct]
 }

@@ -58,6 +58,14 @@ public struct StoreKitStoreFront: StoreFront {
         return found
     }
 
+    public func products(for ids: [String]) async throws -> [StoreProduct] {
+        try await Product.products(for: ids).map { product in
+            StoreProduct(
+                id: product.id, displayName: product.displayName, displayPrice: product.displayPrice, price: product.price,
+                currencyCode: product.priceFormatStyle.currencyCode)
+        }
+    }
+
     /// The id, the product and Apple's signed form, whatever StoreKit's local check said.
     static func transaction(_ result: VerificationResult<Transaction>) -> StoreTransaction {
         let payload = result.unsafePayloadValue

@@ -102,6 +102,28 @@ public actor Storekeeper {
         return try JSONDecoder().decode(Body.self, from: answer.body).products.map(\.productId)
     }
 
+    /// What the paywall shows (docs/OFFERINGS.md): the server's offerings for this user, each
+    /// package joined to the store's localized product (packages the store does not sell here
+    /// are left out). `storefront` (Apple's alpha-3 code) and `appVersion` let the server's
+    /// targeting rules choose; they only choose what is shown.
+    public func offerings(storefront: String? = nil, appVersion: String? = nil) async throws -> Offerings {
+        var query: [String] = []
+        if let storefront { query.append("storefront=" + (storefront.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? "")) }
+        if let appVersion { query.append("appVersion=" + (appVersion.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? "")) }
+        let answer = try await call("GET", "/v1/offerings" + (query.isEmpty ? "" : "?" + query.joined(separator: "&")), body: nil)
+        guard answer.status == 200 else { throw refusal(answer) }
+        guard let wire = try? JSONDecoder().decode(Offerings.Wire.self, from: answer.body) else {
+            throw StorekeeperKitError(.forgedAnswer, "not an offerings answer")
+        }
+        let ids = Array(Set(wire.offerings.flatMap { $0.packages.map(\.productId) })).sorted()
+        return Offerings(wire, products: ids.isEmpty ? [] : try await store.products(for: ids))
+    }
+
+    /// Buys the package's product, exactly as `purchase(productId:)`.
+    public func purchase(package: Package) async throws -> Outcome {
+        try await purchase(productId: package.productId)
+    }
+
     /// Buys `productId`: the intent is journaled before the store charges, the transaction as
     /// soon as the store returns it, and it is delivered to the server at once.
     public func purchase(productId: String) async throws -> Outcome {

@@ -55,6 +55,31 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
         return .purchased(transaction)
     }
 
+    /// The simulator's catalog of the apps it serves, priced from its `priceMicros` (exact) and
+    /// shown as "4.99 USD"; named by product id, since the simulator has no localized names.
+    public func products(for ids: [String]) async throws -> [StoreProduct] {
+        struct App: Decodable {
+            struct Product: Decodable {
+                var productId: String
+                var priceMicros: Int64?
+                var currency: String?
+            }
+            var products: [Product]
+        }
+        let answer = try await URLSessionTransport().send(URLRequest(url: simulatorURL.appendingPathComponent("sim/apps")))
+        guard answer.status == 200 else { throw URLError(.badServerResponse) }
+        let data = answer.body
+        let wanted = Set(ids)
+        var found: [String: StoreProduct] = [:]
+        for product in try JSONDecoder().decode([App].self, from: data).flatMap(\.products) where wanted.contains(product.productId) {
+            let price = Decimal(product.priceMicros ?? 0) / 1_000_000
+            let shown = "\(price)" + (product.currency.map { " " + $0 } ?? "")
+            found[product.productId] = StoreProduct(
+                id: product.productId, displayName: product.productId, displayPrice: shown, price: price, currencyCode: product.currency)
+        }
+        return ids.compactMap { found[$0] }
+    }
+
     public func unfinished() async throws -> [StoreTransaction] {
         lock.withLock { Array(load().values).sorted { $0.id < $1.id } }
     }
