@@ -57,11 +57,14 @@ public struct SubscriberRows: Sendable {
     public var entitlements: [EntitlementDefinition]
     /// The user's promotional grants not revoked (running, or ended by their own end).
     public var promotional: [PromotionalGrant]
+    /// What the app's backend said about the customer; every event's view carries it.
+    public var attributes: SubscriberAttributes?
 
     public init(
         appUserId: String, transactions: [TransactionRecord], subscriptions: [SubscriptionFacts], provisional: [ProvisionalGrant],
-        catalog: [Product], entitlements: [EntitlementDefinition], promotional: [PromotionalGrant]
+        catalog: [Product], entitlements: [EntitlementDefinition], promotional: [PromotionalGrant], attributes: SubscriberAttributes? = nil
     ) {
+        self.attributes = attributes
         self.promotional = promotional
         self.appUserId = appUserId
         self.transactions = transactions

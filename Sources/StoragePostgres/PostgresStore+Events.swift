@@ -115,8 +115,10 @@ extension PostgresStore: EventStore {
                         connection, appId: event.appId, appUserId: event.appUserId, now: now, logger: logger),
                     catalog: catalog, entitlements: try await entitlementDefinitions(connection, appId: event.appId, logger: logger),
                     promotional: try await promotionalGrants(connection, appId: event.appId, appUserId: event.appUserId, logger: logger)
-                        .filter { $0.revokedAt == nil })
+                        .filter { $0.revokedAt == nil },
+                    attributes: try await attributes(connection, appId: event.appId, appUserId: event.appUserId, lock: false, logger: logger))
                 var view = batch.entitlements(rows)
+                view.attributes = rows.attributes
                 let changes = try await entitlementChanges(connection, trigger: event, view: view, rows: rows, now: now, logger: logger)
                 EntitlementChanges.annotate(&view.entitlements, with: changes.states)
                 entitlements[event.appUserId] = view

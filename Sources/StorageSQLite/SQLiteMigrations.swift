@@ -18,6 +18,7 @@ enum SQLiteMigrations {
         ("M0010_EventWireBody", m0010EventWireBody),
         ("M0011_Entitlements", m0011Entitlements),
         ("M0012_Offerings", m0012Offerings),
+        ("M0013_Customers", m0013Customers),
     ]
 
     static var migrator: DatabaseMigrator {

@@ -85,6 +85,7 @@ extension SQLiteStore: EventStore {
             if entitlements[event.appUserId] == nil {
                 let rows = try subscriberRows(db, appId: event.appId, appUserId: event.appUserId, catalog: batch.catalog, now: now)
                 var view = batch.entitlements(rows)
+                view.attributes = rows.attributes
                 let changes = try entitlementChanges(db, trigger: event, view: view, rows: rows, now: now)
                 EntitlementChanges.annotate(&view.entitlements, with: changes.states)
                 entitlements[event.appUserId] = view
@@ -141,6 +142,7 @@ extension SQLiteStore: EventStore {
             subscriptions: try subscriptions(db, appId: appId, appUserId: appUserId),
             provisional: try provisionalGrants(db, appId: appId, appUserId: appUserId, now: now),
             catalog: try catalog ?? products(db, appId: appId), entitlements: try entitlementDefinitions(db, appId: appId),
-            promotional: try promotionalGrants(db, appId: appId, appUserId: appUserId).filter { $0.revokedAt == nil })
+            promotional: try promotionalGrants(db, appId: appId, appUserId: appUserId).filter { $0.revokedAt == nil },
+            attributes: try attributes(db, appId: appId, appUserId: appUserId))
     }
 }

@@ -7,7 +7,7 @@ public import StorekeeperDomain
 /// the domain's `SubscriberView`. Written once, so the API and whatever later reads a customer
 /// (entitlements, the console) agree.
 public struct ReadSubscriber: Sendable {
-    public typealias Store = LedgerStore & CatalogStore & VerificationStore & PromotionalGrantStore & EventStore
+    public typealias Store = LedgerStore & CatalogStore & VerificationStore & PromotionalGrantStore & EventStore & CustomerStore
 
     let store: any Store
 
@@ -26,6 +26,7 @@ public struct ReadSubscriber: Sendable {
             appUserId: appUserId, transactions: transactions, subscriptions: subscriptions, catalog: catalog, now: now,
             provisional: provisional, entitlements: entitlements, promotional: promotional)
         EntitlementChanges.annotate(&view.entitlements, with: try await store.entitlementStates(appId: appId, appUserId: appUserId))
+        view.attributes = try await store.attributes(appId: appId, appUserId: appUserId)
         return view
     }
 }

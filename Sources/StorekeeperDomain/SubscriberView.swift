@@ -62,6 +62,9 @@ public struct SubscriberView: Codable, Hashable, Sendable {
     /// The app's named entitlements (`pro`) this subscriber holds or held, each with the purchase
     /// behind it (``EntitlementRule``); `activeEntitlements` above stays the product-level view.
     public var entitlements: [String: Entitlement] = [:]
+    /// What the app's backend said about the customer (e-mail, name, custom keys); absent when
+    /// nothing was said. Set by whoever reads the stored attributes, not by `build`.
+    public var attributes: SubscriberAttributes? = nil
 
     public static func build(
         appUserId: String, transactions: [TransactionRecord], subscriptions: [SubscriptionFacts],

@@ -51,6 +51,7 @@ public enum StorekeeperApplication {
         AdminController(context: context).register(on: routes)
         PromotionalGrantsController(context: context).register(on: routes)
         OfferingsController(context: context).register(on: routes)
+        CustomersController(context: context).register(on: routes)
         AppleActionsController(context: context).register(on: routes)
         OperationsController(context: context, runner: runner).register(on: routes)
         let limits = ConnectionLimits.establish(configuration: configuration)

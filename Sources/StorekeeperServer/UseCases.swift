@@ -16,6 +16,7 @@ struct UseCases: Sendable {
     let catalog: ManageCatalog
     let promotionalGrants: ManagePromotionalGrants
     let offerings: ManageOfferings
+    let customers: ManageCustomers
     let eventFeed: ReadEventFeed
     let webhookEndpoints: WebhookEndpointActions
     let operations: ReadOperations
@@ -32,6 +33,7 @@ struct UseCases: Sendable {
         catalog = ManageCatalog(store: store)
         promotionalGrants = ManagePromotionalGrants(store: store)
         offerings = ManageOfferings(store: store)
+        customers = ManageCustomers(store: store)
         eventFeed = ReadEventFeed(store: store)
         webhookEndpoints = WebhookEndpointActions(store: store)
         operations = ReadOperations(store: store)

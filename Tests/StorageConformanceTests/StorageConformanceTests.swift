@@ -413,6 +413,107 @@ struct StorageConformanceTests {
     }
 
     @Test(
+        "attributes: merged key by key in one transaction, so concurrent changes keep each other's keys; cleared fields go",
+        arguments: StoreFactory.all)
+    func attributes(factory: StoreFactory) async throws {
+        let store = try await make(factory)
+        let manage = ManageCustomers(store: store)
+        #expect(try await store.attributes(appId: "app", appUserId: "alice") == nil)
+        let first = try await manage.update(
+            appId: "app", appUserId: "alice", change: AttributeChange(email: .set("a@example.com"), custom: ["plan": "gold"]), now: t0)
+        #expect(try first.get() == SubscriberAttributes(email: "a@example.com", custom: ["plan": "gold"]))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<20 {
+                group.addTask {
+                    _ = try await manage.update(appId: "app", appUserId: "alice", change: AttributeChange(custom: ["k\(index)": "\(index)"]), now: t0)
+                }
+            }
+            try await group.waitForAll()
+        }
+        let stored = try #require(try await store.attributes(appId: "app", appUserId: "alice"))
+        #expect(stored.custom.count == 21 && stored.custom["k7"] == "7" && stored.email == "a@example.com")
+        // Refused: nothing written; a change that empties everything removes the row.
+        let refused = try await manage.update(appId: "app", appUserId: "alice", change: AttributeChange(email: .set("not an address")), now: t0)
+        #expect((try? refused.get()) == nil)
+        #expect(try await store.attributes(appId: "app", appUserId: "alice") == stored)
+        let over = try await manage.update(
+            appId: "app", appUserId: "alice", change: AttributeChange(custom: Dictionary(uniqueKeysWithValues: (0..<40).map { ("x\($0)", "v") })),
+            now: t0)
+        #expect((try? over.get()) == nil, "21 + 40 keys is over the limit of 50")
+        var clearAll = AttributeChange(email: .clear)
+        for key in stored.custom.keys { clearAll.custom[key] = .some(nil) }
+        #expect(try await manage.update(appId: "app", appUserId: "alice", change: clearAll, now: t0).get().isEmpty)
+        #expect(try await store.attributes(appId: "app", appUserId: "alice") == nil)
+        #expect(try await store.tablesMentioning("a@example.com").isEmpty)
+    }
+
+    @Test(
+        "delete a customer: no table holds their id or attributes afterwards; money rows kept under a tombstone, ledger unchanged; another user untouched",
+        arguments: StoreFactory.all)
+    func deleteCustomer(factory: StoreFactory) async throws {
+        let store = try await make(factory)
+        let user = "carol.deleted-me"
+        try await store.seedProducts(
+            appId: "app",
+            products: [Product(productId: "removeads", type: .nonConsumable), Product(productId: "coins", type: .consumable, creditAmount: 5)],
+            now: t0)
+        try await store.seedEntitlements(appId: "app", definitions: [EntitlementDefinition(id: "no_ads", products: ["removeads"])], now: t0)
+        let manage = ManageCustomers(store: store)
+        _ = try await manage.update(
+            appId: "app", appUserId: user,
+            change: AttributeChange(email: .set("carol@example.org"), displayName: .set("Carol Q"), custom: ["team": "vermilion"]),
+            now: t0)
+        try await grantSigned(
+            store, [PurchaseEvidence.Purchase(transactionId: "c1", originalTransactionId: "c1", productId: "removeads", purchaseDate: t0)],
+            user: user,
+            tag: "c1")
+        try await grantSigned(
+            store, [PurchaseEvidence.Purchase(transactionId: "b1", originalTransactionId: "b1", productId: "coins", purchaseDate: t0)], user: "bob",
+            tag: "b1")
+        _ = try await ManagePromotionalGrants(store: store).grant(
+            .init(appId: "app", appUserId: user, entitlementId: "no_ads", duration: "P7D", actor: "ops", reason: "sorry", grantId: nil), now: t0)
+        try await store.seedOfferings(
+            appId: "app", offerings: [Offering(id: "main", packages: [OfferingPackage(id: "$lifetime", productId: "removeads")])], targeting: nil,
+            now: t0)
+        #expect(
+            try await ManageOfferings(store: store).setOverride(
+                appId: "app", appUserId: user, offeringId: "main", actor: AuditActor(name: "ops", reason: ""), now: t0) == .set)
+        let events = try await store.events(appId: "app", after: 0, types: [], limit: 50).map(\.event)
+        #expect(events.contains { $0.appUserId == user && $0.entitlements?.attributes?.email == "carol@example.org" }, "events carry the attributes")
+        let held = try await store.tablesMentioning(user)
+        for table in [
+            "transactions", "ledger", "events", "verifications", "subscriber_attributes", "offering_overrides", "promotional_grants", "audit_log",
+        ] {
+            #expect(held[table] != nil, "\(table) held the id before: \(held)")
+        }
+        let range = LedgerQuery(appId: "app", environment: "sandbox", from: t0.addingTimeInterval(-86_400), to: t0.addingTimeInterval(86_400))
+        let ledgerBefore = try await store.ledger(range)
+        let bobBefore = try await store.transactions(appId: "app", appUserId: "bob")
+
+        let deletion = try #require(
+            try await manage.delete(appId: "app", appUserId: user, actor: AuditActor(name: "dpo@example.com", reason: "erasure request"), now: t0))
+        #expect(CustomerErasure.isTombstone(deletion.tombstone) && deletion.rows["transactions"] == 1 && deletion.rows["subscriber_attributes"] == 1)
+        for needle in [user, "carol@example.org", "Carol Q", "vermilion"] {
+            let left = try await store.tablesMentioning(needle)
+            #expect(left.isEmpty, "\(needle) still in \(left)")
+        }
+        // Money kept: the same rows, the same amounts, under the tombstone.
+        let ledgerAfter = try await store.ledger(range)
+        #expect(ledgerAfter.count == ledgerBefore.count && ledgerAfter.map(\.transactionId) == ledgerBefore.map(\.transactionId))
+        #expect(ledgerAfter.map(\.priceMicros) == ledgerBefore.map(\.priceMicros))
+        #expect(ledgerAfter.filter { $0.transactionId == "c1" }.allSatisfy { $0.appUserId == deletion.tombstone })
+        #expect(try await store.transactions(appId: "app", appUserId: deletion.tombstone).map(\.transactionId) == ["c1"])
+        #expect(try await store.transactions(appId: "app", appUserId: "bob") == bobBefore)
+        #expect(try await store.owner(appId: "app", originalTransactionId: "c1") == deletion.tombstone)
+        let erasedEvents = try await store.events(appId: "app", after: 0, types: [], limit: 50).map(\.event)
+        #expect(erasedEvents.count == events.count && erasedEvents.allSatisfy { $0.entitlements?.attributes == nil })
+        // The deletion is audited under the tombstone; a second one finds nothing.
+        let log = try await store.auditEntries(appId: "app", after: 0, limit: 50).map(\.entry)
+        #expect(log.last?.action == "customer_deleted" && log.last?.appUserId == deletion.tombstone && log.last?.actor == "dpo@example.com")
+        #expect(try await manage.delete(appId: "app", appUserId: user, actor: AuditActor(name: "dpo", reason: ""), now: t0) == nil)
+    }
+
+    @Test(
         "offerings: seeded once, edited, deleted; targeting and a user's override saved and cleared; every change audited in its transaction",
         arguments: StoreFactory.all)
     func offerings(factory: StoreFactory) async throws {

@@ -73,7 +73,7 @@ struct ClientAccessTests {
                 (.PUT, "/v1/admin/apps/demo/offerings/default"), (.DELETE, "/v1/admin/apps/demo/offerings/default"),
                 (.PUT, "/v1/admin/apps/demo/offering-targeting"), (.GET, "/v1/admin/apps/demo/subscribers/alice/offering-override"),
                 (.PUT, "/v1/admin/apps/demo/subscribers/alice/offering-override"),
-                (.DELETE, "/v1/admin/apps/demo/subscribers/alice/offering-override"),
+                (.DELETE, "/v1/admin/apps/demo/subscribers/alice/offering-override"), (.DELETE, "/v1/admin/apps/demo/subscribers/alice"),
                 (.POST, "/v1/admin/apps/demo/promotional-grants/00000000-0000-4000-8000-000000000000/revoke"),
                 (.GET, "/v1/admin/apps/demo/audit"),
             ] {
@@ -279,6 +279,11 @@ struct ClientAccessTests {
                 .POST, "/v1/receipts", headers: headers, body: Data(#"{"appUserId":"carol","receipt":"\#(untagged.receipt)"}"#.utf8))
             #expect(receipt.status == 401 && receipt.errorCode == "user_token_required", "\(receipt.text)")
             #expect(try await http.send(.GET, "/v1/subscribers/carol", headers: headers).status == 200)
+
+            // Nor say who a user is.
+            let attributes = try await http.send(
+                .PATCH, "/v1/subscribers/carol/attributes", headers: headers, body: Data(#"{"email":"x@example.com"}"#.utf8))
+            #expect(attributes.status == 401 && attributes.errorCode == "user_token_required", "\(attributes.text)")
 
             // An anonymous caller naming a user does not learn that user's own offering.
             let admin = ["Authorization": "Bearer \(stack.api.adminKey)"]

@@ -1,0 +1,34 @@
+public import Foundation
+public import StorekeeperDomain
+
+/// Customers' own data: their attributes, and their deletion (docs/CUSTOMERS.md).
+public protocol CustomerStore: Sendable {
+    func attributes(appId: String, appUserId: String) async throws -> SubscriberAttributes?
+    /// Reads the stored attributes (none: empty) and writes what `change` makes of them, in one
+    /// transaction, so two changes at once never lose each other's keys. Empty attributes
+    /// remove the row. The stored value is left as it was when `change` fails.
+    func updateAttributes(
+        appId: String, appUserId: String, now: Date,
+        _ change: @escaping @Sendable (SubscriberAttributes) -> Result<SubscriberAttributes, AttributeProblems>
+    ) async throws -> Result<SubscriberAttributes, AttributeProblems>
+    /// Replaces the customer's app user id with `erasure.tombstone` in every row that keeps their
+    /// purchases (and in other users' events that name them), removes their attributes, offering
+    /// override and verification hints, and records `audit`, in one transaction. Nil when no
+    /// row named them (nothing is written then).
+    func deleteCustomer(appId: String, erasure: CustomerErasure, audit: AuditEntry, now: Date) async throws -> CustomerDeletion?
+    /// Every table with a text column holding `text` anywhere, with how many rows do: what a
+    /// deletion is checked against (no table may still hold the deleted id).
+    func tablesMentioning(_ text: String) async throws -> [String: Int]
+}
+
+/// What a deletion changed, by table.
+public struct CustomerDeletion: Codable, Sendable, Hashable {
+    public var tombstone: String
+    /// Rows changed or removed, by table name.
+    public var rows: [String: Int]
+
+    public init(tombstone: String, rows: [String: Int]) {
+        self.tombstone = tombstone
+        self.rows = rows
+    }
+}

@@ -1,0 +1,14 @@
+extension PostgresMigrations {
+    /// Customers' attributes (see the SQLite migration of the same name).
+    static let m0013Customers = Migration(
+        name: "M0013_Customers",
+        sql: """
+            CREATE TABLE subscriber_attributes (
+                app_id TEXT NOT NULL,
+                app_user_id TEXT NOT NULL,
+                body TEXT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                PRIMARY KEY (app_id, app_user_id)
+            );
+            """)
+}

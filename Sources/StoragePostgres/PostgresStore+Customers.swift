@@ -1,0 +1,165 @@
+public import Foundation
+import Logging
+public import Persistence
+import PostgresNIO
+public import StorekeeperDomain
+
+extension PostgresStore: CustomerStore {
+    public func attributes(appId: String, appUserId: String) async throws -> SubscriberAttributes? {
+        try await read { connection in try await Self.attributes(connection, appId: appId, appUserId: appUserId, lock: false, logger: self.logger) }
+    }
+
+    static func attributes(
+        _ connection: PostgresConnection, appId: String, appUserId: String, lock: Bool, logger: Logger
+    ) async throws -> SubscriberAttributes? {
+        try await connection.rows(
+            "SELECT body FROM subscriber_attributes WHERE app_id = \(appId) AND app_user_id = \(appUserId) \(unescaped: lock ? "FOR UPDATE" : "")",
+            logger: logger
+        ).first.flatMap { StoredJSON.decode(SubscriberAttributes.self, try $0.value("body", as: String.self)) }
+    }
+
+    public func updateAttributes(
+        appId: String, appUserId: String, now: Date,
+        _ change: @escaping @Sendable (SubscriberAttributes) -> Result<SubscriberAttributes, AttributeProblems>
+    ) async throws -> Result<SubscriberAttributes, AttributeProblems> {
+        try await transaction { connection in
+            // A row to lock even for a first change, so two first changes at once take turns
+            // instead of the second overwriting the first's keys.
+            try await connection.execute(
+                """
+                INSERT INTO subscriber_attributes (app_id, app_user_id, body, updated_at)
+                VALUES (\(appId), \(appUserId), '{}', \(StoredTime.ms(now))) ON CONFLICT (app_id, app_user_id) DO NOTHING
+                """, logger: self.logger)
+            let stored = try await Self.attributes(connection, appId: appId, appUserId: appUserId, lock: true, logger: self.logger)
+            let outcome = change(stored ?? SubscriberAttributes())
+            guard case .success(let attributes) = outcome, !attributes.isEmpty else {
+                if case .success = outcome {
+                    try await connection.execute(
+                        "DELETE FROM subscriber_attributes WHERE app_id = \(appId) AND app_user_id = \(appUserId)", logger: self.logger)
+                } else if stored?.isEmpty ?? true {
+                    // The placeholder of a refused first change goes.
+                    try await connection.execute(
+                        "DELETE FROM subscriber_attributes WHERE app_id = \(appId) AND app_user_id = \(appUserId) AND body = '{}'",
+                        logger: self.logger)
+                }
+                return outcome
+            }
+            try await connection.execute(
+                """
+                UPDATE subscriber_attributes SET body = \(StoredJSON.encode(attributes)), updated_at = \(StoredTime.ms(now))
+                WHERE app_id = \(appId) AND app_user_id = \(appUserId)
+                """, logger: self.logger)
+            return outcome
+        }
+    }
+
+    public func deleteCustomer(appId: String, erasure: CustomerErasure, audit: AuditEntry, now: Date) async throws -> CustomerDeletion? {
+        try await transaction { connection in
+            let logger = self.logger
+            let user = erasure.appUserId
+            let tombstone = erasure.tombstone
+            var rows: [String: Int] = [:]
+            func add(_ table: String, _ changed: Int) { if changed > 0 { rows[table, default: 0] += changed } }
+            for table in CustomerTables.renamed {
+                add(
+                    table,
+                    try await connection.count(
+                        "UPDATE \(unescaped: table) SET app_user_id = \(tombstone) WHERE app_id = \(appId) AND app_user_id = \(user) RETURNING 1",
+                        logger: logger))
+            }
+            // Hints are the client's words, stored for support: they may name the customer.
+            add(
+                "verifications",
+                try await connection.count(
+                    """
+                    UPDATE verifications SET app_user_id = \(tombstone), hints = NULL WHERE app_id = \(appId) AND app_user_id = \(user)
+                    RETURNING 1
+                    """, logger: logger))
+            for table in CustomerTables.removed {
+                add(
+                    table,
+                    try await connection.count(
+                        "DELETE FROM \(unescaped: table) WHERE app_id = \(appId) AND app_user_id = \(user) RETURNING 1", logger: logger))
+            }
+            for grant in try await Self.promotionalGrants(connection, appId: appId, appUserId: user, logger: logger) {
+                add(
+                    "promotional_grants",
+                    try await connection.count(
+                        """
+                        UPDATE promotional_grants SET app_user_id = \(tombstone), body = \(StoredJSON.encode(erasure.erase(grant)))
+                        WHERE app_id = \(appId) AND id = \(grant.id) RETURNING 1
+                        """, logger: logger))
+            }
+            // Events of the customer, and other users' that name them (a transfer, an owner).
+            let mentions = CustomerTables.mentions(of: user)
+            let events = try await connection.rows(
+                """
+                SELECT cursor, id, body, wire FROM events
+                WHERE app_id = \(appId) AND (app_user_id = \(user) OR strpos(body, \(mentions[0])) > 0 OR strpos(body, \(mentions[1])) > 0)
+                """, logger: logger)
+            for row in events {
+                let id = try row.value("id", as: String.self)
+                let cursor = try row.value("cursor", as: Int64.self)
+                guard let event = StoredEventBody.event(body: try row.value("body", as: String.self), wire: try row.value("wire", as: Bool.self))
+                else { continue }
+                let erased = erasure.erase(event)
+                add(
+                    "events",
+                    try await connection.count(
+                        """
+                        UPDATE events SET id = \(erased.id), app_user_id = \(erased.appUserId), body = \(WireJSON.encode(erased)), wire = TRUE
+                        WHERE app_id = \(appId) AND cursor = \(cursor) RETURNING 1
+                        """, logger: logger))
+                if erased.id != id {
+                    try await connection.execute("UPDATE webhook_deliveries SET event_id = \(erased.id) WHERE event_id = \(id)", logger: logger)
+                }
+            }
+            let entries = try await connection.rows(
+                """
+                SELECT cursor, body FROM audit_log
+                WHERE app_id = \(appId) AND (strpos(body, \(mentions[0])) > 0 OR strpos(body, \(mentions[1])) > 0)
+                """, logger: logger)
+            for row in entries {
+                guard let entry = StoredJSON.decode(AuditEntry.self, try row.value("body", as: String.self)), entry.appUserId == user else {
+                    continue
+                }
+                let cursor = try row.value("cursor", as: Int64.self)
+                add(
+                    "audit_log",
+                    try await connection.count(
+                        "UPDATE audit_log SET body = \(StoredJSON.encode(erasure.erase(entry))) WHERE cursor = \(cursor) RETURNING 1", logger: logger)
+                )
+            }
+            guard !rows.isEmpty else { return nil }
+            try await Self.recordAudit(connection, audit, logger: logger)
+            return CustomerDeletion(tombstone: tombstone, rows: rows)
+        }
+    }
+
+    public func tablesMentioning(_ text: String) async throws -> [String: Int] {
+        try await read { connection in
+            let columns = try await connection.rows(
+                """
+                SELECT table_name, column_name FROM information_schema.columns
+                WHERE table_schema = current_schema() AND data_type IN ('text', 'character varying', 'jsonb', 'json')
+                ORDER BY table_name, column_name
+                """, logger: self.logger)
+            var byTable: [String: [String]] = [:]
+            for row in columns {
+                byTable[try row.value("table_name", as: String.self), default: []].append(try row.value("column_name", as: String.self))
+            }
+            var found: [String: Int] = [:]
+            for (table, names) in byTable {
+                let condition = names.map { "strpos(\"\($0)\"::text, $1) > 0" }.joined(separator: " OR ")
+                var bindings = PostgresBindings()
+                bindings.append(text)
+                let rows = try await connection.query(
+                    PostgresQuery(unsafeSQL: "SELECT count(*) AS n FROM \"\(table)\" WHERE \(condition)", binds: bindings), logger: self.logger
+                ).collect()
+                let count = try rows.first?.makeRandomAccess().value("n", as: Int64.self) ?? 0
+                if count > 0 { found[table] = Int(count) }
+            }
+            return found
+        }
+    }
+}

@@ -1,0 +1,17 @@
+import GRDB
+
+extension SQLiteMigrations {
+    /// Customers: what the app's backend says about each (e-mail, name, custom keys).
+    static func m0013Customers(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE subscriber_attributes (
+                    app_id TEXT NOT NULL,
+                    app_user_id TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    PRIMARY KEY (app_id, app_user_id)
+                ) WITHOUT ROWID;
+                """)
+    }
+}

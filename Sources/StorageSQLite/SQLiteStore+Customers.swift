@@ -1,0 +1,120 @@
+public import Foundation
+import GRDB
+public import Persistence
+public import StorekeeperDomain
+
+extension SQLiteStore: CustomerStore {
+    public func attributes(appId: String, appUserId: String) async throws -> SubscriberAttributes? {
+        try await read { db in try Self.attributes(db, appId: appId, appUserId: appUserId) }
+    }
+
+    static func attributes(_ db: Database, appId: String, appUserId: String) throws -> SubscriberAttributes? {
+        StoredJSON.decode(
+            SubscriberAttributes.self,
+            try String.fetchOne(
+                db.cachedStatement(sql: "SELECT body FROM subscriber_attributes WHERE app_id = ? AND app_user_id = ?"),
+                arguments: [appId, appUserId]))
+    }
+
+    public func updateAttributes(
+        appId: String, appUserId: String, now: Date,
+        _ change: @escaping @Sendable (SubscriberAttributes) -> Result<SubscriberAttributes, AttributeProblems>
+    ) async throws -> Result<SubscriberAttributes, AttributeProblems> {
+        try await write { db in
+            let outcome = change(try Self.attributes(db, appId: appId, appUserId: appUserId) ?? SubscriberAttributes())
+            guard case .success(let attributes) = outcome else { return outcome }
+            if attributes.isEmpty {
+                try db.execute(sql: "DELETE FROM subscriber_attributes WHERE app_id = ? AND app_user_id = ?", arguments: [appId, appUserId])
+            } else {
+                try db.execute(
+                    sql: """
+                        INSERT INTO subscriber_attributes (app_id, app_user_id, body, updated_at) VALUES (?, ?, ?, ?)
+                        ON CONFLICT (app_id, app_user_id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
+                        """,
+                    arguments: [appId, appUserId, StoredJSON.encode(attributes), StoredTime.ms(now)])
+            }
+            return outcome
+        }
+    }
+
+    public func deleteCustomer(appId: String, erasure: CustomerErasure, audit: AuditEntry, now: Date) async throws -> CustomerDeletion? {
+        try await write { db in
+            let user = erasure.appUserId
+            var rows: [String: Int] = [:]
+            func count(_ table: String) { if db.changesCount > 0 { rows[table, default: 0] += db.changesCount } }
+            for table in CustomerTables.renamed {
+                try db.execute(
+                    sql: "UPDATE \(table) SET app_user_id = ? WHERE app_id = ? AND app_user_id = ?", arguments: [erasure.tombstone, appId, user])
+                count(table)
+            }
+            // Hints are the client's words, stored for support: they may name the customer.
+            try db.execute(
+                sql: "UPDATE verifications SET app_user_id = ?, hints = NULL WHERE app_id = ? AND app_user_id = ?",
+                arguments: [erasure.tombstone, appId, user])
+            count("verifications")
+            for table in CustomerTables.removed {
+                try db.execute(sql: "DELETE FROM \(table) WHERE app_id = ? AND app_user_id = ?", arguments: [appId, user])
+                count(table)
+            }
+            for grant in try Self.promotionalGrants(db, appId: appId, appUserId: user) {
+                try db.execute(
+                    sql: "UPDATE promotional_grants SET app_user_id = ?, body = ? WHERE app_id = ? AND id = ?",
+                    arguments: [erasure.tombstone, StoredJSON.encode(erasure.erase(grant)), appId, grant.id])
+                count("promotional_grants")
+            }
+            // Events of the customer, and other users' that name them (a transfer, an owner).
+            let mentions = CustomerTables.mentions(of: user)
+            let events = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT cursor, id, body, wire FROM events
+                    WHERE app_id = ? AND (app_user_id = ? OR instr(body, ?) > 0 OR instr(body, ?) > 0)
+                    """, arguments: [appId, user, mentions[0], mentions[1]])
+            for row in events {
+                let id: String = row["id"]
+                guard let event = StoredEventBody.event(body: row["body"], wire: row["wire"]) else { continue }
+                let erased = erasure.erase(event)
+                try db.execute(
+                    sql: "UPDATE events SET id = ?, app_user_id = ?, body = ?, wire = 1 WHERE app_id = ? AND cursor = ?",
+                    arguments: [erased.id, erased.appUserId, WireJSON.encode(erased), appId, row["cursor"] as Int64])
+                count("events")
+                if erased.id != id {
+                    try db.execute(sql: "UPDATE webhook_deliveries SET event_id = ? WHERE event_id = ?", arguments: [erased.id, id])
+                }
+            }
+            let entries = try Row.fetchAll(
+                db, sql: "SELECT cursor, body FROM audit_log WHERE app_id = ? AND (instr(body, ?) > 0 OR instr(body, ?) > 0)",
+                arguments: [appId, mentions[0], mentions[1]])
+            for row in entries {
+                guard let entry = StoredJSON.decode(AuditEntry.self, row["body"]), entry.appUserId == user else { continue }
+                try db.execute(
+                    sql: "UPDATE audit_log SET body = ? WHERE cursor = ?",
+                    arguments: [StoredJSON.encode(erasure.erase(entry)), row["cursor"] as Int64])
+                count("audit_log")
+            }
+            guard !rows.isEmpty else { return nil }
+            try Self.recordAudit(db, audit)
+            return CustomerDeletion(tombstone: erasure.tombstone, rows: rows)
+        }
+    }
+
+    public func tablesMentioning(_ text: String) async throws -> [String: Int] {
+        try await read { db in
+            var found: [String: Int] = [:]
+            let tables = try String.fetchAll(
+                db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+            for table in tables {
+                let columns = try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [table]).map { $0["name"] as String }
+                guard !columns.isEmpty else { continue }
+                // Any column: SQLite stores text in columns of any declared type.
+                let condition = columns.map { "instr(CAST(\"\($0)\" AS TEXT), ?) > 0" }.joined(separator: " OR ")
+                let count =
+                    try Int.fetchOne(
+                        db, sql: "SELECT count(*) FROM \"\(table)\" WHERE \(condition)", arguments: StatementArguments(columns.map { _ in text }))
+                    ?? 0
+                if count > 0 { found[table] = count }
+            }
+            return found
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import StorekeeperCore
+import StorekeeperDomain
+
+/// A customer's own data: attributes set by the app's backend (any user) or the app (its own
+/// user, proven by a user token), and an operator's deletion of a customer. Only translation:
+/// `ManageCustomers` decides.
+struct CustomersController {
+    let context: ServerContext
+
+    func register(on router: RouteTable) {
+        router.group("v1").patch("subscribers/:appUserId/attributes") { request, ctx in
+            try await updateAttributes(request, appUserId: try ctx.parameters.decoded("appUserId"))
+        }
+        router.group("v1/admin/apps/:app").delete("subscribers/:appUserId") { request, ctx in
+            try context.authenticateAdmin(request)
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            let appUserId = try ctx.parameters.decoded("appUserId")
+            try validateAppUserId(appUserId)
+            let actor = try AdminInput.actor(request)
+            guard let deletion = try await context.useCases.customers.delete(appId: app.id, appUserId: appUserId, actor: actor, now: context.now())
+            else { throw StorekeeperError(.notFound, "nothing is stored of that user") }
+            return try StorekeeperJSON.response(deletion)
+        }
+    }
+
+    /// A merge patch: a field sent sets it, `null` clears it, a field left out stays; `custom`
+    /// likewise key by key.
+    func updateAttributes(_ request: Request, appUserId: String) async throws -> Response {
+        let caller = try await context.authenticateCaller(request)
+        try validateAppUserId(appUserId)
+        try caller.mayActFor(appUserId)
+        if case .client(_, nil) = caller {
+            // Personal data about a user: only a user token can say whose it is.
+            throw StorekeeperError(.userTokenRequired, "attributes from the app need a user token in 'Storekeeper-User-Token'")
+        }
+        let data = try await context.body(request)
+        let change = try Self.change(Data(data.readableBytesView))
+        switch try await context.useCases.customers.update(appId: caller.app.id, appUserId: appUserId, change: change, now: context.now()) {
+        case .success(let attributes): return try context.respond(request, caller, attributes, requestBody: data)
+        case .failure(let refused): throw StorekeeperError(.invalidRequest, refused.problems.joined(separator: "; "))
+        }
+    }
+
+    static func change(_ data: Data) throws -> AttributeChange {
+        guard let parsed = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else {
+            throw StorekeeperError(.invalidJSON, "body is not JSON")
+        }
+        guard let object = parsed as? [String: Any] else { throw StorekeeperError(.invalidRequest, "body: a JSON object") }
+        if let extra = object.keys.sorted().first(where: { !["email", "displayName", "custom"].contains($0) }) {
+            throw StorekeeperError(.invalidRequest, "\(extra): unknown field (email, displayName, custom)")
+        }
+        func field(_ name: String) throws -> AttributeChange.Field {
+            guard let value = object[name] else { return .keep }
+            if value is NSNull { return .clear }
+            guard let text = value as? String else { throw StorekeeperError(.invalidRequest, "\(name): a string or null") }
+            return .set(text)
+        }
+        var change = AttributeChange(email: try field("email"), displayName: try field("displayName"))
+        if object["custom"] is NSNull {
+            change.clearCustom = true
+        } else if let custom = object["custom"] {
+            guard let entries = custom as? [String: Any] else { throw StorekeeperError(.invalidRequest, "custom: an object of strings or nulls") }
+            for (key, value) in entries {
+                if value is NSNull {
+                    change.custom[key] = .some(nil)
+                } else if let text = value as? String {
+                    change.custom[key] = .some(text)
+                } else {
+                    throw StorekeeperError(.invalidRequest, "custom.\(key.prefix(64)): a string or null")
+                }
+            }
+        }
+        return change
+    }
+}

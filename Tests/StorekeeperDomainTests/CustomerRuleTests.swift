@@ -1,0 +1,53 @@
+import Foundation
+import StorekeeperDomain
+import Testing
+
+/// Customers' attributes as a merge patch, and what deleting a customer does to a row.
+@Suite("customers: attribute patches and erasure")
+struct CustomerRuleTests {
+    @Test("a patch sets, clears and keeps; limits refuse the whole patch")
+    func patches() throws {
+        let start = SubscriberAttributes(email: "a@b.c", displayName: "A", custom: ["x": "1", "y": "2"])
+        let next = try start.applying(AttributeChange(email: .clear, custom: ["x": String?.none, "z": "3"])).get()
+        #expect(next == SubscriberAttributes(email: nil, displayName: "A", custom: ["y": "2", "z": "3"]))
+        for bad in [
+            AttributeChange(email: .set("a@")), AttributeChange(email: .set("a b@c.d")), AttributeChange(displayName: .set("")),
+            AttributeChange(custom: ["": "v"]), AttributeChange(custom: ["ok": .some(String(repeating: "v", count: 501))]),
+        ] {
+            #expect((try? start.applying(bad).get()) == nil, "\(bad)")
+        }
+        let full = SubscriberAttributes(custom: Dictionary(uniqueKeysWithValues: (0..<50).map { ("k\($0)", "v") }))
+        #expect((try? full.applying(AttributeChange(custom: ["one-more": "v"])).get()) == nil)
+        #expect((try? full.applying(AttributeChange(custom: ["k1": String?.none, "one-more": "v"])).get())?.custom.count == 50)
+    }
+
+    @Test("erasure: every mention of the customer replaced, their attributes dropped, others' data kept")
+    func erasure() {
+        let erasure = CustomerErasure(appUserId: "hank", tombstone: "deleted_1")
+        var view = SubscriberView.build(
+            appUserId: "hank",
+            transactions: [
+                TransactionRecord(
+                    appId: "app", appUserId: "hank", transactionId: "1", originalTransactionId: "1", productId: "p", productType: .nonConsumable,
+                    environment: "sandbox", purchaseDate: Date(timeIntervalSince1970: 0), originalPurchaseDate: nil, expiresDate: nil,
+                    cancellationDate: nil, quantity: 1, credits: 0, ownershipType: nil, verificationId: "v")
+            ], subscriptions: [], catalog: [:], now: Date(timeIntervalSince1970: 10))
+        view.attributes = SubscriberAttributes(email: "h@x.y")
+        var details = SubscriberEvent.Details()
+        details.fromAppUserId = "hank"
+        details.toAppUserId = "ivy"
+        var event = SubscriberEvent(
+            id: SubscriberEvent.id(type: .consentRescinded, subject: "hank", cause: "n1"), type: .consentRescinded, appId: "app",
+            environment: nil, appUserId: "hank", occurredAt: Date(timeIntervalSince1970: 0), recordedAt: Date(timeIntervalSince1970: 0),
+            details: details)
+        event.entitlements = view
+        let erased = erasure.erase(event)
+        #expect(erased.id == "evt_n1_consent_rescinded_deleted_1" && erased.appUserId == "deleted_1")
+        #expect(erased.details?.fromAppUserId == "deleted_1" && erased.details?.toAppUserId == "ivy")
+        #expect(erased.entitlements?.appUserId == "deleted_1" && erased.entitlements?.attributes == nil)
+        #expect(erased.entitlements?.history.map(\.appUserId) == ["deleted_1"])
+        // An id that only ends like the customer's is another's.
+        #expect(erasure.eventId("evt_n1_purchase_hank") == "evt_n1_purchase_hank")
+        #expect(CustomerErasure.isTombstone(CustomerErasure.newTombstone()) && CustomerErasure.newTombstone() != CustomerErasure.newTombstone())
+    }
+}
