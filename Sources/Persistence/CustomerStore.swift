@@ -16,6 +16,15 @@ public protocol CustomerStore: Sendable {
     /// override and verification hints, and records `audit`, in one transaction. Nil when no
     /// row named them (nothing is written then).
     func deleteCustomer(appId: String, erasure: CustomerErasure, audit: AuditEntry, now: Date) async throws -> CustomerDeletion?
+    func suspension(appId: String, appUserId: String) async throws -> AccessSuspension?
+    /// Withholds access (when it is not withheld already: the same suspension twice changes
+    /// nothing), with `audit` and the events `events` records, in one transaction. False when
+    /// access was withheld before (nothing written).
+    func suspendAccess(
+        appId: String, appUserId: String, suspension: AccessSuspension, audit: AuditEntry, events: EventBatch, now: Date
+    ) async throws -> Bool
+    /// Lifts a suspension, with `audit` and `events`, in one transaction; false when there was none.
+    func restoreAccess(appId: String, appUserId: String, audit: AuditEntry, events: EventBatch, now: Date) async throws -> Bool
     /// Every table with a text column holding `text` anywhere, with how many rows do: what a
     /// deletion is checked against (no table may still hold the deleted id).
     func tablesMentioning(_ text: String) async throws -> [String: Int]

@@ -4,7 +4,7 @@ public enum CustomerTables {
     /// Rows kept with the id replaced: purchases, money and their history.
     public static let renamed = [
         "transactions", "subscriptions", "ledger", "ownership_bindings", "ownership_claims", "provisional_grants", "webhook_deliveries",
-        "event_sequences", "entitlement_states",
+        "event_sequences", "entitlement_states", "access_suspensions",
     ]
     /// Rows removed: the customer's own data and settings.
     public static let removed = ["subscriber_attributes", "offering_overrides"]

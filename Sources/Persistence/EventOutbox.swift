@@ -59,12 +59,16 @@ public struct SubscriberRows: Sendable {
     public var promotional: [PromotionalGrant]
     /// What the app's backend said about the customer; every event's view carries it.
     public var attributes: SubscriberAttributes?
+    /// Set while the subscriber's access is withheld.
+    public var suspension: AccessSuspension?
 
     public init(
         appUserId: String, transactions: [TransactionRecord], subscriptions: [SubscriptionFacts], provisional: [ProvisionalGrant],
-        catalog: [Product], entitlements: [EntitlementDefinition], promotional: [PromotionalGrant], attributes: SubscriberAttributes? = nil
+        catalog: [Product], entitlements: [EntitlementDefinition], promotional: [PromotionalGrant], attributes: SubscriberAttributes? = nil,
+        suspension: AccessSuspension? = nil
     ) {
         self.attributes = attributes
+        self.suspension = suspension
         self.promotional = promotional
         self.appUserId = appUserId
         self.transactions = transactions

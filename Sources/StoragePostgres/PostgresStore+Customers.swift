@@ -136,6 +136,45 @@ extension PostgresStore: CustomerStore {
         }
     }
 
+    public func suspension(appId: String, appUserId: String) async throws -> AccessSuspension? {
+        try await read { connection in try await Self.suspension(connection, appId: appId, appUserId: appUserId, logger: self.logger) }
+    }
+
+    static func suspension(_ connection: PostgresConnection, appId: String, appUserId: String, logger: Logger) async throws -> AccessSuspension? {
+        try await connection.rows("SELECT body FROM access_suspensions WHERE app_id = \(appId) AND app_user_id = \(appUserId)", logger: logger)
+            .first.flatMap { StoredJSON.decode(AccessSuspension.self, try $0.value("body", as: String.self)) }
+    }
+
+    public func suspendAccess(
+        appId: String, appUserId: String, suspension: AccessSuspension, audit: AuditEntry, events: EventBatch, now: Date
+    ) async throws -> Bool {
+        try await transaction { connection in
+            guard
+                try await connection.count(
+                    """
+                    INSERT INTO access_suspensions (app_id, app_user_id, body, since)
+                    VALUES (\(appId), \(appUserId), \(StoredJSON.encode(suspension)), \(StoredTime.ms(suspension.since)))
+                    ON CONFLICT (app_id, app_user_id) DO NOTHING RETURNING 1
+                    """, logger: self.logger) == 1
+            else { return false }
+            try await Self.recordAudit(connection, audit, logger: self.logger)
+            try await Self.record(events, connection: connection, now: now, logger: self.logger)
+            return true
+        }
+    }
+
+    public func restoreAccess(appId: String, appUserId: String, audit: AuditEntry, events: EventBatch, now: Date) async throws -> Bool {
+        try await transaction { connection in
+            guard
+                try await connection.count(
+                    "DELETE FROM access_suspensions WHERE app_id = \(appId) AND app_user_id = \(appUserId) RETURNING 1", logger: self.logger) == 1
+            else { return false }
+            try await Self.recordAudit(connection, audit, logger: self.logger)
+            try await Self.record(events, connection: connection, now: now, logger: self.logger)
+            return true
+        }
+    }
+
     public func tablesMentioning(_ text: String) async throws -> [String: Int] {
         try await read { connection in
             let columns = try await connection.rows(

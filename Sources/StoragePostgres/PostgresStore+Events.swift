@@ -116,9 +116,11 @@ extension PostgresStore: EventStore {
                     catalog: catalog, entitlements: try await entitlementDefinitions(connection, appId: event.appId, logger: logger),
                     promotional: try await promotionalGrants(connection, appId: event.appId, appUserId: event.appUserId, logger: logger)
                         .filter { $0.revokedAt == nil },
-                    attributes: try await attributes(connection, appId: event.appId, appUserId: event.appUserId, lock: false, logger: logger))
+                    attributes: try await attributes(connection, appId: event.appId, appUserId: event.appUserId, lock: false, logger: logger),
+                    suspension: try await suspension(connection, appId: event.appId, appUserId: event.appUserId, logger: logger))
                 var view = batch.entitlements(rows)
                 view.attributes = rows.attributes
+                view.apply(rows.suspension)
                 let changes = try await entitlementChanges(connection, trigger: event, view: view, rows: rows, now: now, logger: logger)
                 EntitlementChanges.annotate(&view.entitlements, with: changes.states)
                 entitlements[event.appUserId] = view

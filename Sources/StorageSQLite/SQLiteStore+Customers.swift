@@ -98,6 +98,43 @@ extension SQLiteStore: CustomerStore {
         }
     }
 
+    public func suspension(appId: String, appUserId: String) async throws -> AccessSuspension? {
+        try await read { db in try Self.suspension(db, appId: appId, appUserId: appUserId) }
+    }
+
+    static func suspension(_ db: Database, appId: String, appUserId: String) throws -> AccessSuspension? {
+        StoredJSON.decode(
+            AccessSuspension.self,
+            try String.fetchOne(
+                db.cachedStatement(sql: "SELECT body FROM access_suspensions WHERE app_id = ? AND app_user_id = ?"), arguments: [appId, appUserId]))
+    }
+
+    public func suspendAccess(
+        appId: String, appUserId: String, suspension: AccessSuspension, audit: AuditEntry, events: EventBatch, now: Date
+    ) async throws -> Bool {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO access_suspensions (app_id, app_user_id, body, since) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (app_id, app_user_id) DO NOTHING
+                    """, arguments: [appId, appUserId, StoredJSON.encode(suspension), StoredTime.ms(suspension.since)])
+            guard db.changesCount == 1 else { return false }
+            try Self.recordAudit(db, audit)
+            try Self.record(events, db: db, now: now)
+            return true
+        }
+    }
+
+    public func restoreAccess(appId: String, appUserId: String, audit: AuditEntry, events: EventBatch, now: Date) async throws -> Bool {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM access_suspensions WHERE app_id = ? AND app_user_id = ?", arguments: [appId, appUserId])
+            guard db.changesCount == 1 else { return false }
+            try Self.recordAudit(db, audit)
+            try Self.record(events, db: db, now: now)
+            return true
+        }
+    }
+
     public func tablesMentioning(_ text: String) async throws -> [String: Int] {
         try await read { db in
             var found: [String: Int] = [:]

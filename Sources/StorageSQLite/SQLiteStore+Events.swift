@@ -86,6 +86,7 @@ extension SQLiteStore: EventStore {
                 let rows = try subscriberRows(db, appId: event.appId, appUserId: event.appUserId, catalog: batch.catalog, now: now)
                 var view = batch.entitlements(rows)
                 view.attributes = rows.attributes
+                view.apply(rows.suspension)
                 let changes = try entitlementChanges(db, trigger: event, view: view, rows: rows, now: now)
                 EntitlementChanges.annotate(&view.entitlements, with: changes.states)
                 entitlements[event.appUserId] = view
@@ -143,6 +144,6 @@ extension SQLiteStore: EventStore {
             provisional: try provisionalGrants(db, appId: appId, appUserId: appUserId, now: now),
             catalog: try catalog ?? products(db, appId: appId), entitlements: try entitlementDefinitions(db, appId: appId),
             promotional: try promotionalGrants(db, appId: appId, appUserId: appUserId).filter { $0.revokedAt == nil },
-            attributes: try attributes(db, appId: appId, appUserId: appUserId))
+            attributes: try attributes(db, appId: appId, appUserId: appUserId), suspension: try suspension(db, appId: appId, appUserId: appUserId))
     }
 }

@@ -8,8 +8,9 @@ public import StorekeeperDomain
 /// rescinded consent, forwards to the endpoints that take notifications) and stores it once per
 /// (app, notificationUUID) with all of that, in one transaction.
 public struct IngestNotification: Sendable {
-    /// Owners and stored notifications, and the ledger for a rescinded consent's customer.
-    public typealias Store = NotificationStore & LedgerStore
+    /// Owners and stored notifications, the ledger for a rescinded consent's customer, and the
+    /// customers' store to apply the app's consent policy.
+    public typealias Store = NotificationStore & LedgerStore & CustomerStore
 
     let store: any Store
 
@@ -58,6 +59,8 @@ public struct IngestNotification: Sendable {
         public var version: Version
         public var purchase: Purchase
         public var consent: Consent?
+        /// What the app does with a rescinded consent beyond recording it.
+        public var consentPolicy: RescindConsentPolicy = .record
 
         public init(
             appId: String, notificationUUID: String, notificationType: String, subtype: String?, signedDate: Date?,
@@ -126,6 +129,14 @@ public struct IngestNotification: Sendable {
             record: record, submission: submission.map { DecidedSubmission($0, decide: SubmitEvidence.decision(for: $0)) },
             events: events, forwards: Self.forwards)
         let stored = try await store.recordNotification(write, now: now)
+        // After the notification and its events are stored, and again for each redelivery
+        // (the policy is safe to repeat): a crash before this point leaves the notification
+        // unanswered, so Apple sends it again and the policy runs then.
+        if case .appTransaction(let id, _)? = notification.consent, notification.consentPolicy != .record {
+            let holders = try await store.transactions(appId: notification.appId, appTransactionId: id).map(\.appUserId)
+            try await ManageCustomers(store: store).applyConsentPolicy(
+                notification.consentPolicy, appId: notification.appId, holders: holders, notificationUUID: notification.notificationUUID, now: now)
+        }
         return Result(created: stored.created, outcome: outcome, verificationId: stored.verification?.id)
     }
 

@@ -33,4 +33,56 @@ public struct ManageCustomers: Sendable {
             appUserId: erasure.tombstone, reason: actor.reason, subject: erasure.tombstone)
         return try await store.deleteCustomer(appId: appId, erasure: erasure, audit: audit, now: now)
     }
+
+    public func suspension(appId: String, appUserId: String) async throws -> AccessSuspension? {
+        try await store.suspension(appId: appId, appUserId: appUserId)
+    }
+
+    /// Withholds access from one subscriber (`access_suspended`, then the entitlements'
+    /// `entitlement_revoked`), audited. `cause` (a notification's UUID) makes the event's id;
+    /// false when access was withheld already.
+    public func suspend(appId: String, appUserId: String, reason: String, actor: AuditActor, cause: String?, now: Date) async throws -> Bool {
+        let id = UUID().uuidString.lowercased()
+        let suspension = AccessSuspension(reason: reason, since: now, actor: actor.name)
+        let event = SubscriberEvent(
+            id: SubscriberEvent.id(type: .accessSuspended, subject: id, cause: cause ?? id), type: .accessSuspended, appId: appId,
+            environment: nil, appUserId: appUserId, occurredAt: now, recordedAt: now, details: SubscriberEvent.Details(reason: reason))
+        let audit = AuditEntry(
+            id: "audit_\(id)_suspend", appId: appId, at: now, actor: actor.name, action: "access_suspended", appUserId: appUserId, reason: reason,
+            subject: appUserId)
+        return try await store.suspendAccess(
+            appId: appId, appUserId: appUserId, suspension: suspension, audit: audit, events: EventBatch(events: [event], now: now), now: now)
+    }
+
+    /// Lifts a suspension (`access_restored`, then `entitlement_granted` for what is active
+    /// again), audited; false when there was none.
+    public func restore(appId: String, appUserId: String, actor: AuditActor, now: Date) async throws -> Bool {
+        let id = UUID().uuidString.lowercased()
+        let event = SubscriberEvent(
+            id: SubscriberEvent.id(type: .accessRestored, subject: id, cause: id), type: .accessRestored, appId: appId, environment: nil,
+            appUserId: appUserId, occurredAt: now, recordedAt: now, details: SubscriberEvent.Details(reason: actor.reason))
+        let audit = AuditEntry(
+            id: "audit_\(id)_restore", appId: appId, at: now, actor: actor.name, action: "access_restored", appUserId: appUserId,
+            reason: actor.reason, subject: appUserId)
+        return try await store.restoreAccess(
+            appId: appId, appUserId: appUserId, audit: audit, events: EventBatch(events: [event], now: now), now: now)
+    }
+
+    /// Apple says a parent or guardian withdrew consent for the customer holding `holders`'
+    /// purchases: applies the app's policy to each (tombstones skipped). Safe to apply again
+    /// (a redelivered notification): a suspended user stays suspended once, a deleted one is
+    /// gone.
+    public func applyConsentPolicy(
+        _ policy: RescindConsentPolicy, appId: String, holders: [String], notificationUUID: String, now: Date
+    ) async throws {
+        let actor = AuditActor(name: "apple:RESCIND_CONSENT", reason: "notification \(notificationUUID)")
+        for user in Set(holders).sorted() where !CustomerErasure.isTombstone(user) {
+            switch policy {
+            case .record: return
+            case .revokeAccess:
+                _ = try await suspend(appId: appId, appUserId: user, reason: "consent_rescinded", actor: actor, cause: notificationUUID, now: now)
+            case .deleteData: _ = try await delete(appId: appId, appUserId: user, actor: actor, now: now)
+            }
+        }
+    }
 }

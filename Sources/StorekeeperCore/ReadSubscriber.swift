@@ -27,6 +27,7 @@ public struct ReadSubscriber: Sendable {
             provisional: provisional, entitlements: entitlements, promotional: promotional)
         EntitlementChanges.annotate(&view.entitlements, with: try await store.entitlementStates(appId: appId, appUserId: appUserId))
         view.attributes = try await store.attributes(appId: appId, appUserId: appUserId)
+        view.apply(try await store.suspension(appId: appId, appUserId: appUserId))
         return view
     }
 }

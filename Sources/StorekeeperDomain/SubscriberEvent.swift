@@ -72,6 +72,11 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
     public static let promotionalGrant = EventType(rawValue: "promotional_grant")
     /// An operator ended a promotional grant early (`details.grantId`, `details.reason`).
     public static let promotionalGrantRevoked = EventType(rawValue: "promotional_grant_revoked")
+    /// Access withheld whatever the subscriber bought (`details.reason`: `consent_rescinded` or
+    /// an operator's words); the entitlements' own `entitlement_revoked` events follow.
+    public static let accessSuspended = EventType(rawValue: "access_suspended")
+    /// An operator lifted the suspension; `entitlement_granted` follows for what is active again.
+    public static let accessRestored = EventType(rawValue: "access_restored")
 
     /// Every type this version emits, in the order docs/EVENTS.md lists them.
     public static let all: [EventType] = [
@@ -79,7 +84,8 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
         .gracePeriod, .billingRecovered, .refund, .refundReversed, .revoke, .nonRenewingPurchase, .consumablePurchase,
         .nonConsumablePurchase, .ownershipConflict, .transfer, .verificationInvalid, .provisionalAccessGranted,
         .provisionalAccessRemoved, .consentRescinded, .appleDown, .appleRecovered, .entitlementGranted, .entitlementRenewed,
-        .entitlementBillingIssue, .entitlementExpired, .entitlementRevoked, .promotionalGrant, .promotionalGrantRevoked, .test,
+        .entitlementBillingIssue, .entitlementExpired, .entitlementRevoked, .promotionalGrant, .promotionalGrantRevoked, .accessSuspended,
+        .accessRestored, .test,
     ]
 }
 

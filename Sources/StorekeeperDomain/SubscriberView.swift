@@ -65,6 +65,8 @@ public struct SubscriberView: Codable, Hashable, Sendable {
     /// What the app's backend said about the customer (e-mail, name, custom keys); absent when
     /// nothing was said. Set by whoever reads the stored attributes, not by `build`.
     public var attributes: SubscriberAttributes? = nil
+    /// Set while access is withheld (``AccessSuspension``): no entitlement is then active.
+    public var accessSuspended: AccessSuspension? = nil
 
     public static func build(
         appUserId: String, transactions: [TransactionRecord], subscriptions: [SubscriptionFacts],

@@ -1,5 +1,5 @@
 extension PostgresMigrations {
-    /// Customers' attributes (see the SQLite migration of the same name).
+    /// Customers' attributes and access suspensions (see the SQLite migration of the same name).
     static let m0013Customers = Migration(
         name: "M0013_Customers",
         sql: """
@@ -8,6 +8,13 @@ extension PostgresMigrations {
                 app_user_id TEXT NOT NULL,
                 body TEXT NOT NULL,
                 updated_at BIGINT NOT NULL,
+                PRIMARY KEY (app_id, app_user_id)
+            );
+            CREATE TABLE access_suspensions (
+                app_id TEXT NOT NULL,
+                app_user_id TEXT NOT NULL,
+                body TEXT NOT NULL,
+                since BIGINT NOT NULL,
                 PRIMARY KEY (app_id, app_user_id)
             );
             """)

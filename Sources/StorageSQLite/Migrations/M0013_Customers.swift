@@ -1,7 +1,8 @@
 import GRDB
 
 extension SQLiteMigrations {
-    /// Customers: what the app's backend says about each (e-mail, name, custom keys).
+    /// Customers: what the app's backend says about each (e-mail, name, custom keys), and whose
+    /// access is withheld (a parent's withdrawn consent, an operator).
     static func m0013Customers(_ db: Database) throws {
         try db.execute(
             sql: """
@@ -10,6 +11,13 @@ extension SQLiteMigrations {
                     app_user_id TEXT NOT NULL,
                     body TEXT NOT NULL,
                     updated_at INTEGER NOT NULL,
+                    PRIMARY KEY (app_id, app_user_id)
+                ) WITHOUT ROWID;
+                CREATE TABLE access_suspensions (
+                    app_id TEXT NOT NULL,
+                    app_user_id TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    since INTEGER NOT NULL,
                     PRIMARY KEY (app_id, app_user_id)
                 ) WITHOUT ROWID;
                 """)

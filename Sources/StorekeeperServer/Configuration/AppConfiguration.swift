@@ -34,6 +34,9 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     public var offerings: [Offering] = []
     /// The default offering and the rules before it; seeded when the app has none stored.
     public var offeringTargeting: OfferingTargeting?
+    /// What a RESCIND_CONSENT does beyond recording it and telling the holders (docs/EVENTS.md):
+    /// `record` (default), `revoke_access`, `delete_data` (docs/CUSTOMERS.md).
+    public var rescindConsentPolicy: RescindConsentPolicy = .record
 
     public init(
         id: String, bundleId: String, sharedSecret: String?, acceptSandbox: Bool = true, apiKey: String, products: [Product] = [],
@@ -52,7 +55,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id, bundleId, sharedSecret, acceptSandbox, apiKey, products, serverAPI, client, appAppleId, entitlements, offerings
-        case offeringTargeting
+        case offeringTargeting, rescindConsentPolicy
     }
 
     public init(from decoder: any Decoder) throws {
@@ -69,6 +72,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         entitlements = try c.decodeIfPresent([EntitlementDefinition].self, forKey: .entitlements) ?? []
         offerings = try c.decodeIfPresent([Offering].self, forKey: .offerings) ?? []
         offeringTargeting = try c.decodeIfPresent(OfferingTargeting.self, forKey: .offeringTargeting)
+        rescindConsentPolicy = try c.decodeIfPresent(RescindConsentPolicy.self, forKey: .rescindConsentPolicy) ?? .record
     }
 
     /// The credentials the Server API client signs with, when a key is configured.

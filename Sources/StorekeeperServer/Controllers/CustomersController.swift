@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import JobQueue
 import NIOCore
 import StorekeeperCore
 import StorekeeperDomain
@@ -23,6 +24,41 @@ struct CustomersController {
             guard let deletion = try await context.useCases.customers.delete(appId: app.id, appUserId: appUserId, actor: actor, now: context.now())
             else { throw StorekeeperError(.notFound, "nothing is stored of that user") }
             return try StorekeeperJSON.response(deletion)
+        }
+        registerSuspension(on: router.group("v1/admin/apps/:app"))
+    }
+
+    /// An operator withholds a subscriber's access (fraud, a dispute) or lifts a suspension, a
+    /// parent's withdrawn consent's included.
+    private func registerSuspension(on admin: RouterGroup<RouteTable.Context>) {
+        admin.put("subscribers/:appUserId/suspension") { request, ctx in
+            try context.authenticateAdmin(request)
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            let appUserId = try ctx.parameters.decoded("appUserId")
+            try validateAppUserId(appUserId)
+            let actor = try AdminInput.actor(request)
+            let data = try await context.body(request)
+            try AdminInput.refuseFields(data, except: ["reason"], note: nil)
+            struct Body: Decodable { var reason: String }
+            let reason = try StorekeeperJSON.decode(Body.self, from: data).reason
+            guard (1...1000).contains(reason.unicodeScalars.count) else { throw StorekeeperError(.invalidRequest, "reason: 1-1000 characters") }
+            let changed = try await context.useCases.customers.suspend(
+                appId: app.id, appUserId: appUserId, reason: reason, actor: actor, cause: nil, now: context.now())
+            context.signal.wake()
+            let suspension = try await context.useCases.customers.suspension(appId: app.id, appUserId: appUserId)
+            return try StorekeeperJSON.response(suspension, status: changed ? .created : .ok)
+        }
+        admin.delete("subscribers/:appUserId/suspension") { request, ctx in
+            try context.authenticateAdmin(request)
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            let appUserId = try ctx.parameters.decoded("appUserId")
+            try validateAppUserId(appUserId)
+            guard
+                try await context.useCases.customers.restore(
+                    appId: app.id, appUserId: appUserId, actor: try AdminInput.actor(request), now: context.now())
+            else { throw StorekeeperError(.notFound, "that user's access is not suspended") }
+            context.signal.wake()
+            return Response(status: .noContent)
         }
     }
 

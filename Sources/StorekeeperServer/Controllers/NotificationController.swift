@@ -82,7 +82,8 @@ struct NotificationIngest {
     /// causes; then the answer.
     private func ingest(_ notification: IngestNotification.Notification) async throws -> Answer {
         let result = try await context.useCases.ingestNotification(notification, now: context.now())
-        if result.verificationId != nil { context.signal.wake() }
+        // A submission to verify, or events (a rescinded consent's, its policy's) to deliver.
+        if result.verificationId != nil || notification.consent != nil { context.signal.wake() }
         context.metrics.increment(
             Metric.notificationsTotal,
             labels: [
@@ -139,12 +140,13 @@ struct NotificationIngest {
                 ? .consumptionRequest
                 : .grant(.notification(signedPayload: signedPayload), evidenceHash: sha256Hex(Data(signedPayload.utf8)))
         }
-        return try await ingest(
-            IngestNotification.Notification(
-                appId: app.id, notificationUUID: uuid, notificationType: type.rawValue, subtype: payload.subtype,
-                signedDate: payload.signedDate?.date, originalTransactionId: originalTransactionId,
-                environment: payload.environment?.storageName, payload: signedPayload, version: .v2, purchase: purchase,
-                consent: type == .rescindConsent ? await rescindedConsent(payload, app: app, now: now) : nil))
+        var notification = IngestNotification.Notification(
+            appId: app.id, notificationUUID: uuid, notificationType: type.rawValue, subtype: payload.subtype,
+            signedDate: payload.signedDate?.date, originalTransactionId: originalTransactionId,
+            environment: payload.environment?.storageName, payload: signedPayload, version: .v2, purchase: purchase,
+            consent: type == .rescindConsent ? await rescindedConsent(payload, app: app, now: now) : nil)
+        notification.consentPolicy = app.rescindConsentPolicy
+        return try await ingest(notification)
     }
 
     /// RESCIND_CONSENT's signed app transaction, verified for this app: the customer's
