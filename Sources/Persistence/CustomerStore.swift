@@ -13,9 +13,9 @@ public protocol CustomerStore: Sendable {
     ) async throws -> Result<SubscriberAttributes, AttributeProblems>
     /// Replaces the customer's app user id with `erasure.tombstone` in every row that keeps their
     /// purchases (and in other users' events that name them), removes their attributes, offering
-    /// override and verification hints, and records `audit`, in one transaction. Nil when no
-    /// row named them (nothing is written then).
-    func deleteCustomer(appId: String, erasure: CustomerErasure, audit: AuditEntry, now: Date) async throws -> CustomerDeletion?
+    /// override, aliases and verification hints, and records `audit` (when given), in one
+    /// transaction. Nil when no row named them (nothing is written then).
+    func deleteCustomer(appId: String, erasure: CustomerErasure, audit: AuditEntry?, now: Date) async throws -> CustomerDeletion?
     func suspension(appId: String, appUserId: String) async throws -> AccessSuspension?
     /// Withholds access (when it is not withheld already: the same suspension twice changes
     /// nothing), with `audit` and the events `events` records, in one transaction. False when

@@ -7,10 +7,15 @@ public enum CustomerTables {
         "event_sequences", "entitlement_states", "access_suspensions",
     ]
     /// Rows removed: the customer's own data and settings.
-    public static let removed = ["subscriber_attributes", "offering_overrides"]
+    public static let removed = ["subscriber_attributes", "offering_overrides", "aliases"]
     /// Besides those, rewritten row by row: `verifications` (hints cleared), `promotional_grants`,
     /// `events` and `audit_log` (bodies that name them).
     public static let rewritten = ["verifications", "promotional_grants", "events", "audit_log"]
+
+    /// What an anonymous id's purchases are when it is linked under `transfer`: moved whole.
+    public static let transferred = ["transactions", "subscriptions", "ledger", "ownership_bindings", "provisional_grants"]
+    /// Moved only where the known user has no row of their own (theirs wins).
+    public static let transferredUnlessPresent = ["subscriber_attributes", "offering_overrides", "access_suspensions"]
 
     /// How an app user id appears inside a stored JSON body, in either dialect.
     public static func mentions(of appUserId: String) -> [String] {

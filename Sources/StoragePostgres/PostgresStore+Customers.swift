@@ -53,7 +53,7 @@ extension PostgresStore: CustomerStore {
         }
     }
 
-    public func deleteCustomer(appId: String, erasure: CustomerErasure, audit: AuditEntry, now: Date) async throws -> CustomerDeletion? {
+    public func deleteCustomer(appId: String, erasure: CustomerErasure, audit: AuditEntry?, now: Date) async throws -> CustomerDeletion? {
         try await transaction { connection in
             let logger = self.logger
             let user = erasure.appUserId
@@ -131,7 +131,7 @@ extension PostgresStore: CustomerStore {
                 )
             }
             guard !rows.isEmpty else { return nil }
-            try await Self.recordAudit(connection, audit, logger: logger)
+            if let audit { try await Self.recordAudit(connection, audit, logger: logger) }
             return CustomerDeletion(tombstone: tombstone, rows: rows)
         }
     }

@@ -37,7 +37,7 @@ extension SQLiteStore: CustomerStore {
         }
     }
 
-    public func deleteCustomer(appId: String, erasure: CustomerErasure, audit: AuditEntry, now: Date) async throws -> CustomerDeletion? {
+    public func deleteCustomer(appId: String, erasure: CustomerErasure, audit: AuditEntry?, now: Date) async throws -> CustomerDeletion? {
         try await write { db in
             let user = erasure.appUserId
             var rows: [String: Int] = [:]
@@ -93,7 +93,7 @@ extension SQLiteStore: CustomerStore {
                 count("audit_log")
             }
             guard !rows.isEmpty else { return nil }
-            try Self.recordAudit(db, audit)
+            if let audit { try Self.recordAudit(db, audit) }
             return CustomerDeletion(tombstone: erasure.tombstone, rows: rows)
         }
     }

@@ -10,7 +10,7 @@ public import StorekeeperDomain
 public struct IngestNotification: Sendable {
     /// Owners and stored notifications, the ledger for a rescinded consent's customer, and the
     /// customers' store to apply the app's consent policy.
-    public typealias Store = NotificationStore & LedgerStore & CustomerStore
+    public typealias Store = NotificationStore & LedgerStore & CustomerStore & IdentityStore
 
     let store: any Store
 

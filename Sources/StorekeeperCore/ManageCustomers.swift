@@ -5,9 +5,11 @@ public import StorekeeperDomain
 /// A customer's own data (docs/CUSTOMERS.md): the attributes the app's backend or the app sets,
 /// and deleting the customer, which keeps every money row under a tombstone and audits it.
 public struct ManageCustomers: Sendable {
-    let store: any CustomerStore
+    public typealias Store = CustomerStore & IdentityStore
 
-    public init(store: any CustomerStore) {
+    let store: any Store
+
+    public init(store: any Store) {
         self.store = store
     }
 
@@ -24,14 +26,25 @@ public struct ManageCustomers: Sendable {
         return try await store.updateAttributes(appId: appId, appUserId: appUserId, now: now) { $0.applying(change) }
     }
 
-    /// Deletes the customer's personal data. The audit entry names the tombstone, never the id
-    /// deleted. Nil when nothing was known of them.
+    /// Deletes the customer's personal data, their aliases' too (each first, then the user,
+    /// whose deletion removes the links: run again, it finishes what a crash left). The audit entry
+    /// names the tombstone, never the id deleted. Nil when nothing was known of them.
     public func delete(appId: String, appUserId: String, actor: AuditActor, now: Date) async throws -> CustomerDeletion? {
-        let erasure = CustomerErasure(appUserId: appUserId, tombstone: CustomerErasure.newTombstone())
+        let tombstone = CustomerErasure.newTombstone()
+        var rows: [String: Int] = [:]
+        for alias in try await store.aliases(appId: appId, appUserId: appUserId) {
+            // A tombstone of its own: each id's events are numbered on their own.
+            let erased = try await store.deleteCustomer(
+                appId: appId, erasure: CustomerErasure(appUserId: alias, tombstone: CustomerErasure.newTombstone()), audit: nil, now: now)
+            rows.merge(erased?.rows ?? [:], uniquingKeysWith: +)
+        }
         let audit = AuditEntry(
             id: "audit_\(UUID().uuidString.lowercased())", appId: appId, at: now, actor: actor.name, action: "customer_deleted",
-            appUserId: erasure.tombstone, reason: actor.reason, subject: erasure.tombstone)
-        return try await store.deleteCustomer(appId: appId, erasure: erasure, audit: audit, now: now)
+            appUserId: tombstone, reason: actor.reason, subject: tombstone)
+        let erased = try await store.deleteCustomer(
+            appId: appId, erasure: CustomerErasure(appUserId: appUserId, tombstone: tombstone), audit: audit, now: now)
+        guard let erased else { return rows.isEmpty ? nil : CustomerDeletion(tombstone: tombstone, rows: rows) }
+        return CustomerDeletion(tombstone: tombstone, rows: rows.merging(erased.rows, uniquingKeysWith: +))
     }
 
     public func suspension(appId: String, appUserId: String) async throws -> AccessSuspension? {
@@ -49,7 +62,7 @@ public struct ManageCustomers: Sendable {
             environment: nil, appUserId: appUserId, occurredAt: now, recordedAt: now, details: SubscriberEvent.Details(reason: reason))
         let audit = AuditEntry(
             id: "audit_\(id)_suspend", appId: appId, at: now, actor: actor.name, action: "access_suspended", appUserId: appUserId, reason: reason,
-            subject: appUserId)
+            subject: "access")
         return try await store.suspendAccess(
             appId: appId, appUserId: appUserId, suspension: suspension, audit: audit, events: EventBatch(events: [event], now: now), now: now)
     }
@@ -63,7 +76,7 @@ public struct ManageCustomers: Sendable {
             appUserId: appUserId, occurredAt: now, recordedAt: now, details: SubscriberEvent.Details(reason: actor.reason))
         let audit = AuditEntry(
             id: "audit_\(id)_restore", appId: appId, at: now, actor: actor.name, action: "access_restored", appUserId: appUserId,
-            reason: actor.reason, subject: appUserId)
+            reason: actor.reason, subject: "access")
         return try await store.restoreAccess(
             appId: appId, appUserId: appUserId, audit: audit, events: EventBatch(events: [event], now: now), now: now)
     }

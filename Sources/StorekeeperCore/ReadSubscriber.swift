@@ -7,7 +7,7 @@ public import StorekeeperDomain
 /// the domain's `SubscriberView`. Written once, so the API and whatever later reads a customer
 /// (entitlements, the console) agree.
 public struct ReadSubscriber: Sendable {
-    public typealias Store = LedgerStore & CatalogStore & VerificationStore & PromotionalGrantStore & EventStore & CustomerStore
+    public typealias Store = LedgerStore & CatalogStore & VerificationStore & PromotionalGrantStore & EventStore & CustomerStore & IdentityStore
 
     let store: any Store
 
@@ -28,6 +28,7 @@ public struct ReadSubscriber: Sendable {
         EntitlementChanges.annotate(&view.entitlements, with: try await store.entitlementStates(appId: appId, appUserId: appUserId))
         view.attributes = try await store.attributes(appId: appId, appUserId: appUserId)
         view.apply(try await store.suspension(appId: appId, appUserId: appUserId))
+        view.aliases = try await store.aliases(appId: appId, appUserId: appUserId)
         return view
     }
 }

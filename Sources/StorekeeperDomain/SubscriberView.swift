@@ -67,6 +67,8 @@ public struct SubscriberView: Codable, Hashable, Sendable {
     public var attributes: SubscriberAttributes? = nil
     /// Set while access is withheld (``AccessSuspension``): no entitlement is then active.
     public var accessSuspended: AccessSuspension? = nil
+    /// The anonymous ids linked to this user (docs/IDENTITY.md); every route accepts any of them.
+    public var aliases: [String]? = nil
 
     public static func build(
         appUserId: String, transactions: [TransactionRecord], subscriptions: [SubscriptionFacts],

@@ -17,6 +17,7 @@ struct UseCases: Sendable {
     let promotionalGrants: ManagePromotionalGrants
     let offerings: ManageOfferings
     let customers: ManageCustomers
+    let identity: ManageIdentity
     let eventFeed: ReadEventFeed
     let webhookEndpoints: WebhookEndpointActions
     let operations: ReadOperations
@@ -34,6 +35,7 @@ struct UseCases: Sendable {
         promotionalGrants = ManagePromotionalGrants(store: store)
         offerings = ManageOfferings(store: store)
         customers = ManageCustomers(store: store)
+        identity = ManageIdentity(store: store)
         eventFeed = ReadEventFeed(store: store)
         webhookEndpoints = WebhookEndpointActions(store: store)
         operations = ReadOperations(store: store)

@@ -514,6 +514,74 @@ struct StorageConformanceTests {
     }
 
     @Test(
+        "aliases: a link under transfer moves the anonymous id's purchases, money and suspension (the user's own attributes win), once; keep links only an empty id",
+        arguments: StoreFactory.all)
+    func aliases(factory: StoreFactory) async throws {
+        let store = try await make(factory)
+        try await store.seedProducts(appId: "app", products: [Product(productId: "removeads", type: .nonConsumable)], now: t0)
+        let anon = AnonymousId.new()
+        try await grantSigned(
+            store, [PurchaseEvidence.Purchase(transactionId: "a1", originalTransactionId: "a1", productId: "removeads", purchaseDate: t0)],
+            user: anon,
+            tag: "a1")
+        let customers = ManageCustomers(store: store)
+        _ = try await customers.update(appId: "app", appUserId: anon, change: AttributeChange(displayName: .set("Anon")), now: t0)
+        _ = try await customers.update(appId: "app", appUserId: "alice", change: AttributeChange(displayName: .set("Alice")), now: t0)
+        #expect(
+            try await customers.suspend(
+                appId: "app", appUserId: anon, reason: "consent_rescinded", actor: AuditActor(name: "ops", reason: ""), cause: nil, now: t0))
+        let identity = ManageIdentity(store: store)
+        let ledgerBefore = try await store.ledger(
+            LedgerQuery(appId: "app", environment: "sandbox", from: t0.addingTimeInterval(-60), to: t0.addingTimeInterval(60)))
+
+        guard
+            case .linked(.linked(let moved)) = try await identity.logIn(
+                appId: "app", anonymousId: anon, appUserId: "alice", policy: .transfer, now: t0)
+        else { Issue.record("not linked"); return }
+        #expect(moved.map(\.transactionId) == ["a1"])
+        #expect(try await identity.resolve(appId: "app", appUserId: anon) == "alice")
+        #expect(try await identity.resolve(appId: "app", appUserId: "bob") == "bob")
+        #expect(try await store.aliases(appId: "app", appUserId: "alice") == [anon])
+        #expect(try await store.transactions(appId: "app", appUserId: "alice").map(\.transactionId) == ["a1"])
+        #expect(try await store.transactions(appId: "app", appUserId: anon).isEmpty)
+        #expect(try await store.owner(appId: "app", originalTransactionId: "a1") == "alice")
+        let ledgerAfter = try await store.ledger(
+            LedgerQuery(appId: "app", environment: "sandbox", from: t0.addingTimeInterval(-60), to: t0.addingTimeInterval(60)))
+        #expect(ledgerAfter.map(\.appUserId) == ["alice"] && ledgerAfter.map(\.priceMicros) == ledgerBefore.map(\.priceMicros))
+        #expect(try await store.attributes(appId: "app", appUserId: "alice")?.displayName == "Alice", "the user's own attributes win")
+        #expect(
+            try await store.suspension(appId: "app", appUserId: "alice")?.reason == "consent_rescinded", "a suspension is not escaped by signing in")
+        let transfers = try await store.events(appId: "app", after: 0, types: [.transfer], limit: 10).map(\.event)
+        #expect(transfers.map(\.appUserId) == ["alice"] && transfers.first?.details?.fromAppUserId == anon)
+        #expect(try await identity.logIn(appId: "app", anonymousId: anon, appUserId: "alice", policy: .transfer, now: t0) == .linked(.alreadyLinked))
+        #expect(try await identity.logIn(appId: "app", anonymousId: anon, appUserId: "bob", policy: .transfer, now: t0) == .linked(.linkedElsewhere))
+        #expect(try await store.events(appId: "app", after: 0, types: [.transfer], limit: 10).count == 1)
+        guard case .invalid = try await identity.logIn(appId: "app", anonymousId: "bob", appUserId: "alice", policy: .transfer, now: t0) else {
+            Issue.record("a known id was linked as anonymous")
+            return
+        }
+
+        // keep: an anonymous id with a purchase stays its own.
+        let other = AnonymousId.new()
+        try await grantSigned(
+            store, [PurchaseEvidence.Purchase(transactionId: "k1", originalTransactionId: "k1", productId: "removeads", purchaseDate: t0)],
+            user: other,
+            tag: "k1")
+        guard
+            case .linked(.keptWithAnonymous(let owned)) = try await identity.logIn(
+                appId: "app", anonymousId: other, appUserId: "bob", policy: .keep, now: t0)
+        else { Issue.record("kept id was linked"); return }
+        #expect(owned.map(\.transactionId) == ["k1"])
+        #expect(try await store.aliases(appId: "app", appUserId: "bob").isEmpty)
+        #expect(try await store.transactions(appId: "app", appUserId: other).map(\.transactionId) == ["k1"])
+        // Deleting alice deletes what her alias left behind too.
+        let deletion = try #require(try await customers.delete(appId: "app", appUserId: "alice", actor: AuditActor(name: "dpo", reason: ""), now: t0))
+        let leftAnon = try await store.tablesMentioning(anon)
+        let leftAlice = try await store.tablesMentioning("alice")
+        #expect(leftAnon.isEmpty && leftAlice.isEmpty, "\(leftAnon) \(leftAlice) after \(deletion)")
+    }
+
+    @Test(
         "offerings: seeded once, edited, deleted; targeting and a user's override saved and cleared; every change audited in its transaction",
         arguments: StoreFactory.all)
     func offerings(factory: StoreFactory) async throws {

@@ -72,6 +72,7 @@ public struct CustomerErasure: Sendable, Hashable {
     public func erase(_ entry: AuditEntry) -> AuditEntry {
         var erased = entry
         erased.appUserId = replaced(entry.appUserId)
+        erased.subject = replaced(entry.subject)
         return erased
     }
 }

@@ -35,7 +35,9 @@ extension AppAccountToken {
     /// says it gave that user (`backendToken`). A token sent by the app never widens the rule;
     /// when sent, it must still equal the transaction's. With no token in Apple's data, an
     /// anonymous caller has no proof at all; anyone else falls back to the acceptance-order rule.
-    static func checkOwnership(carried: String?, appUserId: String, caller: Caller, backendToken: String?) throws {
+    /// `appUserIds`: the user and their aliases; a purchase made under any of them (its token
+    /// derived from that id) is theirs.
+    static func checkOwnership(carried: String?, appUserIds: [String], caller: Caller, backendToken: String?) throws {
         let carried = carried.flatMap { $0.isEmpty ? nil : $0.lowercased() }
         let sent = backendToken?.lowercased()
         if let sent, let carried, sent != carried {
@@ -47,7 +49,7 @@ extension AppAccountToken {
             }
             return
         }
-        if carried == derive(appUserId: appUserId) { return }
+        if appUserIds.contains(where: { carried == derive(appUserId: $0) }) { return }
         if case .backend = caller, carried == sent { return }
         throw StorekeeperError(.appAccountTokenMismatch, "the transaction was bought for another account")
     }

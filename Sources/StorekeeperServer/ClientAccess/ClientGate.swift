@@ -17,14 +17,6 @@ enum Caller: Sendable {
         case .backend(let app), .client(let app, _): app
         }
     }
-
-    /// Refuses a client acting for anyone but the user its token names. Anonymous clients pass
-    /// here; the route then needs its own proof (`appAccountToken`).
-    func mayActFor(_ appUserId: String) throws {
-        guard case .client(_, let user?) = self, !user.isSameIdentifier(as: appUserId) else { return }
-        // The message names nobody: the id asked for may be another user's (a verification's owner).
-        throw StorekeeperError(.otherUser, "the user token is for another user")
-    }
 }
 
 /// Admits client-key calls: the user token (when the app uses them), then the rate limits per

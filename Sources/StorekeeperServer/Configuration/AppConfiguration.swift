@@ -37,6 +37,9 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     /// What a RESCIND_CONSENT does beyond recording it and telling the holders (docs/EVENTS.md):
     /// `record` (default), `revoke_access`, `delete_data` (docs/CUSTOMERS.md).
     public var rescindConsentPolicy: RescindConsentPolicy = .record
+    /// What `logIn` does with an anonymous id's purchases (docs/IDENTITY.md): `transfer`
+    /// (default: they move to the signed-in user) or `keep` (they stay with the anonymous id).
+    public var logInPolicy: LogInPolicy = .transfer
 
     public init(
         id: String, bundleId: String, sharedSecret: String?, acceptSandbox: Bool = true, apiKey: String, products: [Product] = [],
@@ -55,7 +58,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id, bundleId, sharedSecret, acceptSandbox, apiKey, products, serverAPI, client, appAppleId, entitlements, offerings
-        case offeringTargeting, rescindConsentPolicy
+        case offeringTargeting, rescindConsentPolicy, logInPolicy
     }
 
     public init(from decoder: any Decoder) throws {
@@ -73,6 +76,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         offerings = try c.decodeIfPresent([Offering].self, forKey: .offerings) ?? []
         offeringTargeting = try c.decodeIfPresent(OfferingTargeting.self, forKey: .offeringTargeting)
         rescindConsentPolicy = try c.decodeIfPresent(RescindConsentPolicy.self, forKey: .rescindConsentPolicy) ?? .record
+        logInPolicy = try c.decodeIfPresent(LogInPolicy.self, forKey: .logInPolicy) ?? .transfer
     }
 
     /// The credentials the Server API client signs with, when a key is configured.

@@ -109,7 +109,7 @@ struct AdminController {
     /// Queues a refresh of one subscriber from the App Store Server API (their known original
     /// transactions' history and renewal info) and waits for it like a submission (`?wait=`).
     private func refresh(_ request: Request, app: AppConfiguration, appUserId: String) async throws -> Response {
-        try validateAppUserId(appUserId)
+        let appUserId = try await context.resolve(app, appUserId)
         let wait = try QueryInput(request).wait(cap: context.configuration.maxWaitSeconds) ?? min(5, context.configuration.maxWaitSeconds)
         guard context.serverAPIClients[app.id] != nil else {
             throw StorekeeperError(.serverAPINotConfigured, "app '\(app.id)' has no serverAPI key")

@@ -48,8 +48,7 @@ struct AppController {
         let wait = try waitSeconds(request)
         let posted = try await context.body(request)
         let body = try StorekeeperJSON.decode(ReceiptBody.self, from: posted)
-        try validateAppUserId(body.appUserId)
-        try caller.mayActFor(body.appUserId)
+        let user = try await context.identify(caller, body.appUserId)
         if case .client(_, nil) = caller {
             // A receipt names no user: only a user token can say whose it is.
             throw StorekeeperError(.userTokenRequired, "receipts from the app need a user token in 'Storekeeper-User-Token'")
@@ -68,7 +67,7 @@ struct AppController {
         let hash = sha256Hex(bytes)
         let result = try await submit(
             EvidenceSubmission(
-                appId: app.id, appUserId: body.appUserId, evidenceHash: hash, evidence: .receipt(base64: cleaned),
+                appId: app.id, appUserId: user, evidenceHash: hash, evidence: .receipt(base64: cleaned),
                 refresh: body.refresh ?? false, hints: body.hints ?? [:], claims: admission.claims))
         if result.created {
             context.signal.wake()
@@ -116,8 +115,7 @@ struct AppController {
         let wait = try waitSeconds(request) ?? min(5, context.configuration.maxWaitSeconds)
         let posted = try await context.body(request)
         let body = try StorekeeperJSON.decode(SignedTransactionBody.self, from: posted)
-        try validateAppUserId(body.appUserId)
-        try caller.mayActFor(body.appUserId)
+        let user = try await context.identify(caller, body.appUserId)
         let jws = Self.withoutWhitespace(body.signedTransaction)
         guard !jws.isEmpty else { throw StorekeeperError(.invalidSignedTransaction, "signedTransaction is empty") }
         let claims: [String]
@@ -126,14 +124,16 @@ struct AppController {
             context.metrics.increment(Metric.signedTransactionsRejectedTotal, labels: ["reason": reason.rawValue])
             throw StorekeeperError(.signedTransactionRejected, "\(reason.rawValue): \(message)")
         case .verified(let transaction, _, _, _):
+            // A purchase made under any of the user's ids (an anonymous id linked to them) is theirs.
             try AppAccountToken.checkOwnership(
-                carried: transaction.appAccountToken, appUserId: body.appUserId, caller: caller, backendToken: body.appAccountToken)
+                carried: transaction.appAccountToken, appUserIds: try await context.useCases.identity.ids(appId: app.id, appUserId: user),
+                caller: caller, backendToken: body.appAccountToken)
             claims = [transaction.originalTransactionId ?? transaction.transactionId].compactMap { $0 }
         }
         let hash = sha256Hex(Data(jws.utf8))
         let result = try await submit(
             EvidenceSubmission(
-                appId: app.id, appUserId: body.appUserId, evidenceHash: hash, evidence: .signedTransaction(jws: jws), claims: claims))
+                appId: app.id, appUserId: user, evidenceHash: hash, evidence: .signedTransaction(jws: jws), claims: claims))
         if result.created { context.signal.wake() }
         let verification = try await context.waitForFinal(result.verification, seconds: wait)
         let done = verification.state.isFinal || verification.state == .configurationError
@@ -160,16 +160,15 @@ struct AppController {
         guard let verification = try await context.useCases.verifications.verification(id: id, appId: caller.app.id) else {
             throw StorekeeperError(.notFound, "no verification '\(id)'")
         }
-        try caller.mayActFor(verification.appUserId)
+        _ = try await context.identify(caller, verification.appUserId)
         return try context.respond(request, caller, context.view(verification))
     }
 
     func subscriber(_ request: Request, appUserId: String) async throws -> Response {
         let caller = try await context.authenticateCaller(request)
         let app = caller.app
-        try validateAppUserId(appUserId)
-        try caller.mayActFor(appUserId)
-        let view = try await context.useCases.readSubscriber(appId: app.id, appUserId: appUserId, now: context.now())
+        let user = try await context.identify(caller, appUserId)
+        let view = try await context.useCases.readSubscriber(appId: app.id, appUserId: user, now: context.now())
         return try context.respond(request, caller, view)
     }
 }

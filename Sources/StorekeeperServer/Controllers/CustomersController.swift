@@ -18,8 +18,7 @@ struct CustomersController {
         router.group("v1/admin/apps/:app").delete("subscribers/:appUserId") { request, ctx in
             try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
-            let appUserId = try ctx.parameters.decoded("appUserId")
-            try validateAppUserId(appUserId)
+            let appUserId = try await context.resolve(app, try ctx.parameters.decoded("appUserId"))
             let actor = try AdminInput.actor(request)
             guard let deletion = try await context.useCases.customers.delete(appId: app.id, appUserId: appUserId, actor: actor, now: context.now())
             else { throw StorekeeperError(.notFound, "nothing is stored of that user") }
@@ -34,8 +33,7 @@ struct CustomersController {
         admin.put("subscribers/:appUserId/suspension") { request, ctx in
             try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
-            let appUserId = try ctx.parameters.decoded("appUserId")
-            try validateAppUserId(appUserId)
+            let appUserId = try await context.resolve(app, try ctx.parameters.decoded("appUserId"))
             let actor = try AdminInput.actor(request)
             let data = try await context.body(request)
             try AdminInput.refuseFields(data, except: ["reason"], note: nil)
@@ -51,8 +49,7 @@ struct CustomersController {
         admin.delete("subscribers/:appUserId/suspension") { request, ctx in
             try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
-            let appUserId = try ctx.parameters.decoded("appUserId")
-            try validateAppUserId(appUserId)
+            let appUserId = try await context.resolve(app, try ctx.parameters.decoded("appUserId"))
             guard
                 try await context.useCases.customers.restore(
                     appId: app.id, appUserId: appUserId, actor: try AdminInput.actor(request), now: context.now())
@@ -66,8 +63,7 @@ struct CustomersController {
     /// likewise key by key.
     func updateAttributes(_ request: Request, appUserId: String) async throws -> Response {
         let caller = try await context.authenticateCaller(request)
-        try validateAppUserId(appUserId)
-        try caller.mayActFor(appUserId)
+        let appUserId = try await context.identify(caller, appUserId)
         if case .client(_, nil) = caller {
             // Personal data about a user: only a user token can say whose it is.
             throw StorekeeperError(.userTokenRequired, "attributes from the app need a user token in 'Storekeeper-User-Token'")

@@ -47,11 +47,11 @@ struct EventFeedController {
 
     func subscriberFeed(_ request: Request, appUserId: String) async throws -> Response {
         let app = try context.authenticateApp(request)
-        try validateAppUserId(appUserId)
+        let user = try await context.resolve(app, appUserId)
         let query = QueryInput(request)
         let after = Int64(try query.integer("after", in: 0...Int.max) ?? 0)
         let limit = try query.integer("limit", in: 1...Self.maximumLimit) ?? Self.defaultLimit
-        let events = try await context.useCases.eventFeed.subscriberEvents(appId: app.id, appUserId: appUserId, afterSequence: after, limit: limit)
+        let events = try await context.useCases.eventFeed.subscriberEvents(appId: app.id, appUserId: user, afterSequence: after, limit: limit)
         return try StorekeeperJSON.response(
             Page(events: events.map { Page.Entry(cursor: $0.cursor, event: $0.event) }, nextCursor: events.last?.event.sequence ?? after))
     }

@@ -82,16 +82,14 @@ struct OfferingsController {
         admin.get("subscribers/:appUserId/offering-override") { request, ctx in
             try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
-            let appUserId = try ctx.parameters.decoded("appUserId")
-            try validateAppUserId(appUserId)
+            let appUserId = try await context.resolve(app, try ctx.parameters.decoded("appUserId"))
             return try StorekeeperJSON.response(
                 Override(offeringId: try await context.useCases.offerings.override(appId: app.id, appUserId: appUserId)))
         }
         admin.put("subscribers/:appUserId/offering-override") { request, ctx in
             try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
-            let appUserId = try ctx.parameters.decoded("appUserId")
-            try validateAppUserId(appUserId)
+            let appUserId = try await context.resolve(app, try ctx.parameters.decoded("appUserId"))
             let actor = try AdminInput.actor(request)
             let data = try await context.body(request)
             try AdminInput.refuseFields(data, except: ["offeringId"], note: nil)
@@ -108,8 +106,7 @@ struct OfferingsController {
         admin.delete("subscribers/:appUserId/offering-override") { request, ctx in
             try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
-            let appUserId = try ctx.parameters.decoded("appUserId")
-            try validateAppUserId(appUserId)
+            let appUserId = try await context.resolve(app, try ctx.parameters.decoded("appUserId"))
             switch try await context.useCases.offerings.setOverride(
                 appId: app.id, appUserId: appUserId, offeringId: nil, actor: try AdminInput.actor(request), now: context.now())
             {
@@ -125,15 +122,13 @@ struct OfferingsController {
     func offerings(_ request: Request) async throws -> Response {
         let caller = try await context.authenticateCaller(request)
         let query = QueryInput(request)
-        let named = query.string("appUserId")
-        if let named {
-            try validateAppUserId(named)
-            try caller.mayActFor(named)
-        }
+        var named: String?
+        if let asked = query.string("appUserId") { named = try await context.identify(caller, asked) }
         let user: String? =
             switch caller {
             case .backend: named
-            case .client(_, let tokenUser): tokenUser
+            case .client(_, let tokenUser?): try await context.identify(caller, tokenUser)
+            case .client(_, nil): nil
             }
         var audience = OfferingAudience()
         if let text = query.string("storefront") {

@@ -17,8 +17,7 @@ struct PromotionalGrantsController {
         admin.post("subscribers/:appUserId/promotional-grants") { request, ctx in
             try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
-            let appUserId = try ctx.parameters.decoded("appUserId")
-            try validateAppUserId(appUserId)
+            let appUserId = try await context.resolve(app, try ctx.parameters.decoded("appUserId"))
             struct Body: Decodable {
                 var entitlementId: String
                 /// ISO 8601; absent or null: for life.
@@ -46,8 +45,7 @@ struct PromotionalGrantsController {
         admin.get("subscribers/:appUserId/promotional-grants") { request, ctx in
             try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
-            let appUserId = try ctx.parameters.decoded("appUserId")
-            try validateAppUserId(appUserId)
+            let appUserId = try await context.resolve(app, try ctx.parameters.decoded("appUserId"))
             return try StorekeeperJSON.response(
                 ["grants": try await context.useCases.promotionalGrants.grants(appId: app.id, appUserId: appUserId)])
         }

@@ -161,4 +161,29 @@ func validateAppUserId(_ id: String) throws {
     guard !id.isEmpty, id.unicodeScalars.count <= 256, !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
         throw StorekeeperError(.invalidAppUserId, "appUserId must be 1-256 printable characters")
     }
+    if AnonymousId.isMalformed(id) {
+        throw StorekeeperError(.invalidAppUserId, "ids starting with '\(AnonymousId.prefix)' are anonymous ids: the prefix and a lower-case UUID")
+    }
+}
+
+extension ServerContext {
+    /// The known user a request speaks for (an alias read as the user it was linked to), after
+    /// checking a client may act for them: its token's user, resolved the same way, must be that
+    /// user. Every app-facing route reads its user through here.
+    func identify(_ caller: Caller, _ appUserId: String) async throws -> String {
+        try validateAppUserId(appUserId)
+        let user = try await useCases.identity.resolve(appId: caller.app.id, appUserId: appUserId)
+        if case .client(_, let token?) = caller {
+            let own = try await useCases.identity.resolve(appId: caller.app.id, appUserId: token)
+            // The message names nobody: the id asked for may be another user's.
+            guard own.isSameIdentifier(as: user) else { throw StorekeeperError(.otherUser, "the user token is for another user") }
+        }
+        return user
+    }
+
+    /// The known user an operator's route names.
+    func resolve(_ app: AppConfiguration, _ appUserId: String) async throws -> String {
+        try validateAppUserId(appUserId)
+        return try await useCases.identity.resolve(appId: app.id, appUserId: appUserId)
+    }
 }
