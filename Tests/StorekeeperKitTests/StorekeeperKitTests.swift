@@ -120,11 +120,11 @@ struct StorekeeperKitTests {
         }
     }
 
-    func withKitStack(_ body: (LocalStack, P256.Signing.PublicKey) async throws -> Void) async throws {
+    func withKitStack(anonymous: Bool = false, _ body: (LocalStack, P256.Signing.PublicKey) async throws -> Void) async throws {
         let key = P256.Signing.PrivateKey()
         var configuration = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath())
         configuration.apps[0].client = ClientAccess(
-            key: Self.clientKey, userTokens: UserTokenPolicy(hs256Secret: Self.secret), userRatePerSecond: 100,
+            key: Self.clientKey, userTokens: UserTokenPolicy(hs256Secret: Self.secret), allowAnonymous: anonymous, userRatePerSecond: 100,
             signingKeys: [ResponseSigningKey(id: "k1", privateKeyPEM: key.pemRepresentation)])
         let stack = try await LocalStack.start(configuration: configuration)
         do {
@@ -232,6 +232,79 @@ struct StorekeeperKitTests {
         }
     }
 
+    @Test("anonymous, then logIn: bought under an anonymous id, the purchase is the signed-in user's; logOut starts a new anonymous id")
+    func anonymousThenLogIn() async throws {
+        try await withKitStack(anonymous: true) { stack, key in
+            let (_, store, transport) = try await shop(stack)
+            let state = Self.stateDirectory()
+            let clock = stack.clock
+            let configuration = Storekeeper.Configuration(
+                serverURL: URL(string: stack.serverURL ?? "")!, clientKey: Self.clientKey, appUserId: nil, signingKeys: ["k1": key],
+                stateDirectory: state)
+            let sdk = Storekeeper(configuration: configuration, store: store, transport: transport, now: { clock.now() })
+            let anonymous = await sdk.appUserId
+            #expect(AnonymousId.isAnonymous(anonymous))
+            guard case .granted(let owned) = try await sdk.purchase(productId: "com.example.removeads") else {
+                Issue.record("the anonymous purchase was not granted")
+                return
+            }
+            #expect(owned.appUserId == anonymous && owned.isActive("no_ads"))
+            // The next launch keeps the same anonymous id.
+            #expect(await Storekeeper(configuration: configuration, store: store, transport: transport).appUserId == anonymous)
+
+            let token: @Sendable () async throws -> String = {
+                try UserTokens.hs256(user: "ann", secret: StorekeeperKitTests.secret, now: clock.now())
+            }
+            let result = try await sdk.logIn("ann", userToken: token)
+            guard case .linked(let moved) = result else {
+                Issue.record("\(result)")
+                return
+            }
+            #expect(moved.count == 1)
+            #expect(await sdk.appUserId == "ann")
+            let ann = try await sdk.entitlements()
+            #expect(ann.appUserId == "ann" && ann.isActive("no_ads"))
+            #expect(try await stack.api.subscriber("ann").aliases == [anonymous])
+            // A new launch of the app, configured for ann, sees the same.
+            #expect(try await sdk.logIn("ann", userToken: token) == .alreadyLinked)
+
+            try await sdk.logOut()
+            let next = await sdk.appUserId
+            #expect(AnonymousId.isAnonymous(next) && next != anonymous)
+            #expect(try await sdk.entitlements().activeEntitlements.isEmpty)
+        }
+    }
+
+    @Test("start owns the updates listener until stop: a transaction handed over by the store is delivered without the app's own task")
+    func startAndStop() async throws {
+        try await withKitStack { stack, key in
+            let (device, store, transport) = try await shop(stack)
+            let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
+            let heard = Heard()
+            let (reported, done) = AsyncStream.makeStream(of: Void.self)
+            await sdk.start { transaction, outcome in
+                guard let transaction else { return }
+                heard.outcomes.withLock { $0[transaction.id, default: []].append(outcome) }
+                done.yield()
+            }
+            #expect(await sdk.isListening)
+            // Bought on another device: the store hands it over once the listener is open.
+            let token = await sdk.appAccountToken.uuidString.lowercased()
+            let elsewhere = try await stack.simulator.purchase(device: device, productId: "com.example.removeads", appAccountToken: token)
+            let transaction = StoreTransaction(
+                id: elsewhere.transactionId, productId: "com.example.removeads", signedTransaction: elsewhere.signedTransaction)
+            #expect(try await eventually { store.inner.listening > 0 })
+            try store.inner.deliver(transaction)
+            for await _ in reported { if heard.outcomes.withLock({ $0[transaction.id] }) != nil { break } }
+            guard case .granted? = heard.outcomes.withLock({ $0[transaction.id]?.last }) else {
+                Issue.record("\(heard.outcomes.withLock { $0 })")
+                return
+            }
+            await sdk.stop()
+            #expect(await sdk.isListening == false)
+        }
+    }
+
     @Test("killed between payment and post: the next launch finds the purchase and completes it, once")
     func crashBetweenPaymentAndPost() async throws {
         try await withKitStack { stack, key in
@@ -246,7 +319,7 @@ struct StorekeeperKitTests {
                 let store = storeFront(stack, device, state: state)
                 let first = kit(stack, key, store: store, transport: transport, state: state)
                 let outcome = try await first.purchase(productId: "com.example.removeads")
-                #expect(outcome == .pending(reason: "server_unavailable"))
+                #expect(outcome == .pending(.serverUnavailable))
                 #expect(try await store.unfinished().count == 1 && store.finishedCount.withLock { $0.isEmpty }, "not finished without the grant")
             }
 
@@ -269,7 +342,7 @@ struct StorekeeperKitTests {
             let (_, store, transport) = try await shop(stack)
             transport.down.withLock { $0 = true }
             let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
-            #expect(try await sdk.purchase(productId: "com.example.coins100") == .pending(reason: "server_unavailable"))
+            #expect(try await sdk.purchase(productId: "com.example.coins100") == .pending(.serverUnavailable))
             // The server comes back during the retries.
             let retrying = Task {
                 try await sdk.deliverPendingWithBackoff(attempts: 30, baseDelay: .milliseconds(50), maximumDelay: .milliseconds(200))
@@ -292,7 +365,7 @@ struct StorekeeperKitTests {
             transport.holdAnswers.withLock { $0 = true }
             let state = Self.stateDirectory()
             let impatient = kit(stack, key, store: store, transport: transport, state: state, requestTimeout: 2)
-            #expect(try await impatient.purchase(productId: "com.example.coins100") == .pending(reason: "server_unavailable"))
+            #expect(try await impatient.purchase(productId: "com.example.coins100") == .pending(.serverUnavailable))
             #expect(try await store.unfinished().count == 1 && store.finishedCount.withLock { $0.isEmpty }, "not finished without a granted answer")
             #expect(try await eventually { transport.forwarded.withLock { $0 } == 1 }, "the post reached the server")
             // The server answers in time again: the next launch resends, and it is granted once.
@@ -425,8 +498,11 @@ struct StorekeeperKitTests {
                 Issue.record("\(outcomes)")
                 return
             }
-            #expect(code == "app_account_token_mismatch")
+            #expect(code == .appAccountTokenMismatch)
             #expect(store.finishedCount.withLock { $0[stolen.id] } == nil)
+            // Refused for good: not sent again at the next launch, and left for its owner.
+            let relaunched = try await sdk.deliverPending()
+            #expect(relaunched[stolen.id] == nil && store.finishedCount.withLock { $0[stolen.id] } == nil)
         }
     }
 
@@ -440,7 +516,7 @@ struct StorekeeperKitTests {
             transport.down.withLock { $0 = true }
             let store = storeFront(stack, device, state: state)
             let first = kit(stack, key, store: store, transport: transport, state: state, user: "ivan")
-            #expect(try await first.purchase(productId: "com.example.removeads") == .pending(reason: "server_unavailable"))
+            #expect(try await first.purchase(productId: "com.example.removeads") == .pending(.serverUnavailable))
             let paid = try #require(try await store.unfinished().first)
 
             // Before ivan's app comes back, the purchase is granted to another account (here by
@@ -486,7 +562,7 @@ struct StorekeeperKitTests {
                 }
             }
             transport.overloaded.withLock { $0 = (429, nil) }
-            #expect(try await sdk.purchase(productId: "com.example.coins100") == .pending(reason: "server_unavailable"))
+            #expect(try await sdk.purchase(productId: "com.example.coins100") == .pending(.serverUnavailable))
             #expect(try await store.unfinished().count == 1)
         }
     }

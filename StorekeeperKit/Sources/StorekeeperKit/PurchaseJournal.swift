@@ -11,6 +11,9 @@ struct PurchaseJournal: Sendable {
         var startedAt: Date
         /// Nil until the store returned the transaction.
         var transaction: StoreTransaction?
+        /// The user signed in when it was bought (nil in journals written before users could
+        /// change: the configured one).
+        var appUserId: String?
     }
 
     let file: URL

@@ -1,6 +1,12 @@
-#if canImport(StoreKit)
+// StoreKit 2 as used here exists on iOS 16+ and macOS 13+ (Package.swift's minimums); tvOS,
+// watchOS and visionOS import StoreKit too, but this adapter declares no minimum for them and is
+// not built there.
+#if canImport(StoreKit) && (os(iOS) || os(macOS))
 import Foundation
 import StoreKit
+#if os(iOS)
+import UIKit
+#endif
 
 /// The App Store through StoreKit 2, for apps on iOS 16+ and macOS 13+. Kept thin: every rule
 /// (journal, post, finish after the grant) lives in `Storekeeper`, so this file only
@@ -11,19 +17,48 @@ import StoreKit
 /// signed form (`jwsRepresentation`) goes to the server, which verifies the signature, the
 /// chain and the app, so a jailbroken device's forged "verified" transaction gains nothing.
 public struct StoreKitStoreFront: StoreFront {
+    #if os(iOS)
+    /// The scene that shows the purchase confirmation. Apple asks UIKit apps to name it
+    /// (`purchase(confirmIn:options:)`, iOS 17+); nil, or on iOS 16, `purchase(options:)`.
+    let confirmationScene: (@MainActor @Sendable () -> UIScene?)?
+
+    public init(confirmIn scene: (@MainActor @Sendable () -> UIScene?)? = nil) {
+        confirmationScene = scene
+    }
+    #else
     public init() {}
+    #endif
 
     public func purchase(productId: String, appAccountToken: UUID) async throws -> StorePurchaseResult {
         guard let product = try await Product.products(for: [productId]).first else {
             throw StorekeeperKitError(.refused, "unknown_product: the App Store does not sell \(productId) to this account")
         }
-        switch try await product.purchase(options: [.appAccountToken(appAccountToken)]) {
+        let options: Set<Product.PurchaseOption> = [.appAccountToken(appAccountToken)]
+        #if os(iOS)
+        let result = try await Self.purchase(product, options: options, confirmIn: confirmationScene)
+        #else
+        let result = try await product.purchase(options: options)
+        #endif
+        switch result {
         case .success(let result): return .purchased(Self.transaction(result))
         case .pending: return .pending
         case .userCancelled: return .cancelled
         @unknown default: return .pending
         }
     }
+
+    #if os(iOS)
+    /// On the main actor, where the scene lives and both purchase calls run.
+    @MainActor
+    static func purchase(
+        _ product: Product, options: Set<Product.PurchaseOption>, confirmIn scene: (@MainActor @Sendable () -> UIScene?)?
+    ) async throws -> Product.PurchaseResult {
+        if #available(iOS 17.0, *), let scene = scene?() {
+            return try await product.purchase(confirmIn: scene, options: options)
+        }
+        return try await product.purchase(options: options)
+    }
+    #endif
 
     public func unfinished() async throws -> [StoreTransaction] {
         var found: [StoreTransaction] = []
@@ -52,7 +87,11 @@ public struct StoreKitStoreFront: StoreFront {
     }
 
     public func restorable() async throws -> [StoreTransaction] {
-        try await AppStore.sync()
+        do {
+            try await AppStore.sync()
+        } catch StoreKitError.userCancelled {
+            // The user declined to sign in: what this device already knows is still restored.
+        }
         var found: [StoreTransaction] = []
         for await result in Transaction.currentEntitlements { found.append(Self.transaction(result)) }
         return found

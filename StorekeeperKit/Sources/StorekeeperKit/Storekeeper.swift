@@ -13,7 +13,9 @@ public actor Storekeeper {
         public var serverURL: URL
         /// The app's publishable client key (never the secret API key).
         public var clientKey: String
-        public var appUserId: String
+        /// The signed-in user; nil: nobody is signed in yet, and StorekeeperKit speaks for an
+        /// anonymous id of its own (`$anon:` and a UUID, kept in `stateDirectory`) until `logIn`.
+        public var appUserId: String?
         /// A fresh user token from the app's backend, when the app uses them.
         public var userToken: (@Sendable () async throws -> String)?
         /// Pinned public keys of the server's signing keys, by key id. Empty: answers are not
@@ -33,7 +35,7 @@ public actor Storekeeper {
         public var requestTimeout: TimeInterval?
 
         public init(
-            serverURL: URL, clientKey: String, appUserId: String, userToken: (@Sendable () async throws -> String)? = nil,
+            serverURL: URL, clientKey: String, appUserId: String?, userToken: (@Sendable () async throws -> String)? = nil,
             signingKeys: [String: P256.Signing.PublicKey], stateDirectory: URL
         ) {
             self.serverURL = serverURL
@@ -51,11 +53,12 @@ public actor Storekeeper {
         case granted(Entitlements)
         /// Not settled yet (the store waits for approval, or the server could not be reached):
         /// it stays in the journal and unfinished, and is sent again.
-        case pending(reason: String)
+        case pending(PendingReason)
         case cancelled
-        /// The server refused it for good (`code` is the server's, e.g. `other_user`,
-        /// `signed_transaction_rejected`); it is not finished and not sent again.
-        case refused(code: String, message: String)
+        /// The server refused it for good; it is not sent again for this user. A transaction no
+        /// one can ever be granted (`code.isAboutTheTransaction`) is finished; one bought for
+        /// another account stays unfinished for that account's next launch.
+        case refused(code: RefusalCode, message: String)
         /// The purchase is genuine but the server holds it for another account of this app
         /// (its original transaction was granted to someone else first). It is left unfinished
         /// and stays in the journal, so support can move it and the next launch sees it again;
@@ -64,6 +67,13 @@ public actor Storekeeper {
     }
 
     let configuration: Configuration
+    /// The user this instance speaks for now: the configured one, an anonymous id, or whoever
+    /// `logIn` signed in.
+    public internal(set) var appUserId: String
+    var userToken: (@Sendable () async throws -> String)?
+    var identity: IdentityState
+    /// The listener `start` runs until `stop`.
+    var listener: Task<Void, Never>?
     let store: any StoreFront
     let transport: any ServerTransport
     let journal: PurchaseJournal
@@ -80,6 +90,9 @@ public actor Storekeeper {
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.configuration = configuration
+        identity = IdentityState.load(from: configuration.stateDirectory, configured: configuration.appUserId)
+        appUserId = identity.appUserId
+        userToken = configuration.appUserId == nil ? nil : configuration.userToken
         self.store = store
         self.transport = transport
         self.now = now
@@ -89,7 +102,7 @@ public actor Storekeeper {
     }
 
     /// The token every purchase of this user carries.
-    public var appAccountToken: UUID { AppAccountToken.derive(appUserId: configuration.appUserId) }
+    public var appAccountToken: UUID { AppAccountToken.derive(appUserId: appUserId) }
 
     /// Product ids the server says may be sold (then ask StoreKit for their localized details).
     public func sellableProductIds() async throws -> [String] {
@@ -129,20 +142,31 @@ public actor Storekeeper {
     public func purchase(productId: String) async throws -> Outcome {
         let token = appAccountToken
         let started = now()
-        try journal.update { $0.append(.init(productId: productId, appAccountToken: token, startedAt: started)) }
-        let result = try await store.purchase(productId: productId, appAccountToken: token)
+        let user = appUserId
+        try journal.update { $0.append(.init(productId: productId, appAccountToken: token, startedAt: started, appUserId: user)) }
+        let result: StorePurchaseResult
+        do {
+            result = try await store.purchase(productId: productId, appAccountToken: token)
+        } catch {
+            // Nothing was charged that the journal could name (an unknown product, a failed
+            // sheet): the intent goes; a charge that did happen reaches `unfinished` or updates.
+            try journal.update { entries in entries.removeAll { $0.transaction == nil && $0.startedAt == started && $0.productId == productId } }
+            throw error
+        }
         switch result {
         case .cancelled:
             try journal.update { entries in entries.removeAll { $0.transaction == nil && $0.startedAt == started && $0.productId == productId } }
             return .cancelled
         case .pending:
-            return .pending(reason: "store")
+            // Ask to Buy: the transaction comes through the store's updates, journaled then.
+            try journal.update { entries in entries.removeAll { $0.transaction == nil && $0.startedAt == started && $0.productId == productId } }
+            return .pending(.awaitingApproval)
         case .purchased(let transaction):
             try journal.update { entries in
                 if let index = entries.firstIndex(where: { $0.transaction == nil && $0.startedAt == started && $0.productId == productId }) {
                     entries[index].transaction = transaction
                 } else {
-                    entries.append(.init(productId: productId, appAccountToken: token, startedAt: started, transaction: transaction))
+                    entries.append(.init(productId: productId, appAccountToken: token, startedAt: started, transaction: transaction, appUserId: user))
                 }
             }
             return try await deliver(transaction)
@@ -152,11 +176,15 @@ public actor Storekeeper {
     /// At launch and on transaction updates: every transaction the store has unfinished and
     /// every one in the journal is sent to the server, once each.
     public func deliverPending() async throws -> [String: Outcome] {
-        var transactions: [String: StoreTransaction] = [:]
-        for entry in journal.entries() { if let transaction = entry.transaction { transactions[transaction.id] = transaction } }
-        for transaction in try await store.unfinished() { transactions[transaction.id] = transaction }
+        var transactions: [String: (StoreTransaction, String?)] = [:]
+        for transaction in try await store.unfinished() where !identity.refused(transaction.id, for: appUserId) {
+            transactions[transaction.id] = (transaction, nil)
+        }
+        for entry in journal.entries() { if let transaction = entry.transaction { transactions[transaction.id] = (transaction, entry.appUserId) } }
         var outcomes: [String: Outcome] = [:]
-        for (id, transaction) in transactions.sorted(by: { $0.key < $1.key }) { outcomes[id] = try await deliver(transaction) }
+        for (id, (transaction, user)) in transactions.sorted(by: { $0.key < $1.key }) {
+            outcomes[id] = try await deliver(transaction, journaledFor: user)
+        }
         return outcomes
     }
 
@@ -204,7 +232,9 @@ public actor Storekeeper {
                 try journal.update { entries in
                     guard !entries.contains(where: { $0.transaction?.id == transaction.id }) else { return }
                     entries.append(
-                        .init(productId: transaction.productId, appAccountToken: appAccountToken, startedAt: now(), transaction: transaction))
+                        .init(
+                            productId: transaction.productId, appAccountToken: appAccountToken, startedAt: now(), transaction: transaction,
+                            appUserId: appUserId))
                 }
                 var delay = baseDelay
                 for attempt in 0..<max(1, attempts) {
@@ -216,13 +246,16 @@ public actor Storekeeper {
                 }
             } catch {
                 if Task.isCancelled { return }
-                await report(transaction, .pending(reason: "\(error)"))
+                await report(transaction, .pending(.other("\(error)")))
             }
         }
     }
 
     /// Posts one transaction; finishes it only when the server's verified answer says granted.
-    func deliver(_ transaction: StoreTransaction) async throws -> Outcome {
+    /// One journaled for another user (signed out since) waits for them, unless it was this
+    /// user's anonymous id before `logIn` linked it.
+    func deliver(_ transaction: StoreTransaction, journaledFor user: String? = nil) async throws -> Outcome {
+        if let user, user != appUserId, !identity.linked.contains(user) { return .pending(.anotherUser) }
         struct Post: Encodable {
             var appUserId: String
             var signedTransaction: String
@@ -231,23 +264,22 @@ public actor Storekeeper {
         }
         let body = try JSONEncoder().encode(
             Post(
-                appUserId: configuration.appUserId, signedTransaction: transaction.signedTransaction,
+                appUserId: appUserId, signedTransaction: transaction.signedTransaction,
                 appAccountToken: appAccountToken.uuidString.lowercased()))
         let answer: ServerAnswer
         do {
             answer = try await call("POST", "/v1/transactions?wait=\(configuration.waitSeconds)", body: body)
         } catch let error as StorekeeperKitError where error.code == .serverUnavailable || error.code == .forgedAnswer {
-            return .pending(reason: error.code.rawValue)
+            return .pending(error.code == .serverUnavailable ? .serverUnavailable : .forgedAnswer)
         }
         switch answer.status {
         case 200:
             return try await settle(transaction, answer: answer)
         case 202, 408:
-            return .pending(reason: "server_\(answer.status)")
+            return .pending(.verifying(state: "server_\(answer.status)"))
         default:
             let refusal = refusal(answer)
-            try forget(transaction)
-            return .refused(code: refusal.serverCode ?? refusal.code.rawValue, message: refusal.message)
+            return try await refused(transaction, RefusalCode(serverCode: refusal.serverCode ?? refusal.code.rawValue), refusal.message)
         }
     }
 
@@ -269,22 +301,18 @@ public actor Storekeeper {
             var grant: Grant?
         }
         let verification = try JSONDecoder().decode(Verification.self, from: answer.body)
-        guard verification.appUserId.utf8.elementsEqual(configuration.appUserId.utf8) else {
-            return .pending(reason: StorekeeperKitError.Code.forgedAnswer.rawValue)
-        }
+        guard verification.appUserId.utf8.elementsEqual(appUserId.utf8) else { return .pending(.forgedAnswer) }
         switch verification.state {
         case "verified": break
-        case "invalid":
-            try forget(transaction)
-            return .refused(code: verification.reason ?? "invalid", message: "the server found the transaction invalid")
-        default: return .pending(reason: verification.state)
+        case "invalid": return try await refused(transaction, .invalid(reason: verification.reason), "the server found the transaction invalid")
+        default: return .pending(.verifying(state: verification.state))
         }
         let grant = verification.grant
         if grant?.conflicts?.contains(where: { $0.transactionId == transaction.id }) == true {
             return .ownedByAnotherAccount(message: "transaction \(transaction.id) is granted to another account of this app")
         }
         let mine = (grant?.granted ?? []) + (grant?.alreadyGranted ?? []) + (grant?.revoked ?? [])
-        guard mine.contains(transaction.id) else { return .pending(reason: "not_granted") }
+        guard mine.contains(transaction.id) else { return .pending(.notGranted) }
         try await store.finish(transaction)
         try forget(transaction)
         let entitlements = (try? await entitlements(refresh: true)) ?? cachedOrEmpty()
@@ -306,7 +334,7 @@ public actor Storekeeper {
             let exchange = try await exchange("GET", subscriberTarget, body: nil)
             guard exchange.answer.status == 200 else { throw refusal(exchange.answer) }
             let checkedAt = now()
-            let entitlements = try Self.entitlements(exchange.answer.body, user: configuration.appUserId, verifiedAt: checkedAt)
+            let entitlements = try Self.entitlements(exchange.answer.body, user: appUserId, verifiedAt: checkedAt)
             try cache.save(
                 EntitlementCache.Stored(
                     nonce: exchange.nonce, method: "GET", target: subscriberTarget, status: exchange.answer.status,
@@ -320,7 +348,7 @@ public actor Storekeeper {
     }
 
     private var subscriberTarget: String {
-        "/v1/subscribers/" + (configuration.appUserId.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? configuration.appUserId)
+        "/v1/subscribers/" + (appUserId.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? appUserId)
     }
 
     private static func entitlements(_ body: Data, user: String, verifiedAt: Date) throws -> Entitlements {
@@ -369,7 +397,7 @@ public actor Storekeeper {
             }
             signedAt = verified
         }
-        guard let entitlements = try? Self.entitlements(stored.body, user: configuration.appUserId, verifiedAt: stored.verifiedAt) else {
+        guard let entitlements = try? Self.entitlements(stored.body, user: appUserId, verifiedAt: stored.verifiedAt) else {
             cache.discard()
             return nil
         }
@@ -378,7 +406,19 @@ public actor Storekeeper {
     }
 
     private func cachedOrEmpty() -> Entitlements {
-        fresh() ?? Entitlements(appUserId: configuration.appUserId, activeEntitlements: [], creditBalance: nil, verifiedAt: now())
+        fresh() ?? Entitlements(appUserId: appUserId, activeEntitlements: [], creditBalance: nil, verifiedAt: now())
+    }
+
+    /// A final refusal: out of the journal, remembered so the store's unfinished copy is not
+    /// sent again at every launch for this user, and finished when no one can ever be granted it.
+    private func refused(_ transaction: StoreTransaction, _ code: RefusalCode, _ message: String) async throws -> Outcome {
+        try forget(transaction)
+        if code.isAboutTheTransaction {
+            try await store.finish(transaction)
+        } else {
+            try identity.remember(refused: transaction.id, for: appUserId, in: configuration.stateDirectory)
+        }
+        return .refused(code: code, message: message)
     }
 
     private func forget(_ transaction: StoreTransaction) throws {
@@ -409,7 +449,7 @@ public actor Storekeeper {
         request.setValue("Bearer \(configuration.clientKey)", forHTTPHeaderField: "Authorization")
         let nonce = AnswerCheck.nonce()
         request.setValue(nonce, forHTTPHeaderField: "Storekeeper-Nonce")
-        if let provider = configuration.userToken { request.setValue(try await provider(), forHTTPHeaderField: "Storekeeper-User-Token") }
+        if let provider = userToken { request.setValue(try await provider(), forHTTPHeaderField: "Storekeeper-User-Token") }
         if let body {
             request.httpBody = body
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
@@ -447,7 +487,7 @@ public actor Storekeeper {
         }
     }
 
-    private func refusal(_ answer: ServerAnswer) -> StorekeeperKitError {
+    func refusal(_ answer: ServerAnswer) -> StorekeeperKitError {
         struct Body: Decodable {
             struct Inner: Decodable {
                 var code: String
