@@ -53,6 +53,7 @@ public enum StorekeeperApplication {
         OfferingsController(context: context).register(on: routes)
         CustomersController(context: context).register(on: routes)
         IdentityController(context: context).register(on: routes)
+        ImportController(context: context).register(on: routes)
         AppleActionsController(context: context).register(on: routes)
         OperationsController(context: context, runner: runner).register(on: routes)
         let limits = ConnectionLimits.establish(configuration: configuration)

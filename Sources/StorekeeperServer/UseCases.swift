@@ -18,6 +18,7 @@ struct UseCases: Sendable {
     let offerings: ManageOfferings
     let customers: ManageCustomers
     let identity: ManageIdentity
+    let importCustomers: ImportCustomers
     let eventFeed: ReadEventFeed
     let webhookEndpoints: WebhookEndpointActions
     let operations: ReadOperations
@@ -36,6 +37,7 @@ struct UseCases: Sendable {
         offerings = ManageOfferings(store: store)
         customers = ManageCustomers(store: store)
         identity = ManageIdentity(store: store)
+        importCustomers = ImportCustomers(store: store)
         eventFeed = ReadEventFeed(store: store)
         webhookEndpoints = WebhookEndpointActions(store: store)
         operations = ReadOperations(store: store)

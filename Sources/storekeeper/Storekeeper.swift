@@ -6,6 +6,8 @@ struct Storekeeper: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storekeeper",
         abstract: "Verifies App Store purchases and tells your backend what each user owns.",
-        subcommands: [Serve.self, Worker.self, SimulatorCommand.self, Migrate.self, Verify.self, Inspect.self, AppleCommand.self],
+        subcommands: [
+            Serve.self, Worker.self, SimulatorCommand.self, Migrate.self, Verify.self, Inspect.self, AppleCommand.self, ImportCommand.self,
+        ],
         defaultSubcommand: Serve.self)
 }

@@ -16,7 +16,8 @@ struct AppleCommandTests {
 
     /// Runs the binary to its exit without blocking a thread: the exit is a signal
     /// (`terminationHandler`), its output read from files once it has ended.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
+    /// Runs `storekeeper <command> <arguments>` (the command `apple` unless named).
+    static func run(_ arguments: [String], command: String = "apple", environment: [String: String] = [:]) async throws -> Run {
         let binary = try #require(TestPaths.storekeeperBinary(), "build the executable first: swift build")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-apple-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -27,7 +28,7 @@ struct AppleCommandTests {
         _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["apple"] + arguments
+        process.arguments = [command] + arguments
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("STOREKEEPER_") }.merging(environment) { $1 }
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)

@@ -75,6 +75,7 @@ struct ClientAccessTests {
                 (.PUT, "/v1/admin/apps/demo/subscribers/alice/offering-override"),
                 (.DELETE, "/v1/admin/apps/demo/subscribers/alice/offering-override"), (.DELETE, "/v1/admin/apps/demo/subscribers/alice"),
                 (.PUT, "/v1/admin/apps/demo/subscribers/alice/suspension"), (.DELETE, "/v1/admin/apps/demo/subscribers/alice/suspension"),
+                (.POST, "/v1/admin/apps/demo/imports"),
                 (.POST, "/v1/admin/apps/demo/promotional-grants/00000000-0000-4000-8000-000000000000/revoke"),
                 (.GET, "/v1/admin/apps/demo/audit"),
             ] {
