@@ -11,13 +11,6 @@ import Testing
 /// user's own app, carried in the answer, the feed and webhooks; a customer deleted by an operator.
 @Suite("customers: attributes and deletion")
 struct CustomerRouteTests {
-    var backend: [String: String] { ["Authorization": "Bearer \(DemoConfiguration.appApiKey)"] }
-
-    func client(as user: String) throws -> [String: String] {
-        let now = Int(Date().timeIntervalSince1970)
-        let token = try UserTokens.hs256(["sub": user, "exp": now + 300], secret: DemoConfiguration.userTokenSecret)
-        return ["Authorization": "Bearer \(DemoConfiguration.clientKey)", "Storekeeper-User-Token": token]
-    }
 
     @Test(
         "attributes set by the backend and by the user's app, merged, in the answer and the next event; deletion leaves money, not the person",
@@ -30,22 +23,23 @@ struct CustomerRouteTests {
             let http = stack.api.http
             let path = "/v1/subscribers/erin-7q/attributes"
             let set = try await http.send(
-                .PATCH, path, headers: backend, body: Data(#"{"email":"erin7q@example.net","custom":{"plan":"team","seats":"5"}}"#.utf8))
+                .PATCH, path, headers: DemoCallers.backend, body: Data(#"{"email":"erin7q@example.net","custom":{"plan":"team","seats":"5"}}"#.utf8))
             #expect(set.status == 200 && set.json["email"] as? String == "erin7q@example.net", "\(set.text)")
             // The user's own app: merged, a null clears.
             let own = try await http.send(
-                .PATCH, path, headers: try client(as: "erin-7q"), body: Data(#"{"displayName":"Erin","custom":{"seats":null}}"#.utf8))
+                .PATCH, path, headers: try DemoCallers.client(as: "erin-7q"), body: Data(#"{"displayName":"Erin","custom":{"seats":null}}"#.utf8))
             #expect(
                 own.status == 200 && (own.json["custom"] as? [String: String]) == ["plan": "team"] && own.json["displayName"] as? String == "Erin")
             // Another user's app, a bad address, an unknown field, a number, too many keys: refused, nothing changed.
-            let other = try await http.send(.PATCH, path, headers: try client(as: "mallory"), body: Data(#"{"email":"m@evil.test"}"#.utf8))
+            let other = try await http.send(
+                .PATCH, path, headers: try DemoCallers.client(as: "mallory"), body: Data(#"{"email":"m@evil.test"}"#.utf8))
             #expect(other.status == 403 && other.errorCode == "other_user")
             let keys = (0..<51).map { "\"k\($0)\":\"v\"" }.joined(separator: ",")
             for body in [
                 #"{"email":"nope"}"#, #"{"phone":"1"}"#, #"{"custom":{"a":1}}"#, #"{"custom":{"bad key":"x"}}"#, "{\"custom\":{\(keys)}}", "[1]",
                 #"{"displayName":""}"#,
             ] {
-                let refused = try await http.send(.PATCH, path, headers: backend, body: Data(body.utf8))
+                let refused = try await http.send(.PATCH, path, headers: DemoCallers.backend, body: Data(body.utf8))
                 #expect(refused.status == 400, "\(body): \(refused.text)")
             }
             let view = try await stack.api.subscriber("erin-7q")
@@ -149,7 +143,7 @@ struct CustomerRouteTests {
         }) { stack in
             let api = stack.api
             _ = try await api.http.send(
-                .PATCH, "/v1/subscribers/kid-2q/attributes", headers: backend, body: Data(#"{"displayName":"Kiddo Two"}"#.utf8))
+                .PATCH, "/v1/subscribers/kid-2q/attributes", headers: DemoCallers.backend, body: Data(#"{"displayName":"Kiddo Two"}"#.utf8))
             let (bought, notification) = try await consentRescinded(stack, user: "kid-2q")
             let answer = try await api.postNotification(signedPayload: notification)
             #expect(answer.status == 200 && answer.json["outcome"] as? String == "consent_rescinded", "\(answer.text)")

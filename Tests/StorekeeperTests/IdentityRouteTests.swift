@@ -17,14 +17,6 @@ struct IdentityRouteTests {
         configuration.apps[0].logInPolicy = policy
     }
 
-    var anonymous: [String: String] { ["Authorization": "Bearer \(DemoConfiguration.clientKey)"] }
-
-    func client(as user: String) throws -> [String: String] {
-        let now = Int(Date().timeIntervalSince1970)
-        let token = try UserTokens.hs256(["sub": user, "exp": now + 300], secret: DemoConfiguration.userTokenSecret)
-        return ["Authorization": "Bearer \(DemoConfiguration.clientKey)", "Storekeeper-User-Token": token]
-    }
-
     func post(_ http: HTTPJSONClient, _ signed: String, for user: String, headers: [String: String]) async throws -> HTTPJSONClient.Reply {
         let body = try JSONSerialization.data(withJSONObject: ["appUserId": user, "signedTransaction": signed])
         return try await http.send(.POST, "/v1/transactions?wait=30", headers: headers, body: body)
@@ -47,23 +39,23 @@ struct IdentityRouteTests {
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let bought = try await stack.simulator.purchase(
                 device: device, productId: "com.example.removeads", appAccountToken: AppAccountToken.derive(appUserId: anon))
-            let anonymousPost = try await post(http, bought.signedTransaction, for: anon, headers: anonymous)
+            let anonymousPost = try await post(http, bought.signedTransaction, for: anon, headers: DemoCallers.anonymous)
             #expect(anonymousPost.status == 200 && anonymousPost.json["state"] as? String == "verified", "\(anonymousPost.text)")
 
             // Mallory knows nothing of it: she can neither read it, claim the purchase, nor link a known id.
-            let mallory = try client(as: "mallory")
+            let mallory = try DemoCallers.client(as: "mallory")
             #expect(try await http.send(.GET, "/v1/subscribers/\(anon)", headers: mallory).status == 403)
             let stolen = try await post(http, bought.signedTransaction, for: "mallory", headers: mallory)
             #expect(stolen.status == 409 && stolen.errorCode == "app_account_token_mismatch", "\(stolen.text)")
             #expect(try await link(http, "alice", to: "mallory", headers: mallory).status == 400)
-            #expect(try await link(http, anon, to: "alice", headers: anonymous).status == 401, "an anonymous caller signs in no one")
+            #expect(try await link(http, anon, to: "alice", headers: DemoCallers.anonymous).status == 401, "an anonymous caller signs in no one")
             #expect(try await link(http, anon, to: "alice", headers: mallory).status == 403, "mallory's token is not alice's")
             let malformed = try await http.send(
                 .GET, "/v1/subscribers/$anon:NOT-A-UUID", headers: ["Authorization": "Bearer \(DemoConfiguration.appApiKey)"])
             #expect(malformed.status == 400 && malformed.errorCode == "invalid_app_user_id")
 
             // alice signs in on the device: the purchase moves to her.
-            let alice = try client(as: "alice")
+            let alice = try DemoCallers.client(as: "alice")
             let linked = try await link(http, anon, to: "alice", headers: alice)
             #expect(linked.status == 200 && linked.json["outcome"] as? String == "linked", "\(linked.text)")
             #expect(linked.json["transactionIds"] as? [String] == [bought.transactionId] && linked.json["aliases"] as? [String] == [anon])
@@ -93,7 +85,7 @@ struct IdentityRouteTests {
             #expect(try await stack.api.subscriber("alice").creditBalance == 100)
             let more = try await stack.simulator.purchase(
                 device: device, productId: "com.example.coins100", appAccountToken: AppAccountToken.derive(appUserId: anon))
-            #expect(try await post(http, more.signedTransaction, for: anon, headers: anonymous).status == 200)
+            #expect(try await post(http, more.signedTransaction, for: anon, headers: DemoCallers.anonymous).status == 200)
             #expect(try await stack.api.subscriber("alice").creditBalance == 200)
         }
     }
@@ -107,8 +99,8 @@ struct IdentityRouteTests {
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let bought = try await stack.simulator.purchase(
                 device: device, productId: "com.example.removeads", appAccountToken: AppAccountToken.derive(appUserId: owner))
-            #expect(try await post(http, bought.signedTransaction, for: owner, headers: anonymous).status == 200)
-            let alice = try client(as: "alice")
+            #expect(try await post(http, bought.signedTransaction, for: owner, headers: DemoCallers.anonymous).status == 200)
+            let alice = try DemoCallers.client(as: "alice")
             let kept = try await link(http, owner, to: "alice", headers: alice)
             #expect(kept.status == 200 && kept.json["outcome"] as? String == "kept_with_anonymous", "\(kept.text)")
             #expect(kept.json["transactionIds"] as? [String] == [bought.transactionId] && (kept.json["aliases"] as? [String])?.isEmpty == true)

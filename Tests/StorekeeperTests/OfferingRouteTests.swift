@@ -14,14 +14,6 @@ struct OfferingRouteTests {
         ["Authorization": "Bearer \(stack.api.adminKey)", "Storekeeper-Actor": actor, "Storekeeper-Reason": "spring sale"]
     }
 
-    var backend: [String: String] { ["Authorization": "Bearer \(DemoConfiguration.appApiKey)"] }
-
-    func client(as user: String) throws -> [String: String] {
-        let now = Int(Date().timeIntervalSince1970)
-        let token = try UserTokens.hs256(["sub": user, "exp": now + 300], secret: DemoConfiguration.userTokenSecret)
-        return ["Authorization": "Bearer \(DemoConfiguration.clientKey)", "Storekeeper-User-Token": token]
-    }
-
     func current(_ http: HTTPJSONClient, _ query: String = "", headers: [String: String]) async throws -> String? {
         let reply = try await http.send(.GET, "/v1/offerings\(query)", headers: headers)
         #expect(reply.status == 200, "\(query): \(reply.text)")
@@ -37,7 +29,7 @@ struct OfferingRouteTests {
             if let database { configuration.databasePath = database }
         }) { stack in
             let http = stack.api.http
-            let shown = try await http.send(.GET, "/v1/offerings", headers: backend)
+            let shown = try await http.send(.GET, "/v1/offerings", headers: DemoCallers.backend)
             #expect(
                 shown.status == 200 && shown.json["currentOfferingId"] as? String == "default" && shown.json["selectedBy"] as? String == "current")
             let listed = (shown.json["offerings"] as? [[String: Any]]) ?? []
@@ -49,10 +41,10 @@ struct OfferingRouteTests {
             #expect((listed.first?["metadata"] as? [String: Any])?["title"] as? String == "Go Pro")
 
             // The rule: French storefronts see no_ads; a bad storefront or version is refused.
-            let french = try await http.send(.GET, "/v1/offerings?storefront=fra&appVersion=2.1", headers: backend)
+            let french = try await http.send(.GET, "/v1/offerings?storefront=fra&appVersion=2.1", headers: DemoCallers.backend)
             #expect(french.json["currentOfferingId"] as? String == "no_ads" && french.json["ruleId"] as? String == "france", "\(french.text)")
             for bad in ["storefront=FR", "appVersion=two", "appUserId="] {
-                let refused = try await http.send(.GET, "/v1/offerings?\(bad)", headers: backend)
+                let refused = try await http.send(.GET, "/v1/offerings?\(bad)", headers: DemoCallers.backend)
                 #expect(refused.status == 400, "\(bad): \(refused.text)")
             }
 
@@ -66,18 +58,18 @@ struct OfferingRouteTests {
                 .PUT, "/v1/admin/apps/demo/offering-targeting", headers: admin(stack),
                 body: Data(#"{"current":"spring","rules":[{"id":"old-app","offering":"default","maxAppVersion":"1.9"}]}"#.utf8))
             #expect(targeting.status == 200, "\(targeting.text)")
-            #expect(try await current(http, headers: backend) == "spring")
-            #expect(try await current(http, "?appVersion=1.2", headers: backend) == "default")
+            #expect(try await current(http, headers: DemoCallers.backend) == "spring")
+            #expect(try await current(http, "?appVersion=1.2", headers: DemoCallers.backend) == "default")
 
             // One user's override, seen by the backend naming them and by their own token only.
             let override = try await http.send(
                 .PUT, "/v1/admin/apps/demo/subscribers/alice/offering-override", headers: admin(stack),
                 body: Data(#"{"offeringId":"no_ads"}"#.utf8))
             #expect(override.status == 200, "\(override.text)")
-            #expect(try await current(http, "?appUserId=alice", headers: backend) == "no_ads")
-            #expect(try await current(http, headers: try client(as: "alice")) == "no_ads")
-            #expect(try await current(http, headers: try client(as: "bob")) == "spring")
-            let prying = try await http.send(.GET, "/v1/offerings?appUserId=alice", headers: try client(as: "bob"))
+            #expect(try await current(http, "?appUserId=alice", headers: DemoCallers.backend) == "no_ads")
+            #expect(try await current(http, headers: try DemoCallers.client(as: "alice")) == "no_ads")
+            #expect(try await current(http, headers: try DemoCallers.client(as: "bob")) == "spring")
+            let prying = try await http.send(.GET, "/v1/offerings?appUserId=alice", headers: try DemoCallers.client(as: "bob"))
             #expect(prying.status == 403 && prying.errorCode == "other_user")
             let unknown = try await http.send(
                 .PUT, "/v1/admin/apps/demo/subscribers/alice/offering-override", headers: admin(stack), body: Data(#"{"offeringId":"nope"}"#.utf8))
@@ -98,7 +90,7 @@ struct OfferingRouteTests {
                 .PUT, "/v1/admin/apps/demo/offering-targeting", headers: admin(stack),
                 body: Data(#"{"current":"nope","rules":[{"id":"r","offering":"gone","storefronts":["USA"]}]}"#.utf8))
             #expect(unknownTarget.status == 404 && unknownTarget.text.contains("'gone', 'nope'"), "\(unknownTarget.text)")
-            #expect(try await current(http, headers: backend) == "spring")
+            #expect(try await current(http, headers: DemoCallers.backend) == "spring")
 
             // A product taken off sale leaves the paywall at once; its offering stays.
             var monthly = try #require(DemoConfiguration.products.first { $0.productId == "com.example.pro.monthly" })
@@ -106,7 +98,7 @@ struct OfferingRouteTests {
             let product = try await http.send(
                 .PUT, "/v1/admin/apps/demo/products/com.example.pro.monthly", headers: admin(stack), json: monthly)
             #expect(product.status == 200, "\(product.text)")
-            let after = try await http.send(.GET, "/v1/offerings", headers: backend)
+            let after = try await http.send(.GET, "/v1/offerings", headers: DemoCallers.backend)
             let defaults = (after.json["offerings"] as? [[String: Any]])?.first { $0["id"] as? String == "default" }
             #expect((defaults?["packages"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == ["season"], "\(after.text)")
 
@@ -123,10 +115,10 @@ struct OfferingRouteTests {
                 ).status == 200)
             #expect(try await http.send(.DELETE, "/v1/admin/apps/demo/offerings/spring", headers: admin(stack)).status == 204)
             #expect(try await http.send(.DELETE, "/v1/admin/apps/demo/offerings/spring", headers: admin(stack)).status == 404)
-            #expect(try await current(http, headers: try client(as: "bob")) == "default")
+            #expect(try await current(http, headers: try DemoCallers.client(as: "bob")) == "default")
             #expect(try await http.send(.DELETE, "/v1/admin/apps/demo/subscribers/alice/offering-override", headers: admin(stack)).status == 204)
             #expect(try await http.send(.DELETE, "/v1/admin/apps/demo/subscribers/alice/offering-override", headers: admin(stack)).status == 404)
-            #expect(try await current(http, headers: try client(as: "alice")) == "default")
+            #expect(try await current(http, headers: try DemoCallers.client(as: "alice")) == "default")
 
             let listing = try await http.send(.GET, "/v1/admin/apps/demo/offerings", headers: admin(stack))
             #expect((listing.json["targeting"] as? [String: Any])?["current"] as? String == "default")

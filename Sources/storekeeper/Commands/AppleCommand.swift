@@ -33,28 +33,8 @@ struct AppleCommand: AsyncParsableCommand {
         /// Sends one admin request; the answer's JSON on success, otherwise the server's error
         /// on standard error and exit status 1.
         func send(_ method: HTTPMethod, _ path: String, json body: Data? = nil) async throws -> Data {
-            let environment = ProcessInfo.processInfo.environment
-            guard let key = adminKey ?? environment["STOREKEEPER_ADMIN_KEY"], !key.isEmpty else {
-                throw ValidationError("--admin-key or STOREKEEPER_ADMIN_KEY is required")
-            }
-            let base = url ?? environment["STOREKEEPER_URL"] ?? "http://127.0.0.1:8080"
-            let appSegment = try AppleCommand.segment(app, "--app")
-            var address = "\(base.hasSuffix("/") ? String(base.dropLast()) : base)/v1/admin/apps/\(appSegment)\(path)"
-            if let environmentName = self.environment { address += "?environment=\(environmentName)" }
-            var request = HTTPClientRequest(url: address)
-            request.method = method
-            request.headers.add(name: "Authorization", value: "Bearer \(key)")
-            if let body {
-                request.headers.add(name: "Content-Type", value: "application/json")
-                request.body = .bytes(ByteBuffer(bytes: body))
-            }
-            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(120))
-            let bytes = Data(try await response.body.collect(upTo: 16 * 1024 * 1024).readableBytesView)
-            guard (200..<300).contains(response.status.code) else {
-                FileHandle.standardError.write(Data("HTTP \(response.status.code): ".utf8) + bytes + Data("\n".utf8))
-                throw ExitCode.failure
-            }
-            return bytes
+            let query = self.environment.map { "?environment=\($0)" } ?? ""
+            return try await AdminRequest(url: url, adminKey: adminKey, app: app).send(method, path + query, json: body)
         }
     }
 
@@ -193,5 +173,37 @@ struct AppleCommand: AsyncParsableCommand {
             guard UUID(uuidString: requestIdentifier) != nil else { throw ValidationError("requestIdentifier must be a UUID") }
             try AppleCommand.print(try await connection.send(.GET, "/products/\(product)/renewal-extension/\(requestIdentifier)"))
         }
+    }
+}
+
+/// One request to a running server's admin API for an app, as the operator commands send it:
+/// the answer's JSON on success, otherwise the server's error on standard error and exit 1.
+struct AdminRequest {
+    var url: String?
+    var adminKey: String?
+    var app: String
+    var timeout: TimeAmount = .seconds(120)
+
+    func send(_ method: HTTPMethod, _ path: String, json body: Data? = nil) async throws -> Data {
+        let environment = ProcessInfo.processInfo.environment
+        guard let key = adminKey ?? environment["STOREKEEPER_ADMIN_KEY"], !key.isEmpty else {
+            throw ValidationError("--admin-key or STOREKEEPER_ADMIN_KEY is required")
+        }
+        let base = url ?? environment["STOREKEEPER_URL"] ?? "http://127.0.0.1:8080"
+        let appSegment = try AppleCommand.segment(app, "--app")
+        var request = HTTPClientRequest(url: "\(base.hasSuffix("/") ? String(base.dropLast()) : base)/v1/admin/apps/\(appSegment)\(path)")
+        request.method = method
+        request.headers.add(name: "Authorization", value: "Bearer \(key)")
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: body))
+        }
+        let response = try await HTTPClient.shared.execute(request, timeout: timeout)
+        let bytes = Data(try await response.body.collect(upTo: 64 * 1024 * 1024).readableBytesView)
+        guard (200..<300).contains(response.status.code) else {
+            FileHandle.standardError.write(Data("HTTP \(response.status.code): ".utf8) + bytes + Data("\n".utf8))
+            throw ExitCode.failure
+        }
+        return bytes
     }
 }

@@ -135,24 +135,7 @@ struct ImportCommand: AsyncParsableCommand {
     }
 
     func send(_ body: Data) async throws -> Data {
-        let environment = ProcessInfo.processInfo.environment
-        guard let key = adminKey ?? environment["STOREKEEPER_ADMIN_KEY"], !key.isEmpty else {
-            throw ValidationError("--admin-key or STOREKEEPER_ADMIN_KEY is required")
-        }
-        let base = url ?? environment["STOREKEEPER_URL"] ?? "http://127.0.0.1:8080"
-        var request = HTTPClientRequest(
-            url: "\(base.hasSuffix("/") ? String(base.dropLast()) : base)/v1/admin/apps/\(try AppleCommand.segment(app, "--app"))/imports")
-        request.method = .POST
-        request.headers.add(name: "Authorization", value: "Bearer \(key)")
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(bytes: body))
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(300))
-        let bytes = Data(try await response.body.collect(upTo: 64 * 1024 * 1024).readableBytesView)
-        guard (200..<300).contains(response.status.code) else {
-            FileHandle.standardError.write(Data("HTTP \(response.status.code): ".utf8) + bytes + Data("\n".utf8))
-            throw ExitCode.failure
-        }
-        return bytes
+        try await AdminRequest(url: url, adminKey: adminKey, app: app, timeout: .seconds(300)).send(.POST, "/imports", json: body)
     }
 
     func note(_ text: String, newline: Bool = true) {
