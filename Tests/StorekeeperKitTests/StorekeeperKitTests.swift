@@ -305,6 +305,53 @@ struct StorekeeperKitTests {
         }
     }
 
+    /// The purchase journal's entries, as on disk (docs/SDK.md: `purchases.json`).
+    static func journaled(_ state: URL) throws -> Int {
+        guard let data = try? Data(contentsOf: state.appendingPathComponent("purchases.json")) else { return 0 }
+        return (try JSONSerialization.jsonObject(with: data) as? [Any])?.count ?? 0
+    }
+
+    @Test(
+        "the store's other endings leave nothing behind: cancelled, thrown, Ask to Buy declined; Ask to Buy approved arrives through updates and is granted once"
+    )
+    func storeEndings() async throws {
+        try await withKitStack { stack, key in
+            let (_, store, transport) = try await shop(stack)
+            let state = Self.stateDirectory()
+            let sdk = kit(stack, key, store: store, transport: transport, state: state)
+
+            store.inner.setNextPurchase(.cancelled)
+            #expect(try await sdk.purchase(productId: "com.example.removeads") == .cancelled)
+            store.inner.setNextPurchase(.fails)
+            await #expect(throws: (any Error).self) { try await sdk.purchase(productId: "com.example.removeads") }
+            #expect(try Self.journaled(state) == 0, "no intent is left for a purchase that never charged")
+
+            store.inner.setNextPurchase(.askToBuy)
+            #expect(try await sdk.purchase(productId: "com.example.season.pass") == .pending(.awaitingApproval))
+            store.inner.decline(productId: "com.example.season.pass")
+            #expect(try Self.journaled(state) == 0)
+            #expect(try await sdk.deliverPending().isEmpty)
+
+            // Approved later: the store hands it over; the SDK's listener journals, posts and finishes it.
+            store.inner.setNextPurchase(.askToBuy)
+            #expect(try await sdk.purchase(productId: "com.example.removeads") == .pending(.awaitingApproval))
+            let heard = Heard()
+            await sdk.start { transaction, outcome in
+                if let transaction { heard.outcomes.withLock { $0[transaction.id, default: []].append(outcome) } }
+            }
+            #expect(try await eventually { store.inner.listening > 0 })
+            let approved = try await store.inner.approve(productId: "com.example.removeads")
+            #expect(
+                try await eventually {
+                    heard.outcomes.withLock { $0[approved.id] ?? [] }.contains { if case .granted = $0 { true } else { false } }
+                })
+            await sdk.stop()
+            #expect(store.finishedCount.withLock { $0[approved.id] } == 1)
+            #expect(try Self.journaled(state) == 0)
+            #expect(try await sdk.entitlements().isActive("no_ads"))
+        }
+    }
+
     @Test("killed between payment and post: the next launch finds the purchase and completes it, once")
     func crashBetweenPaymentAndPost() async throws {
         try await withKitStack { stack, key in

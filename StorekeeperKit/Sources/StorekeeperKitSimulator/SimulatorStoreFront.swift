@@ -15,6 +15,26 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
     let lock = NSLock()
     /// The open `updates()` streams.
     private var listeners: [UUID: AsyncStream<StoreTransaction>.Continuation] = [:]
+    /// How the next purchase goes (then back to `.completes`).
+    private var next: NextPurchase = .completes
+    /// Ask to Buy requests waiting for a parent: product id → the token the app bought with.
+    private var awaitingApproval: [String: UUID] = [:]
+
+    /// How a purchase at the store can go, as StoreKit's can.
+    public enum NextPurchase: Sendable {
+        /// Charged and returned at once.
+        case completes
+        /// Ask to Buy: `.pending` now; `approve(productId:)` charges it later and hands the
+        /// transaction over through `updates()`, `decline(productId:)` drops it.
+        case askToBuy
+        /// The user closed the sheet.
+        case cancelled
+        /// The purchase call throws (the store unreachable, the sheet failed) and nothing is charged.
+        case fails
+    }
+
+    /// How the next `purchase` goes; the one after it completes again.
+    public func setNextPurchase(_ outcome: NextPurchase) { lock.withLock { next = outcome } }
 
     /// `device`: the simulated device buying (create one with `createDevice`). `stateDirectory`
     /// holds the unfinished-transaction queue.
@@ -37,6 +57,40 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
     }
 
     public func purchase(productId: String, appAccountToken: UUID) async throws -> StorePurchaseResult {
+        let outcome = lock.withLock {
+            defer { next = .completes }
+            return next
+        }
+        switch outcome {
+        case .completes: break
+        case .askToBuy:
+            lock.withLock { awaitingApproval[productId] = appAccountToken }
+            return .pending
+        case .cancelled: return .cancelled
+        case .fails: throw URLError(.networkConnectionLost)
+        }
+        let transaction = try await charge(productId: productId, appAccountToken: appAccountToken)
+        try update { $0[transaction.id] = transaction }
+        return .purchased(transaction)
+    }
+
+    /// A parent approves an Ask to Buy request: the store charges, and the transaction arrives
+    /// through `updates()` (and stays unfinished until the app finishes it), as StoreKit's does.
+    @discardableResult
+    public func approve(productId: String) async throws -> StoreTransaction {
+        guard let token = lock.withLock({ awaitingApproval.removeValue(forKey: productId) }) else {
+            throw URLError(.fileDoesNotExist)
+        }
+        let transaction = try await charge(productId: productId, appAccountToken: token)
+        try deliver(transaction)
+        return transaction
+    }
+
+    /// A parent declines: nothing is charged and nothing ever arrives.
+    public func decline(productId: String) { lock.withLock { _ = awaitingApproval.removeValue(forKey: productId) } }
+
+    /// A purchase made at the simulator: a real signed transaction.
+    private func charge(productId: String, appAccountToken: UUID) async throws -> StoreTransaction {
         struct Body: Encodable {
             var productId: String
             var quantity: Int
@@ -50,9 +104,7 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
         let url = simulatorURL.appendingPathComponent("sim/devices/\(device.uuidString)/purchases")
         let data = try await Self.post(url, body: Body(productId: productId, quantity: 1, appAccountToken: appAccountToken.uuidString.lowercased()))
         let answer = try JSONDecoder().decode(Answer.self, from: data)
-        let transaction = StoreTransaction(id: answer.transaction.transaction_id, productId: productId, signedTransaction: answer.signedTransaction)
-        try update { $0[transaction.id] = transaction }
-        return .purchased(transaction)
+        return StoreTransaction(id: answer.transaction.transaction_id, productId: productId, signedTransaction: answer.signedTransaction)
     }
 
     /// The simulator's catalog of the apps it serves, priced from its `priceMicros` (exact) and
