@@ -99,12 +99,28 @@ extension PostgresStore {
     static func writeEntitlement(
         _ connection: PostgresConnection, appId: String, definition: EntitlementDefinition, now: Date, replace: Bool, logger: Logger
     ) async throws {
+        try await writeBody(
+            connection, table: "entitlement_definitions", keys: ["app_id": appId, "entitlement_id": definition.id],
+            body: StoredJSON.encode(definition), now: now, replace: replace, logger: logger)
+    }
+
+    /// One row of a table keyed by `keys` whose value is a JSON `body` (entitlement definitions,
+    /// offerings, targeting): inserted, or on conflict replaced (`replace`) or kept (a seed).
+    static func writeBody(
+        _ connection: PostgresConnection, table: String, keys: KeyValuePairs<String, String>, body: String, now: Date, replace: Bool,
+        logger: Logger
+    ) async throws {
+        let columns = keys.map(\.key).joined(separator: ", ")
+        var bindings = PostgresBindings()
+        for (_, value) in keys { bindings.append(value) }
+        bindings.append(body)
+        bindings.append(StoredTime.ms(now))
+        let placeholders = (1...(keys.count + 2)).map { "$\($0)" }.joined(separator: ", ")
         let conflict = replace ? "DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at" : "DO NOTHING"
+        // Table and column names are this file's constants; every value is a bound parameter.
         try await connection.execute(
-            """
-            INSERT INTO entitlement_definitions (app_id, entitlement_id, body, updated_at)
-            VALUES (\(appId), \(definition.id), \(StoredJSON.encode(definition)), \(StoredTime.ms(now)))
-            ON CONFLICT (app_id, entitlement_id) \(unescaped: conflict)
-            """, logger: logger)
+            PostgresQuery(
+                unsafeSQL: "INSERT INTO \(table) (\(columns), body, updated_at) VALUES (\(placeholders)) ON CONFLICT (\(columns)) \(conflict)",
+                binds: bindings), logger: logger)
     }
 }

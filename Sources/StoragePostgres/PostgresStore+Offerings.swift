@@ -86,23 +86,16 @@ extension PostgresStore: OfferingStore {
     static func writeOffering(
         _ connection: PostgresConnection, appId: String, offering: Offering, now: Date, replace: Bool, logger: Logger
     ) async throws {
-        let conflict = replace ? "DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at" : "DO NOTHING"
-        try await connection.execute(
-            """
-            INSERT INTO offerings (app_id, offering_id, body, updated_at)
-            VALUES (\(appId), \(offering.id), \(StoredJSON.encode(offering)), \(StoredTime.ms(now)))
-            ON CONFLICT (app_id, offering_id) \(unescaped: conflict)
-            """, logger: logger)
+        try await writeBody(
+            connection, table: "offerings", keys: ["app_id": appId, "offering_id": offering.id], body: StoredJSON.encode(offering), now: now,
+            replace: replace, logger: logger)
     }
 
     static func writeTargeting(
         _ connection: PostgresConnection, appId: String, targeting: OfferingTargeting, now: Date, replace: Bool, logger: Logger
     ) async throws {
-        let conflict = replace ? "DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at" : "DO NOTHING"
-        try await connection.execute(
-            """
-            INSERT INTO offering_targeting (app_id, body, updated_at) VALUES (\(appId), \(StoredJSON.encode(targeting)), \(StoredTime.ms(now)))
-            ON CONFLICT (app_id) \(unescaped: conflict)
-            """, logger: logger)
+        try await writeBody(
+            connection, table: "offering_targeting", keys: ["app_id": appId], body: StoredJSON.encode(targeting), now: now, replace: replace,
+            logger: logger)
     }
 }

@@ -94,12 +94,21 @@ extension SQLiteStore {
     }
 
     static func writeEntitlement(_ db: Database, appId: String, definition: EntitlementDefinition, now: Date, replace: Bool) throws {
+        try writeBody(
+            db, table: "entitlement_definitions", keys: ["app_id": appId, "entitlement_id": definition.id], body: StoredJSON.encode(definition),
+            now: now, replace: replace)
+    }
+
+    /// One row of a table keyed by `keys` whose value is a JSON `body` (entitlement definitions,
+    /// offerings, targeting): inserted, or on conflict replaced (`replace`) or kept (a seed).
+    static func writeBody(_ db: Database, table: String, keys: KeyValuePairs<String, String>, body: String, now: Date, replace: Bool) throws {
+        let columns = keys.map(\.key)
         let conflict = replace ? "DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at" : "DO NOTHING"
         try db.execute(
             sql: """
-                INSERT INTO entitlement_definitions (app_id, entitlement_id, body, updated_at) VALUES (?, ?, ?, ?)
-                ON CONFLICT (app_id, entitlement_id) \(conflict)
+                INSERT INTO \(table) (\(columns.joined(separator: ", ")), body, updated_at) VALUES (\(Array(repeating: "?", count: columns.count + 2).joined(separator: ", ")))
+                ON CONFLICT (\(columns.joined(separator: ", "))) \(conflict)
                 """,
-            arguments: [appId, definition.id, StoredJSON.encode(definition), StoredTime.ms(now)])
+            arguments: StatementArguments(keys.map(\.value) + [body]) + [StoredTime.ms(now)])
     }
 }

@@ -75,22 +75,12 @@ extension SQLiteStore: OfferingStore {
     }
 
     static func writeOffering(_ db: Database, appId: String, offering: Offering, now: Date, replace: Bool) throws {
-        let conflict = replace ? "DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at" : "DO NOTHING"
-        try db.execute(
-            sql: """
-                INSERT INTO offerings (app_id, offering_id, body, updated_at) VALUES (?, ?, ?, ?)
-                ON CONFLICT (app_id, offering_id) \(conflict)
-                """,
-            arguments: [appId, offering.id, StoredJSON.encode(offering), StoredTime.ms(now)])
+        try writeBody(
+            db, table: "offerings", keys: ["app_id": appId, "offering_id": offering.id], body: StoredJSON.encode(offering), now: now,
+            replace: replace)
     }
 
     static func writeTargeting(_ db: Database, appId: String, targeting: OfferingTargeting, now: Date, replace: Bool) throws {
-        let conflict = replace ? "DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at" : "DO NOTHING"
-        try db.execute(
-            sql: """
-                INSERT INTO offering_targeting (app_id, body, updated_at) VALUES (?, ?, ?)
-                ON CONFLICT (app_id) \(conflict)
-                """,
-            arguments: [appId, StoredJSON.encode(targeting), StoredTime.ms(now)])
+        try writeBody(db, table: "offering_targeting", keys: ["app_id": appId], body: StoredJSON.encode(targeting), now: now, replace: replace)
     }
 }

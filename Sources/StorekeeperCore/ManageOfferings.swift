@@ -100,7 +100,7 @@ public struct ManageOfferings: Sendable {
     public func forApp(appId: String, appUserId: String?, audience: OfferingAudience) async throws -> OfferingSelection {
         let (offerings, targeting) = try await store.offerings(appId: appId)
         let userOverride: String? = if let appUserId { try await store.offeringOverride(appId: appId, appUserId: appUserId) } else { nil }
-        let sellable = try await store.products(appId: appId).filter { $0.status == .readyForSale }
+        let sellable = try await ManageCatalog(store: store).sellable(appId: appId)
         return OfferingSelection.select(
             offerings: offerings, targeting: targeting, userOverride: userOverride, audience: audience, sellable: sellable)
     }

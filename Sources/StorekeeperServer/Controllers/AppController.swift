@@ -53,22 +53,15 @@ struct AppController {
             // A receipt names no user: only a user token can say whose it is.
             throw StorekeeperError(.userTokenRequired, "receipts from the app need a user token in 'Storekeeper-User-Token'")
         }
-        let cleaned = Self.withoutWhitespace(body.receipt)
-        guard !cleaned.isEmpty else { throw StorekeeperError(.invalidReceipt, "receipt is empty") }
-        guard let bytes = AppReceiptParser.strictBase64(cleaned) else {
-            throw StorekeeperError(.invalidReceipt, "receipt is not base64")
-        }
-        let admission = try context.receiptGate.admit(Array(bytes), bundleId: app.bundleId)
+        var submission = try receiptSubmission(body.receipt, app: app, appUserId: user)
         if let hints = body.hints,
             hints.count > 16 || hints.contains(where: { $0.key.unicodeScalars.count > 64 || $0.value.unicodeScalars.count > 256 })
         {
             throw StorekeeperError(.invalidRequest, "hints: at most 16 entries, keys ≤ 64 and values ≤ 256 characters")
         }
-        let hash = sha256Hex(bytes)
-        let result = try await submit(
-            EvidenceSubmission(
-                appId: app.id, appUserId: user, evidenceHash: hash, evidence: .receipt(base64: cleaned),
-                refresh: body.refresh ?? false, hints: body.hints ?? [:], claims: admission.claims))
+        submission.refresh = body.refresh ?? false
+        submission.hints = body.hints ?? [:]
+        let result = try await submit(submission)
         if result.created {
             context.signal.wake()
             context.metrics.increment(Metric.receiptsAcceptedTotal, labels: ["app": app.id])
@@ -116,30 +109,52 @@ struct AppController {
         let posted = try await context.body(request)
         let body = try StorekeeperJSON.decode(SignedTransactionBody.self, from: posted)
         let user = try await context.identify(caller, body.appUserId)
-        let jws = Self.withoutWhitespace(body.signedTransaction)
-        guard !jws.isEmpty else { throw StorekeeperError(.invalidSignedTransaction, "signedTransaction is empty") }
-        let claims: [String]
-        switch try await context.signedTransactionGate.check(jws, app: app, now: context.now()) {
-        case .rejected(let reason, let message):
-            context.metrics.increment(Metric.signedTransactionsRejectedTotal, labels: ["reason": reason.rawValue])
-            throw StorekeeperError(.signedTransactionRejected, "\(reason.rawValue): \(message)")
-        case .verified(let transaction, _, _, _):
+        let ids = try await context.useCases.identity.ids(appId: app.id, appUserId: user)
+        let submission = try await signedTransactionSubmission(body.signedTransaction, app: app, appUserId: user) { transaction in
             // A purchase made under any of the user's ids (an anonymous id linked to them) is theirs.
             try AppAccountToken.checkOwnership(
-                carried: transaction.appAccountToken, appUserIds: try await context.useCases.identity.ids(appId: app.id, appUserId: user),
-                caller: caller, backendToken: body.appAccountToken)
-            claims = [transaction.originalTransactionId ?? transaction.transactionId].compactMap { $0 }
+                carried: transaction.appAccountToken, appUserIds: ids, caller: caller, backendToken: body.appAccountToken)
         }
-        let hash = sha256Hex(Data(jws.utf8))
-        let result = try await submit(
-            EvidenceSubmission(
-                appId: app.id, appUserId: user, evidenceHash: hash, evidence: .signedTransaction(jws: jws), claims: claims))
+        let result = try await submit(submission)
         if result.created { context.signal.wake() }
         let verification = try await context.waitForFinal(result.verification, seconds: wait)
         let done = verification.state.isFinal || verification.state == .configurationError
         return try context.respond(
             request, caller, context.view(verification), status: done ? .ok : .accepted,
             headers: [.location: "/v1/verifications/\(verification.id)"], requestBody: posted)
+    }
+
+    /// A receipt as the server takes it from anyone (the app, its backend, an import): white
+    /// space dropped, strict base64, admitted for the app (its claims read); the submission.
+    func receiptSubmission(_ receipt: String, app: AppConfiguration, appUserId: String) throws -> EvidenceSubmission {
+        let cleaned = Self.withoutWhitespace(receipt)
+        guard !cleaned.isEmpty else { throw StorekeeperError(.invalidReceipt, "receipt is empty") }
+        guard let bytes = AppReceiptParser.strictBase64(cleaned) else {
+            throw StorekeeperError(.invalidReceipt, "receipt is not base64")
+        }
+        let admission = try context.receiptGate.admit(Array(bytes), bundleId: app.bundleId)
+        return EvidenceSubmission(
+            appId: app.id, appUserId: appUserId, evidenceHash: sha256Hex(bytes), evidence: .receipt(base64: cleaned), claims: admission.claims)
+    }
+
+    /// A signed transaction as the server takes it from anyone: verified for the app, then
+    /// `owned` decides whether it may be this user's (an import's operator vouches for it);
+    /// the submission, claiming its original transaction.
+    func signedTransactionSubmission(
+        _ signed: String, app: AppConfiguration, appUserId: String, owned: (SignedTransaction) throws -> Void
+    ) async throws -> EvidenceSubmission {
+        let jws = Self.withoutWhitespace(signed)
+        guard !jws.isEmpty else { throw StorekeeperError(.invalidSignedTransaction, "signedTransaction is empty") }
+        switch try await context.signedTransactionGate.check(jws, app: app, now: context.now()) {
+        case .rejected(let reason, let message):
+            context.metrics.increment(Metric.signedTransactionsRejectedTotal, labels: ["reason": reason.rawValue])
+            throw StorekeeperError(.signedTransactionRejected, "\(reason.rawValue): \(message)")
+        case .verified(let transaction, _, _, _):
+            try owned(transaction)
+            return EvidenceSubmission(
+                appId: app.id, appUserId: appUserId, evidenceHash: sha256Hex(Data(jws.utf8)), evidence: .signedTransaction(jws: jws),
+                claims: [transaction.originalTransactionId ?? transaction.transactionId].compactMap { $0 })
+        }
     }
 
     /// `?wait=S`, capped by `maxWaitSeconds`; nil when absent.

@@ -1,5 +1,4 @@
 import AppStoreCrypto
-import AppStoreModels
 import Foundation
 import Hummingbird
 import JobQueue
@@ -79,24 +78,10 @@ struct ImportController {
             }
             return submission
         case .receipt(let receipt):
-            let cleaned = AppController.withoutWhitespace(receipt)
-            guard let bytes = AppReceiptParser.strictBase64(cleaned), !bytes.isEmpty else {
-                throw StorekeeperError(.invalidReceipt, "receipt is not base64")
-            }
-            let admission = try context.receiptGate.admit(Array(bytes), bundleId: app.bundleId)
-            return EvidenceSubmission(
-                appId: app.id, appUserId: user, evidenceHash: sha256Hex(bytes), evidence: .receipt(base64: cleaned), claims: admission.claims)
+            return try AppController(context: context).receiptSubmission(receipt, app: app, appUserId: user)
         case .signedTransaction(let jws):
-            let jws = AppController.withoutWhitespace(jws)
-            switch try await context.signedTransactionGate.check(jws, app: app, now: context.now()) {
-            case .rejected(let reason, let message):
-                throw StorekeeperError(.signedTransactionRejected, "\(reason.rawValue): \(message)")
-            case .verified(let transaction, _, _, _):
-                // The operator vouches for whose it is, as the app's backend may.
-                return EvidenceSubmission(
-                    appId: app.id, appUserId: user, evidenceHash: sha256Hex(Data(jws.utf8)), evidence: .signedTransaction(jws: jws),
-                    claims: [transaction.originalTransactionId ?? transaction.transactionId].compactMap { $0 })
-            }
+            // The operator vouches for whose it is, as the app's backend may.
+            return try await AppController(context: context).signedTransactionSubmission(jws, app: app, appUserId: user) { _ in }
         }
     }
 }
