@@ -108,11 +108,14 @@ public struct AppStoreServerAPIClient: Sendable {
     public let endpoints: ServerAPIEndpoints
     public let tokens: ServerAPITokenProvider
     public let policy: ServerAPIRetryPolicy
+    /// Apple's published limits for this app's calls (shared by every copy of the client).
+    public let throttle: ServerAPIThrottle
     private let now: @Sendable () -> Date
     private let sleep: @Sendable (Double) async throws -> Void
 
     public init(
         httpClient: HTTPClient, endpoints: ServerAPIEndpoints, tokens: ServerAPITokenProvider, policy: ServerAPIRetryPolicy = .init(),
+        throttle: ServerAPIThrottle = ServerAPIThrottle(),
         now: @escaping @Sendable () -> Date = Date.init,
         sleep: @escaping @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) }
     ) {
@@ -120,6 +123,7 @@ public struct AppStoreServerAPIClient: Sendable {
         self.endpoints = endpoints
         self.tokens = tokens
         self.policy = policy
+        self.throttle = throttle
         self.now = now
         self.sleep = sleep
     }
@@ -145,7 +149,7 @@ public struct AppStoreServerAPIClient: Sendable {
     ) async throws
         -> (TransactionInfoResponse, AppStoreEnvironment)
     {
-        try await call(.GET, "/inApps/v1/transactions/\(escape(transactionId))", placement: placement)
+        try await call(.getTransactionInfo, .GET, "/inApps/v1/transactions/\(escape(transactionId))", placement: placement)
     }
 
     /// One page; pass the previous page's `revision` for the next.
@@ -156,7 +160,7 @@ public struct AppStoreServerAPIClient: Sendable {
     {
         var query = [("sort", "ASCENDING")]
         if let revision { query.append(("revision", revision)) }
-        return try await call(.GET, "/inApps/v2/history/\(escape(transactionId))", query: query, placement: placement)
+        return try await call(.getTransactionHistory, .GET, "/inApps/v2/history/\(escape(transactionId))", query: query, placement: placement)
     }
 
     /// Every page of the customer's history, in Apple's order (bounded by `maximumPages`).
@@ -181,7 +185,7 @@ public struct AppStoreServerAPIClient: Sendable {
     ) async throws
         -> (StatusResponse, AppStoreEnvironment)
     {
-        try await call(.GET, "/inApps/v1/subscriptions/\(escape(transactionId))", placement: placement)
+        try await call(.getAllSubscriptionStatuses, .GET, "/inApps/v1/subscriptions/\(escape(transactionId))", placement: placement)
     }
 
     public func refundHistory(
@@ -190,12 +194,12 @@ public struct AppStoreServerAPIClient: Sendable {
         -> (RefundHistoryResponse, AppStoreEnvironment)
     {
         try await call(
-            .GET, "/inApps/v2/refund/lookup/\(escape(transactionId))", query: revision.map { [("revision", $0)] } ?? [],
+            .getRefundHistory, .GET, "/inApps/v2/refund/lookup/\(escape(transactionId))", query: revision.map { [("revision", $0)] } ?? [],
             placement: placement)
     }
 
     public func lookUpOrder(_ orderId: String, in placement: Placement = .either) async throws -> (OrderLookupResponse, AppStoreEnvironment) {
-        try await call(.GET, "/inApps/v1/lookup/\(escape(orderId))", placement: placement)
+        try await call(.lookUpOrderId, .GET, "/inApps/v1/lookup/\(escape(orderId))", placement: placement)
     }
 
     /// The customer's signed app transaction. Any transaction id of the customer
@@ -205,7 +209,7 @@ public struct AppStoreServerAPIClient: Sendable {
     ) async throws
         -> (AppTransactionInfoResponse, AppStoreEnvironment)
     {
-        try await call(.GET, "/inApps/v1/transactions/appTransactions/\(escape(anyTransactionId))", placement: placement)
+        try await call(.getAppTransactionInfo, .GET, "/inApps/v1/transactions/appTransactions/\(escape(anyTransactionId))", placement: placement)
     }
 
     /// Set App Account Token: binds a purchase to one of the developer's accounts
@@ -216,7 +220,7 @@ public struct AppStoreServerAPIClient: Sendable {
     ) async throws -> AppStoreEnvironment {
         let body = try JSONEncoder().encode(UpdateAppAccountTokenRequest(appAppAccountToken: token))
         let (_, environment): (Empty, AppStoreEnvironment) = try await call(
-            .PUT, "/inApps/v1/transactions/\(escape(originalTransactionId))/appAccountToken", body: body, placement: placement)
+            .setAppAccountToken, .PUT, "/inApps/v1/transactions/\(escape(originalTransactionId))/appAccountToken", body: body, placement: placement)
         return environment
     }
 
@@ -225,7 +229,7 @@ public struct AppStoreServerAPIClient: Sendable {
     @discardableResult
     public func finishTransaction(_ transactionId: String, in placement: Placement = .either) async throws -> AppStoreEnvironment {
         let (_, environment): (Empty, AppStoreEnvironment) = try await call(
-            .POST, "/inApps/v1/transactions/\(escape(transactionId))/finish", placement: placement)
+            .finishTransaction, .POST, "/inApps/v1/transactions/\(escape(transactionId))/finish", placement: placement)
         return environment
     }
 
@@ -238,17 +242,17 @@ public struct AppStoreServerAPIClient: Sendable {
         async throws -> NotificationHistoryResponse
     {
         try await call(
-            .POST, "/inApps/v1/notifications/history", query: paginationToken.map { [("paginationToken", $0)] } ?? [],
+            .getNotificationHistory, .POST, "/inApps/v1/notifications/history", query: paginationToken.map { [("paginationToken", $0)] } ?? [],
             body: try JSONEncoder().encode(request), placement: .only(environment)
         ).0
     }
 
     public func requestTestNotification(environment: AppStoreEnvironment) async throws -> SendTestNotificationResponse {
-        try await call(.POST, "/inApps/v1/notifications/test", placement: .only(environment)).0
+        try await call(.requestTestNotification, .POST, "/inApps/v1/notifications/test", placement: .only(environment)).0
     }
 
     public func testNotificationStatus(_ token: String, environment: AppStoreEnvironment) async throws -> CheckTestNotificationResponse {
-        try await call(.GET, "/inApps/v1/notifications/test/\(escape(token))", placement: .only(environment)).0
+        try await call(.getTestNotificationStatus, .GET, "/inApps/v1/notifications/test/\(escape(token))", placement: .only(environment)).0
     }
 
     // MARK: Consumption and extensions
@@ -259,7 +263,7 @@ public struct AppStoreServerAPIClient: Sendable {
         async throws
     {
         let _: (Empty, AppStoreEnvironment) = try await call(
-            .PUT, "/inApps/v1/transactions/consumption/\(escape(transactionId))", body: try JSONEncoder().encode(body),
+            .sendConsumptionInformationV1, .PUT, "/inApps/v1/transactions/consumption/\(escape(transactionId))", body: try JSONEncoder().encode(body),
             placement: .only(environment))
     }
 
@@ -269,7 +273,7 @@ public struct AppStoreServerAPIClient: Sendable {
         _ transactionId: String, _ body: ConsumptionRequestV2, in placement: Placement = .either
     ) async throws -> AppStoreEnvironment {
         let (_, environment): (Empty, AppStoreEnvironment) = try await call(
-            .PUT, "/inApps/v2/transactions/consumption/\(escape(transactionId))", body: try JSONEncoder().encode(body),
+            .sendConsumptionInformation, .PUT, "/inApps/v2/transactions/consumption/\(escape(transactionId))", body: try JSONEncoder().encode(body),
             placement: placement)
         return environment
     }
@@ -278,7 +282,8 @@ public struct AppStoreServerAPIClient: Sendable {
         _ originalTransactionId: String, _ body: ExtendRenewalDateRequest, environment: AppStoreEnvironment
     ) async throws -> ExtendRenewalDateResponse {
         try await call(
-            .PUT, "/inApps/v1/subscriptions/extend/\(escape(originalTransactionId))", body: try JSONEncoder().encode(body),
+            .extendSubscriptionRenewalDate, .PUT, "/inApps/v1/subscriptions/extend/\(escape(originalTransactionId))",
+            body: try JSONEncoder().encode(body),
             placement: .only(environment)
         ).0
     }
@@ -290,14 +295,18 @@ public struct AppStoreServerAPIClient: Sendable {
     ) async throws
         -> MassExtendRenewalDateResponse
     {
-        try await call(.POST, "/inApps/v1/subscriptions/extend/mass", body: try JSONEncoder().encode(body), placement: .only(environment)).0
+        try await call(
+            .extendRenewalDatesForAllActiveSubscribers, .POST, "/inApps/v1/subscriptions/extend/mass", body: try JSONEncoder().encode(body),
+            placement: .only(environment)
+        ).0
     }
 
     public func massExtensionStatus(
         productId: String, requestIdentifier: String, environment: AppStoreEnvironment
     ) async throws -> MassExtendRenewalDateStatusResponse {
         try await call(
-            .GET, "/inApps/v1/subscriptions/extend/mass/\(escape(productId))/\(escape(requestIdentifier))", placement: .only(environment)
+            .getRenewalDateExtensionStatus, .GET, "/inApps/v1/subscriptions/extend/mass/\(escape(productId))/\(escape(requestIdentifier))",
+            placement: .only(environment)
         ).0
     }
 
@@ -310,12 +319,14 @@ public struct AppStoreServerAPIClient: Sendable {
     }
 
     private func call<Response: Decodable>(
-        _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil, placement: Placement
+        _ endpoint: ServerAPIEndpoint, _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil,
+        placement: Placement
     ) async throws -> (Response, AppStoreEnvironment) {
         let order = placement.order
         for (index, environment) in order.enumerated() {
             do {
-                return (try await callWithRetries(method, path, query: query, body: body, environment: environment), environment)
+                let call = Call(endpoint: endpoint, method: method, path: path, query: query, body: body, environment: environment)
+                return (try await callWithRetries(call), environment)
             } catch let error as ServerAPIError
                 where index + 1 < order.count
                 && (error.apiErrorCode == ServerAPIErrorBody.transactionIdNotFound
@@ -327,26 +338,42 @@ public struct AppStoreServerAPIClient: Sendable {
         throw ServerAPIError(.apiError, "no environment to try")
     }
 
+    /// One request as sent to one environment (each attempt sends it again).
+    struct Call {
+        var endpoint: ServerAPIEndpoint
+        var method: HTTPMethod
+        var path: String
+        var query: [(String, String)]
+        var body: Data?
+        var environment: AppStoreEnvironment
+    }
+
     /// One span per environment asked, around its retries (AsyncHTTPClient adds one per request).
-    private func callWithRetries<Response: Decodable>(
-        _ method: HTTPMethod, _ path: String, query: [(String, String)], body: Data?, environment: AppStoreEnvironment
-    ) async throws -> Response {
+    private func callWithRetries<Response: Decodable>(_ call: Call) async throws -> Response {
         try await withSpan("apple.server_api", ofKind: .client) { span in
-            span.attributes["apple.environment"] = environment.rawValue
-            span.attributes["http.request.method"] = method.rawValue
-            span.attributes["url.path"] = path
-            return try await retrying(method, path, query: query, body: body, environment: environment)
+            span.attributes["apple.environment"] = call.environment.rawValue
+            span.attributes["http.request.method"] = call.method.rawValue
+            span.attributes["url.path"] = call.path
+            return try await retrying(call)
         }
     }
 
-    private func retrying<Response: Decodable>(
-        _ method: HTTPMethod, _ path: String, query: [(String, String)], body: Data?, environment: AppStoreEnvironment
-    ) async throws -> Response {
+    private func retrying<Response: Decodable>(_ call: Call) async throws -> Response {
         var refreshedToken = false
         var attempt = 0
         while true {
             attempt += 1
-            let outcome = await once(method, path, query: query, body: body, environment: environment)
+            // Every attempt takes its place within Apple's limit for the endpoint.
+            let start = now()
+            switch throttle.reserve(call.endpoint, in: call.environment, now: start, notAfter: start.addingTimeInterval(policy.longestRateLimitWait))
+            {
+            case .at(let slot):
+                if slot > start { try await sleep(slot.timeIntervalSince(start)) }
+            case .notBefore(let slot):
+                throw ServerAPIError(
+                    .rateLimited, "held back to stay within Apple's limit for \(call.endpoint.rawValue)", retryAfter: slot)
+            }
+            let outcome = await once(call)
             let failure: ServerAPIError
             switch outcome {
             case .answered(let status, let bytes, let retryAfter):
@@ -355,7 +382,7 @@ public struct AppStoreServerAPIClient: Sendable {
                     do {
                         return try JSONDecoder().decode(Response.self, from: data)
                     } catch {
-                        throw ServerAPIError(.malformedResponse, "\(path): \(error)", httpStatus: status)
+                        throw ServerAPIError(.malformedResponse, "\(call.path): \(error)", httpStatus: status)
                     }
                 }
                 let apiError = try? JSONDecoder().decode(ServerAPIErrorBody.self, from: bytes)
@@ -370,11 +397,12 @@ public struct AppStoreServerAPIClient: Sendable {
                 }
                 if status == 429 {
                     let wait = max(0, (retryAfter ?? now().addingTimeInterval(policy.backoff(afterAttempt: attempt))).timeIntervalSince(now()))
-                    let error = ServerAPIError(
-                        .rateLimited, message, httpStatus: status, apiErrorCode: apiError?.errorCode, retryAfter: now().addingTimeInterval(wait))
+                    let until = now().addingTimeInterval(wait)
+                    // Every other caller of the endpoint waits too, rather than collecting its own 429.
+                    throttle.hold(call.endpoint, in: call.environment, until: until)
+                    let error = ServerAPIError(.rateLimited, message, httpStatus: status, apiErrorCode: apiError?.errorCode, retryAfter: until)
                     guard attempt < policy.maximumAttempts, wait <= policy.longestRateLimitWait else { throw error }
-                    try await sleep(wait)
-                    continue
+                    continue  // The next attempt's reservation waits for the hold.
                 }
                 let retryable = status >= 500 || apiError?.errorCode.map(ServerAPIErrorBody.retryableCodes.contains) == true
                 guard retryable else {
@@ -394,23 +422,19 @@ public struct AppStoreServerAPIClient: Sendable {
         case failed(String)
     }
 
-    private func once(
-        _ method: HTTPMethod, _ path: String, query: [(String, String)], body: Data?, environment: AppStoreEnvironment
-    ) async
-        -> Outcome
-    {
-        var components = URLComponents(string: endpoints.baseURL(for: environment) + path)
-        if !query.isEmpty { components?.queryItems = query.map { URLQueryItem(name: $0.0, value: $0.1) } }
-        guard let url = components?.string else { return .failed("bad URL for \(path)") }
+    private func once(_ call: Call) async -> Outcome {
+        var components = URLComponents(string: endpoints.baseURL(for: call.environment) + call.path)
+        if !call.query.isEmpty { components?.queryItems = call.query.map { URLQueryItem(name: $0.0, value: $0.1) } }
+        guard let url = components?.string else { return .failed("bad URL for \(call.path)") }
         var request = HTTPClientRequest(url: url)
-        request.method = method
+        request.method = call.method
         do {
             request.headers.add(name: "Authorization", value: "Bearer \(try await tokens.token(now: now()))")
         } catch {
             return .failed("could not sign the token: \(error)")
         }
         request.headers.add(name: "Accept", value: "application/json")
-        if let body {
+        if let body = call.body {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: body))
         }

@@ -37,6 +37,26 @@ public struct ServerAPIFaults: Codable, Sendable, Equatable {
     }
 }
 
+/// Apple's published request limits enforced (`PUT /sim/server-api/rate-limits`; off until
+/// set): per app, endpoint and environment, at most `scale` × the published requests per second
+/// (a tenth in the sandbox) × `windowSeconds` calls in each window of `windowSeconds` (Apple
+/// counts over an hour; a short window shows throttling within a benchmark). Over it: 429 with
+/// Apple's error and a `Retry-After` at the window's end, in UNIX milliseconds.
+public struct ServerAPIRateLimits: Codable, Sendable, Equatable {
+    public var scale: Double
+    public var windowSeconds: Double
+
+    public init(scale: Double = 1, windowSeconds: Double = 3_600) {
+        self.scale = scale
+        self.windowSeconds = windowSeconds
+    }
+
+    /// Calls allowed in one window.
+    func allowance(_ endpoint: ServerAPIEndpoint, environment: AppStoreEnvironment) -> Int {
+        max(1, Int((endpoint.requestsPerSecond(in: environment) * scale * windowSeconds).rounded(.down)))
+    }
+}
+
 /// What one Server API call answers.
 struct ServerAPIAnswer: Sendable {
     var status: Int
@@ -59,6 +79,9 @@ struct ServerAPIAnswer: Sendable {
 final class ServerAPIState: Sendable {
     let verifiedTokens = Mutex<[String: (bundleId: String, expires: Int64)]>([:])
     let faults = Mutex(ServerAPIFaults())
+    let rateLimits = Mutex<ServerAPIRateLimits?>(nil)
+    /// Calls counted in the current window, by app, endpoint and environment.
+    let windows = Mutex<[String: (window: Int64, count: Int)]>([:])
     let consumption = Mutex<[String: ConsumptionRequest]>([:])
     let consumptionV2 = Mutex<[String: ConsumptionRequestV2]>([:])
     /// Transactions a server said it finished (Finish Transaction).
@@ -115,6 +138,27 @@ extension SimulatedAppStore {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
         return Data(base64Encoded: base64)
+    }
+
+    /// The 429 this call gets when the app has used its allowance for the window, if any.
+    func overRateLimit(app: SimulatedApp, _ endpoint: ServerAPIEndpoint, environment: AppStoreEnvironment, now: Date) -> ServerAPIAnswer? {
+        guard let limits = serverAPI.rateLimits.withLock({ $0 }), limits.windowSeconds > 0, limits.scale > 0 else { return nil }
+        let windowMs = max(1, Int64(limits.windowSeconds * 1000))
+        let nowMs = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
+        let window = nowMs / windowMs
+        let key = "\(app.bundleId)|\(environment.storageName)|\(endpoint.rawValue)"
+        let allowed = serverAPI.windows.withLock { windows in
+            var entry = windows[key] ?? (window, 0)
+            if entry.window != window { entry = (window, 0) }
+            entry.count += 1
+            windows[key] = entry
+            return entry.count <= limits.allowance(endpoint, environment: environment)
+        }
+        guard !allowed else { return nil }
+        stats.record("serverapi.rate_limited")
+        var answer = ServerAPIAnswer.error(429, ServerAPIErrorBody.rateLimitExceeded, "Rate limit exceeded.")
+        answer.retryAfter = String((window + 1) * windowMs)
+        return answer
     }
 
     /// A fault due for this call, if any.

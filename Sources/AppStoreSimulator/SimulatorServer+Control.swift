@@ -179,6 +179,12 @@ extension SimulatorServer {
             store.serverAPI.faults.withLock { $0 = faults }
             return Self.json(faults)
         }
+        sim.put("server-api/rate-limits") { request, _ in
+            let limits: ServerAPIRateLimits = try await Self.decode(request)
+            store.serverAPI.rateLimits.withLock { $0 = limits.scale > 0 ? limits : nil }
+            store.serverAPI.windows.withLock { $0.removeAll() }
+            return Self.json(limits)
+        }
         sim.put("notifications/faults") { request, _ in
             let faults: NotificationOutbox.Faults = try await Self.decode(request)
             await store.outbox.setFaults(faults)

@@ -14,101 +14,103 @@ extension SimulatorServer {
         let env = environment
         routes.get("inApps/v1/transactions/:id") { request, context in
             let id = try context.parameters.require("id")
-            return await serverAPI(request, "transaction_info", env, store) { app, now in
+            return await serverAPI(request, "transaction_info", .getTransactionInfo, env, store) { app, now in
                 try await store.transactionInfo(id, app: app, environment: env, now: now)
             }
         }
         routes.get("inApps/v1/transactions/appTransactions/:id") { request, context in
             let id = try context.parameters.require("id")
-            return await serverAPI(request, "app_transaction", env, store) { app, now in
+            return await serverAPI(request, "app_transaction", .getAppTransactionInfo, env, store) { app, now in
                 try await store.appTransactionInfo(id, app: app, environment: env, now: now)
             }
         }
         routes.put("inApps/v1/transactions/:id/appAccountToken") { request, context in
             let id = try context.parameters.require("id")
             let body = try await request.body.collect(upTo: 64 * 1024)
-            return await serverAPI(request, "app_account_token", env, store) { app, now in
+            return await serverAPI(request, "app_account_token", .setAppAccountToken, env, store) { app, now in
                 try await store.setAppAccountToken(id, body: Data(body.readableBytesView), app: app, environment: env, now: now)
             }
         }
         routes.get("inApps/v2/history/:id") { request, context in
             let id = try context.parameters.require("id")
-            return await serverAPI(request, "history", env, store) { app, now in
+            return await serverAPI(request, "history", .getTransactionHistory, env, store) { app, now in
                 try await store.history(id, query: query(request), app: app, environment: env, now: now)
             }
         }
         routes.get("inApps/v1/subscriptions/:id") { request, context in
             let id = try context.parameters.require("id")
-            return await serverAPI(request, "subscriptions", env, store) { app, now in
+            return await serverAPI(request, "subscriptions", .getAllSubscriptionStatuses, env, store) { app, now in
                 try await store.subscriptionStatuses(id, query: query(request), app: app, environment: env, now: now)
             }
         }
         routes.get("inApps/v2/refund/lookup/:id") { request, context in
             let id = try context.parameters.require("id")
-            return await serverAPI(request, "refund_lookup", env, store) { app, now in
+            return await serverAPI(request, "refund_lookup", .getRefundHistory, env, store) { app, now in
                 try await store.refundHistory(id, app: app, environment: env, now: now)
             }
         }
         routes.get("inApps/v1/lookup/:order") { request, context in
             let id = try context.parameters.require("order")
-            return await serverAPI(request, "order_lookup", env, store) { app, now in
+            return await serverAPI(request, "order_lookup", .lookUpOrderId, env, store) { app, now in
                 try await store.lookUpOrder(id, app: app, environment: env, now: now)
             }
         }
         routes.post("inApps/v1/notifications/history") { request, _ in
             let body = try await request.body.collect(upTo: 64 * 1024)
             let token = request.uri.queryParameters.get("paginationToken")
-            return await serverAPI(request, "notification_history", env, store) { app, now in
+            return await serverAPI(request, "notification_history", .getNotificationHistory, env, store) { app, now in
                 try await store.notificationHistory(
                     body: Data(body.readableBytesView), paginationToken: token, app: app, environment: env, now: now)
             }
         }
         routes.post("inApps/v1/notifications/test") { request, _ in
-            await serverAPI(request, "test_notification", env, store) { app, now in
+            await serverAPI(request, "test_notification", .requestTestNotification, env, store) { app, now in
                 try await store.sendTestNotification(app: app, environment: env, now: now)
             }
         }
         routes.get("inApps/v1/notifications/test/:token") { request, context in
             let token = try context.parameters.require("token")
-            return await serverAPI(request, "test_notification_status", env, store) { app, _ in await store.testNotificationStatus(token, app: app) }
+            return await serverAPI(request, "test_notification_status", .getTestNotificationStatus, env, store) { app, _ in
+                await store.testNotificationStatus(token, app: app)
+            }
         }
         routes.put("inApps/v1/transactions/consumption/:id") { request, context in
             let id = try context.parameters.require("id")
             let body = try await request.body.collect(upTo: 64 * 1024)
-            return await serverAPI(request, "consumption", env, store) { app, _ in
+            return await serverAPI(request, "consumption", .sendConsumptionInformationV1, env, store) { app, _ in
                 try await store.recordConsumption(id, body: Data(body.readableBytesView), app: app, environment: env)
             }
         }
         routes.put("inApps/v2/transactions/consumption/:id") { request, context in
             let id = try context.parameters.require("id")
             let body = try await request.body.collect(upTo: 64 * 1024)
-            return await serverAPI(request, "consumption_v2", env, store) { app, _ in
+            return await serverAPI(request, "consumption_v2", .sendConsumptionInformation, env, store) { app, _ in
                 try await store.recordConsumptionV2(id, body: Data(body.readableBytesView), app: app, environment: env)
             }
         }
         routes.post("inApps/v1/transactions/:id/finish") { request, context in
             let id = try context.parameters.require("id")
-            return await serverAPI(request, "finish", env, store) { app, _ in
+            return await serverAPI(request, "finish", .finishTransaction, env, store) { app, _ in
                 try await store.finishTransaction(id, app: app, environment: env)
             }
         }
         routes.post("inApps/v1/subscriptions/extend/mass") { request, _ in
             let body = try await request.body.collect(upTo: 64 * 1024)
-            return await serverAPI(request, "extend_mass", env, store) { app, now in
+            return await serverAPI(request, "extend_mass", .extendRenewalDatesForAllActiveSubscribers, env, store) { app, now in
                 try await store.massExtendRenewalDates(body: Data(body.readableBytesView), app: app, environment: env, now: now)
             }
         }
         routes.get("inApps/v1/subscriptions/extend/mass/:product/:request") { request, context in
             let product = try context.parameters.require("product")
             let identifier = try context.parameters.require("request")
-            return await serverAPI(request, "extend_mass_status", env, store) { _, _ in
+            return await serverAPI(request, "extend_mass_status", .getRenewalDateExtensionStatus, env, store) { _, _ in
                 store.massExtensionStatus(productId: product, requestIdentifier: identifier)
             }
         }
         routes.put("inApps/v1/subscriptions/extend/:id") { request, context in
             let id = try context.parameters.require("id")
             let body = try await request.body.collect(upTo: 64 * 1024)
-            return await serverAPI(request, "extend", env, store) { app, now in
+            return await serverAPI(request, "extend", .extendSubscriptionRenewalDate, env, store) { app, now in
                 try await store.extendRenewalDate(id, body: Data(body.readableBytesView), app: app, environment: env, now: now)
             }
         }
@@ -125,8 +127,8 @@ extension SimulatorServer {
 
     /// Faults first (as Apple's edge would), then the token, then the call.
     static func serverAPI(
-        _ request: Request, _ name: String, _ environment: AppStoreEnvironment, _ store: SimulatedAppStore,
-        _ body: (SimulatedApp, Date) async throws -> ServerAPIAnswer
+        _ request: Request, _ name: String, _ endpoint: ServerAPIEndpoint, _ environment: AppStoreEnvironment,
+        _ store: SimulatedAppStore, _ body: (SimulatedApp, Date) async throws -> ServerAPIAnswer
     ) async -> Response {
         let now = store.now()
         let env = environment.storageName
@@ -134,14 +136,18 @@ extension SimulatorServer {
         if let fault = store.serverAPIFault(now: now) {
             answer = fault
         } else if let app = await store.authorize(request.headers[.authorization], now: now) {
-            do {
-                answer = try await body(app, now)
-            } catch let rejection as ServerAPIRejection {
-                answer = rejection.answer
-            } catch let failure as SimulatorState.Failure {
-                answer = .error(failure.status, 4_040_005, failure.message)
-            } catch {
-                answer = .error(500, 5_000_000, "An unknown error occurred.")
+            if let limited = store.overRateLimit(app: app, endpoint, environment: environment, now: now) {
+                answer = limited
+            } else {
+                do {
+                    answer = try await body(app, now)
+                } catch let rejection as ServerAPIRejection {
+                    answer = rejection.answer
+                } catch let failure as SimulatorState.Failure {
+                    answer = .error(failure.status, 4_040_005, failure.message)
+                } catch {
+                    answer = .error(500, 5_000_000, "An unknown error occurred.")
+                }
             }
         } else {
             answer = .unauthorized

@@ -103,8 +103,15 @@ public struct LeasedVerification: Sendable, Hashable {
     /// Provisional access this verification gave while Apple was unreachable (the outage
     /// policy), still recorded: an outcome that ends it says so in an event.
     public var provisionalGrants: [ProvisionalGrant]
+    /// What the submitter said besides the evidence (`EvidenceSubmission.hints`), e.g. that an
+    /// import made it.
+    public var hints: [String: String]
 
-    public init(id: String, appId: String, appUserId: String, state: VerificationState, provisionalGrants: [ProvisionalGrant] = []) {
+    public init(
+        id: String, appId: String, appUserId: String, state: VerificationState, provisionalGrants: [ProvisionalGrant] = [],
+        hints: [String: String] = [:]
+    ) {
+        self.hints = hints
         self.id = id
         self.appId = appId
         self.appUserId = appUserId

@@ -37,7 +37,7 @@ extension PostgresStore {
                     product_type, environment, purchase_date, original_purchase_date, expires_date, cancellation_date,
                     quantity, credits, ownership_type, verification_id, created_at, reinstated_at, app_transaction_id,
                     revocation_type, revocation_percentage, billing_plan_type, commitment_period_number, commitment_total_periods,
-                    commitment_expires_date, offer_type, offer_identifier, offer_discount_type, offer_period)
+                    commitment_expires_date, offer_type, offer_identifier, offer_discount_type, offer_period, imported)
                 VALUES (\(tx.appId), \(tx.transactionId), \(tx.appUserId), \(tx.originalTransactionId), \(tx.productId),
                     \(tx.productType.rawValue), \(tx.environment), \(StoredTime.ms(tx.purchaseDate)),
                     \(StoredTime.ms(tx.originalPurchaseDate)), \(StoredTime.ms(tx.expiresDate)), \(StoredTime.ms(tx.cancellationDate)),
@@ -45,7 +45,8 @@ extension PostgresStore {
                     \(StoredTime.ms(tx.reinstatedAt)), \(tx.appTransactionId), \(tx.revocationType),
                     \(tx.revocationPercentage.map(Int64.init)), \(tx.billingPlanType), \(tx.commitment?.billingPeriodNumber.map(Int64.init)),
                     \(tx.commitment?.totalBillingPeriods.map(Int64.init)), \(StoredTime.ms(tx.commitment?.expiresDate)),
-                    \(tx.offer.map { Int64($0.type) }), \(tx.offer?.identifier), \(tx.offer?.discountType), \(tx.offer?.period))
+                    \(tx.offer.map { Int64($0.type) }), \(tx.offer?.identifier), \(tx.offer?.discountType), \(tx.offer?.period),
+                    \(tx.imported))
                 ON CONFLICT (app_id, transaction_id) DO NOTHING
                 """, logger: logger)
         }
@@ -76,10 +77,11 @@ extension PostgresStore {
             try await connection.execute(
                 """
                 INSERT INTO ledger (app_id, app_user_id, product_id, product_type, transaction_id, original_transaction_id,
-                    environment, purchase_date, event, quantity, price_micros, currency, state, recorded_at)
+                    environment, purchase_date, event, quantity, price_micros, currency, state, recorded_at, imported)
                 VALUES (\(entry.appId), \(entry.appUserId), \(entry.productId), \(entry.productType.rawValue), \(entry.transactionId),
                     \(entry.originalTransactionId), \(entry.environment), \(StoredTime.ms(entry.purchaseDate)), \(entry.event.rawValue),
-                    \(Int64(entry.quantity)), \(entry.priceMicros), \(entry.currency), \(entry.state), \(StoredTime.ms(entry.recordedAt)))
+                    \(Int64(entry.quantity)), \(entry.priceMicros), \(entry.currency), \(entry.state), \(StoredTime.ms(entry.recordedAt)),
+                    \(entry.imported))
                 ON CONFLICT (app_id, transaction_id, event) DO NOTHING
                 """, logger: logger)
         }
@@ -196,6 +198,7 @@ extension PostgresStore {
                 type: Int(offerType), identifier: try row.value("offer_identifier"), discountType: try row.value("offer_discount_type"),
                 period: try row.value("offer_period"))
         }
+        record.imported = try row.value("imported", as: Bool.self)
         return record
     }
 
@@ -262,7 +265,7 @@ extension PostgresStore {
                 ORDER BY purchase_date, id
                 """, logger: self.logger
             ).map { row in
-                LedgerEntry(
+                var entry = LedgerEntry(
                     appId: try row.value("app_id"), appUserId: try row.value("app_user_id"), productId: try row.value("product_id"),
                     productType: ProductType(rawValue: try row.value("product_type")), transactionId: try row.value("transaction_id"),
                     originalTransactionId: try row.value("original_transaction_id"), environment: try row.value("environment"),
@@ -271,6 +274,8 @@ extension PostgresStore {
                     quantity: Int(try row.value("quantity", as: Int64.self)),
                     priceMicros: try row.value("price_micros", as: Int64?.self), currency: try row.value("currency"),
                     state: try row.value("state"), recordedAt: try row.date("recorded_at"))
+                entry.imported = try row.value("imported", as: Bool.self)
+                return entry
             }
         }
     }

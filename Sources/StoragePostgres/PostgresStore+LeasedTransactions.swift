@@ -55,10 +55,10 @@ extension PostgresStore: LeasedTransactions {
                 WITH leased AS (
                     SELECT id FROM jobs WHERE id = \(lease.jobId) AND state = 'running' AND lease_token = \(lease.token) FOR UPDATE
                 ), verification AS (
-                    SELECT id, app_id, app_user_id, state FROM verifications
+                    SELECT id, app_id, app_user_id, state, hints FROM verifications
                     WHERE id = \(verificationId) AND EXISTS (SELECT 1 FROM leased) FOR UPDATE
                 )
-                SELECT EXISTS (SELECT 1 FROM leased) AS leased, v.id, v.app_id, v.app_user_id, v.state,
+                SELECT EXISTS (SELECT 1 FROM leased) AS leased, v.id, v.app_id, v.app_user_id, v.state, v.hints,
                     p.transaction_ids, p.original_ids, p.product_ids, p.expires
                 FROM (SELECT 1) AS one
                 LEFT JOIN verification v ON TRUE
@@ -87,7 +87,8 @@ extension PostgresStore: LeasedTransactions {
         return .held(
             LeasedVerification(
                 id: id, appId: appId, appUserId: appUserId,
-                state: try VerificationState.stored(try row.value("state"), column: "verifications.state"), provisionalGrants: grants))
+                state: try VerificationState.stored(try row.value("state"), column: "verifications.state"), provisionalGrants: grants,
+                hints: StoredJSON.decode([String: String].self, try row.value("hints", as: String?.self)) ?? [:]))
     }
 
     /// What a leased transaction's first read found: the lease lost, or held with the

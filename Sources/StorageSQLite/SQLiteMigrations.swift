@@ -19,6 +19,7 @@ enum SQLiteMigrations {
         ("M0011_Entitlements", m0011Entitlements),
         ("M0012_Offerings", m0012Offerings),
         ("M0013_Customers", m0013Customers),
+        ("M0014_ImportedRows", m0014ImportedRows),
     ]
 
     static var migrator: DatabaseMigrator {

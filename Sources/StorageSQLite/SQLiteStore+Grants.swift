@@ -33,8 +33,8 @@ extension SQLiteStore {
                         quantity, credits, ownership_type, verification_id, created_at, reinstated_at, app_transaction_id,
                         revocation_type, revocation_percentage, billing_plan_type, commitment_period_number,
                         commitment_total_periods, commitment_expires_date, offer_type, offer_identifier, offer_discount_type,
-                        offer_period)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        offer_period, imported)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (app_id, transaction_id) DO NOTHING
                     """
             ).execute(arguments: [
@@ -44,7 +44,7 @@ extension SQLiteStore {
                 tx.ownershipType, tx.verificationId, nowMs, StoredTime.ms(tx.reinstatedAt), tx.appTransactionId,
                 tx.revocationType, tx.revocationPercentage, tx.billingPlanType, tx.commitment?.billingPeriodNumber,
                 tx.commitment?.totalBillingPeriods, StoredTime.ms(tx.commitment?.expiresDate), tx.offer?.type, tx.offer?.identifier,
-                tx.offer?.discountType, tx.offer?.period,
+                tx.offer?.discountType, tx.offer?.period, tx.imported,
             ])
         }
         for tx in plan.revokedTransactions {
@@ -78,14 +78,14 @@ extension SQLiteStore {
             try db.cachedStatement(
                 sql: """
                     INSERT INTO ledger (app_id, app_user_id, product_id, product_type, transaction_id, original_transaction_id,
-                        environment, purchase_date, event, quantity, price_micros, currency, state, recorded_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        environment, purchase_date, event, quantity, price_micros, currency, state, recorded_at, imported)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (app_id, transaction_id, event) DO NOTHING
                     """
             ).execute(arguments: [
                 entry.appId, entry.appUserId, entry.productId, entry.productType.rawValue, entry.transactionId,
                 entry.originalTransactionId, entry.environment, StoredTime.ms(entry.purchaseDate), entry.event.rawValue,
-                entry.quantity, entry.priceMicros, entry.currency, entry.state, StoredTime.ms(entry.recordedAt),
+                entry.quantity, entry.priceMicros, entry.currency, entry.state, StoredTime.ms(entry.recordedAt), entry.imported,
             ])
         }
         for facts in plan.subscriptions {
@@ -218,6 +218,7 @@ extension SQLiteStore {
             record.offer = PurchaseOffer(
                 type: offerType, identifier: row["offer_identifier"], discountType: row["offer_discount_type"], period: row["offer_period"])
         }
+        record.imported = row["imported"]
         return record
     }
 
@@ -275,7 +276,7 @@ extension SQLiteStore {
                         ORDER BY purchase_date, id
                         """), arguments: [query.appId, query.environment, StoredTime.ms(query.from), StoredTime.ms(query.to)]
             ).map { row in
-                LedgerEntry(
+                var entry = LedgerEntry(
                     appId: row["app_id"], appUserId: row["app_user_id"], productId: row["product_id"],
                     productType: ProductType(rawValue: row["product_type"]), transactionId: row["transaction_id"],
                     originalTransactionId: row["original_transaction_id"], environment: row["environment"],
@@ -283,6 +284,8 @@ extension SQLiteStore {
                     event: LedgerEntry.Event(rawValue: row["event"]) ?? .purchase, quantity: row["quantity"],
                     priceMicros: row["price_micros"], currency: row["currency"], state: row["state"],
                     recordedAt: StoredTime.date(row["recorded_at"] as Int64))
+                entry.imported = row["imported"]
+                return entry
             }
         }
     }

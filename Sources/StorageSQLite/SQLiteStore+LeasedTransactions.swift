@@ -14,12 +14,13 @@ extension SQLiteStore: LeasedTransactions {
         let committed = try await write { db -> LeasedCommit<T>? in
             guard try Self.holdsLease(db, lease) else { return nil }
             let verification = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT id, app_id, app_user_id, state FROM verifications WHERE id = ?"), arguments: [verificationId]
+                db.cachedStatement(sql: "SELECT id, app_id, app_user_id, state, hints FROM verifications WHERE id = ?"), arguments: [verificationId]
             ).map { row in
                 LeasedVerification(
                     id: row["id"], appId: row["app_id"], appUserId: row["app_user_id"],
                     state: try VerificationState.stored(row["state"], column: "verifications.state"),
-                    provisionalGrants: try Self.provisionalGrants(db, verificationId: verificationId))
+                    provisionalGrants: try Self.provisionalGrants(db, verificationId: verificationId),
+                    hints: StoredJSON.decode([String: String].self, row["hints"]) ?? [:])
             }
             let decision = try decide(verification, try Self.loadFacts(db, query, verificationId: verificationId))
             for write in decision.writes { try Self.apply(write, lease: lease, db: db, now: now) }

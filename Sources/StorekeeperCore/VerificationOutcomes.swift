@@ -114,6 +114,7 @@ public struct VerificationOutcomes: Sendable {
             context.evidenceSignedAt = request.evidenceSignedAt
             context.reversesRefunds = request.reversesRefunds
             context.claims = facts.claims
+            context.imported = verification.hints[ImportCustomers.hint] != nil
             switch GrantPlanner.plan(evidence, context: context) {
             case .wait(let reason, _):
                 // Not an Apple failure: the answer is kept for the next attempt's own call.

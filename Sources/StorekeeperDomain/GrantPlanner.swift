@@ -29,6 +29,9 @@ public struct GrantContext: Sendable {
     /// Claims recorded at acceptance on the original transactions the answer names, by original
     /// transaction id (`OwnershipClaimRule`).
     public var claims: [String: [OwnershipClaim]] = [:]
+    /// The answer comes from an import of existing customers: what it grants and books is
+    /// marked imported.
+    public var imported = false
 
     public init(
         appId: String, bundleId: String, appUserId: String, verificationId: String, now: Date, catalog: [String: Product],
@@ -194,6 +197,7 @@ public enum GrantPlanner {
             record.billingPlanType = tx.billingPlanType
             record.commitment = tx.commitment
             record.offer = tx.offer
+            record.imported = context.imported
             plan.newTransactions.append(record)
             plan.summary.granted.append(tx.transactionId)
             plan.summary.creditsAdded += credits
@@ -220,6 +224,9 @@ public enum GrantPlanner {
             else { continue }
             plan.subscriptions.append(facts)
             plan.summary.subscriptionsUpdated.append(originalId)
+        }
+        if context.imported {
+            for index in plan.ledger.indices { plan.ledger[index].imported = true }
         }
         return .grant(plan)
     }

@@ -34,6 +34,9 @@ public struct TransactionRecord: Codable, Hashable, Sendable {
     public var commitment: CommitmentTerms? = nil
     /// The offer the transaction was bought with (introductory, promotional, offer code, win-back).
     public var offer: PurchaseOffer? = nil
+    /// Granted by an import of existing customers (docs/IMPORT.md), not a purchase the app or
+    /// Apple's notifications brought while the customer was ours.
+    public var imported = false
 
     public init(
         appId: String, appUserId: String, transactionId: String, originalTransactionId: String,
@@ -141,6 +144,9 @@ public struct LedgerEntry: Codable, Hashable, Sendable {
     /// Transaction state at the time of the entry: `granted`, `refunded`, `conflict`.
     public var state: String
     public var recordedAt: Date
+    /// Booked by an import of existing customers: the money moved before Storekeeper knew the
+    /// customer (finance reconciles it against Apple's earlier reports).
+    public var imported = false
 
     public init(
         appId: String, appUserId: String, productId: String, productType: ProductType, transactionId: String,

@@ -159,6 +159,13 @@ public struct SimulatorClient: Sendable {
         guard reply.status == 200 else { throw Failure(description: "server-api faults: \(reply.status) \(reply.text)") }
     }
 
+    /// Apple's published Server API limits enforced at `scale` × their rate over windows of
+    /// `windowSeconds` (`scale` 0: off).
+    public func setServerAPIRateLimits(scale: Double, windowSeconds: Double = 3_600) async throws {
+        let reply = try await http.send(.PUT, "/sim/server-api/rate-limits", json: ServerAPIRateLimits(scale: scale, windowSeconds: windowSeconds))
+        guard reply.status == 200 else { throw Failure(description: "server-api rate limits: \(reply.status) \(reply.text)") }
+    }
+
     /// Notification delivery faults for the next notifications: lose, duplicate, or hold back
     /// until the following one was delivered.
     public func setNotificationFaults(drop: Int = 0, duplicate: Int = 0, reorder: Int = 0) async throws {

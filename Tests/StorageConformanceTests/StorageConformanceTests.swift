@@ -177,9 +177,11 @@ struct StorageConformanceTests {
     /// own (`tag` names it), in the job's transaction like a grant job.
     func grantSigned(
         _ store: any StorekeeperStore, _ purchases: [PurchaseEvidence.Purchase], user: String = "alice", tag: String,
-        reverses: Bool = false, signedAt: Date? = nil
+        reverses: Bool = false, signedAt: Date? = nil, hints: [String: String] = [:]
     ) async throws {
-        let submitted = try await SubmitEvidence(store: store)(submission(user: user, receipt: tag), now: t0)
+        var evidenceSubmission = submission(user: user, receipt: tag)
+        evidenceSubmission.hints = hints
+        let submitted = try await SubmitEvidence(store: store)(evidenceSubmission, now: t0)
         let leased = try #require(try await lease(store, at: t0).first { $0.jobId == submitted.verification.jobId })
         var grantRequest = request
         grantRequest.reversesRefunds = reverses
@@ -192,6 +194,25 @@ struct StorageConformanceTests {
             Issue.record("\(tag) was not granted: \(outcome)")
             return
         }
+    }
+
+    @Test(
+        "an import's grant: its transactions and ledger rows are marked imported; a refund seen live afterwards is not", arguments: StoreFactory.all)
+    func importedRows(factory: StoreFactory) async throws {
+        let store = try await make(factory)
+        try await store.seedProducts(
+            appId: "app", products: [Product(productId: "removeads", type: .nonConsumable, priceMicros: 2_990_000, currency: "USD")], now: t0)
+        let bought = PurchaseEvidence.Purchase(transactionId: "1", originalTransactionId: "1", productId: "removeads", purchaseDate: t0)
+        try await grantSigned(store, [bought], tag: "i1", hints: [ImportCustomers.hint: "original_transaction_id"])
+        try await grantSigned(
+            store, [PurchaseEvidence.Purchase(transactionId: "2", originalTransactionId: "2", productId: "removeads", purchaseDate: t0)], tag: "i2")
+        #expect(try await store.transactions(appId: "app", appUserId: "alice").map(\.imported) == [true, false])
+        var refunded = bought
+        refunded.cancellationDate = t0.addingTimeInterval(60)
+        try await grantSigned(store, [refunded], tag: "i3", signedAt: t0.addingTimeInterval(61))
+        let ledger = try await store.ledger(LedgerQuery(appId: "app", environment: "sandbox", from: .distantPast, to: .distantFuture))
+        #expect(
+            ledger.map { "\($0.transactionId) \($0.event.rawValue) \($0.imported)" } == ["1 purchase true", "2 purchase false", "1 refund false"])
     }
 
     @Test("appTransactionId: stored with a new transaction, learnt once by one first seen without it, and found by it", arguments: StoreFactory.all)

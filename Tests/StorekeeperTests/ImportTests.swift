@@ -61,6 +61,14 @@ struct ImportTests {
                     try await post().prefix(5).allSatisfy { (($0["verification"] as? [String: Any])?["state"] as? String) == "verified" }
                 })
             #expect(try await stack.api.subscriber("imp-1").entitlements["pro"]?.isActive == true)
+            // Marked as brought in by the import: the entitlement's source (a renewal bought later
+            // would be a purchase again, so a lifetime product's), the ledger rows.
+            let lifetime = try await stack.api.subscriber("imp-2")
+            #expect(lifetime.entitlements["no_ads"]?.source == .imported, "\(lifetime)")
+            let booked = try await stack.store.ledger(LedgerQuery(appId: "demo", environment: "production", from: .distantPast, to: .distantFuture))
+            let sold = [plan, ads, refunded, viaReceipt, viaJWS].map(\.transactionId)
+            let imported = booked.filter { sold.contains($0.transactionId) }
+            #expect(imported.count == 6 && imported.allSatisfy(\.imported), "\(imported)")
             #expect(try await stack.api.subscriber("imp-2").entitlements["no_ads"]?.isActive == true)
             #expect(try await stack.api.subscriber("imp-3").activeEntitlements.isEmpty, "refunded before the import")
             #expect(try await stack.api.subscriber("imp-4").activeEntitlements == ["com.example.removeads"])

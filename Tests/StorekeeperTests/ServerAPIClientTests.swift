@@ -174,27 +174,34 @@ struct ServerAPIClientTests {
         }
     }
 
-    @Test("429 waits for Retry-After, 5xx backs off, and a long Retry-After is handed back")
+    @Test("429 waits for Retry-After and holds the endpoint's other callers, 5xx backs off, and a long Retry-After is handed back")
     func backoff() async throws {
         try await Self.withAPIStack { stack in
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
             let recorder = SleepRecorder()
-            let api = try client(stack, recorder: recorder)
+            // The recorder notes waits without sleeping, so the clock does not move past a hold:
+            // each phase takes a client of its own (its own throttle).
+            var api = try client(stack, recorder: recorder)
 
             // Retry-After 20 s ahead: far beyond any backoff (capped at 0.2 s), and far beyond the
             // time a loaded machine takes to read the answer, yet within the 30 s the client waits.
-            // The recorder only notes the waits, so nothing sleeps.
             try await stack.simulator.setServerAPIFaults(rateLimitNext: 2, retryAfterMs: 20_000)
             _ = try await api.transactionInfo(bought.transactionId)
             #expect(recorder.recorded.count == 2)
             // The property: each wait follows Retry-After (at most the 20 s announced), not the
             // backoff (at most 0.2 s).
             #expect(recorder.recorded.allSatisfy { $0 > 0.2 && $0 <= 20.01 }, "waits \(recorder.recorded)")
+            // Another call to the endpoint waits for the hold too, rather than asking Apple now.
+            let calls = try await stack.simulator.stats()["serverapi.production.transaction_info.200"]
+            _ = try await api.transactionInfo(bought.transactionId)
+            #expect(recorder.recorded.count == 3 && recorder.recorded[2] > 0.2, "waits \(recorder.recorded)")
+            #expect(try await stack.simulator.stats()["serverapi.production.transaction_info.200"] == (calls ?? 0) + 1)
 
+            api = try client(stack, recorder: recorder)
             try await stack.simulator.setServerAPIFaults(failNext: 2)
             _ = try await api.transactionInfo(bought.transactionId)
-            #expect(recorder.recorded.count == 4)
+            #expect(recorder.recorded.count == 5)
 
             try await stack.simulator.setServerAPIFaults(rateLimitNext: 1, retryAfterMs: 120_000)
             let asked = Date()
@@ -202,12 +209,58 @@ struct ServerAPIClientTests {
             #expect(limited?.code == .rateLimited && limited?.isTransient == true)
             // Apple named an instant 120 s after it answered, which was after the call began.
             #expect((limited?.retryAfter ?? .distantPast) > asked.addingTimeInterval(100), "\(String(describing: limited?.retryAfter))")
+            // Until then this client does not call the endpoint at all: the same time is handed back.
+            let before = try await stack.simulator.stats()
+            let held = await #expect(throws: ServerAPIError.self) { try await api.transactionInfo(bought.transactionId) }
+            #expect(
+                held?.code == .rateLimited && held?.httpStatus == nil && held?.retryAfter ?? .distantPast >= limited?.retryAfter ?? .distantFuture)
+            #expect(try await stack.simulator.stats() == before)
 
+            api = try client(stack, recorder: recorder)
             try await stack.simulator.setServerAPIFaults(down: true)
             let down = await #expect(throws: ServerAPIError.self) { try await api.transactionInfo(bought.transactionId) }
             #expect(down?.code == .unavailable && down?.httpStatus == 503)
-            #expect(recorder.recorded.count == 7)
+            #expect(recorder.recorded.count == 8)
             try await stack.simulator.setServerAPIFaults()
+        }
+    }
+
+    @Test("calls are spaced to Apple's published limit for the endpoint (a tenth in the sandbox); the simulator enforces it")
+    func throttle() async throws {
+        try await Self.withAPIStack { stack in
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "sandbox")
+            let bought = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
+            // A clock that moves only when the client waits: the spacing is computed, not timed.
+            let recorder = SleepRecorder()
+            let start = Date()
+            let app = stack.configuration.apps[0]
+            let api = AppStoreServerAPIClient(
+                httpClient: stack.httpClient, endpoints: stack.configuration.serverAPIEndpoints,
+                tokens: try ServerAPITokenProvider(credentials: try #require(app.serverAPICredentials)),
+                now: { start.addingTimeInterval(recorder.recorded.reduce(0, +)) }, sleep: recorder.sleep)
+            // Get Transaction History: 50 per second in production, 5 in the sandbox; five at
+            // once, then one every 0.2 s.
+            for _ in 0..<8 { _ = try await api.transactionHistory(bought.transactionId, in: .only(.sandbox)) }
+            #expect(recorder.recorded.count == 3, "waits \(recorder.recorded)")
+            #expect(recorder.recorded.allSatisfy { abs($0 - 0.2) < 0.000_1 }, "waits \(recorder.recorded)")
+            // Another endpoint has its own allowance.
+            _ = try await api.transactionInfo(bought.transactionId, in: .only(.sandbox))
+            #expect(recorder.recorded.count == 3)
+
+            // The simulator's own count: one call per window allowed, the second refused with Apple's
+            // error and a Retry-After at the window's end (a window longer than any run).
+            try await stack.simulator.setServerAPIRateLimits(scale: 1e-9, windowSeconds: 2e8)
+            let plain = try client(stack, recorder: SleepRecorder(), maximumAttempts: 1)
+            _ = try await plain.subscriptionStatuses(bought.transactionId, in: .only(.sandbox))
+            let refused = await #expect(throws: ServerAPIError.self) {
+                try await plain.subscriptionStatuses(bought.transactionId, in: .only(.sandbox))
+            }
+            #expect(refused?.httpStatus == 429 && refused?.apiErrorCode == ServerAPIErrorBody.rateLimitExceeded)
+            #expect((refused?.retryAfter ?? .distantPast) > Date().addingTimeInterval(3_600))
+            // Per endpoint: another one still answers.
+            _ = try await plain.transactionInfo(bought.transactionId, in: .only(.sandbox))
+            #expect(try await stack.simulator.stats()["serverapi.rate_limited"] == 1)
+            try await stack.simulator.setServerAPIRateLimits(scale: 0)
         }
     }
 

@@ -27,6 +27,9 @@ public struct Entitlement: Codable, Hashable, Sendable {
         case purchase
         /// An operator's promotional grant (`grantId`): no purchase, no money.
         case promotional
+        /// A purchase brought in by an import of existing customers (docs/IMPORT.md); a
+        /// renewal that arrives afterwards is a `purchase` again.
+        case imported = "import"
     }
 
     public var id: String

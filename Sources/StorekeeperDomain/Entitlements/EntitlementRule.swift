@@ -29,6 +29,9 @@ public enum EntitlementRule {
         func ownership(_ record: TransactionRecord?) -> Entitlement.Ownership {
             record?.ownershipType == "FAMILY_SHARED" ? .familyShared : .purchased
         }
+        func source(_ record: TransactionRecord?) -> Entitlement.Source {
+            record?.imported == true ? .imported : .purchase
+        }
         for owned in view.nonConsumables + view.freeSubscriptions {
             add(owned.productId) { id in
                 Entitlement(
@@ -36,7 +39,7 @@ public enum EntitlementRule {
                     transactionId: owned.transactionId, originalTransactionId: owned.originalTransactionId,
                     purchaseDate: owned.purchaseDate, environment: owned.environment,
                     ownership: ownership(byId[owned.transactionId]), billingIssue: false, gracePeriodExpiresAt: nil,
-                    unsubscribed: false, source: .purchase)
+                    unsubscribed: false, source: source(byId[owned.transactionId]))
             }
         }
         for subscription in view.subscriptions where subscription.status != .revoked {
@@ -54,7 +57,7 @@ public enum EntitlementRule {
                     originalTransactionId: subscription.originalTransactionId, purchaseDate: latest.purchaseDate,
                     environment: subscription.environment, ownership: ownership(latest), billingIssue: billingIssue,
                     gracePeriodExpiresAt: subscription.status == .inGracePeriod ? subscription.gracePeriodExpiresDate : nil,
-                    unsubscribed: subscription.autoRenewEnabled == false, source: .purchase)
+                    unsubscribed: subscription.autoRenewEnabled == false, source: source(latest))
             }
         }
         for period in view.nonRenewingSubscriptions {
@@ -64,7 +67,7 @@ public enum EntitlementRule {
                     id: id, isActive: period.isActive, expiresAt: period.endDate, willRenew: false, periodType: .normal,
                     productId: period.productId, transactionId: last.transactionId, originalTransactionId: last.originalTransactionId,
                     purchaseDate: last.purchaseDate, environment: last.environment, ownership: ownership(last), billingIssue: false,
-                    gracePeriodExpiresAt: nil, unsubscribed: false, source: .purchase)
+                    gracePeriodExpiresAt: nil, unsubscribed: false, source: source(last))
             }
         }
         let defined = Set(definitions.map(\.id))

@@ -161,6 +161,10 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
                 if (try? ServerAPITokenProvider(credentials: app.serverAPICredentials!)) == nil {
                     problems.append("\(key).serverAPI.privateKeyPEM: not a PEM P-256 private key (the .p8 file)")
                 }
+                if let share = serverKey.rateLimitShare, !(share > 0 && share <= ServerAPIKeyConfiguration.largestRateLimitShare) {
+                    problems.append(
+                        "\(key).serverAPI.rateLimitShare: must be above 0 and at most \(Int(ServerAPIKeyConfiguration.largestRateLimitShare))")
+                }
             }
             if app.products.contains(where: { $0.type == .autoRenewable }), (app.sharedSecret ?? "").isEmpty {
                 problems.append("\(key).sharedSecret: required when the app sells auto-renewable subscriptions")

@@ -241,7 +241,7 @@ struct AdminController {
 enum LedgerCSV {
     static let header = [
         "app_id", "app_user_id", "product_id", "product_type", "transaction_id", "original_transaction_id", "environment",
-        "purchase_date", "event", "quantity", "price_micros", "currency", "state", "recorded_at",
+        "purchase_date", "event", "quantity", "price_micros", "currency", "state", "recorded_at", "imported",
     ]
 
     static func render(_ entries: [LedgerEntry]) -> String {
@@ -252,7 +252,7 @@ enum LedgerCSV {
             let fields = [
                 e.appId, e.appUserId, e.productId, e.productType.rawValue, e.transactionId, e.originalTransactionId,
                 e.environment, f.string(from: e.purchaseDate), e.event.rawValue, String(e.quantity),
-                e.priceMicros.map(String.init) ?? "", e.currency ?? "", e.state, f.string(from: e.recordedAt),
+                e.priceMicros.map(String.init) ?? "", e.currency ?? "", e.state, f.string(from: e.recordedAt), String(e.imported),
             ]
             lines.append(fields.map(quote).joined(separator: ","))
         }

@@ -14,7 +14,8 @@ enum ServerAPIClients {
             clients[app.id] = AppStoreServerAPIClient(
                 httpClient: httpClient, endpoints: configuration.serverAPIEndpoints,
                 tokens: try ServerAPITokenProvider(credentials: credentials),
-                policy: ServerAPIRetryPolicy(timeoutSeconds: configuration.attemptTimeoutSeconds), now: now)
+                policy: ServerAPIRetryPolicy(timeoutSeconds: configuration.attemptTimeoutSeconds),
+                throttle: ServerAPIThrottle(share: app.serverAPI?.rateLimitShare ?? 1), now: now)
         }
         return clients
     }
