@@ -49,7 +49,12 @@ actor NotificationOutbox {
     private var index: [String: Int] = [:]
     private var queue: [Delivery] = []
     private var held: [String] = []
+    /// Deliveries taken and not yet finished.
+    private var inFlight = 0
     var faults = Faults()
+
+    /// Deliveries still to make: queued (retries too), held back, or under way.
+    var pendingDeliveries: Int { queue.count + held.count + inFlight }
 
     func setFaults(_ faults: Faults) { self.faults = faults }
 
@@ -84,11 +89,13 @@ actor NotificationOutbox {
         let due = queue.filter { $0.due <= now }
         guard !due.isEmpty else { return [] }
         queue.removeAll { $0.due <= now }
+        inFlight += due.count
         return due.compactMap { delivery in index[delivery.uuid].map { (delivery, items[$0]) } }
     }
 
     /// Records an attempt; a failed one is retried on the schedule while it lasts.
     func finished(_ delivery: Delivery, result: String, at now: Date, retryDelays: [Double]) {
+        inFlight -= 1
         guard let position = index[delivery.uuid] else { return }
         items[position].attempts.append(.init(attemptDate: millis(now), sendAttemptResult: result))
         if result == "SUCCESS" {

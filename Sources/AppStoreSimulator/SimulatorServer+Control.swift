@@ -205,6 +205,13 @@ extension SimulatorServer {
                 return Self.json(app)
             }
         }
+        // What Apple still has to tell: events not yet made notifications (while an app listens),
+        // deliveries still to make (retries included; lost ones are not). Both zero after a test's
+        // last step: the server was told everything.
+        sim.get("notifications/backlog") { _, _ in
+            let undrained = await store.state.sendsNotifications ? await store.state.undrainedEvents : 0
+            return Self.json(["undrained": undrained, "deliveries": await store.outbox.pendingDeliveries])
+        }
         sim.get("notifications") { _, _ in
             struct View: Encodable {
                 var notificationUUID: String

@@ -261,6 +261,9 @@ actor SimulatorState {
     }
 
     /// Events since the last call, oldest first.
+    /// Events not yet turned into notifications (the sender's next tick does).
+    var undrainedEvents: Int { events.count }
+
     func drainEvents() -> [Event] {
         defer { events.removeAll() }
         return events

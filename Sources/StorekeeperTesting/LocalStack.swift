@@ -216,6 +216,45 @@ public final class LocalStack: Sendable {
         )
     }
 
+    /// A second Storekeeper, with a database of its own (`databasePath`: a file or a
+    /// `postgres://` URL), on the same simulator and clock: e.g. one that only imports what the
+    /// first saw live. Its notifications stay with the first server.
+    public func startIndependentServer(
+        databasePath: String, logLevel: Logger.Level = .warning
+    ) async throws -> (api: StorekeeperClient, store: any StorekeeperStore, stop: @Sendable () async throws -> Void) {
+        var configuration = self.configuration
+        configuration.databasePath = databasePath
+        configuration.port = 0
+        var logger = Logger(label: "storekeeper.test.independent")
+        logger.logLevel = logLevel
+        let backend = try StorageBackend.open(configuration: configuration, logger: logger)
+        let pool = backend.postgres?.runInBackground()
+        try await backend.prepare()
+        let client = StorekeeperApplication.makeHTTPClient(configuration: configuration)
+        let signal = WakeSignal()
+        let listener = backend.makeListener(signal: configuration.runWorkers ? signal : nil, answersHTTP: true, logger: logger)
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let app = try await StorekeeperApplication.build(
+            configuration: configuration, store: backend.store, httpClient: client, logger: logger, signal: signal,
+            extraServices: listener.map { [$0] } ?? [], now: { [clock] in clock.now() }, onRunning: { port in continuation.yield(port) })
+        let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
+        let task = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw CancellationError() }
+        let api = StorekeeperClient(
+            http: HTTPJSONClient(httpClient: httpClient, baseURL: "http://127.0.0.1:\(port)"), apiKey: configuration.apps[0].apiKey,
+            adminKey: configuration.adminKey)
+        return (
+            api, backend.store,
+            {
+                await group.triggerGracefulShutdown()
+                _ = try? await task.value
+                try await client.shutdown()
+                pool?.cancel()
+            }
+        )
+    }
+
     /// Graceful shutdown of both servers, then the clients.
     public func stop() async throws {
         await gateway?.refuse()

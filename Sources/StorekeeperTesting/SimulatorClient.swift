@@ -166,6 +166,16 @@ public struct SimulatorClient: Sendable {
         guard reply.status == 200 else { throw Failure(description: "server-api rate limits: \(reply.status) \(reply.text)") }
     }
 
+    /// Whether Apple has told everything so far: every event made a notification and every
+    /// delivery made (what a receiver answered 2xx is in its database).
+    public func notificationsSettled() async throws -> Bool {
+        let reply = try await http.send(.GET, "/sim/notifications/backlog")
+        guard reply.status == 200, let counts = (try? JSONSerialization.jsonObject(with: reply.body)) as? [String: Int] else {
+            throw Failure(description: "notifications/backlog: \(reply.status) \(reply.text)")
+        }
+        return counts["undrained"] == 0 && counts["deliveries"] == 0
+    }
+
     /// Notification delivery faults for the next notifications: lose, duplicate, or hold back
     /// until the following one was delivered.
     public func setNotificationFaults(drop: Int = 0, duplicate: Int = 0, reorder: Int = 0) async throws {
