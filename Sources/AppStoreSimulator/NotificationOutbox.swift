@@ -84,13 +84,18 @@ actor NotificationOutbox {
         held.removeAll()
     }
 
-    /// Deliveries due at `now`, removed from the queue.
-    func takeDue(now: Date) -> [(Delivery, Item)] {
-        let due = queue.filter { $0.due <= now }
+    /// Deliveries due at `now`, oldest first, removed from the queue: at most as many as keep
+    /// `concurrency` under way (Apple does not open thousands of connections to one server).
+    func takeDue(now: Date, concurrency: Int = .max) -> [(Delivery, Item)] {
+        let room = max(0, concurrency - inFlight)
+        guard room > 0 else { return [] }
+        let due = Array(queue.enumerated().filter { $0.element.due <= now }.prefix(room))
         guard !due.isEmpty else { return [] }
-        queue.removeAll { $0.due <= now }
-        inFlight += due.count
-        return due.compactMap { delivery in index[delivery.uuid].map { (delivery, items[$0]) } }
+        let taken = Set(due.map(\.offset))
+        queue = queue.enumerated().filter { !taken.contains($0.offset) }.map(\.element)
+        let deliveries = due.map(\.element)
+        inFlight += deliveries.count
+        return deliveries.compactMap { delivery in index[delivery.uuid].map { (delivery, items[$0]) } }
     }
 
     /// Records an attempt; a failed one is retried on the schedule while it lasts.

@@ -18,6 +18,8 @@ public struct NotificationSender: Service, CustomStringConvertible {
     let logger: Logger
     /// How often renewals are computed and due deliveries sent.
     let tick: Duration
+    /// Deliveries under way at once, at most; the rest wait their turn in order.
+    static let concurrentDeliveries = 32
 
     public init(store: SimulatedAppStore, logger: Logger, tick: Duration = .milliseconds(50)) {
         self.store = store
@@ -44,7 +46,7 @@ public struct NotificationSender: Service, CustomStringConvertible {
                         }
                     }
                     let retryDelays = store.configuration.notificationRetryHours.map { store.configuration.acceleratedSeconds(hours: $0) }
-                    for (delivery, item) in await store.outbox.takeDue(now: now) {
+                    for (delivery, item) in await store.outbox.takeDue(now: now, concurrency: Self.concurrentDeliveries) {
                         group.addTask {
                             let result = await deliver(item, client: client)
                             await store.outbox.finished(delivery, result: result, at: store.now(), retryDelays: retryDelays)

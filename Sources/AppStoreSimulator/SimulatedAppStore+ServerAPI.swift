@@ -41,7 +41,8 @@ public struct ServerAPIFaults: Codable, Sendable, Equatable {
 /// set): per app, endpoint and environment, at most `scale` × the published requests per second
 /// (a tenth in the sandbox) × `windowSeconds` calls in each window of `windowSeconds` (Apple
 /// counts over an hour; a short window shows throttling within a benchmark). Over it: 429 with
-/// Apple's error and a `Retry-After` at the window's end, in UNIX milliseconds.
+/// Apple's error and a `Retry-After` at the window's end, in UNIX milliseconds. Windows follow the
+/// wall clock, not the simulated date: a limit is on the rate of real requests.
 public struct ServerAPIRateLimits: Codable, Sendable, Equatable {
     public var scale: Double
     public var windowSeconds: Double
@@ -141,7 +142,9 @@ extension SimulatedAppStore {
     }
 
     /// The 429 this call gets when the app has used its allowance for the window, if any.
-    func overRateLimit(app: SimulatedApp, _ endpoint: ServerAPIEndpoint, environment: AppStoreEnvironment, now: Date) -> ServerAPIAnswer? {
+    func overRateLimit(
+        app: SimulatedApp, _ endpoint: ServerAPIEndpoint, environment: AppStoreEnvironment, now: Date = Date()
+    ) -> ServerAPIAnswer? {
         guard let limits = serverAPI.rateLimits.withLock({ $0 }), limits.windowSeconds > 0, limits.scale > 0 else { return nil }
         let windowMs = max(1, Int64(limits.windowSeconds * 1000))
         let nowMs = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))

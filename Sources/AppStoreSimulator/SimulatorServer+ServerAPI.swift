@@ -136,7 +136,7 @@ extension SimulatorServer {
         if let fault = store.serverAPIFault(now: now) {
             answer = fault
         } else if let app = await store.authorize(request.headers[.authorization], now: now) {
-            if let limited = store.overRateLimit(app: app, endpoint, environment: environment, now: now) {
+            if let limited = store.overRateLimit(app: app, endpoint, environment: environment) {
                 answer = limited
             } else {
                 do {

@@ -218,13 +218,15 @@ public final class LocalStack: Sendable {
 
     /// A second Storekeeper, with a database of its own (`databasePath`: a file or a
     /// `postgres://` URL), on the same simulator and clock: e.g. one that only imports what the
-    /// first saw live. Its notifications stay with the first server.
+    /// first saw live. Its notifications stay with the first server. `runWorkers` false: it only
+    /// answers (another process does the work on that database).
     public func startIndependentServer(
-        databasePath: String, logLevel: Logger.Level = .warning
+        databasePath: String, runWorkers: Bool = true, logLevel: Logger.Level = .warning
     ) async throws -> (api: StorekeeperClient, store: any StorekeeperStore, stop: @Sendable () async throws -> Void) {
         var configuration = self.configuration
         configuration.databasePath = databasePath
         configuration.port = 0
+        configuration.runWorkers = runWorkers
         var logger = Logger(label: "storekeeper.test.independent")
         logger.logLevel = logLevel
         let backend = try StorageBackend.open(configuration: configuration, logger: logger)
