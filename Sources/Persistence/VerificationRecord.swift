@@ -151,11 +151,14 @@ public struct GrantRequest: Sendable {
     public var reversesRefunds: Bool
     /// When to try again if an earlier submitter's verification must end first.
     public var waitRetryAt: Date?
+    /// See `GrantContext.commission`.
+    public var commission: CommissionProgram
 
     public init(
         appId: String, bundleId: String, bindingPolicy: BindingPolicy, evidenceSignedAt: Date? = nil,
-        reversesRefunds: Bool = false, waitRetryAt: Date? = nil
+        reversesRefunds: Bool = false, waitRetryAt: Date? = nil, commission: CommissionProgram = .standard
     ) {
+        self.commission = commission
         self.waitRetryAt = waitRetryAt
         self.appId = appId
         self.bundleId = bundleId

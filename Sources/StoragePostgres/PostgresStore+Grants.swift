@@ -37,7 +37,8 @@ extension PostgresStore {
                     product_type, environment, purchase_date, original_purchase_date, expires_date, cancellation_date,
                     quantity, credits, ownership_type, verification_id, created_at, reinstated_at, app_transaction_id,
                     revocation_type, revocation_percentage, billing_plan_type, commitment_period_number, commitment_total_periods,
-                    commitment_expires_date, offer_type, offer_identifier, offer_discount_type, offer_period, imported)
+                    commitment_expires_date, offer_type, offer_identifier, offer_discount_type, offer_period, imported,
+                    price_milliunits, price_currency, storefront)
                 VALUES (\(tx.appId), \(tx.transactionId), \(tx.appUserId), \(tx.originalTransactionId), \(tx.productId),
                     \(tx.productType.rawValue), \(tx.environment), \(StoredTime.ms(tx.purchaseDate)),
                     \(StoredTime.ms(tx.originalPurchaseDate)), \(StoredTime.ms(tx.expiresDate)), \(StoredTime.ms(tx.cancellationDate)),
@@ -46,7 +47,7 @@ extension PostgresStore {
                     \(tx.revocationPercentage.map(Int64.init)), \(tx.billingPlanType), \(tx.commitment?.billingPeriodNumber.map(Int64.init)),
                     \(tx.commitment?.totalBillingPeriods.map(Int64.init)), \(StoredTime.ms(tx.commitment?.expiresDate)),
                     \(tx.offer.map { Int64($0.type) }), \(tx.offer?.identifier), \(tx.offer?.discountType), \(tx.offer?.period),
-                    \(tx.imported))
+                    \(tx.imported), \(tx.price?.milliunits), \(tx.price?.currency), \(tx.storefront))
                 ON CONFLICT (app_id, transaction_id) DO NOTHING
                 """, logger: logger)
         }
@@ -77,11 +78,14 @@ extension PostgresStore {
             try await connection.execute(
                 """
                 INSERT INTO ledger (app_id, app_user_id, product_id, product_type, transaction_id, original_transaction_id,
-                    environment, purchase_date, event, quantity, price_micros, currency, state, recorded_at, imported)
+                    environment, purchase_date, event, quantity, price_micros, currency, state, recorded_at, imported, estimated,
+                    storefront, offer_type, offer_identifier, offer_discount_type, offer_period, commission_rate, proceeds_micros)
                 VALUES (\(entry.appId), \(entry.appUserId), \(entry.productId), \(entry.productType.rawValue), \(entry.transactionId),
                     \(entry.originalTransactionId), \(entry.environment), \(StoredTime.ms(entry.purchaseDate)), \(entry.event.rawValue),
                     \(Int64(entry.quantity)), \(entry.priceMicros), \(entry.currency), \(entry.state), \(StoredTime.ms(entry.recordedAt)),
-                    \(entry.imported))
+                    \(entry.imported), \(entry.estimated), \(entry.storefront), \(entry.offer.map { Int64($0.type) }),
+                    \(entry.offer?.identifier), \(entry.offer?.discountType), \(entry.offer?.period),
+                    \(entry.commissionRate.map(Int64.init)), \(entry.proceedsMicros))
                 ON CONFLICT (app_id, transaction_id, event) DO NOTHING
                 """, logger: logger)
         }
@@ -199,6 +203,10 @@ extension PostgresStore {
                 period: try row.value("offer_period"))
         }
         record.imported = try row.value("imported", as: Bool.self)
+        if let milliunits = try row.value("price_milliunits", as: Int64?.self), let currency = try row.value("price_currency", as: String?.self) {
+            record.price = ChargedPrice(milliunits: milliunits, currency: currency)
+        }
+        record.storefront = try row.value("storefront")
         return record
     }
 
@@ -275,6 +283,15 @@ extension PostgresStore {
                     priceMicros: try row.value("price_micros", as: Int64?.self), currency: try row.value("currency"),
                     state: try row.value("state"), recordedAt: try row.date("recorded_at"))
                 entry.imported = try row.value("imported", as: Bool.self)
+                entry.estimated = try row.value("estimated", as: Bool.self)
+                entry.storefront = try row.value("storefront")
+                if let offerType = try row.value("offer_type", as: Int64?.self) {
+                    entry.offer = PurchaseOffer(
+                        type: Int(offerType), identifier: try row.value("offer_identifier"),
+                        discountType: try row.value("offer_discount_type"), period: try row.value("offer_period"))
+                }
+                entry.commissionRate = try row.value("commission_rate", as: Int64?.self).map(Int.init)
+                entry.proceedsMicros = try row.value("proceeds_micros", as: Int64?.self)
                 return entry
             }
         }

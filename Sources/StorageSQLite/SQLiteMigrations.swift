@@ -20,6 +20,7 @@ enum SQLiteMigrations {
         ("M0012_Offerings", m0012Offerings),
         ("M0013_Customers", m0013Customers),
         ("M0014_ImportedRows", m0014ImportedRows),
+        ("M0015_Revenue", m0015Revenue),
     ]
 
     static var migrator: DatabaseMigrator {

@@ -33,8 +33,8 @@ extension SQLiteStore {
                         quantity, credits, ownership_type, verification_id, created_at, reinstated_at, app_transaction_id,
                         revocation_type, revocation_percentage, billing_plan_type, commitment_period_number,
                         commitment_total_periods, commitment_expires_date, offer_type, offer_identifier, offer_discount_type,
-                        offer_period, imported)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        offer_period, imported, price_milliunits, price_currency, storefront)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (app_id, transaction_id) DO NOTHING
                     """
             ).execute(arguments: [
@@ -44,7 +44,7 @@ extension SQLiteStore {
                 tx.ownershipType, tx.verificationId, nowMs, StoredTime.ms(tx.reinstatedAt), tx.appTransactionId,
                 tx.revocationType, tx.revocationPercentage, tx.billingPlanType, tx.commitment?.billingPeriodNumber,
                 tx.commitment?.totalBillingPeriods, StoredTime.ms(tx.commitment?.expiresDate), tx.offer?.type, tx.offer?.identifier,
-                tx.offer?.discountType, tx.offer?.period, tx.imported,
+                tx.offer?.discountType, tx.offer?.period, tx.imported, tx.price?.milliunits, tx.price?.currency, tx.storefront,
             ])
         }
         for tx in plan.revokedTransactions {
@@ -78,14 +78,17 @@ extension SQLiteStore {
             try db.cachedStatement(
                 sql: """
                     INSERT INTO ledger (app_id, app_user_id, product_id, product_type, transaction_id, original_transaction_id,
-                        environment, purchase_date, event, quantity, price_micros, currency, state, recorded_at, imported)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        environment, purchase_date, event, quantity, price_micros, currency, state, recorded_at, imported, estimated,
+                        storefront, offer_type, offer_identifier, offer_discount_type, offer_period, commission_rate, proceeds_micros)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (app_id, transaction_id, event) DO NOTHING
                     """
             ).execute(arguments: [
                 entry.appId, entry.appUserId, entry.productId, entry.productType.rawValue, entry.transactionId,
                 entry.originalTransactionId, entry.environment, StoredTime.ms(entry.purchaseDate), entry.event.rawValue,
                 entry.quantity, entry.priceMicros, entry.currency, entry.state, StoredTime.ms(entry.recordedAt), entry.imported,
+                entry.estimated, entry.storefront, entry.offer?.type, entry.offer?.identifier, entry.offer?.discountType, entry.offer?.period,
+                entry.commissionRate, entry.proceedsMicros,
             ])
         }
         for facts in plan.subscriptions {
@@ -219,6 +222,10 @@ extension SQLiteStore {
                 type: offerType, identifier: row["offer_identifier"], discountType: row["offer_discount_type"], period: row["offer_period"])
         }
         record.imported = row["imported"]
+        if let milliunits: Int64 = row["price_milliunits"], let currency: String = row["price_currency"] {
+            record.price = ChargedPrice(milliunits: milliunits, currency: currency)
+        }
+        record.storefront = row["storefront"]
         return record
     }
 
@@ -285,6 +292,15 @@ extension SQLiteStore {
                     priceMicros: row["price_micros"], currency: row["currency"], state: row["state"],
                     recordedAt: StoredTime.date(row["recorded_at"] as Int64))
                 entry.imported = row["imported"]
+                entry.estimated = row["estimated"]
+                entry.storefront = row["storefront"]
+                if let offerType: Int = row["offer_type"] {
+                    entry.offer = PurchaseOffer(
+                        type: offerType, identifier: row["offer_identifier"], discountType: row["offer_discount_type"],
+                        period: row["offer_period"])
+                }
+                entry.commissionRate = row["commission_rate"]
+                entry.proceedsMicros = row["proceeds_micros"]
                 return entry
             }
         }

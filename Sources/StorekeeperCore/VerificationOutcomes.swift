@@ -115,6 +115,7 @@ public struct VerificationOutcomes: Sendable {
             context.reversesRefunds = request.reversesRefunds
             context.claims = facts.claims
             context.imported = verification.hints[ImportCustomers.hint] != nil
+            context.commission = request.commission
             switch GrantPlanner.plan(evidence, context: context) {
             case .wait(let reason, _):
                 // Not an Apple failure: the answer is kept for the next attempt's own call.

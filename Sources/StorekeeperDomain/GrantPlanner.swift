@@ -32,6 +32,8 @@ public struct GrantContext: Sendable {
     /// The answer comes from an import of existing customers: what it grants and books is
     /// marked imported.
     public var imported = false
+    /// The app's commission programme, for the ledger's proceeds.
+    public var commission = CommissionProgram.standard
 
     public init(
         appId: String, bundleId: String, appUserId: String, verificationId: String, now: Date, catalog: [String: Product],
@@ -162,7 +164,7 @@ public enum GrantPlanner {
                     plan.ledger.append(
                         LedgerRule.entry(
                             revoked, product: product, event: .refund, state: "refunded", now: context.now,
-                            refundedShare: revoked.revocationPercentage))
+                            refundedShare: revoked.revocationPercentage, commission: context.commission))
                 case .reinstate(let reinstated, let wasRevoked):
                     plan.reinstatedTransactions.append(reinstated)
                     if wasRevoked {
@@ -171,7 +173,7 @@ public enum GrantPlanner {
                         plan.ledger.append(
                             LedgerRule.entry(
                                 reinstated, product: product, event: .refundReversed, state: "granted", now: context.now,
-                                refundedShare: existing.revocationPercentage))
+                                refundedShare: existing.revocationPercentage, commission: context.commission))
                     } else {
                         plan.summary.alreadyGranted.append(tx.transactionId)
                     }
@@ -197,18 +199,21 @@ public enum GrantPlanner {
             record.billingPlanType = tx.billingPlanType
             record.commitment = tx.commitment
             record.offer = tx.offer
+            record.price = tx.price
+            record.storefront = tx.storefront
             record.imported = context.imported
             plan.newTransactions.append(record)
             plan.summary.granted.append(tx.transactionId)
             plan.summary.creditsAdded += credits
             let state = tx.cancellationDate == nil ? "granted" : "refunded"
-            plan.ledger.append(LedgerRule.entry(record, product: product, event: .purchase, state: state, now: context.now))
+            plan.ledger.append(
+                LedgerRule.entry(record, product: product, event: .purchase, state: state, now: context.now, commission: context.commission))
             if tx.cancellationDate != nil {
                 plan.summary.revoked.append(tx.transactionId)
                 plan.ledger.append(
                     LedgerRule.entry(
                         record, product: product, event: .refund, state: "refunded", now: context.now,
-                        refundedShare: record.revocationPercentage))
+                        refundedShare: record.revocationPercentage, commission: context.commission))
             }
         }
 

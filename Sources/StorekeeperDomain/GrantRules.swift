@@ -115,30 +115,3 @@ public enum SubscriptionFactsRule {
         return context.subscriptions[originalId] == facts ? nil : facts
     }
 }
-
-/// The ledger rule: one entry per transaction and event, priced from the catalog; a refund is
-/// negative, and a family member's copy of another's purchase costs nothing (the buyer paid once).
-public enum LedgerRule {
-    /// Apple's ownership type of a family member's copy.
-    static let familyShared = "FAMILY_SHARED"
-
-    /// `refundedShare`: for a refund or its reversal, the share Apple refunded in milliunits of a
-    /// percent (a prorated refund); nil for all of it. Rounded to the nearest micro-unit.
-    public static func entry(
-        _ record: TransactionRecord, product: Product?, event: LedgerEntry.Event, state: String, now: Date, refundedShare: Int? = nil
-    ) -> LedgerEntry {
-        let paid = record.ownershipType != familyShared
-        let unit = paid ? product?.priceMicros : nil
-        let share = event == .purchase ? 100_000 : min(max(refundedShare ?? 100_000, 0), 100_000)
-        let price = unit.map { unit -> Int64 in
-            let full = unit * Int64(record.quantity)
-            let amount = share == 100_000 ? full : (full * Int64(share) + 50_000) / 100_000
-            return event == .refund ? -amount : amount
-        }
-        return LedgerEntry(
-            appId: record.appId, appUserId: record.appUserId, productId: record.productId, productType: record.productType,
-            transactionId: record.transactionId, originalTransactionId: record.originalTransactionId, environment: record.environment,
-            purchaseDate: record.purchaseDate, event: event, quantity: record.quantity, priceMicros: price, currency: product?.currency,
-            state: state, recordedAt: now)
-    }
-}

@@ -92,6 +92,10 @@ extension PurchaseEvidence {
                 purchase.revocationPercentage = transaction.revocationPercentage.map { min(max($0, 0), 100_000) }
             }
             purchase.billingPlanType = transaction.billingPlanType
+            if let price = transaction.price, price >= 0, let currency = transaction.currency, !currency.isEmpty {
+                purchase.price = ChargedPrice(milliunits: price, currency: currency)
+            }
+            purchase.storefront = transaction.storefront.flatMap { $0.isEmpty ? nil : $0 }
             purchase.offer = transaction.offerType.map {
                 PurchaseOffer(
                     type: $0, identifier: transaction.offerIdentifier, discountType: transaction.offerDiscountType,

@@ -42,6 +42,9 @@ public struct PurchaseEvidence: Sendable, Hashable {
         public var commitment: CommitmentTerms?
         /// The offer it was bought with, if any.
         public var offer: PurchaseOffer?
+        /// What Apple charged for one item, and the customer's storefront (StoreKit 2 only).
+        public var price: ChargedPrice?
+        public var storefront: String?
 
         public init(
             transactionId: String, originalTransactionId: String, productId: String, quantity: Int = 1, purchaseDate: Date,

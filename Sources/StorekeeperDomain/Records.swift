@@ -37,6 +37,9 @@ public struct TransactionRecord: Codable, Hashable, Sendable {
     /// Granted by an import of existing customers (docs/IMPORT.md), not a purchase the app or
     /// Apple's notifications brought while the customer was ours.
     public var imported = false
+    /// What Apple charged for one item, and in which storefront (absent for receipts).
+    public var price: ChargedPrice? = nil
+    public var storefront: String? = nil
 
     public init(
         appId: String, appUserId: String, transactionId: String, originalTransactionId: String,
@@ -147,6 +150,17 @@ public struct LedgerEntry: Codable, Hashable, Sendable {
     /// Booked by an import of existing customers: the money moved before Storekeeper knew the
     /// customer (finance reconciles it against Apple's earlier reports).
     public var imported = false
+    /// The amount is the catalog's list price: Apple's data said nothing of what was charged
+    /// (a receipt), so a sale in another storefront or at an offer's price may differ.
+    public var estimated = false
+    /// The customer's storefront (ISO 3166-1 alpha-3), when Apple said.
+    public var storefront: String? = nil
+    /// The offer the purchase was bought with.
+    public var offer: PurchaseOffer? = nil
+    /// Apple's commission taken, in basis points (3000 = 30%), and what the amount leaves after
+    /// it: an estimate under the app's `commission` programme (docs/REVENUE.md).
+    public var commissionRate: Int? = nil
+    public var proceedsMicros: Int64? = nil
 
     public init(
         appId: String, appUserId: String, productId: String, productType: ProductType, transactionId: String,

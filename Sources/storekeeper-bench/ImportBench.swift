@@ -102,7 +102,8 @@ extension Bench {
             let seen = try await population.snapshot(subscriber: imported.api.subscriber, ledger: ledger)
             let differing = population.customers.filter { seen[$0.appUserId] != live[$0.appUserId] }
             for customer in differing.prefix(3) {
-                note("differs: \(customer.appUserId) (\(customer.kind)): imported \(seen[customer.appUserId] ?? []) ≠ live \(live[customer.appUserId] ?? [])")
+                let user = customer.appUserId
+                note("differs: \(user) (\(customer.kind)): imported \(seen[user] ?? []) ≠ live \(live[user] ?? [])")
             }
             try await imported.stop()
             try await stack.stop()

@@ -215,6 +215,29 @@ struct StorageConformanceTests {
             ledger.map { "\($0.transactionId) \($0.event.rawValue) \($0.imported)" } == ["1 purchase true", "2 purchase false", "1 refund false"])
     }
 
+    @Test(
+        "revenue: the charged price and storefront round-trip on the transaction; the ledger row keeps its offer, commission and proceeds",
+        arguments: StoreFactory.all)
+    func revenue(factory: StoreFactory) async throws {
+        let store = try await make(factory)
+        try await store.seedProducts(
+            appId: "app", products: [Product(productId: "removeads", type: .nonConsumable, priceMicros: 2_990_000, currency: "USD")], now: t0)
+        var bought = PurchaseEvidence.Purchase(transactionId: "1", originalTransactionId: "1", productId: "removeads", purchaseDate: t0)
+        bought.price = ChargedPrice(milliunits: 3_490, currency: "EUR")
+        bought.storefront = "FRA"
+        bought.offer = PurchaseOffer(type: 3, identifier: "SPRING", discountType: "PAY_UP_FRONT", period: "P1M")
+        try await grantSigned(store, [bought], tag: "r1")
+        try await grantSigned(
+            store, [PurchaseEvidence.Purchase(transactionId: "2", originalTransactionId: "2", productId: "removeads", purchaseDate: t0)], tag: "r2")
+        let stored = try await store.transactions(appId: "app", appUserId: "alice")
+        #expect(stored.map(\.price) == [ChargedPrice(milliunits: 3_490, currency: "EUR"), nil] && stored.map(\.storefront) == ["FRA", nil])
+        let ledger = try await store.ledger(LedgerQuery(appId: "app", environment: "sandbox", from: .distantPast, to: .distantFuture))
+        #expect(ledger.map(\.priceMicros) == [3_490_000, 2_990_000] && ledger.map(\.currency) == ["EUR", "USD"])
+        #expect(ledger.map(\.estimated) == [false, true] && ledger.map(\.storefront) == ["FRA", nil])
+        #expect(ledger.first?.offer == bought.offer && ledger.last?.offer == nil)
+        #expect(ledger.map(\.commissionRate) == [3_000, 3_000] && ledger.map(\.proceedsMicros) == [2_443_000, 2_093_000])
+    }
+
     @Test("appTransactionId: stored with a new transaction, learnt once by one first seen without it, and found by it", arguments: StoreFactory.all)
     func appTransactionIds(factory: StoreFactory) async throws {
         let store = try await make(factory)

@@ -40,6 +40,9 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     /// What `logIn` does with an anonymous id's purchases (docs/IDENTITY.md): `transfer`
     /// (default: they move to the signed-in user) or `keep` (they stay with the anonymous id).
     public var logInPolicy: LogInPolicy = .transfer
+    /// Apple's commission programme, for the ledger's proceeds (docs/REVENUE.md): `standard`
+    /// (default) or `small_business`.
+    public var commission: CommissionProgram = .standard
 
     public init(
         id: String, bundleId: String, sharedSecret: String?, acceptSandbox: Bool = true, apiKey: String, products: [Product] = [],
@@ -58,7 +61,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id, bundleId, sharedSecret, acceptSandbox, apiKey, products, serverAPI, client, appAppleId, entitlements, offerings
-        case offeringTargeting, rescindConsentPolicy, logInPolicy
+        case offeringTargeting, rescindConsentPolicy, logInPolicy, commission
     }
 
     public init(from decoder: any Decoder) throws {
@@ -77,6 +80,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         offeringTargeting = try c.decodeIfPresent(OfferingTargeting.self, forKey: .offeringTargeting)
         rescindConsentPolicy = try c.decodeIfPresent(RescindConsentPolicy.self, forKey: .rescindConsentPolicy) ?? .record
         logInPolicy = try c.decodeIfPresent(LogInPolicy.self, forKey: .logInPolicy) ?? .transfer
+        commission = try c.decodeIfPresent(CommissionProgram.self, forKey: .commission) ?? .standard
     }
 
     /// The credentials the Server API client signs with, when a key is configured.

@@ -241,7 +241,8 @@ struct AdminController {
 enum LedgerCSV {
     static let header = [
         "app_id", "app_user_id", "product_id", "product_type", "transaction_id", "original_transaction_id", "environment",
-        "purchase_date", "event", "quantity", "price_micros", "currency", "state", "recorded_at", "imported",
+        "purchase_date", "event", "quantity", "price_micros", "currency", "state", "recorded_at", "imported", "estimated", "storefront",
+        "offer_type", "offer_identifier", "offer_discount_type", "offer_period", "commission_rate", "proceeds_micros",
     ]
 
     static func render(_ entries: [LedgerEntry]) -> String {
@@ -249,11 +250,19 @@ enum LedgerCSV {
         f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         var lines = [header.joined(separator: ",")]
         for e in entries {
-            let fields = [
-                e.appId, e.appUserId, e.productId, e.productType.rawValue, e.transactionId, e.originalTransactionId,
-                e.environment, f.string(from: e.purchaseDate), e.event.rawValue, String(e.quantity),
-                e.priceMicros.map(String.init) ?? "", e.currency ?? "", e.state, f.string(from: e.recordedAt), String(e.imported),
+            let identity: [String] = [
+                e.appId, e.appUserId, e.productId, e.productType.rawValue, e.transactionId, e.originalTransactionId, e.environment,
+                f.string(from: e.purchaseDate), e.event.rawValue, String(e.quantity),
             ]
+            let money: [String] = [
+                e.priceMicros.map(String.init) ?? "", e.currency ?? "", e.state, f.string(from: e.recordedAt), String(e.imported),
+                String(e.estimated), e.storefront ?? "",
+            ]
+            let offer: [String] = [
+                e.offer.map { String($0.type) } ?? "", e.offer?.identifier ?? "", e.offer?.discountType ?? "", e.offer?.period ?? "",
+                e.commissionRate.map(String.init) ?? "", e.proceedsMicros.map(String.init) ?? "",
+            ]
+            let fields = identity + money + offer
             lines.append(fields.map(quote).joined(separator: ","))
         }
         return lines.joined(separator: "\r\n") + "\r\n"

@@ -55,7 +55,8 @@ extension VerificationJobHandler {
             reversesRefunds: reversesRefunds,
             // An earlier submitter usually ends within seconds; never wait longer than a minute.
             waitRetryAt: now.addingTimeInterval(
-                min(60, configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1)))))
+                min(60, configuration.retry.delay(afterAttempt: lease.attempt, unitRandom: Double.random(in: 0..<1)))),
+            commission: app.commission)
         let result = try await outcomes.completeVerified(
             lease, verificationId: verification.id, evidence: evidence, report: report, request: request, now: now)
         if case .granted(let summary) = result {
