@@ -73,10 +73,11 @@ fi
 # Checks by tools we did not write, against the real binary: the README walkthrough as written,
 # the API contract (docs/openapi.yaml) by Schemathesis, webhook signatures by the Standard
 # Webhooks reference library, the simulator by Apple's App Store Server Library, the container
-# file by hadolint; and the statically linked release binary, alone in an empty directory. Each
-# counts as one test.
+# file by hadolint; 10,000 customers imported through a kill -9 and compared with the same seen
+# live; and the statically linked release binary, alone in an empty directory. Each counts as
+# one test.
 for check in scripts/walkthrough.sh scripts/contract.sh scripts/webhooks.sh scripts/apple-library.sh scripts/container-lint.sh \
-  scripts/static-binary.sh; do
+  scripts/import-check.sh scripts/static-binary.sh; do
   total=$((total + 1))
   if ! "./$check"; then
     echo "✘ $check failed"
