@@ -204,8 +204,10 @@ def _instant(text):
 
 @schemathesis.hook
 def map_query(context, query):
-    # The ledger refuses `from` after `to` (400); keep generated valid ranges in order.
-    if context.operation is None or not context.operation.path.endswith("/ledger") or not query:
+    # The ledger and the revenue figures refuse `from` after `to` (400); keep generated valid
+    # ranges in order.
+    ranged = ("/ledger", "/metrics/revenue")
+    if context.operation is None or not context.operation.path.endswith(ranged) or not query:
         return query
     start, end = _instant(query.get("from")), _instant(query.get("to"))
     if start is not None and end is not None and start > end:

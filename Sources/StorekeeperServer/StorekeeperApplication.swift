@@ -54,6 +54,7 @@ public enum StorekeeperApplication {
         CustomersController(context: context).register(on: routes)
         IdentityController(context: context).register(on: routes)
         ImportController(context: context).register(on: routes)
+        AnalyticsController(context: context).register(on: routes)
         AppleActionsController(context: context).register(on: routes)
         OperationsController(context: context, runner: runner).register(on: routes)
         let limits = ConnectionLimits.establish(configuration: configuration)

@@ -13,6 +13,7 @@ struct UseCases: Sendable {
     let readSubscriber: ReadSubscriber
     let refreshSubscriber: RefreshSubscriber
     let purchases: ReadPurchases
+    let revenue: ReadRevenue
     let catalog: ManageCatalog
     let promotionalGrants: ManagePromotionalGrants
     let offerings: ManageOfferings
@@ -32,6 +33,7 @@ struct UseCases: Sendable {
         readSubscriber = ReadSubscriber(store: store)
         refreshSubscriber = RefreshSubscriber(store: store)
         purchases = ReadPurchases(store: store)
+        revenue = ReadRevenue(store: store)
         catalog = ManageCatalog(store: store)
         promotionalGrants = ManagePromotionalGrants(store: store)
         offerings = ManageOfferings(store: store)

@@ -12,6 +12,10 @@ public struct ChargedPrice: Codable, Hashable, Sendable {
         self.currency = currency
     }
 
-    /// The same amount in millionths of the unit, the ledger's scale.
-    public var micros: Int64 { milliunits * 1_000 }
+    /// The same amount in millionths of the unit, the ledger's scale; nil where it would not
+    /// fit (no price is that large: the amount is then unknown, never a trap).
+    public var micros: Int64? {
+        let (value, overflow) = milliunits.multipliedReportingOverflow(by: 1_000)
+        return overflow ? nil : value
+    }
 }

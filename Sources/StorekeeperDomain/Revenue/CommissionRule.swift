@@ -32,7 +32,10 @@ public enum CommissionRule {
     /// the micro-unit (so a refund's proceeds are exactly the negative of the sale's).
     public static func proceeds(_ amount: Int64, rate: Int) -> Int64 {
         let magnitude = amount.magnitude
-        let commission = (magnitude * UInt64(rate) + 5_000) / 10_000
+        // Full width: amount × rate cannot overflow; the commission is at most the amount.
+        let (high, low) = magnitude.multipliedFullWidth(by: UInt64(min(max(rate, 0), 10_000)))
+        let (sum, carry) = low.addingReportingOverflow(5_000)
+        let commission = UInt64(10_000).dividingFullWidth((high + (carry ? 1 : 0), sum)).quotient
         let net = Int64(magnitude - commission)
         return amount < 0 ? -net : net
     }

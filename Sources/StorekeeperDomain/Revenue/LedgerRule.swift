@@ -18,11 +18,21 @@ public enum LedgerRule {
     ) -> LedgerEntry {
         let paid = record.ownershipType != familyShared
         let charged = record.price
-        let unit = paid ? (charged?.micros ?? product?.priceMicros) : nil
+        let unit = paid ? (charged.map(\.micros) ?? product?.priceMicros) : nil
         let share = event == .purchase ? 100_000 : min(max(refundedShare ?? 100_000, 0), 100_000)
-        let price = unit.map { unit -> Int64 in
-            let full = unit * Int64(record.quantity)
-            let amount = share == 100_000 ? full : (full * Int64(share) + 50_000) / 100_000
+        // Overflow (an absurd price or quantity) leaves the amount unknown rather than trapping.
+        let price = unit.flatMap { unit -> Int64? in
+            let (full, overflow) = unit.multipliedReportingOverflow(by: Int64(record.quantity))
+            guard !overflow else { return nil }
+            let amount: Int64
+            if share == 100_000 {
+                amount = full
+            } else {
+                let (scaled, tooLarge) = full.multipliedReportingOverflow(by: Int64(share))
+                let (rounded, past) = scaled.addingReportingOverflow(50_000)
+                guard !tooLarge, !past else { return nil }
+                amount = rounded / 100_000
+            }
             return event == .refund ? -amount : amount
         }
         var entry = LedgerEntry(

@@ -43,6 +43,9 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     /// Apple's commission programme, for the ledger's proceeds (docs/REVENUE.md): `standard`
     /// (default) or `small_business`.
     public var commission: CommissionProgram = .standard
+    /// One currency every figure is also reported in, with the operator's monthly rates
+    /// (docs/ANALYTICS.md); none: reports stay per currency.
+    public var reporting: ReportingCurrency?
 
     public init(
         id: String, bundleId: String, sharedSecret: String?, acceptSandbox: Bool = true, apiKey: String, products: [Product] = [],
@@ -61,7 +64,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id, bundleId, sharedSecret, acceptSandbox, apiKey, products, serverAPI, client, appAppleId, entitlements, offerings
-        case offeringTargeting, rescindConsentPolicy, logInPolicy, commission
+        case offeringTargeting, rescindConsentPolicy, logInPolicy, commission, reporting
     }
 
     public init(from decoder: any Decoder) throws {
@@ -81,6 +84,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         rescindConsentPolicy = try c.decodeIfPresent(RescindConsentPolicy.self, forKey: .rescindConsentPolicy) ?? .record
         logInPolicy = try c.decodeIfPresent(LogInPolicy.self, forKey: .logInPolicy) ?? .transfer
         commission = try c.decodeIfPresent(CommissionProgram.self, forKey: .commission) ?? .standard
+        reporting = try c.decodeIfPresent(ReportingCurrency.self, forKey: .reporting)
     }
 
     /// The credentials the Server API client signs with, when a key is configured.

@@ -170,6 +170,7 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
                 problems.append("\(key).sharedSecret: required when the app sells auto-renewable subscriptions")
             }
             problems += EntitlementDefinition.problems(app.entitlements, prefix: "\(key).entitlements")
+            if let reporting = app.reporting { problems += reporting.problems(prefix: "\(key).reporting") }
             problems += Offering.problems(app.offerings, prefix: "\(key).offerings")
             if let targeting = app.offeringTargeting {
                 problems += targeting.problems(offerings: Set(app.offerings.map(\.id)), prefix: "\(key).offeringTargeting")

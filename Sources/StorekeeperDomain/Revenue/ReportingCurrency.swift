@@ -1,0 +1,81 @@
+import Foundation
+
+/// One currency to report every sale in, with the operator's exchange rates by month
+/// (`apps[].reporting`): never a rate fetched from the network, so a report reads the same
+/// tomorrow. A rate is a decimal string of units of the reporting currency per unit of the
+/// other (`"EUR": "1.0850"`), at most six decimal places, kept as an exact integer.
+public struct ReportingCurrency: Codable, Hashable, Sendable {
+    public var currency: String
+    /// By month (`2026-11`, UTC) and currency (`EUR`).
+    public var rates: [String: [String: String]]
+
+    public init(currency: String, rates: [String: [String: String]] = [:]) {
+        self.currency = currency
+        self.rates = rates
+    }
+
+    public enum CodingKeys: String, CodingKey, CaseIterable { case currency, rates }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        currency = try c.decode(String.self, forKey: .currency)
+        rates = try c.decodeIfPresent([String: [String: String]].self, forKey: .rates) ?? [:]
+    }
+
+    /// A rate in millionths (`1.0850` → 1,085,000); nil unless a positive decimal with at most
+    /// six places.
+    public static func millionths(_ text: String) -> Int64? {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), let whole = parts.first, !whole.isEmpty, whole.count <= 9,
+            whole.allSatisfy(\.isASCII), whole.allSatisfy(\.isNumber)
+        else { return nil }
+        let fraction = parts.count == 2 ? parts[1] : ""
+        guard fraction.count <= 6, fraction.allSatisfy({ $0.isASCII && $0.isNumber }), parts.count == 1 || !fraction.isEmpty else { return nil }
+        guard let units = Int64(whole), let decimals = Int64(fraction.padding(toLength: 6, withPad: "0", startingAt: 0)) else { return nil }
+        let value = units * 1_000_000 + decimals
+        return value > 0 ? value : nil
+    }
+
+    /// What is wrong with the table, each naming its place.
+    public func problems(prefix: String) -> [String] {
+        var problems: [String] = []
+        if !Self.isCurrencyCode(currency) { problems.append("\(prefix).currency: an ISO 4217 code such as USD") }
+        for (month, table) in rates.sorted(by: { $0.key < $1.key }) {
+            if Self.month(month) == nil { problems.append("\(prefix).rates.\(month): a month as YYYY-MM") }
+            for (code, rate) in table.sorted(by: { $0.key < $1.key }) {
+                if !Self.isCurrencyCode(code) { problems.append("\(prefix).rates.\(month).\(code): an ISO 4217 code") }
+                if Self.millionths(rate) == nil {
+                    problems.append("\(prefix).rates.\(month).\(code): a positive decimal with at most 6 places, as a string")
+                }
+            }
+        }
+        return problems
+    }
+
+    /// `micros` of `currency` in the reporting currency at `month`'s rate, rounded half away from
+    /// zero; nil when the operator gave no rate for that month and currency.
+    public func convert(_ micros: Int64, from code: String, month: String) -> Int64? {
+        if code == currency { return micros }
+        guard let text = rates[month]?[code], let rate = Self.millionths(text) else { return nil }
+        let product = micros.magnitude.multipliedFullWidth(by: UInt64(rate))
+        // A quotient beyond 64 bits would trap: no amount this large is money.
+        guard product.high < 1_000_000 else { return nil }
+        let (quotient, remainder) = UInt64(1_000_000).dividingFullWidth(product)
+        let rounded = quotient + (remainder >= 500_000 ? 1 : 0)
+        guard rounded <= UInt64(Int64.max) else { return nil }
+        return micros < 0 ? -Int64(rounded) : Int64(rounded)
+    }
+
+    static func isCurrencyCode(_ text: String) -> Bool {
+        text.count == 3 && text.allSatisfy { $0.isASCII && $0.isUppercase }
+    }
+
+    /// `YYYY-MM` → (year, month), or nil.
+    static func month(_ text: String) -> (Int, Int)? {
+        let parts = text.split(separator: "-")
+        guard parts.count == 2, parts[0].count == 4, parts[1].count == 2, let year = Int(parts[0]), let month = Int(parts[1]),
+            (1...12).contains(month)
+        else { return nil }
+        return (year, month)
+    }
+}
