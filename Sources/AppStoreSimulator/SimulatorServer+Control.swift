@@ -269,6 +269,20 @@ extension SimulatorServer {
                 Self.json(SimulatedAppStore.wire(try await store.state.reverseRefund(transactionId: id, now: store.now())))
             }
         }
+        // A transaction as it stands now, signed: what StoreKit's `Transaction.updates` hands the
+        // app after a refund or revocation (the SDK's simulator store front delivers it).
+        sim.get("transactions/:transaction/signed") { _, context in
+            let id = try context.parameters.require("transaction")
+            return try await Self.guarded {
+                let now = store.now()
+                guard let tx = await store.state.transaction(id) else {
+                    throw SimulatorState.Failure(status: 404, code: "unknown_transaction", message: "no transaction \(id)")
+                }
+                return Self.json(
+                    CurrentEntitlementView(
+                        transactionId: tx.transactionId, productId: tx.productId, signedTransaction: try await store.signedTransaction(tx, now: now)))
+            }
+        }
         sim.post("transactions/:transaction/revoke") { _, context in
             let id = try context.parameters.require("transaction")
             return try await Self.guarded {

@@ -312,7 +312,7 @@ struct StorekeeperKitTests {
     }
 
     @Test(
-        "the store's other endings leave nothing behind: cancelled, thrown, Ask to Buy declined; Ask to Buy approved arrives through updates and is granted once"
+        "the store's other endings leave nothing behind: cancelled, thrown, Ask to Buy declined; Ask to Buy approved arrives through updates and is granted once; a refund arriving through updates withdraws it"
     )
     func storeEndings() async throws {
         try await withKitStack { stack, key in
@@ -345,10 +345,22 @@ struct StorekeeperKitTests {
                 try await eventually {
                     heard.outcomes.withLock { $0[approved.id] ?? [] }.contains { if case .granted = $0 { true } else { false } }
                 })
-            await sdk.stop()
             #expect(store.finishedCount.withLock { $0[approved.id] } == 1)
             #expect(try Self.journaled(state) == 0)
             #expect(try await sdk.entitlements().isActive("no_ads"))
+
+            // Apple refunds it: the revoked copy arrives through updates, is posted, and the
+            // access goes; the update is finished like any other.
+            _ = try await store.inner.refund(approved)
+            #expect(
+                try await eventually {
+                    heard.outcomes.withLock { $0[approved.id] ?? [] }.contains {
+                        if case .granted(let entitlements) = $0 { !entitlements.isActive("no_ads") } else { false }
+                    }
+                })
+            await sdk.stop()
+            #expect(store.finishedCount.withLock { $0[approved.id] } == 2)
+            #expect(try await !sdk.entitlements().isActive("no_ads"))
         }
     }
 

@@ -86,6 +86,28 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
         return transaction
     }
 
+    /// Apple refunds a purchase (or revokes a family member's copy, `revoke`): the transaction
+    /// arrives again through `updates()`, signed with its revocation, as StoreKit's does; the app
+    /// must post it so the server withdraws the access.
+    @discardableResult
+    public func refund(_ transaction: StoreTransaction, revoke: Bool = false) async throws -> StoreTransaction {
+        struct Empty: Encodable {}
+        let action = revoke ? "revoke" : "refund"
+        _ = try await Self.post(simulatorURL.appendingPathComponent("sim/transactions/\(transaction.id)/\(action)"), body: Empty())
+        struct Signed: Decodable {
+            var transactionId: String
+            var productId: String
+            var signedTransaction: String
+        }
+        let answer = try await URLSessionTransport().send(
+            URLRequest(url: simulatorURL.appendingPathComponent("sim/transactions/\(transaction.id)/signed")))
+        guard answer.status == 200 else { throw URLError(.badServerResponse) }
+        let signed = try JSONDecoder().decode(Signed.self, from: answer.body)
+        let revoked = StoreTransaction(id: signed.transactionId, productId: signed.productId, signedTransaction: signed.signedTransaction)
+        try deliver(revoked)
+        return revoked
+    }
+
     /// A parent declines: nothing is charged and nothing ever arrives.
     public func decline(productId: String) { lock.withLock { _ = awaitingApproval.removeValue(forKey: productId) } }
 
