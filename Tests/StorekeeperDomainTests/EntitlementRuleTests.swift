@@ -130,6 +130,26 @@ struct EntitlementRuleTests {
         }
     }
 
+    @Test("an imported purchase and a live one ending together: the same one stands whichever is stored first")
+    func importedTieIsOrderFree() {
+        var imported = Self.tx("30", "pro.monthly", expiresIn: 30 * Self.day)
+        imported.imported = true
+        let live = Self.tx("31", "pro.annual", at: -Self.day, expiresIn: 31 * Self.day)
+        let subs = [
+            Self.facts("30", "pro.monthly", latest: "30", expires: 30 * Self.day),
+            Self.facts("31", "pro.annual", latest: "31", expires: 30 * Self.day),
+        ]
+        // Equal end, both bought: the later purchase stands (rule 3), never the source.
+        for order in [[imported, live], [live, imported]] {
+            let pro = Self.entitlements(order, subs, at: Self.day)["pro"]
+            #expect(pro?.transactionId == "30" && pro?.source == .imported)
+        }
+        for order in [subs, subs.reversed()] {
+            let pro = Self.entitlements([live, imported], Array(order), at: Self.day)["pro"]
+            #expect(pro?.transactionId == "30")
+        }
+    }
+
     @Test("a refund of the only product removes the entitlement; a refunded subscription is never behind one")
     func refundOfTheOnlyProduct() {
         #expect(Self.entitlements([Self.tx("30", "removeads", refunded: true)], at: Self.day)["no_ads"] == nil)

@@ -98,7 +98,9 @@ public enum EntitlementRule {
         let aEnd = a.expiresAt ?? .distantFuture
         let bEnd = b.expiresAt ?? .distantFuture
         if aEnd != bEnd { return aEnd < bEnd }
-        if a.source != b.source { return a.source == .promotional }
+        // A bought purchase wins a tie over a promotional grant; whether a purchase was learnt live or by
+        // import says nothing about which should stand, so it must not decide (nor leave it to storage order).
+        if (a.source == .promotional) != (b.source == .promotional) { return a.source == .promotional }
         if a.ownership != b.ownership { return a.ownership == .familyShared }
         if a.purchaseDate != b.purchaseDate { return (a.purchaseDate ?? .distantPast) < (b.purchaseDate ?? .distantPast) }
         if a.productId != b.productId { return (a.productId ?? "") > (b.productId ?? "") }
