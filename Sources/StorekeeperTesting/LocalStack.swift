@@ -120,19 +120,11 @@ public final class LocalStack: Sendable {
         var serverGroup: ServiceGroup?
         var serverURL: String?
         if startServer {
-            let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-            let signal = WakeSignal()
-            let listener = backend.makeListener(signal: configuration.runWorkers ? signal : nil, answersHTTP: true, logger: logger)
-            let app = try await StorekeeperApplication.build(
-                configuration: configuration, store: store, httpClient: serverHTTPClient, logger: logger, signal: signal,
-                extraServices: listener.map { [$0] } ?? [], now: { [clock = sim.store.clock] in clock.now() },
-                onRunning: { port in continuation.yield(port) })
-            let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
-            tasks.append(Task { try await group.run() })
-            var portIterator = ports.makeAsyncIterator()
-            guard let port = await portIterator.next() else { throw CancellationError() }
-            serverURL = "http://127.0.0.1:\(port)"
-            serverGroup = group
+            let server = try await launch(
+                configuration: configuration, backend: backend, httpClient: serverHTTPClient, clock: sim.store.clock, logger: logger)
+            tasks.append(server.task)
+            serverURL = server.url
+            serverGroup = server.group
         }
         var clientConfiguration = HTTPClient.Configuration()
         clientConfiguration.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
@@ -198,19 +190,12 @@ public final class LocalStack: Sendable {
         var logger = Logger(label: "storekeeper.test.extra")
         logger.logLevel = logLevel
         let client = StorekeeperApplication.makeHTTPClient(configuration: configuration)
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let app = try await StorekeeperApplication.build(
-            configuration: configuration, store: store, httpClient: client, logger: logger, now: { [clock] in clock.now() },
-            onRunning: { port in continuation.yield(port) })
-        let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
-        let task = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw CancellationError() }
+        let server = try await Self.launch(configuration: configuration, store: store, httpClient: client, clock: clock, logger: logger)
         return (
-            "http://127.0.0.1:\(port)",
+            server.url,
             {
-                await group.triggerGracefulShutdown()
-                _ = try? await task.value
+                await server.group.triggerGracefulShutdown()
+                _ = try? await server.task.value
                 try await client.shutdown()
             }
         )
@@ -233,28 +218,52 @@ public final class LocalStack: Sendable {
         let pool = backend.postgres?.runInBackground()
         try await backend.prepare()
         let client = StorekeeperApplication.makeHTTPClient(configuration: configuration)
-        let signal = WakeSignal()
-        let listener = backend.makeListener(signal: configuration.runWorkers ? signal : nil, answersHTTP: true, logger: logger)
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let app = try await StorekeeperApplication.build(
-            configuration: configuration, store: backend.store, httpClient: client, logger: logger, signal: signal,
-            extraServices: listener.map { [$0] } ?? [], now: { [clock] in clock.now() }, onRunning: { port in continuation.yield(port) })
-        let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
-        let task = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw CancellationError() }
+        let server = try await Self.launch(configuration: configuration, backend: backend, httpClient: client, clock: clock, logger: logger)
         let api = StorekeeperClient(
-            http: HTTPJSONClient(httpClient: httpClient, baseURL: "http://127.0.0.1:\(port)"), apiKey: configuration.apps[0].apiKey,
+            http: HTTPJSONClient(httpClient: httpClient, baseURL: server.url), apiKey: configuration.apps[0].apiKey,
             adminKey: configuration.adminKey)
         return (
             api, backend.store,
             {
-                await group.triggerGracefulShutdown()
-                _ = try? await task.value
+                await server.group.triggerGracefulShutdown()
+                _ = try? await server.task.value
                 try await client.shutdown()
                 pool?.cancel()
             }
         )
+    }
+
+    private struct LaunchedServer {
+        var url: String
+        var group: ServiceGroup
+        var task: Task<Void, any Error>
+    }
+
+    /// Runs a server with its database's listener (the wake signal when it works, answers on HTTP).
+    private static func launch(
+        configuration: StorekeeperConfiguration, backend: StorageBackend, httpClient: HTTPClient, clock: SimulatorClock, logger: Logger
+    ) async throws -> LaunchedServer {
+        let signal = WakeSignal()
+        let listener = backend.makeListener(signal: configuration.runWorkers ? signal : nil, answersHTTP: true, logger: logger)
+        return try await launch(
+            configuration: configuration, store: backend.store, httpClient: httpClient, clock: clock, logger: logger, signal: signal,
+            extraServices: listener.map { [$0] } ?? [])
+    }
+
+    /// Runs a server on the simulator's clock and waits for the port it listens on.
+    private static func launch(
+        configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient, clock: SimulatorClock,
+        logger: Logger, signal: WakeSignal = WakeSignal(), extraServices: [any Service] = []
+    ) async throws -> LaunchedServer {
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let app = try await StorekeeperApplication.build(
+            configuration: configuration, store: store, httpClient: httpClient, logger: logger, signal: signal,
+            extraServices: extraServices, now: { clock.now() }, onRunning: { port in continuation.yield(port) })
+        let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
+        let task = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw CancellationError() }
+        return LaunchedServer(url: "http://127.0.0.1:\(port)", group: group, task: task)
     }
 
     /// Graceful shutdown of both servers, then the clients.

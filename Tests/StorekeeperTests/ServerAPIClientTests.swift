@@ -121,13 +121,16 @@ struct ServerAPIClientTests {
             }, configureSimulator: { $0.serverAPIPageSize = pageSize }, body)
     }
 
-    func client(_ stack: LocalStack, recorder: SleepRecorder, maximumAttempts: Int = 4, longestWait: Double = 30) throws -> AppStoreServerAPIClient {
+    func client(
+        _ stack: LocalStack, recorder: SleepRecorder, maximumAttempts: Int = 4, longestWait: Double = 30,
+        now: @escaping @Sendable () -> Date = Date.init
+    ) throws -> AppStoreServerAPIClient {
         let app = stack.configuration.apps[0]
         return AppStoreServerAPIClient(
             httpClient: stack.httpClient, endpoints: stack.configuration.serverAPIEndpoints,
             tokens: try ServerAPITokenProvider(credentials: try #require(app.serverAPICredentials)),
             policy: ServerAPIRetryPolicy(maximumAttempts: maximumAttempts, base: 0.05, cap: 0.2, longestRateLimitWait: longestWait),
-            sleep: recorder.sleep)
+            now: now, sleep: recorder.sleep)
     }
 
     @Test("the JWT is accepted and reused; a key Apple does not know is refused after one fresh token")
@@ -233,11 +236,7 @@ struct ServerAPIClientTests {
             // A clock that moves only when the client waits: the spacing is computed, not timed.
             let recorder = SleepRecorder()
             let start = Date()
-            let app = stack.configuration.apps[0]
-            let api = AppStoreServerAPIClient(
-                httpClient: stack.httpClient, endpoints: stack.configuration.serverAPIEndpoints,
-                tokens: try ServerAPITokenProvider(credentials: try #require(app.serverAPICredentials)),
-                now: { start.addingTimeInterval(recorder.recorded.reduce(0, +)) }, sleep: recorder.sleep)
+            let api = try client(stack, recorder: recorder, now: { start.addingTimeInterval(recorder.recorded.reduce(0, +)) })
             // Get Transaction History: 50 per second in production, 5 in the sandbox; five at
             // once, then one every 0.2 s.
             for _ in 0..<8 { _ = try await api.transactionHistory(bought.transactionId, in: .only(.sandbox)) }
