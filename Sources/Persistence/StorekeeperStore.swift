@@ -54,6 +54,11 @@ public protocol LedgerStore: Sendable {
     func transactions(appId: String, appTransactionId: String) async throws -> [TransactionRecord]
     func subscriptions(appId: String, appUserId: String) async throws -> [SubscriptionFacts]
     func ledger(_ query: LedgerQuery) async throws -> [LedgerEntry]
+    /// Every transaction of an app in one environment bought before `before`, oldest first
+    /// (subscription figures and cohorts, docs/ANALYTICS.md; through `transactions_period`).
+    func transactions(appId: String, environment: String, purchasedBefore before: Date) async throws -> [TransactionRecord]
+    /// Every subscription of an app in one environment, as last told.
+    func subscriptions(appId: String, environment: String) async throws -> [SubscriptionFacts]
 }
 
 /// Counts for metrics and the operator.

@@ -5,7 +5,7 @@ public import StorekeeperServer
 
 extension SimulatedApp {
     /// The simulated App Store's view of a configured app, so its purchases verify.
-    /// Auto-renewables get a one-month period (accelerated by the simulator).
+    /// Auto-renewables get their catalog billing period, a month by default (accelerated by the simulator).
     public init(_ app: AppConfiguration) {
         self.init(
             bundleId: app.bundleId, sharedSecret: app.sharedSecret,
@@ -19,7 +19,7 @@ extension SimulatedApp {
                     default: .nonConsumable
                     }
                 return SimulatedProduct(
-                    productId: product.productId, kind: kind, period: product.type == .autoRenewable ? "P1M" : nil,
+                    productId: product.productId, kind: kind, period: product.type == .autoRenewable ? product.duration ?? "P1M" : nil,
                     priceMicros: product.priceMicros, currency: product.currency)
             },
             appAppleId: app.appAppleId,

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import JobQueue
 import Logging
 public import Persistence
@@ -240,6 +240,29 @@ extension PostgresStore {
 
     public func subscriptions(appId: String, appUserId: String) async throws -> [SubscriptionFacts] {
         try await read { connection in try await Self.subscriptions(connection, appId: appId, appUserId: appUserId, logger: self.logger) }
+    }
+
+    public func transactions(appId: String, environment: String, purchasedBefore before: Date) async throws -> [TransactionRecord] {
+        try await read { connection in
+            try await connection.rows(
+                """
+                SELECT * FROM transactions WHERE app_id = \(appId) AND environment = \(environment)
+                  AND purchase_date < \(StoredTime.ms(before))
+                ORDER BY purchase_date, transaction_id
+                """, logger: self.logger
+            ).map(Self.transaction(from:))
+        }
+    }
+
+    public func subscriptions(appId: String, environment: String) async throws -> [SubscriptionFacts] {
+        try await read { connection in
+            try await connection.rows(
+                """
+                SELECT * FROM subscriptions WHERE app_id = \(appId) AND environment = \(environment)
+                ORDER BY original_transaction_id
+                """, logger: self.logger
+            ).map(Self.subscription(from:))
+        }
     }
 
     static func transactions(

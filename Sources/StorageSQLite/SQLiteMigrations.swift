@@ -21,6 +21,7 @@ enum SQLiteMigrations {
         ("M0013_Customers", m0013Customers),
         ("M0014_ImportedRows", m0014ImportedRows),
         ("M0015_Revenue", m0015Revenue),
+        ("M0016_AnalyticsIndexes", m0016AnalyticsIndexes),
     ]
 
     static var migrator: DatabaseMigrator {

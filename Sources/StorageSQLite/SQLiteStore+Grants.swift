@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import GRDB
 import JobQueue
 public import Persistence
@@ -258,6 +258,27 @@ extension SQLiteStore {
 
     public func subscriptions(appId: String, appUserId: String) async throws -> [SubscriptionFacts] {
         try await read { db in try Self.subscriptions(db, appId: appId, appUserId: appUserId) }
+    }
+
+    public func transactions(appId: String, environment: String, purchasedBefore before: Date) async throws -> [TransactionRecord] {
+        try await read { db in
+            try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT * FROM transactions WHERE app_id = ? AND environment = ? AND purchase_date < ?
+                        ORDER BY purchase_date, transaction_id
+                        """), arguments: [appId, environment, StoredTime.ms(before)]
+            ).map(Self.transaction(from:))
+        }
+    }
+
+    public func subscriptions(appId: String, environment: String) async throws -> [SubscriptionFacts] {
+        try await read { db in
+            try Row.fetchAll(
+                db.cachedStatement(sql: "SELECT * FROM subscriptions WHERE app_id = ? AND environment = ? ORDER BY original_transaction_id"),
+                arguments: [appId, environment]
+            ).map(Self.subscription(from:))
+        }
     }
 
     static func transactions(_ db: Database, appId: String, appUserId: String) throws -> [TransactionRecord] {

@@ -6,7 +6,8 @@ public struct Product: Codable, Hashable, Sendable {
     public var productId: String
     public var type: ProductType
     public var status: ProductStatus
-    /// ISO 8601 duration (`P1M`, `P30D`, `P1Y`, `PT1H`) for non-renewing subscriptions.
+    /// ISO 8601 duration (`P1M`, `P30D`, `P1Y`, `PT1H`): a non-renewing subscription's length;
+    /// an auto-renewable subscription's billing period (`P1W`, `P1M`, `P1Y`), which MRR reads.
     public var duration: String?
     /// Credits granted per unit purchased, for consumables.
     public var creditAmount: Int?
@@ -47,6 +48,8 @@ public struct Product: Codable, Hashable, Sendable {
             } else {
                 problems.append("duration: required for non-renewing subscriptions")
             }
+        } else if let duration, ISODuration(duration) == nil {
+            problems.append("duration: '\(duration)' is not an ISO 8601 duration")
         }
         if let creditAmount, creditAmount < 0 { problems.append("creditAmount: must not be negative") }
         if let priceMicros, priceMicros < 0 { problems.append("priceMicros: must not be negative") }

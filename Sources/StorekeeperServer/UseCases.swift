@@ -14,6 +14,7 @@ struct UseCases: Sendable {
     let refreshSubscriber: RefreshSubscriber
     let purchases: ReadPurchases
     let revenue: ReadRevenue
+    let subscriptionMetrics: ReadSubscriptionMetrics
     let catalog: ManageCatalog
     let promotionalGrants: ManagePromotionalGrants
     let offerings: ManageOfferings
@@ -34,6 +35,7 @@ struct UseCases: Sendable {
         refreshSubscriber = RefreshSubscriber(store: store)
         purchases = ReadPurchases(store: store)
         revenue = ReadRevenue(store: store)
+        subscriptionMetrics = ReadSubscriptionMetrics(store: store)
         catalog = ManageCatalog(store: store)
         promotionalGrants = ManagePromotionalGrants(store: store)
         offerings = ManageOfferings(store: store)

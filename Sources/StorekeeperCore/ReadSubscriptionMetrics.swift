@@ -1,0 +1,41 @@
+public import Foundation
+public import Persistence
+public import StorekeeperDomain
+
+/// Subscription figures and cohorts (docs/ANALYTICS.md): an app's transactions of one
+/// environment up to the range's end and its subscriptions, read through their indexes, with the
+/// catalog for billing periods and list prices; the definitions are `SubscriptionMetrics` and
+/// `CohortReport`, so both backends give the same figures.
+public struct ReadSubscriptionMetrics: Sendable {
+    public typealias Store = LedgerStore & CatalogStore
+    let store: any Store
+
+    public init(store: any Store) {
+        self.store = store
+    }
+
+    public func callAsFunction(
+        appId: String, environment: String, from: Date, to: Date, interval: ReportInterval, now: Date, reporting: ReportingCurrency?
+    ) async throws -> SubscriptionMetrics {
+        let facts = try await read(appId: appId, environment: environment, before: min(to, now))
+        return SubscriptionMetrics.build(
+            transactions: facts.transactions, facts: facts.subscriptions, catalog: facts.catalog, interval: interval, from: from,
+            to: to, now: now, reporting: reporting)
+    }
+
+    public func cohorts(appId: String, environment: String, from: Date, to: Date, now: Date) async throws -> CohortReport {
+        // Retention is followed to now, whatever the range of first months.
+        let facts = try await read(appId: appId, environment: environment, before: now)
+        return CohortReport.build(
+            transactions: facts.transactions, facts: facts.subscriptions, catalog: facts.catalog, from: from, to: to, now: now)
+    }
+
+    private func read(
+        appId: String, environment: String, before: Date
+    ) async throws -> (transactions: [TransactionRecord], subscriptions: [SubscriptionFacts], catalog: [String: Product]) {
+        let transactions = try await store.transactions(appId: appId, environment: environment, purchasedBefore: before)
+        let subscriptions = try await store.subscriptions(appId: appId, environment: environment)
+        let products = try await store.products(appId: appId)
+        return (transactions, subscriptions, Dictionary(products.map { ($0.productId, $0) }, uniquingKeysWith: { a, _ in a }))
+    }
+}
