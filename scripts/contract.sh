@@ -204,9 +204,9 @@ def _instant(text):
 
 @schemathesis.hook
 def map_query(context, query):
-    # The ledger and the revenue figures refuse `from` after `to` (400); keep generated valid
-    # ranges in order.
-    ranged = ("/ledger", "/metrics/revenue")
+    # The ledger and the figures refuse `from` after `to` (400); keep generated valid ranges in
+    # order.
+    ranged = ("/ledger", "/metrics/revenue", "/metrics/subscriptions", "/metrics/cohorts")
     if context.operation is None or not context.operation.path.endswith(ranged) or not query:
         return query
     start, end = _instant(query.get("from")), _instant(query.get("to"))

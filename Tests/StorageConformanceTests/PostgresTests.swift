@@ -44,6 +44,7 @@ struct PostgresTests {
                 "M0001_CreateSchema", "M0002_ProvisionalGrants", "M0003_Notifications", "M0004_RefundReversals",
                 "M0005_OwnershipClaims", "M0006_Events", "M0007_Webhooks", "M0008_TransactionFields2026", "M0009_AppleHealth", "M0010_EventWireBody",
                 "M0011_Entitlements", "M0012_Offerings", "M0013_Customers", "M0014_ImportedRows", "M0015_Revenue",
+                "M0016_AnalyticsIndexes",
             ])
     }
 

@@ -238,6 +238,30 @@ struct StorageConformanceTests {
         #expect(ledger.map(\.commissionRate) == [3_000, 3_000] && ledger.map(\.proceedsMicros) == [2_443_000, 2_093_000])
     }
 
+    @Test(
+        "analytics reads: an app's transactions of one environment bought before an instant, every user's, oldest first; its subscriptions",
+        arguments: StoreFactory.all)
+    func analyticsReads(factory: StoreFactory) async throws {
+        let store = try await make(factory)
+        try await store.seedProducts(appId: "app", products: [Product(productId: "monthly", type: .autoRenewable, duration: "P1M")], now: t0)
+        for (id, user, offset) in [("2", "bob", 3_600.0), ("1", "alice", 0)] {
+            var purchase = PurchaseEvidence.Purchase(
+                transactionId: id, originalTransactionId: id, productId: "monthly", purchaseDate: t0.addingTimeInterval(offset))
+            purchase.expiresDate = t0.addingTimeInterval(offset + 30 * 86_400)
+            try await grantSigned(store, [purchase], user: user, tag: "m\(id)")
+        }
+        #expect(
+            try await store.transactions(appId: "app", environment: "sandbox", purchasedBefore: t0.addingTimeInterval(3_600)).map(\.transactionId)
+                == ["1"])
+        let both = try await store.transactions(appId: "app", environment: "sandbox", purchasedBefore: t0.addingTimeInterval(7_200))
+        #expect(both.map(\.transactionId) == ["1", "2"] && both.map(\.appUserId) == ["alice", "bob"])
+        #expect(try await store.transactions(appId: "app", environment: "production", purchasedBefore: .distantFuture).isEmpty)
+        #expect(try await store.transactions(appId: "other", environment: "sandbox", purchasedBefore: .distantFuture).isEmpty)
+        let facts = try await store.subscriptions(appId: "app", environment: "sandbox")
+        #expect(facts.map(\.originalTransactionId) == ["1", "2"] && facts.map(\.appUserId) == ["alice", "bob"])
+        #expect(try await store.subscriptions(appId: "app", environment: "production").isEmpty)
+    }
+
     @Test("appTransactionId: stored with a new transaction, learnt once by one first seen without it, and found by it", arguments: StoreFactory.all)
     func appTransactionIds(factory: StoreFactory) async throws {
         let store = try await make(factory)

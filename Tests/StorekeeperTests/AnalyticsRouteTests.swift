@@ -62,4 +62,56 @@ struct AnalyticsRouteTests {
             try await other.stop()
         }
     }
+
+    @Test(
+        "subscriptions and cohorts: a trial, a paying subscriber with MRR, the month's cohort; malformed ranges refused",
+        arguments: WebhookTests.backends)
+    func subscriptions(backend storage: String) async throws {
+        let database = storage == "postgresql" ? try PostgresTestDatabase.freshURL(prefix: "subscriptions") : nil
+        try await withStack(configure: {
+            $0.notificationGapFill.enabled = false
+            if let database { $0.databasePath = database }
+        }) { stack in
+            let trial = SimulatorClient.Offer(type: 1, discountType: "FREE_TRIAL", period: "P1W")
+            for (user, offer) in [("payer", nil), ("trier", trial)] as [(String, SimulatorClient.Offer?)] {
+                let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+                let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly", offer: offer)
+                #expect(
+                    try await stack.api.postSignedTransaction(appUserId: user, signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+            }
+            let admin = ["Authorization": "Bearer \(stack.api.adminKey)"]
+            let reply = try await stack.api.http.send(.GET, "/v1/admin/apps/demo/metrics/subscriptions?interval=day", headers: admin)
+            #expect(reply.status == 200, "\(reply.text)")
+            let snapshot = (reply.json["current"] as? [String: Any])?["snapshot"] as? [String: Any]
+            #expect((snapshot?["activeSubscriptions"] as? NSNumber)?.intValue == 1 && (snapshot?["activeTrials"] as? NSNumber)?.intValue == 1)
+            // The catalog's P1M: the charged 4.99 is the month's revenue.
+            let mrr = snapshot?["mrr"] as? [[String: Any]]
+            #expect(mrr?.count == 1 && mrr?.first?["currency"] as? String == "USD", "\(reply.text)")
+            #expect((mrr?.first?["micros"] as? NSNumber)?.int64Value == 4_990_000)
+            // Twelve days by default, the last one today with one new subscription and one trial.
+            let periods = reply.json["periods"] as? [[String: Any]] ?? []
+            #expect(periods.count == 12)
+            #expect((periods.last?["newSubscriptions"] as? NSNumber)?.intValue == 1 && (periods.last?["trialsStarted"] as? NSNumber)?.intValue == 1)
+
+            let cohorts = try await stack.api.http.send(.GET, "/v1/admin/apps/demo/metrics/cohorts", headers: admin)
+            let list = cohorts.json["cohorts"] as? [[String: Any]] ?? []
+            #expect(list.count == 1 && (list.first?["customers"] as? NSNumber)?.intValue == 1, "\(cohorts.text)")
+            #expect(list.first?["month"] as? String == RevenueReport.month(of: stack.clock.now()))
+
+            // More than 1,000 periods: the latest 1,000, saying so. Malformed and backwards ranges are refused.
+            let long = try await stack.api.http.send(.GET, "/v1/admin/apps/demo/metrics/subscriptions?interval=day&from=2000-01-01", headers: admin)
+            #expect((long.json["periods"] as? [Any])?.count == 1_000 && long.json["earlierPeriodsOmitted"] as? Bool == true)
+            let future = try await stack.api.http.send(.GET, "/v1/admin/apps/demo/metrics/subscriptions?from=2999-01-01", headers: admin)
+            #expect(future.status == 200 && (future.json["periods"] as? [Any])?.isEmpty == true, "\(future.text)")
+            for query in ["from=2026-02-01&to=2026-01-01", "interval=quarter", "environment=staging", "from=yesterday"] {
+                let bad = try await stack.api.http.send(.GET, "/v1/admin/apps/demo/metrics/subscriptions?\(query)", headers: admin)
+                #expect(bad.status == 400, "\(query): \(bad.text)")
+            }
+            let client = try await stack.api.http.send(
+                .GET, "/v1/admin/apps/demo/metrics/cohorts", headers: ["Authorization": "Bearer \(DemoConfiguration.clientKey)"])
+            #expect(client.status == 401 || client.status == 403)
+            let unknownApp = try await stack.api.http.send(.GET, "/v1/admin/apps/nope/metrics/subscriptions", headers: admin)
+            #expect(unknownApp.status == 404)
+        }
+    }
 }

@@ -15,6 +15,8 @@ public struct CohortReport: Codable, Sendable, Hashable {
     }
 
     public var cohorts: [Cohort]
+    /// The range asked for more than 1,000 months: the latest were kept.
+    public var earlierCohortsOmitted: Bool?
 
     /// Cohorts whose month starts in [from, to), oldest first; empty months are left out.
     public static func build(
@@ -58,6 +60,6 @@ public struct CohortReport: Codable, Sendable, Hashable {
             let month = start % 12 + 1
             return Cohort(month: "\(year)-\(month < 10 ? "0" : "")\(month)", customers: members.count, retained: retained)
         }
-        return CohortReport(cohorts: cohorts)
+        return CohortReport(cohorts: cohorts, earlierCohortsOmitted: nil)
     }
 }

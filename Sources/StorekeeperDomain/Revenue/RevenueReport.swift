@@ -40,6 +40,8 @@ public struct RevenueReport: Codable, Sendable, Hashable {
         public var proceedsMicros: Int64 = 0
         /// Of the gross, what was booked at the list price (`estimated` rows).
         public var estimatedMicros: Int64 = 0
+        /// refunds ÷ sales (counts, after reversals); nil without sales.
+        public var refundRate: Double?
 
         public init(currency: String) { self.currency = currency }
 
@@ -58,6 +60,7 @@ public struct RevenueReport: Codable, Sendable, Hashable {
             }
             netMicros += amount
             proceedsMicros += proceeds
+            refundRate = SubscriptionMetrics.ratio(refunds, sales)
         }
     }
 

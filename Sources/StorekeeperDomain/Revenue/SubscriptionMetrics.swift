@@ -73,6 +73,8 @@ public struct SubscriptionMetrics: Codable, Sendable, Hashable {
     /// Products whose billing period is unknown (no catalog `duration`, dates no help): their
     /// subscriptions count as active but are left out of MRR.
     public var unknownPeriods: [String]?
+    /// The range asked for more than `maximumPeriods`: the latest were kept.
+    public var earlierPeriodsOmitted: Bool?
 
     public static func build(
         transactions: [TransactionRecord], facts: [SubscriptionFacts], catalog: [String: Product], interval: ReportInterval,
@@ -124,7 +126,9 @@ public struct SubscriptionMetrics: Codable, Sendable, Hashable {
                 guard let graceEnd = timeline.graceEnd, let last = timeline.periods.last else { return false }
                 return last.end <= now && now < graceEnd
             })
-        return SubscriptionMetrics(interval: interval, periods: periods, current: current, unknownPeriods: unknown.isEmpty ? nil : unknown)
+        return SubscriptionMetrics(
+            interval: interval, periods: periods, current: current, unknownPeriods: unknown.isEmpty ? nil : unknown,
+            earlierPeriodsOmitted: nil)
     }
 
     static func snapshot(_ timelines: [SubscriptionTimeline], at instant: Date, reporting: ReportingCurrency?) -> Snapshot {

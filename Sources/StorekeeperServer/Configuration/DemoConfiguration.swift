@@ -33,7 +33,9 @@ public enum DemoConfiguration {
         Product(
             productId: "com.example.coins100", type: .consumable, creditAmount: 100, priceMicros: 990_000, currency: "USD", displayName: "100 coins"),
         Product(productId: "com.example.removeads", type: .nonConsumable, priceMicros: 2_990_000, currency: "USD", displayName: "Remove ads"),
-        Product(productId: "com.example.pro.monthly", type: .autoRenewable, priceMicros: 4_990_000, currency: "USD", displayName: "Pro, monthly"),
+        Product(
+            productId: "com.example.pro.monthly", type: .autoRenewable, duration: "P1M", priceMicros: 4_990_000, currency: "USD",
+            displayName: "Pro, monthly"),
         Product(
             productId: "com.example.season.pass", type: .nonRenewing, duration: "P3M", priceMicros: 9_990_000, currency: "USD",
             displayName: "Season pass"),

@@ -26,18 +26,20 @@ struct AnalyticsController {
             let environment = try query.environment()
             let interval = try query.interval()
             let now = context.now()
-            let (from, to) = try Self.range(query, interval: interval, now: now)
-            let report = try await context.useCases.subscriptionMetrics(
+            let (from, to, omitted) = try Self.range(query, interval: interval, now: now)
+            var report = try await context.useCases.subscriptionMetrics(
                 appId: app.id, environment: environment, from: from, to: to, interval: interval, now: now, reporting: app.reporting)
+            report.earlierPeriodsOmitted = omitted ? true : nil
             return try StorekeeperJSON.response(report)
         }
         metrics.get("cohorts") { request, ctx in
             let (app, query) = try admit(request, ctx)
             let environment = try query.environment()
             let now = context.now()
-            let (from, to) = try Self.range(query, interval: .month, now: now)
-            let report = try await context.useCases.subscriptionMetrics.cohorts(
+            let (from, to, omitted) = try Self.range(query, interval: .month, now: now)
+            var report = try await context.useCases.subscriptionMetrics.cohorts(
                 appId: app.id, environment: environment, from: from, to: to, now: now)
+            report.earlierCohortsOmitted = omitted ? true : nil
             return try StorekeeperJSON.response(report)
         }
     }
@@ -47,29 +49,28 @@ struct AnalyticsController {
         return (try context.app(id: try ctx.parameters.decoded("app")), QueryInput(request))
     }
 
-    /// `from`/`to` for figures by period: by default the twelve periods up to now; at most
-    /// `SubscriptionMetrics.maximumPeriods` periods, refused beyond (a range is the caller's choice,
-    /// the work it causes is not).
-    static func range(_ query: QueryInput, interval: ReportInterval, now: Date) throws -> (Date, Date) {
-        let to = try query.date("to") ?? now
-        var from = interval.start(of: min(to, now))
-        if let given = try query.date("from") {
-            from = given
-        } else {
-            for _ in 0..<11 { from = interval.start(of: from.addingTimeInterval(-1)) }
-        }
-        guard from <= to else { throw StorekeeperError(.invalidRequest, "from must not be after to") }
-        var start = interval.start(of: from)
-        var count = 0
-        while start < min(to, now) {
+    /// `from`/`to` for figures by period: by default the twelve periods up to now; never more than
+    /// `SubscriptionMetrics.maximumPeriods`, the latest kept (`earlierPeriodsOmitted`): a range is
+    /// the caller's choice, the work it causes is not.
+    static func range(_ query: QueryInput, interval: ReportInterval, now: Date) throws -> (from: Date, to: Date, omitted: Bool) {
+        let givenFrom = try query.date("from")
+        let givenTo = try query.date("to")
+        if let givenFrom, let givenTo, givenFrom > givenTo { throw StorekeeperError(.invalidRequest, "from must not be after to") }
+        let to = givenTo ?? max(now, givenFrom ?? now)
+        let end = min(to, now)
+        // Walk back from the last period starting before `end`.
+        var first = interval.start(of: end)
+        if first >= end { first = interval.start(of: first.addingTimeInterval(-1)) }
+        let wanted = givenFrom.map { interval.start(of: $0) }
+        let limit = wanted == nil ? 12 : SubscriptionMetrics.maximumPeriods
+        var count = 1
+        while count < limit {
+            if let wanted, first <= wanted { break }
+            first = interval.start(of: first.addingTimeInterval(-1))
             count += 1
-            guard count <= SubscriptionMetrics.maximumPeriods else {
-                throw StorekeeperError(
-                    .invalidRequest, "at most \(SubscriptionMetrics.maximumPeriods) periods of a \(interval.rawValue): narrow from and to")
-            }
-            start = interval.next(after: start)
         }
-        return (from, to)
+        let omitted = wanted.map { $0 < first } ?? false
+        return (max(first, wanted ?? first), to, omitted)
     }
 }
 
