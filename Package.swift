@@ -47,6 +47,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         // The environment layer only (no default trait: the file keeps its own strict decoder).
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: ["JSON"]),
+        // The operators' console: server-rendered pages (docs/CONSOLE.md).
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         // Only with the `OTel` trait (see `traits`): not built otherwise.
         .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
         // The app's SDK, a package of its own; here for its end-to-end tests against the server.
@@ -184,6 +186,8 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -57,6 +57,7 @@ public enum StorekeeperApplication {
         AnalyticsController(context: context).register(on: routes)
         AppleActionsController(context: context).register(on: routes)
         OperationsController(context: context, runner: runner).register(on: routes)
+        try ConsoleController(context: context).register(on: routes)
         let limits = ConnectionLimits.establish(configuration: configuration)
         limits.log(to: logger, idleTimeoutSeconds: configuration.idleTimeoutSeconds)
 

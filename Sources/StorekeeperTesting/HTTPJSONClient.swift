@@ -10,6 +10,8 @@ public struct HTTPJSONClient: Sendable {
         public var status: Int
         public var body: Data
         public var headers: [String: String]
+        /// Every `Set-Cookie` header, in order (`headers` keeps only the last of a repeated name).
+        public var setCookies: [String] = []
 
         /// The body as a JSON object (empty when it is not one).
         public var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
@@ -46,7 +48,9 @@ public struct HTTPJSONClient: Sendable {
         let bytes = try await response.body.collect(upTo: 64 * 1024 * 1024)
         var headerMap: [String: String] = [:]
         for header in response.headers { headerMap[header.name.lowercased()] = header.value }
-        return Reply(status: Int(response.status.code), body: Data(bytes.readableBytesView), headers: headerMap)
+        return Reply(
+            status: Int(response.status.code), body: Data(bytes.readableBytesView), headers: headerMap,
+            setCookies: response.headers["set-cookie"])
     }
 
     public func send<T: Encodable>(_ method: HTTPMethod, _ path: String, headers: [String: String] = [:], json: T) async throws -> Reply {

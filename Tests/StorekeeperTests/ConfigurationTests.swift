@@ -70,6 +70,8 @@ struct ConfigurationTests {
         "receiptTrust.requireAppleMarkers": .bool(false), "receiptTrust.revocation.mode": .string("soft_fail"),
         "receiptTrust.revocation.cacheSeconds": .double(60), "receiptTrust.revocation.responderOverride": .string("http://ocsp.example/"),
         "receiptTrust.revocation.timeoutSeconds": .double(4),
+        "console.operators": .stringArray(["ops:read_only:scrypt$15$8$1$do6hnn93dLcSPKWXRa9xJg==$5sVjoIHKloXY0a8Fk6qN0U9pvfpljIcakm5qoGNT8dI="]),
+        "console.sessionMinutes": .double(60),
     ]
 
     /// The configuration as its properties are named (its `Encodable` form), flattened to

@@ -104,8 +104,10 @@ public struct ConfigurationSetting: Sendable {
         }
     }
 
-    static func strings(_ key: String, _ apply: @escaping @Sendable (inout StorekeeperConfiguration, [String]) -> String?) -> Self {
-        Self(key: key, type: .stringArray, isSecret: false) { c, v in
+    static func strings(
+        _ key: String, secret: Bool = false, _ apply: @escaping @Sendable (inout StorekeeperConfiguration, [String]) -> String?
+    ) -> Self {
+        Self(key: key, type: .stringArray, isSecret: secret) { c, v in
             guard case .stringArray(let s) = v else { return "expected a list of strings" }
             return apply(&c, s)
         }
@@ -171,6 +173,11 @@ public struct ConfigurationSetting: Sendable {
         .double("appleHealth.probeBaseSeconds") { $0.appleHealth.probeBaseSeconds = $1 },
         .double("appleHealth.probeCapSeconds") { $0.appleHealth.probeCapSeconds = $1 },
         .double("appleHealth.releasePerSecond") { $0.appleHealth.releasePerSecond = $1 },
+        .strings("console.operators", secret: true) {
+            $0.console.operators = $1
+            return nil
+        },
+        .double("console.sessionMinutes") { $0.console.sessionMinutes = $1 },
         .bool("outagePolicy.enabled") { $0.outagePolicy.enabled = $1 },
         .double("outagePolicy.afterSeconds") { $0.outagePolicy.afterSeconds = $1 },
         .double("outagePolicy.provisionalSeconds") { $0.outagePolicy.provisionalSeconds = $1 },

@@ -70,6 +70,8 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
     public var eventRetentionDays: Double = 30
     /// When Apple counts as down, and how it is probed meanwhile.
     public var appleHealth = AppleHealthSettings()
+    /// The operators' console at /console: operator accounts and session length (docs/CONSOLE.md).
+    public var console = ConsoleSettings()
 
     public init() {}
 
@@ -78,7 +80,7 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
         case attemptTimeoutSeconds, appleTimeouts, leaseSeconds, retry, flagAfterSeconds, excludeOldTransactions, bindingPolicy
         case maxBodyBytes, maxWaitSeconds, receiptTrust, outagePolicy, serverAPIEndpoints, notificationGapFill
         case idleTimeoutSeconds, requestTimeoutSeconds, maxConnections, shutdownGraceSeconds, webhooks
-        case eventRetentionDays, appleHealth
+        case eventRetentionDays, appleHealth, console
     }
 
     /// Every problem, each naming its key (`apps[1].apiKey: …`). Empty when valid.
@@ -107,6 +109,7 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
         if !(webhooks.heldRecheckSeconds > 0) { problems.append("webhooks.heldRecheckSeconds: must be positive") }
         if !(eventRetentionDays > 0) { problems.append("eventRetentionDays: must be positive") }
         problems += appleHealth.problems
+        problems += console.problems
         let schedule = webhooks.retrySchedule
         if schedule.delays.isEmpty || schedule.delays.contains(where: { !($0 > 0) }) || !(schedule.maximumAge > 0)
             || !(0...1).contains(schedule.jitter) || !(schedule.maximumRetryAfter >= 0)

@@ -1,0 +1,416 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import JobQueue
+import Logging
+import Mustache
+import NIOCore
+import Persistence
+import StorekeeperCore
+import StorekeeperDomain
+
+/// The operators' console at `/console` (docs/CONSOLE.md): server-rendered pages over the same use
+/// cases as the API, so a figure shown is the figure the API answers. Signed in with the admin key
+/// or an operator account (`console.operators`), a session cookie (HttpOnly, SameSite=Strict,
+/// Secure behind TLS), a CSRF token in every form, lockout after repeated failures; `read_only`
+/// operators look and never act. Pages carry no script and a Content-Security-Policy forbidding any.
+struct ConsoleController {
+    let context: ServerContext
+    let library: MustacheLibrary
+    let signer: ConsoleSessionSigner
+    let gate = ConsoleGate()
+    let accounts: [String: ConsoleOperator]
+
+    static let loginCookie = "storekeeper_console_login"
+    /// Password checks run at once (each scrypt is 32 MiB): more are told to retry, not queued.
+    static let concurrentPasswordChecks = 2
+
+    init(context: ServerContext) throws {
+        self.context = context
+        library = try ConsoleTemplates.library()
+        signer = ConsoleSessionSigner(adminKey: context.configuration.adminKey)
+        accounts = context.configuration.console.accounts
+    }
+
+    func register(on router: RouteTable) {
+        let console = router.group("console")
+        console.get("static/console.css") { _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "text/css; charset=utf-8"
+            headers[.cacheControl] = "max-age=3600"
+            headers[.xContentTypeOptions] = "nosniff"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: ConsoleTemplates.stylesheet)))
+        }
+        console.get("login") { request, _ in
+            if session(request) != nil { return redirect("/console") }
+            return loginPage(request, status: .ok, notice: nil)
+        }
+        console.post("login") { request, _ in try await signIn(request) }
+        console.post("logout") { request, _ in
+            try await acting(request, needsAdmin: false) { session in
+                gate.revoke(session.nonce, until: Date(timeIntervalSince1970: Double(session.expires) / 1000), now: context.now())
+                var response = redirect("/console/login")
+                response.setCookie(expired(ConsoleSession.cookieName, request))
+                return response
+            }
+        }
+        console.get("") { request, _ in
+            guard session(request) != nil else { return redirect("/console/login") }
+            return redirect("/console/apps/\(Self.pathSegment(context.apps[0].id))")
+        }
+        console.get("apps/:app") { request, ctx in
+            try await page(request) { session in try await overview(request, ctx, session) }
+        }
+        console.get("apps/:app/customers") { request, ctx in
+            try await page(request) { session in try await customers(request, ctx, session) }
+        }
+        console.get("apps/:app/customers/:id") { request, ctx in
+            try await page(request) { session in try await customer(ctx, session) }
+        }
+        console.get("verifications") { request, _ in
+            try await page(request) { session in try await verifications(request, session) }
+        }
+        console.post("verifications/:id/retry") { request, ctx in
+            try await acting(request, needsAdmin: true) { _ in
+                let id = try ctx.parameters.decoded("id")
+                let outcome = try await context.useCases.requeueVerification(verificationId: id, now: context.now())
+                if outcome == .requeued { context.signal.wake() }
+                let done: String =
+                    switch outcome {
+                    case .requeued: "requeued"
+                    case .busy: "busy"
+                    case .notFound: "not_found"
+                    case .refused: "refused"
+                    }
+                context.logger.notice("console: verification retry", metadata: ["verification": "\(id)", "outcome": "\(done)"])
+                return redirect("/console/verifications?done=\(done)&id=\(Self.queryValue(id))")
+            }
+        }
+    }
+
+    // MARK: - Sessions
+
+    private func session(_ request: Request) -> ConsoleSession? {
+        guard let value = request.cookies[ConsoleSession.cookieName]?.value,
+            let session = signer.session(from: value, now: context.now()), !gate.isRevoked(session.nonce)
+        else { return nil }
+        return session
+    }
+
+    private func signIn(_ request: Request) async throws -> Response {
+        struct LoginForm: Decodable {
+            var csrf: String?
+            var account: String?
+            var password: String?
+        }
+        guard let form = try await Self.form(LoginForm.self, request),
+            let expected = request.cookies[Self.loginCookie]?.value, Self.constantTimeEquals(form.csrf ?? "", expected)
+        else {
+            return loginPage(request, status: .forbidden, notice: "The form was not sent from this console, or it expired: sign in again.")
+        }
+        let account = (form.account ?? "").trimmingCharacters(in: .whitespaces)
+        let password = form.password ?? ""
+        let key = account.isEmpty ? "admin key" : "operator \(account)"
+        let now = context.now()
+        if let until = gate.lockedUntil(key, now: now) {
+            return loginPage(
+                request, status: .tooManyRequests, notice: "Too many failed sign-ins: try again after \(Self.instant(until)).", account: account)
+        }
+        let signedIn: (String, ConsoleRole)?
+        if account.isEmpty {
+            signedIn = Self.constantTimeEquals(password, context.configuration.adminKey) ? ("admin key", .admin) : nil
+        } else {
+            guard gate.beginPasswordCheck(limit: Self.concurrentPasswordChecks) else {
+                return loginPage(request, status: .serviceUnavailable, notice: "Busy checking other sign-ins: try again.", account: account)
+            }
+            defer { gate.endPasswordCheck() }
+            let match = accounts[account].flatMap { $0.password.matches(password) ? $0 : nil }
+            signedIn = match.map { ($0.name, $0.role) }
+        }
+        guard let (name, role) = signedIn else {
+            gate.recordFailure(key, now: now)
+            context.logger.notice("console: sign-in refused", metadata: ["account": "\(key)"])
+            return loginPage(request, status: .unauthorized, notice: "Unknown operator or wrong password.", account: account)
+        }
+        gate.recordSuccess(key)
+        let minutes = context.configuration.console.sessionMinutes
+        let session = ConsoleSession(
+            name: name, role: role, expires: Int64((now.timeIntervalSince1970 + minutes * 60) * 1000), nonce: ConsoleSessionSigner.randomNonce())
+        context.logger.notice("console: signed in", metadata: ["account": "\(name)", "role": "\(role.rawValue)"])
+        var response = redirect("/console")
+        response.setCookie(
+            Cookie(
+                name: ConsoleSession.cookieName, value: try signer.cookieValue(session), maxAge: Int(minutes * 60), path: "/console",
+                secure: Self.isSecure(request), httpOnly: true, sameSite: .strict))
+        response.setCookie(expired(Self.loginCookie, request))
+        return response
+    }
+
+    private func loginPage(_ request: Request, status: HTTPResponse.Status, notice: String?, account: String = "") -> Response {
+        // Double-submit: the form's token must equal this cookie, which only this origin can read.
+        let token = request.cookies[Self.loginCookie]?.value ?? ConsoleSessionSigner.randomNonce()
+        var response = render("Sign in", "login", ["csrf": token, "account": account], session: nil, status: status, notice: notice)
+        response.setCookie(
+            Cookie(
+                name: Self.loginCookie, value: token, maxAge: 3_600, path: "/console", secure: Self.isSecure(request), httpOnly: true,
+                sameSite: .strict))
+        return response
+    }
+
+    private func expired(_ name: String, _ request: Request) -> Cookie {
+        Cookie(name: name, value: "", maxAge: 0, path: "/console", secure: Self.isSecure(request), httpOnly: true, sameSite: .strict)
+    }
+
+    /// A page for anyone signed in; without a session, the sign-in page. A request the API would
+    /// refuse (an unknown app, a malformed range) is shown as a page with the same status.
+    private func page(_ request: Request, _ body: (ConsoleSession) async throws -> Response) async throws -> Response {
+        guard let session = session(request) else { return redirect("/console/login") }
+        do {
+            return try await body(session)
+        } catch let error as StorekeeperError {
+            return render("Not shown", "message", ["text": error.message, "back": "/console"], session: session, status: error.status)
+        }
+    }
+
+    /// An action: a session, the form's CSRF token, and the admin role where `needsAdmin`.
+    private func acting(_ request: Request, needsAdmin: Bool, _ body: (ConsoleSession) async throws -> Response) async throws -> Response {
+        struct ActionForm: Decodable { var csrf: String? }
+        guard let session = session(request) else { return redirect("/console/login") }
+        guard let form = try await Self.form(ActionForm.self, request), signer.csrfMatches(form.csrf, nonce: session.nonce) else {
+            return render(
+                "Refused", "message",
+                ["text": "The form was not sent from this console (no valid CSRF token): nothing was done.", "back": "/console"],
+                session: session, status: .forbidden)
+        }
+        guard !needsAdmin || session.role == .admin else {
+            return render(
+                "Refused", "message", ["text": "Your role (\(session.role.rawValue)) may look but not act.", "back": "/console"], session: session,
+                status: .forbidden)
+        }
+        do {
+            return try await body(session)
+        } catch let error as StorekeeperError {
+            return render("Not done", "message", ["text": error.message, "back": "/console"], session: session, status: error.status)
+        }
+    }
+
+    // MARK: - Pages
+
+    private func overview(_ request: Request, _ ctx: StorekeeperRequestContext, _ session: ConsoleSession) async throws -> Response {
+        let app = try context.app(id: try ctx.parameters.decoded("app"))
+        let query = QueryInput(request)
+        let environment = try query.oneOf("environment", ["production", "sandbox"]) ?? "production"
+        let interval = try query.oneOf("interval", ReportInterval.allCases.map(\.rawValue)).flatMap(ReportInterval.init) ?? .month
+        let now = context.now()
+        let (from, to, _) = try AnalyticsController.range(query, interval: interval, now: now)
+        let metrics = try await context.useCases.subscriptionMetrics(
+            appId: app.id, environment: environment, from: from, to: to, interval: interval, now: now, reporting: app.reporting)
+        let revenue = try await context.useCases.revenue(
+            appId: app.id, environment: environment, from: interval.start(of: from), to: to, interval: interval, reporting: app.reporting)
+        let snapshot = metrics.current.snapshot
+        var revenueRows: [[String: Any]] = []
+        for period in revenue.periods {
+            for figures in period.currencies {
+                revenueRows.append([
+                    "period": Self.day(period.start), "currency": figures.currency, "sales": figures.sales,
+                    "gross": Self.money(figures.grossMicros), "refunds": "\(figures.refunds) (\(Self.money(figures.refundsMicros)))",
+                    "net": Self.money(figures.netMicros), "netMicros": "\(figures.netMicros)", "proceeds": Self.money(figures.proceedsMicros),
+                ])
+            }
+        }
+        let chartCurrency = revenue.reporting?.currency ?? revenue.totals.first?.currency
+        let revenueBars = revenue.periods.map { period in
+            let figures = period.reporting ?? period.currencies.first { $0.currency == chartCurrency }
+            return (label: Self.day(period.start), value: figures?.netMicros ?? 0, text: Self.money(figures?.netMicros ?? 0))
+        }
+        let data: [String: Any] = [
+            "environments": ["production", "sandbox"].map { ["value": $0, "selected": $0 == environment] },
+            "intervals": ReportInterval.allCases.map { ["value": $0.rawValue, "selected": $0 == interval] },
+            "interval": interval.rawValue, "from": Self.day(from), "to": Self.day(min(to, now)),
+            "active": snapshot.activeSubscriptions, "trials": snapshot.activeTrials, "billingRetry": metrics.current.inBillingRetry,
+            "grace": metrics.current.inGracePeriod,
+            "mrr": snapshot.mrr.map { ["currency": $0.currency, "micros": "\($0.micros)", "amount": Self.money($0.micros)] },
+            "activeChart": ConsoleChart(
+                title: "Paying subscriptions at each \(interval.rawValue)'s close",
+                bars: metrics.periods.map {
+                    (label: Self.day($0.start), value: Int64($0.closing.activeSubscriptions), text: "\($0.closing.activeSubscriptions)")
+                }
+            ).svg(),
+            "revenueChart": ConsoleChart(title: "Net revenue by \(interval.rawValue) in \(chartCurrency ?? "—")", bars: revenueBars).svg(),
+            "revenue": revenueRows,
+            "periods": metrics.periods.map { period -> [String: Any] in
+                [
+                    "period": Self.day(period.start), "activeAtStart": period.activeAtStart, "activeAtClose": period.closing.activeSubscriptions,
+                    "newSubscriptions": period.newSubscriptions, "trialsStarted": period.trialsStarted, "trialsConverted": period.trialsConverted,
+                    "churned": period.churned, "creditsSold": period.creditsSold,
+                ]
+            },
+        ]
+        return render("\(app.id): overview (\(environment))", "overview", data, session: session)
+    }
+
+    private func customers(_ request: Request, _ ctx: StorekeeperRequestContext, _ session: ConsoleSession) async throws -> Response {
+        let app = try context.app(id: try ctx.parameters.decoded("app"))
+        let text = (QueryInput(request).string("q") ?? "").trimmingCharacters(in: .whitespaces)
+        var results: [[String: Any]] = []
+        if !text.isEmpty, text.utf8.count <= 512 {
+            let resolved = try await context.useCases.identity.resolve(appId: app.id, appUserId: text)
+            let view = try await context.useCases.readSubscriber(appId: app.id, appUserId: resolved, now: context.now())
+            if !view.history.isEmpty || view.attributes != nil || !view.entitlements.isEmpty {
+                results.append(result(app.id, resolved, how: resolved == text ? "app user id" : "alias \(text)"))
+            }
+            if let holders = try await context.useCases.purchases.holders(appId: app.id, appTransactionId: text) {
+                for user in holders.appUserIds where !results.contains(where: { $0["id"] as? String == user }) {
+                    results.append(result(app.id, user, how: "holds app transaction \(text)"))
+                }
+            }
+        }
+        let data: [String: Any] = ["query": text, "searched": !text.isEmpty, "found": !results.isEmpty, "results": results]
+        return render("\(app.id): customers", "customers", data, session: session)
+    }
+
+    private func result(_ app: String, _ id: String, how: String) -> [String: Any] {
+        ["app": Self.pathSegment(app), "id": id, "encoded": Self.pathSegment(id), "how": how]
+    }
+
+    private func customer(_ ctx: StorekeeperRequestContext, _ session: ConsoleSession) async throws -> Response {
+        let app = try context.app(id: try ctx.parameters.decoded("app"))
+        let requested = try ctx.parameters.decoded("id")
+        let id = try await context.useCases.identity.resolve(appId: app.id, appUserId: requested)
+        let view = try await context.useCases.readSubscriber(appId: app.id, appUserId: id, now: context.now())
+        let data: [String: Any] = [
+            "id": id, "aliases": view.aliases ?? [], "credits": view.creditBalance,
+            "entitlements": view.entitlements.keys.sorted().map { key -> [String: Any] in
+                let entitlement = view.entitlements[key]!
+                return [
+                    "id": key, "active": entitlement.isActive ? "yes" : "no", "expires": entitlement.expiresAt.map(Self.instant) ?? "never",
+                    "product": entitlement.productId ?? "—", "source": entitlement.source.rawValue,
+                ]
+            },
+            "subscriptions": view.subscriptions.map { subscription -> [String: Any] in
+                [
+                    "product": subscription.productId, "original": subscription.originalTransactionId, "status": subscription.status.rawValue,
+                    "expires": subscription.expiresDate.map(Self.instant) ?? "—",
+                    "renews": subscription.autoRenewEnabled.map { $0 ? "yes" : "no" } ?? "—",
+                ]
+            },
+            "transactions": view.history.map { record -> [String: Any] in
+                [
+                    "id": record.transactionId, "product": record.productId, "purchased": Self.instant(record.purchaseDate),
+                    "charged": record.price.map { "\(Self.money(($0.micros ?? 0) * Int64(record.quantity))) \($0.currency)" } ?? "—",
+                    "storefront": record.storefront ?? "—", "refunded": record.cancellationDate.map(Self.instant) ?? "—",
+                    "environment": record.environment,
+                ]
+            },
+        ]
+        return render("\(app.id): customer", "customer", data, session: session)
+    }
+
+    private func verifications(_ request: Request, _ session: ConsoleSession) async throws -> Response {
+        let query = QueryInput(request)
+        let state = try query.oneOf("state", VerificationState.allCases.map(\.rawValue)).flatMap(VerificationState.init)
+        let records = try await context.useCases.verifications.list(
+            appId: nil, states: state.map { [$0] } ?? [], createdBefore: nil, limit: 200)
+        let csrf = signer.csrfToken(for: session.nonce)
+        let notice: String? =
+            switch query.string("done") {
+            case "requeued": "Verification \(query.string("id") ?? "") was requeued."
+            case "busy": "Verification \(query.string("id") ?? "") is being verified right now."
+            case "not_found": "No verification \(query.string("id") ?? "")."
+            case "refused": "Verification \(query.string("id") ?? "") cannot be requeued from its state."
+            default: nil
+            }
+        let data: [String: Any] = [
+            "states": VerificationState.allCases.map { ["value": $0.rawValue, "selected": $0 == state] },
+            "rows": records.map { record -> [String: Any] in
+                [
+                    "id": record.id, "user": record.appUserId, "state": record.state.rawValue, "attempts": record.attempts,
+                    "statuses": record.appleStatuses.map(String.init).joined(separator: " "), "reason": record.reason?.rawValue ?? "",
+                    "created": Self.instant(record.createdAt), "canRetry": session.role == .admin && record.state != .verifying, "csrf": csrf,
+                ]
+            },
+        ]
+        return render("Verifications", "verifications", data, session: session, notice: notice)
+    }
+
+    // MARK: - Rendering
+
+    private func render(
+        _ title: String, _ template: String, _ data: [String: Any], session: ConsoleSession?, status: HTTPResponse.Status = .ok,
+        notice: String? = nil
+    ) -> Response {
+        let body = library.render(data, withTemplate: template) ?? ""
+        var page: [String: Any] = ["title": title, "body": body]
+        if let notice { page["notice"] = notice }
+        if let session {
+            page["signedIn"] = true
+            page["operator"] = session.name
+            page["role"] = session.role.rawValue
+            page["csrf"] = signer.csrfToken(for: session.nonce)
+            page["apps"] = context.apps.map { ["id": $0.id] }
+        }
+        let html = library.render(page, withTemplate: "layout") ?? ""
+        var headers = HTTPFields()
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        headers[.xContentTypeOptions] = "nosniff"
+        headers[.contentSecurityPolicy] = Self.contentSecurityPolicy
+        headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    private func redirect(_ location: String) -> Response {
+        var headers = HTTPFields()
+        headers[.location] = location
+        headers[.cacheControl] = "no-store"
+        return Response(status: .seeOther, headers: headers)
+    }
+
+    /// No script at all, no inline style, nothing from elsewhere, never framed.
+    static let contentSecurityPolicy =
+        "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+    // MARK: - Input and formatting
+
+    /// A form body (`application/x-www-form-urlencoded`, at most 16 KiB); nil when it is not one.
+    static func form<Form: Decodable>(_ type: Form.Type, _ request: Request) async throws -> Form? {
+        guard request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true else { return nil }
+        let buffer = try await request.body.collect(upTo: 16 * 1024)
+        return try? URLEncodedFormDecoder().decode(Form.self, from: String(buffer: buffer))
+    }
+
+    static func isSecure(_ request: Request) -> Bool {
+        request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https"
+    }
+
+    static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
+        return x.count == y.count && zip(x, y).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    /// Exact: an amount in micro-units as a decimal, trailing zeros past the cents dropped.
+    static func money(_ micros: Int64) -> String {
+        let sign = micros < 0 ? "-" : ""
+        let magnitude = micros.magnitude
+        var fraction = String(magnitude % 1_000_000)
+        fraction = String(repeating: "0", count: 6 - fraction.count) + fraction
+        while fraction.count > 2, fraction.hasSuffix("0") { fraction.removeLast() }
+        return "\(sign)\(magnitude / 1_000_000).\(fraction)"
+    }
+
+    static func day(_ date: Date) -> String {
+        String(instant(date).prefix(10))
+    }
+
+    static func instant(_ date: Date) -> String {
+        date.formatted(.iso8601)
+    }
+
+    static func pathSegment(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? ""
+    }
+
+    static func queryValue(_ text: String) -> String { pathSegment(text) }
+}

@@ -1,0 +1,191 @@
+import Mustache
+
+/// The console's pages as Mustache templates, compiled once at start. Every value goes through
+/// `{{…}}`, which escapes HTML; `{{{…}}}` only takes HTML the console rendered itself (a page's
+/// body, an SVG chart built by `ConsoleChart`). No script anywhere: the Content-Security-Policy
+/// forbids it.
+enum ConsoleTemplates {
+    static func library() throws -> MustacheLibrary {
+        var library = MustacheLibrary()
+        for (name, text) in all { try library.register(text, named: name) }
+        return library
+    }
+
+    static let all: [(String, String)] = [
+        ("layout", layout), ("login", login), ("overview", overview), ("customers", customers), ("customer", customer),
+        ("verifications", verifications), ("message", message),
+    ]
+
+    static let layout = """
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>{{title}} · Storekeeper</title>
+        <link rel="stylesheet" href="/console/static/console.css">
+        </head>
+        <body>
+        <a class="skip" href="#main">Skip to content</a>
+        {{#signedIn}}
+        <header>
+        <nav aria-label="Main">
+        <a href="/console">Storekeeper</a>
+        {{#apps}}<a href="/console/apps/{{id}}">{{id}}</a> <a href="/console/apps/{{id}}/customers">Customers</a>{{/apps}}
+        <a href="/console/verifications">Verifications</a>
+        </nav>
+        <form method="post" action="/console/logout" class="signout">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <span id="operator">{{operator}} ({{role}})</span> <button type="submit">Sign out</button>
+        </form>
+        </header>
+        {{/signedIn}}
+        <main id="main">
+        <h1>{{title}}</h1>
+        {{#notice}}<p role="status" class="notice">{{notice}}</p>{{/notice}}
+        {{{body}}}
+        </main>
+        </body>
+        </html>
+        """
+
+    static let login = """
+        <form method="post" action="/console/login" class="login">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <p><label for="account">Operator (empty for the admin key)</label>
+        <input id="account" name="account" autocomplete="username" value="{{account}}"></p>
+        <p><label for="password">Password or admin key</label>
+        <input id="password" name="password" type="password" autocomplete="current-password" required></p>
+        <p><button type="submit" id="sign-in">Sign in</button></p>
+        </form>
+        """
+
+    static let message = """
+        <p>{{text}}</p>
+        <p><a href="{{back}}">Back</a></p>
+        """
+
+    static let overview = """
+        <form method="get" class="range" aria-label="Range">
+        <label>Environment <select name="environment">{{#environments}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{value}}</option>{{/environments}}</select></label>
+        <label>Interval <select name="interval">{{#intervals}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{value}}</option>{{/intervals}}</select></label>
+        <label>From <input type="date" name="from" value="{{from}}"></label>
+        <label>To <input type="date" name="to" value="{{to}}"></label>
+        <button type="submit">Show</button>
+        </form>
+        <section aria-labelledby="now-heading">
+        <h2 id="now-heading">Now</h2>
+        <dl class="figures">
+        <div><dt>Active subscriptions</dt><dd id="active-subscriptions">{{active}}</dd></div>
+        <div><dt>Active trials</dt><dd id="active-trials">{{trials}}</dd></div>
+        <div><dt>In billing retry</dt><dd id="billing-retry">{{billingRetry}}</dd></div>
+        <div><dt>In grace period</dt><dd id="grace-period">{{grace}}</dd></div>
+        {{#mrr}}<div><dt>MRR {{currency}}</dt><dd class="mrr" data-currency="{{currency}}" data-micros="{{micros}}">{{amount}}</dd></div>{{/mrr}}
+        </dl>
+        </section>
+        <section aria-labelledby="active-heading">
+        <h2 id="active-heading">Paying subscriptions at each {{interval}}'s close</h2>
+        {{{activeChart}}}
+        </section>
+        <section aria-labelledby="revenue-heading">
+        <h2 id="revenue-heading">Revenue by {{interval}}</h2>
+        {{{revenueChart}}}
+        <table id="revenue">
+        <caption>Sales less refunds, by purchase date (docs/ANALYTICS.md)</caption>
+        <thead><tr><th scope="col">Period</th><th scope="col">Currency</th><th scope="col">Sales</th><th scope="col">Gross</th><th scope="col">Refunds</th><th scope="col">Net</th><th scope="col">Proceeds</th></tr></thead>
+        <tbody>
+        {{#revenue}}<tr><td>{{period}}</td><td>{{currency}}</td><td>{{sales}}</td><td>{{gross}}</td><td>{{refunds}}</td><td class="net" data-micros="{{netMicros}}">{{net}}</td><td>{{proceeds}}</td></tr>
+        {{/revenue}}
+        </tbody>
+        </table>
+        </section>
+        <section aria-labelledby="subs-heading">
+        <h2 id="subs-heading">Subscriptions by {{interval}}</h2>
+        <table id="subscriptions">
+        <thead><tr><th scope="col">Period</th><th scope="col">Paying at start</th><th scope="col">Paying at close</th><th scope="col">New</th><th scope="col">Trials started</th><th scope="col">Converted</th><th scope="col">Churned</th><th scope="col">Credits sold</th></tr></thead>
+        <tbody>
+        {{#periods}}<tr><td>{{period}}</td><td>{{activeAtStart}}</td><td>{{activeAtClose}}</td><td>{{newSubscriptions}}</td><td>{{trialsStarted}}</td><td>{{trialsConverted}}</td><td>{{churned}}</td><td>{{creditsSold}}</td></tr>
+        {{/periods}}
+        </tbody>
+        </table>
+        </section>
+        """
+
+    static let customers = """
+        <form method="get" role="search" aria-label="Customers">
+        <label for="q">App user id, alias or app transaction id</label>
+        <input id="q" name="q" value="{{query}}">
+        <button type="submit" id="search">Search</button>
+        </form>
+        {{#searched}}
+        {{#found}}<ul id="results">{{#results}}<li><a href="/console/apps/{{app}}/customers/{{encoded}}">{{id}}</a> {{how}}</li>{{/results}}</ul>{{/found}}
+        {{^found}}<p id="no-results">No customer matches “{{query}}”.</p>{{/found}}
+        {{/searched}}
+        """
+
+    static let customer = """
+        <p>App user id: <span id="customer-id">{{id}}</span>{{#aliases}} · alias {{.}}{{/aliases}} · credit balance <span id="credits">{{credits}}</span></p>
+        <section aria-labelledby="ent-heading">
+        <h2 id="ent-heading">Entitlements</h2>
+        <table id="entitlements">
+        <thead><tr><th scope="col">Entitlement</th><th scope="col">Active</th><th scope="col">Until</th><th scope="col">Product</th><th scope="col">Source</th></tr></thead>
+        <tbody>{{#entitlements}}<tr><td>{{id}}</td><td>{{active}}</td><td>{{expires}}</td><td>{{product}}</td><td>{{source}}</td></tr>
+        {{/entitlements}}</tbody>
+        </table>
+        </section>
+        <section aria-labelledby="sub-heading">
+        <h2 id="sub-heading">Subscriptions</h2>
+        <table id="customer-subscriptions">
+        <thead><tr><th scope="col">Product</th><th scope="col">Original transaction</th><th scope="col">Status</th><th scope="col">Expires</th><th scope="col">Renews</th></tr></thead>
+        <tbody>{{#subscriptions}}<tr><td>{{product}}</td><td>{{original}}</td><td>{{status}}</td><td>{{expires}}</td><td>{{renews}}</td></tr>
+        {{/subscriptions}}</tbody>
+        </table>
+        </section>
+        <section aria-labelledby="tx-heading">
+        <h2 id="tx-heading">Transactions</h2>
+        <table id="transactions">
+        <thead><tr><th scope="col">Transaction</th><th scope="col">Product</th><th scope="col">Bought</th><th scope="col">Charged</th><th scope="col">Storefront</th><th scope="col">Refunded</th><th scope="col">Environment</th></tr></thead>
+        <tbody>{{#transactions}}<tr><td>{{id}}</td><td>{{product}}</td><td>{{purchased}}</td><td>{{charged}}</td><td>{{storefront}}</td><td>{{refunded}}</td><td>{{environment}}</td></tr>
+        {{/transactions}}</tbody>
+        </table>
+        </section>
+        """
+
+    static let verifications = """
+        <form method="get" aria-label="Filter">
+        <label>State <select name="state"><option value="">any</option>{{#states}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{value}}</option>{{/states}}</select></label>
+        <button type="submit">Filter</button>
+        </form>
+        <table id="verifications">
+        <thead><tr><th scope="col">Verification</th><th scope="col">App user</th><th scope="col">State</th><th scope="col">Attempts</th><th scope="col">Apple statuses</th><th scope="col">Reason</th><th scope="col">Created</th><th scope="col">Action</th></tr></thead>
+        <tbody>
+        {{#rows}}<tr id="verification-{{id}}"><td>{{id}}</td><td>{{user}}</td><td class="state">{{state}}</td><td>{{attempts}}</td><td>{{statuses}}</td><td>{{reason}}</td><td>{{created}}</td>
+        <td>{{#canRetry}}<form method="post" action="/console/verifications/{{id}}/retry"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="retry">Retry</button></form>{{/canRetry}}</td></tr>
+        {{/rows}}
+        </tbody>
+        </table>
+        """
+
+    /// Served at /console/static/console.css: a page carries no inline style either.
+    static let stylesheet = """
+        :root { color-scheme: light dark; font-family: system-ui, sans-serif; line-height: 1.4; }
+        body { margin: 0; }
+        .skip { position: absolute; left: -10000px; }
+        .skip:focus { left: 1rem; top: 1rem; }
+        header { display: flex; flex-wrap: wrap; justify-content: space-between; gap: .5rem; padding: .5rem 1rem; border-bottom: 1px solid #8884; }
+        nav a { margin-right: .75rem; }
+        main { padding: 1rem; max-width: 72rem; }
+        .figures { display: grid; grid-template-columns: repeat(auto-fit, minmax(10rem, 1fr)); gap: .75rem; }
+        .figures div { border: 1px solid #8884; border-radius: .5rem; padding: .5rem .75rem; }
+        .figures dd { margin: 0; font-size: 1.5rem; font-variant-numeric: tabular-nums; }
+        table { border-collapse: collapse; width: 100%; margin: .5rem 0 1.5rem; display: block; overflow-x: auto; }
+        th, td { text-align: left; padding: .25rem .5rem; border-bottom: 1px solid #8884; white-space: nowrap; }
+        .range, form[role=search] { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; margin-bottom: 1rem; }
+        .notice { padding: .5rem; border: 1px solid #8888; border-radius: .25rem; }
+        svg.chart { width: 100%; max-width: 48rem; height: auto; }
+        svg.chart rect { fill: #3b6fb6; }
+        svg.chart text { font-size: 10px; fill: currentColor; }
+        .login { max-width: 24rem; }
+        .login input { width: 100%; }
+        """
+}
