@@ -5,13 +5,17 @@ cd "$(dirname "$0")/.."
 
 # What a fresh Debian machine lacks, installed first (as root; otherwise named, and the run stops),
 # so this one command is the whole set-up: SQLite's headers, PostgreSQL's server binaries (the
-# suite runs every storage test on it), curl and Python's venv (the checks by outside tools).
+# suite runs every storage test on it), curl and Python's venv (the checks by outside tools),
+# chromium and its driver (the console's browser check).
 need=()
 dpkg -s libsqlite3-dev >/dev/null 2>&1 || need+=(libsqlite3-dev)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 python3 -m venv --help >/dev/null 2>&1 || need+=(python3-venv)
+# The console is checked in a real browser (scripts/console-check.sh).
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "scripts/test.sh needs: ${need[*]} (apt-get install them, or run this as root)" >&2
@@ -73,11 +77,11 @@ fi
 # Checks by tools we did not write, against the real binary: the README walkthrough as written,
 # the API contract (docs/openapi.yaml) by Schemathesis, webhook signatures by the Standard
 # Webhooks reference library, the simulator by Apple's App Store Server Library, the container
-# file by hadolint; 10,000 customers imported through a kill -9 and compared with the same seen
+# file by hadolint; the console driven by a real browser (chromium, selenium); 10,000 customers imported through a kill -9 and compared with the same seen
 # live; and the statically linked release binary, alone in an empty directory. Each counts as
 # one test.
 for check in scripts/walkthrough.sh scripts/contract.sh scripts/webhooks.sh scripts/apple-library.sh scripts/container-lint.sh \
-  scripts/import-check.sh scripts/static-binary.sh; do
+  scripts/console-check.sh scripts/import-check.sh scripts/static-binary.sh; do
   total=$((total + 1))
   if ! "./$check"; then
     echo "✘ $check failed"

@@ -219,9 +219,11 @@ struct ConsoleController {
             }
         }
         let chartCurrency = revenue.reporting?.currency ?? revenue.totals.first?.currency
-        let revenueBars = revenue.periods.map { period in
-            let figures = period.reporting ?? period.currencies.first { $0.currency == chartCurrency }
-            return (label: Self.day(period.start), value: figures?.netMicros ?? 0, text: Self.money(figures?.netMicros ?? 0))
+        // Every period of the range, those without sales at zero, as in the other chart.
+        let revenueByStart = Dictionary(revenue.periods.map { ($0.start, $0) }, uniquingKeysWith: { a, _ in a })
+        let revenueBars = metrics.periods.map { period in
+            let figures = revenueByStart[period.start].flatMap { $0.reporting ?? $0.currencies.first { $0.currency == chartCurrency } }
+            return (label: Self.label(period.start, interval), value: figures?.netMicros ?? 0, text: Self.money(figures?.netMicros ?? 0))
         }
         let data: [String: Any] = [
             "environments": ["production", "sandbox"].map { ["value": $0, "selected": $0 == environment] },
@@ -233,7 +235,7 @@ struct ConsoleController {
             "activeChart": ConsoleChart(
                 title: "Paying subscriptions at each \(interval.rawValue)'s close",
                 bars: metrics.periods.map {
-                    (label: Self.day($0.start), value: Int64($0.closing.activeSubscriptions), text: "\($0.closing.activeSubscriptions)")
+                    (label: Self.label($0.start, interval), value: Int64($0.closing.activeSubscriptions), text: "\($0.closing.activeSubscriptions)")
                 }
             ).svg(),
             "revenueChart": ConsoleChart(title: "Net revenue by \(interval.rawValue) in \(chartCurrency ?? "—")", bars: revenueBars).svg(),
@@ -251,7 +253,7 @@ struct ConsoleController {
 
     private func customers(_ request: Request, _ ctx: StorekeeperRequestContext, _ session: ConsoleSession) async throws -> Response {
         let app = try context.app(id: try ctx.parameters.decoded("app"))
-        let text = (QueryInput(request).string("q") ?? "").trimmingCharacters(in: .whitespaces)
+        let text = (Self.formField("q", in: request) ?? "").trimmingCharacters(in: .whitespaces)
         var results: [[String: Any]] = []
         if !text.isEmpty, text.utf8.count <= 512 {
             let resolved = try await context.useCases.identity.resolve(appId: app.id, appUserId: text)
@@ -380,6 +382,17 @@ struct ConsoleController {
         return try? URLEncodedFormDecoder().decode(Form.self, from: String(buffer: buffer))
     }
 
+    /// A field of a form sent with GET: `+` is a space there (a `+` typed is sent as `%2B`),
+    /// which the API's query parsing, for URLs built by programs, does not do.
+    static func formField(_ name: String, in request: Request) -> String? {
+        for pair in (request.uri.query ?? "").split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0] == name else { continue }
+            return String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        }
+        return nil
+    }
+
     static func isSecure(_ request: Request) -> Bool {
         request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https"
     }
@@ -398,6 +411,12 @@ struct ConsoleController {
         fraction = String(repeating: "0", count: 6 - fraction.count) + fraction
         while fraction.count > 2, fraction.hasSuffix("0") { fraction.removeLast() }
         return "\(sign)\(magnitude / 1_000_000).\(fraction)"
+    }
+
+    /// A chart's label: short enough for a dozen side by side.
+    static func label(_ date: Date, _ interval: ReportInterval) -> String {
+        let day = day(date)
+        return interval == .month ? String(day.prefix(7)) : String(day.suffix(5))
     }
 
     static func day(_ date: Date) -> String {

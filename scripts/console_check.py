@@ -1,0 +1,228 @@
+"""The console driven by a real browser (scripts/console-check.sh starts the server).
+
+Arguments: server URL, simulator URL, the read-only operator's password, the screenshot folder.
+Every check raises on failure; the exit status is the verdict.
+"""
+
+import json
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
+
+API, SIM, READER_PASSWORD, SHOTS = sys.argv[1:5]
+ADMIN_KEY = "demo-admin-key-0123456789"
+APP_KEY = "demo-app-key-0123456789"
+BUNDLE = "com.example.storekeeper.demo"
+HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+
+
+def call(url, body=None, headers=None, method=None):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        url, data=data, method=method, headers={"Content-Type": "application/json", **(headers or {})})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        text = response.read()
+        return json.loads(text) if text else {}
+
+
+def admin(path):
+    return call(API + path, headers={"Authorization": "Bearer " + ADMIN_KEY})
+
+
+CURRENT = []
+
+
+def check(condition, what):
+    if not condition:
+        for driver in CURRENT:
+            print(f"(the browser was at {driver.current_url}:)\n{driver.page_source[:3000]}", file=sys.stderr)
+        raise SystemExit(f"console check failed: {what}")
+    print(f"ok: {what}")
+
+
+def until(condition, what, seconds=60):
+    """Waits for what another process does (the server's workers): bounded, polled."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.2)
+    check(condition(), what)
+
+
+# ---- A scripted history, bought through the simulator and told to the server.
+def buy(user, product, environment="production", offer=None):
+    device = call(SIM + "/sim/devices", {"bundleId": BUNDLE, "environment": environment})["deviceId"]
+    body = {"productId": product}
+    if offer:
+        body["offer"] = offer
+    purchase = call(SIM + f"/sim/devices/{device}/purchases", body)
+    verification = call(API + "/v1/transactions?wait=30", {"appUserId": user, "signedTransaction": purchase["signedTransaction"]},
+                        {"Authorization": "Bearer " + APP_KEY})
+    check(verification.get("state") == "verified", f"{user} bought {product}")
+    return purchase
+
+
+buy("alice", "com.example.pro.monthly")
+buy("bob", "com.example.pro.monthly")
+buy("trial-taker", "com.example.pro.monthly", offer={"type": 1, "discountType": "FREE_TRIAL", "period": "P1W"})
+buy("coin-buyer", "com.example.coins100")
+refunded = buy("refunded", "com.example.removeads")
+call(SIM + f"/sim/transactions/{refunded['transaction']['transaction_id']}/refund", {})
+buy(HOSTILE, "com.example.removeads")
+
+# A verification stuck while Apple answers 503 (verifyReceipt, and the Server API, its stand-in).
+call(SIM + "/sim/faults", {"http503Rate": 1}, method="PUT")
+call(SIM + "/sim/server-api/faults", {"rateLimitNext": 0, "retryAfterMs": 200, "failNext": 0, "down": True}, method="PUT")
+device = call(SIM + "/sim/devices", {"bundleId": BUNDLE, "environment": "production"})["deviceId"]
+stuck_receipt = call(SIM + f"/sim/devices/{device}/purchases", {"productId": "com.example.season.pass"})["receipt"]
+stuck = call(API + "/v1/receipts", {"appUserId": "stuck", "receipt": stuck_receipt}, {"Authorization": "Bearer " + APP_KEY})
+until(lambda: admin("/v1/admin/verifications?state=retry_scheduled")["verifications"], "a verification waits for Apple")
+
+# ---- The browser.
+options = webdriver.ChromeOptions()
+options.binary_location = "/usr/bin/chromium"
+for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1400"):
+    options.add_argument(argument)
+
+
+def browser():
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    CURRENT[:] = [driver]
+    return driver
+
+
+def click(driver, element):
+    """Clicks what navigates, and waits for the next page (the old one gone)."""
+    element.click()
+    WebDriverWait(driver, 60).until(expected_conditions.staleness_of(element))
+
+
+def sign_in(driver, account, password):
+    driver.get(API + "/console/login")
+    driver.find_element(By.ID, "account").send_keys(account)
+    driver.find_element(By.ID, "password").send_keys(password)
+    click(driver, driver.find_element(By.ID, "sign-in"))
+
+
+def no_alert(driver):
+    try:
+        driver.switch_to.alert
+        return False
+    except NoAlertPresentException:
+        return True
+
+
+def shot(driver, name):
+    driver.save_screenshot(f"{SHOTS}/{name}.png")
+
+
+driver = browser()
+try:
+    driver.get(API + "/console/apps/demo")
+    check(driver.current_url.endswith("/console/login"), "a page asked signed out shows the sign-in")
+    sign_in(driver, "", "wrong-key")
+    check("Unknown operator or wrong password." in driver.page_source, "a wrong admin key is refused")
+    sign_in(driver, "", ADMIN_KEY)
+    check("/console/apps/demo" in driver.current_url, "the admin key signs in and lands on the overview")
+
+    # The overview's figures are the API's.
+    figures = admin("/v1/admin/apps/demo/metrics/subscriptions")["current"]["snapshot"]
+    check(driver.find_element(By.ID, "active-subscriptions").text == str(figures["activeSubscriptions"]),
+          f"active subscriptions shown = API ({figures['activeSubscriptions']})")
+    check(driver.find_element(By.ID, "active-trials").text == str(figures["activeTrials"]),
+          f"active trials shown = API ({figures['activeTrials']})")
+    shown_mrr = {e.get_attribute("data-currency"): int(e.get_attribute("data-micros")) for e in driver.find_elements(By.CSS_SELECTOR, ".mrr")}
+    check(shown_mrr == {m["currency"]: m["micros"] for m in figures["mrr"]}, f"MRR shown = API ({shown_mrr})")
+    revenue = admin("/v1/admin/apps/demo/metrics/revenue?interval=month")
+    shown_net = sum(int(e.get_attribute("data-micros")) for e in driver.find_elements(By.CSS_SELECTOR, "#revenue .net"))
+    api_net = sum(f["netMicros"] for f in revenue["totals"])
+    check(shown_net == api_net, f"net revenue shown = API ({api_net} micros)")
+    check(len(driver.find_elements(By.CSS_SELECTOR, "svg.chart")) == 2, "two charts drawn")
+    shot(driver, "overview")
+
+    # The range picker.
+    driver.find_element(By.CSS_SELECTOR, "select[name=interval] option[value=day]").click()
+    click(driver, driver.find_element(By.CSS_SELECTOR, ".range button"))
+    check("interval=day" in driver.current_url and "by day" in driver.page_source, "the range picker shows days")
+
+    # Customers: the injected id is text, and nothing runs.
+    driver.get(API + "/console/apps/demo/customers")
+    driver.find_element(By.ID, "q").send_keys(HOSTILE)
+    click(driver, driver.find_element(By.ID, "search"))
+    results = driver.find_elements(By.CSS_SELECTOR, "#results a")
+    check(len(results) == 1 and results[0].text == HOSTILE, "the injected id is found and shown as text")
+    click(driver, results[0])
+    check(driver.find_element(By.ID, "customer-id").text == HOSTILE and no_alert(driver), "the customer page shows it as text; no script ran")
+    check(not driver.find_elements(By.CSS_SELECTOR, "main img, main script"), "no element was injected")
+    shot(driver, "customer")
+    driver.get(API + "/console/apps/demo/customers/alice")
+    check("com.example.pro.monthly" in driver.find_element(By.ID, "transactions").text, "alice's transaction with its charged price")
+
+    # The stuck verification: retried, and seen verified.
+    # Between its attempts (Apple still fails: each ends in retry_scheduled again).
+    def listed():
+        driver.get(API + "/console/verifications?state=retry_scheduled")
+        return bool(driver.find_elements(By.ID, f"verification-{stuck['id']}"))
+    until(listed, "the stuck verification is listed, waiting for Apple")
+    row = driver.find_element(By.ID, f"verification-{stuck['id']}")
+    shot(driver, "verifications")
+    # Apple answers again; the operator does not wait for the next scheduled attempt.
+    call(SIM + "/sim/faults", {}, method="PUT")
+    call(SIM + "/sim/server-api/faults", {"rateLimitNext": 0, "retryAfterMs": 200, "failNext": 0, "down": False}, method="PUT")
+    click(driver, row.find_element(By.CSS_SELECTOR, "button.retry"))
+    check("was requeued" in driver.page_source, "retry requeues the verification")
+    until(lambda: call(API + f"/v1/verifications/{stuck['id']}", headers={"Authorization": "Bearer " + APP_KEY})["state"] == "verified",
+          "the retried verification is verified")
+    driver.get(API + "/console/verifications")
+    check(driver.find_element(By.CSS_SELECTOR, f"#verification-{stuck['id']} .state").text == "verified", "the page shows it verified")
+
+    # A form posted without its CSRF token, with the session's cookie: refused.
+    session = driver.get_cookie("storekeeper_console")["value"]
+    request = urllib.request.Request(API + f"/console/verifications/{stuck['id']}/retry", data=b"", method="POST",
+                                     headers={"Cookie": f"storekeeper_console={session}",
+                                              "Content-Type": "application/x-www-form-urlencoded"})
+    try:
+        urllib.request.urlopen(request, timeout=30)
+        check(False, "a form without its CSRF token is refused")
+    except urllib.error.HTTPError as error:
+        check(error.code == 403, "a form without its CSRF token is refused (403)")
+
+    click(driver, driver.find_element(By.CSS_SELECTOR, "form.signout button"))
+    check(driver.current_url.endswith("/console/login"), "sign-out")
+    driver.get(API + "/console/apps/demo")
+    check(driver.current_url.endswith("/console/login"), "signed out, pages ask to sign in again")
+finally:
+    driver.quit()
+
+# A read-only operator looks but cannot act.
+reader = browser()
+try:
+    sign_in(reader, "reader", READER_PASSWORD)
+    check("/console/apps/demo" in reader.current_url, "a read-only operator signs in")
+    reader.get(API + "/console/verifications")
+    check(not reader.find_elements(By.CSS_SELECTOR, "button.retry"), "a read-only operator sees no retry button")
+    csrf = reader.find_element(By.CSS_SELECTOR, "input[name=csrf]").get_attribute("value")
+    session = reader.get_cookie("storekeeper_console")["value"]
+    request = urllib.request.Request(API + f"/console/verifications/{stuck['id']}/retry",
+                                     data=urllib.parse.urlencode({"csrf": csrf}).encode(), method="POST",
+                                     headers={"Cookie": f"storekeeper_console={session}",
+                                              "Content-Type": "application/x-www-form-urlencoded"})
+    try:
+        urllib.request.urlopen(request, timeout=30)
+        check(False, "a read-only operator's action is refused")
+    except urllib.error.HTTPError as error:
+        check(error.code == 403, "a read-only operator's action is refused (403), its token valid")
+    shot(reader, "read-only")
+finally:
+    reader.quit()
+print("console check: every page as an operator sees it")
