@@ -122,6 +122,19 @@ def no_alert(driver):
         return True
 
 
+def post_form(driver, path, fields):
+    """A form post made outside the page, with the browser's session cookie: the HTTP status."""
+    session = driver.get_cookie("storekeeper_console")["value"]
+    request = urllib.request.Request(API + path, data=urllib.parse.urlencode(fields).encode(), method="POST",
+                                     headers={"Cookie": f"storekeeper_console={session}",
+                                              "Content-Type": "application/x-www-form-urlencoded"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
 def shot(driver, name):
     driver.save_screenshot(f"{SHOTS}/{name}.png")
 
@@ -187,15 +200,8 @@ try:
     check(driver.find_element(By.CSS_SELECTOR, f"#verification-{stuck['id']} .state").text == "verified", "the page shows it verified")
 
     # A form posted without its CSRF token, with the session's cookie: refused.
-    session = driver.get_cookie("storekeeper_console")["value"]
-    request = urllib.request.Request(API + f"/console/verifications/{stuck['id']}/retry", data=b"", method="POST",
-                                     headers={"Cookie": f"storekeeper_console={session}",
-                                              "Content-Type": "application/x-www-form-urlencoded"})
-    try:
-        urllib.request.urlopen(request, timeout=30)
-        check(False, "a form without its CSRF token is refused")
-    except urllib.error.HTTPError as error:
-        check(error.code == 403, "a form without its CSRF token is refused (403)")
+    check(post_form(driver, f"/console/verifications/{stuck['id']}/retry", {}) == 403,
+          "a form without its CSRF token is refused (403)")
 
     click(driver, driver.find_element(By.CSS_SELECTOR, "form.signout button"))
     check(driver.current_url.endswith("/console/login"), "sign-out")
@@ -212,16 +218,8 @@ try:
     reader.get(API + "/console/verifications")
     check(not reader.find_elements(By.CSS_SELECTOR, "button.retry"), "a read-only operator sees no retry button")
     csrf = reader.find_element(By.CSS_SELECTOR, "input[name=csrf]").get_attribute("value")
-    session = reader.get_cookie("storekeeper_console")["value"]
-    request = urllib.request.Request(API + f"/console/verifications/{stuck['id']}/retry",
-                                     data=urllib.parse.urlencode({"csrf": csrf}).encode(), method="POST",
-                                     headers={"Cookie": f"storekeeper_console={session}",
-                                              "Content-Type": "application/x-www-form-urlencoded"})
-    try:
-        urllib.request.urlopen(request, timeout=30)
-        check(False, "a read-only operator's action is refused")
-    except urllib.error.HTTPError as error:
-        check(error.code == 403, "a read-only operator's action is refused (403), its token valid")
+    check(post_form(reader, f"/console/verifications/{stuck['id']}/retry", {"csrf": csrf}) == 403,
+          "a read-only operator's action is refused (403), its token valid")
     shot(reader, "read-only")
 finally:
     reader.quit()

@@ -72,11 +72,7 @@ pids+=($!)
 "$bin" serve --simulator --allow-private-webhooks --database "$work/db.sqlite" --port "$port" --simulator-port "$sim_port" \
   --log-level warning >"$work/server.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 600); do
-  curl -fsS -o /dev/null "$base/healthz" 2>/dev/null && break
-  sleep 0.1
-done
-curl -fsS -o /dev/null "$base/healthz" || { tail -50 "$work/server.log" >&2; fail "the server did not become healthy"; }
+wait_healthy "$base"
 
 # The endpoint, then a test event and a real purchase's event.
 "$venv/bin/python" - "$base" "http://127.0.0.1:$sim_port" "http://127.0.0.1:$hook_port/hook" "$app_key" "$admin_key" "$work" <<'PY' ||

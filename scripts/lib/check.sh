@@ -28,3 +28,15 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+
+# wait_healthy BASE_URL: until the server started last (the last of `pids`) answers /healthz;
+# its log ($work/server.log) is shown if it never does.
+wait_healthy() {
+  for _ in $(seq 600); do
+    kill -0 "${pids[-1]}" 2>/dev/null || { tail -50 "$work/server.log" >&2; fail "the server exited at start"; }
+    curl -fsS -o /dev/null "$1/healthz" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  tail -50 "$work/server.log" >&2
+  fail "the server did not become healthy"
+}
