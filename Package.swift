@@ -252,7 +252,7 @@ let package = Package(
             name: "storekeeper-bench",
             dependencies: [
                 "StorekeeperServer", "AppStoreSimulator", "StorekeeperTesting", "TestFixtures", "Persistence", "StorekeeperDomain",
-                "AppStoreCrypto", "AppStoreModels",
+                "AppStoreCrypto", "AppStoreModels", "StorekeeperCore", "JobQueue",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

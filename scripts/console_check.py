@@ -181,6 +181,26 @@ try:
     driver.get(API + "/console/apps/demo/customers/alice")
     check("com.example.pro.monthly" in driver.find_element(By.ID, "transactions").text, "alice's transaction with its charged price")
 
+    # Catalog and ledger: the download is the API's ledger, byte for byte.
+    driver.get(API + "/console/apps/demo/ledger")
+    link = driver.find_element(By.ID, "download-csv").get_attribute("href")
+    shown = int(driver.find_element(By.ID, "ledger-count").text)
+    session = driver.get_cookie("storekeeper_console")["value"]
+    with urllib.request.urlopen(urllib.request.Request(link, headers={"Cookie": f"storekeeper_console={session}"}), timeout=30) as response:
+        downloaded = response.read()
+        disposition = response.headers.get("Content-Disposition", "")
+    request = urllib.request.Request(API + "/v1/admin/apps/demo/ledger?format=csv", headers={"Authorization": "Bearer " + ADMIN_KEY})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        expected = response.read()
+    check(downloaded == expected and disposition.startswith("attachment"), f"the ledger's CSV download is the API's ({len(expected)} bytes)")
+    check(shown == len(expected.decode().strip().splitlines()) - 1, f"the ledger page counts every row ({shown})")
+    shot(driver, "ledger")
+    driver.get(API + "/console/health")
+    check(driver.find_element(By.CSS_SELECTOR, "dd[data-state=verified]").text.isdigit(), "Apple health and the queue")
+    shot(driver, "health")
+    driver.get(API + "/console/apps/demo/webhooks")
+    check("webhooks" in driver.title, "the webhooks page")
+
     # The stuck verification: retried, and seen verified.
     # Between its attempts (Apple still fails: each ends in retry_scheduled again).
     def listed():

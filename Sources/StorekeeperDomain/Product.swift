@@ -48,7 +48,7 @@ public struct Product: Codable, Hashable, Sendable {
             } else {
                 problems.append("duration: required for non-renewing subscriptions")
             }
-        } else if let duration, ISODuration(duration) == nil {
+        } else if type == .autoRenewable, let duration, ISODuration(duration) == nil {
             problems.append("duration: '\(duration)' is not an ISO 8601 duration")
         }
         if let creditAmount, creditAmount < 0 { problems.append("creditAmount: must not be negative") }

@@ -21,7 +21,9 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storekeeper-bench",
         abstract: "Benchmarks: receipt ingest (POST /v1/receipts) and end-to-end verification.",
-        subcommands: [Ingest.self, EndToEnd.self, ScaleOut.self, Receipts.self, SignedData.self, Webhooks.self, Outage.self, Import.self])
+        subcommands: [
+            Ingest.self, EndToEnd.self, ScaleOut.self, Receipts.self, SignedData.self, Webhooks.self, Outage.self, Import.self, Analytics.self,
+        ])
 
     struct Receipts: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

@@ -194,4 +194,13 @@ struct SubscriptionMetricsTests {
         #expect(daily.periods[0].activeAtStart == 5 && daily.periods[0].closing.activeSubscriptions == 4 && daily.periods[0].churned == 1)
         #expect(daily.periods[1].activeAtStart == 4 && daily.periods[1].churned == 0)
     }
+
+    @Test("a catalog duration: required and checked for a non-renewing pass, checked for an auto-renewable, ignored for other types")
+    func catalogDurations() {
+        #expect(Product(productId: "m", type: .autoRenewable, duration: "P1M").validationProblems().isEmpty)
+        #expect(Product(productId: "m", type: .autoRenewable).validationProblems().isEmpty)
+        #expect(Product(productId: "m", type: .autoRenewable, duration: "").validationProblems() == ["duration: '' is not an ISO 8601 duration"])
+        #expect(Product(productId: "x", type: .nonConsumable, duration: "").validationProblems().isEmpty)
+        #expect(Product(productId: "s", type: .nonRenewing).validationProblems() == ["duration: required for non-renewing subscriptions"])
+    }
 }

@@ -1,6 +1,7 @@
 import AppStoreClient
 import Configuration
 import Foundation
+import StorekeeperDomain
 import StorekeeperServer
 import StorekeeperTesting
 import TestFixtures
@@ -186,6 +187,36 @@ struct ConfigurationTests {
         let loaded = try loader.load(file: nil, flags: ["workers": .int(33)])
         #expect(loaded.port == 2222 && loaded.workers == 33 && loaded.leaseSeconds == 300 && loaded.host == demo.host)
         #expect(loaded.apps == demo.apps)
+    }
+
+    @Test("a reporting currency's rates file is read beside the configuration and merged; a bad line or a second, different rate is named")
+    func ratesFile() throws {
+        let directory = (LocalStack.temporaryDatabasePath() as NSString).deletingLastPathComponent
+        var demo = DemoConfiguration.configuration()
+        demo.apps[0].reporting = ReportingCurrency(currency: "USD", rates: ["2026-11": ["EUR": "1.085"]], ratesFile: "rates.csv")
+        let path = directory + "/storekeeper.json"
+        try JSONEncoder().encode(demo).write(to: URL(fileURLWithPath: path))
+        func load(_ csv: String) throws -> StorekeeperConfiguration {
+            try Data(csv.utf8).write(to: URL(fileURLWithPath: directory + "/rates.csv"))
+            return try ConfigurationLoader(environment: [:]).load(file: path)
+        }
+        let loaded = try load("month,currency,rate\n2026-11,EUR,1.0850\n# finance, December\n2026-12, EUR ,1.0912\n2026-12,GBP,1.27\n\n")
+        #expect(loaded.apps[0].reporting?.rates == ["2026-11": ["EUR": "1.085"], "2026-12": ["EUR": "1.0912", "GBP": "1.27"]])
+        for (csv, problem) in [
+            ("2026-11,EUR,1.0851\n", "line 1: 2026-11 EUR is 1.085 already; a rate is given once"),
+            ("2026-13,EUR,1\n", "line 1: expected a month as YYYY-MM, an ISO 4217 code and a positive decimal of at most 6 places"),
+            ("month,currency,rate\n2026-12,EUR\n", "line 2: expected month,currency,rate"),
+            ("2026-12,eur,-1\n", "line 1: expected a month as YYYY-MM, an ISO 4217 code and a positive decimal of at most 6 places"),
+        ] {
+            #expect(throws: ConfigurationLoader.Failure.self) { try load(csv) }
+            do {
+                _ = try load(csv)
+            } catch let failure as ConfigurationLoader.Failure {
+                #expect(failure.problems == ["apps[0].reporting.ratesFile 'rates.csv' \(problem)"])
+            }
+        }
+        try FileManager.default.removeItem(atPath: directory + "/rates.csv")
+        #expect(throws: ConfigurationLoader.Failure.self) { try ConfigurationLoader(environment: [:]).load(file: path) }
     }
 
     @Test("a value of the wrong type names its variable or key; a secret's value is never repeated")

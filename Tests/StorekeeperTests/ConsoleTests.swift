@@ -15,51 +15,28 @@ import Testing
 struct ConsoleTests {
     static let readerPassword = "correct horse battery staple"
 
-    /// A browser's cookie jar over a client that does not follow redirects.
-    final class Browser: @unchecked Sendable {
-        let http: HTTPJSONClient
-        var cookies: [String: String] = [:]
+    typealias Browser = ConsoleBrowser
 
-        init(_ client: HTTPClient, baseURL: String) { http = HTTPJSONClient(httpClient: client, baseURL: baseURL) }
+    /// The browsers a test opens, each shut down at its end.
+    final class Browsers: @unchecked Sendable {
+        let baseURL: String
+        private let lock = NSLock()
+        private var opened: [ConsoleBrowser] = []
 
-        func get(_ path: String) async throws -> HTTPJSONClient.Reply {
-            remember(try await http.send(.GET, path, headers: header))
+        init(baseURL: String) { self.baseURL = baseURL }
+
+        func open() -> ConsoleBrowser {
+            let browser = ConsoleBrowser(baseURL: baseURL)
+            lock.withLock { opened.append(browser) }
+            return browser
         }
 
-        func post(_ path: String, _ form: [String: String]) async throws -> HTTPJSONClient.Reply {
-            let body = form.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }
-                .joined(separator: "&")
-            var headers = header
-            headers["Content-Type"] = "application/x-www-form-urlencoded"
-            return remember(try await http.send(.POST, path, headers: headers, body: Data(body.utf8)))
-        }
-
-        var header: [String: String] {
-            cookies.isEmpty ? [:] : ["Cookie": cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")]
-        }
-
-        func remember(_ reply: HTTPJSONClient.Reply) -> HTTPJSONClient.Reply {
-            for line in reply.setCookies {
-                let pair = line.split(separator: ";")[0].split(separator: "=", maxSplits: 1).map(String.init)
-                guard pair.count == 2 else { continue }
-                cookies[pair[0]] = pair[1].isEmpty ? nil : pair[1]
-            }
-            return reply
-        }
-
-        /// The hidden CSRF field of the page's first form.
-        static func csrf(_ page: HTTPJSONClient.Reply) -> String? {
-            guard let range = page.text.range(of: #"name="csrf" value=""#) else { return nil }
-            return String(page.text[range.upperBound...].prefix { $0 != "\"" })
-        }
-
-        func signIn(account: String, password: String) async throws -> HTTPJSONClient.Reply {
-            let form = try await get("/console/login")
-            return try await post("/console/login", ["csrf": Self.csrf(form) ?? "", "account": account, "password": password])
+        func close() async throws {
+            for browser in lock.withLock({ opened }) { try await browser.shutdown() }
         }
     }
 
-    static func withConsole(_ body: (LocalStack, HTTPClient) async throws -> Void) async throws {
+    static func withConsole(_ body: (LocalStack, () -> ConsoleBrowser) async throws -> Void) async throws {
         let entry = "reader:read_only:" + (try ConsoleSettings.hashPassword(readerPassword))
         try await withStack(configure: {
             $0.notificationGapFill.enabled = false
@@ -67,56 +44,54 @@ struct ConsoleTests {
             // A verification that fails once waits ten minutes: long past the test.
             $0.retry = RetryPolicy(base: 600, cap: 600, jitter: 0)
         }) { stack in
-            var configuration = HTTPClient.Configuration()
-            configuration.redirectConfiguration = .disallow
-            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            let browsers = Browsers(baseURL: stack.api.http.baseURL)
             do {
-                try await body(stack, client)
+                try await body(stack, browsers.open)
             } catch {
-                try await client.shutdown()
+                try await browsers.close()
                 throw error
             }
-            try await client.shutdown()
+            try await browsers.close()
         }
     }
 
     @Test("signed out: pages send to sign-in; a forged, tampered or signed-out cookie is no session; headers forbid script and framing")
     func signedOut() async throws {
-        try await Self.withConsole { stack, client in
-            let browser = Browser(client, baseURL: stack.api.http.baseURL)
+        try await Self.withConsole { stack, browser in
+            let user = browser()
             for path in ["/console", "/console/apps/demo", "/console/verifications", "/console/apps/demo/customers/alice"] {
-                let reply = try await browser.get(path)
+                let reply = try await user.get(path)
                 #expect(reply.status == 303 && reply.headers["location"] == "/console/login", "\(path)")
             }
-            let login = try await browser.get("/console/login")
+            let login = try await user.get("/console/login")
             #expect(login.status == 200 && login.text.contains("<form method=\"post\" action=\"/console/login\""))
             let policy = login.headers["content-security-policy"] ?? ""
             #expect(policy.contains("default-src 'none'") && !policy.contains("script-src") && policy.contains("frame-ancestors 'none'"))
             #expect(!login.text.contains("<script") && !login.text.contains("style="))
             #expect(login.setCookies.first?.contains("HttpOnly") == true && login.setCookies.first?.contains("SameSite=Strict") == true)
 
-            let signedIn = try await browser.signIn(account: "", password: stack.api.adminKey)
+            let signedIn = try await user.signIn(account: "", password: stack.api.adminKey)
             #expect(signedIn.status == 303 && signedIn.headers["location"] == "/console")
             let cookie = try #require(signedIn.setCookies.first { $0.hasPrefix("storekeeper_console=") })
             #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Path=/console"))
-            #expect(try await browser.get("/console/apps/demo").status == 200)
+            #expect(try await user.get("/console/apps/demo").status == 200)
             // The admin key never appears on a page.
-            #expect(!(try await browser.get("/console/apps/demo").text.contains(stack.api.adminKey)))
+            #expect(!(try await user.get("/console/apps/demo").text.contains(stack.api.adminKey)))
 
             // Tampered: a payload that claims more, with the old signature.
-            let value = try #require(browser.cookies["storekeeper_console"])
+            let value = try #require(user.cookies["storekeeper_console"])
             let parts = value.split(separator: ".").map(String.init)
-            let forged = Browser(client, baseURL: stack.api.http.baseURL)
+            let forged = browser()
             forged.cookies["storekeeper_console"] = parts[0] + "x." + parts[1]
             #expect(try await forged.get("/console/apps/demo").status == 303)
             forged.cookies["storekeeper_console"] = "e30." + parts[1]
             #expect(try await forged.get("/console/apps/demo").status == 303)
 
             // Signed out: the same cookie, replayed, is refused.
-            let page = try await browser.get("/console/apps/demo")
-            let out = try await browser.post("/console/logout", ["csrf": Browser.csrf(page) ?? ""])
+            let page = try await user.get("/console/apps/demo")
+            let out = try await user.post("/console/logout", ["csrf": Browser.csrf(page) ?? ""])
             #expect(out.status == 303 && out.headers["location"] == "/console/login")
-            let replay = Browser(client, baseURL: stack.api.http.baseURL)
+            let replay = browser()
             replay.cookies["storekeeper_console"] = value
             #expect(try await replay.get("/console/apps/demo").status == 303)
         }
@@ -124,34 +99,34 @@ struct ConsoleTests {
 
     @Test("sign-in: a form without the CSRF cookie's token is refused; five wrong passwords lock the account, not the others")
     func signInAttacks() async throws {
-        try await Self.withConsole { stack, client in
-            let browser = Browser(client, baseURL: stack.api.http.baseURL)
-            _ = try await browser.get("/console/login")
+        try await Self.withConsole { stack, browser in
+            let user = browser()
+            _ = try await user.get("/console/login")
             // Posted from elsewhere: the token is missing or is not this browser's.
-            #expect(try await browser.post("/console/login", ["account": "", "password": stack.api.adminKey]).status == 403)
-            #expect(try await browser.post("/console/login", ["csrf": "guess", "account": "", "password": stack.api.adminKey]).status == 403)
-            let stranger = Browser(client, baseURL: stack.api.http.baseURL)
+            #expect(try await user.post("/console/login", ["account": "", "password": stack.api.adminKey]).status == 403)
+            #expect(try await user.post("/console/login", ["csrf": "guess", "account": "", "password": stack.api.adminKey]).status == 403)
+            let stranger = browser()
             let theirs = try await stranger.get("/console/login")
             #expect(
-                try await browser.post("/console/login", ["csrf": Browser.csrf(theirs) ?? "", "account": "", "password": stack.api.adminKey]).status
+                try await user.post("/console/login", ["csrf": Browser.csrf(theirs) ?? "", "account": "", "password": stack.api.adminKey]).status
                     == 403)
 
             for _ in 0..<5 {
-                #expect(try await browser.signIn(account: "reader", password: "wrong").status == 401)
+                #expect(try await user.signIn(account: "reader", password: "wrong").status == 401)
             }
             // Locked now, even with the right password; the admin key is another account.
-            let locked = try await browser.signIn(account: "reader", password: Self.readerPassword)
+            let locked = try await user.signIn(account: "reader", password: Self.readerPassword)
             #expect(locked.status == 429 && locked.text.contains("Too many failed sign-ins"))
-            #expect(try await browser.signIn(account: "", password: stack.api.adminKey).status == 303)
+            #expect(try await user.signIn(account: "", password: stack.api.adminKey).status == 303)
             // An unknown operator is told exactly what a wrong password is told.
-            let unknown = try await Browser(client, baseURL: stack.api.http.baseURL).signIn(account: "mallory", password: "x")
+            let unknown = try await browser().signIn(account: "mallory", password: "x")
             #expect(unknown.status == 401 && unknown.text.contains("Unknown operator or wrong password."))
         }
     }
 
     @Test("a stuck verification: the admin's retry without a token is refused, a read-only operator's is refused, the admin's requeues it")
     func retryAndRoles() async throws {
-        try await Self.withConsole { stack, client in
+        try await Self.withConsole { stack, browser in
             try await stack.simulator.setFaults(
                 {
                     var faults = FaultConfiguration()
@@ -165,14 +140,14 @@ struct ConsoleTests {
             #expect(try await eventually { try await stack.api.verification(id).json["state"] as? String == "retry_scheduled" })
             try await stack.simulator.setFaults(FaultConfiguration.none)
 
-            let reader = Browser(client, baseURL: stack.api.http.baseURL)
+            let reader = browser()
             #expect(try await reader.signIn(account: "reader", password: Self.readerPassword).status == 303)
             let readerPage = try await reader.get("/console/verifications?state=retry_scheduled")
             #expect(readerPage.text.contains(id) && !readerPage.text.contains("class=\"retry\""), "a read-only operator sees no action")
             let readerRetry = try await reader.post("/console/verifications/\(id)/retry", ["csrf": Browser.csrf(readerPage) ?? ""])
             #expect(readerRetry.status == 403 && readerRetry.text.contains("may look but not act"))
 
-            let admin = Browser(client, baseURL: stack.api.http.baseURL)
+            let admin = browser()
             #expect(try await admin.signIn(account: "", password: stack.api.adminKey).status == 303)
             let page = try await admin.get("/console/verifications?state=retry_scheduled")
             #expect(page.text.contains("class=\"retry\""))
@@ -192,13 +167,13 @@ struct ConsoleTests {
 
     @Test("an HTML-injection user id renders as text everywhere; the overview shows the API's figures; search finds by id and app transaction id")
     func escapingAndFigures() async throws {
-        try await Self.withConsole { stack, client in
+        try await Self.withConsole { stack, browser in
             let hostile = "<script>alert(1)</script>\"'&"
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
             #expect(
                 try await stack.api.postSignedTransaction(appUserId: hostile, signedTransaction: bought.signedTransaction, wait: 30).status == 200)
-            let admin = Browser(client, baseURL: stack.api.http.baseURL)
+            let admin = browser()
             #expect(try await admin.signIn(account: "", password: stack.api.adminKey).status == 303)
 
             let encoded = try #require(hostile.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
@@ -223,6 +198,45 @@ struct ConsoleTests {
             // A malformed range is a page with the API's status, not a crash.
             #expect(try await admin.get("/console/apps/demo?interval=hour").status == 400)
             #expect(try await admin.get("/console/apps/nope").status == 404)
+        }
+    }
+
+    @Test("catalog and ledger: rows shown, both downloads equal to the API's; Apple health and the queue; webhooks without their secrets")
+    func operationsPages() async throws {
+        try await Self.withConsole { stack, browser in
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            for product in ["com.example.removeads", "com.example.coins100"] {
+                let bought = try await stack.simulator.purchase(device: device, productId: product)
+                #expect(
+                    try await stack.api.postSignedTransaction(appUserId: "payer", signedTransaction: bought.signedTransaction, wait: 30).status == 200
+                )
+            }
+            let adminHeaders = ["Authorization": "Bearer \(stack.api.adminKey)"]
+            let created = try await stack.api.http.send(
+                .POST, "/v1/admin/apps/demo/webhooks", headers: adminHeaders, body: Data(#"{"url":"https://hooks.example.com/storekeeper"}"#.utf8))
+            let secret = try #require(created.json["secret"] as? String, "\(created.text)")
+
+            let admin = browser()
+            #expect(try await admin.signIn(account: "", password: stack.api.adminKey).status == 303)
+            let ledger = try await admin.get("/console/apps/demo/ledger")
+            #expect(ledger.status == 200 && ledger.text.contains("<span id=\"ledger-count\">2</span>"), "\(ledger.text)")
+            #expect(ledger.text.contains("com.example.season.pass") && ledger.text.contains("2.99 USD"))
+            for format in ["csv", "json"] {
+                let download = try await admin.get("/console/apps/demo/ledger.\(format)?environment=production")
+                let api = try await stack.api.http.send(.GET, "/v1/admin/apps/demo/ledger?format=\(format)", headers: adminHeaders)
+                #expect(
+                    download.status == 200 && download.body == api.body && download.headers["content-disposition"]?.hasPrefix("attachment") == true)
+            }
+            #expect(try await admin.get("/console/apps/demo/ledger?from=2026-02-01&to=2026-01-01").status == 400)
+
+            let health = try await admin.get("/console/health")
+            #expect(health.status == 200 && health.text.contains("data-state=\"verified\">2</dd>"), "\(health.text)")
+            let webhooks = try await admin.get("/console/apps/demo/webhooks")
+            #expect(webhooks.text.contains("https://hooks.example.com/storekeeper") && !webhooks.text.contains(secret))
+            #expect(!webhooks.text.contains(String(secret.dropFirst("whsec_".count).prefix(12))))
+            // Signed out, a download is no download.
+            let stranger = browser()
+            #expect(try await stranger.get("/console/apps/demo/ledger.csv").status == 303)
         }
     }
 }

@@ -8,18 +8,56 @@ public struct ReportingCurrency: Codable, Hashable, Sendable {
     public var currency: String
     /// By month (`2026-11`, UTC) and currency (`EUR`).
     public var rates: [String: [String: String]]
+    /// A CSV file of more rates (`month,currency,rate` per line), read with the configuration
+    /// (relative to its file) and merged into `rates`: finance keeps its table where it likes.
+    public var ratesFile: String?
 
-    public init(currency: String, rates: [String: [String: String]] = [:]) {
+    public init(currency: String, rates: [String: [String: String]] = [:], ratesFile: String? = nil) {
         self.currency = currency
         self.rates = rates
+        self.ratesFile = ratesFile
     }
 
-    public enum CodingKeys: String, CodingKey, CaseIterable { case currency, rates }
+    public enum CodingKeys: String, CodingKey, CaseIterable { case currency, rates, ratesFile }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         currency = try c.decode(String.self, forKey: .currency)
         rates = try c.decodeIfPresent([String: [String: String]].self, forKey: .rates) ?? [:]
+        ratesFile = try c.decodeIfPresent(String.self, forKey: .ratesFile)
+    }
+
+    /// Merges a rates file's text (`month,currency,rate` per line; a first line naming the
+    /// columns, blank lines and `#` comments are skipped) into `rates`. A rate the table already
+    /// has is accepted only when equal: a month's rate is one number, wherever it is written.
+    /// Returns the problems, each with its line; nothing is merged when there is one.
+    public mutating func merge(ratesCSV text: String) -> [String] {
+        var problems: [String] = []
+        var merged = rates
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            if line.isEmpty || line.hasPrefix("#") || (index == 0 && line.lowercased().hasPrefix("month")) { continue }
+            let fields = line.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard fields.count == 3 else {
+                problems.append("line \(index + 1): expected month,currency,rate")
+                continue
+            }
+            let (month, code, rate) = (fields[0], fields[1], fields[2])
+            guard Self.month(month) != nil, Self.isCurrencyCode(code), let value = Self.millionths(rate) else {
+                problems.append("line \(index + 1): expected a month as YYYY-MM, an ISO 4217 code and a positive decimal of at most 6 places")
+                continue
+            }
+            if let existing = merged[month]?[code] {
+                // The same number written again (`1.085`, `1.0850`) is no conflict; the first text stays.
+                if Self.millionths(existing) != value {
+                    problems.append("line \(index + 1): \(month) \(code) is \(existing) already; a rate is given once")
+                }
+                continue
+            }
+            merged[month, default: [:]][code] = rate
+        }
+        if problems.isEmpty { rates = merged }
+        return problems
     }
 
     /// A rate in millionths (`1.0850` → 1,085,000); nil unless a positive decimal with at most

@@ -1,6 +1,7 @@
 import AppStoreClient
 public import Configuration
 public import Foundation
+import StorekeeperDomain
 
 /// Reads configuration through swift-configuration: a JSON file (`JSONSnapshot`), then the
 /// environment (`EnvironmentVariablesProvider`), then flags (`InMemoryProvider`), each layer
@@ -49,7 +50,10 @@ public struct ConfigurationLoader {
                 throw Failure(problems: ["config: cannot read file '\(path)'"])
             }
             let file = try FileLayer(data)
-            if let apps = file.apps { configuration.apps = apps }
+            if var apps = file.apps {
+                try Self.readRateFiles(&apps, directory: (path as NSString).deletingLastPathComponent)
+                configuration.apps = apps
+            }
             layers.append(file.layer)
         }
         let secrets = Set(ConfigurationSetting.all.filter(\.isSecret).map(\.variable))
@@ -72,6 +76,27 @@ public struct ConfigurationLoader {
         let problems = configuration.validationProblems()
         guard problems.isEmpty else { throw Failure(problems: problems) }
         return configuration
+    }
+
+    /// Reads each app's `reporting.ratesFile` (relative to the configuration file's directory) into
+    /// its rates. Files are read here, at start: a report never reads a file or the network.
+    static func readRateFiles(_ apps: inout [AppConfiguration], directory: String) throws {
+        var problems: [String] = []
+        for index in apps.indices {
+            guard let file = apps[index].reporting?.ratesFile else { continue }
+            let place = "apps[\(index)].reporting.ratesFile"
+            let path = file.hasPrefix("/") || directory.isEmpty ? file : directory + "/" + file
+            // A rates table is small; a file far larger is not one.
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+                (attributes[.size] as? NSNumber)?.intValue ?? 0 <= 8 * 1024 * 1024, let data = FileManager.default.contents(atPath: path),
+                let text = String(data: data, encoding: .utf8)
+            else {
+                problems.append("\(place): cannot read '\(file)' as UTF-8 text of at most 8 MiB")
+                continue
+            }
+            problems += apps[index].reporting!.merge(ratesCSV: text).map { "\(place) '\(file)' \($0)" }
+        }
+        guard problems.isEmpty else { throw Failure(problems: problems) }
     }
 
     /// One source of settings: a swift-configuration snapshot, the key each setting has in it,

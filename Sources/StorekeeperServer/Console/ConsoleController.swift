@@ -70,6 +70,7 @@ struct ConsoleController {
         console.get("verifications") { request, _ in
             try await page(request) { session in try await verifications(request, session) }
         }
+        registerOperations(on: console)
         console.post("verifications/:id/retry") { request, ctx in
             try await acting(request, needsAdmin: true) { _ in
                 let id = try ctx.parameters.decoded("id")
@@ -163,7 +164,7 @@ struct ConsoleController {
 
     /// A page for anyone signed in; without a session, the sign-in page. A request the API would
     /// refuse (an unknown app, a malformed range) is shown as a page with the same status.
-    private func page(_ request: Request, _ body: (ConsoleSession) async throws -> Response) async throws -> Response {
+    func page(_ request: Request, _ body: (ConsoleSession) async throws -> Response) async throws -> Response {
         guard let session = session(request) else { return redirect("/console/login") }
         do {
             return try await body(session)
@@ -337,7 +338,7 @@ struct ConsoleController {
 
     // MARK: - Rendering
 
-    private func render(
+    func render(
         _ title: String, _ template: String, _ data: [String: Any], session: ConsoleSession?, status: HTTPResponse.Status = .ok,
         notice: String? = nil
     ) -> Response {

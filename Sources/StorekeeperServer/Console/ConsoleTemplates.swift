@@ -13,7 +13,7 @@ enum ConsoleTemplates {
 
     static let all: [(String, String)] = [
         ("layout", layout), ("login", login), ("overview", overview), ("customers", customers), ("customer", customer),
-        ("verifications", verifications), ("message", message),
+        ("verifications", verifications), ("message", message), ("ledger", ledger), ("health", health), ("webhooks", webhooks),
     ]
 
     static let layout = """
@@ -31,8 +31,9 @@ enum ConsoleTemplates {
         <header>
         <nav aria-label="Main">
         <a href="/console">Storekeeper</a>
-        {{#apps}}<a href="/console/apps/{{id}}">{{id}}</a> <a href="/console/apps/{{id}}/customers">Customers</a>{{/apps}}
-        <a href="/console/verifications">Verifications</a>
+        {{#apps}}<a href="/console/apps/{{id}}">{{id}}</a> <a href="/console/apps/{{id}}/customers">Customers</a>
+        <a href="/console/apps/{{id}}/ledger">Catalog and ledger</a> <a href="/console/apps/{{id}}/webhooks">Webhooks</a>{{/apps}}
+        <a href="/console/verifications">Verifications</a> <a href="/console/health">Apple health</a>
         </nav>
         <form method="post" action="/console/logout" class="signout">
         <input type="hidden" name="csrf" value="{{csrf}}">
@@ -164,6 +165,63 @@ enum ConsoleTemplates {
         {{/rows}}
         </tbody>
         </table>
+        """
+
+    static let ledger = """
+        <section aria-labelledby="catalog-heading">
+        <h2 id="catalog-heading">Catalog</h2>
+        <table id="catalog">
+        <thead><tr><th scope="col">Product</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col">List price</th><th scope="col">Billing period or length</th></tr></thead>
+        <tbody>{{#products}}<tr><td>{{id}}</td><td>{{type}}</td><td>{{status}}</td><td>{{price}}</td><td>{{duration}}</td></tr>
+        {{/products}}</tbody>
+        </table>
+        </section>
+        <section aria-labelledby="ledger-heading">
+        <h2 id="ledger-heading">Ledger</h2>
+        <form method="get" class="range" aria-label="Ledger range">
+        <label>Environment <select name="environment">{{#environments}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{value}}</option>{{/environments}}</select></label>
+        <label>From <input type="date" name="from" value="{{from}}"></label>
+        <label>To <input type="date" name="to" value="{{to}}"></label>
+        <button type="submit">Show</button>
+        </form>
+        <p><a id="download-csv" href="{{csv}}" download>Download CSV</a> · <a id="download-json" href="{{json}}" download>Download JSON</a> · <span id="ledger-count">{{count}}</span> rows{{#cut}}, the latest {{shown}} shown{{/cut}}</p>
+        <table id="ledger">
+        <thead><tr><th scope="col">Bought</th><th scope="col">App user</th><th scope="col">Product</th><th scope="col">Transaction</th><th scope="col">Event</th><th scope="col">Amount</th><th scope="col">Proceeds</th><th scope="col">Storefront</th><th scope="col">Estimated</th></tr></thead>
+        <tbody>{{#rows}}<tr><td>{{purchased}}</td><td>{{user}}</td><td>{{product}}</td><td>{{transaction}}</td><td>{{event}}</td><td>{{amount}}</td><td>{{proceeds}}</td><td>{{storefront}}</td><td>{{estimated}}</td></tr>
+        {{/rows}}</tbody>
+        </table>
+        </section>
+        """
+
+    static let health = """
+        <section aria-labelledby="apple-heading">
+        <h2 id="apple-heading">Apple, as this process's workers see it</h2>
+        <table id="apple-health">
+        <thead><tr><th scope="col">Endpoint</th><th scope="col">State</th><th scope="col">Since</th><th scope="col">Failures in a row</th><th scope="col">Next probe</th></tr></thead>
+        <tbody>{{#endpoints}}<tr><td>{{endpoint}}</td><td class="state">{{state}}</td><td>{{since}}</td><td>{{failures}}</td><td>{{nextProbe}}</td></tr>
+        {{/endpoints}}</tbody>
+        </table>
+        {{^endpoints}}<p>No call to Apple yet in this process.</p>{{/endpoints}}
+        </section>
+        <section aria-labelledby="queue-heading">
+        <h2 id="queue-heading">Verifications and queue</h2>
+        <dl class="figures">
+        {{#verificationStates}}<div><dt>{{state}}</dt><dd data-state="{{state}}">{{count}}</dd></div>{{/verificationStates}}
+        <div><dt>Flagged (not final after {{flagAfter}})</dt><dd id="flagged">{{flagged}}</dd></div>
+        <div><dt>Waiting for Apple</dt><dd id="waiting">{{waiting}}</dd></div>
+        <div><dt>Oldest waiting</dt><dd id="oldest-waiting">{{oldestWaiting}}</dd></div>
+        </dl>
+        </section>
+        """
+
+    static let webhooks = """
+        <table id="webhook-endpoints">
+        <thead><tr><th scope="col">Endpoint</th><th scope="col">URL</th><th scope="col">State</th><th scope="col">Why paused</th><th scope="col">Events</th></tr></thead>
+        <tbody>{{#endpoints}}<tr><td>{{id}}</td><td>{{url}}</td><td>{{state}}</td><td>{{paused}}</td><td>{{types}}</td></tr>
+        {{/endpoints}}</tbody>
+        </table>
+        {{^endpoints}}<p>No webhook endpoint.</p>{{/endpoints}}
+        <dl class="figures">{{#deliveries}}<div><dt>Deliveries {{state}} (every app)</dt><dd data-delivery-state="{{state}}">{{count}}</dd></div>{{/deliveries}}</dl>
         """
 
     /// Served at /console/static/console.css: a page carries no inline style either.

@@ -215,15 +215,21 @@ struct AdminController {
         return try StorekeeperJSON.response(["verifications": records.map(context.view)])
     }
 
-    private func ledger(_ request: Request, app: AppConfiguration) async throws -> Response {
-        let query = QueryInput(request)
+    /// The ledger's range from a query (`environment`, `from`, `to`): the API's and the console's.
+    static func ledgerQuery(_ query: QueryInput, appId: String) throws -> LedgerQuery {
         let environment = try query.oneOf("environment", ["production", "sandbox"]) ?? "production"
-        let format = try query.oneOf("format", ["json", "csv"]) ?? "json"
         // Absent bounds are open: a `to` before 1970 with no `from` is a valid, empty range.
         let from = try query.date("from") ?? Date.distantPast
         let to = try query.date("to") ?? Date.distantFuture
         guard from <= to else { throw StorekeeperError(.invalidRequest, "from must not be after to") }
-        let entries = try await context.useCases.purchases.ledger(LedgerQuery(appId: app.id, environment: environment, from: from, to: to))
+        return LedgerQuery(appId: appId, environment: environment, from: from, to: to)
+    }
+
+    private func ledger(_ request: Request, app: AppConfiguration) async throws -> Response {
+        let query = QueryInput(request)
+        let ledgerQuery = try Self.ledgerQuery(query, appId: app.id)
+        let format = try query.oneOf("format", ["json", "csv"]) ?? "json"
+        let entries = try await context.useCases.purchases.ledger(ledgerQuery)
         switch format {
         case "json":
             return try StorekeeperJSON.response(["entries": entries])
