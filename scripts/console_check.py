@@ -12,10 +12,9 @@ import urllib.parse
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 API, SIM, READER_PASSWORD, SHOTS = sys.argv[1:5]
@@ -102,9 +101,21 @@ def browser():
 
 
 def click(driver, element):
-    """Clicks what navigates, and waits for the next page (the old one gone)."""
+    """Clicks what navigates, and waits for the next page: the old one gone, the new one loaded."""
     element.click()
-    WebDriverWait(driver, 60).until(expected_conditions.staleness_of(element))
+
+    def gone(_):
+        try:
+            element.is_enabled()
+            return False
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as error:
+            # chromedriver's way of saying the same while the old document is being replaced.
+            return "does not belong to the document" in str(error)
+
+    WebDriverWait(driver, 60).until(gone)
+    WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.readyState") == "complete")
 
 
 def sign_in(driver, account, password):
@@ -180,6 +191,15 @@ try:
     shot(driver, "customer")
     driver.get(API + "/console/apps/demo/customers/alice")
     check("com.example.pro.monthly" in driver.find_element(By.ID, "transactions").text, "alice's transaction with its charged price")
+    # Promotional access, granted from the page in the operator's name.
+    driver.find_element(By.CSS_SELECTOR, "#grant-form select[name=entitlementId] option[value=no_ads]").click()
+    driver.find_element(By.CSS_SELECTOR, "#grant-form input[name=duration]").send_keys("P7D")
+    driver.find_element(By.CSS_SELECTOR, "#grant-form input[name=reason]").send_keys("a support case")
+    click(driver, driver.find_element(By.ID, "grant"))
+    check("Granted no_ads" in driver.page_source and "console:admin key" in driver.find_element(By.ID, "promotional-grants").text,
+          "promotional access granted from the customer's page, in the operator's name")
+    audit = admin("/v1/admin/apps/demo/audit")
+    check(any(e["entry"].get("actor") == "console:admin key" for e in audit.get("entries", [])), "the grant is in the audit log with who did it")
 
     # Catalog and ledger: the download is the API's ledger, byte for byte.
     driver.get(API + "/console/apps/demo/ledger")

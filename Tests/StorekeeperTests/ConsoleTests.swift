@@ -239,4 +239,48 @@ struct ConsoleTests {
             #expect(try await stranger.get("/console/apps/demo/ledger.csv").status == 303)
         }
     }
+
+    @Test("a customer's promotional access granted and revoked in the operator's name, audited; a read-only operator's grant is refused")
+    func promotionalAccess() async throws {
+        try await Self.withConsole { stack, browser in
+            let adminHeaders = ["Authorization": "Bearer \(stack.api.adminKey)"]
+            let reader = browser()
+            #expect(try await reader.signIn(account: "reader", password: Self.readerPassword).status == 303)
+            let readerPage = try await reader.get("/console/apps/demo/customers/alice")
+            #expect(readerPage.status == 200 && !readerPage.text.contains("id=\"grant-form\""))
+            let refused = try await reader.post(
+                "/console/apps/demo/customers/alice/promotional-grants",
+                ["csrf": Browser.csrf(readerPage) ?? "", "entitlementId": "pro", "reason": "support"])
+            #expect(refused.status == 403)
+
+            let admin = browser()
+            #expect(try await admin.signIn(account: "", password: stack.api.adminKey).status == 303)
+            let page = try await admin.get("/console/apps/demo/customers/alice")
+            #expect(page.text.contains("id=\"grant-form\"") && page.text.contains("<option value=\"pro\">"))
+            let granted = try await admin.post(
+                "/console/apps/demo/customers/alice/promotional-grants",
+                ["csrf": Browser.csrf(page) ?? "", "entitlementId": "pro", "duration": "P1M", "reason": "a support case"])
+            #expect(granted.status == 303)
+            let after = try await admin.get(try #require(granted.headers["location"]))
+            #expect(after.text.contains("Granted pro") && after.text.contains("console:admin key"), "\(after.text)")
+            let subscriber = try await stack.api.http.send(.GET, "/v1/subscribers/alice", headers: ["Authorization": "Bearer \(stack.api.apiKey)"])
+            let pro = (subscriber.json["entitlements"] as? [String: Any])?["pro"] as? [String: Any]
+            #expect(pro?["isActive"] as? Bool == true && pro?["source"] as? String == "promotional", "\(subscriber.text)")
+            let audit = try await stack.api.http.send(.GET, "/v1/admin/apps/demo/audit", headers: adminHeaders)
+            #expect(audit.text.contains("console:admin key") && audit.text.contains("a support case"))
+
+            // Without a reason nothing is revoked; with one, it is.
+            let grants = try await stack.api.http.send(.GET, "/v1/admin/apps/demo/subscribers/alice/promotional-grants", headers: adminHeaders)
+            let grantId = try #require((grants.json["grants"] as? [[String: Any]])?.first?["id"] as? String)
+            let noReason = try await admin.post(
+                "/console/apps/demo/promotional-grants/\(grantId)/revoke", ["csrf": Browser.csrf(after) ?? "", "appUserId": "alice"])
+            #expect(try await admin.get(try #require(noReason.headers["location"])).text.contains("Not revoked"))
+            let revoked = try await admin.post(
+                "/console/apps/demo/promotional-grants/\(grantId)/revoke",
+                ["csrf": Browser.csrf(after) ?? "", "appUserId": "alice", "reason": "granted by mistake"])
+            #expect(try await admin.get(try #require(revoked.headers["location"])).text.contains("Revoked grant"))
+            let gone = try await stack.api.http.send(.GET, "/v1/subscribers/alice", headers: ["Authorization": "Bearer \(stack.api.apiKey)"])
+            #expect(((gone.json["entitlements"] as? [String: Any])?["pro"] as? [String: Any])?["isActive"] as? Bool != true)
+        }
+    }
 }

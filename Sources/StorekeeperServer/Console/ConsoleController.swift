@@ -47,7 +47,7 @@ struct ConsoleController {
         }
         console.post("login") { request, _ in try await signIn(request) }
         console.post("logout") { request, _ in
-            try await acting(request, needsAdmin: false) { session in
+            try await acting(request, needsAdmin: false) { session, _ in
                 gate.revoke(session.nonce, until: Date(timeIntervalSince1970: Double(session.expires) / 1000), now: context.now())
                 var response = redirect("/console/login")
                 response.setCookie(expired(ConsoleSession.cookieName, request))
@@ -65,14 +65,15 @@ struct ConsoleController {
             try await page(request) { session in try await customers(request, ctx, session) }
         }
         console.get("apps/:app/customers/:id") { request, ctx in
-            try await page(request) { session in try await customer(ctx, session) }
+            try await page(request) { session in try await customer(request, ctx, session) }
         }
         console.get("verifications") { request, _ in
             try await page(request) { session in try await verifications(request, session) }
         }
         registerOperations(on: console)
+        registerCustomerActions(on: console)
         console.post("verifications/:id/retry") { request, ctx in
-            try await acting(request, needsAdmin: true) { _ in
+            try await acting(request, needsAdmin: true) { _, _ in
                 let id = try ctx.parameters.decoded("id")
                 let outcome = try await context.useCases.requeueVerification(verificationId: id, now: context.now())
                 if outcome == .requeued { context.signal.wake() }
@@ -104,7 +105,7 @@ struct ConsoleController {
             var account: String?
             var password: String?
         }
-        guard let form = try await Self.form(LoginForm.self, request),
+        guard let text = try await Self.formText(request), let form = Self.decodeForm(LoginForm.self, text),
             let expected = request.cookies[Self.loginCookie]?.value, Self.constantTimeEquals(form.csrf ?? "", expected)
         else {
             return loginPage(request, status: .forbidden, notice: "The form was not sent from this console, or it expired: sign in again.")
@@ -173,11 +174,13 @@ struct ConsoleController {
         }
     }
 
-    /// An action: a session, the form's CSRF token, and the admin role where `needsAdmin`.
-    private func acting(_ request: Request, needsAdmin: Bool, _ body: (ConsoleSession) async throws -> Response) async throws -> Response {
+    /// An action: a session, the form's CSRF token, and the admin role where `needsAdmin`. The
+    /// body is read once, here, and handed to the action as the form's text.
+    func acting(_ request: Request, needsAdmin: Bool, _ body: (ConsoleSession, String) async throws -> Response) async throws -> Response {
         struct ActionForm: Decodable { var csrf: String? }
         guard let session = session(request) else { return redirect("/console/login") }
-        guard let form = try await Self.form(ActionForm.self, request), signer.csrfMatches(form.csrf, nonce: session.nonce) else {
+        let text = try await Self.formText(request)
+        guard let text, let form = Self.decodeForm(ActionForm.self, text), signer.csrfMatches(form.csrf, nonce: session.nonce) else {
             return render(
                 "Refused", "message",
                 ["text": "The form was not sent from this console (no valid CSRF token): nothing was done.", "back": "/console"],
@@ -189,7 +192,7 @@ struct ConsoleController {
                 status: .forbidden)
         }
         do {
-            return try await body(session)
+            return try await body(session, text)
         } catch let error as StorekeeperError {
             return render("Not done", "message", ["text": error.message, "back": "/console"], session: session, status: error.status)
         }
@@ -276,12 +279,12 @@ struct ConsoleController {
         ["app": Self.pathSegment(app), "id": id, "encoded": Self.pathSegment(id), "how": how]
     }
 
-    private func customer(_ ctx: StorekeeperRequestContext, _ session: ConsoleSession) async throws -> Response {
+    private func customer(_ request: Request, _ ctx: StorekeeperRequestContext, _ session: ConsoleSession) async throws -> Response {
         let app = try context.app(id: try ctx.parameters.decoded("app"))
         let requested = try ctx.parameters.decoded("id")
         let id = try await context.useCases.identity.resolve(appId: app.id, appUserId: requested)
         let view = try await context.useCases.readSubscriber(appId: app.id, appUserId: id, now: context.now())
-        let data: [String: Any] = [
+        var data: [String: Any] = [
             "id": id, "aliases": view.aliases ?? [], "credits": view.creditBalance,
             "entitlements": view.entitlements.keys.sorted().map { key -> [String: Any] in
                 let entitlement = view.entitlements[key]!
@@ -306,7 +309,10 @@ struct ConsoleController {
                 ]
             },
         ]
-        return render("\(app.id): customer", "customer", data, session: session)
+        data.merge(try await customerActions(appId: app.id, appUserId: id, session: session)) { _, new in new }
+        // A notice from the action that sent the operator here, shown as text.
+        let notice = Self.formField("notice", in: request).map { String($0.prefix(300)) }
+        return render("\(app.id): customer", "customer", data, session: session, notice: notice)
     }
 
     private func verifications(_ request: Request, _ session: ConsoleSession) async throws -> Response {
@@ -376,11 +382,15 @@ struct ConsoleController {
 
     // MARK: - Input and formatting
 
-    /// A form body (`application/x-www-form-urlencoded`, at most 16 KiB); nil when it is not one.
-    static func form<Form: Decodable>(_ type: Form.Type, _ request: Request) async throws -> Form? {
+    /// A form body's text (`application/x-www-form-urlencoded`, at most 16 KiB); nil when it is
+    /// not one. A request's body can be read once: read it here, decode it with `decodeForm`.
+    static func formText(_ request: Request) async throws -> String? {
         guard request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true else { return nil }
-        let buffer = try await request.body.collect(upTo: 16 * 1024)
-        return try? URLEncodedFormDecoder().decode(Form.self, from: String(buffer: buffer))
+        return String(buffer: try await request.body.collect(upTo: 16 * 1024))
+    }
+
+    static func decodeForm<Form: Decodable>(_ type: Form.Type, _ text: String) -> Form? {
+        try? URLEncodedFormDecoder().decode(Form.self, from: text)
     }
 
     /// A field of a form sent with GET: `+` is a space there (a `+` typed is sent as `%2B`),

@@ -142,6 +142,25 @@ enum ConsoleTemplates {
         {{/subscriptions}}</tbody>
         </table>
         </section>
+        <section aria-labelledby="promo-heading">
+        <h2 id="promo-heading">Promotional access</h2>
+        <table id="promotional-grants">
+        <thead><tr><th scope="col">Entitlement</th><th scope="col">From</th><th scope="col">Until</th><th scope="col">Revoked</th><th scope="col">By</th><th scope="col">Reason</th><th scope="col">Action</th></tr></thead>
+        <tbody>{{#grants}}<tr><td>{{entitlement}}</td><td>{{from}}</td><td>{{until}}</td><td>{{revoked}}</td><td>{{by}}</td><td>{{reason}}</td>
+        <td>{{#canRevoke}}<form method="post" action="/console/apps/{{appPath}}/promotional-grants/{{id}}/revoke"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="appUserId" value="{{userId}}"><label>Reason <input name="reason" required></label> <button type="submit" class="revoke">Revoke</button></form>{{/canRevoke}}</td></tr>
+        {{/grants}}</tbody>
+        </table>
+        {{#canAct}}
+        <form method="post" action="/console/apps/{{appPath}}/customers/{{userPath}}/promotional-grants" id="grant-form">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label>Entitlement <select name="entitlementId">{{#entitlementIds}}<option value="{{.}}">{{.}}</option>{{/entitlementIds}}</select></label>
+        <label>For (ISO 8601, empty: for life) <input name="duration" placeholder="P1M"></label>
+        <label>Reason <input name="reason" required></label>
+        <button type="submit" id="grant">Grant</button>
+        </form>
+        {{#serverAPI}}<form method="post" action="/console/apps/{{appPath}}/customers/{{userPath}}/refresh"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" id="refresh">Refresh from the App Store Server API</button></form>{{/serverAPI}}
+        {{/canAct}}
+        </section>
         <section aria-labelledby="tx-heading">
         <h2 id="tx-heading">Transactions</h2>
         <table id="transactions">

@@ -1,0 +1,113 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import JobQueue
+import Logging
+import Persistence
+import StorekeeperCore
+import StorekeeperDomain
+
+/// A customer's page's actions (admin only, each with the session's CSRF token): promotional
+/// access granted or revoked in the operator's name (recorded with its audit entry and events by
+/// `ManagePromotionalGrants`), and a refresh from the App Store Server API.
+extension ConsoleController {
+    func registerCustomerActions<Routes: RouterMethods>(on console: Routes) where Routes.Context == StorekeeperRequestContext {
+        console.post("apps/:app/customers/:id/promotional-grants") { request, ctx in
+            try await acting(request, needsAdmin: true) { session, text in
+                let app = try context.app(id: try ctx.parameters.decoded("app"))
+                let id = try await context.useCases.identity.resolve(appId: app.id, appUserId: try ctx.parameters.decoded("id"))
+                let form = Self.decodeForm(GrantForm.self, text)
+                let duration = form?.duration.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
+                let outcome = try await context.useCases.promotionalGrants.grant(
+                    ManagePromotionalGrants.GrantRequest(
+                        appId: app.id, appUserId: id, entitlementId: form?.entitlementId ?? "", duration: duration,
+                        actor: "console:\(session.name)", reason: form?.reason ?? "", grantId: nil),
+                    now: context.now())
+                let notice: String =
+                    switch outcome {
+                    case .granted(let grant, _): "Granted \(grant.entitlementId) (\(grant.id))."
+                    case .invalid(let problems): "Not granted: \(problems.joined(separator: "; "))."
+                    case .unknownEntitlement: "Not granted: no such entitlement."
+                    case .conflict: "Not granted: the grant id is taken."
+                    }
+                if case .granted = outcome { context.signal.wake() }
+                return customerRedirect(app.id, id, notice)
+            }
+        }
+        console.post("apps/:app/promotional-grants/:grantId/revoke") { request, ctx in
+            try await acting(request, needsAdmin: true) { session, text in
+                let app = try context.app(id: try ctx.parameters.decoded("app"))
+                let grantId = try ctx.parameters.decoded("grantId")
+                let form = Self.decodeForm(RevokeForm.self, text)
+                let outcome = try await context.useCases.promotionalGrants.revoke(
+                    appId: app.id, grantId: grantId, actor: "console:\(session.name)", reason: form?.reason ?? "", now: context.now())
+                let notice: String =
+                    switch outcome {
+                    case .revoked: "Revoked grant \(grantId)."
+                    case .alreadyEnded: "Grant \(grantId) had ended on its own."
+                    case .notFound: "No grant \(grantId)."
+                    case .invalid(let problems): "Not revoked: \(problems.joined(separator: "; "))."
+                    }
+                if case .revoked = outcome { context.signal.wake() }
+                return customerRedirect(app.id, form?.appUserId ?? "", notice)
+            }
+        }
+        console.post("apps/:app/customers/:id/refresh") { request, ctx in
+            try await acting(request, needsAdmin: true) { session, _ in
+                let app = try context.app(id: try ctx.parameters.decoded("app"))
+                let id = try await context.useCases.identity.resolve(appId: app.id, appUserId: try ctx.parameters.decoded("id"))
+                guard context.serverAPIClients[app.id] != nil else {
+                    return customerRedirect(app.id, id, "This app has no App Store Server API key: nothing to refresh from.")
+                }
+                guard let result = try await context.useCases.refreshSubscriber(appId: app.id, appUserId: id, now: context.now()) else {
+                    return customerRedirect(app.id, id, "No purchase of this customer is known: nothing to refresh.")
+                }
+                context.signal.wake()
+                context.logger.notice(
+                    "console: refresh", metadata: ["account": "\(session.name)", "verification": "\(result.verification.id)"])
+                return customerRedirect(app.id, id, "Refresh requested: verification \(result.verification.id).")
+            }
+        }
+    }
+
+    /// What a customer's page adds for promotional access and the refresh.
+    func customerActions(appId: String, appUserId: String, session: ConsoleSession) async throws -> [String: Any] {
+        let now = context.now()
+        let grants = try await context.useCases.promotionalGrants.grants(appId: appId, appUserId: appUserId)
+        let definitions = try await context.useCases.catalog.entitlements(appId: appId)
+        let admin = session.role == .admin
+        return [
+            "canAct": admin, "csrf": signer.csrfToken(for: session.nonce), "appPath": Self.pathSegment(appId),
+            "userPath": Self.pathSegment(appUserId), "userId": appUserId, "entitlementIds": definitions.map(\.id), "serverAPI": context.serverAPIClients[appId] != nil,
+            "grants": grants.map { grant -> [String: Any] in
+                let running = grant.revokedAt == nil && (grant.expiresAt.map { $0 > now } ?? true)
+                return [
+                    "id": grant.id, "entitlement": grant.entitlementId, "from": Self.instant(grant.startsAt),
+                    "until": grant.expiresAt.map(Self.instant) ?? "for life", "revoked": grant.revokedAt.map(Self.instant) ?? "—",
+                    "by": grant.actor, "reason": grant.reason, "canRevoke": admin && running,
+                ]
+            },
+        ]
+    }
+
+    private func customerRedirect(_ app: String, _ user: String, _ notice: String) -> Response {
+        var headers = HTTPFields()
+        headers[.location] =
+            "/console/apps/\(Self.pathSegment(app))/customers/\(Self.pathSegment(user))?notice=\(Self.pathSegment(notice))"
+        headers[.cacheControl] = "no-store"
+        return Response(status: .seeOther, headers: headers)
+    }
+}
+
+/// The form granting promotional access from a customer's page.
+struct GrantForm: Decodable {
+    var entitlementId: String?
+    var duration: String?
+    var reason: String?
+}
+
+/// The form revoking a promotional grant; `appUserId` only says which page to return to.
+struct RevokeForm: Decodable {
+    var reason: String?
+    var appUserId: String?
+}
