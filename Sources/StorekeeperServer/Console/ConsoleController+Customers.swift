@@ -78,7 +78,8 @@ extension ConsoleController {
         let admin = session.role == .admin
         return [
             "canAct": admin, "csrf": signer.csrfToken(for: session.nonce), "appPath": Self.pathSegment(appId),
-            "userPath": Self.pathSegment(appUserId), "userId": appUserId, "entitlementIds": definitions.map(\.id), "serverAPI": context.serverAPIClients[appId] != nil,
+            "userPath": Self.pathSegment(appUserId), "userId": appUserId, "entitlementIds": definitions.map(\.id),
+            "serverAPI": context.serverAPIClients[appId] != nil,
             "grants": grants.map { grant -> [String: Any] in
                 let running = grant.revokedAt == nil && (grant.expiresAt.map { $0 > now } ?? true)
                 return [
