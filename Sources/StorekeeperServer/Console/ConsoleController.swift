@@ -85,7 +85,7 @@ struct ConsoleController {
                     case .refused: "refused"
                     }
                 context.logger.notice("console: verification retry", metadata: ["verification": "\(id)", "outcome": "\(done)"])
-                return redirect("/console/verifications?done=\(done)&id=\(Self.queryValue(id))")
+                return redirect("/console/verifications?done=\(done)&id=\(Self.pathSegment(id))")
             }
         }
     }
@@ -106,7 +106,7 @@ struct ConsoleController {
             var password: String?
         }
         guard let text = try await Self.formText(request), let form = Self.decodeForm(LoginForm.self, text),
-            let expected = request.cookies[Self.loginCookie]?.value, Self.constantTimeEquals(form.csrf ?? "", expected)
+            let expected = request.cookies[Self.loginCookie]?.value, KeyComparison.equal(form.csrf ?? "", expected)
         else {
             return loginPage(request, status: .forbidden, notice: "The form was not sent from this console, or it expired: sign in again.")
         }
@@ -120,7 +120,7 @@ struct ConsoleController {
         }
         let signedIn: (String, ConsoleRole)?
         if account.isEmpty {
-            signedIn = Self.constantTimeEquals(password, context.configuration.adminKey) ? ("admin key", .admin) : nil
+            signedIn = KeyComparison.equal(password, context.configuration.adminKey) ? ("admin key", .admin) : nil
         } else {
             guard gate.beginPasswordCheck(limit: Self.concurrentPasswordChecks) else {
                 return loginPage(request, status: .serviceUnavailable, notice: "Busy checking other sign-ins: try again.", account: account)
@@ -408,12 +408,6 @@ struct ConsoleController {
         request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https"
     }
 
-    static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8)
-        let y = Array(b.utf8)
-        return x.count == y.count && zip(x, y).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
-    }
-
     /// Exact: an amount in micro-units as a decimal, trailing zeros past the cents dropped.
     static func money(_ micros: Int64) -> String {
         let sign = micros < 0 ? "-" : ""
@@ -442,5 +436,4 @@ struct ConsoleController {
         text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? ""
     }
 
-    static func queryValue(_ text: String) -> String { pathSegment(text) }
 }

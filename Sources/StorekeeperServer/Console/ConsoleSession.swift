@@ -49,9 +49,7 @@ struct ConsoleSessionSigner: Sendable {
     /// Compares a posted token with the session's in constant time.
     func csrfMatches(_ token: String?, nonce: String) -> Bool {
         guard let token else { return false }
-        let expected = Array(csrfToken(for: nonce).utf8)
-        let given = Array(token.utf8)
-        return given.count == expected.count && zip(given, expected).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+        return KeyComparison.equal(token, csrfToken(for: nonce))
     }
 
     static func base64URL(_ data: Data) -> String {

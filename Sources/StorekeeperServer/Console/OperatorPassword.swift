@@ -37,7 +37,7 @@ struct OperatorPassword: Sendable, Hashable {
         guard let derived = try? Self.derive(password, salt: salt, logN: logN, blockSize: blockSize, parallelism: parallelism) else {
             return false
         }
-        return derived.count == hash.count && zip(derived, hash).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+        return derived.count == hash.count && KeyComparison.equal(derived.base64EncodedString(), hash.base64EncodedString())
     }
 
     static func derive(_ password: String, salt: Data, logN: Int, blockSize: Int, parallelism: Int) throws -> Data {
