@@ -3,6 +3,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Everything the run writes to a temporary directory (the suite's databases, the checks' work
+# directories, the browser's profiles, the compiler's scratch files) goes under one directory that
+# is removed at the end, so a CI machine's disk is as full after a run as before it.
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/storekeeper-test.XXXXXX")
+export TMPDIR="$scratch"
+stop_postgres=false
+cleanup() {
+  if $stop_postgres; then ./scripts/postgres.sh stop || true; fi
+  rm -rf "$scratch"
+}
+trap cleanup EXIT
+
 # What a fresh Debian machine lacks, installed first (as root; otherwise named, and the run stops),
 # so this one command is the whole set-up: SQLite's headers, PostgreSQL's server binaries (the
 # suite runs every storage test on it), curl and Python's venv (the checks by outside tools),
@@ -39,7 +51,7 @@ if [ -z "${STOREKEEPER_TEST_POSTGRES_URL:-}" ]; then
   export STOREKEEPER_PG_STATE
   STOREKEEPER_TEST_POSTGRES_URL=$(./scripts/postgres.sh start)
   export STOREKEEPER_TEST_POSTGRES_URL
-  trap './scripts/postgres.sh stop' EXIT
+  stop_postgres=true
 fi
 # With this set, a missing PostgreSQL fails the suite instead of skipping its tests.
 export STOREKEEPER_REQUIRE_POSTGRES=1

@@ -55,6 +55,12 @@ public final class ChildProcess {
             readyMarker: "worker ready")
     }
 
+    /// A process never outlives the test or benchmark that started it, even one that failed
+    /// before stopping it.
+    deinit {
+        if process.isRunning { killNine() }
+    }
+
     public func killNine() {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()

@@ -33,6 +33,8 @@ public final class LocalStack: Sendable {
     /// Between the server and the simulator's verifyReceipt when asked for (`throughGateway`):
     /// switched off, Apple's host refuses connections.
     public let gateway: RefusingGateway?
+    /// The temporary directory this stack made for its database, if it made one.
+    private let ownDirectory: URL?
     private let simulatorGroup: ServiceGroup
     private let serverGroup: ServiceGroup?
     private let tasks: [Task<Void, any Error>]
@@ -88,7 +90,16 @@ public final class LocalStack: Sendable {
         configuration base: StorekeeperConfiguration? = nil, simulator simulatorConfiguration: SimulatorConfiguration? = nil,
         startServer: Bool = true, logLevel: Logger.Level = .warning, throughGateway: Bool = false
     ) async throws -> LocalStack {
-        var configuration = base ?? testConfiguration(databasePath: temporaryDatabasePath())
+        // A database made here is this stack's own: removed by `stop()`, so a suite leaves no files.
+        var configuration: StorekeeperConfiguration
+        var ownDirectory: URL?
+        if let base {
+            configuration = base
+        } else {
+            let path = temporaryDatabasePath()
+            configuration = testConfiguration(databasePath: path)
+            ownDirectory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        }
         var logger = Logger(label: "storekeeper.test")
         logger.logLevel = logLevel
         let sim = try SimulatorServer(configuration: simulatorConfiguration ?? Self.simulatorConfiguration(for: configuration))
@@ -133,15 +144,17 @@ public final class LocalStack: Sendable {
             configuration: configuration, simulatorURL: simulatorURL, serverURL: serverURL, store: store,
             httpClient: httpClient, simulator: SimulatorClient(http: HTTPJSONClient(httpClient: httpClient, baseURL: simulatorURL)),
             simulatorGroup: simulatorGroup, serverGroup: serverGroup, tasks: tasks, serverHTTPClient: serverHTTPClient,
-            storePool: storePool, simulatorPKI: sim.store.pki, clock: sim.store.clock, gateway: gateway)
+            storePool: storePool, simulatorPKI: sim.store.pki, clock: sim.store.clock, gateway: gateway,
+            ownDirectory: ownDirectory)
     }
 
     private init(
         configuration: StorekeeperConfiguration, simulatorURL: String, serverURL: String?, store: any StorekeeperStore,
         httpClient: HTTPClient, simulator: SimulatorClient, simulatorGroup: ServiceGroup, serverGroup: ServiceGroup?,
         tasks: [Task<Void, any Error>], serverHTTPClient: HTTPClient, storePool: Task<Void, Never>?, simulatorPKI: SimulatorPKI,
-        clock: SimulatorClock, gateway: RefusingGateway?
+        clock: SimulatorClock, gateway: RefusingGateway?, ownDirectory: URL?
     ) {
+        self.ownDirectory = ownDirectory
         self.gateway = gateway
         self.clock = clock
         self.storePool = storePool
@@ -266,6 +279,17 @@ public final class LocalStack: Sendable {
         return LaunchedServer(url: "http://127.0.0.1:\(port)", group: group, task: task)
     }
 
+    /// Runs `body`; if it throws, stops this stack before passing the error on, so a failed run
+    /// ends with its error instead of a client's "not shut down" assertion.
+    public func stoppedOnError<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            try? await stop()
+            throw error
+        }
+    }
+
     /// Graceful shutdown of both servers, then the clients.
     public func stop() async throws {
         await gateway?.refuse()
@@ -275,5 +299,6 @@ public final class LocalStack: Sendable {
         try await httpClient.shutdown()
         try await serverHTTPClient.shutdown()
         storePool?.cancel()
+        if let ownDirectory { try? FileManager.default.removeItem(at: ownDirectory) }
     }
 }

@@ -39,6 +39,12 @@ extension Bench {
             var simulatorConfiguration = LocalStack.simulatorConfiguration(for: configuration, secondsPerMonth: Self.month)
             simulatorConfiguration.gracePeriodSeconds = 3 * Self.month
             let stack = try await LocalStack.start(configuration: configuration, simulator: simulatorConfiguration)
+            try await stack.stoppedOnError { try await measure(stack, binary: binary) }
+        }
+
+        /// Live, then imported through a kill -9, then compared.
+        func measure(_ stack: LocalStack, binary: String) async throws {
+            let configuration = stack.configuration
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-bench-import-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             note("files: \(directory.path)")
@@ -69,57 +75,62 @@ extension Bench {
             let statsBefore = try await stack.simulator.stats()
             var server = try await ChildProcess.server(binary: binary, configPath: configPath, logPath: logPath)
             let imported = try await stack.startIndependentServer(databasePath: child.databasePath, runWorkers: false)
-            clock = .now
-            var killedAt: Int?
-            if !noKill {
-                _ = try await command(binary, file, url: server.baseURL, stack: stack, extra: ["--no-wait"])
-                while true {
-                    let verified = try await imported.store.verificationCounts()[.verified] ?? 0
-                    if verified >= customers / 2 { break }
-                    try await Task.sleep(for: .milliseconds(20))
+            do {
+                clock = .now
+                var killedAt: Int?
+                if !noKill {
+                    _ = try await command(binary, file, url: server.baseURL, stack: stack, extra: ["--no-wait"])
+                    while true {
+                        let verified = try await imported.store.verificationCounts()[.verified] ?? 0
+                        if verified >= customers / 2 { break }
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                    server.killNine()
+                    killedAt = try await imported.store.verificationCounts()[.verified] ?? 0
+                    note("import: killed with -9 at \(killedAt ?? 0) verified; restarting")
+                    server = try await ChildProcess.server(binary: binary, configPath: configPath, logPath: logPath)
                 }
-                server.killNine()
-                killedAt = try await imported.store.verificationCounts()[.verified] ?? 0
-                note("import: killed with -9 at \(killedAt ?? 0) verified; restarting")
-                server = try await ChildProcess.server(binary: binary, configPath: configPath, logPath: logPath)
-            }
-            let status = try await command(binary, file, url: server.baseURL, stack: stack)
-            let elapsed = seconds(clock.duration(to: .now))
-            let statsAfter = try await stack.simulator.stats()
-            let counts = try await imported.store.verificationCounts()
+                let status = try await command(binary, file, url: server.baseURL, stack: stack)
+                let elapsed = seconds(clock.duration(to: .now))
+                let statsAfter = try await stack.simulator.stats()
+                let counts = try await imported.store.verificationCounts()
 
-            // A second run: the same verifications, nothing new.
-            let events = try await imported.store.events(appId: "demo", after: 0, types: [], limit: 1_000_000).count
-            let rows = try await imported.store.ledger(everything).count
-            let again = try await command(binary, file, url: server.baseURL, stack: stack)
-            let eventsAfter = try await imported.store.events(appId: "demo", after: 0, types: [], limit: 1_000_000).count
-            let rowsAfter = try await imported.store.ledger(everything).count
-            let unchanged = eventsAfter == events && rowsAfter == rows
-            server.terminate()
+                // A second run: the same verifications, nothing new.
+                let events = try await imported.store.events(appId: "demo", after: 0, types: [], limit: 1_000_000).count
+                let rows = try await imported.store.ledger(everything).count
+                let again = try await command(binary, file, url: server.baseURL, stack: stack)
+                let eventsAfter = try await imported.store.events(appId: "demo", after: 0, types: [], limit: 1_000_000).count
+                let rowsAfter = try await imported.store.ledger(everything).count
+                let unchanged = eventsAfter == events && rowsAfter == rows
+                server.terminate()
 
-            // Compared customer by customer, read at the simulated instant both share.
-            let ledger = try await imported.store.ledger(everything)
-            let seen = try await population.snapshot(subscriber: imported.api.subscriber, ledger: ledger)
-            let differing = population.customers.filter { seen[$0.appUserId] != live[$0.appUserId] }
-            for customer in differing.prefix(3) {
-                let user = customer.appUserId
-                note("differs: \(user) (\(customer.kind)): imported \(seen[user] ?? []) ≠ live \(live[user] ?? [])")
-            }
-            try await imported.stop()
-            try await stack.stop()
-            func delta(_ key: String) -> Int { (statsAfter[key] ?? 0) - (statsBefore[key] ?? 0) }
-            let history = delta("serverapi.production.history.200")
-            print(
-                "import: \(customers) customers in \(ImportPopulation.Kind.allCases.count) states, \(database == nil ? "sqlite" : "postgresql"); "
-                    + "imported in \(format(elapsed)) s = \(format(Double(customers) / elapsed)) rows/s"
-                    + (killedAt.map { " (kill -9 at \($0) verified, restarted)" } ?? "")
-                    + "; Apple's limits ×\(format(appleScale)) per \(format(appleWindow)) s window, server share \(format(share)); "
-                    + "simulator 429s \(delta("serverapi.rate_limited")), history calls answered \(history); "
-                    + "verified \(counts[.verified] ?? 0), invalid \(counts[.invalid] ?? 0); "
-                    + "differing customers \(differing.count); ledger rows \(ledger.count) (all imported: \(ledger.allSatisfy(\.imported))); "
-                    + "command exit \(status), second run exit \(again) changed nothing: \(unchanged)")
-            guard differing.isEmpty, unchanged, status == 0, again == 0, counts[.verified] == customers, ledger.allSatisfy(\.imported) else {
-                throw ExitCode.failure
+                // Compared customer by customer, read at the simulated instant both share.
+                let ledger = try await imported.store.ledger(everything)
+                let seen = try await population.snapshot(subscriber: imported.api.subscriber, ledger: ledger)
+                let differing = population.customers.filter { seen[$0.appUserId] != live[$0.appUserId] }
+                for customer in differing.prefix(3) {
+                    let user = customer.appUserId
+                    note("differs: \(user) (\(customer.kind)): imported \(seen[user] ?? []) ≠ live \(live[user] ?? [])")
+                }
+                try await imported.stop()
+                try await stack.stop()
+                func delta(_ key: String) -> Int { (statsAfter[key] ?? 0) - (statsBefore[key] ?? 0) }
+                let history = delta("serverapi.production.history.200")
+                print(
+                    "import: \(customers) customers in \(ImportPopulation.Kind.allCases.count) states, \(database == nil ? "sqlite" : "postgresql"); "
+                        + "imported in \(format(elapsed)) s = \(format(Double(customers) / elapsed)) rows/s"
+                        + (killedAt.map { " (kill -9 at \($0) verified, restarted)" } ?? "")
+                        + "; Apple's limits ×\(format(appleScale)) per \(format(appleWindow)) s window, server share \(format(share)); "
+                        + "simulator 429s \(delta("serverapi.rate_limited")), history calls answered \(history); "
+                        + "verified \(counts[.verified] ?? 0), invalid \(counts[.invalid] ?? 0); "
+                        + "differing customers \(differing.count); ledger rows \(ledger.count) (all imported: \(ledger.allSatisfy(\.imported))); "
+                        + "command exit \(status), second run exit \(again) changed nothing: \(unchanged)")
+                guard differing.isEmpty, unchanged, status == 0, again == 0, counts[.verified] == customers, ledger.allSatisfy(\.imported) else {
+                    throw ExitCode.failure
+                }
+            } catch {
+                try? await imported.stop()
+                throw error
             }
         }
 
