@@ -71,7 +71,7 @@ def buy(user, product, environment="production", offer=None):
     return purchase
 
 
-buy("alice", "com.example.pro.monthly")
+alices = buy("alice", "com.example.pro.monthly")
 buy("bob", "com.example.pro.monthly")
 buy("trial-taker", "com.example.pro.monthly", offer={"type": 1, "discountType": "FREE_TRIAL", "period": "P1W"})
 buy("coin-buyer", "com.example.coins100")
@@ -189,8 +189,17 @@ try:
     check(driver.find_element(By.ID, "customer-id").text == HOSTILE and no_alert(driver), "the customer page shows it as text; no script ran")
     check(not driver.find_elements(By.CSS_SELECTOR, "main img, main script"), "no element was injected")
     shot(driver, "customer")
-    driver.get(API + "/console/apps/demo/customers/alice")
+    # Found by a transaction id, as a customer's e-mail from Apple would name it.
+    driver.get(API + "/console/apps/demo/customers")
+    driver.find_element(By.ID, "q").send_keys(alices["transaction"]["transaction_id"])
+    click(driver, driver.find_element(By.ID, "search"))
+    results = driver.find_elements(By.CSS_SELECTOR, "#results a")
+    check(len(results) == 1 and results[0].text == "alice", "alice is found by her transaction id")
+    click(driver, results[0])
     check("com.example.pro.monthly" in driver.find_element(By.ID, "transactions").text, "alice's transaction with its charged price")
+    check("verified" in driver.find_element(By.ID, "customer-verifications").text
+          and "initial_purchase" in driver.find_element(By.ID, "customer-events").text,
+          "alice's page lists her verification and her events")
     # Promotional access, granted from the page in the operator's name.
     driver.find_element(By.CSS_SELECTOR, "#grant-form select[name=entitlementId] option[value=no_ads]").click()
     driver.find_element(By.CSS_SELECTOR, "#grant-form input[name=duration]").send_keys("P7D")

@@ -63,13 +63,18 @@ swift test 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 # One plain closing line, whatever the runner printed last.
-summary=$(grep -E "Test run with [0-9]+ tests?" "$log" | tail -n 1)
+# A crashed test binary prints no summary: that is a failure to report, not a reason to skip the checks.
+summary=$(grep -E "Test run with [0-9]+ tests?" "$log" | tail -n 1 || true)
 total=$(sed -nE 's/.*Test run with ([0-9]+) tests?.*/\1/p' <<<"$summary")
 # Failed tests, not the closing "✘ Test run with N tests … failed" line.
 failed=$(grep -E '^✘ Test .* failed after' "$log" | grep -cvE '^✘ Test run with' || true)
 rm -f "$log"
 [ -n "$total" ] || total=0
 [ "$status" -eq 0 ] && failed=0
+if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+  echo "✘ swift test failed without naming a failed test (did the test binary crash?)"
+  failed=1
+fi
 
 # The SDK's own package and its unit tests (no server): built on their own, as an app would.
 sdk_log=$(mktemp)
@@ -77,7 +82,7 @@ set +e
 swift test --package-path StorekeeperKit 2>&1 | tee "$sdk_log"
 sdk_status=${PIPESTATUS[0]}
 set -e
-sdk_total=$(grep -E "Test run with [0-9]+ tests?" "$sdk_log" | tail -n 1 | sed -nE 's/.*Test run with ([0-9]+) tests?.*/\1/p')
+sdk_total=$(grep -E "Test run with [0-9]+ tests?" "$sdk_log" | tail -n 1 | sed -nE 's/.*Test run with ([0-9]+) tests?.*/\1/p' || true)
 rm -f "$sdk_log"
 total=$((total + ${sdk_total:-1}))
 if [ "$sdk_status" -ne 0 ]; then

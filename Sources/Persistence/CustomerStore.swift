@@ -28,6 +28,37 @@ public protocol CustomerStore: Sendable {
     /// Every table with a text column holding `text` anywhere, with how many rows do: what a
     /// deletion is checked against (no table may still hold the deleted id).
     func tablesMentioning(_ text: String) async throws -> [String: Int]
+    /// The customers `text` names exactly, as a transaction id, an original transaction id, an
+    /// `appAccountToken` (lower-cased) or an e-mail (`CustomerMatch.normalizedEmail`), each through an
+    /// index; at most `limit`, each user and field once.
+    func customerMatches(appId: String, text: String, limit: Int) async throws -> [CustomerMatch]
+    /// The customer's verifications, newest first, at most `limit`.
+    func verifications(appId: String, appUserId: String, limit: Int) async throws -> [VerificationRecord]
+}
+
+/// A customer found by a support search, and by which field.
+public struct CustomerMatch: Codable, Sendable, Hashable {
+    public enum Field: String, Codable, Sendable, CaseIterable {
+        case transactionId, originalTransactionId, appAccountToken, email
+    }
+
+    public var appUserId: String
+    public var field: Field
+
+    public init(appUserId: String, field: Field) {
+        self.appUserId = appUserId
+        self.field = field
+    }
+
+    /// How e-mails are stored for lookup and searched: spaces trimmed, ASCII letters lower-cased
+    /// (what both databases' `trim` and `lower` do alike, so rows migrated in SQL match).
+    public static func normalizedEmail(_ email: String) -> String {
+        String(
+            String.UnicodeScalarView(
+                email.trimmingCharacters(in: CharacterSet(charactersIn: " ")).unicodeScalars.map { scalar in
+                    (65...90).contains(scalar.value) ? Unicode.Scalar(UInt8(scalar.value + 32)) : scalar
+                }))
+    }
 }
 
 /// What a deletion changed, by table.

@@ -17,6 +17,8 @@ public protocol PromotionalGrantStore: Sendable {
     func promotionalGrants(appId: String, appUserId: String) async throws -> [PromotionalGrant]
     /// The app's audit entries after `cursor`, oldest first.
     func auditEntries(appId: String, after cursor: Int64, limit: Int) async throws -> [RecordedAuditEntry]
+    /// The audit entries naming one app user, newest first (a customer's page).
+    func auditEntries(appId: String, appUserId: String, limit: Int) async throws -> [RecordedAuditEntry]
 }
 
 /// An audit entry with its place in the app's log.

@@ -33,6 +33,8 @@ public enum QueuedWrite: Sendable {
     /// The job moves outside any lease (guarded by `from`; from `running` only once the lease
     /// has expired): due at `runAt`, its lease and finalization cleared.
     case job(id: String, JobLifecycle.Transition)
+    /// The operator's action, recorded in the audit log with the change it made.
+    case audit(AuditEntry)
 }
 
 public struct QueuedDecision<Result: Sendable>: Sendable {

@@ -46,7 +46,8 @@ extension PostgresStore: CustomerStore {
             }
             try await connection.execute(
                 """
-                UPDATE subscriber_attributes SET body = \(StoredJSON.encode(attributes)), updated_at = \(StoredTime.ms(now))
+                UPDATE subscriber_attributes SET body = \(StoredJSON.encode(attributes)), updated_at = \(StoredTime.ms(now)),
+                    email = \(attributes.email.map(CustomerMatch.normalizedEmail))
                 WHERE app_id = \(appId) AND app_user_id = \(appUserId)
                 """, logger: self.logger)
             return outcome
@@ -75,6 +76,9 @@ extension PostgresStore: CustomerStore {
                     UPDATE verifications SET app_user_id = \(tombstone), hints = NULL WHERE app_id = \(appId) AND app_user_id = \(user)
                     RETURNING 1
                     """, logger: logger))
+            // The token is derived from the customer's id: whoever knows the id could find the rows by it.
+            try await connection.execute(
+                "UPDATE transactions SET app_account_token = NULL WHERE app_id = \(appId) AND app_user_id = \(tombstone)", logger: logger)
             for table in CustomerTables.removed {
                 add(
                     table,
@@ -124,11 +128,14 @@ extension PostgresStore: CustomerStore {
                     continue
                 }
                 let cursor = try row.value("cursor", as: Int64.self)
+                let erased = erasure.erase(entry)
                 add(
                     "audit_log",
                     try await connection.count(
-                        "UPDATE audit_log SET body = \(StoredJSON.encode(erasure.erase(entry))) WHERE cursor = \(cursor) RETURNING 1", logger: logger)
-                )
+                        """
+                        UPDATE audit_log SET body = \(StoredJSON.encode(erased)), app_user_id = \(erased.appUserId)
+                        WHERE cursor = \(cursor) RETURNING 1
+                        """, logger: logger))
             }
             guard !rows.isEmpty else { return nil }
             if let audit { try await Self.recordAudit(connection, audit, logger: logger) }
@@ -199,6 +206,37 @@ extension PostgresStore: CustomerStore {
                 if count > 0 { found[table] = Int(count) }
             }
             return found
+        }
+    }
+
+    public func customerMatches(appId: String, text: String, limit: Int) async throws -> [CustomerMatch] {
+        try await read { connection in
+            try await connection.rows(
+                """
+                SELECT app_user_id, 'transactionId' AS field FROM transactions WHERE app_id = \(appId) AND transaction_id = \(text)
+                UNION SELECT app_user_id, 'originalTransactionId' FROM transactions
+                    WHERE app_id = \(appId) AND original_transaction_id = \(text)
+                UNION SELECT app_user_id, 'appAccountToken' FROM transactions
+                    WHERE app_id = \(appId) AND app_account_token = \(text.lowercased())
+                UNION SELECT app_user_id, 'email' FROM subscriber_attributes
+                    WHERE app_id = \(appId) AND email = \(CustomerMatch.normalizedEmail(text))
+                ORDER BY 1, 2 LIMIT \(limit)
+                """, logger: self.logger
+            ).compactMap { row -> CustomerMatch? in
+                guard let field = CustomerMatch.Field(rawValue: try row.value("field")) else { return nil }
+                return CustomerMatch(appUserId: try row.value("app_user_id"), field: field)
+            }
+        }
+    }
+
+    public func verifications(appId: String, appUserId: String, limit: Int) async throws -> [VerificationRecord] {
+        try await read { connection in
+            try await connection.rows(
+                """
+                SELECT * FROM verifications WHERE app_id = \(appId) AND app_user_id = \(appUserId)
+                ORDER BY created_at DESC, id DESC LIMIT \(limit)
+                """, logger: self.logger
+            ).map(Self.verification(from:))
         }
     }
 }

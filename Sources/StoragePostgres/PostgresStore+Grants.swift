@@ -38,7 +38,7 @@ extension PostgresStore {
                     quantity, credits, ownership_type, verification_id, created_at, reinstated_at, app_transaction_id,
                     revocation_type, revocation_percentage, billing_plan_type, commitment_period_number, commitment_total_periods,
                     commitment_expires_date, offer_type, offer_identifier, offer_discount_type, offer_period, imported,
-                    price_milliunits, price_currency, storefront)
+                    price_milliunits, price_currency, storefront, app_account_token)
                 VALUES (\(tx.appId), \(tx.transactionId), \(tx.appUserId), \(tx.originalTransactionId), \(tx.productId),
                     \(tx.productType.rawValue), \(tx.environment), \(StoredTime.ms(tx.purchaseDate)),
                     \(StoredTime.ms(tx.originalPurchaseDate)), \(StoredTime.ms(tx.expiresDate)), \(StoredTime.ms(tx.cancellationDate)),
@@ -47,7 +47,8 @@ extension PostgresStore {
                     \(tx.revocationPercentage.map(Int64.init)), \(tx.billingPlanType), \(tx.commitment?.billingPeriodNumber.map(Int64.init)),
                     \(tx.commitment?.totalBillingPeriods.map(Int64.init)), \(StoredTime.ms(tx.commitment?.expiresDate)),
                     \(tx.offer.map { Int64($0.type) }), \(tx.offer?.identifier), \(tx.offer?.discountType), \(tx.offer?.period),
-                    \(tx.imported), \(tx.price?.milliunits), \(tx.price?.currency), \(tx.storefront))
+                    \(tx.imported), \(tx.price?.milliunits), \(tx.price?.currency), \(tx.storefront),
+                    \(tx.appAccountToken))
                 ON CONFLICT (app_id, transaction_id) DO NOTHING
                 """, logger: logger)
         }
@@ -70,8 +71,9 @@ extension PostgresStore {
         for tx in plan.annotatedTransactions {
             try await connection.execute(
                 """
-                UPDATE transactions SET app_transaction_id = \(tx.appTransactionId)
-                WHERE app_id = \(tx.appId) AND transaction_id = \(tx.transactionId) AND app_transaction_id IS NULL
+                UPDATE transactions SET app_transaction_id = COALESCE(app_transaction_id, \(tx.appTransactionId)),
+                    app_account_token = COALESCE(app_account_token, \(tx.appAccountToken))
+                WHERE app_id = \(tx.appId) AND transaction_id = \(tx.transactionId)
                 """, logger: logger)
         }
         for entry in plan.ledger {
@@ -188,6 +190,7 @@ extension PostgresStore {
             ownershipType: try row.value("ownership_type"), verificationId: try row.value("verification_id"))
         record.reinstatedAt = try row.optionalDate("reinstated_at")
         record.appTransactionId = try row.value("app_transaction_id")
+        record.appAccountToken = try row.value("app_account_token")
         record.revocationType = try row.value("revocation_type")
         record.revocationPercentage = try row.value("revocation_percentage", as: Int64?.self).map(Int.init)
         record.billingPlanType = try row.value("billing_plan_type")

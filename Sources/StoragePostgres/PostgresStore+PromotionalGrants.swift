@@ -59,6 +59,21 @@ extension PostgresStore: PromotionalGrantStore {
         }
     }
 
+    public func auditEntries(appId: String, appUserId: String, limit: Int) async throws -> [RecordedAuditEntry] {
+        try await read { connection in
+            try await connection.rows(
+                """
+                SELECT cursor, body FROM audit_log WHERE app_id = \(appId) AND app_user_id = \(appUserId)
+                ORDER BY cursor DESC LIMIT \(Int64(limit))
+                """, logger: self.logger
+            ).compactMap { row in
+                StoredJSON.decode(AuditEntry.self, try row.value("body", as: String.self)).map {
+                    RecordedAuditEntry(cursor: (try? row.value("cursor", as: Int64.self)) ?? 0, entry: $0)
+                }
+            }
+        }
+    }
+
     public func auditEntries(appId: String, after cursor: Int64, limit: Int) async throws -> [RecordedAuditEntry] {
         try await read { connection in
             try await connection.rows(
@@ -97,8 +112,8 @@ extension PostgresStore: PromotionalGrantStore {
     static func recordAudit(_ connection: PostgresConnection, _ entry: AuditEntry, logger: Logger) async throws {
         try await connection.execute(
             """
-            INSERT INTO audit_log (app_id, id, at, body)
-            VALUES (\(entry.appId), \(entry.id), \(StoredTime.ms(entry.at)), \(StoredJSON.encode(entry)))
+            INSERT INTO audit_log (app_id, id, at, body, app_user_id)
+            VALUES (\(entry.appId), \(entry.id), \(StoredTime.ms(entry.at)), \(StoredJSON.encode(entry)), \(entry.appUserId))
             """, logger: logger)
     }
 }

@@ -253,6 +253,7 @@ extension PostgresStore {
                 case .job(let id, let transition):
                     try await Self.moveJob(connection, id: id, transition, now: now, logger: logger)
                     movedJobs = true
+                case .audit(let entry): try await Self.recordAudit(connection, entry, logger: logger)
                 }
             }
             if movedJobs { try await Self.announceJobs(connection, channel: jobChannel, logger: logger) }

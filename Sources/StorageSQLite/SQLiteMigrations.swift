@@ -22,6 +22,7 @@ enum SQLiteMigrations {
         ("M0014_ImportedRows", m0014ImportedRows),
         ("M0015_Revenue", m0015Revenue),
         ("M0016_AnalyticsIndexes", m0016AnalyticsIndexes),
+        ("M0017_CustomerSearch", m0017CustomerSearch),
     ]
 
     static var migrator: DatabaseMigrator {

@@ -28,10 +28,13 @@ extension SQLiteStore: CustomerStore {
             } else {
                 try db.execute(
                     sql: """
-                        INSERT INTO subscriber_attributes (app_id, app_user_id, body, updated_at) VALUES (?, ?, ?, ?)
-                        ON CONFLICT (app_id, app_user_id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
+                        INSERT INTO subscriber_attributes (app_id, app_user_id, body, updated_at, email) VALUES (?, ?, ?, ?, ?)
+                        ON CONFLICT (app_id, app_user_id) DO UPDATE
+                        SET body = excluded.body, updated_at = excluded.updated_at, email = excluded.email
                         """,
-                    arguments: [appId, appUserId, StoredJSON.encode(attributes), StoredTime.ms(now)])
+                    arguments: [
+                        appId, appUserId, StoredJSON.encode(attributes), StoredTime.ms(now), attributes.email.map(CustomerMatch.normalizedEmail),
+                    ])
             }
             return outcome
         }
@@ -52,6 +55,10 @@ extension SQLiteStore: CustomerStore {
                 sql: "UPDATE verifications SET app_user_id = ?, hints = NULL WHERE app_id = ? AND app_user_id = ?",
                 arguments: [erasure.tombstone, appId, user])
             count("verifications")
+            // The token is derived from the customer's id: whoever knows the id could find the rows by it.
+            try db.execute(
+                sql: "UPDATE transactions SET app_account_token = NULL WHERE app_id = ? AND app_user_id = ?",
+                arguments: [appId, erasure.tombstone])
             for table in CustomerTables.removed {
                 try db.execute(sql: "DELETE FROM \(table) WHERE app_id = ? AND app_user_id = ?", arguments: [appId, user])
                 count(table)
@@ -87,9 +94,10 @@ extension SQLiteStore: CustomerStore {
                 arguments: [appId, mentions[0], mentions[1]])
             for row in entries {
                 guard let entry = StoredJSON.decode(AuditEntry.self, row["body"]), entry.appUserId == user else { continue }
+                let erased = erasure.erase(entry)
                 try db.execute(
-                    sql: "UPDATE audit_log SET body = ? WHERE cursor = ?",
-                    arguments: [StoredJSON.encode(erasure.erase(entry)), row["cursor"] as Int64])
+                    sql: "UPDATE audit_log SET body = ?, app_user_id = ? WHERE cursor = ?",
+                    arguments: [StoredJSON.encode(erased), erased.appUserId, row["cursor"] as Int64])
                 count("audit_log")
             }
             guard !rows.isEmpty else { return nil }
@@ -152,6 +160,40 @@ extension SQLiteStore: CustomerStore {
                 if count > 0 { found[table] = count }
             }
             return found
+        }
+    }
+
+    public func customerMatches(appId: String, text: String, limit: Int) async throws -> [CustomerMatch] {
+        try await read { db in
+            try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT app_user_id, 'transactionId' AS field FROM transactions WHERE app_id = ? AND transaction_id = ?
+                        UNION SELECT app_user_id, 'originalTransactionId' FROM transactions
+                            WHERE app_id = ? AND original_transaction_id = ?
+                        UNION SELECT app_user_id, 'appAccountToken' FROM transactions WHERE app_id = ? AND app_account_token = ?
+                        UNION SELECT app_user_id, 'email' FROM subscriber_attributes WHERE app_id = ? AND email = ?
+                        ORDER BY 1, 2 LIMIT ?
+                        """),
+                arguments: [
+                    appId, text, appId, text, appId, text.lowercased(), appId, CustomerMatch.normalizedEmail(text), limit,
+                ]
+            ).compactMap { row in
+                CustomerMatch.Field(rawValue: row["field"]).map { CustomerMatch(appUserId: row["app_user_id"], field: $0) }
+            }
+        }
+    }
+
+    public func verifications(appId: String, appUserId: String, limit: Int) async throws -> [VerificationRecord] {
+        try await read { db in
+            try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT * FROM verifications WHERE app_id = ? AND app_user_id = ?
+                        ORDER BY created_at DESC, id DESC LIMIT ?
+                        """),
+                arguments: [appId, appUserId, limit]
+            ).map(Self.verification(from:))
         }
     }
 }

@@ -33,8 +33,8 @@ extension SQLiteStore {
                         quantity, credits, ownership_type, verification_id, created_at, reinstated_at, app_transaction_id,
                         revocation_type, revocation_percentage, billing_plan_type, commitment_period_number,
                         commitment_total_periods, commitment_expires_date, offer_type, offer_identifier, offer_discount_type,
-                        offer_period, imported, price_milliunits, price_currency, storefront)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        offer_period, imported, price_milliunits, price_currency, storefront, app_account_token)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (app_id, transaction_id) DO NOTHING
                     """
             ).execute(arguments: [
@@ -45,6 +45,7 @@ extension SQLiteStore {
                 tx.revocationType, tx.revocationPercentage, tx.billingPlanType, tx.commitment?.billingPeriodNumber,
                 tx.commitment?.totalBillingPeriods, StoredTime.ms(tx.commitment?.expiresDate), tx.offer?.type, tx.offer?.identifier,
                 tx.offer?.discountType, tx.offer?.period, tx.imported, tx.price?.milliunits, tx.price?.currency, tx.storefront,
+                tx.appAccountToken,
             ])
         }
         for tx in plan.revokedTransactions {
@@ -69,10 +70,11 @@ extension SQLiteStore {
         for tx in plan.annotatedTransactions {
             try db.cachedStatement(
                 sql: """
-                    UPDATE transactions SET app_transaction_id = ?
-                    WHERE app_id = ? AND transaction_id = ? AND app_transaction_id IS NULL
+                    UPDATE transactions SET app_transaction_id = COALESCE(app_transaction_id, ?),
+                        app_account_token = COALESCE(app_account_token, ?)
+                    WHERE app_id = ? AND transaction_id = ?
                     """
-            ).execute(arguments: [tx.appTransactionId, tx.appId, tx.transactionId])
+            ).execute(arguments: [tx.appTransactionId, tx.appAccountToken, tx.appId, tx.transactionId])
         }
         for entry in plan.ledger {
             try db.cachedStatement(
@@ -208,6 +210,7 @@ extension SQLiteStore {
             credits: row["credits"], ownershipType: row["ownership_type"], verificationId: row["verification_id"])
         record.reinstatedAt = StoredTime.date(row["reinstated_at"] as Int64?)
         record.appTransactionId = row["app_transaction_id"]
+        record.appAccountToken = row["app_account_token"]
         record.revocationType = row["revocation_type"]
         record.revocationPercentage = row["revocation_percentage"]
         record.billingPlanType = row["billing_plan_type"]

@@ -59,6 +59,16 @@ extension SQLiteStore: PromotionalGrantStore {
         }
     }
 
+    public func auditEntries(appId: String, appUserId: String, limit: Int) async throws -> [RecordedAuditEntry] {
+        try await read { db in
+            try Row.fetchAll(
+                db.cachedStatement(
+                    sql: "SELECT cursor, body FROM audit_log WHERE app_id = ? AND app_user_id = ? ORDER BY cursor DESC LIMIT ?"),
+                arguments: [appId, appUserId, limit]
+            ).compactMap { row in StoredJSON.decode(AuditEntry.self, row["body"]).map { RecordedAuditEntry(cursor: row["cursor"], entry: $0) } }
+        }
+    }
+
     static func promotionalGrant(_ db: Database, appId: String, grantId: String) throws -> PromotionalGrant? {
         StoredJSON.decode(
             PromotionalGrant.self,
@@ -74,8 +84,8 @@ extension SQLiteStore: PromotionalGrantStore {
     }
 
     static func recordAudit(_ db: Database, _ entry: AuditEntry) throws {
-        try db.cachedStatement(sql: "INSERT INTO audit_log (app_id, id, at, body) VALUES (?, ?, ?, ?)").execute(arguments: [
-            entry.appId, entry.id, StoredTime.ms(entry.at), StoredJSON.encode(entry),
+        try db.cachedStatement(sql: "INSERT INTO audit_log (app_id, id, at, body, app_user_id) VALUES (?, ?, ?, ?, ?)").execute(arguments: [
+            entry.appId, entry.id, StoredTime.ms(entry.at), StoredJSON.encode(entry), entry.appUserId,
         ])
     }
 }

@@ -173,6 +173,7 @@ extension SQLiteStore {
                 switch write {
                 case .verification(let change): try Self.change(db, change, now: now)
                 case .job(let id, let transition): try Self.moveJob(db, id: id, transition, now: now)
+                case .audit(let entry): try Self.recordAudit(db, entry)
                 }
             }
             return (decision.result, decision.changedVerifications)

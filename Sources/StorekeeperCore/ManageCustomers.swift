@@ -17,6 +17,11 @@ public struct ManageCustomers: Sendable {
         try await store.attributes(appId: appId, appUserId: appUserId) ?? SubscriberAttributes()
     }
 
+    /// The customer's verifications, newest first (a customer's page).
+    public func verifications(appId: String, appUserId: String, limit: Int) async throws -> [VerificationRecord] {
+        try await store.verifications(appId: appId, appUserId: appUserId, limit: limit)
+    }
+
     /// Applies a merge patch in one transaction; the problems instead (nothing written).
     public func update(
         appId: String, appUserId: String, change: AttributeChange, now: Date

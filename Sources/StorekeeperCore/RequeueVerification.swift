@@ -23,8 +23,11 @@ public struct RequeueVerification: Sendable {
         case refused(VerificationState)
     }
 
-    public func callAsFunction(verificationId: String, now: Date) async throws -> Result {
-        try await store.withQueued(.verification(id: verificationId), now: now) { rows in
+    /// With `actor`, a requeue is recorded in the audit log in its transaction
+    /// (`verification_requeued`, the verification as subject, its app user).
+    public func callAsFunction(verificationId: String, actor: String? = nil, now: Date) async throws -> Result {
+        let auditId = "audit_\(UUID().uuidString.lowercased())"
+        return try await store.withQueued(.verification(id: verificationId), now: now) { rows in
             guard let row = rows.first else { return QueuedDecision(writes: [], result: .notFound) }
             guard let job = JobLifecycle.requeue(from: row.jobState, leaseExpiresAt: row.leaseExpiresAt, at: now) else {
                 return QueuedDecision(writes: [], result: .busy)
@@ -38,7 +41,15 @@ public struct RequeueVerification: Sendable {
                 return QueuedDecision(writes: [], result: .refused(verification.state))
             }
             let change = VerificationChange(id: verification.id, from: verification.state, to: next, restarts: true)
-            return QueuedDecision(writes: [.job(id: verification.jobId, job), .verification(change)], result: .requeued)
+            var writes: [QueuedWrite] = [.job(id: verification.jobId, job), .verification(change)]
+            if let actor {
+                writes.append(
+                    .audit(
+                        AuditEntry(
+                            id: auditId, appId: verification.appId, at: now, actor: actor, action: "verification_requeued",
+                            appUserId: verification.appUserId, reason: "", subject: verification.id)))
+            }
+            return QueuedDecision(writes: writes, result: .requeued)
         }
     }
 }

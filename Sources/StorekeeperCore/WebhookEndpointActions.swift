@@ -95,6 +95,13 @@ public struct WebhookEndpointActions: Sendable {
         public var attempts: [DeliveryAttempt]
     }
 
+    /// Of an endpoint's latest `limit` deliveries, how many ended (delivered or dead) and how
+    /// many of those were delivered: its success rate as an operator reads it.
+    public func outcomes(endpointId: String, limit: Int) async throws -> (delivered: Int, ended: Int) {
+        let recent = try await store.deliveries(endpointId: endpointId, state: nil, limit: limit)
+        return (recent.count { $0.state == .delivered }, recent.count { $0.state != .pending })
+    }
+
     /// Newest first; only `state` when given.
     public func deliveries(endpointId: String, state: WebhookDelivery.State?, limit: Int) async throws -> [DeliveryHistory] {
         var histories: [DeliveryHistory] = []

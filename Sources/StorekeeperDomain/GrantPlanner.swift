@@ -98,7 +98,8 @@ public struct GrantPlan: Sendable {
     public var revokedTransactions: [TransactionRecord] = []
     /// Refunds reversed: cancellation cleared, `reinstatedAt` set.
     public var reinstatedTransactions: [TransactionRecord] = []
-    /// Known transactions that learn their `appTransactionId` (set once, never changed).
+    /// Known transactions that learn their `appTransactionId` or `appAccountToken` (each set
+    /// once, never changed).
     public var annotatedTransactions: [TransactionRecord] = []
     public var bindings: [OwnershipBinding] = []
     public var transfers: [OwnershipTransfer] = []
@@ -146,9 +147,12 @@ public enum GrantPlanner {
             if type == .autoRenewable { grantedAutoRenewable[tx.originalTransactionId, default: []].append(tx) }
 
             if let existing = context.existingTransactions[tx.transactionId] {
-                if existing.appTransactionId == nil, let appTransactionId = tx.appTransactionId {
+                if (existing.appTransactionId == nil && tx.appTransactionId != nil)
+                    || (existing.appAccountToken == nil && tx.appAccountToken != nil)
+                {
                     var annotated = existing
-                    annotated.appTransactionId = appTransactionId
+                    annotated.appTransactionId = existing.appTransactionId ?? tx.appTransactionId
+                    annotated.appAccountToken = existing.appAccountToken ?? tx.appAccountToken
                     plan.annotatedTransactions.append(annotated)
                 }
                 let evidenceAt = context.evidenceSignedAt ?? context.now
@@ -194,6 +198,7 @@ public enum GrantPlanner {
                 ownershipType: tx.ownershipType, verificationId: context.verificationId)
             if context.reversesRefunds, tx.cancellationDate == nil { record.reinstatedAt = context.evidenceSignedAt ?? context.now }
             record.appTransactionId = tx.appTransactionId
+            record.appAccountToken = tx.appAccountToken
             record.revocationType = tx.revocationType
             record.revocationPercentage = tx.revocationPercentage
             record.billingPlanType = tx.billingPlanType

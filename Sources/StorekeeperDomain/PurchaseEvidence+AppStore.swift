@@ -87,6 +87,7 @@ extension PurchaseEvidence {
                 ownershipType: transaction.inAppOwnershipType?.rawValue ?? OwnershipType.purchased.rawValue,
                 currentAt: source == .serverAPI ? transaction.signedDate?.date : nil)
             purchase.appTransactionId = transaction.appTransactionId.flatMap { $0.isEmpty ? nil : $0 }
+            purchase.appAccountToken = transaction.appAccountToken.flatMap { $0.isEmpty ? nil : $0.lowercased() }
             if purchase.cancellationDate != nil {
                 purchase.revocationType = transaction.revocationType
                 purchase.revocationPercentage = transaction.revocationPercentage.map { min(max($0, 0), 100_000) }

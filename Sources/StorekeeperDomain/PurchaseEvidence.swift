@@ -33,6 +33,9 @@ public struct PurchaseEvidence: Sendable, Hashable {
         /// The customer's app transaction id (StoreKit 2 payloads since 2025; receipts have none):
         /// one per Apple account and app, present even before any purchase.
         public var appTransactionId: String?
+        /// The `appAccountToken` the app set on the purchase (lower-cased), so support can find
+        /// the customer a token names.
+        public var appAccountToken: String?
         /// Apple's `revocationType` (`REFUND_FULL`, `REFUND_PRORATED`, `FAMILY_REVOKE`) and the
         /// share refunded in milliunits of a percent (100000 = all), when `cancellationDate` is set.
         public var revocationType: String?

@@ -25,6 +25,9 @@ public struct TransactionRecord: Codable, Hashable, Sendable {
     /// The customer's app transaction id, when a StoreKit 2 payload named it; a transaction
     /// first seen in a receipt gets it when a signed copy arrives.
     public var appTransactionId: String? = nil
+    /// The `appAccountToken` Apple's signed copy carries (lower-cased): support finds a
+    /// customer by it. Learned like `appTransactionId`.
+    public var appAccountToken: String? = nil
     /// Apple's kind of refund or revocation and the share refunded (milliunits of a percent),
     /// while `cancellationDate` is set; a prorated refund is a partial refund in the ledger.
     public var revocationType: String? = nil

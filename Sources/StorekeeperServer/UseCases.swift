@@ -19,6 +19,7 @@ struct UseCases: Sendable {
     let promotionalGrants: ManagePromotionalGrants
     let offerings: ManageOfferings
     let customers: ManageCustomers
+    let findCustomers: FindCustomers
     let identity: ManageIdentity
     let importCustomers: ImportCustomers
     let eventFeed: ReadEventFeed
@@ -40,6 +41,7 @@ struct UseCases: Sendable {
         promotionalGrants = ManagePromotionalGrants(store: store)
         offerings = ManageOfferings(store: store)
         customers = ManageCustomers(store: store)
+        findCustomers = FindCustomers(store: store)
         identity = ManageIdentity(store: store)
         importCustomers = ImportCustomers(store: store)
         eventFeed = ReadEventFeed(store: store)

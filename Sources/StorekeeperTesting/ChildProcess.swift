@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -7,7 +7,7 @@ import Glibc
 /// A real `storekeeper` process (`serve` or `worker`), killable with SIGKILL. Its output goes
 /// to a log file that it appends to across restarts, read to learn when it is ready.
 public final class ChildProcess {
-    public let process = Process()
+    public let process: SpawnedProcess
     public let logPath: String
     /// The HTTP address, for processes that serve HTTP.
     public private(set) var baseURL = ""
@@ -17,14 +17,8 @@ public final class ChildProcess {
     public init(binary: String, arguments: [String], logPath: String, readyMarker: String) async throws {
         self.logPath = logPath
         if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        log.seekToEndOfFile()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        process.standardOutput = log
-        process.standardError = log
         let before = (try? String(contentsOfFile: logPath, encoding: .utf8))?.count ?? 0
-        try process.run()
+        process = try SpawnedProcess(executable: binary, arguments: arguments, standardOutput: .file(logPath), standardError: .file(logPath))
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             let text = String((try? String(contentsOfFile: logPath, encoding: .utf8))?.dropFirst(before) ?? "")
@@ -62,15 +56,14 @@ public final class ChildProcess {
     }
 
     public func killNine() {
-        kill(process.processIdentifier, SIGKILL)
+        process.send(SIGKILL)
         process.waitUntilExit()
     }
 
     public func terminate() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        guard process.isRunning else { return }
+        process.send(SIGTERM)
+        process.waitUntilExit()
     }
 }
 

@@ -85,6 +85,15 @@ public final class LocalStack: Sendable {
         return dir.appendingPathComponent("storekeeper.sqlite").path
     }
 
+    /// Removes the directory `temporaryDatabasePath()` made for `path`, and nothing else.
+    public static func removeTemporaryDatabase(_ path: String) {
+        let dir = URL(fileURLWithPath: path).deletingLastPathComponent()
+        guard dir.lastPathComponent.hasPrefix("storekeeper-"),
+            dir.deletingLastPathComponent().standardizedFileURL.path == FileManager.default.temporaryDirectory.standardizedFileURL.path
+        else { return }
+        try? FileManager.default.removeItem(at: dir)
+    }
+
     /// Starts the simulator, then (unless `startServer` is false) the server pointed at it.
     public static func start(
         configuration base: StorekeeperConfiguration? = nil, simulator simulatorConfiguration: SimulatorConfiguration? = nil,

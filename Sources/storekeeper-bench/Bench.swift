@@ -208,19 +208,15 @@ extension Bench {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let configPath = directory.appendingPathComponent("config.json").path
             try JSONEncoder().encode(stack.configuration).write(to: URL(fileURLWithPath: configPath))
-            var workers: [Process] = []
+            var workers: [SpawnedProcess] = []
             for index in 0..<workerProcesses {
                 let logPath = directory.appendingPathComponent("worker-\(index).log").path
-                _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-                let process = Process()
                 // `storekeeper worker`, from the directory this benchmark binary was built into.
-                process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-                    .appendingPathComponent("storekeeper")
-                process.arguments = ["worker", "--config", configPath, "--log-level", "info"]
-                let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-                process.standardOutput = log
-                process.standardError = log
-                try process.run()
+                let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+                    .appendingPathComponent("storekeeper").path
+                let process = try SpawnedProcess(
+                    executable: binary, arguments: ["worker", "--config", configPath, "--log-level", "info"],
+                    standardOutput: .file(logPath), standardError: .file(logPath))
                 workers.append(process)
                 while !((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "").contains("worker ready") {
                     guard process.isRunning else { throw ValidationError("worker \(index) exited; see \(logPath)") }
@@ -232,7 +228,7 @@ extension Bench {
             let counts = try await waitUntilFinal(stack.store, total: purchases.count, since: started)
             let elapsed = started.duration(to: .now)
             for process in workers {
-                process.terminate()
+                process.send(SIGTERM)
                 process.waitUntilExit()
             }
             let granted = try await stack.store.countTransactions(appId: app.id)

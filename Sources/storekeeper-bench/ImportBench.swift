@@ -148,16 +148,14 @@ extension Bench {
 
         /// `storekeeper import FILE` against `url`; its progress goes to this standard error.
         func command(_ binary: String, _ file: URL, url: String, stack: LocalStack, extra: [String] = []) async throws -> Int32 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = ["import", file.path, "--app", "demo", "--url", url, "--timeout", "7200"] + extra
-            process.environment = ProcessInfo.processInfo.environment.merging(["STOREKEEPER_ADMIN_KEY": stack.configuration.adminKey]) { $1 }
-            return await withCheckedContinuation { continuation in
-                process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-                do { try process.run() } catch {
-                    process.terminationHandler = nil
-                    continuation.resume(returning: -1)
-                }
+            let process = try SpawnedProcess(
+                executable: binary, arguments: ["import", file.path, "--app", "demo", "--url", url, "--timeout", "7200"] + extra,
+                environment: ProcessInfo.processInfo.environment.merging(["STOREKEEPER_ADMIN_KEY": stack.configuration.adminKey]) { $1 })
+            return
+                switch await process.exit()
+            {
+            case .exited(let code): code
+            case .signalled: -1
             }
         }
 

@@ -283,6 +283,50 @@ struct StorageConformanceTests {
         #expect(try await store.transactions(appId: "app", appUserId: "alice").map(\.appTransactionId) == ["7001", "7001"])
     }
 
+    @Test(
+        "customer search: by transaction id, original transaction id, appAccountToken (learnt once) and e-mail, exactly; a customer's verifications newest first",
+        arguments: StoreFactory.all)
+    func customerSearch(factory: StoreFactory) async throws {
+        let store = try await make(factory)
+        func purchase(_ id: String, original: String, token: String?) -> PurchaseEvidence.Purchase {
+            var purchase = PurchaseEvidence.Purchase(transactionId: id, originalTransactionId: original, productId: "coins", purchaseDate: t0)
+            purchase.appAccountToken = token
+            return purchase
+        }
+        let token = "5f0c2b9e-7d6a-8c1e-9b2a-0d4e6f8a1c3b"
+        try await grantSigned(store, [purchase("10", original: "10", token: nil), purchase("11", original: "10", token: token)], tag: "s1")
+        try await grantSigned(store, [purchase("20", original: "20", token: nil)], user: "bob", tag: "s2")
+        // "20" learns its token from a later signed copy; a copy naming another changes nothing.
+        try await grantSigned(store, [purchase("20", original: "20", token: "aaaaaaaa-0000-8000-8000-000000000001")], user: "bob", tag: "s3")
+        try await grantSigned(store, [purchase("20", original: "20", token: "bbbbbbbb-0000-8000-8000-000000000002")], user: "bob", tag: "s4")
+        _ = try await store.updateAttributes(appId: "app", appUserId: "carol", now: t0) { _ in
+            .success(SubscriberAttributes(email: " Carol.Smith@Example.COM"))
+        }
+        func search(_ text: String, app: String = "app") async throws -> [String] {
+            try await store.customerMatches(appId: app, text: text, limit: 10).map { "\($0.appUserId) \($0.field.rawValue)" }
+        }
+        #expect(try await search("11") == ["alice transactionId"])
+        #expect(try await search("10") == ["alice originalTransactionId", "alice transactionId"])
+        #expect(try await search(token.uppercased()) == ["alice appAccountToken"])
+        #expect(try await search("aaaaaaaa-0000-8000-8000-000000000001") == ["bob appAccountToken"])
+        #expect(try await search("bbbbbbbb-0000-8000-8000-000000000002").isEmpty)
+        #expect(try await search("carol.smith@example.com") == ["carol email"])
+        for miss in ["carol.smith@example.co", "1", "%", "carol%"] { #expect(try await search(miss).isEmpty, "\(miss)") }
+        #expect(try await search("11", app: "other").isEmpty)
+        #expect(try await store.customerMatches(appId: "app", text: "10", limit: 1).count == 1)
+        // An e-mail removed is found no more.
+        _ = try await store.updateAttributes(appId: "app", appUserId: "carol", now: t0) { _ in
+            .success(SubscriberAttributes(email: "c@example.com", displayName: "C"))
+        }
+        #expect(try await search("carol.smith@example.com").isEmpty)
+        #expect(try await search("C@EXAMPLE.COM") == ["carol email"])
+        let bobs = try await store.verifications(appId: "app", appUserId: "bob", limit: 10)
+        #expect(bobs.count == 3 && Set(bobs.map(\.appUserId)) == ["bob"])
+        #expect(try await store.verifications(appId: "app", appUserId: "bob", limit: 2).map(\.id) == Array(bobs.map(\.id).prefix(2)))
+        #expect(try await store.verifications(appId: "other", appUserId: "bob", limit: 10).isEmpty)
+        #expect(bobs.map(\.createdAt) == bobs.map(\.createdAt).sorted(by: >))
+    }
+
     @Test("a prorated refund and a commitment plan: stored, read back, the ledger refunds the share", arguments: StoreFactory.all)
     func proratedRefundAndCommitment(factory: StoreFactory) async throws {
         let store = try await make(factory)
@@ -554,6 +598,12 @@ struct StorageConformanceTests {
         ] {
             #expect(held[table] != nil, "\(table) held the id before: \(held)")
         }
+        // The customer's audit entries, newest first, and no one else's.
+        let own = try await store.auditEntries(appId: "app", appUserId: user, limit: 10).map(\.entry.action)
+        #expect(own == ["offering_override_set", "promotional_grant"], "\(own)")
+        #expect(try await store.auditEntries(appId: "app", appUserId: user, limit: 1).map(\.entry.action) == ["offering_override_set"])
+        #expect(try await store.auditEntries(appId: "app", appUserId: "bob", limit: 10).isEmpty)
+        #expect(try await store.auditEntries(appId: "other", appUserId: user, limit: 10).isEmpty)
         let range = LedgerQuery(appId: "app", environment: "sandbox", from: t0.addingTimeInterval(-86_400), to: t0.addingTimeInterval(86_400))
         let ledgerBefore = try await store.ledger(range)
         let bobBefore = try await store.transactions(appId: "app", appUserId: "bob")
@@ -578,6 +628,10 @@ struct StorageConformanceTests {
         // The deletion is audited under the tombstone; a second one finds nothing.
         let log = try await store.auditEntries(appId: "app", after: 0, limit: 50).map(\.entry)
         #expect(log.last?.action == "customer_deleted" && log.last?.appUserId == deletion.tombstone && log.last?.actor == "dpo@example.com")
+        #expect(try await store.auditEntries(appId: "app", appUserId: user, limit: 10).isEmpty)
+        #expect(
+            try await store.auditEntries(appId: "app", appUserId: deletion.tombstone, limit: 10).map(\.entry.action)
+                == ["customer_deleted", "offering_override_set", "promotional_grant"])
         #expect(try await manage.delete(appId: "app", appUserId: user, actor: AuditActor(name: "dpo", reason: ""), now: t0) == nil)
     }
 

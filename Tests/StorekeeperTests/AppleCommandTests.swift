@@ -26,19 +26,15 @@ struct AppleCommandTests {
         let err = directory.appendingPathComponent("err")
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
         _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [command] + arguments
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("STOREKEEPER_") }.merging(environment) { $1 }
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        let status: Int32 = await withCheckedContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch {
-                process.terminationHandler = nil
-                continuation.resume(returning: -1)
+        let process = try SpawnedProcess(
+            executable: binary, arguments: [command] + arguments,
+            environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("STOREKEEPER_") }.merging(environment) { $1 },
+            standardOutput: .file(out.path), standardError: .file(err.path))
+        let status: Int32 =
+            switch await process.exit() {
+            case .exited(let code): code
+            case .signalled: -1
             }
-        }
         return Run(
             status: status, output: try String(contentsOf: out, encoding: .utf8), errors: try String(contentsOf: err, encoding: .utf8))
     }

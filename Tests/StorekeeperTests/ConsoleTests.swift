@@ -162,6 +162,14 @@ struct ConsoleTests {
             #expect(try await stack.api.waitForFinal(id)["state"] as? String == "verified")
             let after = try await admin.get(try #require(retried.headers["location"]))
             #expect(after.text.contains("was requeued") && after.text.contains(id))
+            // In the audit log, in the operator's name; the refused attempts are not.
+            let audit = try await stack.api.http.send(
+                .GET, "/v1/admin/apps/demo/audit", headers: ["Authorization": "Bearer \(stack.api.adminKey)"])
+            let requeues = (audit.json["entries"] as? [[String: Any]] ?? []).compactMap { $0["entry"] as? [String: Any] }
+                .filter { $0["action"] as? String == "verification_requeued" }
+            #expect(requeues.count == 1, "\(audit.text)")
+            #expect(requeues.first?["actor"] as? String == "console:admin key" && requeues.first?["subject"] as? String == id)
+            #expect(requeues.first?["appUserId"] as? String == "stuck")
         }
     }
 
@@ -199,6 +207,91 @@ struct ConsoleTests {
             #expect(try await admin.get("/console/apps/demo?interval=hour").status == 400)
             #expect(try await admin.get("/console/apps/nope").status == 404)
         }
+    }
+
+    @Test(
+        "search finds a customer by transaction id, appAccountToken and e-mail, and no one by a prefix; the customer's page lists their verifications and events"
+    )
+    func searchAndHistory() async throws {
+        try await Self.withConsole { stack, browser in
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let token = AppAccountToken.derive(appUserId: "erin")
+            let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly", appAccountToken: token)
+            #expect(try await stack.api.postSignedTransaction(appUserId: "erin", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+            let attributes = try await stack.api.http.send(
+                .PATCH, "/v1/subscribers/erin/attributes", headers: ["Authorization": "Bearer \(stack.api.apiKey)"],
+                body: Data(#"{"email":"Erin.Example@Example.com"}"#.utf8))
+            #expect(attributes.status == 200, "\(attributes.text)")
+            let admin = browser()
+            #expect(try await admin.signIn(account: "", password: stack.api.adminKey).status == 303)
+            for (query, how) in [
+                // A first purchase: its transaction id is its original transaction id, the first named.
+                (bought.transactionId, "holds that transaction"),
+                (token.uppercased(), "bought with that appAccountToken"), ("erin.example@example.com", "by e-mail"), ("erin", "by app user id"),
+            ] {
+                let encoded = try #require(query.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+                let page = try await admin.get("/console/apps/demo/customers?q=\(encoded)")
+                #expect(page.text.contains("href=\"/console/apps/demo/customers/erin\">erin</a> \(how)"), "\(query): \(page.text)")
+            }
+            for query in [String(bought.transactionId.dropLast()), "erin.example", "%", String(repeating: "x", count: 600)] {
+                let encoded = try #require(query.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+                #expect(try await admin.get("/console/apps/demo/customers?q=\(encoded)").text.contains("id=\"no-results\""), "\(query)")
+            }
+            let page = try await admin.get("/console/apps/demo/customers/erin")
+            #expect(page.text.contains("<table id=\"customer-verifications\">") && page.text.contains("<td class=\"state\">verified</td>"))
+            #expect(page.text.contains("<table id=\"customer-events\">") && page.text.contains("<td>initial_purchase</td>"))
+            // The re-verify button posts to the verifications' retry, which needs the session's token.
+            #expect(page.text.contains("class=\"retry\">Retry</button>"))
+        }
+    }
+
+    @Test("webhooks: a dead letter listed with its last answer; replay refused without the token and to a read-only operator, done by an admin")
+    func deadLettersAndReplay() async throws {
+        let receiver = try await WebhookReceiver.start()
+        receiver.behave(.gone)
+        do {
+            try await Self.withConsole { stack, browser in
+                let adminHeaders = ["Authorization": "Bearer \(stack.api.adminKey)"]
+                let created = try await stack.api.http.send(
+                    .POST, "/v1/admin/apps/demo/webhooks", headers: adminHeaders, body: Data(#"{"url":"\#(receiver.url)"}"#.utf8))
+                let endpointId = try #require((created.json["endpoint"] as? [String: Any])?["id"] as? String, "\(created.text)")
+                let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+                let bought = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+                #expect(try await stack.api.postReceipt(appUserId: "dana", receipt: bought.receipt, wait: 30).status == 200)
+                let deadPath = "/v1/admin/apps/demo/webhooks/\(endpointId)/deliveries?state=dead"
+                #expect(
+                    try await eventually {
+                        (try await stack.api.http.send(.GET, deadPath, headers: adminHeaders).json["deliveries"] as? [Any])?.count == 1
+                    })
+
+                let reader = browser()
+                #expect(try await reader.signIn(account: "reader", password: Self.readerPassword).status == 303)
+                let readerPage = try await reader.get("/console/apps/demo/webhooks")
+                #expect(readerPage.text.contains("id=\"dead-\(endpointId)\"") && readerPage.text.contains("HTTP 410"))
+                #expect(!readerPage.text.contains("class=\"replay\""), "a read-only operator sees no action")
+                let replayPath = "/console/apps/demo/webhooks/\(endpointId)/replay"
+                #expect(try await reader.post(replayPath, ["csrf": Browser.csrf(readerPage) ?? ""]).status == 403)
+
+                let admin = browser()
+                #expect(try await admin.signIn(account: "", password: stack.api.adminKey).status == 303)
+                let page = try await admin.get("/console/apps/demo/webhooks")
+                #expect(page.text.contains("class=\"replay\"") && page.text.contains("<td class=\"success-rate\">0% of 1</td>"))
+                #expect(try await admin.post(replayPath, [:]).status == 403)
+                #expect((try await stack.api.http.send(.GET, deadPath, headers: adminHeaders).json["deliveries"] as? [Any])?.count == 1)
+                // Another app's path names no endpoint of this app: nothing replayed.
+                let foreign = try await admin.post("/console/apps/other/webhooks/\(endpointId)/replay", ["csrf": Browser.csrf(page) ?? ""])
+                #expect(foreign.status == 404 || foreign.headers["location"]?.contains("Replayed%200") == true)
+                let replayed = try await admin.post(replayPath, ["csrf": Browser.csrf(page) ?? ""])
+                #expect(replayed.status == 303)
+                let after = try await admin.get(try #require(replayed.headers["location"]))
+                #expect(after.text.contains("Replayed 1 dead delivery"), "\(after.text)")
+                #expect((try await stack.api.http.send(.GET, deadPath, headers: adminHeaders).json["deliveries"] as? [Any])?.isEmpty == true)
+            }
+        } catch {
+            await receiver.stop()
+            throw error
+        }
+        await receiver.stop()
     }
 
     @Test("catalog and ledger: rows shown, both downloads equal to the API's; Apple health and the queue; webhooks without their secrets")
@@ -281,6 +374,14 @@ struct ConsoleTests {
             #expect(try await admin.get(try #require(revoked.headers["location"])).text.contains("Revoked grant"))
             let gone = try await stack.api.http.send(.GET, "/v1/subscribers/alice", headers: ["Authorization": "Bearer \(stack.api.apiKey)"])
             #expect(((gone.json["entitlements"] as? [String: Any])?["pro"] as? [String: Any])?["isActive"] as? Bool != true)
+            // Both on alice's page, newest first, in the operator's name; not on another customer's.
+            let alicePage = try await admin.get("/console/apps/demo/customers/alice")
+            let table = String(alicePage.text.split(separator: "<table id=\"customer-audit\">").last ?? "")
+            let revokedAt = try #require(table.range(of: "promotional_grant_revoked"))
+            let grantedAt = try #require(table.range(of: "<td>promotional_grant</td>"))
+            #expect(revokedAt.lowerBound < grantedAt.lowerBound && table.contains("granted by mistake") && table.contains("console:admin key"))
+            let other = try await admin.get("/console/apps/demo/customers/nobody-else")
+            #expect(!(other.text.split(separator: "<table id=\"customer-audit\">").last ?? "").contains("promotional_grant"))
         }
     }
 }

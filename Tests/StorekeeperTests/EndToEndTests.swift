@@ -15,7 +15,9 @@ func withStack<T>(
     configureSimulator: (inout SimulatorConfiguration) -> Void = { _ in }, throughGateway: Bool = false,
     _ body: (LocalStack) async throws -> T
 ) async throws -> T {
-    var configuration = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath())
+    let databasePath = LocalStack.temporaryDatabasePath()
+    defer { LocalStack.removeTemporaryDatabase(databasePath) }
+    var configuration = LocalStack.testConfiguration(databasePath: databasePath)
     configure(&configuration)
     var simulator = LocalStack.simulatorConfiguration(for: configuration, secondsPerMonth: secondsPerMonth)
     configureSimulator(&simulator)

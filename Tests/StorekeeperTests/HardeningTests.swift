@@ -186,11 +186,9 @@ struct FaultRuleTests {
         elsewhere.host = "another-host"
         elsewhere.pid = 999_999
         #expect(!elsewhere.isCertainlyGone(seenFrom: me))
-        let finished = Process()
-        finished.executableURL = URL(fileURLWithPath: "/bin/true")
-        try finished.run()
+        let finished = try SpawnedProcess(executable: "/bin/true", arguments: [])
         finished.waitUntilExit()
-        let dead = ProcessIdentity(host: me.host, pid: finished.processIdentifier, startTicks: 12345)
+        let dead = ProcessIdentity(host: me.host, pid: finished.pid, startTicks: 12345)
         #expect(dead.isCertainlyGone(seenFrom: me))
     }
 

@@ -79,18 +79,23 @@ final class RawConnection {
     deinit { close(fd) }
 }
 
-/// Runs `storekeeper` to its end and returns its exit status and output.
-func runToExit(_ binary: String, _ arguments: [String]) throws -> (status: Int32, reason: Process.TerminationReason, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: binary)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, process.terminationReason, String(decoding: data, as: UTF8.self))
+/// How a process run to its end ended: on its own, or killed by a signal (a crash).
+enum ExitReason {
+    case exit, uncaughtSignal
+}
+
+/// Runs `storekeeper` to its end and returns its exit status (or signal) and output.
+func runToExit(_ binary: String, _ arguments: [String]) throws -> (status: Int32, reason: ExitReason, output: String) {
+    let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-run-\(UUID().uuidString).log").path
+    defer { try? FileManager.default.removeItem(atPath: outputPath) }
+    let process = try SpawnedProcess(
+        executable: binary, arguments: arguments, standardOutput: .file(outputPath), standardError: .file(outputPath))
+    let ended = process.waitUntilExit()
+    let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    switch ended {
+    case .exited(let status): return (status, .exit, output)
+    case .signalled(let signal): return (signal, .uncaughtSignal, output)
+    }
 }
 
 /// A temporary directory with a configuration file for a child `storekeeper serve`.
@@ -284,13 +289,13 @@ struct ProcessHardeningTests {
         let run = try await HungAppleRun(name: "sigterm") { $0.shutdownGraceSeconds = 1 }
         defer { run.finish() }
         let ids = try await run.postWhileAppleHangs(count: 3)
-        kill(run.server.process.processIdentifier, SIGTERM)
+        run.server.process.send(SIGTERM)
         // Apple would hold these calls for ten minutes; a generous deadline still proves the bound.
         _ = try await eventually(timeout: 120) { !run.server.process.isRunning }
         #expect(!run.server.process.isRunning, "still running after SIGTERM")
         if run.server.process.isRunning { run.server.killNine() }
         #expect(
-            run.server.process.terminationReason == .exit && run.server.process.terminationStatus == 0, "\(run.setup.log.suffix(2000))")
+            run.server.process.termination == .exited(0), "\(run.setup.log.suffix(2000))")
         for id in ids {
             let record = try #require(try await run.stack.store.verification(id: id))
             #expect(record.state == .retryScheduled && record.attempts == 0, "\(record)")

@@ -341,7 +341,7 @@ struct ScaleOutTests {
         try await expectBooksBalance(stack)
         // SIGTERM is a graceful shutdown: the worker stops leasing, finishes, and exits cleanly.
         successor.terminate()
-        #expect(successor.process.terminationReason == .exit && successor.process.terminationStatus == 0)
+        #expect(successor.process.termination == .exited(0))
         try await stack.stop()
     }
 

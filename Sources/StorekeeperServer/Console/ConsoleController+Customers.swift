@@ -91,12 +91,42 @@ extension ConsoleController {
         ]
     }
 
+    /// What happened to the customer: their verifications (newest first, with retry), the
+    /// events recorded for them (the first `historyLimit`, in order) and what operators did
+    /// (the audit log, newest first).
+    func customerHistory(appId: String, appUserId: String, session: ConsoleSession) async throws -> [String: Any] {
+        let csrf = signer.csrfToken(for: session.nonce)
+        let verifications = try await context.useCases.customers.verifications(
+            appId: appId, appUserId: appUserId, limit: Self.historyLimit)
+        let events = try await context.useCases.eventFeed.subscriberEvents(
+            appId: appId, appUserId: appUserId, afterSequence: 0, limit: Self.historyLimit)
+        let audit = try await context.useCases.promotionalGrants.audit(appId: appId, appUserId: appUserId, limit: Self.historyLimit)
+        return [
+            "verifications": verifications.map { verificationRow($0, session: session, csrf: csrf) },
+            "events": events.map { recorded -> [String: Any] in
+                let event = recorded.event
+                return [
+                    "sequence": event.sequence, "type": event.type.rawValue, "occurred": Self.instant(event.occurredAt),
+                    "product": event.productId ?? "—", "transaction": event.transactionId ?? "—",
+                    "source": event.source?.rawValue ?? "—",
+                ]
+            },
+            "audit": audit.map { recorded -> [String: Any] in
+                let entry = recorded.entry
+                return [
+                    "at": Self.instant(entry.at), "actor": entry.actor, "action": entry.action, "subject": entry.subject,
+                    "reason": entry.reason,
+                ]
+            },
+            "historyLimit": Self.historyLimit,
+        ]
+    }
+
+    /// Rows of each history table on a customer's page.
+    static let historyLimit = 200
+
     private func customerRedirect(_ app: String, _ user: String, _ notice: String) -> Response {
-        var headers = HTTPFields()
-        headers[.location] =
-            "/console/apps/\(Self.pathSegment(app))/customers/\(Self.pathSegment(user))?notice=\(Self.pathSegment(notice))"
-        headers[.cacheControl] = "no-store"
-        return Response(status: .seeOther, headers: headers)
+        redirect("/console/apps/\(Self.pathSegment(app))/customers/\(Self.pathSegment(user))?notice=\(Self.pathSegment(notice))")
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import JobQueue
+import Logging
 import NIOCore
 import Persistence
 import StorekeeperCore
@@ -26,9 +27,32 @@ extension ConsoleController {
             try await page(request) { session in try await healthPage(session) }
         }
         console.get("apps/:app/webhooks") { request, ctx in
-            try await page(request) { session in try await webhooksPage(ctx, session) }
+            try await page(request) { session in try await webhooksPage(request, ctx, session) }
+        }
+        // Dead letters back to the queue: one, or all of an endpoint's (admin, CSRF token).
+        console.post("apps/:app/webhooks/:endpoint/replay") { request, ctx in
+            try await acting(request, needsAdmin: true) { session, text in
+                let app = try context.app(id: try ctx.parameters.decoded("app"))
+                let endpointId = try ctx.parameters.decoded("endpoint")
+                let delivery = Self.decodeForm(ReplayForm.self, text)?.deliveryId.flatMap { $0.isEmpty ? nil : $0 }
+                var replayed = 0
+                if try await context.useCases.webhookEndpoints.endpoint(appId: app.id, id: endpointId) != nil {
+                    replayed = try await context.useCases.webhookEndpoints.replay(endpointId: endpointId, deliveryId: delivery, now: context.now())
+                }
+                if replayed > 0 { context.signal.wake() }
+                context.logger.notice(
+                    "console: webhook replay",
+                    metadata: ["account": "\(session.name)", "endpoint": "\(endpointId)", "replayed": "\(replayed)"])
+                let notice = "Replayed \(replayed) dead deliver\(replayed == 1 ? "y" : "ies") of endpoint \(endpointId)."
+                return redirect("/console/apps/\(Self.pathSegment(app.id))/webhooks?notice=\(Self.pathSegment(notice))")
+            }
         }
     }
+
+    /// Dead deliveries listed per endpoint on the webhooks page.
+    static let deadLettersShown = 50
+    /// Recent deliveries per endpoint the success rate is taken over.
+    static let recentDeliveries = 200
 
     private func ledgerPage(_ request: Request, _ ctx: StorekeeperRequestContext, _ session: ConsoleSession) async throws -> Response {
         let app = try context.app(id: try ctx.parameters.decoded("app"))
@@ -97,22 +121,48 @@ extension ConsoleController {
         return render("Apple health and the queue", "health", data, session: session)
     }
 
-    private func webhooksPage(_ ctx: StorekeeperRequestContext, _ session: ConsoleSession) async throws -> Response {
+    private func webhooksPage(_ request: Request, _ ctx: StorekeeperRequestContext, _ session: ConsoleSession) async throws -> Response {
         let app = try context.app(id: try ctx.parameters.decoded("app"))
-        let endpoints = try await context.useCases.webhookEndpoints.endpoints(appId: app.id)
+        let actions = context.useCases.webhookEndpoints
+        let endpoints = try await actions.endpoints(appId: app.id)
         let now = context.now()
         let counts = try await context.useCases.operations.counts(
             appIds: [app.id], flagBefore: now.addingTimeInterval(-context.configuration.flagAfterSeconds), now: now)
-        let data: [String: Any] = [
+        let csrf = signer.csrfToken(for: session.nonce)
+        let canAct = session.role == .admin
+        var rows: [[String: Any]] = []
+        for endpoint in endpoints {
+            // Of the latest deliveries that ended, the share delivered (none ended: no rate).
+            let (delivered, ended) = try await actions.outcomes(endpointId: endpoint.id, limit: Self.recentDeliveries)
+            let dead = try await actions.deliveries(endpointId: endpoint.id, state: .dead, limit: Self.deadLettersShown)
             // Never the signing secrets: the URL, the state, what it receives.
-            "endpoints": endpoints.map { endpoint -> [String: Any] in
-                [
-                    "id": endpoint.id, "url": endpoint.url, "state": endpoint.state.rawValue, "paused": endpoint.pausedReason ?? "—",
-                    "types": endpoint.eventTypes.isEmpty ? "every event" : endpoint.eventTypes.map(\.rawValue).joined(separator: ", "),
-                ]
-            },
+            rows.append([
+                "id": endpoint.id, "path": Self.pathSegment(endpoint.id), "url": endpoint.url, "state": endpoint.state.rawValue,
+                "paused": endpoint.pausedReason ?? "—",
+                "types": endpoint.eventTypes.isEmpty ? "every event" : endpoint.eventTypes.map(\.rawValue).joined(separator: ", "),
+                "successRate": ended == 0 ? "—" : "\(delivered * 100 / ended)% of \(ended)",
+                "dead": dead.map { history -> [String: Any] in
+                    let delivery = history.delivery
+                    let last = history.attempts.last
+                    return [
+                        "id": delivery.id, "event": delivery.eventId, "user": delivery.appUserId, "attempts": delivery.attempts,
+                        "last": last.map { $0.status.map { "HTTP \($0)" } ?? $0.error ?? "no answer" } ?? "—",
+                        "at": last.map { Self.instant($0.at) } ?? "—", "canAct": canAct, "csrf": csrf, "endpointPath": Self.pathSegment(endpoint.id),
+                    ]
+                },
+                "hasDead": !dead.isEmpty, "canAct": canAct && !dead.isEmpty, "csrf": csrf,
+            ])
+        }
+        let data: [String: Any] = [
+            "app": Self.pathSegment(app.id), "endpoints": rows,
             "deliveries": WebhookDelivery.State.allCases.map { ["state": $0.rawValue, "count": counts.deliveries[$0] ?? 0] },
         ]
-        return render("\(app.id): webhooks", "webhooks", data, session: session)
+        let notice = Self.formField("notice", in: request).map { String($0.prefix(300)) }
+        return render("\(app.id): webhooks", "webhooks", data, session: session, notice: notice)
     }
+}
+
+/// The form replaying dead deliveries: one (`deliveryId`), or every one of the endpoint's.
+struct ReplayForm: Decodable {
+    var deliveryId: String?
 }

@@ -73,9 +73,10 @@ struct ConsoleController {
         registerOperations(on: console)
         registerCustomerActions(on: console)
         console.post("verifications/:id/retry") { request, ctx in
-            try await acting(request, needsAdmin: true) { _, _ in
+            try await acting(request, needsAdmin: true) { session, _ in
                 let id = try ctx.parameters.decoded("id")
-                let outcome = try await context.useCases.requeueVerification(verificationId: id, now: context.now())
+                let outcome = try await context.useCases.requeueVerification(
+                    verificationId: id, actor: "console:\(session.name)", now: context.now())
                 if outcome == .requeued { context.signal.wake() }
                 let done: String =
                     switch outcome {
@@ -258,25 +259,24 @@ struct ConsoleController {
     private func customers(_ request: Request, _ ctx: StorekeeperRequestContext, _ session: ConsoleSession) async throws -> Response {
         let app = try context.app(id: try ctx.parameters.decoded("app"))
         let text = (Self.formField("q", in: request) ?? "").trimmingCharacters(in: .whitespaces)
-        var results: [[String: Any]] = []
-        if !text.isEmpty, text.utf8.count <= 512 {
-            let resolved = try await context.useCases.identity.resolve(appId: app.id, appUserId: text)
-            let view = try await context.useCases.readSubscriber(appId: app.id, appUserId: resolved, now: context.now())
-            if !view.history.isEmpty || view.attributes != nil || !view.entitlements.isEmpty {
-                results.append(result(app.id, resolved, how: resolved == text ? "app user id" : "alias \(text)"))
-            }
-            if let holders = try await context.useCases.purchases.holders(appId: app.id, appTransactionId: text) {
-                for user in holders.appUserIds where !results.contains(where: { $0["id"] as? String == user }) {
-                    results.append(result(app.id, user, how: "holds app transaction \(text)"))
-                }
-            }
+        let results = try await context.useCases.findCustomers.search(appId: app.id, text: text).map { found -> [String: Any] in
+            ["app": Self.pathSegment(app.id), "id": found.appUserId, "encoded": Self.pathSegment(found.appUserId), "how": Self.describe(found.via)]
         }
         let data: [String: Any] = ["query": text, "searched": !text.isEmpty, "found": !results.isEmpty, "results": results]
         return render("\(app.id): customers", "customers", data, session: session)
     }
 
-    private func result(_ app: String, _ id: String, how: String) -> [String: Any] {
-        ["app": Self.pathSegment(app), "id": id, "encoded": Self.pathSegment(id), "how": how]
+    /// How a search result was found, in words.
+    static func describe(_ via: FindCustomers.Via) -> String {
+        switch via {
+        case .appUserId: "by app user id"
+        case .alias: "by an alias (an anonymous id they had)"
+        case .appTransactionId: "holds a purchase of that Apple account (app transaction id)"
+        case .transactionId: "holds that transaction"
+        case .originalTransactionId: "holds that original transaction"
+        case .appAccountToken: "bought with that appAccountToken"
+        case .email: "by e-mail"
+        }
     }
 
     private func customer(_ request: Request, _ ctx: StorekeeperRequestContext, _ session: ConsoleSession) async throws -> Response {
@@ -310,6 +310,7 @@ struct ConsoleController {
             },
         ]
         data.merge(try await customerActions(appId: app.id, appUserId: id, session: session)) { _, new in new }
+        data.merge(try await customerHistory(appId: app.id, appUserId: id, session: session)) { _, new in new }
         // A notice from the action that sent the operator here, shown as text.
         let notice = Self.formField("notice", in: request).map { String($0.prefix(300)) }
         return render("\(app.id): customer", "customer", data, session: session, notice: notice)
@@ -331,15 +332,18 @@ struct ConsoleController {
             }
         let data: [String: Any] = [
             "states": VerificationState.allCases.map { ["value": $0.rawValue, "selected": $0 == state] },
-            "rows": records.map { record -> [String: Any] in
-                [
-                    "id": record.id, "user": record.appUserId, "state": record.state.rawValue, "attempts": record.attempts,
-                    "statuses": record.appleStatuses.map(String.init).joined(separator: " "), "reason": record.reason?.rawValue ?? "",
-                    "created": Self.instant(record.createdAt), "canRetry": session.role == .admin && record.state != .verifying, "csrf": csrf,
-                ]
-            },
+            "rows": records.map { verificationRow($0, session: session, csrf: csrf) },
         ]
         return render("Verifications", "verifications", data, session: session, notice: notice)
+    }
+
+    /// One verification as a table row, with a retry button for an admin.
+    func verificationRow(_ record: VerificationRecord, session: ConsoleSession, csrf: String) -> [String: Any] {
+        [
+            "id": record.id, "user": record.appUserId, "state": record.state.rawValue, "attempts": record.attempts,
+            "statuses": record.appleStatuses.map(String.init).joined(separator: " "), "reason": record.reason?.rawValue ?? "",
+            "created": Self.instant(record.createdAt), "canRetry": session.role == .admin && record.state != .verifying, "csrf": csrf,
+        ]
     }
 
     // MARK: - Rendering
@@ -369,7 +373,7 @@ struct ConsoleController {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
     }
 
-    private func redirect(_ location: String) -> Response {
+    func redirect(_ location: String) -> Response {
         var headers = HTTPFields()
         headers[.location] = location
         headers[.cacheControl] = "no-store"

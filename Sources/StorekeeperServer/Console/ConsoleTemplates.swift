@@ -14,7 +14,18 @@ enum ConsoleTemplates {
     static let all: [(String, String)] = [
         ("layout", layout), ("login", login), ("overview", overview), ("customers", customers), ("customer", customer),
         ("verifications", verifications), ("message", message), ("ledger", ledger), ("health", health), ("webhooks", webhooks),
+        ("verificationHead", verificationHead), ("verificationRow", verificationRow),
     ]
+
+    /// A verification's row, on the verifications page and a customer's (partials).
+    static let verificationHead = """
+        <thead><tr><th scope="col">Verification</th><th scope="col">App user</th><th scope="col">State</th><th scope="col">Attempts</th><th scope="col">Apple statuses</th><th scope="col">Reason</th><th scope="col">Created</th><th scope="col">Action</th></tr></thead>
+        """
+    static let verificationRow = """
+        <tr id="verification-{{id}}"><td>{{id}}</td><td>{{user}}</td><td class="state">{{state}}</td><td>{{attempts}}</td><td>{{statuses}}</td><td>{{reason}}</td><td>{{created}}</td>
+        <td>{{#canRetry}}<form method="post" action="/console/verifications/{{id}}/retry"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="retry">Retry</button></form>{{/canRetry}}</td></tr>
+
+        """
 
     static let layout = """
         <!doctype html>
@@ -114,7 +125,7 @@ enum ConsoleTemplates {
 
     static let customers = """
         <form method="get" role="search" aria-label="Customers">
-        <label for="q">App user id, alias or app transaction id</label>
+        <label for="q">App user id, alias, transaction id, original transaction id, app transaction id, appAccountToken or e-mail</label>
         <input id="q" name="q" value="{{query}}">
         <button type="submit" id="search">Search</button>
         </form>
@@ -169,6 +180,31 @@ enum ConsoleTemplates {
         {{/transactions}}</tbody>
         </table>
         </section>
+        <section aria-labelledby="ver-heading">
+        <h2 id="ver-heading">Verifications (newest {{historyLimit}})</h2>
+        <table id="customer-verifications">
+        {{> verificationHead}}
+        <tbody>
+        {{#verifications}}{{> verificationRow}}{{/verifications}}
+        </tbody>
+        </table>
+        </section>
+        <section aria-labelledby="events-heading">
+        <h2 id="events-heading">Events (first {{historyLimit}})</h2>
+        <table id="customer-events">
+        <thead><tr><th scope="col">#</th><th scope="col">Event</th><th scope="col">When</th><th scope="col">Product</th><th scope="col">Transaction</th><th scope="col">From</th></tr></thead>
+        <tbody>{{#events}}<tr><td>{{sequence}}</td><td>{{type}}</td><td>{{occurred}}</td><td>{{product}}</td><td>{{transaction}}</td><td>{{source}}</td></tr>
+        {{/events}}</tbody>
+        </table>
+        </section>
+        <section aria-labelledby="audit-heading">
+        <h2 id="audit-heading">Operators' actions (newest {{historyLimit}})</h2>
+        <table id="customer-audit">
+        <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">On</th><th scope="col">Why</th></tr></thead>
+        <tbody>{{#audit}}<tr><td>{{at}}</td><td>{{actor}}</td><td>{{action}}</td><td>{{subject}}</td><td>{{reason}}</td></tr>
+        {{/audit}}</tbody>
+        </table>
+        </section>
         """
 
     static let verifications = """
@@ -177,11 +213,9 @@ enum ConsoleTemplates {
         <button type="submit">Filter</button>
         </form>
         <table id="verifications">
-        <thead><tr><th scope="col">Verification</th><th scope="col">App user</th><th scope="col">State</th><th scope="col">Attempts</th><th scope="col">Apple statuses</th><th scope="col">Reason</th><th scope="col">Created</th><th scope="col">Action</th></tr></thead>
+        {{> verificationHead}}
         <tbody>
-        {{#rows}}<tr id="verification-{{id}}"><td>{{id}}</td><td>{{user}}</td><td class="state">{{state}}</td><td>{{attempts}}</td><td>{{statuses}}</td><td>{{reason}}</td><td>{{created}}</td>
-        <td>{{#canRetry}}<form method="post" action="/console/verifications/{{id}}/retry"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="retry">Retry</button></form>{{/canRetry}}</td></tr>
-        {{/rows}}
+        {{#rows}}{{> verificationRow}}{{/rows}}
         </tbody>
         </table>
         """
@@ -235,11 +269,23 @@ enum ConsoleTemplates {
 
     static let webhooks = """
         <table id="webhook-endpoints">
-        <thead><tr><th scope="col">Endpoint</th><th scope="col">URL</th><th scope="col">State</th><th scope="col">Why paused</th><th scope="col">Events</th></tr></thead>
-        <tbody>{{#endpoints}}<tr><td>{{id}}</td><td>{{url}}</td><td>{{state}}</td><td>{{paused}}</td><td>{{types}}</td></tr>
+        <thead><tr><th scope="col">Endpoint</th><th scope="col">URL</th><th scope="col">State</th><th scope="col">Why paused</th><th scope="col">Events</th><th scope="col">Delivered (latest 200 that ended)</th></tr></thead>
+        <tbody>{{#endpoints}}<tr><td>{{id}}</td><td>{{url}}</td><td>{{state}}</td><td>{{paused}}</td><td>{{types}}</td><td class="success-rate">{{successRate}}</td></tr>
         {{/endpoints}}</tbody>
         </table>
         {{^endpoints}}<p>No webhook endpoint.</p>{{/endpoints}}
+        {{#endpoints}}{{#hasDead}}
+        <section aria-label="Dead letters of {{id}}">
+        <h2>Dead letters of {{id}} (latest 50)</h2>
+        <table class="dead-letters" id="dead-{{id}}">
+        <thead><tr><th scope="col">Delivery</th><th scope="col">Event</th><th scope="col">App user</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">At</th><th scope="col">Action</th></tr></thead>
+        <tbody>{{#dead}}<tr><td>{{id}}</td><td>{{event}}</td><td>{{user}}</td><td>{{attempts}}</td><td>{{last}}</td><td>{{at}}</td>
+        <td>{{#canAct}}<form method="post" action="/console/apps/{{app}}/webhooks/{{endpointPath}}/replay"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="deliveryId" value="{{id}}"><button type="submit" class="replay">Replay</button></form>{{/canAct}}</td></tr>
+        {{/dead}}</tbody>
+        </table>
+        {{#canAct}}<form method="post" action="/console/apps/{{app}}/webhooks/{{path}}/replay"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="replay-all">Replay every dead delivery of {{id}}</button></form>{{/canAct}}
+        </section>
+        {{/hasDead}}{{/endpoints}}
         <dl class="figures">{{#deliveries}}<div><dt>Deliveries {{state}} (every app)</dt><dd data-delivery-state="{{state}}">{{count}}</dd></div>{{/deliveries}}</dl>
         """
 

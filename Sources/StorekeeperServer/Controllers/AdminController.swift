@@ -51,7 +51,7 @@ struct AdminController {
         admin.post("verifications/:id/retry") { request, ctx in
             try context.authenticateAdmin(request)
             let id = try ctx.parameters.decoded("id")
-            switch try await context.useCases.requeueVerification(verificationId: id, now: context.now()) {
+            switch try await context.useCases.requeueVerification(verificationId: id, actor: "admin", now: context.now()) {
             case .requeued: break
             case .notFound: throw StorekeeperError(.notFound, "no verification '\(id)'")
             case .busy: throw StorekeeperError(.verificationBusy, "verification '\(id)' is being verified right now")
