@@ -117,12 +117,16 @@ public protocol WebhookStore: Sendable {
     /// Newest first; only `state` when given.
     func deliveries(endpointId: String, state: WebhookDelivery.State?, limit: Int) async throws -> [WebhookDelivery]
     func attempts(deliveryId: String) async throws -> [DeliveryAttempt]
+    /// One subscriber's deliveries to the endpoint, the latest event first (`webhook_deliveries_order`).
+    func deliveries(endpointId: String, appUserId: String, limit: Int) async throws -> [WebhookDelivery]
     /// Deliveries of the endpoint in `replay.from` (only `deliveryId` when given) move to
-    /// `replay.to`, due at `now`, each with a new job in `replay.jobState`. Returns how many.
-    func replayDeliveries(endpointId: String, deliveryId: String?, replay: DeliveryReplay, now: Date) async throws -> Int
+    /// `replay.to`, due at `now`, each with a new job in `replay.jobState`, and `audit` is recorded
+    /// when any did, in one transaction. Returns how many.
+    func replayDeliveries(endpointId: String, deliveryId: String?, replay: DeliveryReplay, audit: AuditEntry?, now: Date) async throws -> Int
     /// Marks one dead delivery skipped (`DeliveryWork.skippedMarker`) so its subscriber's later
-    /// events go on without it. False when the endpoint has no such dead delivery.
-    func skipDeadDelivery(endpointId: String, deliveryId: String, now: Date) async throws -> Bool
+    /// events go on without it, with `audit`, in one transaction. False when the endpoint has no
+    /// such dead delivery (nothing written).
+    func skipDeadDelivery(endpointId: String, deliveryId: String, audit: AuditEntry?, now: Date) async throws -> Bool
     /// What each of these delivery jobs has to send, read together (one read for a batch of
     /// leases); a job whose delivery, event or notification is gone is absent.
     func deliveriesForJobs(jobIds: [String]) async throws -> [String: DeliveryWork]

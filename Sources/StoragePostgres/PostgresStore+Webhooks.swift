@@ -74,6 +74,17 @@ extension PostgresStore: WebhookStore {
         }
     }
 
+    public func deliveries(endpointId: String, appUserId: String, limit: Int) async throws -> [WebhookDelivery] {
+        try await read { connection in
+            try await connection.rows(
+                """
+                SELECT * FROM webhook_deliveries WHERE endpoint_id = \(endpointId) AND app_user_id = \(appUserId)
+                ORDER BY sequence DESC, id DESC LIMIT \(limit)
+                """, logger: self.logger
+            ).map(Self.delivery(from:))
+        }
+    }
+
     public func attempts(deliveryId: String) async throws -> [DeliveryAttempt] {
         try await read { connection in
             try await connection.rows(
@@ -88,7 +99,9 @@ extension PostgresStore: WebhookStore {
         }
     }
 
-    public func replayDeliveries(endpointId: String, deliveryId: String?, replay: DeliveryReplay, now: Date) async throws -> Int {
+    public func replayDeliveries(
+        endpointId: String, deliveryId: String?, replay: DeliveryReplay, audit: AuditEntry?, now: Date
+    ) async throws -> Int {
         let nowMs = StoredTime.ms(now)
         return try await transaction { connection in
             let ids = try await connection.rows(
@@ -111,12 +124,15 @@ extension PostgresStore: WebhookStore {
                     """, logger: self.logger)
                 guard moved == 1 else { throw StorageConflict("delivery \(id) is no longer \(replay.from)") }
             }
-            if !ids.isEmpty { try await self.wakePending(connection, endpointId: endpointId, nowMs: nowMs) }
+            if !ids.isEmpty {
+                try await self.wakePending(connection, endpointId: endpointId, nowMs: nowMs)
+                if let audit { try await Self.recordAudit(connection, audit, logger: self.logger) }
+            }
             return ids.count
         }
     }
 
-    public func skipDeadDelivery(endpointId: String, deliveryId: String, now: Date) async throws -> Bool {
+    public func skipDeadDelivery(endpointId: String, deliveryId: String, audit: AuditEntry?, now: Date) async throws -> Bool {
         let nowMs = StoredTime.ms(now)
         return try await transaction { connection in
             let skipped = try await connection.count(
@@ -126,6 +142,7 @@ extension PostgresStore: WebhookStore {
                 """, logger: self.logger)
             guard skipped == 1 else { return false }
             try await self.wakePending(connection, endpointId: endpointId, nowMs: nowMs)
+            if let audit { try await Self.recordAudit(connection, audit, logger: self.logger) }
             return true
         }
     }

@@ -71,6 +71,16 @@ extension SQLiteStore: WebhookStore {
         }
     }
 
+    public func deliveries(endpointId: String, appUserId: String, limit: Int) async throws -> [WebhookDelivery] {
+        try await read { db in
+            try Row.fetchAll(
+                db.cachedStatement(
+                    sql: "SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND app_user_id = ? ORDER BY sequence DESC, id DESC LIMIT ?"),
+                arguments: [endpointId, appUserId, limit]
+            ).map(Self.delivery(from:))
+        }
+    }
+
     public func attempts(deliveryId: String) async throws -> [DeliveryAttempt] {
         try await read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM webhook_attempts WHERE delivery_id = ? ORDER BY attempt", arguments: [deliveryId]).map {
@@ -82,7 +92,9 @@ extension SQLiteStore: WebhookStore {
         }
     }
 
-    public func replayDeliveries(endpointId: String, deliveryId: String?, replay: DeliveryReplay, now: Date) async throws -> Int {
+    public func replayDeliveries(
+        endpointId: String, deliveryId: String?, replay: DeliveryReplay, audit: AuditEntry?, now: Date
+    ) async throws -> Int {
         try await write { db in
             let ids = try String.fetchAll(
                 db, sql: "SELECT id FROM webhook_deliveries WHERE endpoint_id = ? AND state = ? AND (? IS NULL OR id = ?)",
@@ -101,18 +113,22 @@ extension SQLiteStore: WebhookStore {
                     arguments: [replay.to.rawValue, jobId, nowMs, nowMs, id, replay.from.rawValue])
                 guard db.changesCount == 1 else { throw StorageConflict("delivery \(id) is no longer \(replay.from)") }
             }
-            if !ids.isEmpty { try Self.wakePending(db, endpointId: endpointId, nowMs: nowMs) }
+            if !ids.isEmpty {
+                try Self.wakePending(db, endpointId: endpointId, nowMs: nowMs)
+                if let audit { try Self.recordAudit(db, audit) }
+            }
             return ids.count
         }
     }
 
-    public func skipDeadDelivery(endpointId: String, deliveryId: String, now: Date) async throws -> Bool {
+    public func skipDeadDelivery(endpointId: String, deliveryId: String, audit: AuditEntry?, now: Date) async throws -> Bool {
         try await write { db in
             try db.execute(
                 sql: "UPDATE webhook_deliveries SET last_error = ?, updated_at = ? WHERE id = ? AND endpoint_id = ? AND state = 'dead'",
                 arguments: [DeliveryWork.skippedMarker, StoredTime.ms(now), deliveryId, endpointId])
             guard db.changesCount == 1 else { return false }
             try Self.wakePending(db, endpointId: endpointId, nowMs: StoredTime.ms(now))
+            if let audit { try Self.recordAudit(db, audit) }
             return true
         }
     }

@@ -48,12 +48,14 @@ public struct WebhookEndpointActions: Sendable {
         try await store.deleteEndpoint(appId: appId, id: id, cancel: JobLifecycle.cancel(reason: JobReason.endpointDeleted), now: now)
     }
 
-    /// Dead deliveries (one, or all of the endpoint's) go back to the queue. How many did.
-    public func replay(endpointId: String, deliveryId: String?, now: Date) async throws -> Int {
+    /// Dead deliveries (one, or all of the endpoint's) go back to the queue, audited in the same
+    /// transaction in `actor`'s name (`webhook_replayed`; the delivery, or the endpoint, as
+    /// subject) when any did. How many did.
+    public func replay(endpoint: WebhookEndpoint, deliveryId: String?, actor: String, now: Date) async throws -> Int {
         guard let to = DeliveryLifecycle.replayed(from: .dead) else { return 0 }
         return try await store.replayDeliveries(
-            endpointId: endpointId, deliveryId: deliveryId, replay: DeliveryReplay(from: .dead, to: to, jobState: JobLifecycle.initial),
-            now: now)
+            endpointId: endpoint.id, deliveryId: deliveryId, replay: DeliveryReplay(from: .dead, to: to, jobState: JobLifecycle.initial),
+            audit: Self.audit(endpoint, action: "webhook_replayed", subject: deliveryId ?? endpoint.id, actor: actor, now: now), now: now)
     }
 
     public func endpoints(appId: String) async throws -> [WebhookEndpoint] {
@@ -74,9 +76,18 @@ public struct WebhookEndpointActions: Sendable {
         return created
     }
 
-    /// False when the endpoint has no such dead delivery.
-    public func skip(endpointId: String, deliveryId: String, now: Date) async throws -> Bool {
-        try await store.skipDeadDelivery(endpointId: endpointId, deliveryId: deliveryId, now: now)
+    /// Audited in `actor`'s name (`webhook_skipped`). False when the endpoint has no such dead
+    /// delivery.
+    public func skip(endpoint: WebhookEndpoint, deliveryId: String, actor: String, now: Date) async throws -> Bool {
+        try await store.skipDeadDelivery(
+            endpointId: endpoint.id, deliveryId: deliveryId,
+            audit: Self.audit(endpoint, action: "webhook_skipped", subject: deliveryId, actor: actor, now: now), now: now)
+    }
+
+    static func audit(_ endpoint: WebhookEndpoint, action: String, subject: String, actor: String, now: Date) -> AuditEntry {
+        AuditEntry(
+            id: "audit_\(UUID().uuidString.lowercased())", appId: endpoint.appId, at: now, actor: actor, action: action, appUserId: nil,
+            reason: "", subject: subject)
     }
 
     /// A `test` event for this endpoint alone (not in the feed of any user), delivered like any
@@ -100,6 +111,16 @@ public struct WebhookEndpointActions: Sendable {
     public func outcomes(endpointId: String, limit: Int) async throws -> (delivered: Int, ended: Int) {
         let recent = try await store.deliveries(endpointId: endpointId, state: nil, limit: limit)
         return (recent.count { $0.state == .delivered }, recent.count { $0.state != .pending })
+    }
+
+    /// One customer's deliveries to each of the app's endpoints, the latest events first, at most
+    /// `limit` per endpoint (a customer's page).
+    public func deliveries(appId: String, appUserId: String, limit: Int) async throws -> [WebhookDelivery] {
+        var found: [WebhookDelivery] = []
+        for endpoint in try await store.endpoints(appId: appId) {
+            found += try await store.deliveries(endpointId: endpoint.id, appUserId: appUserId, limit: limit)
+        }
+        return found
     }
 
     /// Newest first; only `state` when given.

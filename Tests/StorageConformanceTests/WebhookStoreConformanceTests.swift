@@ -76,6 +76,10 @@ struct WebhookStoreConformanceTests {
         #expect(works["e1"]?.earlierDueAt == nil && works["e3"]?.earlierDueAt == nil)
         #expect(works["e2"]?.earlierDueAt != nil, "alice's second event waits for her first")
         #expect(works["e1"]?.endpoint?.id == "all" && works["e1"]?.delivery.sequence == 1 && works["e2"]?.delivery.sequence == 2)
+        // One subscriber's deliveries to an endpoint, the latest event first (a customer's page).
+        #expect(try await store.deliveries(endpointId: "all", appUserId: "alice", limit: 10).map(\.sequence) == [2, 1])
+        #expect(try await store.deliveries(endpointId: "all", appUserId: "alice", limit: 1).map(\.eventId) == ["e2"])
+        #expect(try await store.deliveries(endpointId: "refunds", appUserId: "alice", limit: 10).isEmpty)
 
         let outcomes = WebhookDeliveryOutcomes(store: store, schedule: WebhookRetrySchedule(delays: [10], maximumAge: 60, jitter: 0))
         let leaseOf = Dictionary(
@@ -130,7 +134,12 @@ struct WebhookStoreConformanceTests {
 
         // Replayed: pending again with a job due now; deleting the endpoint removes it all.
         let actions = WebhookEndpointActions(store: store)
-        #expect(try await actions.replay(endpointId: "all", deliveryId: nil, now: t0 + 80) == 1)
+        let endpoint = try #require(try await store.endpoint(appId: "app", id: "all"))
+        #expect(try await actions.replay(endpoint: endpoint, deliveryId: nil, actor: "ops", now: t0 + 80) == 1)
+        // Audited in the same transaction; a replay that finds nothing writes nothing.
+        #expect(try await actions.replay(endpoint: endpoint, deliveryId: nil, actor: "ops", now: t0 + 81) == 0)
+        let audit = try await store.auditEntries(appId: "app", after: 0, limit: 10).map(\.entry)
+        #expect(audit.map(\.action) == ["webhook_replayed"] && audit.first?.actor == "ops" && audit.first?.subject == "all")
         #expect(try await store.deliveries(endpointId: "all", state: .dead, limit: 10).isEmpty)
         #expect(try await lease(store, at: t0 + 80).contains { $0.payload == e3.delivery.id })
         #expect(try await actions.delete(appId: "app", id: "all", now: t0 + 90))

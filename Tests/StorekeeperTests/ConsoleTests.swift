@@ -269,6 +269,10 @@ struct ConsoleTests {
                 let readerPage = try await reader.get("/console/apps/demo/webhooks")
                 #expect(readerPage.text.contains("id=\"dead-\(endpointId)\"") && readerPage.text.contains("HTTP 410"))
                 #expect(!readerPage.text.contains("class=\"replay\""), "a read-only operator sees no action")
+                // Dana's page shows the delivery that died.
+                let dana = try await reader.get("/console/apps/demo/customers/dana")
+                let deliveries = String(dana.text.split(separator: "<table id=\"customer-deliveries\">").last ?? "")
+                #expect(deliveries.contains("<td>\(endpointId)</td>") && deliveries.contains("<td>dead</td>"), "\(dana.text)")
                 let replayPath = "/console/apps/demo/webhooks/\(endpointId)/replay"
                 #expect(try await reader.post(replayPath, ["csrf": Browser.csrf(readerPage) ?? ""]).status == 403)
 
@@ -286,6 +290,11 @@ struct ConsoleTests {
                 let after = try await admin.get(try #require(replayed.headers["location"]))
                 #expect(after.text.contains("Replayed 1 dead delivery"), "\(after.text)")
                 #expect((try await stack.api.http.send(.GET, deadPath, headers: adminHeaders).json["deliveries"] as? [Any])?.isEmpty == true)
+                // Audited once, in the operator's name: the refused and foreign attempts wrote nothing.
+                let audit = try await stack.api.http.send(.GET, "/v1/admin/apps/demo/audit", headers: adminHeaders)
+                let replays = (audit.json["entries"] as? [[String: Any]] ?? []).compactMap { $0["entry"] as? [String: Any] }
+                    .filter { $0["action"] as? String == "webhook_replayed" }
+                #expect(replays.count == 1 && replays.first?["actor"] as? String == "console:admin key", "\(audit.text)")
             }
         } catch {
             await receiver.stop()

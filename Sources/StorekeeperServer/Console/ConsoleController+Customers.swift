@@ -92,8 +92,8 @@ extension ConsoleController {
     }
 
     /// What happened to the customer: their verifications (newest first, with retry), the
-    /// events recorded for them (the first `historyLimit`, in order) and what operators did
-    /// (the audit log, newest first).
+    /// events recorded for them (the first `historyLimit`, in order), their webhook deliveries
+    /// (per endpoint, the latest first) and what operators did (the audit log, newest first).
     func customerHistory(appId: String, appUserId: String, session: ConsoleSession) async throws -> [String: Any] {
         let csrf = signer.csrfToken(for: session.nonce)
         let verifications = try await context.useCases.customers.verifications(
@@ -101,6 +101,7 @@ extension ConsoleController {
         let events = try await context.useCases.eventFeed.subscriberEvents(
             appId: appId, appUserId: appUserId, afterSequence: 0, limit: Self.historyLimit)
         let audit = try await context.useCases.promotionalGrants.audit(appId: appId, appUserId: appUserId, limit: Self.historyLimit)
+        let deliveries = try await context.useCases.webhookEndpoints.deliveries(appId: appId, appUserId: appUserId, limit: Self.historyLimit)
         return [
             "verifications": verifications.map { verificationRow($0, session: session, csrf: csrf) },
             "events": events.map { recorded -> [String: Any] in
@@ -109,6 +110,13 @@ extension ConsoleController {
                     "sequence": event.sequence, "type": event.type.rawValue, "occurred": Self.instant(event.occurredAt),
                     "product": event.productId ?? "—", "transaction": event.transactionId ?? "—",
                     "source": event.source?.rawValue ?? "—",
+                ]
+            },
+            "deliveries": deliveries.map { delivery -> [String: Any] in
+                [
+                    "endpoint": delivery.endpointId, "sequence": delivery.sequence, "event": delivery.eventId, "state": delivery.state.rawValue,
+                    "attempts": delivery.attempts, "last": delivery.lastStatus.map { "HTTP \($0)" } ?? delivery.lastError ?? "—",
+                    "updated": Self.instant(delivery.updatedAt),
                 ]
             },
             "audit": audit.map { recorded -> [String: Any] in

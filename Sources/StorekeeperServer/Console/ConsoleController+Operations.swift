@@ -36,8 +36,9 @@ extension ConsoleController {
                 let endpointId = try ctx.parameters.decoded("endpoint")
                 let delivery = Self.decodeForm(ReplayForm.self, text)?.deliveryId.flatMap { $0.isEmpty ? nil : $0 }
                 var replayed = 0
-                if try await context.useCases.webhookEndpoints.endpoint(appId: app.id, id: endpointId) != nil {
-                    replayed = try await context.useCases.webhookEndpoints.replay(endpointId: endpointId, deliveryId: delivery, now: context.now())
+                if let endpoint = try await context.useCases.webhookEndpoints.endpoint(appId: app.id, id: endpointId) {
+                    replayed = try await context.useCases.webhookEndpoints.replay(
+                        endpoint: endpoint, deliveryId: delivery, actor: "console:\(session.name)", now: context.now())
                 }
                 if replayed > 0 { context.signal.wake() }
                 context.logger.notice(

@@ -197,6 +197,14 @@ enum ConsoleTemplates {
         {{/events}}</tbody>
         </table>
         </section>
+        <section aria-labelledby="deliveries-heading">
+        <h2 id="deliveries-heading">Webhook deliveries (latest {{historyLimit}} per endpoint)</h2>
+        <table id="customer-deliveries">
+        <thead><tr><th scope="col">Endpoint</th><th scope="col">#</th><th scope="col">Event</th><th scope="col">State</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">Updated</th></tr></thead>
+        <tbody>{{#deliveries}}<tr><td>{{endpoint}}</td><td>{{sequence}}</td><td>{{event}}</td><td>{{state}}</td><td>{{attempts}}</td><td>{{last}}</td><td>{{updated}}</td></tr>
+        {{/deliveries}}</tbody>
+        </table>
+        </section>
         <section aria-labelledby="audit-heading">
         <h2 id="audit-heading">Operators' actions (newest {{historyLimit}})</h2>
         <table id="customer-audit">

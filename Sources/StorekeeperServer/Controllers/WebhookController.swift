@@ -46,7 +46,7 @@ struct WebhookController {
         admin.post(":id/deliveries/:delivery/replay") { request, ctx in
             let endpoint = try await endpoint(request, ctx)
             let delivery = try ctx.parameters.decoded("delivery")
-            let replayed = try await actions.replay(endpointId: endpoint.id, deliveryId: delivery, now: context.now())
+            let replayed = try await actions.replay(endpoint: endpoint, deliveryId: delivery, actor: "admin", now: context.now())
             guard replayed == 1 else { throw StorekeeperError(.notFound, "no dead delivery '\(delivery)' for this endpoint") }
             context.signal.wake()
             return try StorekeeperJSON.response(["replayed": replayed], status: .accepted)
@@ -54,7 +54,7 @@ struct WebhookController {
         admin.post(":id/deliveries/:delivery/skip") { request, ctx in
             let endpoint = try await endpoint(request, ctx)
             let delivery = try ctx.parameters.decoded("delivery")
-            guard try await context.useCases.webhookEndpoints.skip(endpointId: endpoint.id, deliveryId: delivery, now: context.now()) else {
+            guard try await actions.skip(endpoint: endpoint, deliveryId: delivery, actor: "admin", now: context.now()) else {
                 throw StorekeeperError(.notFound, "no dead delivery '\(delivery)' for this endpoint")
             }
             context.signal.wake()
@@ -62,7 +62,7 @@ struct WebhookController {
         }
         admin.post(":id/replay") { request, ctx in
             let endpoint = try await endpoint(request, ctx)
-            let replayed = try await actions.replay(endpointId: endpoint.id, deliveryId: nil, now: context.now())
+            let replayed = try await actions.replay(endpoint: endpoint, deliveryId: nil, actor: "admin", now: context.now())
             if replayed > 0 { context.signal.wake() }
             return try StorekeeperJSON.response(["replayed": replayed], status: .accepted)
         }
