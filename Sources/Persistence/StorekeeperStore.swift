@@ -59,6 +59,12 @@ public protocol LedgerStore: Sendable {
     func transactions(appId: String, environment: String, purchasedBefore before: Date) async throws -> [TransactionRecord]
     /// Every subscription of an app in one environment, as last told.
     func subscriptions(appId: String, environment: String) async throws -> [SubscriptionFacts]
+    /// The kept figures of an app's environment (docs/ANALYTICS.md, "How the figures are kept"):
+    /// day totals and the contributions that depend on where `now` falls in `interval`'s period.
+    /// Built from the history on the first read (and after a catalog change), then kept by each grant.
+    func metricReadout(appId: String, environment: String, now: Date, interval: ReportInterval) async throws -> MetricReadout
+    /// Revenue day totals for the midnights in [from, to), kept likewise.
+    func revenueDays(appId: String, environment: String, from: Date, to: Date) async throws -> [RevenueDay]
 }
 
 /// Counts for metrics and the operator.

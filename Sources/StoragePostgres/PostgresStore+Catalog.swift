@@ -38,8 +38,11 @@ extension PostgresStore {
 
     public func deleteProduct(appId: String, productId: String) async throws -> Bool {
         try await transaction { connection in
-            try await connection.count(
-                "DELETE FROM products WHERE app_id = \(appId) AND product_id = \(productId) RETURNING 1", logger: self.logger) == 1
+            let deleted =
+                try await connection.count(
+                    "DELETE FROM products WHERE app_id = \(appId) AND product_id = \(productId) RETURNING 1", logger: self.logger) == 1
+            if deleted { try await Self.dropFigures(connection, appId: appId, logger: self.logger) }
+            return deleted
         }
     }
 
@@ -50,13 +53,19 @@ extension PostgresStore {
             replace
             ? "DO UPDATE SET type = excluded.type, status = excluded.status, body = excluded.body, updated_at = excluded.updated_at"
             : "DO NOTHING"
+        let body = StoredJSON.encode(product)
+        let before = try await connection.rows(
+            "SELECT body FROM products WHERE app_id = \(appId) AND product_id = \(product.productId)", logger: logger
+        ).first.map { try $0.value("body", as: String.self) }
         try await connection.execute(
             """
             INSERT INTO products (app_id, product_id, type, status, body, updated_at)
-            VALUES (\(appId), \(product.productId), \(product.type.rawValue), \(product.status.rawValue), \(StoredJSON.encode(product)),
+            VALUES (\(appId), \(product.productId), \(product.type.rawValue), \(product.status.rawValue), \(body),
                 \(StoredTime.ms(now)))
             ON CONFLICT (app_id, product_id) \(unescaped: conflict)
             """, logger: logger)
+        // A new or changed product can change what the kept figures say (a billing period, a list price).
+        if before == nil || (replace && before != body) { try await dropFigures(connection, appId: appId, logger: logger) }
     }
 
     public func entitlementDefinitions(appId: String) async throws -> [EntitlementDefinition] {

@@ -76,8 +76,9 @@ extension PostgresStore {
                 WHERE app_id = \(tx.appId) AND transaction_id = \(tx.transactionId)
                 """, logger: logger)
         }
+        var insertedLedger: [LedgerEntry] = []
         for entry in plan.ledger {
-            try await connection.execute(
+            let inserted = try await connection.count(
                 """
                 INSERT INTO ledger (app_id, app_user_id, product_id, product_type, transaction_id, original_transaction_id,
                     environment, purchase_date, event, quantity, price_micros, currency, state, recorded_at, imported, estimated,
@@ -88,8 +89,9 @@ extension PostgresStore {
                     \(entry.imported), \(entry.estimated), \(entry.storefront), \(entry.offer.map { Int64($0.type) }),
                     \(entry.offer?.identifier), \(entry.offer?.discountType), \(entry.offer?.period),
                     \(entry.commissionRate.map(Int64.init)), \(entry.proceedsMicros))
-                ON CONFLICT (app_id, transaction_id, event) DO NOTHING
+                ON CONFLICT (app_id, transaction_id, event) DO NOTHING RETURNING 1
                 """, logger: logger)
+            if inserted > 0 { insertedLedger.append(entry) }
         }
         for facts in plan.subscriptions {
             try await connection.execute(
@@ -110,6 +112,7 @@ extension PostgresStore {
                     expiration_intent = excluded.expiration_intent, updated_at = excluded.updated_at
                 """, logger: logger)
         }
+        try await keepFigures(plan, appId: appId, insertedLedger: insertedLedger, connection: connection, logger: logger)
     }
 
     // MARK: Loading what the planner reads

@@ -23,6 +23,7 @@ enum SQLiteMigrations {
         ("M0015_Revenue", m0015Revenue),
         ("M0016_AnalyticsIndexes", m0016AnalyticsIndexes),
         ("M0017_CustomerSearch", m0017CustomerSearch),
+        ("M0018_KeptFigures", m0018KeptFigures),
     ]
 
     static var migrator: DatabaseMigrator {

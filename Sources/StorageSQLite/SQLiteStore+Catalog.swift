@@ -37,7 +37,9 @@ extension SQLiteStore {
     public func deleteProduct(appId: String, productId: String) async throws -> Bool {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM products WHERE app_id = ? AND product_id = ?", arguments: [appId, productId])
-            return db.changesCount == 1
+            guard db.changesCount == 1 else { return false }
+            try Self.dropFigures(db, appId: appId)
+            return true
         }
     }
 
@@ -46,15 +48,19 @@ extension SQLiteStore {
             replace
             ? "DO UPDATE SET type = excluded.type, status = excluded.status, body = excluded.body, updated_at = excluded.updated_at"
             : "DO NOTHING"
+        let body = StoredJSON.encode(product)
+        let before = try String.fetchOne(
+            db, sql: "SELECT body FROM products WHERE app_id = ? AND product_id = ?", arguments: [appId, product.productId])
         try db.execute(
             sql: """
                 INSERT INTO products (app_id, product_id, type, status, body, updated_at) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (app_id, product_id) \(conflict)
                 """,
             arguments: [
-                appId, product.productId, product.type.rawValue, product.status.rawValue, StoredJSON.encode(product),
-                StoredTime.ms(now),
+                appId, product.productId, product.type.rawValue, product.status.rawValue, body, StoredTime.ms(now),
             ])
+        // A new or changed product can change what the kept figures say (a billing period, a list price).
+        if before == nil || (replace && before != body) { try dropFigures(db, appId: appId) }
     }
 
     public func entitlementDefinitions(appId: String) async throws -> [EntitlementDefinition] {

@@ -76,6 +76,7 @@ extension SQLiteStore {
                     """
             ).execute(arguments: [tx.appTransactionId, tx.appAccountToken, tx.appId, tx.transactionId])
         }
+        var insertedLedger: [LedgerEntry] = []
         for entry in plan.ledger {
             try db.cachedStatement(
                 sql: """
@@ -92,6 +93,7 @@ extension SQLiteStore {
                 entry.estimated, entry.storefront, entry.offer?.type, entry.offer?.identifier, entry.offer?.discountType, entry.offer?.period,
                 entry.commissionRate, entry.proceedsMicros,
             ])
+            if db.changesCount > 0 { insertedLedger.append(entry) }
         }
         for facts in plan.subscriptions {
             try db.cachedStatement(
@@ -115,6 +117,7 @@ extension SQLiteStore {
                 StoredTime.ms(facts.gracePeriodExpiresDate), facts.expirationIntent, StoredTime.ms(facts.updatedAt),
             ])
         }
+        try keepFigures(plan, appId: appId, insertedLedger: insertedLedger, db: db)
     }
 
     // MARK: Loading granted state

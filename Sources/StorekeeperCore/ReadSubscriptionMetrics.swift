@@ -2,10 +2,11 @@ public import Foundation
 public import Persistence
 public import StorekeeperDomain
 
-/// Subscription figures and cohorts (docs/ANALYTICS.md): an app's transactions of one
-/// environment up to the range's end and its subscriptions, read through their indexes, with the
-/// catalog for billing periods and list prices; the definitions are `SubscriptionMetrics` and
-/// `CohortReport`, so both backends give the same figures.
+/// Subscription figures and cohorts (docs/ANALYTICS.md). The figures come from what the store
+/// keeps with each grant (`MetricReadout`: day totals, whatever the number of customers); cohorts
+/// from an app's transactions of one environment and its subscriptions, read through their
+/// indexes, with the catalog for billing periods and list prices. The definitions are
+/// `SubscriptionMetrics` and `CohortReport`, so both backends give the same figures.
 public struct ReadSubscriptionMetrics: Sendable {
     public typealias Store = LedgerStore & CatalogStore
     let store: any Store
@@ -17,10 +18,8 @@ public struct ReadSubscriptionMetrics: Sendable {
     public func callAsFunction(
         appId: String, environment: String, from: Date, to: Date, interval: ReportInterval, now: Date, reporting: ReportingCurrency?
     ) async throws -> SubscriptionMetrics {
-        let facts = try await read(appId: appId, environment: environment, before: min(to, now))
-        return SubscriptionMetrics.build(
-            transactions: facts.transactions, facts: facts.subscriptions, catalog: facts.catalog, interval: interval, from: from,
-            to: to, now: now, reporting: reporting)
+        let readout = try await store.metricReadout(appId: appId, environment: environment, now: now, interval: interval)
+        return SubscriptionMetrics.build(readout: readout, interval: interval, from: from, to: to, now: now, reporting: reporting)
     }
 
     public func cohorts(appId: String, environment: String, from: Date, to: Date, now: Date) async throws -> CohortReport {

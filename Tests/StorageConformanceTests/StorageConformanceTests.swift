@@ -262,6 +262,78 @@ struct StorageConformanceTests {
         #expect(try await store.subscriptions(appId: "app", environment: "production").isEmpty)
     }
 
+    @Test(
+        "kept figures: built from the history on the first read, then kept by each grant, a refund and a catalog change; equal to the full computation",
+        arguments: StoreFactory.all)
+    func keptFigures(factory: StoreFactory) async throws {
+        let store = try await make(factory)
+        let day: TimeInterval = 86_400
+        try await store.seedProducts(
+            appId: "app",
+            products: [
+                Product(productId: "monthly", type: .autoRenewable, duration: "P1M", priceMicros: 4_990_000, currency: "USD"),
+                Product(productId: "coins", type: .consumable, creditAmount: 100, priceMicros: 990_000, currency: "USD"),
+            ], now: t0)
+        func period(_ id: String, original: String, from start: TimeInterval, days: TimeInterval, trial: Bool = false) -> PurchaseEvidence.Purchase {
+            var purchase = PurchaseEvidence.Purchase(
+                transactionId: id, originalTransactionId: original, productId: "monthly", purchaseDate: t0.addingTimeInterval(start))
+            purchase.expiresDate = t0.addingTimeInterval(start + days * day)
+            purchase.price = ChargedPrice(milliunits: trial ? 0 : 4_990, currency: "EUR")
+            if trial { purchase.offer = PurchaseOffer(type: PurchaseOffer.introductory, discountType: PurchaseOffer.freeTrial, period: "P1W") }
+            return purchase
+        }
+        /// The figures read through the store equal those computed from every transaction, at
+        /// instants on and between midnights, by day, week and month; revenue days equal the ledger's.
+        func expectAgreement(_ label: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            let catalog = Dictionary(try await store.products(appId: "app").map { ($0.productId, $0) }, uniquingKeysWith: { a, _ in a })
+            let transactions = try await store.transactions(appId: "app", environment: "sandbox", purchasedBefore: .distantFuture)
+            let facts = try await store.subscriptions(appId: "app", environment: "sandbox")
+            for now in [t0.addingTimeInterval(20 * day), t0.addingTimeInterval(45 * day + 7_777.5), t0.addingTimeInterval(90 * day)] {
+                for interval in ReportInterval.allCases {
+                    let from = t0.addingTimeInterval(-2 * day)
+                    let kept = try await ReadSubscriptionMetrics(store: store)(
+                        appId: "app", environment: "sandbox", from: from, to: now, interval: interval, now: now, reporting: nil)
+                    let full = SubscriptionMetrics.build(
+                        transactions: transactions, facts: facts, catalog: catalog, interval: interval, from: from, to: now, now: now)
+                    #expect(kept == full, "\(label): \(interval) at \(now)", sourceLocation: sourceLocation)
+                }
+            }
+            let ledger = try await store.ledger(LedgerQuery(appId: "app", environment: "sandbox", from: .distantPast, to: .distantFuture))
+            let days = try await store.revenueDays(appId: "app", environment: "sandbox", from: .distantPast, to: .distantFuture)
+            #expect(days == RevenueDay.grouping(ledger), "\(label): revenue days", sourceLocation: sourceLocation)
+            let to = t0.addingTimeInterval(50 * day + 3_600)
+            let revenue = try await ReadRevenue(store: store)(
+                appId: "app", environment: "sandbox", from: t0.addingTimeInterval(3_600), to: to, interval: .week, reporting: nil)
+            let inRange = ledger.filter { $0.purchaseDate >= t0.addingTimeInterval(3_600) && $0.purchaseDate < to }
+            #expect(revenue == RevenueReport.build(inRange, interval: .week), "\(label): revenue", sourceLocation: sourceLocation)
+        }
+        try await grantSigned(store, [period("1", original: "1", from: 3_600, days: 30)], tag: "k1")
+        try await expectAgreement("built on the first read")
+        // Kept from here on by each grant: a renewal, a trial that converts, one that does not, credits.
+        try await grantSigned(store, [period("2", original: "1", from: 3_600 + 30 * day, days: 30)], tag: "k2")
+        try await grantSigned(
+            store, [period("10", original: "10", from: 2 * day, days: 7, trial: true), period("11", original: "10", from: 9 * day, days: 30)],
+            user: "bob", tag: "k3")
+        try await grantSigned(store, [period("20", original: "20", from: 40 * day + 5, days: 7, trial: true)], user: "carol", tag: "k4")
+        var coins = PurchaseEvidence.Purchase(
+            transactionId: "30", originalTransactionId: "30", productId: "coins", purchaseDate: t0.addingTimeInterval(5 * day))
+        try await grantSigned(store, [coins], user: "dave", tag: "k5")
+        try await expectAgreement("kept by grants")
+        // A refund of the renewal and of the coins, told later.
+        var refunded = period("2", original: "1", from: 3_600 + 30 * day, days: 30)
+        refunded.cancellationDate = t0.addingTimeInterval(40 * day)
+        coins.cancellationDate = t0.addingTimeInterval(6 * day)
+        try await grantSigned(store, [refunded, coins], tag: "k6", signedAt: t0.addingTimeInterval(41 * day))
+        try await expectAgreement("kept through refunds")
+        // A catalog change drops the figures; the next read builds them again with the new catalog.
+        try await store.upsertProduct(
+            appId: "app", product: Product(productId: "monthly", type: .autoRenewable, duration: "P1M", priceMicros: 5_990_000, currency: "USD"),
+            now: t0)
+        try await grantSigned(store, [period("40", original: "40", from: 10 * day, days: 30)], user: "erin", tag: "k7")
+        try await expectAgreement("built again after a catalog change")
+        #expect(try await store.metricReadout(appId: "other", environment: "sandbox", now: t0, interval: .month).days.isEmpty)
+    }
+
     @Test("appTransactionId: stored with a new transaction, learnt once by one first seen without it, and found by it", arguments: StoreFactory.all)
     func appTransactionIds(factory: StoreFactory) async throws {
         let store = try await make(factory)

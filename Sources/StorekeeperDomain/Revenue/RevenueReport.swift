@@ -45,21 +45,22 @@ public struct RevenueReport: Codable, Sendable, Hashable {
 
         public init(currency: String) { self.currency = currency }
 
-        mutating func add(_ entry: LedgerEntry, amount: Int64, proceeds: Int64) {
-            switch entry.event {
+        mutating func add(_ day: RevenueDay, amount: Int64, proceeds: Int64, estimated: Int64) {
+            let count = Int(day.count)
+            switch day.event {
             case .purchase:
-                sales += 1
-                grossMicros += amount
-                if entry.estimated { estimatedMicros += amount }
+                sales += count
+                grossMicros = grossMicros.addingReportingOverflow(amount).partialValue
+                estimatedMicros = estimatedMicros.addingReportingOverflow(estimated).partialValue
             case .refund:
-                refunds += 1
-                refundsMicros += amount
+                refunds += count
+                refundsMicros = refundsMicros.addingReportingOverflow(amount).partialValue
             case .refundReversed:
-                refunds -= 1
-                refundsMicros += amount
+                refunds -= count
+                refundsMicros = refundsMicros.addingReportingOverflow(amount).partialValue
             }
-            netMicros += amount
-            proceedsMicros += proceeds
+            netMicros = netMicros.addingReportingOverflow(amount).partialValue
+            proceedsMicros = proceedsMicros.addingReportingOverflow(proceeds).partialValue
             refundRate = SubscriptionMetrics.ratio(refunds, sales)
         }
     }
@@ -81,24 +82,33 @@ public struct RevenueReport: Codable, Sendable, Hashable {
     public var missingRates: [String]?
 
     public static func build(_ entries: [LedgerEntry], interval: ReportInterval, reporting: ReportingCurrency? = nil) -> RevenueReport {
+        build(days: RevenueDay.grouping(entries), interval: interval, reporting: reporting)
+    }
+
+    /// From day totals (a store keeps them with each ledger row): each day's total per currency
+    /// and event is converted to the reporting currency at its month's rate.
+    public static func build(days: [RevenueDay], interval: ReportInterval, reporting: ReportingCurrency? = nil) -> RevenueReport {
         var byPeriod: [Date: [String: Figures]] = [:]
         var reported: [Date: Figures] = [:]
         var missing: [Date: Set<String>] = [:]
         var totals: [String: Figures] = [:]
         var reportingTotal = reporting.map { Figures(currency: $0.currency) }
-        for entry in entries {
-            guard let amount = entry.priceMicros, let currency = entry.currency else { continue }
-            let proceeds = entry.proceedsMicros ?? 0
-            let start = interval.start(of: entry.purchaseDate)
-            byPeriod[start, default: [:]][currency, default: Figures(currency: currency)].add(entry, amount: amount, proceeds: proceeds)
-            totals[currency, default: Figures(currency: currency)].add(entry, amount: amount, proceeds: proceeds)
+        for day in days.sorted(by: RevenueDay.order) {
+            let currency = day.currency
+            let start = interval.start(of: day.day)
+            byPeriod[start, default: [:]][currency, default: Figures(currency: currency)].add(
+                day, amount: day.amountMicros, proceeds: day.proceedsMicros, estimated: day.estimatedMicros)
+            totals[currency, default: Figures(currency: currency)].add(
+                day, amount: day.amountMicros, proceeds: day.proceedsMicros, estimated: day.estimatedMicros)
             guard let reporting else { continue }
-            let month = Self.month(of: entry.purchaseDate)
-            if let converted = reporting.convert(amount, from: currency, month: month),
-                let convertedProceeds = reporting.convert(proceeds, from: currency, month: month)
+            let month = Self.month(of: day.day)
+            if let converted = reporting.convert(day.amountMicros, from: currency, month: month),
+                let convertedProceeds = reporting.convert(day.proceedsMicros, from: currency, month: month),
+                let convertedEstimate = reporting.convert(day.estimatedMicros, from: currency, month: month)
             {
-                reported[start, default: Figures(currency: reporting.currency)].add(entry, amount: converted, proceeds: convertedProceeds)
-                reportingTotal?.add(entry, amount: converted, proceeds: convertedProceeds)
+                reported[start, default: Figures(currency: reporting.currency)].add(
+                    day, amount: converted, proceeds: convertedProceeds, estimated: convertedEstimate)
+                reportingTotal?.add(day, amount: converted, proceeds: convertedProceeds, estimated: convertedEstimate)
             } else {
                 missing[start, default: []].insert("\(month) \(currency)")
             }

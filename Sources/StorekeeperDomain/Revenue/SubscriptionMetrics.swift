@@ -102,7 +102,7 @@ public struct SubscriptionMetrics: Codable, Sendable, Hashable {
                 for trial in timeline.periods where trial.isTrial && start <= trial.start && trial.start < end {
                     period.trialsStarted += 1
                     let deadline = trial.end.addingTimeInterval(conversionWindow)
-                    let converted = timeline.periods.contains { !$0.isTrial && $0.start >= trial.start && $0.start <= deadline && $0.start <= now }
+                    let converted = timeline.periods.contains { !$0.isTrial && $0.start >= trial.start && $0.start <= deadline }
                     if converted {
                         period.trialsConverted += 1
                     } else if now < deadline {
@@ -134,9 +134,6 @@ public struct SubscriptionMetrics: Codable, Sendable, Hashable {
     static func snapshot(_ timelines: [SubscriptionTimeline], at instant: Date, reporting: ReportingCurrency?) -> Snapshot {
         var snapshot = Snapshot(at: instant)
         var mrr: [String: Int64] = [:]
-        var reported: Int64 = 0
-        var missing: Set<String> = []
-        let month = RevenueReport.month(of: instant)
         for timeline in timelines {
             guard let period = timeline.period(at: instant) else { continue }
             if period.isTrial {
@@ -144,19 +141,12 @@ public struct SubscriptionMetrics: Codable, Sendable, Hashable {
                 continue
             }
             snapshot.activeSubscriptions += 1
-            guard let micros = period.monthlyMicros, let currency = period.currency else { continue }
-            mrr[currency, default: 0] = mrr[currency, default: 0].addingReportingOverflow(micros).partialValue
-            guard let reporting else { continue }
-            if let converted = reporting.convert(micros, from: currency, month: month) {
-                reported = reported.addingReportingOverflow(converted).partialValue
-            } else {
-                missing.insert("\(month) \(currency)")
-            }
+            guard let micros = period.monthlyMicros, let currency = period.currency,
+                micros.magnitude <= MetricContribution.largestAmount.magnitude
+            else { continue }
+            mrr[currency] = mrr[currency, default: 0].addingReportingOverflow(micros).partialValue
         }
-        snapshot.mrr = mrr.keys.sorted().map { Amount(currency: $0, micros: mrr[$0]!) }
-        snapshot.mrrReporting = reporting.map { Amount(currency: $0.currency, micros: reported) }
-        snapshot.missingRates = missing.isEmpty ? nil : missing.sorted()
-        return snapshot
+        return finish(snapshot, mrr: mrr, at: instant, reporting: reporting)
     }
 
     /// A ratio of counts to six places (not money: counts are exact, the ratio is for charts).
