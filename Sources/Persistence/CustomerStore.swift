@@ -32,8 +32,6 @@ public protocol CustomerStore: Sendable {
     /// `appAccountToken` (lower-cased) or an e-mail (`CustomerMatch.normalizedEmail`), each through an
     /// index; at most `limit`, each user and field once.
     func customerMatches(appId: String, text: String, limit: Int) async throws -> [CustomerMatch]
-    /// The customer's verifications, newest first, at most `limit`.
-    func verifications(appId: String, appUserId: String, limit: Int) async throws -> [VerificationRecord]
 }
 
 /// A customer found by a support search, and by which field.

@@ -26,6 +26,8 @@ public protocol CatalogStore: Sendable {
 public protocol VerificationStore: SubmissionTransactions, QueuedVerificationTransactions {
     func verification(id: String) async throws -> VerificationRecord?
     func verifications(appId: String?, states: [VerificationState], createdBefore: Date?, limit: Int) async throws -> [VerificationRecord]
+    /// A customer's verifications, newest first, at most `limit` (a customer's page).
+    func verifications(appId: String, appUserId: String, limit: Int) async throws -> [VerificationRecord]
     /// The verification a job is about and its receipt, for the job handler.
     func verificationForJob(jobId: String) async throws -> (VerificationRecord, evidence: String)?
     /// Provisional grants of a user still running at `now`.
@@ -44,6 +46,9 @@ public protocol NotificationStore: Sendable {
     /// for the owner. A notification already stored changes nothing and returns
     /// `created == false`.
     func recordNotification(_ write: NotificationWrite, now: Date) async throws -> NotificationResult
+    /// The notifications stored about these original transactions, newest signed first (then
+    /// newest received), at most `limit`.
+    func notifications(appId: String, originalTransactionIds: [String], limit: Int) async throws -> [NotificationRecord]
 }
 
 /// What subscribers own and what was paid.

@@ -208,6 +208,10 @@ public struct NotificationRecord: Sendable, Hashable {
     public var payload: String
     /// What ingesting it decided.
     public var outcome: NotificationOutcome
+    /// When the server stored it, and the verification its transaction went to (read back from
+    /// the store; nil on a notification being written).
+    public var receivedAt: Date?
+    public var verificationId: String?
 
     public init(
         appId: String, notificationUUID: String, notificationType: String, subtype: String?, signedDate: Date?,

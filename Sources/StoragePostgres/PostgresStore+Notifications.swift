@@ -15,6 +15,29 @@ extension PostgresStore {
         }
     }
 
+    public func notifications(appId: String, originalTransactionIds: [String], limit: Int) async throws -> [NotificationRecord] {
+        let ids = Array(originalTransactionIds.prefix(500))
+        guard !ids.isEmpty, limit > 0 else { return [] }
+        return try await read { connection in
+            try await connection.rows(
+                """
+                SELECT * FROM notifications WHERE app_id = \(appId) AND original_transaction_id = ANY(\(ids))
+                ORDER BY signed_date DESC NULLS LAST, received_at DESC, notification_uuid LIMIT \(Int64(limit))
+                """, logger: self.logger
+            ).map { row in
+                var record = NotificationRecord(
+                    appId: try row.value("app_id"), notificationUUID: try row.value("notification_uuid"),
+                    notificationType: try row.value("notification_type"), subtype: try row.value("subtype"),
+                    signedDate: try row.optionalDate("signed_date"), originalTransactionId: try row.value("original_transaction_id"),
+                    environment: try row.value("environment"), payload: try row.value("payload"),
+                    outcome: NotificationOutcome(rawValue: try row.value("outcome")))
+                record.receivedAt = try row.date("received_at")
+                record.verificationId = try row.value("verification_id")
+                return record
+            }
+        }
+    }
+
     public func recordNotification(_ write: NotificationWrite, now: Date) async throws -> NotificationResult {
         let notification = write.record
         let result = try await transaction { connection in

@@ -12,6 +12,30 @@ extension SQLiteStore {
         }
     }
 
+    public func notifications(appId: String, originalTransactionIds: [String], limit: Int) async throws -> [NotificationRecord] {
+        let ids = Array(originalTransactionIds.prefix(500))
+        guard !ids.isEmpty, limit > 0 else { return [] }
+        return try await read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM notifications WHERE app_id = ? AND original_transaction_id IN (\(placeholders(ids.count)))
+                    ORDER BY signed_date DESC, received_at DESC, notification_uuid LIMIT ?
+                    """, arguments: [appId] + StatementArguments(ids) + [limit]
+            ).map { row in
+                var record = NotificationRecord(
+                    appId: row["app_id"], notificationUUID: row["notification_uuid"], notificationType: row["notification_type"],
+                    subtype: row["subtype"], signedDate: StoredTime.date(row["signed_date"] as Int64?),
+                    originalTransactionId: row["original_transaction_id"], environment: row["environment"], payload: row["payload"],
+                    outcome: NotificationOutcome(rawValue: row["outcome"]))
+                let received: Int64 = row["received_at"]
+                record.receivedAt = StoredTime.date(received)
+                record.verificationId = row["verification_id"]
+                return record
+            }
+        }
+    }
+
     public func recordNotification(_ write: NotificationWrite, now: Date) async throws -> NotificationResult {
         let notification = write.record
         return try await self.write { db in

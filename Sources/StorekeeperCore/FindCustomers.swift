@@ -6,11 +6,13 @@ import StorekeeperDomain
 /// their ids it is. Each lookup goes through an index; nothing is matched by prefix or pattern,
 /// so a search never scans the customers.
 public struct FindCustomers: Sendable {
-    public typealias Store = CustomerStore & IdentityStore & LedgerStore & PromotionalGrantStore
+    public typealias Store = CustomerStore & IdentityStore & LedgerStore & PromotionalGrantStore & VerificationStore
 
-    /// Which of a customer's ids the text was.
-    public enum Via: String, Sendable, Hashable {
-        case appUserId, alias, appTransactionId, transactionId, originalTransactionId, appAccountToken, email
+    /// Which of a customer's ids the text was: theirs, an alias, their Apple account's, or a
+    /// field the store matched (a transaction's ids, an `appAccountToken`, an e-mail).
+    public enum Via: Sendable, Hashable {
+        case appUserId, alias, appTransactionId
+        case matched(CustomerMatch.Field)
     }
 
     public struct Found: Sendable, Hashable {
@@ -51,7 +53,7 @@ public struct FindCustomers: Sendable {
         // The most specific field first: a first purchase's transaction id is its original's too.
         let matches = try await store.customerMatches(appId: appId, text: text, limit: Self.maximumResults)
         for match in matches.sorted(by: { Self.rank($0.field) < Self.rank($1.field) }) {
-            add(match.appUserId, Via(match.field))
+            add(match.appUserId, .matched(match.field))
         }
         return found
     }
@@ -68,16 +70,5 @@ public struct FindCustomers: Sendable {
         if try await store.attributes(appId: appId, appUserId: appUserId) != nil { return true }
         if !(try await store.promotionalGrants(appId: appId, appUserId: appUserId)).isEmpty { return true }
         return !(try await store.aliases(appId: appId, appUserId: appUserId)).isEmpty
-    }
-}
-
-extension FindCustomers.Via {
-    init(_ field: CustomerMatch.Field) {
-        switch field {
-        case .transactionId: self = .transactionId
-        case .originalTransactionId: self = .originalTransactionId
-        case .appAccountToken: self = .appAccountToken
-        case .email: self = .email
-        }
     }
 }

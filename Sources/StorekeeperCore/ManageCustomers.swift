@@ -17,11 +17,6 @@ public struct ManageCustomers: Sendable {
         try await store.attributes(appId: appId, appUserId: appUserId) ?? SubscriberAttributes()
     }
 
-    /// The customer's verifications, newest first (a customer's page).
-    public func verifications(appId: String, appUserId: String, limit: Int) async throws -> [VerificationRecord] {
-        try await store.verifications(appId: appId, appUserId: appUserId, limit: limit)
-    }
-
     /// Applies a merge patch in one transaction; the problems instead (nothing written).
     public func update(
         appId: String, appUserId: String, change: AttributeChange, now: Date
@@ -44,7 +39,7 @@ public struct ManageCustomers: Sendable {
             rows.merge(erased?.rows ?? [:], uniquingKeysWith: +)
         }
         let audit = AuditEntry(
-            id: "audit_\(UUID().uuidString.lowercased())", appId: appId, at: now, actor: actor.name, action: "customer_deleted",
+            id: AuditEntry.freshId(), appId: appId, at: now, actor: actor.name, action: "customer_deleted",
             appUserId: tombstone, reason: actor.reason, subject: tombstone)
         let erased = try await store.deleteCustomer(
             appId: appId, erasure: CustomerErasure(appUserId: appUserId, tombstone: tombstone), audit: audit, now: now)

@@ -23,4 +23,15 @@ public struct ReadVerifications: Sendable {
     public func list(appId: String?, states: [VerificationState], createdBefore: Date?, limit: Int) async throws -> [VerificationRecord] {
         try await store.verifications(appId: appId, states: states, createdBefore: createdBefore, limit: limit)
     }
+
+    /// Access granted to a customer while Apple could not be asked, still running at `now`
+    /// (docs/DOMAIN.md, provisional grants): what support sees before the verification ends.
+    public func provisionalAccess(appId: String, appUserId: String, now: Date) async throws -> [ProvisionalGrant] {
+        try await store.provisionalGrants(appId: appId, appUserId: appUserId, now: now)
+    }
+
+    /// A customer's, newest first (a customer's page).
+    public func list(appId: String, appUserId: String, limit: Int) async throws -> [VerificationRecord] {
+        try await store.verifications(appId: appId, appUserId: appUserId, limit: limit)
+    }
 }

@@ -26,7 +26,7 @@ public struct RequeueVerification: Sendable {
     /// With `actor`, a requeue is recorded in the audit log in its transaction
     /// (`verification_requeued`, the verification as subject, its app user).
     public func callAsFunction(verificationId: String, actor: String? = nil, now: Date) async throws -> Result {
-        let auditId = "audit_\(UUID().uuidString.lowercased())"
+        let auditId = AuditEntry.freshId()
         return try await store.withQueued(.verification(id: verificationId), now: now) { rows in
             guard let row = rows.first else { return QueuedDecision(writes: [], result: .notFound) }
             guard let job = JobLifecycle.requeue(from: row.jobState, leaseExpiresAt: row.leaseExpiresAt, at: now) else {

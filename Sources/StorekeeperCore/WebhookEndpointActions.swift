@@ -86,7 +86,7 @@ public struct WebhookEndpointActions: Sendable {
 
     static func audit(_ endpoint: WebhookEndpoint, action: String, subject: String, actor: String, now: Date) -> AuditEntry {
         AuditEntry(
-            id: "audit_\(UUID().uuidString.lowercased())", appId: endpoint.appId, at: now, actor: actor, action: action, appUserId: nil,
+            id: AuditEntry.freshId(), appId: endpoint.appId, at: now, actor: actor, action: action, appUserId: nil,
             reason: "", subject: subject)
     }
 

@@ -38,6 +38,9 @@ public struct AuditEntry: Codable, Hashable, Sendable {
         self.change = change
     }
 
+    /// A new entry's id: every action that is not keyed by its object (a grant's id) is its own entry.
+    public static func freshId() -> String { "audit_\(UUID().uuidString.lowercased())" }
+
     /// An operator's change of app-wide settings (entitlements, offerings), with the object as
     /// saved. The id is fresh: every change is its own entry.
     public static func change(
@@ -46,7 +49,7 @@ public struct AuditEntry: Codable, Hashable, Sendable {
     ) -> AuditEntry {
         let value = saved.flatMap { try? JSONEncoder().encode($0) }.flatMap { try? JSONDecoder().decode(JSONValue.self, from: $0) }
         return AuditEntry(
-            id: "audit_\(UUID().uuidString.lowercased())", appId: appId, at: at, actor: actor, action: action, appUserId: appUserId,
+            id: freshId(), appId: appId, at: at, actor: actor, action: action, appUserId: appUserId,
             reason: reason, subject: subject, change: value)
     }
 }

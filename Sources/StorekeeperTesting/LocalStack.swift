@@ -33,8 +33,8 @@ public final class LocalStack: Sendable {
     /// Between the server and the simulator's verifyReceipt when asked for (`throughGateway`):
     /// switched off, Apple's host refuses connections.
     public let gateway: RefusingGateway?
-    /// The temporary directory this stack made for its database, if it made one.
-    private let ownDirectory: URL?
+    /// The database `start` made for itself (none when given a configuration), removed at `stop`.
+    private let ownDatabase: String?
     private let simulatorGroup: ServiceGroup
     private let serverGroup: ServiceGroup?
     private let tasks: [Task<Void, any Error>]
@@ -101,13 +101,13 @@ public final class LocalStack: Sendable {
     ) async throws -> LocalStack {
         // A database made here is this stack's own: removed by `stop()`, so a suite leaves no files.
         var configuration: StorekeeperConfiguration
-        var ownDirectory: URL?
+        var ownDatabase: String?
         if let base {
             configuration = base
         } else {
             let path = temporaryDatabasePath()
             configuration = testConfiguration(databasePath: path)
-            ownDirectory = URL(fileURLWithPath: path).deletingLastPathComponent()
+            ownDatabase = path
         }
         var logger = Logger(label: "storekeeper.test")
         logger.logLevel = logLevel
@@ -154,16 +154,16 @@ public final class LocalStack: Sendable {
             httpClient: httpClient, simulator: SimulatorClient(http: HTTPJSONClient(httpClient: httpClient, baseURL: simulatorURL)),
             simulatorGroup: simulatorGroup, serverGroup: serverGroup, tasks: tasks, serverHTTPClient: serverHTTPClient,
             storePool: storePool, simulatorPKI: sim.store.pki, clock: sim.store.clock, gateway: gateway,
-            ownDirectory: ownDirectory)
+            ownDatabase: ownDatabase)
     }
 
     private init(
         configuration: StorekeeperConfiguration, simulatorURL: String, serverURL: String?, store: any StorekeeperStore,
         httpClient: HTTPClient, simulator: SimulatorClient, simulatorGroup: ServiceGroup, serverGroup: ServiceGroup?,
         tasks: [Task<Void, any Error>], serverHTTPClient: HTTPClient, storePool: Task<Void, Never>?, simulatorPKI: SimulatorPKI,
-        clock: SimulatorClock, gateway: RefusingGateway?, ownDirectory: URL?
+        clock: SimulatorClock, gateway: RefusingGateway?, ownDatabase: String?
     ) {
-        self.ownDirectory = ownDirectory
+        self.ownDatabase = ownDatabase
         self.gateway = gateway
         self.clock = clock
         self.storePool = storePool
@@ -308,6 +308,6 @@ public final class LocalStack: Sendable {
         try await httpClient.shutdown()
         try await serverHTTPClient.shutdown()
         storePool?.cancel()
-        if let ownDirectory { try? FileManager.default.removeItem(at: ownDirectory) }
+        if let ownDatabase { Self.removeTemporaryDatabase(ownDatabase) }
     }
 }

@@ -334,6 +334,29 @@ struct StorageConformanceTests {
         #expect(try await store.metricReadout(appId: "other", environment: "sandbox", now: t0, interval: .month).days.isEmpty)
     }
 
+    @Test("a customer's notifications: those about their original transactions, newest signed first, at most the limit", arguments: StoreFactory.all)
+    func customerNotifications(factory: StoreFactory) async throws {
+        let store = try await make(factory)
+        try await grantSigned(
+            store, [PurchaseEvidence.Purchase(transactionId: "1", originalTransactionId: "1", productId: "coins", purchaseDate: t0)], tag: "n1")
+        try await grantSigned(
+            store, [PurchaseEvidence.Purchase(transactionId: "2", originalTransactionId: "2", productId: "coins", purchaseDate: t0)], user: "bob",
+            tag: "n2")
+        for (uuid, original, offset) in [("u1", "1", 10.0), ("u2", "1", 20.0), ("u3", "2", 30.0), ("u4", "1", 5.0)] {
+            let record = NotificationRecord(
+                appId: "app", notificationUUID: uuid, notificationType: "DID_RENEW", subtype: nil, signedDate: t0.addingTimeInterval(offset),
+                originalTransactionId: original, environment: "Sandbox", payload: "{}", outcome: .unowned)
+            _ = try await store.recordNotification(NotificationWrite(record: record, submission: nil, events: nil, forwards: { _ in [] }), now: t0)
+        }
+        let read = ReadPurchases(store: store)
+        let alice = try await read.notifications(appId: "app", appUserId: "alice", limit: 10)
+        #expect(alice.map(\.notificationUUID) == ["u2", "u1", "u4"] && alice.allSatisfy { $0.receivedAt == t0 && $0.outcome == .unowned })
+        #expect(try await read.notifications(appId: "app", appUserId: "alice", limit: 1).map(\.notificationUUID) == ["u2"])
+        #expect(try await read.notifications(appId: "app", appUserId: "bob", limit: 10).map(\.notificationUUID) == ["u3"])
+        #expect(try await read.notifications(appId: "app", appUserId: "nobody", limit: 10).isEmpty)
+        #expect(try await read.notifications(appId: "other", appUserId: "alice", limit: 10).isEmpty)
+    }
+
     @Test("appTransactionId: stored with a new transaction, learnt once by one first seen without it, and found by it", arguments: StoreFactory.all)
     func appTransactionIds(factory: StoreFactory) async throws {
         let store = try await make(factory)

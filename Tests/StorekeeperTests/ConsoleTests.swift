@@ -3,6 +3,8 @@ import AsyncHTTPClient
 import Foundation
 import JobQueue
 import NIOHTTP1
+import Persistence
+import StorekeeperCore
 import StorekeeperDomain
 import StorekeeperServer
 import StorekeeperTesting
@@ -210,10 +212,11 @@ struct ConsoleTests {
     }
 
     @Test(
-        "search finds a customer by transaction id, appAccountToken and e-mail, and no one by a prefix; the customer's page lists their verifications and events"
+        "search finds a customer by transaction id, appAccountToken and e-mail, and no one by a prefix; the customer's page lists their verifications, events and Apple's notifications"
     )
     func searchAndHistory() async throws {
         try await Self.withConsole { stack, browser in
+            try await stack.sendNotifications()
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let token = AppAccountToken.derive(appUserId: "erin")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly", appAccountToken: token)
@@ -242,10 +245,63 @@ struct ConsoleTests {
             #expect(page.text.contains("<table id=\"customer-events\">") && page.text.contains("<td>initial_purchase</td>"))
             // The re-verify button posts to the verifications' retry, which needs the session's token.
             #expect(page.text.contains("class=\"retry\">Retry</button>"))
+            // Apple's notification of the purchase, with the original transaction it spoke of.
+            #expect(
+                try await eventually {
+                    let notifications =
+                        try await admin.get("/console/apps/demo/customers/erin").text
+                        .split(separator: "<table id=\"customer-notifications\">").last?.split(separator: "</table>").first ?? ""
+                    return notifications.contains("<td>SUBSCRIBED / INITIAL_BUY</td>")
+                        && notifications.contains("<td>\(bought.originalTransactionId)</td>")
+                })
         }
     }
 
-    @Test("webhooks: a dead letter listed with its last answer; replay refused without the token and to a read-only operator, done by an admin")
+    @Test("a customer's page shows the provisional access granted while Apple could not be asked, and another customer's does not")
+    func provisionalAccess() async throws {
+        let entry = "reader:read_only:" + (try ConsoleSettings.hashPassword(Self.readerPassword))
+        try await withStack(configure: {
+            $0.notificationGapFill.enabled = false
+            $0.console.operators = [entry]
+            // No worker: the test plays the one that found Apple down.
+            $0.runWorkers = false
+        }) { stack in
+            let browsers = Browsers(baseURL: stack.api.http.baseURL)
+            do {
+                let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+                let bought = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+                let submitted = try await stack.api.postReceipt(appUserId: "pia", receipt: bought.receipt)
+                let verificationId = try #require(submitted.json["id"] as? String, "\(submitted.text)")
+                let now = stack.clock.now()
+                let lease = try #require(
+                    try await stack.store.leaseJobs(kinds: ["verify_receipt"], limit: 1, owner: "test", now: now, leaseDuration: 60).first)
+                let grant = ProvisionalGrant(
+                    appId: "demo", appUserId: "pia", verificationId: verificationId, transactionId: "provisional-1",
+                    originalTransactionId: "provisional-1", productId: "com.example.pro.monthly", expiresAt: now.addingTimeInterval(3_600))
+                #expect(
+                    try await VerificationOutcomes(store: stack.store).scheduleRetry(
+                        lease, verificationId: verificationId, report: AttemptReport(statuses: [], environment: nil, reason: "apple_http_503"),
+                        at: now.addingTimeInterval(600), provisional: [grant], now: now))
+                let reader = browsers.open()
+                #expect(try await reader.signIn(account: "reader", password: Self.readerPassword).status == 303)
+                let page = try await reader.get("/console/apps/demo/customers/pia")
+                let table =
+                    String(page.text.split(separator: "<table id=\"customer-provisional\">").last ?? "").split(separator: "</table>").first ?? ""
+                #expect(table.contains("<td>com.example.pro.monthly</td>") && table.contains("<td>provisional-1</td>"), "\(page.text)")
+                #expect(table.contains("<td>\(verificationId)</td>"))
+                let other = try await reader.get("/console/apps/demo/customers/alice")
+                #expect(!other.text.contains("provisional-1"))
+            } catch {
+                try await browsers.close()
+                throw error
+            }
+            try await browsers.close()
+        }
+    }
+
+    @Test(
+        "webhooks: a dead letter listed with its last answer; replay and skip refused without the token and to a read-only operator, done by an admin and audited"
+    )
     func deadLettersAndReplay() async throws {
         let receiver = try await WebhookReceiver.start()
         receiver.behave(.gone)
@@ -255,6 +311,10 @@ struct ConsoleTests {
                 let created = try await stack.api.http.send(
                     .POST, "/v1/admin/apps/demo/webhooks", headers: adminHeaders, body: Data(#"{"url":"\#(receiver.url)"}"#.utf8))
                 let endpointId = try #require((created.json["endpoint"] as? [String: Any])?["id"] as? String, "\(created.text)")
+                // A second endpoint whose dead letter is skipped instead.
+                let second = try await stack.api.http.send(
+                    .POST, "/v1/admin/apps/demo/webhooks", headers: adminHeaders, body: Data(#"{"url":"\#(receiver.url)"}"#.utf8))
+                let skippedEndpoint = try #require((second.json["endpoint"] as? [String: Any])?["id"] as? String, "\(second.text)")
                 let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
                 let bought = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
                 #expect(try await stack.api.postReceipt(appUserId: "dana", receipt: bought.receipt, wait: 30).status == 200)
@@ -295,6 +355,36 @@ struct ConsoleTests {
                 let replays = (audit.json["entries"] as? [[String: Any]] ?? []).compactMap { $0["entry"] as? [String: Any] }
                     .filter { $0["action"] as? String == "webhook_replayed" }
                 #expect(replays.count == 1 && replays.first?["actor"] as? String == "console:admin key", "\(audit.text)")
+
+                // The second endpoint's dead letter, skipped for good from the console.
+                let secondDead = "/v1/admin/apps/demo/webhooks/\(skippedEndpoint)/deliveries?state=dead"
+                #expect(
+                    try await eventually {
+                        (try await stack.api.http.send(.GET, secondDead, headers: adminHeaders).json["deliveries"] as? [Any])?.count == 1
+                    })
+                let dead = try await stack.api.http.send(.GET, secondDead, headers: adminHeaders)
+                let deliveryId = try #require(
+                    (((dead.json["deliveries"] as? [[String: Any]])?.first)?["delivery"] as? [String: Any])?["id"] as? String, "\(dead.text)")
+                let skipPath = "/console/apps/demo/webhooks/\(skippedEndpoint)/skip"
+                let again = try await admin.get("/console/apps/demo/webhooks")
+                let readerAgain = try await reader.get("/console/apps/demo/webhooks")
+                #expect(again.text.contains("class=\"skip-delivery\"") && !readerAgain.text.contains("class=\"skip-delivery\""))
+                #expect(try await reader.post(skipPath, ["csrf": Browser.csrf(readerPage) ?? "", "deliveryId": deliveryId]).status == 403)
+                #expect(try await admin.post(skipPath, ["deliveryId": deliveryId]).status == 403)
+                let unknown = try await admin.post(skipPath, ["csrf": Browser.csrf(again) ?? "", "deliveryId": "dlv_nobody"])
+                #expect(unknown.headers["location"]?.contains("No%20such%20dead%20delivery") == true)
+                let skipped = try await admin.post(skipPath, ["csrf": Browser.csrf(again) ?? "", "deliveryId": deliveryId])
+                #expect((try await admin.get(try #require(skipped.headers["location"]))).text.contains("Skipped dead delivery \(deliveryId)"))
+                // Still dead, marked skipped: the subscriber's later events go on without it.
+                let marked = try await stack.api.http.send(.GET, secondDead, headers: adminHeaders)
+                #expect(
+                    (((marked.json["deliveries"] as? [[String: Any]])?.first)?["delivery"] as? [String: Any])?["lastError"] as? String
+                        == "skipped_by_operator", "\(marked.text)")
+                let audited = try await stack.api.http.send(.GET, "/v1/admin/apps/demo/audit", headers: adminHeaders)
+                let skips = (audited.json["entries"] as? [[String: Any]] ?? []).compactMap { $0["entry"] as? [String: Any] }
+                    .filter { $0["action"] as? String == "webhook_skipped" }
+                #expect(
+                    skips.count == 1 && skips.first?["actor"] as? String == "console:admin key" && skips.first?["subject"] as? String == deliveryId)
             }
         } catch {
             await receiver.stop()

@@ -91,18 +91,35 @@ extension ConsoleController {
         ]
     }
 
-    /// What happened to the customer: their verifications (newest first, with retry), the
+    /// What happened to the customer: access granted while Apple could not be asked, Apple's
+    /// notifications about their purchases (newest first) and what the server did with each, their verifications (newest first, with retry), the
     /// events recorded for them (the first `historyLimit`, in order), their webhook deliveries
     /// (per endpoint, the latest first) and what operators did (the audit log, newest first).
     func customerHistory(appId: String, appUserId: String, session: ConsoleSession) async throws -> [String: Any] {
         let csrf = signer.csrfToken(for: session.nonce)
-        let verifications = try await context.useCases.customers.verifications(
+        let verifications = try await context.useCases.verifications.list(
             appId: appId, appUserId: appUserId, limit: Self.historyLimit)
         let events = try await context.useCases.eventFeed.subscriberEvents(
             appId: appId, appUserId: appUserId, afterSequence: 0, limit: Self.historyLimit)
         let audit = try await context.useCases.promotionalGrants.audit(appId: appId, appUserId: appUserId, limit: Self.historyLimit)
         let deliveries = try await context.useCases.webhookEndpoints.deliveries(appId: appId, appUserId: appUserId, limit: Self.historyLimit)
+        let provisional = try await context.useCases.verifications.provisionalAccess(appId: appId, appUserId: appUserId, now: context.now())
+        let notifications = try await context.useCases.purchases.notifications(appId: appId, appUserId: appUserId, limit: Self.historyLimit)
         return [
+            "notifications": notifications.map { notification -> [String: Any] in
+                [
+                    "type": notification.notificationType + (notification.subtype.map { " / \($0)" } ?? ""),
+                    "signed": notification.signedDate.map(Self.instant) ?? "—", "received": notification.receivedAt.map(Self.instant) ?? "—",
+                    "original": notification.originalTransactionId ?? "—", "outcome": notification.outcome.rawValue,
+                    "verification": notification.verificationId ?? "—",
+                ]
+            },
+            "provisional": provisional.map { grant -> [String: Any] in
+                [
+                    "product": grant.productId, "transaction": grant.transactionId, "verification": grant.verificationId,
+                    "until": Self.instant(grant.expiresAt),
+                ]
+            },
             "verifications": verifications.map { verificationRow($0, session: session, csrf: csrf) },
             "events": events.map { recorded -> [String: Any] in
                 let event = recorded.event

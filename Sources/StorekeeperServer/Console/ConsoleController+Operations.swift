@@ -48,6 +48,26 @@ extension ConsoleController {
                 return redirect("/console/apps/\(Self.pathSegment(app.id))/webhooks?notice=\(Self.pathSegment(notice))")
             }
         }
+        // One dead letter given up for good, so its subscriber's later events go on without it (admin, CSRF token).
+        console.post("apps/:app/webhooks/:endpoint/skip") { request, ctx in
+            try await acting(request, needsAdmin: true) { session, text in
+                let app = try context.app(id: try ctx.parameters.decoded("app"))
+                let endpointId = try ctx.parameters.decoded("endpoint")
+                let delivery = Self.decodeForm(ReplayForm.self, text)?.deliveryId ?? ""
+                var skipped = false
+                if !delivery.isEmpty, let endpoint = try await context.useCases.webhookEndpoints.endpoint(appId: app.id, id: endpointId) {
+                    skipped = try await context.useCases.webhookEndpoints.skip(
+                        endpoint: endpoint, deliveryId: delivery, actor: "console:\(session.name)", now: context.now())
+                }
+                if skipped { context.signal.wake() }
+                context.logger.notice(
+                    "console: webhook skip",
+                    metadata: ["account": "\(session.name)", "endpoint": "\(endpointId)", "skipped": "\(skipped)"])
+                let notice =
+                    skipped ? "Skipped dead delivery \(delivery) of endpoint \(endpointId)." : "No such dead delivery of endpoint \(endpointId)."
+                return redirect("/console/apps/\(Self.pathSegment(app.id))/webhooks?notice=\(Self.pathSegment(notice))")
+            }
+        }
     }
 
     /// Dead deliveries listed per endpoint on the webhooks page.
@@ -163,7 +183,7 @@ extension ConsoleController {
     }
 }
 
-/// The form replaying dead deliveries: one (`deliveryId`), or every one of the endpoint's.
+/// The form replaying dead deliveries: one (`deliveryId`), or every one of the endpoint's; or skipping one.
 struct ReplayForm: Decodable {
     var deliveryId: String?
 }

@@ -272,10 +272,10 @@ struct ConsoleController {
         case .appUserId: "by app user id"
         case .alias: "by an alias (an anonymous id they had)"
         case .appTransactionId: "holds a purchase of that Apple account (app transaction id)"
-        case .transactionId: "holds that transaction"
-        case .originalTransactionId: "holds that original transaction"
-        case .appAccountToken: "bought with that appAccountToken"
-        case .email: "by e-mail"
+        case .matched(.transactionId): "holds that transaction"
+        case .matched(.originalTransactionId): "holds that original transaction"
+        case .matched(.appAccountToken): "bought with that appAccountToken"
+        case .matched(.email): "by e-mail"
         }
     }
 

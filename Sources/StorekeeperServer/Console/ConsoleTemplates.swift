@@ -197,6 +197,22 @@ enum ConsoleTemplates {
         {{/events}}</tbody>
         </table>
         </section>
+        <section aria-labelledby="provisional-heading">
+        <h2 id="provisional-heading">Provisional access (granted while Apple could not be asked)</h2>
+        <table id="customer-provisional">
+        <thead><tr><th scope="col">Product</th><th scope="col">Transaction</th><th scope="col">Verification</th><th scope="col">Until</th></tr></thead>
+        <tbody>{{#provisional}}<tr><td>{{product}}</td><td>{{transaction}}</td><td>{{verification}}</td><td>{{until}}</td></tr>
+        {{/provisional}}</tbody>
+        </table>
+        </section>
+        <section aria-labelledby="notifications-heading">
+        <h2 id="notifications-heading">Apple's notifications about their purchases (newest {{historyLimit}})</h2>
+        <table id="customer-notifications">
+        <thead><tr><th scope="col">Notification</th><th scope="col">Signed</th><th scope="col">Received</th><th scope="col">Original transaction</th><th scope="col">Outcome</th><th scope="col">Verification</th></tr></thead>
+        <tbody>{{#notifications}}<tr><td>{{type}}</td><td>{{signed}}</td><td>{{received}}</td><td>{{original}}</td><td>{{outcome}}</td><td>{{verification}}</td></tr>
+        {{/notifications}}</tbody>
+        </table>
+        </section>
         <section aria-labelledby="deliveries-heading">
         <h2 id="deliveries-heading">Webhook deliveries (latest {{historyLimit}} per endpoint)</h2>
         <table id="customer-deliveries">
@@ -288,7 +304,7 @@ enum ConsoleTemplates {
         <table class="dead-letters" id="dead-{{id}}">
         <thead><tr><th scope="col">Delivery</th><th scope="col">Event</th><th scope="col">App user</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">At</th><th scope="col">Action</th></tr></thead>
         <tbody>{{#dead}}<tr><td>{{id}}</td><td>{{event}}</td><td>{{user}}</td><td>{{attempts}}</td><td>{{last}}</td><td>{{at}}</td>
-        <td>{{#canAct}}<form method="post" action="/console/apps/{{app}}/webhooks/{{endpointPath}}/replay"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="deliveryId" value="{{id}}"><button type="submit" class="replay">Replay</button></form>{{/canAct}}</td></tr>
+        <td>{{#canAct}}<form method="post" action="/console/apps/{{app}}/webhooks/{{endpointPath}}/replay"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="deliveryId" value="{{id}}"><button type="submit" class="replay">Replay</button></form> <form method="post" action="/console/apps/{{app}}/webhooks/{{endpointPath}}/skip"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="deliveryId" value="{{id}}"><button type="submit" class="skip-delivery">Skip</button></form>{{/canAct}}</td></tr>
         {{/dead}}</tbody>
         </table>
         {{#canAct}}<form method="post" action="/console/apps/{{app}}/webhooks/{{path}}/replay"><input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="replay-all">Replay every dead delivery of {{id}}</button></form>{{/canAct}}
