@@ -101,6 +101,9 @@ public struct EvidenceSubmission: Sendable {
     /// Original transaction ids the evidence names, as parsed at acceptance (empty when it could
     /// not be parsed locally): recorded as this user's claims in the accepting transaction.
     public var claims: [String]
+    /// The operator's action that asked for it (a refresh), recorded in the accepting transaction
+    /// when it creates a verification, with that verification's id as its subject.
+    public var audit: AuditEntry?
 
     public init(
         appId: String, appUserId: String, evidenceHash: String, evidence: SubmittedEvidence, refresh: Bool = false,

@@ -19,7 +19,8 @@ extension PostgresStore {
         let midnight = StoredTime.ms(ReportInterval.day.start(of: now))
         let periodStart = StoredTime.ms(interval.start(of: now))
         let steps = MetricContribution.Kind.steps.map(\.rawValue)
-        // One statement, one snapshot: the totals and the contributions beside them agree.
+        // One statement, one snapshot: the totals and the contributions beside them agree. Today's
+        // steps summed by instant: many subscriptions change at once.
         return try await read { connection in
             var readout = MetricReadout(days: [], today: [], openTrials: [], recentEnds: [])
             for row in try await connection.rows(
@@ -28,11 +29,14 @@ extension PostgresStore {
                     SUM(amount)::bigint AS amount, '' AS source
                 FROM metric_days WHERE app_id = \(appId) AND environment = \(environment) GROUP BY kind, key, day_ms
                 UNION ALL
+                SELECT 'contribution', kind, key, at_ms, NULL, NULL, SUM(amount)::bigint, '' FROM metric_contributions
+                WHERE app_id = \(appId) AND environment = \(environment) AND kind = ANY(\(steps)) AND at_ms > \(midnight)
+                    AND at_ms <= \(nowMs)
+                GROUP BY kind, key, at_ms
+                UNION ALL
                 SELECT 'contribution', kind, key, at_ms, since_ms, until_ms, amount, source FROM metric_contributions
                 WHERE app_id = \(appId) AND environment = \(environment) AND (
-                    (kind = ANY(\(steps)) AND at_ms > \(midnight) AND at_ms <= \(nowMs))
-                    OR (kind = 'trial_open' AND at_ms > \(nowMs))
-                    OR (kind = 'paid_end' AND at_ms > \(periodStart) AND at_ms <= \(nowMs)))
+                    (kind = 'trial_open' AND at_ms > \(nowMs)) OR (kind = 'paid_end' AND at_ms > \(periodStart) AND at_ms <= \(nowMs)))
                 """, logger: self.logger)
             {
                 let contribution = try Self.contribution(from: row)
@@ -194,7 +198,10 @@ extension PostgresStore {
         try await AdvisoryLock.lock(
             (originals + consumables.map(MetricContribution.source(consumable:))).map { "figures:\(appId):\($0)" }, on: connection,
             logger: logger)
-        let catalog = Dictionary(try await products(connection, appId: appId, logger: logger).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })
+        var catalog = plan.catalog
+        if catalog.isEmpty {
+            catalog = Dictionary(try await products(connection, appId: appId, logger: logger).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })
+        }
         let facts = try await loadSubscriptions(connection, appId: appId, originalIds: originals, logger: logger)
         var records: [String: [TransactionRecord]] = [:]
         if !originals.isEmpty {

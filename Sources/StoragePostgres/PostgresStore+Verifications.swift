@@ -11,7 +11,8 @@ extension PostgresStore {
         // verification is written by one statement, committed on its own (one round trip, not
         // four), guarded so that it writes nothing when the user has sent this evidence before.
         // Then, or when it fails, the transaction below reads the latest and decides again.
-        if case .create(let pending) = decide(nil) {
+        // An audited submission (a refresh) writes its audit entry too: the transaction below.
+        if submission.audit == nil, case .create(let pending) = decide(nil) {
             let nowMs = StoredTime.ms(now)
             let created: Bool
             do {
@@ -122,6 +123,10 @@ extension PostgresStore {
                     FROM unnest(\(pending.claims)::text[]) AS o, (SELECT nextval('ownership_claim_seq') AS seq) AS s
                     ON CONFLICT (app_id, original_transaction_id, app_user_id) DO UPDATE SET verification_id = excluded.verification_id
                     """, logger: logger)
+            }
+            if var audit = submission.audit {
+                audit.subject = pending.id
+                try await recordAudit(connection, audit, logger: logger)
             }
         }
         guard let result = SubmissionResult.applied(write, latest: latest, submission: submission, at: StoredTime.date(nowMs)) else {

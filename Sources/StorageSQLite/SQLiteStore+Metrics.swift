@@ -24,13 +24,18 @@ extension SQLiteStore {
                     amount: amount)
             }
             let nowMs = StoredTime.ms(now)
-            var today: [MetricContribution] = []
-            for kind in MetricContribution.Kind.steps {
-                today += try Self.contributions(
-                    db, appId: appId, environment: environment, kind: kind, after: StoredTime.ms(ReportInterval.day.start(of: now)),
-                    through: nowMs
-                ).map(\.contribution)
-            }
+            // Summed by instant: many subscriptions change at once (a day's renewals at one price).
+            let today = try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT kind, key, at_ms, NULL AS since_ms, NULL AS until_ms, SUM(amount) AS amount FROM metric_contributions
+                        WHERE app_id = ? AND environment = ? AND kind IN (\(placeholders(MetricContribution.Kind.steps.count)))
+                            AND at_ms > ? AND at_ms <= ?
+                        GROUP BY kind, key, at_ms
+                        """),
+                arguments: [appId, environment] + StatementArguments(MetricContribution.Kind.steps.map(\.rawValue))
+                    + [StoredTime.ms(ReportInterval.day.start(of: now)), nowMs]
+            ).map(Self.contribution(from:))
             let openTrials = try Self.contributions(
                 db, appId: appId, environment: environment, kind: .trialOpen, after: nowMs, through: Int64.max
             ).map(\.contribution)
@@ -171,7 +176,8 @@ extension SQLiteStore {
         }
         let (originals, consumables) = MetricUpkeep.touched(by: plan)
         guard !originals.isEmpty || !consumables.isEmpty else { return }
-        let catalog = Dictionary(try products(db, appId: appId).map { ($0.productId, $0) }, uniquingKeysWith: { $1 })
+        let catalog =
+            plan.catalog.isEmpty ? Dictionary(try products(db, appId: appId).map { ($0.productId, $0) }, uniquingKeysWith: { $1 }) : plan.catalog
         let facts = try loadSubscriptions(db, appId: appId, originalIds: originals)
         var records: [String: [TransactionRecord]] = [:]
         for chunk in originals.chunked(500) {

@@ -54,6 +54,10 @@ extension SQLiteStore {
                         """
                 ).execute(arguments: [submission.appId, original, submission.appUserId, pending.id, sequence, nowMs])
             }
+            if var audit = submission.audit {
+                audit.subject = pending.id
+                try recordAudit(db, audit)
+            }
         }
         guard let result = SubmissionResult.applied(write, latest: latest, submission: submission, at: StoredTime.date(nowMs)) else {
             throw StorageConflict("a submission decided to keep a verification that does not exist")

@@ -15,16 +15,22 @@ public struct RefreshSubscriber: Sendable {
         self.store = store
     }
 
-    /// Nil when nothing of the user is known (nothing to ask Apple about).
-    public func callAsFunction(appId: String, appUserId: String, now: Date) async throws -> SubmissionResult? {
+    /// Nil when nothing of the user is known (nothing to ask Apple about). With `actor`, the
+    /// refresh is in the audit log (`subscriber_refreshed`, its verification as subject), written
+    /// in the transaction that accepts it.
+    public func callAsFunction(appId: String, appUserId: String, actor: String? = nil, now: Date) async throws -> SubmissionResult? {
         var ids: [String] = []
         for tx in try await store.transactions(appId: appId, appUserId: appUserId) where !ids.contains(tx.originalTransactionId) {
             ids.append(tx.originalTransactionId)
         }
         guard !ids.isEmpty else { return nil }
-        return try await SubmitEvidence(store: store)(
-            EvidenceSubmission(
-                appId: appId, appUserId: appUserId, evidenceHash: "refresh-\(UUID().uuidString)", evidence: .historyPull(transactionIds: ids)),
-            now: now)
+        var submission = EvidenceSubmission(
+            appId: appId, appUserId: appUserId, evidenceHash: "refresh-\(UUID().uuidString)", evidence: .historyPull(transactionIds: ids))
+        submission.audit = actor.map {
+            AuditEntry(
+                id: AuditEntry.freshId(), appId: appId, at: now, actor: $0, action: "subscriber_refreshed", appUserId: appUserId, reason: "",
+                subject: "")
+        }
+        return try await SubmitEvidence(store: store)(submission, now: now)
     }
 }

@@ -12,7 +12,7 @@ public struct AuditEntry: Codable, Hashable, Sendable {
     /// `promotional_grant`, `promotional_grant_revoked`, `entitlement_saved`,
     /// `entitlement_deleted`, `offering_saved`, `offering_deleted`, `offering_targeting_saved`,
     /// `offering_override_set`, `offering_override_cleared`, `verification_requeued`,
-    /// `webhook_replayed`, `webhook_skipped` (new actions may appear).
+    /// `webhook_replayed`, `webhook_skipped`, `subscriber_refreshed` (new actions may appear).
     public var action: String
     /// The app user acted on; nil for an app-wide change.
     public var appUserId: String?

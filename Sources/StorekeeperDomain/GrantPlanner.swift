@@ -106,6 +106,9 @@ public struct GrantPlan: Sendable {
     public var ledger: [LedgerEntry] = []
     public var subscriptions: [SubscriptionFacts] = []
     public var summary = GrantSummary()
+    /// The app's catalog as the plan read it (in the grant's transaction): the kept figures'
+    /// billing periods and list prices come from it without reading it again.
+    public var catalog: [String: Product] = [:]
     public init() {}
 }
 
@@ -124,6 +127,7 @@ public enum GrantPlanner {
         guard evidence.bundleId == context.bundleId else { return .reject(reason: .bundleIdMismatch) }
 
         var plan = GrantPlan()
+        plan.catalog = context.catalog
         var bindings = context.bindings
         let env = evidence.environment
         let transactions = evidence.purchases

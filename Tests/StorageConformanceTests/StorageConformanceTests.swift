@@ -357,6 +357,22 @@ struct StorageConformanceTests {
         #expect(try await read.notifications(appId: "other", appUserId: "alice", limit: 10).isEmpty)
     }
 
+    @Test(
+        "a refresh asked by an operator is audited in the transaction that accepts it, with its verification as subject", arguments: StoreFactory.all)
+    func refreshAudited(factory: StoreFactory) async throws {
+        let store = try await make(factory)
+        try await grantSigned(
+            store, [PurchaseEvidence.Purchase(transactionId: "1", originalTransactionId: "1", productId: "coins", purchaseDate: t0)], tag: "f1")
+        let refresh = RefreshSubscriber(store: store)
+        let quiet = try #require(try await refresh(appId: "app", appUserId: "alice", now: t0))
+        let asked = try #require(try await refresh(appId: "app", appUserId: "alice", actor: "console:ops", now: t0))
+        let nobody = try await refresh(appId: "app", appUserId: "nobody", actor: "ops", now: t0)
+        #expect(quiet.created && asked.created && nobody == nil)
+        let entries = try await store.auditEntries(appId: "app", appUserId: "alice", limit: 10).map(\.entry)
+        #expect(entries.map(\.action) == ["subscriber_refreshed"] && entries.map(\.subject) == [asked.verification.id])
+        #expect(entries.first?.actor == "console:ops" && entries.first?.appUserId == "alice")
+    }
+
     @Test("appTransactionId: stored with a new transaction, learnt once by one first seen without it, and found by it", arguments: StoreFactory.all)
     func appTransactionIds(factory: StoreFactory) async throws {
         let store = try await make(factory)

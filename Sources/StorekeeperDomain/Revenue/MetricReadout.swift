@@ -69,6 +69,8 @@ public struct MetricReadout: Sendable, Hashable {
 /// Running sums over a readout's day totals.
 struct MetricSums {
     private var cumulative: [String: [(day: Date, sum: Int64)]] = [:]
+    /// Today's steps by kind and key, oldest first, summed as they go.
+    private var today: [String: [(at: Date, sum: Int64)]] = [:]
     private let readout: MetricReadout
 
     init(_ readout: MetricReadout) {
@@ -82,30 +84,39 @@ struct MetricSums {
                 return (total.day, sum)
             }
         }
+        for (name, steps) in Dictionary(grouping: readout.today, by: { Self.name($0.kind, $0.key) }) {
+            var sum: Int64 = 0
+            today[name] = steps.sorted { $0.at < $1.at }.map { step in
+                sum = sum.addingReportingOverflow(step.amount).partialValue
+                return (step.at, sum)
+            }
+        }
+    }
+
+    /// The last running sum at or before `bound` in a list ordered by its instants; 0 before the first.
+    private static func last(_ sums: [(Date, Int64)], atOrBefore bound: Date) -> Int64 {
+        var low = 0
+        var high = sums.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sums[middle].0 <= bound { low = middle + 1 } else { high = middle }
+        }
+        return low == 0 ? 0 : sums[low - 1].1
     }
 
     static func name(_ kind: MetricContribution.Kind, _ key: String) -> String { kind.rawValue + "\u{0}" + key }
 
     /// The sum of the day totals up to and including `day`.
     func through(_ kind: MetricContribution.Kind, _ key: String = "", day: Date) -> Int64 {
-        guard let sums = cumulative[Self.name(kind, key)] else { return 0 }
-        var low = 0
-        var high = sums.count
-        while low < high {
-            let middle = (low + high) / 2
-            if sums[middle].day <= day { low = middle + 1 } else { high = middle }
-        }
-        return low == 0 ? 0 : sums[low - 1].sum
+        Self.last(cumulative[Self.name(kind, key)] ?? [], atOrBefore: day)
     }
 
     /// A step's state at `instant`: midnights from the totals; `now` adds today's steps.
     func state(_ kind: MetricContribution.Kind, _ key: String = "", at instant: Date) -> Int64 {
         let midnight = ReportInterval.day.start(of: instant)
-        var value = through(kind, key, day: midnight)
-        if midnight < instant {
-            for step in readout.today where step.kind == kind && step.key == key && step.at <= instant { value += step.amount }
-        }
-        return value
+        let value = through(kind, key, day: midnight)
+        guard midnight < instant else { return value }
+        return value + Self.last(today[Self.name(kind, key)] ?? [], atOrBefore: instant)
     }
 
     /// Events counted in [start, end) (both midnights).

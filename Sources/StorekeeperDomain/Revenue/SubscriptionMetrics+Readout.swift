@@ -7,13 +7,7 @@ extension SubscriptionMetrics {
         readout: MetricReadout, interval: ReportInterval, from: Date, to: Date, now: Date, reporting: ReportingCurrency? = nil
     ) -> SubscriptionMetrics {
         let sums = MetricSums(readout)
-        var starts: [Date] = []
-        var start = interval.start(of: from)
-        let last = min(to, now)
-        while start < last, starts.count < maximumPeriods {
-            starts.append(start)
-            start = interval.next(after: start)
-        }
+        let starts = periodStarts(interval, from: from, to: to, now: now)
         let periods = starts.map { start in
             let end = interval.next(after: start)
             let closingAt = min(end, now)

@@ -81,13 +81,7 @@ public struct SubscriptionMetrics: Codable, Sendable, Hashable {
         from: Date, to: Date, now: Date, reporting: ReportingCurrency? = nil
     ) -> SubscriptionMetrics {
         let (timelines, unknown) = SubscriptionTimeline.build(transactions, facts: facts, catalog: catalog)
-        var starts: [Date] = []
-        var start = interval.start(of: from)
-        let last = min(to, now)
-        while start < last, starts.count < maximumPeriods {
-            starts.append(start)
-            start = interval.next(after: start)
-        }
+        let starts = periodStarts(interval, from: from, to: to, now: now)
         let consumables = transactions.filter { $0.productType == .consumable && $0.ownershipType != LedgerRule.familyShared }
         let periods = starts.map { start in
             let end = interval.next(after: start)
@@ -147,6 +141,18 @@ public struct SubscriptionMetrics: Codable, Sendable, Hashable {
             mrr[currency] = mrr[currency, default: 0].addingReportingOverflow(micros).partialValue
         }
         return finish(snapshot, mrr: mrr, at: instant, reporting: reporting)
+    }
+
+    /// The starts of the periods from `from`'s to the range's end (cut at now), at most `maximumPeriods`.
+    static func periodStarts(_ interval: ReportInterval, from: Date, to: Date, now: Date) -> [Date] {
+        var starts: [Date] = []
+        var start = interval.start(of: from)
+        let last = min(to, now)
+        while start < last, starts.count < maximumPeriods {
+            starts.append(start)
+            start = interval.next(after: start)
+        }
+        return starts
     }
 
     /// A ratio of counts to six places (not money: counts are exact, the ratio is for charts).

@@ -59,7 +59,10 @@ extension ConsoleController {
                 guard context.serverAPIClients[app.id] != nil else {
                     return customerRedirect(app.id, id, "This app has no App Store Server API key: nothing to refresh from.")
                 }
-                guard let result = try await context.useCases.refreshSubscriber(appId: app.id, appUserId: id, now: context.now()) else {
+                guard
+                    let result = try await context.useCases.refreshSubscriber(
+                        appId: app.id, appUserId: id, actor: "console:\(session.name)", now: context.now())
+                else {
                     return customerRedirect(app.id, id, "No purchase of this customer is known: nothing to refresh.")
                 }
                 context.signal.wake()

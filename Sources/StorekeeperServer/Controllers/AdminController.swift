@@ -114,7 +114,10 @@ struct AdminController {
         guard context.serverAPIClients[app.id] != nil else {
             throw StorekeeperError(.serverAPINotConfigured, "app '\(app.id)' has no serverAPI key")
         }
-        guard let result = try await context.useCases.refreshSubscriber(appId: app.id, appUserId: appUserId, now: context.now()) else {
+        let actor = try AdminInput.actor(request)
+        guard
+            let result = try await context.useCases.refreshSubscriber(appId: app.id, appUserId: appUserId, actor: actor.name, now: context.now())
+        else {
             throw StorekeeperError(.notFound, "no purchase of '\(appUserId)' is known: nothing to refresh")
         }
         context.signal.wake()
