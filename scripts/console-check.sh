@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The console in a real browser (Debian's chromium + chromium-driver, PyPI's selenium), as an
-# operator would use it: `storekeeper serve --simulator` on free ports with a throwaway database,
-# a scripted history bought through the simulator (subscribers, a trial, credits, a refund, a
-# customer whose id is an HTML injection, a verification stuck while Apple answered 503), then
+# operator would use it: `storekeeper serve --simulator` with two apps on free ports with a throwaway
+# database, a scripted history bought through the simulator in both (subscribers, a trial, credits,
+# a refund, a renewal turned off, euros beside dollars, a customer whose id is an
+# HTML injection, a verification stuck while Apple answered 503), then
 # scripts/console_check.py signs in, opens every page, checks the figures shown against the API,
 # searches, presses retry on the stuck verification and sees it verified, tries a form without
 # its CSRF token and a read-only operator's action (both refused). Screenshots are kept in
@@ -33,7 +34,40 @@ base=http://127.0.0.1:$port
 reader_password="reader-$(python3 -c 'import secrets; print(secrets.token_hex(8))')"
 reader=$(printf '%s\n' "$reader_password" | "$bin" console-password --name reader --role read_only)
 
-STOREKEEPER_CONSOLE_OPERATORS="$reader" "$bin" serve --simulator --database "$work/db.sqlite" --port "$port" \
+# Two apps, as an operator with several would configure them: the demo app (its keys and products
+# as in the README) and a puzzle app that sells in euros.
+cat >"$work/config.json" <<'JSON'
+{
+  "adminKey": "demo-admin-key-0123456789",
+  "apps": [
+    {
+      "id": "demo", "bundleId": "com.example.storekeeper.demo", "sharedSecret": "demo-shared-secret",
+      "apiKey": "demo-app-key-0123456789",
+      "products": [
+        {"productId": "com.example.coins100", "type": "consumable", "status": "ready_for_sale", "creditAmount": 100, "priceMicros": 990000, "currency": "USD"},
+        {"productId": "com.example.removeads", "type": "non_consumable", "status": "ready_for_sale", "priceMicros": 2990000, "currency": "USD"},
+        {"productId": "com.example.pro.monthly", "type": "auto_renewable", "status": "ready_for_sale", "duration": "P1M", "priceMicros": 4990000, "currency": "USD"},
+        {"productId": "com.example.season.pass", "type": "non_renewing", "status": "ready_for_sale", "duration": "P3M", "priceMicros": 9990000, "currency": "USD"}
+      ],
+      "entitlements": [
+        {"id": "pro", "products": ["com.example.pro.monthly", "com.example.season.pass"]},
+        {"id": "no_ads", "products": ["com.example.removeads", "com.example.pro.monthly"]}
+      ]
+    },
+    {
+      "id": "puzzles", "bundleId": "com.example.puzzles", "sharedSecret": "puzzles-shared-secret",
+      "apiKey": "puzzles-app-key-0123456789",
+      "products": [
+        {"productId": "com.example.puzzles.hints10", "type": "consumable", "status": "ready_for_sale", "creditAmount": 10, "priceMicros": 1990000, "currency": "EUR"},
+        {"productId": "com.example.puzzles.yearly", "type": "auto_renewable", "status": "ready_for_sale", "duration": "P1Y", "priceMicros": 29990000, "currency": "EUR"}
+      ],
+      "entitlements": [{"id": "all_puzzles", "products": ["com.example.puzzles.yearly"]}]
+    }
+  ]
+}
+JSON
+
+STOREKEEPER_CONSOLE_OPERATORS="$reader" "$bin" serve --simulator --config "$work/config.json" --database "$work/db.sqlite" --port "$port" \
   --simulator-port "$sim_port" --log-level warning >"$work/server.log" 2>&1 &
 pids+=($!)
 wait_healthy "$base"

@@ -21,6 +21,8 @@ API, SIM, READER_PASSWORD, SHOTS = sys.argv[1:5]
 ADMIN_KEY = "demo-admin-key-0123456789"
 APP_KEY = "demo-app-key-0123456789"
 BUNDLE = "com.example.storekeeper.demo"
+# The second app of console-check.sh's configuration: its bundle and key.
+PUZZLES = ("com.example.puzzles", "puzzles-app-key-0123456789")
 HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 
 
@@ -59,14 +61,15 @@ def until(condition, what, seconds=60):
 
 
 # ---- A scripted history, bought through the simulator and told to the server.
-def buy(user, product, environment="production", offer=None):
-    device = call(SIM + "/sim/devices", {"bundleId": BUNDLE, "environment": environment})["deviceId"]
+def buy(user, product, environment="production", offer=None, app=(BUNDLE, APP_KEY)):
+    bundle, key = app
+    device = call(SIM + "/sim/devices", {"bundleId": bundle, "environment": environment})["deviceId"]
     body = {"productId": product}
     if offer:
         body["offer"] = offer
     purchase = call(SIM + f"/sim/devices/{device}/purchases", body)
     verification = call(API + "/v1/transactions?wait=30", {"appUserId": user, "signedTransaction": purchase["signedTransaction"]},
-                        {"Authorization": "Bearer " + APP_KEY})
+                        {"Authorization": "Bearer " + key})
     check(verification.get("state") == "verified", f"{user} bought {product}")
     return purchase
 
@@ -78,6 +81,23 @@ buy("coin-buyer", "com.example.coins100")
 refunded = buy("refunded", "com.example.removeads")
 call(SIM + f"/sim/transactions/{refunded['transaction']['transaction_id']}/refund", {})
 buy(HOSTILE, "com.example.removeads")
+# A subscriber who turned renewal off: Apple says so by notification, which the simulator sends
+# to the server. (A billing issue shows only once the period has ended: ConsoleTests moves the
+# clock for that; here the month lasts five minutes.)
+quitter = buy("quitter", "com.example.pro.monthly")["transaction"]["original_transaction_id"]
+call(SIM + f"/sim/subscriptions/{quitter}/cancel-auto-renew", {})
+# The second app sells in euros; alice is a customer of both.
+buy("alice", "com.example.puzzles.yearly", app=PUZZLES)
+buy("dana", "com.example.puzzles.yearly", app=PUZZLES)
+buy("hint-buyer", "com.example.puzzles.hints10", app=PUZZLES)
+
+
+def pro_of(user):
+    subscriber = call(API + f"/v1/subscribers/{user}", headers={"Authorization": "Bearer " + APP_KEY})
+    return subscriber.get("entitlements", {}).get("pro", {})
+
+
+until(lambda: pro_of("quitter").get("unsubscribed"), "Apple's notification that quitter turned renewal off is applied")
 
 # A verification stuck while Apple answers 503 (verifyReceipt, and the Server API, its stand-in).
 call(SIM + "/sim/faults", {"http503Rate": 1}, method="PUT")
@@ -229,6 +249,34 @@ try:
     shot(driver, "health")
     driver.get(API + "/console/apps/demo/webhooks")
     check("webhooks" in driver.title, "the webhooks page")
+
+    # What support sees of a renewal turned off.
+    driver.get(API + "/console/apps/demo/customers/quitter")
+    renewal = driver.find_element(By.CSS_SELECTOR, "#entitlement-pro .renewal").text
+    check(renewal == "turned off", f"quitter's page says the renewal is {renewal!r}")
+
+    # The second app: reached from the navigation, its own figures (in euros), its own customers.
+    click(driver, driver.find_element(By.CSS_SELECTOR, "nav a[href='/console/apps/puzzles']"))
+    check(driver.current_url.endswith("/console/apps/puzzles"), "the navigation leads to the second app's overview")
+    puzzles = admin("/v1/admin/apps/puzzles/metrics/subscriptions")["current"]["snapshot"]
+    check(driver.find_element(By.ID, "active-subscriptions").text == str(puzzles["activeSubscriptions"]) == "2",
+          "the second app's active subscriptions shown = API (2)")
+    shown_mrr = {e.get_attribute("data-currency"): int(e.get_attribute("data-micros")) for e in driver.find_elements(By.CSS_SELECTOR, ".mrr")}
+    check(shown_mrr == {m["currency"]: m["micros"] for m in puzzles["mrr"]} and set(shown_mrr) == {"EUR"},
+          f"the second app's MRR shown = API, in euros only ({shown_mrr})")
+    revenue = admin("/v1/admin/apps/puzzles/metrics/revenue?interval=month")
+    shown_net = sum(int(e.get_attribute("data-micros")) for e in driver.find_elements(By.CSS_SELECTOR, "#revenue .net"))
+    check(shown_net == sum(f["netMicros"] for f in revenue["totals"]) == 2 * 29_990_000 + 1_990_000,
+          f"the second app's net revenue shown = API ({shown_net} micros)")
+    shot(driver, "overview-second-app")
+    driver.get(API + "/console/apps/puzzles/customers")
+    driver.find_element(By.ID, "q").send_keys(alices["transaction"]["transaction_id"])
+    click(driver, driver.find_element(By.ID, "search"))
+    check(not driver.find_elements(By.CSS_SELECTOR, "#results a"), "the first app's transaction id finds no one in the second")
+    driver.get(API + "/console/apps/puzzles/customers/alice")
+    check("com.example.puzzles.yearly" in driver.find_element(By.ID, "transactions").text
+          and "com.example.pro.monthly" not in driver.page_source,
+          "alice's page in the second app shows only what she bought there")
 
     # The stuck verification: retried, and seen verified.
     # Between its attempts (Apple still fails: each ends in retry_scheduled again).

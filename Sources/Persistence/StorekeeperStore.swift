@@ -90,6 +90,22 @@ public protocol OperationsStore: Sendable {
     func moveSharedAppleHealth(
         endpoint: String, to state: AppleHealth.State, at: Date, events: @Sendable (SharedAppleHealth?) -> EventBatch?
     ) async throws -> Bool
+    /// The moves of every endpoint's shared state at or after `since`, newest first, at most
+    /// `limit`: the outage history (each move is kept in the transaction that makes it).
+    func appleHealthHistory(since: Date, limit: Int) async throws -> [AppleHealthMove]
+}
+
+/// One move of an Apple endpoint's shared health: to `state` at `at`.
+public struct AppleHealthMove: Sendable, Hashable {
+    public var endpoint: String
+    public var state: AppleHealth.State
+    public var at: Date
+
+    public init(endpoint: String, state: AppleHealth.State, at: Date) {
+        self.endpoint = endpoint
+        self.state = state
+        self.at = at
+    }
 }
 
 /// One Apple endpoint's shared state and since when.
@@ -105,7 +121,7 @@ public struct SharedAppleHealth: Sendable, Hashable {
 
 /// Everything an adapter provides; the server wires one of these into each part.
 public protocol StorekeeperStore: CatalogStore, VerificationStore, NotificationStore, LedgerStore, OperationsStore, JobStore,
-    LeasedTransactions, EventStore, WebhookStore, PromotionalGrantStore, OfferingStore, CustomerStore, IdentityStore
+    LeasedTransactions, EventStore, WebhookStore, PromotionalGrantStore, OfferingStore, CustomerStore, IdentityStore, ConsoleSessionStore
 {}
 
 /// What a verification job reads and writes: the verification and its evidence, the catalog it

@@ -28,8 +28,25 @@ extension PostgresStore {
             guard (previous?.state ?? .healthy) != state else { return false }
             try await connection.execute(
                 "UPDATE apple_health SET state = \(state.rawValue), since = \(atMs) WHERE endpoint = \(endpoint)", logger: logger)
+            try await connection.execute(
+                "INSERT INTO apple_health_history (endpoint, state, at) VALUES (\(endpoint), \(state.rawValue), \(atMs))", logger: logger)
             if let batch = events(previous) { try await Self.record(batch, connection: connection, now: at, logger: logger) }
             return true
+        }
+    }
+
+    public func appleHealthHistory(since: Date, limit: Int) async throws -> [AppleHealthMove] {
+        let logger = self.logger
+        let sinceMs = StoredTime.ms(since)
+        return try await read(on: .requests) { connection in
+            try await connection.rows(
+                "SELECT endpoint, state, at FROM apple_health_history WHERE at >= \(sinceMs) ORDER BY at DESC, id DESC LIMIT \(limit)",
+                logger: logger
+            ).compactMap { row in
+                // A state a later version wrote and this one does not know is left out, not fatal.
+                guard let state = AppleHealth.State(rawValue: try row.value("state", as: String.self)) else { return nil }
+                return AppleHealthMove(endpoint: try row.value("endpoint"), state: state, at: StoredTime.date(try row.value("at", as: Int64.self)))
+            }
         }
     }
 

@@ -24,6 +24,8 @@ enum SQLiteMigrations {
         ("M0016_AnalyticsIndexes", m0016AnalyticsIndexes),
         ("M0017_CustomerSearch", m0017CustomerSearch),
         ("M0018_KeptFigures", m0018KeptFigures),
+        ("M0019_ConsoleSignOuts", m0019ConsoleSignOuts),
+        ("M0020_AppleHealthHistory", m0020AppleHealthHistory),
     ]
 
     static var migrator: DatabaseMigrator {

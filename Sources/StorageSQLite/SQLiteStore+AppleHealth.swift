@@ -20,8 +20,25 @@ extension SQLiteStore {
                     ON CONFLICT (endpoint) DO UPDATE SET state = excluded.state, since = excluded.since
                     """,
                 arguments: [endpoint, state.rawValue, StoredTime.ms(at)])
+            try db.execute(
+                sql: "INSERT INTO apple_health_history (endpoint, state, at) VALUES (?, ?, ?)",
+                arguments: [endpoint, state.rawValue, StoredTime.ms(at)])
             if let batch = events(previous) { try Self.record(batch, db: db, now: at) }
             return true
+        }
+    }
+
+    public func appleHealthHistory(since: Date, limit: Int) async throws -> [AppleHealthMove] {
+        try await read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT endpoint, state, at FROM apple_health_history WHERE at >= ? ORDER BY at DESC, id DESC LIMIT ?",
+                arguments: [StoredTime.ms(since), limit]
+            ).compactMap { row in
+                // A state a later version wrote and this one does not know is left out, not fatal.
+                AppleHealth.State(rawValue: row["state"]).map {
+                    AppleHealthMove(endpoint: row["endpoint"], state: $0, at: StoredTime.date(row["at"] as Int64))
+                }
+            }
         }
     }
 

@@ -45,4 +45,43 @@ public struct ReadOperations: Sendable {
             flagged: try await store.countVerifications(states: VerificationState.allCases.filter { !$0.isFinal }, createdBefore: flagBefore),
             deliveries: try await store.deliveryCounts(), pausedEndpoints: paused, waiting: waiting, oldestWaitingSeconds: oldest)
     }
+
+    /// One outage of an Apple endpoint as the processes shared it: from the move down to the move
+    /// back to healthy (nil while under way).
+    public struct Outage: Sendable, Hashable {
+        public var endpoint: String
+        public var began: Date
+        public var ended: Date?
+
+        public init(endpoint: String, began: Date, ended: Date?) {
+            self.endpoint = endpoint
+            self.began = began
+            self.ended = ended
+        }
+    }
+
+    /// The outages that began or ended at or after `since`, newest first, from the kept moves of
+    /// the shared health (the newest `limit` moves; one that ended without its beginning among
+    /// them is left out).
+    public func outages(since: Date, limit: Int = 1_000) async throws -> [Outage] {
+        Self.outages(from: try await store.appleHealthHistory(since: since, limit: limit))
+    }
+
+    /// Pairs moves (newest first) into outages per endpoint.
+    static func outages(from moves: [AppleHealthMove]) -> [Outage] {
+        var open: [String: Outage] = [:]
+        var outages: [Outage] = []
+        for move in moves.reversed() {
+            if move.state == .healthy {
+                if var outage = open.removeValue(forKey: move.endpoint) {
+                    outage.ended = move.at
+                    outages.append(outage)
+                }
+            } else if open[move.endpoint] == nil {
+                open[move.endpoint] = Outage(endpoint: move.endpoint, began: move.at, ended: nil)
+            }
+        }
+        outages.append(contentsOf: open.values)
+        return outages.sorted { ($0.began, $0.endpoint) > ($1.began, $1.endpoint) }
+    }
 }

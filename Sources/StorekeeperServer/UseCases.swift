@@ -25,6 +25,7 @@ struct UseCases: Sendable {
     let eventFeed: ReadEventFeed
     let webhookEndpoints: WebhookEndpointActions
     let operations: ReadOperations
+    let consoleSessions: ManageConsoleSessions
 
     init(store: any StorekeeperStore) {
         submitEvidence = SubmitEvidence(store: store)
@@ -47,5 +48,6 @@ struct UseCases: Sendable {
         eventFeed = ReadEventFeed(store: store)
         webhookEndpoints = WebhookEndpointActions(store: store)
         operations = ReadOperations(store: store)
+        consoleSessions = ManageConsoleSessions(store: store)
     }
 }

@@ -546,6 +546,41 @@ struct StorageConformanceTests {
         #expect(recorded.allSatisfy { $0.appUserId == AppleHealthEvents.appUserId && $0.details?.appleEndpoint == endpoint })
         #expect(recorded.map(\.sequence) == [1, 2])
         #expect(recorded.last?.details?.downSince == t0.addingTimeInterval(1) && recorded.last?.occurredAt == t0.addingTimeInterval(60))
+
+        // Each move is kept, newest first: the outage history. A second outage is under way.
+        #expect(
+            try await store.moveSharedAppleHealth(
+                endpoint: "server_api_production", to: .down, at: t0.addingTimeInterval(90), events: { _ in nil }))
+        #expect(
+            try await store.appleHealthHistory(since: t0, limit: 10) == [
+                AppleHealthMove(endpoint: "server_api_production", state: .down, at: t0.addingTimeInterval(90)),
+                AppleHealthMove(endpoint: endpoint, state: .healthy, at: t0.addingTimeInterval(60)),
+                AppleHealthMove(endpoint: endpoint, state: .down, at: t0.addingTimeInterval(1)),
+            ])
+        #expect(try await store.appleHealthHistory(since: t0.addingTimeInterval(2), limit: 10).count == 2)
+        #expect(try await store.appleHealthHistory(since: t0, limit: 1).map(\.at) == [t0.addingTimeInterval(90)])
+        let outages = try await ReadOperations(store: store).outages(since: t0)
+        #expect(
+            outages == [
+                ReadOperations.Outage(endpoint: "server_api_production", began: t0.addingTimeInterval(90), ended: nil),
+                ReadOperations.Outage(endpoint: endpoint, began: t0.addingTimeInterval(1), ended: t0.addingTimeInterval(60)),
+            ])
+    }
+
+    @Test("a console sign-out is seen by every process until the session would have expired", arguments: StoreFactory.all)
+    func consoleSignOuts(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        let sessions = ManageConsoleSessions(store: store)
+        #expect(try await sessions.isSignedOut(nonce: "a") == false)
+        try await sessions.signOut(nonce: "a", expires: t0.addingTimeInterval(60), now: t0)
+        // Twice (two tabs): one row, no error.
+        try await sessions.signOut(nonce: "a", expires: t0.addingTimeInterval(60), now: t0.addingTimeInterval(1))
+        #expect(try await sessions.isSignedOut(nonce: "a"))
+        #expect(try await sessions.isSignedOut(nonce: "b") == false)
+        // A later sign-out deletes the rows of sessions expired by then: their cookies are refused anyway.
+        try await sessions.signOut(nonce: "b", expires: t0.addingTimeInterval(600), now: t0.addingTimeInterval(60))
+        #expect(try await sessions.isSignedOut(nonce: "a") == false)
+        #expect(try await sessions.isSignedOut(nonce: "b"))
     }
 
     @Test("configuration holds are released only when the configuration changes", arguments: StoreFactory.all)

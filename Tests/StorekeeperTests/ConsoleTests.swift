@@ -99,6 +99,75 @@ struct ConsoleTests {
         }
     }
 
+    @Test("a customer's page says whether each entitlement renews: turned off by the subscriber, or a billing issue with its grace period's end")
+    func renewalShown() async throws {
+        try await Self.withConsole { stack, browser in
+            let sim = stack.simulator
+            func subscribe(_ user: String) async throws -> SimulatorClient.Purchase {
+                let device = try await sim.createDevice(bundleId: demoBundle)
+                let bought = try await sim.purchase(device: device, productId: "com.example.pro.monthly")
+                #expect(try await stack.api.postReceipt(appUserId: user, receipt: bought.receipt, wait: 30).json["state"] as? String == "verified")
+                return bought
+            }
+            func renewal(_ page: HTTPJSONClient.Reply) -> String {
+                let row = page.text.components(separatedBy: "<tr id=\"entitlement-pro\">").dropFirst().first ?? ""
+                let cell = row.components(separatedBy: "<td class=\"renewal\">").dropFirst().first ?? ""
+                return cell.components(separatedBy: "</td>").first ?? ""
+            }
+            let quits = try await subscribe("quits")
+            let unpaid = try await subscribe("unpaid")
+            let admin = browser()
+            #expect(try await admin.signIn(account: "", password: stack.api.adminKey).status == 303)
+
+            try await sim.cancelAutoRenew(originalTransactionId: quits.originalTransactionId)
+            _ = try await stack.api.postReceipt(appUserId: "quits", receipt: quits.receipt, refresh: true, wait: 30)
+            #expect(renewal(try await admin.get("/console/apps/demo/customers/quits")) == "turned off")
+            #expect(renewal(try await admin.get("/console/apps/demo/customers/unpaid")) == "renews")
+
+            // Apple could not charge at the period's end: access kept for the grace period.
+            try await sim.failBilling(originalTransactionId: unpaid.originalTransactionId, gracePeriod: true)
+            let periodEnd = try #require(try await stack.api.subscriber("unpaid").subscriptions.first?.expiresDate)
+            try await sim.advanceClock(seconds: periodEnd.timeIntervalSince(stack.clock.now()) + 5)
+            _ = try await stack.api.postReceipt(appUserId: "unpaid", receipt: unpaid.receipt, refresh: true, wait: 30)
+            let graceEnd = try #require(try await stack.api.subscriber("unpaid").entitlements["pro"]?.gracePeriodExpiresAt)
+            #expect(
+                renewal(try await admin.get("/console/apps/demo/customers/unpaid")) == "billing issue, grace until \(graceEnd.formatted(.iso8601))")
+        }
+    }
+
+    @Test("a session signed out in one process is refused by another process of the same deployment")
+    func signOutAcrossProcesses() async throws {
+        try await Self.withConsole { stack, browser in
+            let other = try await stack.startAnotherServer(configuration: stack.configuration)
+            let elsewhere = ConsoleBrowser(baseURL: other.url)
+            do {
+                let user = browser()
+                #expect(try await user.signIn(account: "", password: stack.api.adminKey).status == 303)
+                let value = try #require(user.cookies["storekeeper_console"])
+                // The cookie is the session: the other process shows pages to it, and keeps it
+                // while the first process shows pages to other sessions.
+                elsewhere.cookies["storekeeper_console"] = value
+                #expect(try await elsewhere.get("/console/apps/demo").status == 200)
+                let page = try await user.get("/console/apps/demo")
+                #expect(try await user.post("/console/logout", ["csrf": Browser.csrf(page) ?? ""]).status == 303)
+                #expect(try await elsewhere.get("/console/apps/demo").status == 303)
+                #expect(try await elsewhere.get("/console/verifications").status == 303)
+                // A new session is not caught by the old one's sign-out.
+                let again = browser()
+                #expect(try await again.signIn(account: "", password: stack.api.adminKey).status == 303)
+                let fresh: String = try #require(again.cookies["storekeeper_console"])
+                elsewhere.cookies["storekeeper_console"] = fresh
+                #expect(try await elsewhere.get("/console/apps/demo").status == 200)
+            } catch {
+                try await elsewhere.shutdown()
+                try await other.stop()
+                throw error
+            }
+            try await elsewhere.shutdown()
+            try await other.stop()
+        }
+    }
+
     @Test("sign-in: a form without the CSRF cookie's token is refused; five wrong passwords lock the account, not the others")
     func signInAttacks() async throws {
         try await Self.withConsole { stack, browser in
@@ -421,8 +490,25 @@ struct ConsoleTests {
             }
             #expect(try await admin.get("/console/apps/demo/ledger?from=2026-02-01&to=2026-01-01").status == 400)
 
-            let health = try await admin.get("/console/health")
+            var health = try await admin.get("/console/health")
             #expect(health.status == 200 && health.text.contains("data-state=\"verified\">2</dd>"), "\(health.text)")
+            #expect(health.text.contains("<p>No outage.</p>"))
+            // Outages as the processes shared them: one over (90 s), one under way.
+            let now = stack.clock.now()
+            for (endpoint, state, ago) in [
+                ("verify_receipt_production", AppleHealth.State.down, 3_600.0), ("verify_receipt_production", .healthy, 3_510),
+                ("server_api_production", .down, 60),
+            ] {
+                _ = try await stack.store.moveSharedAppleHealth(endpoint: endpoint, to: state, at: now.addingTimeInterval(-ago)) { _ in nil }
+            }
+            health = try await admin.get("/console/health")
+            let outages = health.text.components(separatedBy: "<table id=\"outages\">").last ?? ""
+            #expect(
+                outages.contains("<td>server_api_production</td>") && outages.contains("<td class=\"ended\">not yet</td>"), "\(outages.prefix(1500))")
+            #expect(outages.contains("<td>verify_receipt_production</td>") && outages.contains("<td>1 min 30 s</td>"), "\(outages.prefix(1500))")
+            #expect(
+                (outages.range(of: "server_api_production")?.lowerBound ?? outages.endIndex)
+                    < (outages.range(of: "verify_receipt_production")?.lowerBound ?? outages.startIndex), "newest first")
             let webhooks = try await admin.get("/console/apps/demo/webhooks")
             #expect(webhooks.text.contains("https://hooks.example.com/storekeeper") && !webhooks.text.contains(secret))
             #expect(!webhooks.text.contains(String(secret.dropFirst("whsec_".count).prefix(12))))

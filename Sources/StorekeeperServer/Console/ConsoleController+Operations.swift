@@ -123,6 +123,17 @@ extension ConsoleController {
         return response
     }
 
+    /// How far back the health page lists outages.
+    static let outageDays = 30
+
+    /// A duration as an operator reads it: seconds, minutes or hours and minutes.
+    static func duration(_ seconds: TimeInterval) -> String {
+        let whole = max(0, Int(seconds.rounded(.down)))
+        if whole < 60 { return "\(whole) s" }
+        if whole < 3_600 { return "\(whole / 60) min \(whole % 60) s" }
+        return "\(whole / 3_600) h \(whole % 3_600 / 60) min"
+    }
+
     private func healthPage(_ session: ConsoleSession) async throws -> Response {
         let now = context.now()
         let flagAfter = context.configuration.flagAfterSeconds
@@ -133,6 +144,14 @@ extension ConsoleController {
                 [
                     "endpoint": endpoint.label, "state": health.state.rawValue, "since": Self.instant(health.since),
                     "failures": health.consecutiveFailures, "nextProbe": health.nextProbeAt.map(Self.instant) ?? "—",
+                ]
+            },
+            "outageDays": Self.outageDays,
+            "outages": try await context.useCases.operations.outages(since: now.addingTimeInterval(-Double(Self.outageDays) * 86_400)).map {
+                outage -> [String: Any] in
+                [
+                    "endpoint": outage.endpoint, "began": Self.instant(outage.began), "ended": outage.ended.map(Self.instant) ?? "not yet",
+                    "lasted": Self.duration((outage.ended ?? now).timeIntervalSince(outage.began)),
                 ]
             },
             "verificationStates": VerificationState.allCases.map { ["state": $0.rawValue, "count": counts.verifications[$0] ?? 0] },

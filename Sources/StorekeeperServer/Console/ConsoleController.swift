@@ -42,20 +42,22 @@ struct ConsoleController {
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: ConsoleTemplates.stylesheet)))
         }
         console.get("login") { request, _ in
-            if session(request) != nil { return redirect("/console") }
+            if try await session(request) != nil { return redirect("/console") }
             return loginPage(request, status: .ok, notice: nil)
         }
         console.post("login") { request, _ in try await signIn(request) }
         console.post("logout") { request, _ in
             try await acting(request, needsAdmin: false) { session, _ in
-                gate.revoke(session.nonce, until: Date(timeIntervalSince1970: Double(session.expires) / 1000), now: context.now())
+                let expires = StoredTime.date(session.expires)
+                gate.revoke(session.nonce, until: expires, now: context.now())
+                try await context.useCases.consoleSessions.signOut(nonce: session.nonce, expires: expires, now: context.now())
                 var response = redirect("/console/login")
                 response.setCookie(expired(ConsoleSession.cookieName, request))
                 return response
             }
         }
         console.get("") { request, _ in
-            guard session(request) != nil else { return redirect("/console/login") }
+            guard try await session(request) != nil else { return redirect("/console/login") }
             return redirect("/console/apps/\(Self.pathSegment(context.apps[0].id))")
         }
         console.get("apps/:app") { request, ctx in
@@ -93,10 +95,16 @@ struct ConsoleController {
 
     // MARK: - Sessions
 
-    private func session(_ request: Request) -> ConsoleSession? {
+    /// The session the request's cookie carries: signed, not expired, and not signed out here or
+    /// (the stored sign-outs, learnt once) in another process.
+    private func session(_ request: Request) async throws -> ConsoleSession? {
         guard let value = request.cookies[ConsoleSession.cookieName]?.value,
             let session = signer.session(from: value, now: context.now()), !gate.isRevoked(session.nonce)
         else { return nil }
+        guard try await !context.useCases.consoleSessions.isSignedOut(nonce: session.nonce) else {
+            gate.revoke(session.nonce, until: StoredTime.date(session.expires), now: context.now())
+            return nil
+        }
         return session
     }
 
@@ -167,7 +175,7 @@ struct ConsoleController {
     /// A page for anyone signed in; without a session, the sign-in page. A request the API would
     /// refuse (an unknown app, a malformed range) is shown as a page with the same status.
     func page(_ request: Request, _ body: (ConsoleSession) async throws -> Response) async throws -> Response {
-        guard let session = session(request) else { return redirect("/console/login") }
+        guard let session = try await session(request) else { return redirect("/console/login") }
         do {
             return try await body(session)
         } catch let error as StorekeeperError {
@@ -179,7 +187,7 @@ struct ConsoleController {
     /// body is read once, here, and handed to the action as the form's text.
     func acting(_ request: Request, needsAdmin: Bool, _ body: (ConsoleSession, String) async throws -> Response) async throws -> Response {
         struct ActionForm: Decodable { var csrf: String? }
-        guard let session = session(request) else { return redirect("/console/login") }
+        guard let session = try await session(request) else { return redirect("/console/login") }
         let text = try await Self.formText(request)
         guard let text, let form = Self.decodeForm(ActionForm.self, text), signer.csrfMatches(form.csrf, nonce: session.nonce) else {
             return render(
@@ -290,7 +298,7 @@ struct ConsoleController {
                 let entitlement = view.entitlements[key]!
                 return [
                     "id": key, "active": entitlement.isActive ? "yes" : "no", "expires": entitlement.expiresAt.map(Self.instant) ?? "never",
-                    "product": entitlement.productId ?? "—", "source": entitlement.source.rawValue,
+                    "renewal": Self.renewal(entitlement), "product": entitlement.productId ?? "—", "source": entitlement.source.rawValue,
                 ]
             },
             "subscriptions": view.subscriptions.map { subscription -> [String: Any] in
@@ -430,6 +438,16 @@ struct ConsoleController {
 
     static func day(_ date: Date) -> String {
         String(instant(date).prefix(10))
+    }
+
+    /// What support is asked about first: will it renew, and if not, why (Apple's billing retry,
+    /// with its grace period, or the subscriber's own choice).
+    static func renewal(_ entitlement: Entitlement) -> String {
+        if entitlement.billingIssue {
+            return entitlement.gracePeriodExpiresAt.map { "billing issue, grace until \(instant($0))" } ?? "billing issue"
+        }
+        if entitlement.unsubscribed { return "turned off" }
+        return entitlement.willRenew.map { $0 ? "renews" : "does not renew" } ?? "—"
     }
 
     static func instant(_ date: Date) -> String {

@@ -140,8 +140,8 @@ enum ConsoleTemplates {
         <section aria-labelledby="ent-heading">
         <h2 id="ent-heading">Entitlements</h2>
         <table id="entitlements">
-        <thead><tr><th scope="col">Entitlement</th><th scope="col">Active</th><th scope="col">Until</th><th scope="col">Product</th><th scope="col">Source</th></tr></thead>
-        <tbody>{{#entitlements}}<tr><td>{{id}}</td><td>{{active}}</td><td>{{expires}}</td><td>{{product}}</td><td>{{source}}</td></tr>
+        <thead><tr><th scope="col">Entitlement</th><th scope="col">Active</th><th scope="col">Until</th><th scope="col">Renewal</th><th scope="col">Product</th><th scope="col">Source</th></tr></thead>
+        <tbody>{{#entitlements}}<tr id="entitlement-{{id}}"><td>{{id}}</td><td>{{active}}</td><td>{{expires}}</td><td class="renewal">{{renewal}}</td><td>{{product}}</td><td>{{source}}</td></tr>
         {{/entitlements}}</tbody>
         </table>
         </section>
@@ -279,6 +279,15 @@ enum ConsoleTemplates {
         {{/endpoints}}</tbody>
         </table>
         {{^endpoints}}<p>No call to Apple yet in this process.</p>{{/endpoints}}
+        </section>
+        <section aria-labelledby="outages-heading">
+        <h2 id="outages-heading">Outages of the last {{outageDays}} days, as every process shared them</h2>
+        <table id="outages">
+        <thead><tr><th scope="col">Endpoint</th><th scope="col">Down from</th><th scope="col">Answering again</th><th scope="col">Lasted</th></tr></thead>
+        <tbody>{{#outages}}<tr><td>{{endpoint}}</td><td>{{began}}</td><td class="ended">{{ended}}</td><td>{{lasted}}</td></tr>
+        {{/outages}}</tbody>
+        </table>
+        {{^outages}}<p>No outage.</p>{{/outages}}
         </section>
         <section aria-labelledby="queue-heading">
         <h2 id="queue-heading">Verifications and queue</h2>

@@ -1,0 +1,17 @@
+import GRDB
+
+extension SQLiteMigrations {
+    /// Every move of an Apple endpoint's shared health, kept: the console's outage history.
+    static func m0020AppleHealthHistory(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE apple_health_history (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    endpoint TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    at INTEGER NOT NULL
+                );
+                CREATE INDEX apple_health_history_at ON apple_health_history (at);
+                """)
+    }
+}
