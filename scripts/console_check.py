@@ -106,6 +106,19 @@ device = call(SIM + "/sim/devices", {"bundleId": BUNDLE, "environment": "product
 stuck_receipt = call(SIM + f"/sim/devices/{device}/purchases", {"productId": "com.example.season.pass"})["receipt"]
 stuck = call(API + "/v1/receipts", {"appUserId": "stuck", "receipt": stuck_receipt}, {"Authorization": "Bearer " + APP_KEY})
 until(lambda: admin("/v1/admin/verifications?state=retry_scheduled")["verifications"], "a verification waits for Apple")
+# More customers' receipts fail the same way: six failures in a row, and the server calls Apple
+# down (an outage, in the health page's history once Apple answers again).
+for n in range(6):
+    device = call(SIM + "/sim/devices", {"bundleId": BUNDLE, "environment": "production"})["deviceId"]
+    receipt = call(SIM + f"/sim/devices/{device}/purchases", {"productId": "com.example.removeads"})["receipt"]
+    call(API + "/v1/receipts", {"appUserId": f"waiting-{n}", "receipt": receipt}, {"Authorization": "Bearer " + APP_KEY})
+
+
+def apple_down():
+    return any(e.get("state") == "down" for e in admin("/v1/admin/apple-health").get("endpoints", []))
+
+
+until(apple_down, "Apple is called down after failures in a row")
 
 # ---- The browser.
 options = webdriver.ChromeOptions()
@@ -295,6 +308,14 @@ try:
           "the retried verification is verified")
     driver.get(API + "/console/verifications")
     check(driver.find_element(By.CSS_SELECTOR, f"#verification-{stuck['id']} .state").text == "verified", "the page shows it verified")
+    # The outage, over: in the health page's history with when Apple answered again.
+    # (Only waiting work probes: an endpoint nothing waits for any more stays down until a call
+    # needs it, so which of the two outages is over depends on which one the retry went through.)
+    def outage_over():
+        driver.get(API + "/console/health")
+        return any(e.text != "not yet" for e in driver.find_elements(By.CSS_SELECTOR, "#outages td.ended"))
+    until(outage_over, "the health page lists an outage, over, with when Apple answered again")
+    shot(driver, "health-outage")
 
     # A form posted without its CSRF token, with the session's cookie: refused.
     check(post_form(driver, f"/console/verifications/{stuck['id']}/retry", {}) == 403,
