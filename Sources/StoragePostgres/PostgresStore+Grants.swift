@@ -301,29 +301,29 @@ extension PostgresStore {
                   AND purchase_date >= \(StoredTime.ms(query.from)) AND purchase_date < \(StoredTime.ms(query.to))
                 ORDER BY purchase_date, id
                 """, logger: self.logger
-            ).map { row in
-                var entry = LedgerEntry(
-                    appId: try row.value("app_id"), appUserId: try row.value("app_user_id"), productId: try row.value("product_id"),
-                    productType: ProductType(rawValue: try row.value("product_type")), transactionId: try row.value("transaction_id"),
-                    originalTransactionId: try row.value("original_transaction_id"), environment: try row.value("environment"),
-                    purchaseDate: try row.date("purchase_date"),
-                    event: LedgerEntry.Event(rawValue: try row.value("event")) ?? .purchase,
-                    quantity: Int(try row.value("quantity", as: Int64.self)),
-                    priceMicros: try row.value("price_micros", as: Int64?.self), currency: try row.value("currency"),
-                    state: try row.value("state"), recordedAt: try row.date("recorded_at"))
-                entry.imported = try row.value("imported", as: Bool.self)
-                entry.estimated = try row.value("estimated", as: Bool.self)
-                entry.storefront = try row.value("storefront")
-                if let offerType = try row.value("offer_type", as: Int64?.self) {
-                    entry.offer = PurchaseOffer(
-                        type: Int(offerType), identifier: try row.value("offer_identifier"),
-                        discountType: try row.value("offer_discount_type"), period: try row.value("offer_period"))
-                }
-                entry.commissionRate = try row.value("commission_rate", as: Int64?.self).map(Int.init)
-                entry.proceedsMicros = try row.value("proceeds_micros", as: Int64?.self)
-                return entry
-            }
+            ).map(Self.ledgerEntry(from:))
         }
+    }
+
+    static func ledgerEntry(from row: PostgresRandomAccessRow) throws -> LedgerEntry {
+        var entry = LedgerEntry(
+            appId: try row.value("app_id"), appUserId: try row.value("app_user_id"), productId: try row.value("product_id"),
+            productType: ProductType(rawValue: try row.value("product_type")), transactionId: try row.value("transaction_id"),
+            originalTransactionId: try row.value("original_transaction_id"), environment: try row.value("environment"),
+            purchaseDate: try row.date("purchase_date"), event: LedgerEntry.Event(rawValue: try row.value("event")) ?? .purchase,
+            quantity: Int(try row.value("quantity", as: Int64.self)), priceMicros: try row.value("price_micros", as: Int64?.self),
+            currency: try row.value("currency"), state: try row.value("state"), recordedAt: try row.date("recorded_at"))
+        entry.imported = try row.value("imported", as: Bool.self)
+        entry.estimated = try row.value("estimated", as: Bool.self)
+        entry.storefront = try row.value("storefront")
+        if let offerType = try row.value("offer_type", as: Int64?.self) {
+            entry.offer = PurchaseOffer(
+                type: Int(offerType), identifier: try row.value("offer_identifier"), discountType: try row.value("offer_discount_type"),
+                period: try row.value("offer_period"))
+        }
+        entry.commissionRate = try row.value("commission_rate", as: Int64?.self).map(Int.init)
+        entry.proceedsMicros = try row.value("proceeds_micros", as: Int64?.self)
+        return entry
     }
 
     public func countTransactions(appId: String?) async throws -> Int {

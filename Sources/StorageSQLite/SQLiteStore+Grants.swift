@@ -309,28 +309,29 @@ extension SQLiteStore {
                         SELECT * FROM ledger WHERE app_id = ? AND environment = ? AND purchase_date >= ? AND purchase_date < ?
                         ORDER BY purchase_date, id
                         """), arguments: [query.appId, query.environment, StoredTime.ms(query.from), StoredTime.ms(query.to)]
-            ).map { row in
-                var entry = LedgerEntry(
-                    appId: row["app_id"], appUserId: row["app_user_id"], productId: row["product_id"],
-                    productType: ProductType(rawValue: row["product_type"]), transactionId: row["transaction_id"],
-                    originalTransactionId: row["original_transaction_id"], environment: row["environment"],
-                    purchaseDate: StoredTime.date(row["purchase_date"] as Int64),
-                    event: LedgerEntry.Event(rawValue: row["event"]) ?? .purchase, quantity: row["quantity"],
-                    priceMicros: row["price_micros"], currency: row["currency"], state: row["state"],
-                    recordedAt: StoredTime.date(row["recorded_at"] as Int64))
-                entry.imported = row["imported"]
-                entry.estimated = row["estimated"]
-                entry.storefront = row["storefront"]
-                if let offerType: Int = row["offer_type"] {
-                    entry.offer = PurchaseOffer(
-                        type: offerType, identifier: row["offer_identifier"], discountType: row["offer_discount_type"],
-                        period: row["offer_period"])
-                }
-                entry.commissionRate = row["commission_rate"]
-                entry.proceedsMicros = row["proceeds_micros"]
-                return entry
-            }
+            ).map(Self.ledgerEntry(from:))
         }
+    }
+
+    static func ledgerEntry(from row: Row) -> LedgerEntry {
+        var entry = LedgerEntry(
+            appId: row["app_id"], appUserId: row["app_user_id"], productId: row["product_id"],
+            productType: ProductType(rawValue: row["product_type"]), transactionId: row["transaction_id"],
+            originalTransactionId: row["original_transaction_id"], environment: row["environment"],
+            purchaseDate: StoredTime.date(row["purchase_date"] as Int64),
+            event: LedgerEntry.Event(rawValue: row["event"]) ?? .purchase, quantity: row["quantity"],
+            priceMicros: row["price_micros"], currency: row["currency"], state: row["state"],
+            recordedAt: StoredTime.date(row["recorded_at"] as Int64))
+        entry.imported = row["imported"]
+        entry.estimated = row["estimated"]
+        entry.storefront = row["storefront"]
+        if let offerType: Int = row["offer_type"] {
+            entry.offer = PurchaseOffer(
+                type: offerType, identifier: row["offer_identifier"], discountType: row["offer_discount_type"], period: row["offer_period"])
+        }
+        entry.commissionRate = row["commission_rate"]
+        entry.proceedsMicros = row["proceeds_micros"]
+        return entry
     }
 
     public func countTransactions(appId: String?) async throws -> Int {

@@ -8,7 +8,7 @@ struct Storekeeper: AsyncParsableCommand {
         abstract: "Verifies App Store purchases and tells your backend what each user owns.",
         subcommands: [
             Serve.self, Worker.self, SimulatorCommand.self, Migrate.self, Verify.self, Inspect.self, AppleCommand.self, ImportCommand.self,
-            ConsolePasswordCommand.self,
+            ConsolePasswordCommand.self, RecomputeLedger.self,
         ],
         defaultSubcommand: Serve.self)
 }

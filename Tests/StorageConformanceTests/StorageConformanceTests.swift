@@ -567,6 +567,70 @@ struct StorageConformanceTests {
             ])
     }
 
+    @Test(
+        "estimated ledger rows are booked again at the price their signed evidence says, refunds at their share; receipts stay estimated; the figures follow",
+        arguments: StoreFactory.all)
+    func estimatedLedgerRecomputed(factory: StoreFactory) async throws {
+        let store = try await make(factory)
+        try await store.upsertProduct(
+            appId: "app", product: Product(productId: "monthly", type: .autoRenewable, duration: "P1M", priceMicros: 5_990_000, currency: "USD"),
+            now: t0)
+        // Granted as before M0015: the grant did not keep Apple's price, so the list price was booked.
+        let coins = PurchaseEvidence.Purchase(transactionId: "r1", originalTransactionId: "r1", productId: "coins", purchaseDate: t0)
+        try await grantSigned(store, [coins], tag: "jws-1")
+        let receipt = PurchaseEvidence.Purchase(transactionId: "r2", originalTransactionId: "r2", productId: "coins", purchaseDate: t0)
+        try await grantSigned(store, [receipt], tag: "receipt-2")
+        var monthly = PurchaseEvidence.Purchase(transactionId: "r3", originalTransactionId: "r3", productId: "monthly", purchaseDate: t0)
+        monthly.expiresDate = t0.addingTimeInterval(30 * 86_400)
+        monthly.cancellationDate = t0.addingTimeInterval(86_400)
+        monthly.revocationPercentage = 50_000
+        try await grantSigned(store, [monthly], user: "bob", tag: "jws-3")
+        let sandbox = LedgerQuery(appId: "app", environment: "sandbox", from: .distantPast, to: .distantFuture)
+        #expect(try await store.ledger(sandbox).allSatisfy(\.estimated))
+        _ = try await store.revenueDays(appId: "app", environment: "sandbox", from: .distantPast, to: .distantFuture)
+
+        // What the signed copies say (the reader stands for the gate's reread of the stored JWS).
+        var charged = coins
+        charged.price = ChargedPrice(milliunits: 790, currency: "GBP")
+        charged.storefront = "GBR"
+        var discounted = monthly
+        discounted.price = ChargedPrice(milliunits: 2_990, currency: "USD")
+        discounted.storefront = "FRA"
+        discounted.offer = PurchaseOffer(type: 1, identifier: nil, discountType: "PAY_AS_YOU_GO", period: "P1M")
+        let signed: [String: [PurchaseEvidence.Purchase]] = ["jws-1": [charged], "jws-3": [discounted]]
+        let recompute = RecomputeEstimatedLedger(store: store) { evidence in signed[evidence] }
+        var reported: [RecomputeEstimatedLedger.Progress] = []
+        let done = try await recompute(appId: "app", commission: .standard, batch: 2) { reported.append($0) }
+        #expect(done.read == 4 && done.recomputed == 3 && done.left == 1 && reported.count == 2 && reported.last == done)
+
+        let rows = Dictionary(
+            try await store.ledger(sandbox).map { ("\($0.transactionId)-\($0.event.rawValue)", $0) }, uniquingKeysWith: { a, _ in a })
+        let r1 = try #require(rows["r1-purchase"])
+        #expect(r1.priceMicros == 790_000 && r1.currency == "GBP" && !r1.estimated && r1.storefront == "GBR")
+        #expect(r1.commissionRate == CommissionRule.standardRate && r1.proceedsMicros == 553_000 && r1.appUserId == "alice")
+        let r2 = try #require(rows["r2-purchase"])
+        #expect(r2.estimated && r2.priceMicros == 1_000_000 && r2.currency == "EUR")
+        let r3 = try #require(rows["r3-purchase"])
+        #expect(r3.priceMicros == 2_990_000 && r3.currency == "USD" && !r3.estimated && r3.offer?.discountType == "PAY_AS_YOU_GO")
+        let refund = try #require(rows["r3-refund"])
+        #expect(refund.priceMicros == -1_495_000 && refund.currency == "USD" && !refund.estimated && refund.appUserId == "bob")
+        let alice = try await store.transactions(appId: "app", appUserId: "alice")
+        #expect(alice.first { $0.transactionId == "r1" }?.price == ChargedPrice(milliunits: 790, currency: "GBP"))
+        #expect(alice.first { $0.transactionId == "r2" }?.price == nil)
+        #expect(try await store.transactions(appId: "app", appUserId: "bob").first?.storefront == "FRA")
+        // The kept revenue was built again from the rows as booked now.
+        let ledger = try await store.ledger(sandbox)
+        #expect(
+            try await store.revenueDays(appId: "app", environment: "sandbox", from: .distantPast, to: .distantFuture) == RevenueDay.grouping(ledger))
+
+        // Again: nothing more to do; the receipt's row is read and stays.
+        let again = try await recompute(appId: "app", commission: .standard)
+        #expect(again.read == 1 && again.recomputed == 0 && again.left == 1)
+        #expect(try await store.ledger(sandbox) == ledger)
+        // Another app's rows are not touched.
+        #expect(try await recompute(appId: "other", commission: .standard).read == 0)
+    }
+
     @Test("a console sign-out is seen by every process until the session would have expired", arguments: StoreFactory.all)
     func consoleSignOuts(factory: StoreFactory) async throws {
         let store = try await factory.make()
