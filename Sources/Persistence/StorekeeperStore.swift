@@ -93,6 +93,24 @@ public protocol OperationsStore: Sendable {
     /// The moves of every endpoint's shared state at or after `since`, newest first, at most
     /// `limit`: the outage history (each move is kept in the transaction that makes it).
     func appleHealthHistory(since: Date, limit: Int) async throws -> [AppleHealthMove]
+    /// App Store Server Notifications received at or after `since` (pushed by Apple or pulled by
+    /// the gap-fill), counted by app, type and outcome (through `notifications_received`).
+    func notificationCounts(since: Date) async throws -> [NotificationCount]
+}
+
+/// How many notifications of one type an app received, and what ingesting them decided.
+public struct NotificationCount: Sendable, Hashable {
+    public var appId: String
+    public var notificationType: String
+    public var outcome: NotificationOutcome
+    public var count: Int
+
+    public init(appId: String, notificationType: String, outcome: NotificationOutcome, count: Int) {
+        self.appId = appId
+        self.notificationType = notificationType
+        self.outcome = outcome
+        self.count = count
+    }
 }
 
 /// One move of an Apple endpoint's shared health: to `state` at `at`.

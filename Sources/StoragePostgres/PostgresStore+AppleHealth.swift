@@ -50,6 +50,23 @@ extension PostgresStore {
         }
     }
 
+    public func notificationCounts(since: Date) async throws -> [NotificationCount] {
+        let logger = self.logger
+        let sinceMs = StoredTime.ms(since)
+        return try await read { connection in
+            try await connection.rows(
+                """
+                SELECT app_id, notification_type, outcome, COUNT(*) AS n FROM notifications WHERE received_at >= \(sinceMs)
+                GROUP BY app_id, notification_type, outcome ORDER BY app_id, notification_type, outcome
+                """, logger: logger
+            ).map { row in
+                NotificationCount(
+                    appId: try row.value("app_id"), notificationType: try row.value("notification_type"),
+                    outcome: NotificationOutcome(rawValue: try row.value("outcome")), count: Int(try row.value("n", as: Int64.self)))
+            }
+        }
+    }
+
     static func sharedAppleHealth(
         _ connection: PostgresConnection, endpoint: String, lock: Bool, logger: Logger
     ) async throws -> SharedAppleHealth? {

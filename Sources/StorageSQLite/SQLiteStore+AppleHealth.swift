@@ -42,6 +42,22 @@ extension SQLiteStore {
         }
     }
 
+    public func notificationCounts(since: Date) async throws -> [NotificationCount] {
+        try await read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT app_id, notification_type, outcome, COUNT(*) AS n FROM notifications WHERE received_at >= ?
+                    GROUP BY app_id, notification_type, outcome ORDER BY app_id, notification_type, outcome
+                    """, arguments: [StoredTime.ms(since)]
+            ).map { row in
+                NotificationCount(
+                    appId: row["app_id"], notificationType: row["notification_type"], outcome: NotificationOutcome(rawValue: row["outcome"]),
+                    count: row["n"])
+            }
+        }
+    }
+
     static func sharedAppleHealth(_ db: Database, endpoint: String) throws -> SharedAppleHealth? {
         guard let row = try Row.fetchOne(db, sql: "SELECT state, since FROM apple_health WHERE endpoint = ?", arguments: [endpoint]),
             let state = AppleHealth.State(rawValue: row["state"])

@@ -67,6 +67,11 @@ public struct ReadOperations: Sendable {
         Self.outages(from: try await store.appleHealthHistory(since: since, limit: limit))
     }
 
+    /// Notifications received since `since`, by app, type and outcome.
+    public func notificationCounts(since: Date) async throws -> [NotificationCount] {
+        try await store.notificationCounts(since: since)
+    }
+
     /// Pairs moves (newest first) into outages per endpoint.
     static func outages(from moves: [AppleHealthMove]) -> [Outage] {
         var open: [String: Outage] = [:]

@@ -355,6 +355,22 @@ struct StorageConformanceTests {
         #expect(try await read.notifications(appId: "app", appUserId: "bob", limit: 10).map(\.notificationUUID) == ["u3"])
         #expect(try await read.notifications(appId: "app", appUserId: "nobody", limit: 10).isEmpty)
         #expect(try await read.notifications(appId: "other", appUserId: "alice", limit: 10).isEmpty)
+
+        // The health page's counts: by when they were received, per app, type and outcome.
+        let later = NotificationRecord(
+            appId: "app", notificationUUID: "u5", notificationType: "TEST", subtype: nil, signedDate: t0, originalTransactionId: nil,
+            environment: "Sandbox", payload: "{}", outcome: .test)
+        _ = try await store.recordNotification(NotificationWrite(record: later, submission: nil, events: nil, forwards: { _ in [] }), now: t0 + 60)
+        let operations = ReadOperations(store: store)
+        #expect(
+            try await operations.notificationCounts(since: t0) == [
+                NotificationCount(appId: "app", notificationType: "DID_RENEW", outcome: .unowned, count: 4),
+                NotificationCount(appId: "app", notificationType: "TEST", outcome: .test, count: 1),
+            ])
+        #expect(
+            try await operations.notificationCounts(since: t0 + 1) == [
+                NotificationCount(appId: "app", notificationType: "TEST", outcome: .test, count: 1)
+            ])
     }
 
     @Test(

@@ -493,6 +493,15 @@ struct ConsoleTests {
             var health = try await admin.get("/console/health")
             #expect(health.status == 200 && health.text.contains("data-state=\"verified\">2</dd>"), "\(health.text)")
             #expect(health.text.contains("<p>No outage.</p>"))
+            #expect(health.text.contains("<table id=\"notifications-received\">") && health.text.contains("<p>None.</p>"))
+            // Two of Apple's test notifications received: counted by app, type and outcome.
+            for uuid in ["n1", "n2"] {
+                let record = NotificationRecord(
+                    appId: "demo", notificationUUID: uuid, notificationType: "TEST", subtype: nil, signedDate: stack.clock.now(),
+                    originalTransactionId: nil, environment: "Sandbox", payload: "{}", outcome: .test)
+                _ = try await stack.store.recordNotification(
+                    NotificationWrite(record: record, submission: nil, events: nil, forwards: { _ in [] }), now: stack.clock.now())
+            }
             // Outages as the processes shared them: one over (90 s), one under way.
             let now = stack.clock.now()
             for (endpoint, state, ago) in [
@@ -502,6 +511,7 @@ struct ConsoleTests {
                 _ = try await stack.store.moveSharedAppleHealth(endpoint: endpoint, to: state, at: now.addingTimeInterval(-ago)) { _ in nil }
             }
             health = try await admin.get("/console/health")
+            #expect(health.text.contains("<tr><td>demo</td><td>TEST</td><td>test</td><td class=\"count\">2</td></tr>"), "\(health.text)")
             let outages = health.text.components(separatedBy: "<table id=\"outages\">").last ?? ""
             #expect(
                 outages.contains("<td>server_api_production</td>") && outages.contains("<td class=\"ended\">not yet</td>"), "\(outages.prefix(1500))")

@@ -1,7 +1,8 @@
 import GRDB
 
 extension SQLiteMigrations {
-    /// Every move of an Apple endpoint's shared health, kept: the console's outage history.
+    /// The health page's history: every move of an Apple endpoint's shared health, kept (the
+    /// outages), and notifications found by when they were received.
     static func m0020AppleHealthHistory(_ db: Database) throws {
         try db.execute(
             sql: """
@@ -12,6 +13,7 @@ extension SQLiteMigrations {
                     at INTEGER NOT NULL
                 );
                 CREATE INDEX apple_health_history_at ON apple_health_history (at);
+                CREATE INDEX notifications_received ON notifications (received_at);
                 """)
     }
 }

@@ -154,6 +154,10 @@ extension ConsoleController {
                     "lasted": Self.duration((outage.ended ?? now).timeIntervalSince(outage.began)),
                 ]
             },
+            "notifications": try await context.useCases.operations.notificationCounts(since: now.addingTimeInterval(-86_400)).map {
+                count -> [String: Any] in
+                ["app": count.appId, "type": count.notificationType, "outcome": count.outcome.rawValue, "count": count.count]
+            },
             "verificationStates": VerificationState.allCases.map { ["state": $0.rawValue, "count": counts.verifications[$0] ?? 0] },
             "flagAfter": "\(Int(flagAfter)) s", "flagged": counts.flagged, "waiting": counts.waiting,
             "oldestWaiting": counts.waiting == 0 ? "—" : "\(Int(counts.oldestWaitingSeconds)) s",

@@ -289,6 +289,16 @@ enum ConsoleTemplates {
         </table>
         {{^outages}}<p>No outage.</p>{{/outages}}
         </section>
+        <section aria-labelledby="notifications-heading">
+        <h2 id="notifications-heading">Apple's notifications received in the last 24 hours</h2>
+        <table id="notifications-received">
+        <caption>Pushed by Apple or pulled by the gap-fill; the outcome is what ingesting them decided</caption>
+        <thead><tr><th scope="col">App</th><th scope="col">Type</th><th scope="col">Outcome</th><th scope="col">Received</th></tr></thead>
+        <tbody>{{#notifications}}<tr><td>{{app}}</td><td>{{type}}</td><td>{{outcome}}</td><td class="count">{{count}}</td></tr>
+        {{/notifications}}</tbody>
+        </table>
+        {{^notifications}}<p>None.</p>{{/notifications}}
+        </section>
         <section aria-labelledby="queue-heading">
         <h2 id="queue-heading">Verifications and queue</h2>
         <dl class="figures">
