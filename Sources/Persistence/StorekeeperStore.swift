@@ -96,6 +96,51 @@ public protocol OperationsStore: Sendable {
     /// App Store Server Notifications received at or after `since` (pushed by Apple or pulled by
     /// the gap-fill), counted by app, type and outcome (through `notifications_received`).
     func notificationCounts(since: Date) async throws -> [NotificationCount]
+    /// Keeps one pull of Apple's notification history; pulls started more than 30 days before
+    /// `run.startedAt` are deleted in the same transaction.
+    func recordGapFillRun(_ run: GapFillRun) async throws
+    /// Pulls started at or after `since`, newest first, at most `limit`.
+    func gapFillRuns(since: Date, limit: Int) async throws -> [GapFillRun]
+}
+
+/// One pull of Apple's notification history for one app: the window asked, what it found, or
+/// why it failed.
+public struct GapFillRun: Sendable, Hashable {
+    /// Why it ran: `scheduled` (every interval) or `operator` (the admin route).
+    public var cause: String
+    public var appId: String
+    public var startedAt: Date
+    public var from: Date
+    public var to: Date
+    public var examined: Int
+    /// Notifications not seen before, now stored and processed.
+    public var recovered: Int
+    public var duplicates: Int
+    /// Entries refused or unreadable.
+    public var failed: Int
+    public var pages: Int
+    /// Why the pull itself failed (Apple unavailable, a page refused); nil when it ended.
+    public var error: String?
+
+    public init(
+        cause: String, appId: String, startedAt: Date, from: Date, to: Date, examined: Int = 0, recovered: Int = 0, duplicates: Int = 0,
+        failed: Int = 0, pages: Int = 0, error: String? = nil
+    ) {
+        self.cause = cause
+        self.appId = appId
+        self.startedAt = startedAt
+        self.from = from
+        self.to = to
+        self.examined = examined
+        self.recovered = recovered
+        self.duplicates = duplicates
+        self.failed = failed
+        self.pages = pages
+        self.error = error
+    }
+
+    /// How long pulls are kept.
+    public static let keptSeconds: TimeInterval = 30 * 86_400
 }
 
 /// How many notifications of one type an app received, and what ingesting them decided.

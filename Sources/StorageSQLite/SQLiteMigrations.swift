@@ -26,6 +26,7 @@ enum SQLiteMigrations {
         ("M0018_KeptFigures", m0018KeptFigures),
         ("M0019_ConsoleSignOuts", m0019ConsoleSignOuts),
         ("M0020_AppleHealthHistory", m0020AppleHealthHistory),
+        ("M0021_GapFillRuns", m0021GapFillRuns),
     ]
 
     static var migrator: DatabaseMigrator {

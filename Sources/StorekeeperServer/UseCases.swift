@@ -26,6 +26,7 @@ struct UseCases: Sendable {
     let webhookEndpoints: WebhookEndpointActions
     let operations: ReadOperations
     let consoleSessions: ManageConsoleSessions
+    let gapFillHistory: GapFillHistory
 
     init(store: any StorekeeperStore) {
         submitEvidence = SubmitEvidence(store: store)
@@ -49,5 +50,6 @@ struct UseCases: Sendable {
         webhookEndpoints = WebhookEndpointActions(store: store)
         operations = ReadOperations(store: store)
         consoleSessions = ManageConsoleSessions(store: store)
+        gapFillHistory = GapFillHistory(store: store)
     }
 }

@@ -45,7 +45,7 @@ struct PostgresTests {
                 "M0005_OwnershipClaims", "M0006_Events", "M0007_Webhooks", "M0008_TransactionFields2026", "M0009_AppleHealth", "M0010_EventWireBody",
                 "M0011_Entitlements", "M0012_Offerings", "M0013_Customers", "M0014_ImportedRows", "M0015_Revenue",
                 "M0016_AnalyticsIndexes",
-                "M0017_CustomerSearch", "M0018_KeptFigures", "M0019_ConsoleSignOuts", "M0020_AppleHealthHistory",
+                "M0017_CustomerSearch", "M0018_KeptFigures", "M0019_ConsoleSignOuts", "M0020_AppleHealthHistory", "M0021_GapFillRuns",
             ])
     }
 

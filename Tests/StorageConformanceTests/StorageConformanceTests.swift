@@ -647,6 +647,24 @@ struct StorageConformanceTests {
         #expect(try await recompute(appId: "other", commission: .standard).read == 0)
     }
 
+    @Test("each pull of Apple's notification history is kept 30 days, newest first, with what it found or why it failed", arguments: StoreFactory.all)
+    func gapFillRuns(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        let history = GapFillHistory(store: store)
+        let old = GapFillRun(
+            cause: "scheduled", appId: "app", startedAt: t0, from: t0 - 3_600, to: t0, examined: 3, recovered: 2, duplicates: 1, pages: 1)
+        let failed = GapFillRun(cause: "operator", appId: "other", startedAt: t0 + 60, from: t0, to: t0 + 60, error: "apple_unavailable")
+        try await history.record(old)
+        try await history.record(failed)
+        #expect(try await history.runs(since: .distantPast, limit: 10) == [failed, old])
+        #expect(try await history.runs(since: t0 + 1, limit: 10) == [failed])
+        #expect(try await history.runs(since: .distantPast, limit: 1) == [failed])
+        // A pull 30 days and a minute later: the first is no longer kept.
+        let later = GapFillRun(cause: "scheduled", appId: "app", startedAt: t0 + GapFillRun.keptSeconds + 30, from: t0, to: t0 + 60)
+        try await history.record(later)
+        #expect(try await history.runs(since: .distantPast, limit: 10) == [later, failed])
+    }
+
     @Test("a console sign-out is seen by every process until the session would have expired", arguments: StoreFactory.all)
     func consoleSignOuts(factory: StoreFactory) async throws {
         let store = try await factory.make()

@@ -512,6 +512,12 @@ struct ConsoleTests {
             }
             health = try await admin.get("/console/health")
             #expect(health.text.contains("<tr><td>demo</td><td>TEST</td><td>test</td><td class=\"count\">2</td></tr>"), "\(health.text)")
+            // The gap-fill's pulls (this stack's is off: one kept as another process would keep it).
+            #expect(health.text.contains("<p>No pull yet"))
+            try await stack.store.recordGapFillRun(
+                GapFillRun(cause: "scheduled", appId: "demo", startedAt: now, from: now - 3_600, to: now, examined: 4, recovered: 3, error: "x<b>"))
+            health = try await admin.get("/console/health")
+            #expect(health.text.contains("<td class=\"recovered\">3</td>") && health.text.contains("<td class=\"error\">x&lt;b&gt;</td>"))
             let outages = health.text.components(separatedBy: "<table id=\"outages\">").last ?? ""
             #expect(
                 outages.contains("<td>server_api_production</td>") && outages.contains("<td class=\"ended\">not yet</td>"), "\(outages.prefix(1500))")

@@ -235,6 +235,16 @@ struct NotificationDeliveryTests {
             // nothing sent to Apple (which would refuse it).
             let tiny = try await stack.api.adminPost("/v1/admin/apps/demo/notifications/gap-fill?lookbackSeconds=1e-12")
             #expect(tiny.status == 200 && tiny.json["pages"] as? Int == 0, "\(tiny.text)")
+
+            // Every pull is kept with what it found: the operator's three, newest first (the empty
+            // window last asked), none recovering anything; the scheduled ones (however many ran)
+            // recovered the refund at most once (Apple's own retry may have brought it first).
+            let runs = try await stack.store.gapFillRuns(since: .distantPast, limit: 1_000)
+            let manual = runs.filter { $0.cause == "operator" }
+            #expect(manual.map(\.pages).first == 0 && manual.last?.pages == again.json["pages"] as? Int && manual.count == 3)
+            #expect(manual.allSatisfy { $0.recovered == 0 } && manual.dropFirst().allSatisfy { $0.duplicates >= 1 })
+            #expect(runs.contains { $0.cause == "scheduled" } && runs.allSatisfy { $0.appId == "demo" && $0.error == nil })
+            #expect(runs.reduce(0) { $0 + $1.recovered } <= 1, "recovered at most once: \(runs)")
         }
     }
 

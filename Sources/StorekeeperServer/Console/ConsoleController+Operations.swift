@@ -125,6 +125,8 @@ extension ConsoleController {
 
     /// How far back the health page lists outages.
     static let outageDays = 30
+    /// The gap-fill's pulls the health page lists (one per app and interval, per process).
+    static let gapFillsShown = 50
 
     /// A duration as an operator reads it: seconds, minutes or hours and minutes.
     static func duration(_ seconds: TimeInterval) -> String {
@@ -157,6 +159,16 @@ extension ConsoleController {
             "notifications": try await context.useCases.operations.notificationCounts(since: now.addingTimeInterval(-86_400)).map {
                 count -> [String: Any] in
                 ["app": count.appId, "type": count.notificationType, "outcome": count.outcome.rawValue, "count": count.count]
+            },
+            "gapFillShown": Self.gapFillsShown,
+            "gapFills": try await context.useCases.gapFillHistory.runs(
+                since: now.addingTimeInterval(-GapFillRun.keptSeconds), limit: Self.gapFillsShown
+            ).map { run -> [String: Any] in
+                [
+                    "app": run.appId, "started": Self.instant(run.startedAt), "cause": run.cause,
+                    "window": "\(Self.instant(run.from)) – \(Self.instant(run.to))", "examined": run.examined, "recovered": run.recovered,
+                    "duplicates": run.duplicates, "failed": run.failed, "error": run.error ?? "—",
+                ]
             },
             "verificationStates": VerificationState.allCases.map { ["state": $0.rawValue, "count": counts.verifications[$0] ?? 0] },
             "flagAfter": "\(Int(flagAfter)) s", "flagged": counts.flagged, "waiting": counts.waiting,

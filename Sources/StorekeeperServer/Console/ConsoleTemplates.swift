@@ -299,6 +299,15 @@ enum ConsoleTemplates {
         </table>
         {{^notifications}}<p>None.</p>{{/notifications}}
         </section>
+        <section aria-labelledby="gap-fill-heading">
+        <h2 id="gap-fill-heading">Pulls of Apple's notification history (the gap-fill), latest {{gapFillShown}}</h2>
+        <table id="gap-fill-runs">
+        <thead><tr><th scope="col">App</th><th scope="col">Started</th><th scope="col">Why</th><th scope="col">Window</th><th scope="col">Examined</th><th scope="col">New</th><th scope="col">Seen before</th><th scope="col">Refused</th><th scope="col">Failed with</th></tr></thead>
+        <tbody>{{#gapFills}}<tr><td>{{app}}</td><td>{{started}}</td><td>{{cause}}</td><td>{{window}}</td><td>{{examined}}</td><td class="recovered">{{recovered}}</td><td>{{duplicates}}</td><td>{{failed}}</td><td class="error">{{error}}</td></tr>
+        {{/gapFills}}</tbody>
+        </table>
+        {{^gapFills}}<p>No pull yet (apps with an In-App Purchase key pull every interval).</p>{{/gapFills}}
+        </section>
         <section aria-labelledby="queue-heading">
         <h2 id="queue-heading">Verifications and queue</h2>
         <dl class="figures">

@@ -99,7 +99,8 @@ struct AdminController {
         let seconds = try QueryInput(request).seconds("lookbackSeconds", maximum: 180 * 86_400, excludingZero: true) ?? policy.lookbackSeconds
         let now = context.now()
         do {
-            let report = try await NotificationGapFill(context: context, policy: policy).fill(app, from: now.addingTimeInterval(-seconds), to: now)
+            let report = try await NotificationGapFill(context: context, policy: policy).fill(
+                app, from: now.addingTimeInterval(-seconds), to: now, cause: "operator")
             return try StorekeeperJSON.response(report)
         } catch let error as ServerAPIError {
             throw StorekeeperError(.appleUnavailable, "App Store Server API: \(error)")

@@ -3,7 +3,9 @@ import AppStoreModels
 import Foundation
 import JobQueue
 import Logging
+import Persistence
 import ServiceLifecycle
+import StorekeeperCore
 import StorekeeperDomain
 
 /// Recovers notifications Apple could not deliver: every `intervalSeconds`, for each app with a
@@ -42,7 +44,7 @@ struct NotificationGapFill: Service, CustomStringConvertible {
             for app in context.apps where context.serverAPIClients[app.id] != nil {
                 let from = NotificationGapFillWindows.start(previousEnd: since[app.id], now: started, lookbackSeconds: policy.lookbackSeconds)
                 do {
-                    let report = try await fill(app, from: from, to: started)
+                    let report = try await fill(app, from: from, to: started, cause: "scheduled")
                     since[app.id] = started
                     if let ended = failing[app.id]?.succeeded(), ended > 0 {
                         context.logger.notice("notification gap-fill works again", metadata: ["app": "\(app.id)", "failedPulls": "\(ended)"])
@@ -67,10 +69,32 @@ struct NotificationGapFill: Service, CustomStringConvertible {
     }
 
     /// One pull of `[from, to)` (`NotificationGapFillWindows`): every page of each window, each
-    /// notification through the same ingest as a delivered one.
-    func fill(_ app: AppConfiguration, from: Date, to: Date) async throws -> Report {
-        guard let client = context.serverAPIClients[app.id] else { return Report() }
+    /// notification through the same ingest as a delivered one. Kept with what it found, or why
+    /// it failed, for the health page (`cause`: `scheduled` or `operator`).
+    func fill(_ app: AppConfiguration, from: Date, to: Date, cause: String) async throws -> Report {
+        guard context.serverAPIClients[app.id] != nil else { return Report() }
+        let startedAt = context.now()
         var report = Report()
+        var failure: (any Error)?
+        do {
+            try await pull(app, from: from, to: to, into: &report)
+        } catch {
+            failure = error
+        }
+        let run = GapFillRun(
+            cause: cause, appId: app.id, startedAt: startedAt, from: from, to: to, examined: report.examined, recovered: report.recovered,
+            duplicates: report.duplicates, failed: report.failed, pages: report.pages, error: failure.map { String("\($0)".prefix(500)) })
+        do {
+            try await context.useCases.gapFillHistory.record(run)
+        } catch {
+            context.logger.warning("could not keep the gap-fill's result", metadata: ["app": "\(app.id)", "error": "\(error)"])
+        }
+        if let failure { throw failure }
+        return report
+    }
+
+    private func pull(_ app: AppConfiguration, from: Date, to: Date, into report: inout Report) async throws {
+        guard let client = context.serverAPIClients[app.id] else { return }
         let ingest = NotificationIngest(context: context)
         for window in NotificationGapFillWindows.windows(from: from, to: to, acceptsSandbox: app.acceptSandbox) {
             let environment = window.environment
@@ -94,6 +118,5 @@ struct NotificationGapFill: Service, CustomStringConvertible {
             } while token != nil
         }
         context.metrics.increment(Metric.gapFillRecoveredTotal, labels: ["app": app.id], by: report.recovered)
-        return report
     }
 }
