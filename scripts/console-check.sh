@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The console in a real browser (Debian's chromium + chromium-driver, PyPI's selenium), as an
 # operator would use it: `storekeeper serve --simulator` with two apps on free ports with a throwaway
-# database, a scripted history bought through the simulator in both (subscribers, a trial, credits,
-# a refund, a renewal turned off, euros beside dollars, a customer whose id is an
+# database, a scripted history bought through the simulator in each (subscribers, a trial, credits,
+# a refund, a renewal turned off, euros beside dollars, subscriptions expired, in billing retry
+# and in grace, a customer whose id is an
 # HTML injection, a verification stuck while Apple answered 503), then
 # scripts/console_check.py signs in, opens every page, checks the figures shown against the API,
 # searches, presses retry on the stuck verification and sees it verified, tries a form without
@@ -34,8 +35,10 @@ base=http://127.0.0.1:$port
 reader_password="reader-$(python3 -c 'import secrets; print(secrets.token_hex(8))')"
 reader=$(printf '%s\n' "$reader_password" | "$bin" console-password --name reader --role read_only)
 
-# Two apps, as an operator with several would configure them: the demo app (its keys and products
-# as in the README) and a puzzle app that sells in euros.
+# Three apps, as an operator with several would configure them: the demo app (its keys and
+# products as in the README), a puzzle app that sells in euros, and one whose daily subscription
+# lasts ten seconds on the simulator's clock (300 s a month), so its subscribers lapse, enter
+# billing retry and a grace period while the check runs.
 cat >"$work/config.json" <<'JSON'
 {
   "adminKey": "demo-admin-key-0123456789",
@@ -62,6 +65,14 @@ cat >"$work/config.json" <<'JSON'
         {"productId": "com.example.puzzles.yearly", "type": "auto_renewable", "status": "ready_for_sale", "duration": "P1Y", "priceMicros": 29990000, "currency": "EUR"}
       ],
       "entitlements": [{"id": "all_puzzles", "products": ["com.example.puzzles.yearly"]}]
+    },
+    {
+      "id": "quick", "bundleId": "com.example.quick", "sharedSecret": "quick-shared-secret",
+      "apiKey": "quick-app-key-0123456789",
+      "products": [
+        {"productId": "com.example.quick.daily", "type": "auto_renewable", "status": "ready_for_sale", "duration": "P1D", "priceMicros": 190000, "currency": "USD"}
+      ],
+      "entitlements": [{"id": "quick", "products": ["com.example.quick.daily"]}]
     }
   ]
 }

@@ -23,6 +23,8 @@ APP_KEY = "demo-app-key-0123456789"
 BUNDLE = "com.example.storekeeper.demo"
 # The second app of console-check.sh's configuration: its bundle and key.
 PUZZLES = ("com.example.puzzles", "puzzles-app-key-0123456789")
+# The third: a daily subscription, ten seconds long on the simulator's clock.
+QUICK = ("com.example.quick", "quick-app-key-0123456789")
 HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 
 
@@ -98,6 +100,20 @@ def pro_of(user):
 
 
 until(lambda: pro_of("quitter").get("unsubscribed"), "Apple's notification that quitter turned renewal off is applied")
+
+# Ten-second subscriptions: one turned off (it lapses), one Apple cannot charge (billing retry),
+# one it cannot charge with a grace period (a minute of grace). Bought last, just before the
+# browser starts, which looks at them first.
+for user, change in (("lapsed", ("cancel-auto-renew", {})), ("retrying", ("billing-failure", {"gracePeriod": False})),
+                     ("graceful", ("billing-failure", {"gracePeriod": True}))):
+    original = buy(user, "com.example.quick.daily", app=QUICK)["transaction"]["original_transaction_id"]
+    call(SIM + f"/sim/subscriptions/{original}/{change[0]}", change[1])
+
+
+def quick_status(user):
+    subscriber = call(API + f"/v1/subscribers/{user}", headers={"Authorization": "Bearer " + QUICK[1]})
+    return [s.get("status") for s in subscriber.get("subscriptions", [])]
+
 
 # A verification stuck while Apple answers 503 (verifyReceipt, and the Server API, its stand-in).
 call(SIM + "/sim/faults", {"http503Rate": 1}, method="PUT")
@@ -191,6 +207,19 @@ try:
     check("Unknown operator or wrong password." in driver.page_source, "a wrong admin key is refused")
     sign_in(driver, "", ADMIN_KEY)
     check("/console/apps/demo" in driver.current_url, "the admin key signs in and lands on the overview")
+
+    # Customers in every state of a subscription, as support sees them: their periods end ten
+    # seconds after they were bought; the grace period lasts a minute after that.
+    for user, status, renewal in (("graceful", "in_grace_period", "billing issue, grace until "), ("retrying", "in_billing_retry", "billing issue"),
+                                  ("lapsed", "expired", None)):
+        until(lambda: quick_status(user) == [status], f"{user}'s subscription is {status}")
+        driver.get(API + f"/console/apps/quick/customers/{user}")
+        shown = driver.find_element(By.CSS_SELECTOR, "#customer-subscriptions tbody td:nth-child(3)").text
+        said = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#entitlement-quick .renewal")]
+        check(shown == status and (renewal is None or (said and said[0].startswith(renewal))),
+              f"{user}'s page shows the subscription {shown}, its renewal {said}")
+        shot(driver, f"customer-{user}")
+    driver.get(API + "/console/apps/demo")
 
     # The overview's figures are the API's.
     figures = admin("/v1/admin/apps/demo/metrics/subscriptions")["current"]["snapshot"]

@@ -98,18 +98,20 @@ extension PostgresStore {
                 """
                 INSERT INTO subscriptions (app_id, original_transaction_id, app_user_id, product_id, environment,
                     latest_transaction_id, expires_date, revoked_at, auto_renew_enabled, auto_renew_product_id,
-                    in_billing_retry, grace_period_expires_date, expiration_intent, updated_at)
+                    in_billing_retry, grace_period_expires_date, expiration_intent, updated_at, renewal_signed_at)
                 VALUES (\(facts.appId), \(facts.originalTransactionId), \(facts.appUserId), \(facts.productId), \(facts.environment),
                     \(facts.latestTransactionId), \(StoredTime.ms(facts.expiresDate)), \(StoredTime.ms(facts.revokedAt)),
                     \(facts.autoRenewEnabled), \(facts.autoRenewProductId), \(facts.inBillingRetry),
-                    \(StoredTime.ms(facts.gracePeriodExpiresDate)), \(facts.expirationIntent), \(StoredTime.ms(facts.updatedAt)))
+                    \(StoredTime.ms(facts.gracePeriodExpiresDate)), \(facts.expirationIntent), \(StoredTime.ms(facts.updatedAt)),
+                    \(StoredTime.ms(facts.renewalSignedAt)))
                 ON CONFLICT (app_id, original_transaction_id) DO UPDATE SET app_user_id = excluded.app_user_id,
                     product_id = excluded.product_id, environment = excluded.environment,
                     latest_transaction_id = excluded.latest_transaction_id, expires_date = excluded.expires_date,
                     revoked_at = excluded.revoked_at, auto_renew_enabled = excluded.auto_renew_enabled,
                     auto_renew_product_id = excluded.auto_renew_product_id, in_billing_retry = excluded.in_billing_retry,
                     grace_period_expires_date = excluded.grace_period_expires_date,
-                    expiration_intent = excluded.expiration_intent, updated_at = excluded.updated_at
+                    expiration_intent = excluded.expiration_intent, updated_at = excluded.updated_at,
+                    renewal_signed_at = excluded.renewal_signed_at
                 """, logger: logger)
         }
         try await keepFigures(plan, appId: appId, insertedLedger: insertedLedger, connection: connection, logger: logger)
@@ -217,7 +219,7 @@ extension PostgresStore {
     }
 
     static func subscription(from row: PostgresRandomAccessRow) throws -> SubscriptionFacts {
-        SubscriptionFacts(
+        var facts = SubscriptionFacts(
             appId: try row.value("app_id"), originalTransactionId: try row.value("original_transaction_id"),
             appUserId: try row.value("app_user_id"), productId: try row.value("product_id"), environment: try row.value("environment"),
             latestTransactionId: try row.value("latest_transaction_id"), expiresDate: try row.optionalDate("expires_date"),
@@ -225,6 +227,8 @@ extension PostgresStore {
             autoRenewProductId: try row.value("auto_renew_product_id"), inBillingRetry: try row.value("in_billing_retry"),
             gracePeriodExpiresDate: try row.optionalDate("grace_period_expires_date"),
             expirationIntent: try row.value("expiration_intent"), updatedAt: try row.date("updated_at"))
+        facts.renewalSignedAt = try row.optionalDate("renewal_signed_at")
+        return facts
     }
 
     // MARK: Subscribers and ledger

@@ -27,6 +27,7 @@ enum SQLiteMigrations {
         ("M0019_ConsoleSignOuts", m0019ConsoleSignOuts),
         ("M0020_AppleHealthHistory", m0020AppleHealthHistory),
         ("M0021_GapFillRuns", m0021GapFillRuns),
+        ("M0022_RenewalSignedAt", m0022RenewalSignedAt),
     ]
 
     static var migrator: DatabaseMigrator {

@@ -100,21 +100,23 @@ extension SQLiteStore {
                 sql: """
                     INSERT INTO subscriptions (app_id, original_transaction_id, app_user_id, product_id, environment,
                         latest_transaction_id, expires_date, revoked_at, auto_renew_enabled, auto_renew_product_id,
-                        in_billing_retry, grace_period_expires_date, expiration_intent, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        in_billing_retry, grace_period_expires_date, expiration_intent, updated_at, renewal_signed_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (app_id, original_transaction_id) DO UPDATE SET app_user_id = excluded.app_user_id,
                         product_id = excluded.product_id, environment = excluded.environment,
                         latest_transaction_id = excluded.latest_transaction_id, expires_date = excluded.expires_date,
                         revoked_at = excluded.revoked_at, auto_renew_enabled = excluded.auto_renew_enabled,
                         auto_renew_product_id = excluded.auto_renew_product_id, in_billing_retry = excluded.in_billing_retry,
                         grace_period_expires_date = excluded.grace_period_expires_date,
-                        expiration_intent = excluded.expiration_intent, updated_at = excluded.updated_at
+                        expiration_intent = excluded.expiration_intent, updated_at = excluded.updated_at,
+                        renewal_signed_at = excluded.renewal_signed_at
                     """
             ).execute(arguments: [
                 facts.appId, facts.originalTransactionId, facts.appUserId, facts.productId, facts.environment,
                 facts.latestTransactionId, StoredTime.ms(facts.expiresDate), StoredTime.ms(facts.revokedAt),
                 facts.autoRenewEnabled, facts.autoRenewProductId, facts.inBillingRetry,
                 StoredTime.ms(facts.gracePeriodExpiresDate), facts.expirationIntent, StoredTime.ms(facts.updatedAt),
+                StoredTime.ms(facts.renewalSignedAt),
             ])
         }
         try keepFigures(plan, appId: appId, insertedLedger: insertedLedger, db: db)
@@ -236,7 +238,7 @@ extension SQLiteStore {
     }
 
     static func subscription(from row: Row) -> SubscriptionFacts {
-        SubscriptionFacts(
+        var facts = SubscriptionFacts(
             appId: row["app_id"], originalTransactionId: row["original_transaction_id"], appUserId: row["app_user_id"],
             productId: row["product_id"], environment: row["environment"], latestTransactionId: row["latest_transaction_id"],
             expiresDate: StoredTime.date(row["expires_date"] as Int64?), revokedAt: StoredTime.date(row["revoked_at"] as Int64?),
@@ -244,6 +246,8 @@ extension SQLiteStore {
             inBillingRetry: row["in_billing_retry"],
             gracePeriodExpiresDate: StoredTime.date(row["grace_period_expires_date"] as Int64?),
             expirationIntent: row["expiration_intent"], updatedAt: StoredTime.date(row["updated_at"] as Int64))
+        facts.renewalSignedAt = StoredTime.date(row["renewal_signed_at"] as Int64?)
+        return facts
     }
 
     // MARK: Subscribers and ledger

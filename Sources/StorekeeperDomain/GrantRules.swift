@@ -99,15 +99,24 @@ public enum SubscriptionFactsRule {
                 (a.expiresDate ?? .distantPast, a.purchaseDate) < (b.expiresDate ?? .distantPast, b.purchaseDate)
             })
         else { return nil }
-        let renewal = evidence.renewals[originalId]
-        let facts = SubscriptionFacts(
+        let stored = context.subscriptions[originalId]
+        var renewal = evidence.renewals[originalId]
+        // Notifications come in any order: a renewal info signed before the one the stored facts
+        // hold does not replace it (the transaction fields still do, by the rules below).
+        if let incoming = renewal?.signedAt, let stored, let storedAt = stored.renewalSignedAt, incoming < storedAt {
+            renewal = PurchaseEvidence.Renewal(
+                autoRenewEnabled: stored.autoRenewEnabled, autoRenewProductId: stored.autoRenewProductId, inBillingRetry: stored.inBillingRetry,
+                gracePeriodExpiresDate: stored.gracePeriodExpiresDate, expirationIntent: stored.expirationIntent, signedAt: storedAt)
+        }
+        var facts = SubscriptionFacts(
             appId: context.appId, originalTransactionId: originalId, appUserId: owner, productId: latest.productId,
             environment: evidence.environment, latestTransactionId: latest.transactionId, expiresDate: latest.expiresDate,
             revokedAt: (refundIsStale(latest.transactionId) ? nil : latest.cancellationDate) ?? refundStands(latest.transactionId),
             autoRenewEnabled: renewal?.autoRenewEnabled, autoRenewProductId: renewal?.autoRenewProductId,
             inBillingRetry: renewal?.inBillingRetry ?? false, gracePeriodExpiresDate: renewal?.gracePeriodExpiresDate,
             expirationIntent: renewal?.expirationIntent, updatedAt: context.now)
-        if let stored = context.subscriptions[originalId], let storedExpiry = stored.expiresDate, let newExpiry = facts.expiresDate,
+        facts.renewalSignedAt = renewal?.signedAt
+        if let stored, let storedExpiry = stored.expiresDate, let newExpiry = facts.expiresDate,
             newExpiry < storedExpiry, stored.appUserId.isSameIdentifier(as: owner)
         {
             return nil

@@ -74,16 +74,21 @@ public struct PurchaseEvidence: Sendable, Hashable {
         public var inBillingRetry: Bool
         public var gracePeriodExpiresDate: Date?
         public var expirationIntent: String?
+        /// When Apple signed it (a signed renewal info's `signedDate`): notifications arrive in
+        /// any order, so an older renewal info never replaces a newer one. Nil for
+        /// verifyReceipt's pending renewal info, which is Apple's answer of the moment.
+        public var signedAt: Date?
 
         public init(
             autoRenewEnabled: Bool?, autoRenewProductId: String?, inBillingRetry: Bool, gracePeriodExpiresDate: Date?,
-            expirationIntent: String?
+            expirationIntent: String?, signedAt: Date? = nil
         ) {
             self.autoRenewEnabled = autoRenewEnabled
             self.autoRenewProductId = autoRenewProductId
             self.inBillingRetry = inBillingRetry
             self.gracePeriodExpiresDate = gracePeriodExpiresDate
             self.expirationIntent = expirationIntent
+            self.signedAt = signedAt
         }
     }
 

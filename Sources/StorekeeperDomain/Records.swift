@@ -102,6 +102,9 @@ public struct SubscriptionFacts: Codable, Hashable, Sendable {
     public var gracePeriodExpiresDate: Date?
     public var expirationIntent: String?
     public var updatedAt: Date
+    /// When Apple signed the renewal info the renewal fields come from; nil when unknown (a
+    /// receipt's, or none).
+    public var renewalSignedAt: Date? = nil
 
     public init(
         appId: String, originalTransactionId: String, appUserId: String, productId: String, environment: String,

@@ -665,6 +665,32 @@ struct StorageConformanceTests {
         #expect(try await history.runs(since: .distantPast, limit: 10) == [later, failed])
     }
 
+    @Test("a renewal info signed before the stored one does not undo it, whichever arrives last", arguments: StoreFactory.all)
+    func renewalOrderStored(factory: StoreFactory) async throws {
+        let store = try await make(factory)
+        try await store.upsertProduct(
+            appId: "app", product: Product(productId: "monthly", type: .autoRenewable, duration: "P1M", priceMicros: 5_990_000, currency: "USD"),
+            now: t0)
+        var purchase = PurchaseEvidence.Purchase(transactionId: "s1", originalTransactionId: "s1", productId: "monthly", purchaseDate: t0)
+        purchase.expiresDate = t0.addingTimeInterval(30 * 86_400)
+        for (tag, autoRenew, signedAt) in [("turned-off", false, t0 + 10), ("subscribed", true, t0 + 1)] {
+            let submitted = try await SubmitEvidence(store: store)(submission(receipt: tag), now: t0)
+            let leased = try #require(try await lease(store, at: t0).first { $0.jobId == submitted.verification.jobId })
+            let evidence = PurchaseEvidence(
+                source: .notification, bundleId: "com.example", environment: "sandbox", purchases: [purchase],
+                renewals: [
+                    "s1": .init(
+                        autoRenewEnabled: autoRenew, autoRenewProductId: "monthly", inBillingRetry: false, gracePeriodExpiresDate: nil,
+                        expirationIntent: nil, signedAt: signedAt)
+                ])
+            _ = try await VerificationOutcomes(store: store).completeVerified(
+                leased, verificationId: submitted.verification.id, evidence: evidence,
+                report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil), request: request, now: t0)
+        }
+        let facts = try #require(try await store.subscriptions(appId: "app", appUserId: "alice").first)
+        #expect(facts.autoRenewEnabled == false && facts.renewalSignedAt == t0 + 10)
+    }
+
     @Test("a console sign-out is seen by every process until the session would have expired", arguments: StoreFactory.all)
     func consoleSignOuts(factory: StoreFactory) async throws {
         let store = try await factory.make()

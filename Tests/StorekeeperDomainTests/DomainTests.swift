@@ -429,6 +429,40 @@ struct GrantRuleTests {
         #expect(RefundRule.change(record("1"), seen: current, evidenceAt: t0, reversesRefunds: false) == .none, "nothing to reverse")
     }
 
+    @Test("subscription facts: a renewal info signed before the stored one does not replace it (notifications arrive in any order); a later one does")
+    func renewalOrder() throws {
+        func evidence(autoRenew: Bool, retry: Bool, signedAt: Date?) -> PurchaseEvidence {
+            PurchaseEvidence(
+                source: .notification, bundleId: "b", environment: "sandbox",
+                purchases: [purchase("1", original: "o", expires: t0.addingTimeInterval(60))],
+                renewals: [
+                    "o": .init(
+                        autoRenewEnabled: autoRenew, autoRenewProductId: "p", inBillingRetry: retry, gracePeriodExpiresDate: nil,
+                        expirationIntent: nil,
+                        signedAt: signedAt)
+                ])
+        }
+        func facts(_ evidence: PurchaseEvidence, over stored: SubscriptionFacts?) -> SubscriptionFacts? {
+            var context = context(user: "alice")
+            if let stored { context.subscriptions = ["o": stored] }
+            return SubscriptionFactsRule.facts(
+                "o", purchases: evidence.purchases, owner: "alice", evidence: evidence, context: context, refundStands: { _ in nil },
+                refundIsStale: { _ in false })
+        }
+        // Renewal turned off (signed at +10), told first; the purchase's own notification (signed at +1) after it.
+        let off = try #require(facts(evidence(autoRenew: false, retry: true, signedAt: t0.addingTimeInterval(10)), over: nil))
+        #expect(off.autoRenewEnabled == false && off.inBillingRetry && off.renewalSignedAt == t0.addingTimeInterval(10))
+        let late = facts(evidence(autoRenew: true, retry: false, signedAt: t0.addingTimeInterval(1)), over: off)
+        #expect(
+            late == nil || (late?.autoRenewEnabled == false && late?.inBillingRetry == true),
+            "the older renewal info changes nothing: \(String(describing: late))")
+        // A later one does; so does one whose time is unknown (a receipt: Apple's answer of the moment).
+        let on = try #require(facts(evidence(autoRenew: true, retry: false, signedAt: t0.addingTimeInterval(20)), over: off))
+        #expect(on.autoRenewEnabled == true && !on.inBillingRetry && on.renewalSignedAt == t0.addingTimeInterval(20))
+        let receipt = try #require(facts(evidence(autoRenew: true, retry: false, signedAt: nil), over: off))
+        #expect(receipt.autoRenewEnabled == true && receipt.renewalSignedAt == nil)
+    }
+
     @Test("subscription facts: the latest transaction and its renewal; never an expiry moved back; unchanged facts not rewritten")
     func subscriptionFacts() throws {
         let evidence = PurchaseEvidence(
