@@ -344,6 +344,14 @@ try:
         driver.get(API + "/console/health")
         return any(e.text != "not yet" for e in driver.find_elements(By.CSS_SELECTOR, "#outages td.ended"))
     until(outage_over, "the health page lists an outage, over, with when Apple answered again")
+    # Calls to Apple by hour: verifyReceipt's 503s during the outage, and the Server API's
+    # answers (the retried verification went through it, its stand-in), with latency percentiles.
+    def answers(prefix):
+        return " ".join(e.text for e in driver.find_elements(By.CSS_SELECTOR, f"#apple-calls tr[data-endpoint^={prefix}] td.outcomes"))
+    check("http_503 ×" in answers("verify_receipt"), f"the health page counts verifyReceipt's 503s by hour ({answers('verify_receipt')!r})")
+    check("http_200 ×" in answers("server_api"), f"the health page counts the Server API's answers by hour ({answers('server_api')!r})")
+    check(all(cell.text.startswith(("≤", ">")) for cell in driver.find_elements(By.CSS_SELECTOR, "#apple-calls td.p50")),
+          "each hour of calls has its median latency")
     shot(driver, "health-outage")
 
     # A form posted without its CSRF token, with the session's cookie: refused.

@@ -65,6 +65,20 @@ public struct ServerAPIError: Error, CustomStringConvertible, Sendable {
     public var isTransient: Bool { code == .rateLimited || code == .unavailable }
 }
 
+/// One HTTP call to Apple as it ended: which environment, how (`http_<status>`, `timeout` or
+/// `connection_failed`) and after how long.
+public struct AppleCallObservation: Sendable {
+    public var environment: AppStoreEnvironment
+    public var outcome: String
+    public var elapsed: Duration
+
+    public init(environment: AppStoreEnvironment, outcome: String, elapsed: Duration) {
+        self.environment = environment
+        self.outcome = outcome
+        self.elapsed = elapsed
+    }
+}
+
 /// How long the client itself keeps trying one call before giving the failure to its caller.
 public struct ServerAPIRetryPolicy: Sendable, Hashable {
     /// Calls per operation, first included.
@@ -112,13 +126,18 @@ public struct AppStoreServerAPIClient: Sendable {
     public let throttle: ServerAPIThrottle
     private let now: @Sendable () -> Date
     private let sleep: @Sendable (Double) async throws -> Void
+    /// Told of every HTTP call as it ends (each attempt of a retried one), for a caller that
+    /// tallies Apple's latency and answers.
+    private let observer: (@Sendable (AppleCallObservation) -> Void)?
 
     public init(
         httpClient: HTTPClient, endpoints: ServerAPIEndpoints, tokens: ServerAPITokenProvider, policy: ServerAPIRetryPolicy = .init(),
         throttle: ServerAPIThrottle = ServerAPIThrottle(),
         now: @escaping @Sendable () -> Date = Date.init,
-        sleep: @escaping @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) }
+        sleep: @escaping @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) },
+        observer: (@Sendable (AppleCallObservation) -> Void)? = nil
     ) {
+        self.observer = observer
         self.httpClient = httpClient
         self.endpoints = endpoints
         self.tokens = tokens
@@ -438,14 +457,24 @@ public struct AppStoreServerAPIClient: Sendable {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: body))
         }
+        let started = ContinuousClock.now
+        let outcome: Outcome
+        let label: String
         do {
             let response = try await httpClient.execute(request, timeout: .milliseconds(Int64(policy.timeoutSeconds * 1000)))
             let bytes = try await response.body.collect(upTo: Self.maximumResponseBytes)
             let retryAfter = response.headers.first(name: "Retry-After").flatMap { Self.retryAfter($0, now: now()) }
-            return .answered(status: Int(response.status.code), body: Data(bytes.readableBytesView), retryAfter: retryAfter)
+            outcome = .answered(status: Int(response.status.code), body: Data(bytes.readableBytesView), retryAfter: retryAfter)
+            label = "http_\(response.status.code)"
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
+            outcome = .failed(String(describing: error))
+            label = "timeout"
         } catch {
-            return .failed(String(describing: error))
+            outcome = .failed(String(describing: error))
+            label = "connection_failed"
         }
+        observer?(AppleCallObservation(environment: call.environment, outcome: label, elapsed: ContinuousClock.now - started))
+        return outcome
     }
 
     /// Apple's Server API sends UNIX milliseconds; plain HTTP sends seconds to wait.

@@ -101,6 +101,12 @@ public protocol OperationsStore: Sendable {
     func recordGapFillRun(_ run: GapFillRun) async throws
     /// Pulls started at or after `since`, newest first, at most `limit`.
     func gapFillRuns(since: Date, limit: Int) async throws -> [GapFillRun]
+    /// Adds each tally to the stored one with the same endpoint, outcome and period (storing it
+    /// when there is none), and deletes tallies whose period began before `keptSince`, in one
+    /// transaction: every process adds its own calls, and the sums are the whole fleet's.
+    func addAppleCalls(_ tallies: [AppleCallTally], keptSince: Date) async throws
+    /// The stored tallies whose period began at or after `since`, oldest first.
+    func appleCalls(since: Date) async throws -> [AppleCallTally]
 }
 
 /// One pull of Apple's notification history for one app: the window asked, what it found, or

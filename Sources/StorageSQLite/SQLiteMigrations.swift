@@ -28,6 +28,7 @@ enum SQLiteMigrations {
         ("M0020_AppleHealthHistory", m0020AppleHealthHistory),
         ("M0021_GapFillRuns", m0021GapFillRuns),
         ("M0022_RenewalSignedAt", m0022RenewalSignedAt),
+        ("M0023_AppleCalls", m0023AppleCalls),
     ]
 
     static var migrator: DatabaseMigrator {

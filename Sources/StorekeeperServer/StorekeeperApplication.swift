@@ -27,13 +27,17 @@ public enum StorekeeperApplication {
             configuration.runWorkers
             ? try makeRunner(
                 configuration: configuration, store: store, httpClient: httpClient, metrics: metrics, signal: signal,
-                logger: logger, now: now, signedGate: context.signedTransactionGate, health: context.appleHealth)
+                logger: logger, now: now, signedGate: context.signedTransactionGate, health: context.appleHealth,
+                calls: context.appleCalls)
             : nil
         var background: [any Service] = runner.map { [$0] } ?? []
         if configuration.runWorkers, let gapFill = makeGapFill(context: context) { background.append(gapFill) }
         if configuration.runWorkers {
             background.append(EventRetention(store: store, retentionDays: configuration.eventRetentionDays, logger: logger, now: now))
         }
+        // Every process calls Apple (the API's own OCSP while a purchase is posted, too). First:
+        // services stop in reverse order, so its last flush follows the workers' last call.
+        background.insert(makeAppleCallFlusher(recorder: context.appleCalls, store: store, logger: logger, now: now), at: 0)
 
         let router = Router(context: StorekeeperRequestContext.self, options: .autoGenerateHeadEndpoints)
         let routes = RouteTable(router: router)
@@ -124,15 +128,24 @@ public enum StorekeeperApplication {
     }
 
     /// The verification workers alone, for `storekeeper verify` and worker-only processes.
+    /// `calls`: where its calls to Apple are tallied (kept by `makeAppleCallFlusher`'s service).
     public static func makeRunner(
         configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient,
         metrics: MetricsRegistry = MetricsRegistry(), signal: WakeSignal = WakeSignal(), logger: Logger,
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() }, calls: AppleCallRecorder? = nil
     ) throws -> JobRunner {
         try makeRunner(
             configuration: configuration, store: store, httpClient: httpClient, metrics: metrics, signal: signal, logger: logger,
             now: now, signedGate: nil,
-            health: makeHealth(configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger))
+            health: makeHealth(configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger), calls: calls)
+    }
+
+    /// The service that keeps a process's tallied calls to Apple in the database (the health
+    /// page's latency and status codes over time).
+    public static func makeAppleCallFlusher(
+        recorder: AppleCallRecorder, store: any StorekeeperStore, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }
+    ) -> any Service {
+        AppleCallFlusher(recorder: recorder, history: AppleCallHistory(store: store), logger: logger, now: now)
     }
 
     /// One per process: every worker shares what it learns of Apple.
@@ -156,11 +169,12 @@ public enum StorekeeperApplication {
     static func makeRunner(
         configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient, metrics: MetricsRegistry,
         signal: WakeSignal, logger: Logger, now: @escaping @Sendable () -> Date, signedGate sharedGate: SignedTransactionGate?,
-        health: AppleHealthMonitor?
+        health: AppleHealthMonitor?, calls: AppleCallRecorder?
     ) throws -> JobRunner {
         let signedGate =
-            try sharedGate ?? SignedTransactionGate(configuration: configuration.receiptTrust, httpClient: httpClient, health: health, now: now)
-        let serverAPIs = try ServerAPIClients.make(configuration: configuration, httpClient: httpClient, now: now).mapValues {
+            try sharedGate
+            ?? SignedTransactionGate(configuration: configuration.receiptTrust, httpClient: httpClient, health: health, calls: calls, now: now)
+        let serverAPIs = try ServerAPIClients.make(configuration: configuration, httpClient: httpClient, calls: calls, now: now).mapValues {
             ServerAPIHistory(client: $0, gate: signedGate)
         }
         let outcomes = VerificationOutcomes(store: store)
@@ -170,6 +184,7 @@ public enum StorekeeperApplication {
             apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }), configuration: configuration,
             metrics: metrics, logger: logger, now: now)
         handler.health = health
+        handler.calls = calls
         let signedHandler = SignedTransactionJobHandler(
             outcomes: outcomes, gate: signedGate,
             apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }), configuration: configuration,
@@ -202,15 +217,17 @@ public enum StorekeeperApplication {
         // The API's own processes call Apple too (OCSP while a purchase is posted), so every
         // process keeps Apple's health, not only the ones with workers.
         let health = makeHealth(configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger)
+        let calls = AppleCallRecorder()
         var context = ServerContext(
             configuration: configuration, useCases: UseCases(store: store), metrics: metrics, signal: signal, logger: logger,
             now: now, storageHealth: StorageHealth(),
             receiptGate: try ReceiptGate(configuration: configuration.receiptTrust),
             signedTransactionGate: try SignedTransactionGate(
-                configuration: configuration.receiptTrust, httpClient: httpClient, health: health, now: now),
-            serverAPIClients: try ServerAPIClients.make(configuration: configuration, httpClient: httpClient, now: now),
+                configuration: configuration.receiptTrust, httpClient: httpClient, health: health, calls: calls, now: now),
+            serverAPIClients: try ServerAPIClients.make(configuration: configuration, httpClient: httpClient, calls: calls, now: now),
             clientGate: ClientGate(apps: configuration.apps))
         context.appleHealth = health
+        context.appleCalls = calls
         return context
     }
 

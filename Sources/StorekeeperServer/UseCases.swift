@@ -27,6 +27,7 @@ struct UseCases: Sendable {
     let operations: ReadOperations
     let consoleSessions: ManageConsoleSessions
     let gapFillHistory: GapFillHistory
+    let appleCalls: AppleCallHistory
 
     init(store: any StorekeeperStore) {
         submitEvidence = SubmitEvidence(store: store)
@@ -51,5 +52,6 @@ struct UseCases: Sendable {
         operations = ReadOperations(store: store)
         consoleSessions = ManageConsoleSessions(store: store)
         gapFillHistory = GapFillHistory(store: store)
+        appleCalls = AppleCallHistory(store: store)
     }
 }

@@ -665,6 +665,37 @@ struct StorageConformanceTests {
         #expect(try await history.runs(since: .distantPast, limit: 10) == [later, failed])
     }
 
+    @Test("calls to Apple tallied by processes add up per endpoint, outcome and minute; tallies older than 30 days go", arguments: StoreFactory.all)
+    func appleCallTallies(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        let history = AppleCallHistory(store: store)
+        let minute = AppleCallTally.minute(of: t0)
+        func tally(_ endpoint: String, _ outcome: String, _ period: Date, _ latencies: [Int64]) -> AppleCallTally {
+            var tally = AppleCallTally(endpoint: endpoint, outcome: outcome, period: period)
+            for latency in latencies { tally.add(milliseconds: latency) }
+            return tally
+        }
+        // Two processes flush the same minute: added column to column.
+        try await history.add([tally("verify_receipt_production", "0", minute, [20, 400]), tally("ocsp", "http_200", minute, [60])], now: t0)
+        try await history.add([tally("verify_receipt_production", "0", minute, [45_000]), tally("ocsp", "timeout", minute + 60, [5_000])], now: t0)
+        var expected = tally("verify_receipt_production", "0", minute, [20, 400, 45_000])
+        let stored = try await store.appleCalls(since: .distantPast)
+        #expect(stored.count == 3)
+        #expect(stored.first { $0.endpoint == "verify_receipt_production" } == expected)
+        #expect(stored.first { $0.outcome == "timeout" } == tally("ocsp", "timeout", minute + 60, [5_000]))
+        #expect(try await store.appleCalls(since: minute + 60).map(\.outcome) == ["timeout"])
+        // Read by hour: one row per endpoint, outcomes most calls first.
+        let hours = try await history.hours(since: t0, unflushed: { [tally("ocsp", "http_200", minute, [90])] })
+        #expect(hours.map(\.endpoint) == ["ocsp", "verify_receipt_production"])
+        #expect(hours[0].outcomes.map { "\($0.outcome) \($0.count)" } == ["http_200 2", "timeout 1"] && hours[0].all.count == 3)
+        expected.period = AppleCallTally.hour(of: t0)
+        #expect(hours[1].outcomes == [expected] && hours[1].all.percentile(0.5) == .atMost(500))
+        // A flush 30 days and two minutes later: the old minutes are no longer kept.
+        let later = t0 + AppleCallTally.keptSeconds + 120
+        try await history.add([tally("ocsp", "http_200", AppleCallTally.minute(of: later), [10])], now: later)
+        #expect(try await store.appleCalls(since: .distantPast).map(\.period) == [AppleCallTally.minute(of: later)])
+    }
+
     @Test("a renewal info signed before the stored one does not undo it, whichever arrives last", arguments: StoreFactory.all)
     func renewalOrderStored(factory: StoreFactory) async throws {
         let store = try await make(factory)

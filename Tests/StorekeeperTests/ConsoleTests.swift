@@ -525,6 +525,23 @@ struct ConsoleTests {
             #expect(
                 (outages.range(of: "server_api_production")?.lowerBound ?? outages.endIndex)
                     < (outages.range(of: "verify_receipt_production")?.lowerBound ?? outages.startIndex), "newest first")
+            // Calls to Apple by hour: this process's receipt verification (tallied in memory, or
+            // flushed: the page reads both), with two slow 503s another process kept.
+            stack.clock.freeze()
+            let receipt = try await stack.simulator.purchase(device: device, productId: "com.example.coins100").receipt
+            #expect(try await stack.api.postReceipt(appUserId: "payer", receipt: receipt, wait: 30).json["state"] as? String == "verified")
+            var slow = AppleCallTally(
+                endpoint: "verify_receipt_production", outcome: "http_503", period: AppleCallTally.minute(of: stack.clock.now()))
+            slow.add(milliseconds: 40_000)
+            slow.add(milliseconds: 40_000)
+            try await AppleCallHistory(store: stack.store).add([slow], now: stack.clock.now())
+            health = try await admin.get("/console/health")
+            let calls = health.text.components(separatedBy: "<table id=\"apple-calls\">").last ?? ""
+            let row = calls.components(separatedBy: "<tr data-endpoint=\"verify_receipt_production\">").dropFirst().first ?? ""
+            #expect(
+                row.hasPrefix("<td>\(AppleCallTally.hour(of: stack.clock.now()).formatted(.iso8601))</td>")
+                    && row.contains("<td class=\"count\">3</td><td class=\"outcomes\">http_503 × 2, 0 × 1</td><td class=\"p50\">&gt; 30000 ms</td>"),
+                "\(calls.prefix(1500))")
             let webhooks = try await admin.get("/console/apps/demo/webhooks")
             #expect(webhooks.text.contains("https://hooks.example.com/storekeeper") && !webhooks.text.contains(secret))
             #expect(!webhooks.text.contains(String(secret.dropFirst("whsec_".count).prefix(12))))

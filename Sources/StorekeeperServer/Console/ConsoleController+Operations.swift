@@ -123,6 +123,8 @@ extension ConsoleController {
         return response
     }
 
+    /// The hours of calls to Apple the health page lists (the current one included).
+    static let callHoursShown = 24
     /// How far back the health page lists outages.
     static let outageDays = 30
     /// The gap-fill's pulls the health page lists (one per app and interval, per process).
@@ -146,6 +148,19 @@ extension ConsoleController {
                 [
                     "endpoint": endpoint.label, "state": health.state.rawValue, "since": Self.instant(health.since),
                     "failures": health.consecutiveFailures, "nextProbe": health.nextProbeAt.map(Self.instant) ?? "—",
+                ]
+            },
+            "callHours": Self.callHoursShown,
+            "calls": try await context.appleCalls.exclusively {
+                try await context.useCases.appleCalls.hours(
+                    since: now.addingTimeInterval(-Double(Self.callHoursShown - 1) * 3_600), unflushed: context.appleCalls.unflushed)
+            }.map { hour -> [String: Any] in
+                [
+                    "hour": Self.instant(hour.hour), "endpoint": hour.endpoint, "calls": hour.all.count,
+                    "outcomes": hour.outcomes.map { "\($0.outcome) × \($0.count)" }.joined(separator: ", "),
+                    "p50": hour.all.percentile(0.5)?.description ?? "—", "p95": hour.all.percentile(0.95)?.description ?? "—",
+                    "p99": hour.all.percentile(0.99)?.description ?? "—",
+                    "mean": hour.all.count == 0 ? "—" : "\(hour.all.totalMilliseconds / hour.all.count) ms",
                 ]
             },
             "outageDays": Self.outageDays,

@@ -280,6 +280,16 @@ enum ConsoleTemplates {
         </table>
         {{^endpoints}}<p>No call to Apple yet in this process.</p>{{/endpoints}}
         </section>
+        <section aria-labelledby="calls-heading">
+        <h2 id="calls-heading">Calls to Apple by hour, the last {{callHours}} hours, every process</h2>
+        <table id="apple-calls">
+        <caption>How each call ended (Apple's verifyReceipt status, the HTTP status, or no answer) and its latency; a percentile is the bound of the latency bucket it falls in</caption>
+        <thead><tr><th scope="col">Hour</th><th scope="col">Endpoint</th><th scope="col">Calls</th><th scope="col">Answers</th><th scope="col">p50</th><th scope="col">p95</th><th scope="col">p99</th><th scope="col">Mean</th></tr></thead>
+        <tbody>{{#calls}}<tr data-endpoint="{{endpoint}}"><td>{{hour}}</td><td>{{endpoint}}</td><td class="count">{{calls}}</td><td class="outcomes">{{outcomes}}</td><td class="p50">{{p50}}</td><td>{{p95}}</td><td>{{p99}}</td><td>{{mean}}</td></tr>
+        {{/calls}}</tbody>
+        </table>
+        {{^calls}}<p>No call to Apple in these hours.</p>{{/calls}}
+        </section>
         <section aria-labelledby="outages-heading">
         <h2 id="outages-heading">Outages of the last {{outageDays}} days, as every process shared them</h2>
         <table id="outages">

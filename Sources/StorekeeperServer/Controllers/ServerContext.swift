@@ -29,6 +29,8 @@ struct ServerContext: Sendable {
     let clientGate: ClientGate
     /// Apple's health as this process's workers see it (nil without workers or when off).
     var appleHealth: AppleHealthMonitor? = nil
+    /// This process's calls to Apple, tallied until `AppleCallFlusher` keeps them.
+    var appleCalls = AppleCallRecorder()
 
     var apps: [AppConfiguration] { configuration.apps }
 

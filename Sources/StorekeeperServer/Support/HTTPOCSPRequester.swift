@@ -24,6 +24,8 @@ final class HTTPOCSPRequester: OCSPRequester {
     /// otherwise hold a purchase's POST for the whole timeout. The failure mode then decides,
     /// as for an unreachable responder.
     let health: AppleHealthMonitor?
+    /// Each request sent (not those answered from the cache) is tallied for the health page.
+    let calls: AppleCallRecorder?
     private let cache = Mutex<[Data: (bytes: [UInt8], expires: Date)]>([:])
 
     struct ResponderError: Error, CustomStringConvertible {
@@ -35,9 +37,10 @@ final class HTTPOCSPRequester: OCSPRequester {
 
     init(
         httpClient: HTTPClient, responderOverride: String?, cacheSeconds: Double, timeoutSeconds: Double, hardFail: Bool,
-        health: AppleHealthMonitor? = nil, now: @escaping @Sendable () -> Date = { Date() }
+        health: AppleHealthMonitor? = nil, calls: AppleCallRecorder? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.now = now
+        self.calls = calls
         self.health = health
         self.httpClient = httpClient
         self.responderOverride = responderOverride
@@ -61,14 +64,18 @@ final class HTTPOCSPRequester: OCSPRequester {
         case .wait(let until):
             return failure("OCSP responder down; not asked until \(until) (one probe at a time)")
         }
-        let (result, answered) = await send(request, uri: uri, key: key, now: now)
+        let started = ContinuousClock.now
+        let (result, answered, outcome) = await send(request, uri: uri, key: key, now: now)
+        calls?.record(endpoint: .ocsp, outcome: outcome, elapsed: ContinuousClock.now - started, at: self.now())
         await health?.record(.ocsp, answered: answered, probe: probe, sentAt: now, now: self.now())
         return result
     }
 
     /// One request to the responder; `answered` when it gave an OCSP answer (a refusal inside
     /// the answer counts: the responder is up).
-    private func send(_ request: [UInt8], uri: String, key: Data?, now: Date) async -> (OCSPRequesterQueryResult, answered: Bool) {
+    private func send(
+        _ request: [UInt8], uri: String, key: Data?, now: Date
+    ) async -> (OCSPRequesterQueryResult, answered: Bool, outcome: String) {
         var http = HTTPClientRequest(url: responderOverride ?? uri)
         http.method = .POST
         http.headers.add(name: "Content-Type", value: "application/ocsp-request")
@@ -77,7 +84,7 @@ final class HTTPOCSPRequester: OCSPRequester {
             let response = try await httpClient.execute(http, timeout: .milliseconds(Int64(timeoutSeconds * 1000)))
             let body = try await response.body.collect(upTo: 1024 * 1024)
             guard response.status == .ok else {
-                return (failure("OCSP responder answered HTTP \(response.status.code)"), response.status.code < 500)
+                return (failure("OCSP responder answered HTTP \(response.status.code)"), response.status.code < 500, "http_\(response.status.code)")
             }
             let bytes = Array(body.readableBytesView)
             if let key {
@@ -86,9 +93,11 @@ final class HTTPOCSPRequester: OCSPRequester {
                     cache[key] = (bytes, now.addingTimeInterval(cacheSeconds))
                 }
             }
-            return (.response(bytes), true)
+            return (.response(bytes), true, "http_200")
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
+            return (failure("OCSP responder did not answer in time: \(error)"), false, "timeout")
         } catch {
-            return (failure("OCSP responder unreachable: \(error)"), false)
+            return (failure("OCSP responder unreachable: \(error)"), false, "connection_failed")
         }
     }
 

@@ -6,16 +6,19 @@ import Foundation
 /// token (tokens name one bundle id).
 enum ServerAPIClients {
     static func make(
-        configuration: StorekeeperConfiguration, httpClient: HTTPClient, now: @escaping @Sendable () -> Date
+        configuration: StorekeeperConfiguration, httpClient: HTTPClient, calls: AppleCallRecorder?, now: @escaping @Sendable () -> Date
     ) throws -> [String: AppStoreServerAPIClient] {
         var clients: [String: AppStoreServerAPIClient] = [:]
+        var observer: (@Sendable (AppleCallObservation) -> Void)?
+        if let calls { observer = { call in calls.record(call, at: now()) } }
         for app in configuration.apps {
             guard let credentials = app.serverAPICredentials else { continue }
             clients[app.id] = AppStoreServerAPIClient(
                 httpClient: httpClient, endpoints: configuration.serverAPIEndpoints,
                 tokens: try ServerAPITokenProvider(credentials: credentials),
                 policy: ServerAPIRetryPolicy(timeoutSeconds: configuration.attemptTimeoutSeconds),
-                throttle: ServerAPIThrottle(share: app.serverAPI?.rateLimitShare ?? 1), now: now)
+                throttle: ServerAPIThrottle(share: app.serverAPI?.rateLimitShare ?? 1), now: now,
+                observer: observer)
         }
         return clients
     }

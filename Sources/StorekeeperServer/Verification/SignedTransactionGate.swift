@@ -22,7 +22,7 @@ struct SignedTransactionGate: Sendable {
     /// asking while the responder is down.
     init(
         configuration: ReceiptTrustConfiguration, httpClient: HTTPClient? = nil, health: AppleHealthMonitor? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
+        calls: AppleCallRecorder? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
         var roots: [Certificate] = configuration.appleRoots ? try ReceiptSignatureVerifier.appleRoots() : []
         for pem in configuration.extraRootsPEM { roots.append(try Certificate(pemEncoded: pem)) }
@@ -33,7 +33,7 @@ struct SignedTransactionGate: Sendable {
                 failureMode: policy.mode == .hardFail ? .hard : .soft,
                 requester: HTTPOCSPRequester(
                     httpClient: httpClient, responderOverride: policy.responderOverride, cacheSeconds: policy.cacheSeconds,
-                    timeoutSeconds: policy.timeoutSeconds, hardFail: policy.mode == .hardFail, health: health, now: now),
+                    timeoutSeconds: policy.timeoutSeconds, hardFail: policy.mode == .hardFail, health: health, calls: calls, now: now),
                 recheckSeconds: policy.cacheSeconds)
         }
         online = revocation != nil

@@ -25,6 +25,8 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
     let now: @Sendable () -> Date
     /// Apple's health in this process: while verifyReceipt is down, only probes call it.
     var health: AppleHealthMonitor? = nil
+    /// Tallies each call to verifyReceipt for the health page.
+    var calls: AppleCallRecorder? = nil
 
     func verify(
         _ lease: JobLease, verification: VerificationRecord, data receipt: String, app: AppConfiguration
@@ -224,6 +226,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
                 if let status = classification.appleStatus { String(status.rawValue) } else { "http_\(http)" }
             }
         metrics.increment(Metric.appleResponsesTotal, labels: ["environment": env, "status": label])
+        calls?.record(endpoint: .verifyReceipt(env), outcome: label, elapsed: elapsed, at: now())
     }
 }
 

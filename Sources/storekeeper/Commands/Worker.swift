@@ -24,7 +24,10 @@ struct Worker: AsyncParsableCommand {
         let backend = try CommandConfigurationLoading.openDatabase(configuration: configuration, logger: logger)
         let httpClient = StorekeeperApplication.makeHTTPClient(configuration: configuration)
         let signal = WakeSignal()
+        let calls = AppleCallRecorder()
         var services = backend.services
+        // Before the runner: services stop in reverse order, so its last flush follows the runner's last call.
+        services.append(StorekeeperApplication.makeAppleCallFlusher(recorder: calls, store: backend.store, logger: logger))
         services.append(
             DeferredService {
                 try await CommandConfigurationLoading.prepareDatabase(backend)
@@ -32,7 +35,7 @@ struct Worker: AsyncParsableCommand {
                 logger.info(
                     "worker ready", metadata: ["database": "\(backend.description)", "concurrency": "\(configuration.workers)"])
                 return try StorekeeperApplication.makeRunner(
-                    configuration: configuration, store: backend.store, httpClient: httpClient, signal: signal, logger: logger)
+                    configuration: configuration, store: backend.store, httpClient: httpClient, signal: signal, logger: logger, calls: calls)
             })
         if let listener = backend.makeListener(signal: signal, answersHTTP: false, logger: logger) { services.append(listener) }
         if let gapFill = try StorekeeperApplication.makeGapFillService(
