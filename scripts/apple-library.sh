@@ -2,8 +2,8 @@
 # Apple's own code as the judge of the simulator (issue #14): the official App Store Server
 # Library for Python (PyPI `app-store-server-library`, which nobody here wrote) must accept
 # everything the simulator makes and every answer it serves. Starts `storekeeper serve
-# --simulator` on free ports, registers an In-App Purchase key of its own with the simulator
-# (`GET`/`POST /sim/apps`), gives the app an Apple id, then, in both environments:
+# --simulator` on free ports, takes the In-App Purchase key the run generated for the demo app
+# (`--export-keys`) and checks the app's Apple id, then, in both environments:
 #
 # - buys every product of the app and lives a subscription (renewal, billing retry, recovery,
 #   auto-renew off, refund);
@@ -30,7 +30,7 @@ ensure_venv "$venv" app-store-server-library "$library_version"
 
 port=$(free_port)
 sim_port=$(free_port)
-"$bin" serve --simulator --simulator-port "$sim_port" --port "$port" --database "$work/storekeeper.sqlite" \
+"$bin" serve --simulator --simulator-port "$sim_port" --port "$port" --database "$work/storekeeper.sqlite" --export-keys "$work/keys" \
   --log-level warning >"$work/server.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 100); do
@@ -39,7 +39,7 @@ for _ in $(seq 1 100); do
 done
 curl -fsS "http://127.0.0.1:$sim_port/sim/health" >/dev/null 2>&1 || { cat "$work/server.log" >&2; fail "the simulator did not start"; }
 
-if ! "$venv/bin/python" scripts/apple_library_check.py "http://127.0.0.1:$sim_port"; then
+if ! "$venv/bin/python" scripts/apple_library_check.py "http://127.0.0.1:$sim_port" "$work/keys"; then
   echo "--- server log" >&2
   tail -n 40 "$work/server.log" >&2
   fail "Apple's library refused something the simulator made (above)"

@@ -5,6 +5,7 @@ Every check failure is collected and printed; the exit status is 1 if there was 
 
 import base64
 import json
+import os
 import sys
 import time
 import typing
@@ -15,8 +16,6 @@ import uuid
 import warnings
 
 import attr
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
 
 from appstoreserverlibrary import signed_data_verifier as verifier_module
 from appstoreserverlibrary.api_client import APIException, AppStoreServerAPIClient, GetTransactionHistoryVersion
@@ -53,10 +52,13 @@ from appstoreserverlibrary.receipt_utility import ReceiptUtility
 from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier, VerificationException
 
 SIM = sys.argv[1].rstrip("/")
+# Where `serve --simulator --export-keys` wrote the In-App Purchase keys it generated.
+KEYS = sys.argv[2]
 BUNDLE = "com.example.storekeeper.demo"
 APP_APPLE_ID = 6_450_000_001
-KEY_ID = "CONFORMKEY"
-ISSUER = "6a1f0e2b-5c3d-4e7f-8a9b-0c1d2e3f4a5b"
+# The demo app's key as the simulator's run generated and exported it (read in `main`).
+KEY_ID = ""
+ISSUER = ""
 # The app's auto-renewable product, sold here as a monthly plan with a 12-month commitment.
 COMMITMENT_PRODUCT = "com.example.pro.monthly"
 failures: typing.List[str] = []
@@ -229,6 +231,50 @@ def guarded(what: str, check) -> None:
         failures.append(f"{what}: {error.http_status_code} {error.raw_api_error} {error.error_message}")
     except Exception as error:  # a deserialisation failure inside the library, or a bug here
         failures.append(f"{what}: {type(error).__name__}: {error}")
+
+
+def check_paging(name: str, judge) -> None:
+    """A customer with more purchases than a page holds: Get Transaction History and Get
+    Notification History each answer in several pages, paged as the library pages them (the
+    token of one page sent with the same request for the next), and together hold every one."""
+    client = judge.client
+    started = int(sim("GET", "/sim/clock")["nowMs"])
+    device = sim("POST", "/sim/devices", {"bundleId": BUNDLE, "environment": name})["deviceId"]
+    bought = {sim("POST", f"/sim/devices/{device}/purchases", {"productId": "com.example.coins100"})["transaction"]["transaction_id"]
+              for _ in range(45)}
+    first = sorted(bought)[0]
+    pages, found, revision = 0, set(), None
+    while True:
+        page = client.get_transaction_history(first, revision, TransactionHistoryRequest(), GetTransactionHistoryVersion.V2)
+        pages += 1
+        found |= {payload_of(signed)["transactionId"] for signed in page.signedTransactions or []}
+        if not page.hasMore:
+            break
+        revision = page.revision
+    if pages < 2 or found != bought:
+        failures.append(f"{name} transaction history paging: {pages} pages, {len(found)} of {len(bought)} purchases")
+    else:
+        count("paged endpoints paged through")
+    for _ in range(200):  # the simulator sends each purchase's notification on its own schedule
+        if len([n for n in sim("GET", "/sim/notifications") if n.get("transactionId") in bought]) >= len(bought):
+            break
+        time.sleep(0.05)
+    request = NotificationHistoryRequest(startDate=started, endDate=int(sim("GET", "/sim/clock")["nowMs"]) + 60_000, transactionId=first)
+    pages, found, token = 0, set(), None
+    while True:
+        page = client.get_notification_history(token, request)
+        pages += 1
+        for item in page.notificationHistory or []:
+            signed = (payload_of(item.signedPayload).get("data") or {}).get("signedTransactionInfo")
+            if signed:
+                found.add(payload_of(signed)["transactionId"])
+        if not page.hasMore:
+            break
+        token = page.paginationToken
+    if pages < 2 or found != bought:
+        failures.append(f"{name} notification history paging: {pages} pages, {len(found)} of {len(bought)} purchases")
+    else:
+        count("paged endpoints paged through")
 
 
 def history(client, transaction_id: str, request: TransactionHistoryRequest) -> typing.List[dict]:
@@ -611,13 +657,18 @@ def main() -> int:
     warnings.simplefilter("ignore", DeprecationWarning)
     check_the_checker()
     route_ocsp_to_simulator()
-    key = ec.generate_private_key(ec.SECP256R1())
-    private_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    public_pem = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    # The key `serve --simulator` generated for the demo app, as it exported it: a team points
+    # its own tools at the simulator with nothing registered by hand.
+    global KEY_ID, ISSUER
+    with open(os.path.join(KEYS, "keys.json")) as listing:
+        exported = next(entry for entry in json.load(listing) if entry["bundleId"] == BUNDLE)
+    KEY_ID, ISSUER = exported["keyId"], exported["issuerId"]
+    with open(os.path.join(KEYS, exported["file"]), "rb") as pem:
+        private_pem = pem.read()
     app = next(a for a in sim("GET", "/sim/apps") if a["bundleId"] == BUNDLE)
-    app.setdefault("serverAPIKeys", []).append({"keyId": KEY_ID, "issuerId": ISSUER, "publicKeyPEM": public_pem})
-    app["appAppleId"] = APP_APPLE_ID
-    sim("POST", "/sim/apps", app)
+    # The demo app has its Apple id: production notifications and answers carry it.
+    if app.get("appAppleId") != APP_APPLE_ID or exported.get("appAppleId") != APP_APPLE_ID:
+        failures.append(f"the demo app's appAppleId: simulator {app.get('appAppleId')}, exported {exported.get('appAppleId')}")
     # The simulator's `commitmentProductIds`, set at run time: `serve --simulator` takes no
     # simulator configuration of its own.
     commitment = set(sim("GET", "/sim/commitment-products")["productIds"]) | {COMMITMENT_PRODUCT}
@@ -648,6 +699,7 @@ def main() -> int:
         monthly = next(p for p in app["products"] if p["productId"] == COMMITMENT_PRODUCT)
         guarded(f"{name} commitment plan", lambda: check_commitment(name, judge, device, subscription, monthly))
         guarded(f"{name} refunds", lambda: check_refunds(name, judge))
+        guarded(f"{name} paging", lambda: check_paging(name, judge))
 
         receipt = sim("GET", f"/sim/devices/{device}/receipt")["receipt"]
         transaction_ids = {tx["transaction_id"] for tx in sim("GET", f"/sim/devices/{device}/transactions")}

@@ -34,6 +34,10 @@ actor NotificationOutbox {
         var duplicate: Int = 0
         /// Hold the next N back and deliver them after the notification that follows them.
         var reorder: Int = 0
+        /// Hold the next N back until released (`POST /sim/notifications/release`): a test that
+        /// needs a notification late, after the server finished the work of those after it,
+        /// says when, instead of hoping a fixed delay is enough on a busy machine.
+        var hold: Int = 0
 
         init() {}
 
@@ -42,6 +46,7 @@ actor NotificationOutbox {
             drop = max(0, try c.decodeIfPresent(Int.self, forKey: .drop) ?? 0)
             duplicate = max(0, try c.decodeIfPresent(Int.self, forKey: .duplicate) ?? 0)
             reorder = max(0, try c.decodeIfPresent(Int.self, forKey: .reorder) ?? 0)
+            hold = max(0, try c.decodeIfPresent(Int.self, forKey: .hold) ?? 0)
         }
     }
 
@@ -49,12 +54,14 @@ actor NotificationOutbox {
     private var index: [String: Int] = [:]
     private var queue: [Delivery] = []
     private var held: [String] = []
+    /// Held until released (`Faults.hold`), oldest first.
+    private var parked: [String] = []
     /// Deliveries taken and not yet finished.
     private var inFlight = 0
     var faults = Faults()
 
     /// Deliveries still to make: queued (retries too), held back, or under way.
-    var pendingDeliveries: Int { queue.count + held.count + inFlight }
+    var pendingDeliveries: Int { queue.count + held.count + parked.count + inFlight }
 
     func setFaults(_ faults: Faults) { self.faults = faults }
 
@@ -65,6 +72,11 @@ actor NotificationOutbox {
         if faults.drop > 0 {
             faults.drop -= 1
             items[items.count - 1].attempts.append(.init(attemptDate: millis(now), sendAttemptResult: "NO_RESPONSE"))
+            return
+        }
+        if faults.hold > 0 {
+            faults.hold -= 1
+            parked.append(item.uuid)
             return
         }
         if faults.reorder > 0 {
@@ -82,6 +94,13 @@ actor NotificationOutbox {
             queue.append(Delivery(uuid: uuid, due: now.addingTimeInterval(0.3 + 0.05 * Double(offset)), attempt: 0))
         }
         held.removeAll()
+    }
+
+    /// Schedules every notification held until released, in the order they were made; how many.
+    func releaseParked(now: Date) -> Int {
+        defer { parked.removeAll() }
+        for uuid in parked { queue.append(Delivery(uuid: uuid, due: now, attempt: 0)) }
+        return parked.count
     }
 
     /// Deliveries due at `now`, oldest first, removed from the queue: at most as many as keep

@@ -190,6 +190,9 @@ extension SimulatorServer {
             await store.outbox.setFaults(faults)
             return Self.json(faults)
         }
+        sim.post("notifications/release") { _, _ in
+            Self.json(["released": await store.outbox.releaseParked(now: store.now())])
+        }
         sim.put("notifications/url") { request, _ in
             struct Body: Decodable {
                 var bundleId: String

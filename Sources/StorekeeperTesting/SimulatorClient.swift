@@ -176,16 +176,28 @@ public struct SimulatorClient: Sendable {
         return counts["undrained"] == 0 && counts["deliveries"] == 0
     }
 
-    /// Notification delivery faults for the next notifications: lose, duplicate, or hold back
-    /// until the following one was delivered.
-    public func setNotificationFaults(drop: Int = 0, duplicate: Int = 0, reorder: Int = 0) async throws {
+    /// Notification delivery faults for the next notifications: lose, duplicate, hold back
+    /// until the following one was delivered (`reorder`), or until `releaseHeldNotifications` (`hold`).
+    public func setNotificationFaults(drop: Int = 0, duplicate: Int = 0, reorder: Int = 0, hold: Int = 0) async throws {
         struct Body: Encodable {
             var drop: Int
             var duplicate: Int
             var reorder: Int
+            var hold: Int
         }
-        let reply = try await http.send(.PUT, "/sim/notifications/faults", json: Body(drop: drop, duplicate: duplicate, reorder: reorder))
+        let reply = try await http.send(
+            .PUT, "/sim/notifications/faults", json: Body(drop: drop, duplicate: duplicate, reorder: reorder, hold: hold))
         guard reply.status == 200 else { throw Failure(description: "notification faults: \(reply.status) \(reply.text)") }
+    }
+
+    /// Sends the notifications held by a `hold` fault now; how many.
+    @discardableResult
+    public func releaseHeldNotifications() async throws -> Int {
+        let reply = try await http.send(.POST, "/sim/notifications/release")
+        guard reply.status == 200, let released = reply.json["released"] as? Int else {
+            throw Failure(description: "release: \(reply.status) \(reply.text)")
+        }
+        return released
     }
 
     /// Every notification the simulator created, with `delivered` and `attempts`.

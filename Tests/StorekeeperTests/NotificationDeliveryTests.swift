@@ -120,13 +120,22 @@ struct NotificationDeliveryTests {
             #expect(try await eventually { try await created(stack, "SUBSCRIBED") })
             #expect(try await eventually { try await stack.simulator.notifications().allSatisfy { $0["delivered"] as? Bool == true } })
 
-            // DID_FAIL_TO_RENEW is held back and arrives after the recovery's DID_RENEW. The
-            // recovery waits until Apple has created (and signed) the failure's notification, so
-            // the recovery's is signed later, on a later tick of its sender.
-            try await stack.simulator.setNotificationFaults(reorder: 1)
+            // DID_FAIL_TO_RENEW is held back and arrives after the recovery's DID_RENEW, once the
+            // server has finished the recovery's work (released at the test's word: delivery
+            // order alone is not processing order). The recovery waits until Apple has created
+            // (and signed) the failure's notification, so the recovery's is signed later.
+            try await stack.simulator.setNotificationFaults(hold: 1)
             try await stack.simulator.failBilling(originalTransactionId: bought.originalTransactionId, gracePeriod: false)
             #expect(try await eventually { try await created(stack, "DID_FAIL_TO_RENEW") })
             try await stack.simulator.recoverBilling(originalTransactionId: bought.originalTransactionId)
+            #expect(try await eventually { try await created(stack, "DID_RENEW") })
+            #expect(
+                try await eventually {
+                    let sent = try await stack.simulator.notifications()
+                    guard sent.last?["notificationType"] as? String == "DID_RENEW", sent.last?["delivered"] as? Bool == true else { return false }
+                    return try await stack.store.verificationCounts().keys.allSatisfy { $0.isFinal }
+                })
+            #expect(try await stack.simulator.releaseHeldNotifications() == 1)
             #expect(try await eventually { try await stack.simulator.notifications().allSatisfy { $0["delivered"] as? Bool == true } })
             let sent = try await stack.simulator.notifications()
             let order = sent.compactMap { $0["notificationType"] as? String }

@@ -19,11 +19,14 @@ struct NotificationTests {
     /// A signed V2 notification of `type` carrying `transaction` (a signed transaction payload).
     func notification(
         _ stack: LocalStack, type: String, subtype: String? = nil, uuid: String = UUID().uuidString.lowercased(), signedAt: Date,
-        transaction: [String: Any]?, renewal: [String: Any]? = nil, bundleId: String = demoBundle, appAppleId: Int64? = nil,
+        transaction: [String: Any]?, renewal: [String: Any]? = nil, bundleId: String = demoBundle, appAppleId: Int64?? = nil,
         environment: String = "Production"
     ) throws -> String {
         var data: [String: Any] = ["bundleId": bundleId, "environment": environment, "bundleVersion": "1"]
-        if let appAppleId { data["appAppleId"] = appAppleId }
+        // Apple names the app by its Apple id in production; the demo app has one. `.some(nil)`: none.
+        if let appAppleId = appAppleId ?? (environment == "Production" && bundleId == demoBundle ? DemoConfiguration.appAppleId : nil) {
+            data["appAppleId"] = appAppleId
+        }
         if let transaction { data["signedTransactionInfo"] = try stack.simulatorPKI.signJWS(payload: try json(transaction)) }
         if let renewal { data["signedRenewalInfo"] = try stack.simulatorPKI.signJWS(payload: try json(renewal)) }
         var outer: [String: Any] = ["notificationType": type, "notificationUUID": uuid, "version": "2.0", "signedDate": ms(signedAt), "data": data]
@@ -206,7 +209,7 @@ struct NotificationTests {
             func post(_ appAppleId: Int64?, environment: String = "Production") async throws -> HTTPJSONClient.Reply {
                 try await stack.api.postNotification(
                     signedPayload: try notification(
-                        stack, type: "TEST", signedAt: now, transaction: nil, appAppleId: appAppleId, environment: environment))
+                        stack, type: "TEST", signedAt: now, transaction: nil, appAppleId: .some(appAppleId), environment: environment))
             }
             #expect(try await post(6_450_000_001).status == 200)
             let wrong = try await post(6_450_000_002)

@@ -9,6 +9,9 @@ public enum DemoConfiguration {
     public static let adminKey = "demo-admin-key-0123456789"
     public static let sharedSecret = "demo-shared-secret"
     public static let bundleId = "com.example.storekeeper.demo"
+    /// The demo app's Apple id, as App Store Connect shows it: production notifications and
+    /// Status/History answers carry it, and Apple's verifier checks it.
+    public static let appAppleId: Int64 = 6_450_000_001
     /// The app's publishable client key, the secret its "backend" signs user tokens with, and
     /// the key that signs answers to client calls (its public half is what an app pins). For
     /// the StorekeeperKit example only: published here, so never secret.
@@ -54,7 +57,8 @@ public enum DemoConfiguration {
                 products: products,
                 client: ClientAccess(
                     key: clientKey, userTokens: UserTokenPolicy(hs256Secret: userTokenSecret),
-                    signingKeys: [ResponseSigningKey(id: signingKeyId, privateKeyPEM: signingPrivateKeyPEM)]))
+                    signingKeys: [ResponseSigningKey(id: signingKeyId, privateKeyPEM: signingPrivateKeyPEM)]),
+                appAppleId: appAppleId)
         ]
         // Pro by subscription or by the season pass; Pro also removes the ads.
         c.apps[0].entitlements = [

@@ -18,6 +18,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "JSON configuration file (also STOREKEEPER_CONFIG).") var config: String?
     @Flag(help: "Embed the App Store simulator and point both Apple endpoints at it.") var simulator = false
     @Option(help: "Port of the embedded simulator.") var simulatorPort = 8090
+    @Option(help: "With --simulator: write each app's In-App Purchase key (SubscriptionKey_<id>.p8) and keys.json into this directory.")
+    var exportKeys: String?
     @Option(help: "SQLite database file, or postgres://user@host:port/database URL.") var database: String?
     @Option(help: "Listen address.") var host: String?
     @Option(help: "Listen port.") var port: Int?
@@ -51,7 +53,7 @@ struct Serve: AsyncParsableCommand {
                     c.receiptTrust.revocation.responderOverride = "http://127.0.0.1:\(simulatorPort)/ocsp"
                 }
                 // The simulator's App Store Connect issues a key per app for this run.
-                for index in c.apps.indices where c.apps[index].serverAPI == nil { c.apps[index].serverAPI = .generated() }
+                SimulatorKeyExport.generateMissing(&c.apps)
             }
         }
         if useDemo {
@@ -74,6 +76,12 @@ struct Serve: AsyncParsableCommand {
                 return simulated
             }
             let sim = try SimulatorServer(configuration: simConfiguration)
+            if let exportKeys {
+                let written = try SimulatorKeyExport.write(configuration.apps, to: exportKeys)
+                logger.notice(
+                    "the simulator's In-App Purchase keys written (they sign calls to the simulator only)",
+                    metadata: ["directory": "\(exportKeys)", "keys": "\(written.map { "\($0.bundleId): \($0.keyId)" }.joined(separator: ", "))"])
+            }
             services.append(NotificationSender(store: sim.store, logger: Logger(label: "simulator.notifications")))
             // The simulator signs receipts with its own CA: trust it, and only it besides Apple.
             configuration.receiptTrust.extraRootsPEM.append(try sim.store.pki.rootPEM())

@@ -17,6 +17,8 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Option(help: "Injected verifyReceipt latency in ms, e.g. 3000-6000.") var latency: String?
     @Option(help: "Seconds one subscription month lasts.") var secondsPerMonth: Double?
     @Option var logLevel = "info"
+    @Option(help: "Without --config: write each demo app's In-App Purchase key (SubscriptionKey_<id>.p8) and keys.json into this directory.")
+    var exportKeys: String?
 
     func run() async throws {
         let logger = LogSetup.bootstrap(level: logLevel)
@@ -27,7 +29,19 @@ struct SimulatorCommand: AsyncParsableCommand {
             decoder.dateDecodingStrategy = .iso8601
             configuration = try decoder.decode(SimulatorConfiguration.self, from: data)
         } else {
-            configuration.apps = DemoConfiguration.configuration().apps.map(SimulatedApp.init)
+            // The demo apps, each with an In-App Purchase key this run generates: without one,
+            // every Server API call would be refused (401).
+            var apps = DemoConfiguration.configuration().apps
+            SimulatorKeyExport.generateMissing(&apps)
+            configuration.apps = apps.map(SimulatedApp.init)
+            if let exportKeys {
+                let written = try SimulatorKeyExport.write(apps, to: exportKeys)
+                logger.notice(
+                    "In-App Purchase keys written",
+                    metadata: ["directory": "\(exportKeys)", "keys": "\(written.map(\.keyId).joined(separator: ", "))"])
+            } else {
+                logger.notice("each app has an In-App Purchase key for this run; --export-keys DIR writes them for your own tools")
+            }
         }
         configuration.host = host
         configuration.port = port
