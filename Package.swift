@@ -66,6 +66,8 @@ let package = Package(
             dependencies: [
                 "AppStoreModels",
                 .product(name: "JWTKit", package: "jwt-kit"),
+                // The V1 promotional offer signature: a DER ECDSA signature over text, not a JWS.
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

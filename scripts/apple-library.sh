@@ -39,7 +39,7 @@ for _ in $(seq 1 100); do
 done
 curl -fsS "http://127.0.0.1:$sim_port/sim/health" >/dev/null 2>&1 || { cat "$work/server.log" >&2; fail "the simulator did not start"; }
 
-if ! "$venv/bin/python" scripts/apple_library_check.py "http://127.0.0.1:$sim_port" "$work/keys"; then
+if ! "$venv/bin/python" scripts/apple_library_check.py "http://127.0.0.1:$sim_port" "$work/keys" "http://127.0.0.1:$port"; then
   echo "--- server log" >&2
   tail -n 40 "$work/server.log" >&2
   fail "Apple's library refused something the simulator made (above)"

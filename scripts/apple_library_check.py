@@ -16,8 +16,13 @@ import uuid
 import warnings
 
 import attr
+import jwt
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from appstoreserverlibrary import signed_data_verifier as verifier_module
+from appstoreserverlibrary.jws_signature_creator import IntroductoryOfferEligibilitySignatureCreator, PromotionalOfferV2SignatureCreator
+from appstoreserverlibrary.promotional_offer import PromotionalOfferSignatureCreator
 from appstoreserverlibrary.api_client import APIException, AppStoreServerAPIClient, GetTransactionHistoryVersion
 from appstoreserverlibrary.models.AccountTenure import AccountTenure
 from appstoreserverlibrary.models.AppTransaction import AppTransaction
@@ -54,6 +59,10 @@ from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier, Verif
 SIM = sys.argv[1].rstrip("/")
 # Where `serve --simulator --export-keys` wrote the In-App Purchase keys it generated.
 KEYS = sys.argv[2]
+# The server beside the simulator (its offer signatures are judged too).
+API = sys.argv[3].rstrip("/")
+APP_KEY = "demo-app-key-0123456789"
+OFFER = ("com.example.pro.monthly", "pro_comeback")
 BUNDLE = "com.example.storekeeper.demo"
 APP_APPLE_ID = 6_450_000_001
 # The demo app's key as the simulator's run generated and exported it (read in `main`).
@@ -231,6 +240,73 @@ def guarded(what: str, check) -> None:
         failures.append(f"{what}: {error.http_status_code} {error.raw_api_error} {error.error_message}")
     except Exception as error:  # a deserialisation failure inside the library, or a bug here
         failures.append(f"{what}: {type(error).__name__}: {error}")
+
+
+def api(method: str, path: str, body=None):
+    """The server's API as the demo app's backend calls it."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(API + path, method=method, data=data,
+                                     headers={"Content-Type": "application/json", "Authorization": "Bearer " + APP_KEY})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return json.loads(answer.read())
+
+
+def same_claims(what: str, ours: str, theirs: str, public_key, audience: str) -> None:
+    """Our compact JWS and the library's for the same request: both verify with the key, with
+    the same header and the same claims (their `iat` and `nonce` aside, which differ by design)."""
+    decoded = [jwt.decode(token, public_key, algorithms=["ES256"], audience=audience) for token in (ours, theirs)]
+    headers = [jwt.get_unverified_header(token) for token in (ours, theirs)]
+    for claims in decoded:
+        if not isinstance(claims.get("iat"), int) or not str(uuid.UUID(claims.get("nonce", ""))) == claims.get("nonce"):
+            failures.append(f"{what}: iat or nonce malformed in {claims}")
+    mine, library = ({k: v for k, v in d.items() if k not in ("iat", "nonce")} for d in decoded)
+    if mine != library or headers[0] != headers[1]:
+        failures.append(f"{what}: ours {headers[0]} {mine}, the library's {headers[1]} {library}")
+    else:
+        count("offer JWS equal to the library's, claim for claim")
+
+
+def check_offers(private_pem: bytes) -> None:
+    """The server's offer signatures as Apple's library makes them: the V1 payload the library
+    builds verifies our signature; our V2 and introductory-eligibility JWS carry the same header
+    and claims as the library's creators give for the same request, under the same key."""
+    private_key = serialization.load_pem_private_key(private_pem, password=None)
+    public_key = private_key.public_key()
+    device = sim("POST", "/sim/devices", {"bundleId": BUNDLE, "environment": "sandbox"})["deviceId"]
+    bought = sim("POST", f"/sim/devices/{device}/purchases", {"productId": OFFER[0]})
+    api("POST", "/v1/transactions?wait=30", {"appUserId": "offer-taker", "signedTransaction": bought["signedTransaction"]})
+    answer = api("POST", "/v1/subscribers/offer-taker/offers/promotional", {"productId": OFFER[0], "offerId": OFFER[1]})
+    v1 = answer["v1"]
+
+    # The library's V1 creator, its signing key wrapped to show the bytes it signs.
+    creator = PromotionalOfferSignatureCreator(private_pem, KEY_ID, BUNDLE)
+    signed_bytes = []
+
+    class Recording:
+        def sign(self, data, algorithm):
+            signed_bytes.append(data)
+            return private_key.sign(data, algorithm)
+
+    creator._signing_key = Recording()
+    creator.create_signature(OFFER[0], OFFER[1], answer["appAccountToken"], uuid.UUID(v1["nonce"]), v1["timestamp"])
+    try:
+        public_key.verify(base64.b64decode(v1["signature"]), signed_bytes[0], ec.ECDSA(hashes.SHA256()))
+        count("V1 offer signatures verified over the library's payload")
+    except Exception as error:
+        failures.append(f"V1 offer signature does not verify over the library's payload: {type(error).__name__} {error}")
+    if v1["keyIdentifier"] != KEY_ID:
+        failures.append(f"V1 keyIdentifier {v1['keyIdentifier']} is not the key {KEY_ID}")
+
+    transaction = jwt.decode(answer["jws"], options={"verify_signature": False})["transactionId"]
+    theirs = PromotionalOfferV2SignatureCreator(private_pem, KEY_ID, ISSUER, BUNDLE).create_signature(OFFER[0], OFFER[1], transaction)
+    same_claims("promotional offer V2", answer["jws"], theirs, public_key, "promotional-offer")
+
+    eligibility = api("POST", "/v1/subscribers/offer-taker/offers/introductory", {"productId": OFFER[0]})
+    if eligibility.get("eligible") is not False or not eligibility.get("jws"):
+        failures.append(f"introductory eligibility of a subscriber: {eligibility}")
+        return
+    theirs = IntroductoryOfferEligibilitySignatureCreator(private_pem, KEY_ID, ISSUER, BUNDLE).create_signature(OFFER[0], False, transaction)
+    same_claims("introductory offer eligibility", eligibility["jws"], theirs, public_key, "introductory-offer-eligibility")
 
 
 def check_paging(name: str, judge) -> None:
@@ -677,6 +753,8 @@ def main() -> int:
         root_pem = answer.read().decode()
     root_der = base64.b64decode("".join(line for line in root_pem.splitlines() if "-----" not in line))
     products = [product["productId"] for product in app["products"]]
+
+    guarded("offer signatures", lambda: check_offers(private_pem))
 
     for environment, name in [(Environment.SANDBOX, "sandbox"), (Environment.PRODUCTION, "production")]:
         judge = Judge(environment, root_der, private_pem)

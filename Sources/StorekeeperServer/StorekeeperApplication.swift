@@ -55,6 +55,7 @@ public enum StorekeeperApplication {
         AdminController(context: context).register(on: routes)
         PromotionalGrantsController(context: context).register(on: routes)
         OfferingsController(context: context).register(on: routes)
+        OffersController(context: context).register(on: routes)
         CustomersController(context: context).register(on: routes)
         IdentityController(context: context).register(on: routes)
         ImportController(context: context).register(on: routes)

@@ -28,6 +28,7 @@ struct UseCases: Sendable {
     let consoleSessions: ManageConsoleSessions
     let gapFillHistory: GapFillHistory
     let appleCalls: AppleCallHistory
+    let offers: DecideOffers
 
     init(store: any StorekeeperStore) {
         submitEvidence = SubmitEvidence(store: store)
@@ -53,5 +54,6 @@ struct UseCases: Sendable {
         consoleSessions = ManageConsoleSessions(store: store)
         gapFillHistory = GapFillHistory(store: store)
         appleCalls = AppleCallHistory(store: store)
+        offers = DecideOffers(store: store)
     }
 }

@@ -1,6 +1,7 @@
 import AppStoreClient
 import Configuration
 import Foundation
+import SimulatorSetup
 import StorekeeperDomain
 import StorekeeperServer
 import StorekeeperTesting
@@ -289,5 +290,45 @@ struct ConfigurationTests {
         var bad = DemoConfiguration.configuration()
         bad.appleTimeouts.readSeconds = 0
         #expect(bad.validationProblems().contains { $0.hasPrefix("appleTimeouts") })
+    }
+}
+
+@Suite("configuration: offers")
+struct OfferConfigurationTests {
+    @Test(
+        "offers name auto-renewable products of the app once each; groups hold the app's auto-renewables, each in one group; the signing key is a P-256 key"
+    )
+    func problems() {
+        var configuration = DemoConfiguration.configuration()
+        #expect(configuration.validationProblems().isEmpty, "the demo's offer is valid")
+        configuration.apps[0].offers += [
+            OfferDefinition(id: "coins", productId: "com.example.coins100"),
+            OfferDefinition(id: "pro_comeback", productId: "com.example.pro.monthly"),
+            OfferDefinition(id: "", productId: "com.example.pro.monthly"),
+        ]
+        configuration.apps[0].subscriptionGroups = ["a": ["com.example.pro.monthly"], "b": ["com.example.pro.monthly", "com.example.removeads"]]
+        configuration.apps[0].offerSigning = ServerAPIKeyConfiguration(issuerId: "i", keyId: "k", privateKeyPEM: "not a key")
+        let problems = configuration.validationProblems()
+        #expect(problems.contains("apps[0].offers[1].productId: 'com.example.coins100' is not an auto-renewable product of the app"), "\(problems)")
+        #expect(problems.contains("apps[0].offers[2].id: duplicate 'pro_comeback' for this product"), "\(problems)")
+        #expect(problems.contains { $0.hasPrefix("apps[0].offers[3].id: 1-64 bytes") }, "\(problems)")
+        #expect(problems.contains("apps[0].subscriptionGroups.b: 'com.example.pro.monthly' is in two groups"), "\(problems)")
+        #expect(problems.contains("apps[0].subscriptionGroups.b: 'com.example.removeads' is not an auto-renewable product of the app"), "\(problems)")
+        #expect(problems.contains("apps[0].offerSigning.privateKeyPEM: not a PEM P-256 private key (the .p8 file)"), "\(problems)")
+    }
+
+    @Test("an app's offers, groups and signing key read from a file; the key defaults to the Server API key")
+    func decoding() throws {
+        let json = #"""
+            {"id": "a", "bundleId": "com.example.a", "apiKey": "k", "offers": [{"id": "o", "productId": "p"},
+             {"id": "w", "productId": "p", "kind": "win_back", "audience": "lapsed"}], "subscriptionGroups": {"g": ["p"]}}
+            """#
+        let app = try JSONDecoder().decode(AppConfiguration.self, from: Data(json.utf8))
+        #expect(
+            app.offers == [OfferDefinition(id: "o", productId: "p"), OfferDefinition(id: "w", productId: "p", kind: .winBack, audience: .lapsed)])
+        #expect(app.subscriptionGroups == ["g": ["p"]] && app.offerSigningCredentials == nil)
+        var keyed = app
+        keyed.serverAPI = .generated(keyId: "K1")
+        #expect(keyed.offerSigningCredentials?.keyId == "K1" && keyed.offerSigningCredentials?.bundleId == "com.example.a")
     }
 }

@@ -46,6 +46,14 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     /// One currency every figure is also reported in, with the operator's monthly rates
     /// (docs/ANALYTICS.md); none: reports stay per currency.
     public var reporting: ReportingCurrency?
+    /// Promotional and win-back offers the server signs (docs/OFFERS.md); an offer not listed is
+    /// never signed.
+    public var offers: [OfferDefinition] = []
+    /// Subscription groups by name, each its auto-renewable products; a product no group names
+    /// shares the group of every other such product (docs/OFFERS.md).
+    public var subscriptionGroups: [String: [String]] = [:]
+    /// The In-App Purchase key offers are signed with; nil: `serverAPI`'s.
+    public var offerSigning: ServerAPIKeyConfiguration?
 
     public init(
         id: String, bundleId: String, sharedSecret: String?, acceptSandbox: Bool = true, apiKey: String, products: [Product] = [],
@@ -64,7 +72,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id, bundleId, sharedSecret, acceptSandbox, apiKey, products, serverAPI, client, appAppleId, entitlements, offerings
-        case offeringTargeting, rescindConsentPolicy, logInPolicy, commission, reporting
+        case offeringTargeting, rescindConsentPolicy, logInPolicy, commission, reporting, offers, subscriptionGroups, offerSigning
     }
 
     public init(from decoder: any Decoder) throws {
@@ -85,6 +93,44 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         logInPolicy = try c.decodeIfPresent(LogInPolicy.self, forKey: .logInPolicy) ?? .transfer
         commission = try c.decodeIfPresent(CommissionProgram.self, forKey: .commission) ?? .standard
         reporting = try c.decodeIfPresent(ReportingCurrency.self, forKey: .reporting)
+        offers = try c.decodeIfPresent([OfferDefinition].self, forKey: .offers) ?? []
+        subscriptionGroups = try c.decodeIfPresent([String: [String]].self, forKey: .subscriptionGroups) ?? [:]
+        offerSigning = try c.decodeIfPresent(ServerAPIKeyConfiguration.self, forKey: .offerSigning)
+    }
+
+    /// The credentials offers are signed with: `offerSigning`, or else the Server API key.
+    public var offerSigningCredentials: ServerAPICredentials? {
+        (offerSigning ?? serverAPI).map {
+            ServerAPICredentials(issuerId: $0.issuerId, keyId: $0.keyId, bundleId: bundleId, privateKeyPEM: $0.privateKeyPEM)
+        }
+    }
+
+    /// Problems with the offers and groups, against the app's catalog.
+    func offerProblems(prefix key: String) -> [String] {
+        var problems: [String] = []
+        let renewables = Set(products.filter { $0.type == .autoRenewable }.map(\.productId))
+        var seen = Set<String>()
+        for (index, offer) in offers.enumerated() {
+            let at = "\(key).offers[\(index)]"
+            if offer.id.isEmpty || offer.id.utf8.count > 64 { problems.append("\(at).id: 1-64 bytes, as App Store Connect's offer identifier") }
+            if !renewables.contains(offer.productId) {
+                problems.append("\(at).productId: '\(offer.productId)' is not an auto-renewable product of the app")
+            }
+            if !seen.insert(offer.productId + "\u{0}" + offer.id).inserted { problems.append("\(at).id: duplicate '\(offer.id)' for this product") }
+        }
+        var grouped = Set<String>()
+        for (name, members) in subscriptionGroups.sorted(by: { $0.key < $1.key }) {
+            for productId in members {
+                if !renewables.contains(productId) {
+                    problems.append("\(key).subscriptionGroups.\(name): '\(productId)' is not an auto-renewable product of the app")
+                }
+                if !grouped.insert(productId).inserted { problems.append("\(key).subscriptionGroups.\(name): '\(productId)' is in two groups") }
+            }
+        }
+        if let signing = offerSigning, (try? P256.Signing.PrivateKey(pemRepresentation: signing.privateKeyPEM)) == nil {
+            problems.append("\(key).offerSigning.privateKeyPEM: not a PEM P-256 private key (the .p8 file)")
+        }
+        return problems
     }
 
     /// The credentials the Server API client signs with, when a key is configured.

@@ -60,6 +60,9 @@ public enum DemoConfiguration {
                     signingKeys: [ResponseSigningKey(id: signingKeyId, privateKeyPEM: signingPrivateKeyPEM)]),
                 appAppleId: appAppleId)
         ]
+        // A promotional offer for subscribers of the monthly plan, current or lapsed (signed
+        // with the app's In-App Purchase key: under `serve --simulator`, the one generated).
+        c.apps[0].offers = [OfferDefinition(id: "pro_comeback", productId: "com.example.pro.monthly")]
         // Pro by subscription or by the season pass; Pro also removes the ads.
         c.apps[0].entitlements = [
             EntitlementDefinition(id: "pro", products: ["com.example.pro.monthly", "com.example.season.pass"]),

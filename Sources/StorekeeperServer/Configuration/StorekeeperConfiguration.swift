@@ -175,6 +175,7 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
             problems += EntitlementDefinition.problems(app.entitlements, prefix: "\(key).entitlements")
             if let reporting = app.reporting { problems += reporting.problems(prefix: "\(key).reporting") }
             problems += Offering.problems(app.offerings, prefix: "\(key).offerings")
+            problems += app.offerProblems(prefix: key)
             if let targeting = app.offeringTargeting {
                 problems += targeting.problems(offerings: Set(app.offerings.map(\.id)), prefix: "\(key).offeringTargeting")
             }

@@ -59,6 +59,10 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
         public static let headersTooLarge = Code("headers_too_large", .init(code: 431, reasonPhrase: "Request Header Fields Too Large"))
         /// The app has no In-App Purchase key, so the App Store Server API cannot be asked.
         public static let serverAPINotConfigured = Code("server_api_not_configured", .conflict)
+        /// The app has no In-App Purchase key to sign offers with (`offerSigning` or `serverAPI`).
+        public static let offerSigningNotConfigured = Code("offer_signing_not_configured", .conflict)
+        /// The user may not take the offer (docs/OFFERS.md); the message names the reason.
+        public static let offerNotEligible = Code("offer_not_eligible", .forbidden)
         /// Apple's Server API did not answer (down, rate limiting, refused our key).
         public static let appleUnavailable = Code("apple_unavailable", .badGateway)
         /// Apple refused what an operator asked it to do (the message carries Apple's error code).

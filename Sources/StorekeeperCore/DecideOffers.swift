@@ -1,0 +1,45 @@
+public import Foundation
+public import Persistence
+public import StorekeeperDomain
+
+/// Whether a user may take an offer, from their own history as stored (Apple's signed
+/// transactions), by the rules of `OfferEligibility`; and which of their transactions a V2 JWS
+/// names. The routes sign only what this admits.
+public struct DecideOffers: Sendable {
+    public typealias Store = LedgerStore & CatalogStore
+
+    let store: any Store
+
+    public init(store: any Store) {
+        self.store = store
+    }
+
+    public struct Answer: Sendable, Hashable {
+        public var decision: OfferEligibility.Decision
+        /// Any transaction of the user (the latest bought), for the JWS; nil when none is stored.
+        public var customerTransactionId: String?
+    }
+
+    /// A promotional offer the app configured: by its audience, within its product's group.
+    public func promotional(
+        appId: String, appUserId: String, offer: OfferDefinition, groups: [String: [String]], now: Date
+    ) async throws -> Answer {
+        let transactions = try await store.transactions(appId: appId, appUserId: appUserId)
+        let group = OfferEligibility.group(of: offer.productId, groups: groups, catalog: try await store.products(appId: appId))
+        return Answer(
+            decision: OfferEligibility.promotional(offer, group: group, transactions: transactions, now: now),
+            customerTransactionId: OfferEligibility.customerTransactionId(transactions))
+    }
+
+    /// The introductory offer of an auto-renewable product of the catalog; nil when the catalog
+    /// has no such product.
+    public func introductory(appId: String, appUserId: String, productId: String, groups: [String: [String]]) async throws -> Answer? {
+        let catalog = try await store.products(appId: appId)
+        guard catalog.contains(where: { $0.productId == productId && $0.type == .autoRenewable }) else { return nil }
+        let transactions = try await store.transactions(appId: appId, appUserId: appUserId)
+        let group = OfferEligibility.group(of: productId, groups: groups, catalog: catalog)
+        return Answer(
+            decision: OfferEligibility.introductory(group: group, transactions: transactions),
+            customerTransactionId: OfferEligibility.customerTransactionId(transactions))
+    }
+}

@@ -1,0 +1,115 @@
+import AppStoreClient
+import Foundation
+import Hummingbird
+import StorekeeperCore
+import StorekeeperDomain
+
+/// What StoreKit needs from the server to apply an offer: a promotional offer's signatures (V1
+/// and the V2 JWS) and the introductory-offer eligibility JWS, for the user the caller proved
+/// (a client's user token, or the app's backend naming them). Only translation: `DecideOffers`
+/// decides who may take what; nothing is signed for an offer the app did not configure.
+struct OffersController {
+    let context: ServerContext
+
+    func register(on router: RouteTable) {
+        let subscriber = router.group("v1/subscribers/:appUserId/offers")
+        subscriber.post("promotional") { request, ctx in try await promotional(request, appUserId: try ctx.parameters.decoded("appUserId")) }
+        subscriber.post("introductory") { request, ctx in try await introductory(request, appUserId: try ctx.parameters.decoded("appUserId")) }
+    }
+
+    /// The caller, the user it acts for, and the app's offer signer. A client needs a user token:
+    /// a signature lets whoever holds it buy at the offer's price.
+    private func prepare(_ request: Request, appUserId: String) async throws -> (Caller, String, OfferSigner) {
+        let caller = try await context.authenticateCaller(request)
+        if case .client(_, nil) = caller {
+            throw StorekeeperError(.userTokenRequired, "offers from the app need a user token in 'Storekeeper-User-Token'")
+        }
+        let user = try await context.identify(caller, appUserId)
+        guard let credentials = caller.app.offerSigningCredentials else {
+            throw StorekeeperError(.offerSigningNotConfigured, "app '\(caller.app.id)' has no In-App Purchase key to sign offers with")
+        }
+        return (caller, user, try OfferSigner(credentials: credentials))
+    }
+
+    struct PromotionalBody: Decodable {
+        var productId: String
+        var offerId: String
+    }
+
+    struct PromotionalAnswer: Encodable {
+        var productId: String
+        var offerId: String
+        /// Why the user may take it (`current_subscriber`, `lapsed_subscriber`).
+        var reason: String
+        /// The token the V1 signature covers: the purchase must carry it (StorekeeperKit sets it).
+        var appAccountToken: String
+        var v1: OfferSigner.PromotionalV1
+        /// For `Product.PurchaseOption.promotionalOffer(_:compactJWS:)`.
+        var jws: String
+    }
+
+    func promotional(_ request: Request, appUserId: String) async throws -> Response {
+        let (caller, user, signer) = try await prepare(request, appUserId: appUserId)
+        let data = try await context.body(request)
+        try AdminInput.refuseFields(data, except: ["productId", "offerId"], note: nil)
+        let body = try StorekeeperJSON.decode(PromotionalBody.self, from: data)
+        let app = caller.app
+        guard let offer = app.offers.first(where: { $0.productId == body.productId && $0.id == body.offerId }) else {
+            throw StorekeeperError(.notFound, "no offer '\(body.offerId.prefix(64))' of product '\(body.productId.prefix(200))' is configured")
+        }
+        guard offer.kind == .promotional else {
+            throw StorekeeperError(.offerNotEligible, "'\(offer.id)' is a win-back offer: Apple names who may take it (reason: win_back_offer)")
+        }
+        let now = context.now()
+        let answer = try await context.useCases.offers.promotional(
+            appId: app.id, appUserId: user, offer: offer, groups: app.subscriptionGroups, now: now)
+        guard answer.decision.eligible else {
+            throw StorekeeperError(.offerNotEligible, "the user may not take '\(offer.id)' (reason: \(answer.decision.reason))")
+        }
+        let token = AppAccountToken.derive(appUserId: user)
+        let timestamp = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
+        let v1 = try signer.promotionalV1(productId: offer.productId, offerId: offer.id, appAccountToken: token, nonce: UUID(), timestamp: timestamp)
+        let jws = try await signer.promotionalV2(
+            productId: offer.productId, offerId: offer.id, transactionId: answer.customerTransactionId, now: now, nonce: UUID())
+        return try context.respond(
+            request, caller,
+            PromotionalAnswer(
+                productId: offer.productId, offerId: offer.id, reason: answer.decision.reason, appAccountToken: token, v1: v1, jws: jws),
+            requestBody: data)
+    }
+
+    struct IntroductoryBody: Decodable {
+        var productId: String
+    }
+
+    struct IntroductoryAnswer: Encodable {
+        var productId: String
+        var eligible: Bool
+        /// `new_to_group` or `subscribed_in_group`.
+        var reason: String
+        /// For `Product.PurchaseOption.introductoryOfferEligibility(compactJWS:)`; nil when no
+        /// transaction of the user is known (Apple's JWS names one; StoreKit then decides alone).
+        var jws: String?
+    }
+
+    func introductory(_ request: Request, appUserId: String) async throws -> Response {
+        let (caller, user, signer) = try await prepare(request, appUserId: appUserId)
+        let data = try await context.body(request)
+        try AdminInput.refuseFields(data, except: ["productId"], note: nil)
+        let body = try StorekeeperJSON.decode(IntroductoryBody.self, from: data)
+        let app = caller.app
+        guard
+            let answer = try await context.useCases.offers.introductory(
+                appId: app.id, appUserId: user, productId: body.productId, groups: app.subscriptionGroups)
+        else { throw StorekeeperError(.notFound, "no auto-renewable product '\(body.productId.prefix(200))' in the catalog") }
+        var jws: String?
+        if let transactionId = answer.customerTransactionId {
+            jws = try await signer.introductoryEligibility(
+                productId: body.productId, allow: answer.decision.eligible, transactionId: transactionId, now: context.now(), nonce: UUID())
+        }
+        return try context.respond(
+            request, caller,
+            IntroductoryAnswer(productId: body.productId, eligible: answer.decision.eligible, reason: answer.decision.reason, jws: jws),
+            requestBody: data)
+    }
+}

@@ -1,0 +1,156 @@
+import Crypto
+import Foundation
+import NIOHTTP1
+import SimulatorSetup
+import StorekeeperDomain
+import StorekeeperServer
+import StorekeeperTesting
+import Testing
+
+/// Offer signatures over real HTTP: for the user the caller proved, for offers the app set up,
+/// by the user's history; checked here with swift-crypto from Apple's documented formats, not
+/// with the code that signs.
+@Suite("offers: promotional signatures and introductory eligibility")
+struct OffersRouteTests {
+    static let key = ServerAPIKeyConfiguration.generated(keyId: "OFFERKEY01")
+
+    static func withOffers<T>(_ body: (LocalStack) async throws -> T) async throws -> T {
+        try await withStack(
+            configure: {
+                $0.apps[0].serverAPI = .generated()
+                $0.apps[0].offerSigning = Self.key
+                $0.apps[0].offers = [
+                    .init(id: "comeback", productId: "com.example.pro.monthly"),
+                    .init(id: "loyal", productId: "com.example.pro.monthly", audience: .current),
+                    .init(id: "winback", productId: "com.example.pro.monthly", kind: .winBack),
+                ]
+            }, body)
+    }
+
+    static var publicKey: P256.Signing.PublicKey {
+        get throws { try P256.Signing.PrivateKey(pemRepresentation: key.privateKeyPEM).publicKey }
+    }
+
+    /// A compact JWS's header and payload, after checking its ES256 signature (RFC 7515, 7518).
+    static func verifiedJWS(_ jws: String) throws -> (header: [String: Any], payload: [String: Any]) {
+        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let raw = decodeBase64URL(parts[2]), let head = decodeBase64URL(parts[0]), let body = decodeBase64URL(parts[1]) else {
+            throw JWSError()
+        }
+        let signature = try P256.Signing.ECDSASignature(rawRepresentation: raw)
+        #expect(try publicKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8)), "ES256 signature")
+        guard let header = try JSONSerialization.jsonObject(with: head) as? [String: Any],
+            let payload = try JSONSerialization.jsonObject(with: body) as? [String: Any]
+        else { throw JWSError() }
+        return (header, payload)
+    }
+
+    struct JWSError: Error {}
+
+    func post(_ stack: LocalStack, _ path: String, _ body: String, as headers: [String: String]) async throws -> HTTPJSONClient.Reply {
+        try await stack.api.http.send(.POST, path, headers: headers, body: Data(body.utf8))
+    }
+
+    @Test("a subscriber's promotional offer: the V1 signature over Apple's payload and the V2 JWS verify with the key; each claim as documented")
+    func promotional() async throws {
+        try await Self.withOffers { stack in
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+            let before = Int64(Date().timeIntervalSince1970 * 1000) - 1
+            let reply = try await post(
+                stack, "/v1/subscribers/alice/offers/promotional", #"{"productId":"com.example.pro.monthly","offerId":"comeback"}"#,
+                as: try DemoCallers.client(as: "alice"))
+            #expect(reply.status == 200, "\(reply.text)")
+            #expect(reply.json["reason"] as? String == "current_subscriber")
+            let token = AppAccountToken.derive(appUserId: "alice")
+            #expect(reply.json["appAccountToken"] as? String == token)
+            let v1 = try #require(reply.json["v1"] as? [String: Any])
+            let nonce = try #require(v1["nonce"] as? String)
+            let timestamp = try #require((v1["timestamp"] as? NSNumber)?.int64Value)
+            #expect(v1["keyIdentifier"] as? String == "OFFERKEY01" && nonce == nonce.lowercased() && UUID(uuidString: nonce) != nil)
+            #expect(timestamp >= before && timestamp <= Int64(Date().timeIntervalSince1970 * 1000) + 1)
+            let signed = [demoBundle, "OFFERKEY01", "com.example.pro.monthly", "comeback", token, nonce, String(timestamp)]
+                .joined(separator: "\u{2063}")
+            let signature = try #require(v1["signature"] as? String)
+            let der = try #require(Data(base64Encoded: signature))
+            #expect(try Self.publicKey.isValidSignature(try P256.Signing.ECDSASignature(derRepresentation: der), for: Data(signed.utf8)))
+
+            let (header, claims) = try Self.verifiedJWS(try #require(reply.json["jws"] as? String))
+            #expect(header["alg"] as? String == "ES256" && header["kid"] as? String == "OFFERKEY01")
+            #expect(claims["aud"] as? String == "promotional-offer" && claims["bid"] as? String == demoBundle)
+            #expect(claims["iss"] as? String == Self.key.issuerId && claims["productId"] as? String == "com.example.pro.monthly")
+            #expect(claims["offerIdentifier"] as? String == "comeback" && claims["transactionId"] as? String == bought.transactionId)
+            #expect(claims["iat"] is NSNumber && UUID(uuidString: claims["nonce"] as? String ?? "") != nil)
+
+            // The backend may ask for any user; a subscriber now qualifies for "current only".
+            let backend = try await post(
+                stack, "/v1/subscribers/alice/offers/promotional", #"{"productId":"com.example.pro.monthly","offerId":"loyal"}"#,
+                as: DemoCallers.backend)
+            #expect(backend.status == 200 && backend.json["offerId"] as? String == "loyal", "\(backend.text)")
+        }
+    }
+
+    @Test("refused: another user's offer, no user token, a user who never subscribed, an offer not configured, a win-back offer, bad bodies")
+    func refusals() async throws {
+        try await Self.withOffers { stack in
+            let path = "/v1/subscribers/alice/offers/promotional"
+            let body = #"{"productId":"com.example.pro.monthly","offerId":"comeback"}"#
+            let other = try await post(stack, path, body, as: try DemoCallers.client(as: "mallory"))
+            #expect(other.status == 403 && other.errorCode == "other_user", "\(other.text)")
+            let anonymous = try await post(stack, path, body, as: DemoCallers.anonymous)
+            #expect(anonymous.status == 401 && anonymous.errorCode == "user_token_required", "\(anonymous.text)")
+            let never = try await post(stack, path, body, as: try DemoCallers.client(as: "alice"))
+            #expect(never.status == 403 && never.errorCode == "offer_not_eligible" && never.text.contains("never_subscribed"), "\(never.text)")
+            let unknown = try await post(stack, path, #"{"productId":"com.example.pro.monthly","offerId":"made-up"}"#, as: DemoCallers.backend)
+            #expect(unknown.status == 404 && unknown.errorCode == "not_found")
+            let misplaced = try await post(stack, path, #"{"productId":"com.example.coins100","offerId":"comeback"}"#, as: DemoCallers.backend)
+            #expect(misplaced.status == 404, "an offer of another product is not this one")
+            let winBack = try await post(stack, path, #"{"productId":"com.example.pro.monthly","offerId":"winback"}"#, as: DemoCallers.backend)
+            #expect(winBack.status == 403 && winBack.text.contains("win_back_offer"))
+            for bad in [#"{"productId":"com.example.pro.monthly"}"#, #"{"productId":"x","offerId":"y","price":0}"#, "[]", "{"] {
+                let reply = try await post(stack, path, bad, as: DemoCallers.backend)
+                #expect(reply.status == 400, "\(bad): \(reply.text)")
+            }
+            let unsigned = try await withStack(configure: { $0.apps[0].offers = [.init(id: "comeback", productId: "com.example.pro.monthly")] }) {
+                try await post($0, path, body, as: DemoCallers.backend)
+            }
+            #expect(unsigned.status == 409 && unsigned.errorCode == "offer_signing_not_configured", "\(unsigned.text)")
+        }
+    }
+
+    @Test("introductory eligibility: new to the group, eligible; a subscriber of the group, not, in a JWS naming their transaction")
+    func introductory() async throws {
+        try await Self.withOffers { stack in
+            let path = "/v1/subscribers/alice/offers/introductory"
+            let body = #"{"productId":"com.example.pro.monthly"}"#
+            let fresh = try await post(stack, path, body, as: try DemoCallers.client(as: "alice"))
+            #expect(fresh.status == 200 && fresh.json["eligible"] as? Bool == true && fresh.json["reason"] as? String == "new_to_group")
+            #expect(fresh.json["jws"] == nil, "no transaction of the user is known to name: \(fresh.text)")
+
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: coins.signedTransaction, wait: 30).status == 200)
+            let stillNew = try await post(stack, path, body, as: try DemoCallers.client(as: "alice"))
+            let (_, allowed) = try Self.verifiedJWS(try #require(stillNew.json["jws"] as? String, "\(stillNew.text)"))
+            #expect(allowed["aud"] as? String == "introductory-offer-eligibility" && allowed["allowIntroductoryOffer"] as? Bool == true)
+            #expect(allowed["transactionId"] as? String == coins.transactionId && allowed["productId"] as? String == "com.example.pro.monthly")
+
+            let monthly = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: monthly.signedTransaction, wait: 30).status == 200)
+            let subscribed = try await post(stack, path, body, as: try DemoCallers.client(as: "alice"))
+            #expect(subscribed.json["eligible"] as? Bool == false && subscribed.json["reason"] as? String == "subscribed_in_group")
+            let (_, refused) = try Self.verifiedJWS(try #require(subscribed.json["jws"] as? String))
+            #expect(refused["allowIntroductoryOffer"] as? Bool == false && refused["transactionId"] as? String == monthly.transactionId)
+
+            for product in ["com.example.coins100", "com.example.nothing"] {
+                let reply = try await post(stack, path, #"{"productId":"\#(product)"}"#, as: DemoCallers.backend)
+                #expect(reply.status == 404, "\(product): \(reply.text)")
+            }
+            let other = try await post(stack, path, body, as: try DemoCallers.client(as: "mallory"))
+            #expect(other.status == 403 && other.errorCode == "other_user")
+        }
+    }
+}
