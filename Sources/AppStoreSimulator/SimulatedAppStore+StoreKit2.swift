@@ -47,6 +47,7 @@ extension SimulatedAppStore {
             if let identifier = offer.identifier { payload["offerIdentifier"] = identifier }
             if let period = offer.period { payload["offerPeriod"] = period }
             if offer.discountType == "FREE_TRIAL" { payload["price"] = 0 }
+            if let micros = offer.priceMicros { payload["price"] = micros / 1000 }
         }
         // Ordinary subscriptions carry no `billingPlanType`: Apple documents `BILLED_UPFRONT`
         // as a value, not that every upfront transaction is labelled with it.

@@ -17,11 +17,14 @@ public struct SimulatedProduct: Codable, Hashable, Sendable {
     public var priceMicros: Int64?
     public var currency: String?
     public var subscriptionGroup: String?
+    /// Promotional offers set up for this product (an auto-renewable), sold with a signature.
+    public var offers: [SimulatedOffer]?
 
     public init(
         productId: String, kind: Kind, period: String? = nil, priceMicros: Int64? = nil, currency: String? = nil,
-        subscriptionGroup: String? = nil
+        subscriptionGroup: String? = nil, offers: [SimulatedOffer]? = nil
     ) {
+        self.offers = offers
         self.productId = productId
         self.kind = kind
         self.period = period

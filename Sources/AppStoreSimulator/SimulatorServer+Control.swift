@@ -47,6 +47,8 @@ extension SimulatorServer {
                 var quantity: Int?
                 var appAccountToken: String?
                 var offer: SimulatorState.Offer?
+                /// A promotional offer with its signature (V1 fields or the V2 `jws`).
+                var promotionalOffer: SignedPromotionalOffer?
             }
             let body: Body = try await Self.decode(request)
             let deviceId = try Self.deviceId(context)
@@ -54,7 +56,7 @@ extension SimulatorServer {
                 let now = store.now()
                 let tx = try await store.state.purchase(
                     deviceId: deviceId, productId: body.productId, quantity: body.quantity ?? 1, now: now, appAccountToken: body.appAccountToken,
-                    offer: body.offer)
+                    offer: body.offer, promotionalOffer: body.promotionalOffer)
                 let receipt = try await store.receipt(deviceId: deviceId, now: now)
                 let signed = try await store.signedTransaction(tx, now: now)
                 return Self.json(

@@ -45,6 +45,8 @@ actor SimulatorState {
         var identifier: String?
         var discountType: String
         var period: String?
+        /// What the offer's period is charged, in micros (a signed promotional offer's price).
+        var priceMicros: Int64? = nil
     }
 
     /// Something that makes Apple send a V2 notification, in the order it happened.
@@ -110,6 +112,8 @@ actor SimulatorState {
     }
 
     private(set) var configuration: SimulatorConfiguration
+    /// Nonces of promotional offer signatures already used, per app: Apple takes each once.
+    private var usedOfferNonces: Set<String> = []
     private var apps: [String: SimulatedApp]
     private var devices: [UUID: Device] = [:]
     private var transactions: [String: Transaction] = [:]
@@ -161,11 +165,23 @@ actor SimulatorState {
     }
 
     func purchase(
-        deviceId: UUID, productId: String, quantity: Int, now: Date, appAccountToken: String? = nil, offer: Offer? = nil
+        deviceId: UUID, productId: String, quantity: Int, now: Date, appAccountToken: String? = nil, offer: Offer? = nil,
+        promotionalOffer: SignedPromotionalOffer? = nil
     ) throws -> Transaction {
         guard var device = devices[deviceId] else { throw Failure(status: 404, code: "unknown_device", message: "no device") }
-        guard let product = apps[device.bundleId]?.products.first(where: { $0.productId == productId }) else {
+        guard let app = apps[device.bundleId], let product = app.products.first(where: { $0.productId == productId }) else {
             throw Failure(status: 404, code: "unknown_product", message: "no product \(productId)")
+        }
+        var offer = offer
+        if let promotionalOffer {
+            guard offer == nil, product.kind == .autoRenewable else {
+                throw Failure(status: 400, code: "offer_not_applicable", message: "one offer, on an auto-renewable subscription")
+            }
+            var nonces = usedOfferNonces
+            let sold = try OfferSignatureCheck.check(
+                promotionalOffer, app: app, product: product, appAccountToken: appAccountToken, now: now, usedNonces: &nonces)
+            usedOfferNonces = nonces
+            offer = Offer(type: 2, identifier: sold.id, discountType: sold.discountType, period: sold.period, priceMicros: sold.priceMicros)
         }
         if let offer {
             guard product.kind == .autoRenewable else {

@@ -18,9 +18,14 @@ extension SimulatedApp {
                     case .freeSubscription: .freeSubscription
                     default: .nonConsumable
                     }
+                // The app's promotional offers, sold at half the product's price for one period
+                // (App Store Connect holds an offer's price; the server's configuration does not).
+                let offers = app.offers.filter { $0.productId == product.productId && $0.kind == .promotional }.map {
+                    SimulatedOffer(id: $0.id, discountType: "PAY_AS_YOU_GO", priceMicros: (product.priceMicros ?? 0) / 2, period: product.duration)
+                }
                 return SimulatedProduct(
                     productId: product.productId, kind: kind, period: product.type == .autoRenewable ? product.duration ?? "P1M" : nil,
-                    priceMicros: product.priceMicros, currency: product.currency)
+                    priceMicros: product.priceMicros, currency: product.currency, offers: offers.isEmpty ? nil : offers)
             },
             appAppleId: app.appAppleId,
             serverAPIKeys: app.serverAPI.flatMap { key in

@@ -1,6 +1,8 @@
+import AppStoreSimulator
 import Crypto
 import Foundation
 import NIOHTTP1
+import Persistence
 import SimulatorSetup
 import StorekeeperDomain
 import StorekeeperServer
@@ -153,4 +155,104 @@ struct OffersRouteTests {
             #expect(other.status == 403 && other.errorCode == "other_user")
         }
     }
+
+    /// The app for alice, with a user token minted at the simulator's clock (which the test moves).
+    func aliceNow(_ stack: LocalStack) throws -> [String: String] {
+        let token = try UserTokens.hs256(user: "alice", secret: DemoConfiguration.userTokenSecret, now: stack.clock.now())
+        return ["Authorization": "Bearer \(DemoConfiguration.clientKey)", "Storekeeper-User-Token": token]
+    }
+
+    /// A purchase on the simulator with `promotionalOffer` (the V1 fields or `jws`), as StoreKit sends it.
+    func buy(
+        _ stack: LocalStack, device: UUID, productId: String = "com.example.pro.monthly", token: String?, offer: [String: Any]
+    ) async throws
+        -> HTTPJSONClient.Reply
+    {
+        var body: [String: Any] = ["productId": productId, "promotionalOffer": offer]
+        if let token { body["appAccountToken"] = token }
+        return try await stack.simulator.http.send(
+            .POST, "/sim/devices/\(device.uuidString)/purchases", body: try JSONSerialization.data(withJSONObject: body))
+    }
+
+    @Test(
+        "the simulator sells a lapsed subscriber the offer with the server's V1 signature, then with the V2 JWS, at the offer's price; refuses a replayed, forged, stale, misdirected or incomplete one"
+    )
+    func simulatorAppliesOffers() async throws {
+        try await withStack(configure: {
+            $0.apps[0].serverAPI = .generated()
+            $0.apps[0].products.append(
+                Product(productId: "com.example.pro.annual", type: .autoRenewable, duration: "P1Y", priceMicros: 39_990_000, currency: "USD"))
+            $0.apps[0].offers = [.init(id: "comeback", productId: "com.example.pro.monthly")]
+        }) { stack in
+            let token = AppAccountToken.derive(appUserId: "alice")
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let first = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly", appAccountToken: token)
+            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: first.signedTransaction, wait: 30).status == 200)
+            _ = try await stack.simulator.http.send(.POST, "/sim/subscriptions/\(first.originalTransactionId)/cancel-auto-renew")
+            try await stack.simulator.advanceClock(seconds: 2 * 86_400)
+
+            let path = "/v1/subscribers/alice/offers/promotional"
+            let body = #"{"productId":"com.example.pro.monthly","offerId":"comeback"}"#
+            let signed = try await post(stack, path, body, as: try aliceNow(stack))
+            #expect(signed.json["reason"] as? String == "lapsed_subscriber", "\(signed.text)")
+            let v1 = try #require(signed.json["v1"] as? [String: Any])
+            let fields: [String: Any] = [
+                "offerId": "comeback", "keyId": v1["keyIdentifier"] ?? "", "nonce": v1["nonce"] ?? "", "timestamp": v1["timestamp"] ?? 0,
+                "signature": v1["signature"] ?? "",
+            ]
+            // The same values under a token the signature does not cover, or for another product: refused.
+            let otherToken = try await buy(stack, device: device, token: AppAccountToken.derive(appUserId: "mallory"), offer: fields)
+            #expect(otherToken.status == 400 && otherToken.simulatorCode == "invalidOfferSignature", "\(otherToken.text)")
+            let otherProduct = try await buy(stack, device: device, productId: "com.example.pro.annual", token: token, offer: fields)
+            #expect(otherProduct.status == 400 && otherProduct.simulatorCode == "invalidOfferSignature", "\(otherProduct.text)")
+
+            let bought = try await buy(stack, device: device, token: token, offer: fields)
+            #expect(bought.status == 201, "\(bought.text)")
+            let transaction = try jwsPayload(try #require(bought.json["signedTransaction"] as? String))
+            #expect(transaction["offerType"] as? Int == 2 && transaction["offerIdentifier"] as? String == "comeback")
+            #expect(transaction["price"] as? Int == 2_495 && transaction["offerDiscountType"] as? String == "PAY_AS_YOU_GO", "\(transaction)")
+            let granted = try await stack.api.postSignedTransaction(
+                appUserId: "alice", signedTransaction: try #require(bought.json["signedTransaction"] as? String), wait: 30)
+            #expect(granted.status == 200, "\(granted.text)")
+            let stored = try await stack.store.transactions(appId: "demo", appUserId: "alice").first { $0.offer?.identifier == "comeback" }
+            #expect(stored?.offer?.type == 2 && stored?.price?.milliunits == 2_495, "charged the offer's price: \(String(describing: stored))")
+
+            // The same signature again: its nonce is spent.
+            let second = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let replayed = try await buy(stack, device: second, token: token, offer: fields)
+            #expect(replayed.status == 400 && replayed.simulatorCode == "invalidOfferSignature" && replayed.text.contains("nonce"))
+            // V2: the JWS alone.
+            let fresh = try await post(stack, path, body, as: try aliceNow(stack))
+            let jws = try #require(fresh.json["jws"] as? String)
+            let viaJWS = try await buy(stack, device: second, token: token, offer: ["jws": jws])
+            #expect(viaJWS.status == 201, "\(viaJWS.text)")
+            #expect(try jwsPayload(try #require(viaJWS.json["signedTransaction"] as? String))["offerIdentifier"] as? String == "comeback")
+
+            // Forged: the same fields signed with another key.
+            let third = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let forger = P256.Signing.PrivateKey()
+            var forged = fields
+            let nonce = UUID().uuidString.lowercased()
+            let now = Int64(stack.clock.now().timeIntervalSince1970 * 1000)
+            let text = [demoBundle, "\(fields["keyId"] ?? "")", "com.example.pro.monthly", "comeback", token, nonce, String(now)]
+                .joined(separator: "\u{2063}")
+            forged["nonce"] = nonce
+            forged["timestamp"] = now
+            forged["signature"] = try forger.signature(for: Data(text.utf8)).derRepresentation.base64EncodedString()
+            let forgery = try await buy(stack, device: third, token: token, offer: forged)
+            #expect(forgery.status == 400 && forgery.simulatorCode == "invalidOfferSignature", "\(forgery.text)")
+            // Incomplete; and a day and more after it was signed.
+            let incomplete = try await buy(stack, device: third, token: token, offer: ["offerId": "comeback", "keyId": "\(fields["keyId"] ?? "")"])
+            #expect(incomplete.status == 400 && incomplete.simulatorCode == "missingOfferParameters", "\(incomplete.text)")
+            let late = try await post(stack, path, body, as: try aliceNow(stack))
+            try await stack.simulator.advanceClock(seconds: 86_400 + 60)
+            let stale = try await buy(stack, device: third, token: token, offer: ["jws": try #require(late.json["jws"] as? String)])
+            #expect(stale.status == 400 && stale.simulatorCode == "invalidOfferSignature" && stale.text.contains("day"), "\(stale.text)")
+        }
+    }
+}
+
+extension HTTPJSONClient.Reply {
+    /// The simulator's error code (`{"error": {"code": …}}`).
+    fileprivate var simulatorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
 }
