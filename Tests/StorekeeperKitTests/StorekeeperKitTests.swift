@@ -37,8 +37,8 @@ struct StorekeeperKitTests {
             self.granted = granted
         }
 
-        func purchase(productId: String, appAccountToken: UUID) async throws -> StorePurchaseResult {
-            try await inner.purchase(productId: productId, appAccountToken: appAccountToken)
+        func purchase(productId: String, appAccountToken: UUID, offer: SignedPromotionalOffer?) async throws -> StorePurchaseResult {
+            try await inner.purchase(productId: productId, appAccountToken: appAccountToken, offer: offer)
         }
 
         func unfinished() async throws -> [StoreTransaction] { try await inner.unfinished() }
@@ -120,9 +120,11 @@ struct StorekeeperKitTests {
         }
     }
 
-    func withKitStack(anonymous: Bool = false, _ body: (LocalStack, P256.Signing.PublicKey) async throws -> Void) async throws {
+    func withKitStack(
+        anonymous: Bool = false, serverAPI: Bool = false, _ body: (LocalStack, P256.Signing.PublicKey) async throws -> Void
+    ) async throws {
         let key = P256.Signing.PrivateKey()
-        var configuration = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath())
+        var configuration = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath(), serverAPI: serverAPI)
         configuration.apps[0].client = ClientAccess(
             key: Self.clientKey, userTokens: UserTokenPolicy(hs256Secret: Self.secret), allowAnonymous: anonymous, userRatePerSecond: 100,
             signingKeys: [ResponseSigningKey(id: "k1", privateKeyPEM: key.pemRepresentation)])
@@ -200,6 +202,41 @@ struct StorekeeperKitTests {
             #expect(store.finishedCount.withLock { $0.values.allSatisfy { $0 == 1 } }, "each finished once")
             #expect(try await store.unfinished().isEmpty)
             #expect(store.finishedBeforeGrant.withLock { $0 }.isEmpty, "finish only after the server granted")
+        }
+    }
+
+    @Test(
+        "a promotional offer: signed by the server for a lapsed subscriber, passed to the store with the purchase, granted at the offer's price; refused for one who never subscribed"
+    )
+    func promotionalOffer() async throws {
+        try await withKitStack(serverAPI: true) { stack, key in
+            let (_, store, transport) = try await shop(stack)
+            let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
+            let bought = try await sdk.purchase(productId: "com.example.pro.monthly")
+            guard case .granted = bought else {
+                Issue.record("the plan was not granted: \(bought)")
+                return
+            }
+            let plan = try #require(try await stack.store.transactions(appId: "demo", appUserId: "ann").first)
+            try await stack.simulator.cancelAutoRenew(originalTransactionId: plan.originalTransactionId)
+            try await stack.simulator.advanceClock(seconds: 2 * 86_400)
+
+            let outcome = try await sdk.purchase(productId: "com.example.pro.monthly", promotionalOfferId: "pro_comeback")
+            guard case .granted(let entitlements) = outcome else {
+                Issue.record("the offer's purchase: \(outcome)")
+                return
+            }
+            #expect(entitlements.isActive("pro"))
+            let taken = try await stack.store.transactions(appId: "demo", appUserId: "ann").filter { $0.offer?.identifier == "pro_comeback" }
+            #expect(taken.count == 1 && taken.first?.offer?.type == 2 && taken.first?.price?.milliunits == 2_495, "\(taken)")
+            #expect(try await store.unfinished().isEmpty)
+
+            let (_, otherStore, otherTransport) = try await shop(stack)
+            let newcomer = kit(stack, key, store: otherStore, transport: otherTransport, state: Self.stateDirectory(), user: "bea")
+            let refused = await #expect(throws: StorekeeperKitError.self) {
+                try await newcomer.purchase(productId: "com.example.pro.monthly", promotionalOfferId: "pro_comeback")
+            }
+            #expect(refused?.serverCode == "offer_not_eligible", "\(String(describing: refused))")
         }
     }
 

@@ -14,6 +14,28 @@ public struct StoreTransaction: Codable, Sendable, Hashable {
     }
 }
 
+/// A promotional offer as the server signed it for this user (docs/OFFERS.md): the V2 compact
+/// JWS StoreKit takes, and the V1 fields for an SDK that predates it.
+public struct SignedPromotionalOffer: Codable, Sendable, Hashable {
+    public var offerId: String
+    public var jws: String
+    public var keyIdentifier: String
+    public var nonce: UUID
+    /// UNIX milliseconds.
+    public var timestamp: Int64
+    /// Base64 of the DER signature.
+    public var signature: String
+
+    public init(offerId: String, jws: String, keyIdentifier: String, nonce: UUID, timestamp: Int64, signature: String) {
+        self.offerId = offerId
+        self.jws = jws
+        self.keyIdentifier = keyIdentifier
+        self.nonce = nonce
+        self.timestamp = timestamp
+        self.signature = signature
+    }
+}
+
 /// What a purchase at the store came to.
 public enum StorePurchaseResult: Sendable, Hashable {
     case purchased(StoreTransaction)
@@ -25,8 +47,9 @@ public enum StorePurchaseResult: Sendable, Hashable {
 /// The App Store as StorekeeperKit uses it: small, so the StoreKit 2 adapter stays thin and a
 /// test (or Linux) can buy through the App Store simulator instead.
 public protocol StoreFront: Sendable {
-    /// Buys `productId` with `appAccountToken` set.
-    func purchase(productId: String, appAccountToken: UUID) async throws -> StorePurchaseResult
+    /// Buys `productId` with `appAccountToken` set, at a promotional offer's price when one is
+    /// given (signed by the server for this user).
+    func purchase(productId: String, appAccountToken: UUID, offer: SignedPromotionalOffer?) async throws -> StorePurchaseResult
     /// Transactions paid for and not finished yet (StoreKit's `Transaction.unfinished`).
     func unfinished() async throws -> [StoreTransaction]
     /// Tells the store the purchase was delivered (StoreKit's `finish()`).

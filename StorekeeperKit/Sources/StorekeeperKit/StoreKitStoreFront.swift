@@ -29,11 +29,24 @@ public struct StoreKitStoreFront: StoreFront {
     public init() {}
     #endif
 
-    public func purchase(productId: String, appAccountToken: UUID) async throws -> StorePurchaseResult {
+    public func purchase(productId: String, appAccountToken: UUID, offer: SignedPromotionalOffer?) async throws -> StorePurchaseResult {
         guard let product = try await Product.products(for: [productId]).first else {
             throw StorekeeperKitError(.refused, "unknown_product: the App Store does not sell \(productId) to this account")
         }
-        let options: Set<Product.PurchaseOption> = [.appAccountToken(appAccountToken)]
+        var options: Set<Product.PurchaseOption> = [.appAccountToken(appAccountToken)]
+        if let offer {
+            #if compiler(>=6.2)
+            // The V2 JWS (Xcode 26's SDK; back-deployed by StoreKit to iOS 15 and macOS 12).
+            options.formUnion(Product.PurchaseOption.promotionalOffer(offer.offerId, compactJWS: offer.jws))
+            #else
+            guard let signature = Data(base64Encoded: offer.signature) else {
+                throw StorekeeperKitError(.forgedAnswer, "the offer's signature is not base64")
+            }
+            options.insert(
+                .promotionalOffer(
+                    offerID: offer.offerId, keyID: offer.keyIdentifier, nonce: offer.nonce, signature: signature, timestamp: Int(offer.timestamp)))
+            #endif
+        }
         #if os(iOS)
         let result = try await Self.purchase(product, options: options, confirmIn: confirmationScene)
         #else

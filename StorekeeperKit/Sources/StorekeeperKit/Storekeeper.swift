@@ -140,13 +140,49 @@ public actor Storekeeper {
     /// Buys `productId`: the intent is journaled before the store charges, the transaction as
     /// soon as the store returns it, and it is delivered to the server at once.
     public func purchase(productId: String) async throws -> Outcome {
+        try await purchase(productId: productId, offer: nil)
+    }
+
+    /// Buys `productId` at a promotional offer's price: the server signs the offer for this user
+    /// (only an offer the app configured, and only if the user may take it: otherwise `refused`
+    /// with `offer_not_eligible`), and StoreKit gets the signature with the purchase.
+    public func purchase(productId: String, promotionalOfferId: String) async throws -> Outcome {
+        try await purchase(productId: productId, offer: try await signedOffer(productId: productId, offerId: promotionalOfferId))
+    }
+
+    /// The server's signature of a promotional offer for this user (docs/OFFERS.md).
+    public func signedOffer(productId: String, offerId: String) async throws -> SignedPromotionalOffer {
+        struct Answer: Decodable {
+            struct V1: Decodable {
+                var keyIdentifier: String
+                var nonce: UUID
+                var timestamp: Int64
+                var signature: String
+            }
+            var offerId: String
+            var v1: V1
+            var jws: String
+        }
+        let body = try JSONSerialization.data(withJSONObject: ["productId": productId, "offerId": offerId])
+        let path = "/v1/subscribers/\(appUserId.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? "")/offers/promotional"
+        let answer = try await call("POST", path, body: body)
+        guard answer.status == 200 else { throw refusal(answer) }
+        guard let signed = try? JSONDecoder().decode(Answer.self, from: answer.body), signed.offerId == offerId else {
+            throw StorekeeperKitError(.forgedAnswer, "not a signed offer")
+        }
+        return SignedPromotionalOffer(
+            offerId: signed.offerId, jws: signed.jws, keyIdentifier: signed.v1.keyIdentifier, nonce: signed.v1.nonce,
+            timestamp: signed.v1.timestamp, signature: signed.v1.signature)
+    }
+
+    private func purchase(productId: String, offer: SignedPromotionalOffer?) async throws -> Outcome {
         let token = appAccountToken
         let started = now()
         let user = appUserId
         try journal.update { $0.append(.init(productId: productId, appAccountToken: token, startedAt: started, appUserId: user)) }
         let result: StorePurchaseResult
         do {
-            result = try await store.purchase(productId: productId, appAccountToken: token)
+            result = try await store.purchase(productId: productId, appAccountToken: token, offer: offer)
         } catch {
             // Nothing was charged that the journal could name (an unknown product, a failed
             // sheet): the intent goes; a charge that did happen reaches `unfinished` or updates.

@@ -56,7 +56,7 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
         return id
     }
 
-    public func purchase(productId: String, appAccountToken: UUID) async throws -> StorePurchaseResult {
+    public func purchase(productId: String, appAccountToken: UUID, offer: SignedPromotionalOffer?) async throws -> StorePurchaseResult {
         let outcome = lock.withLock {
             defer { next = .completes }
             return next
@@ -69,7 +69,7 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
         case .cancelled: return .cancelled
         case .fails: throw URLError(.networkConnectionLost)
         }
-        let transaction = try await charge(productId: productId, appAccountToken: appAccountToken)
+        let transaction = try await charge(productId: productId, appAccountToken: appAccountToken, offer: offer)
         try update { $0[transaction.id] = transaction }
         return .purchased(transaction)
     }
@@ -112,11 +112,14 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
     public func decline(productId: String) { lock.withLock { _ = awaitingApproval.removeValue(forKey: productId) } }
 
     /// A purchase made at the simulator: a real signed transaction.
-    private func charge(productId: String, appAccountToken: UUID) async throws -> StoreTransaction {
+    private func charge(productId: String, appAccountToken: UUID, offer: SignedPromotionalOffer? = nil) async throws -> StoreTransaction {
+        struct Offer: Encodable { var jws: String }
         struct Body: Encodable {
             var productId: String
             var quantity: Int
             var appAccountToken: String
+            /// As StoreKit sends the V2 JWS.
+            var promotionalOffer: Offer?
         }
         struct Answer: Decodable {
             struct Transaction: Decodable { var transaction_id: String }
@@ -124,7 +127,11 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
             var signedTransaction: String
         }
         let url = simulatorURL.appendingPathComponent("sim/devices/\(device.uuidString)/purchases")
-        let data = try await Self.post(url, body: Body(productId: productId, quantity: 1, appAccountToken: appAccountToken.uuidString.lowercased()))
+        let data = try await Self.post(
+            url,
+            body: Body(
+                productId: productId, quantity: 1, appAccountToken: appAccountToken.uuidString.lowercased(),
+                promotionalOffer: offer.map { Offer(jws: $0.jws) }))
         let answer = try JSONDecoder().decode(Answer.self, from: data)
         return StoreTransaction(id: answer.transaction.transaction_id, productId: productId, signedTransaction: answer.signedTransaction)
     }
@@ -218,7 +225,19 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try JSONEncoder().encode(body)
         let answer = try await URLSessionTransport().send(request)
-        guard (200..<300).contains(answer.status) else { throw URLError(.badServerResponse) }
+        guard (200..<300).contains(answer.status) else {
+            // The store's refusal (an offer's signature, StoreKit's `Product.PurchaseError` names).
+            if let code = try? JSONDecoder().decode(StoreRefusal.self, from: answer.body).error.code {
+                throw StorekeeperKitError(.refused, "the store refused: \(code)", serverCode: code)
+            }
+            throw URLError(.badServerResponse)
+        }
         return answer.body
     }
+}
+
+/// The simulator's error body (`{"error": {"code": …}}`).
+private struct StoreRefusal: Decodable {
+    struct Inner: Decodable { var code: String }
+    var error: Inner
 }
