@@ -39,6 +39,14 @@ struct RevocationTests {
             #expect(
                 try await stack.simulator.stats()["ocsp.requests"] == asked,
                 "the second purchase's checks (the post's and the grant job's) were answered from the cache")
+
+            // The health page counts the responder's answers as sent, none from the cache.
+            let browser = ConsoleBrowser(baseURL: stack.api.http.baseURL)
+            #expect(try await browser.signIn(account: "", password: stack.api.adminKey).status == 303)
+            let health = try await browser.get("/console/health")
+            let ocsp = health.text.components(separatedBy: "<tr data-endpoint=\"ocsp\">").dropFirst().first ?? ""
+            #expect(ocsp.contains("<td class=\"count\">\(asked)</td><td class=\"outcomes\">http_200 × \(asked)</td>"), "\(health.text.prefix(3000))")
+            try await browser.shutdown()
         }
     }
 
