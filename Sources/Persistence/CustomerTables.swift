@@ -4,7 +4,7 @@ public enum CustomerTables {
     /// Rows kept with the id replaced: purchases, money and their history.
     public static let renamed = [
         "transactions", "subscriptions", "ledger", "ownership_bindings", "ownership_claims", "provisional_grants", "webhook_deliveries",
-        "event_sequences", "entitlement_states", "access_suspensions",
+        "event_sequences", "entitlement_states", "access_suspensions", "credit_spends",
     ]
     /// Rows removed: the customer's own data and settings.
     public static let removed = ["subscriber_attributes", "offering_overrides", "aliases"]
@@ -13,7 +13,9 @@ public enum CustomerTables {
     public static let rewritten = ["verifications", "promotional_grants", "events", "audit_log"]
 
     /// What an anonymous id's purchases are when it is linked under `transfer`: moved whole.
-    public static let transferred = ["transactions", "subscriptions", "ledger", "ownership_bindings", "provisional_grants"]
+    public static let transferred = [
+        "transactions", "subscriptions", "ledger", "ownership_bindings", "provisional_grants", "credit_spends",
+    ]
     /// Moved only where the known user has no row of their own (theirs wins).
     public static let transferredUnlessPresent = ["subscriber_attributes", "offering_overrides", "access_suspensions"]
 

@@ -61,12 +61,15 @@ public struct SubscriberRows: Sendable {
     public var attributes: SubscriberAttributes?
     /// Set while the subscriber's access is withheld.
     public var suspension: AccessSuspension?
+    /// Credits the user spent, taken from the view's balance.
+    public var creditsSpent: Int
 
     public init(
         appUserId: String, transactions: [TransactionRecord], subscriptions: [SubscriptionFacts], provisional: [ProvisionalGrant],
         catalog: [Product], entitlements: [EntitlementDefinition], promotional: [PromotionalGrant], attributes: SubscriberAttributes? = nil,
-        suspension: AccessSuspension? = nil
+        suspension: AccessSuspension? = nil, creditsSpent: Int = 0
     ) {
+        self.creditsSpent = creditsSpent
         self.attributes = attributes
         self.suspension = suspension
         self.promotional = promotional

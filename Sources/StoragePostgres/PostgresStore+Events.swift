@@ -117,8 +117,10 @@ extension PostgresStore: EventStore {
                     promotional: try await promotionalGrants(connection, appId: event.appId, appUserId: event.appUserId, logger: logger)
                         .filter { $0.revokedAt == nil },
                     attributes: try await attributes(connection, appId: event.appId, appUserId: event.appUserId, lock: false, logger: logger),
-                    suspension: try await suspension(connection, appId: event.appId, appUserId: event.appUserId, logger: logger))
+                    suspension: try await suspension(connection, appId: event.appId, appUserId: event.appUserId, logger: logger),
+                    creditsSpent: try await creditsSpent(connection, appId: event.appId, appUserId: event.appUserId, logger: logger))
                 var view = batch.entitlements(rows)
+                view.deductSpent(rows.creditsSpent)
                 view.attributes = rows.attributes
                 view.apply(rows.suspension)
                 let changes = try await entitlementChanges(connection, trigger: event, view: view, rows: rows, now: now, logger: logger)

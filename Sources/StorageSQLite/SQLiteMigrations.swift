@@ -29,6 +29,7 @@ enum SQLiteMigrations {
         ("M0021_GapFillRuns", m0021GapFillRuns),
         ("M0022_RenewalSignedAt", m0022RenewalSignedAt),
         ("M0023_AppleCalls", m0023AppleCalls),
+        ("M0024_CreditSpends", m0024CreditSpends),
     ]
 
     static var migrator: DatabaseMigrator {

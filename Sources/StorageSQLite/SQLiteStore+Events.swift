@@ -85,6 +85,7 @@ extension SQLiteStore: EventStore {
             if entitlements[event.appUserId] == nil {
                 let rows = try subscriberRows(db, appId: event.appId, appUserId: event.appUserId, catalog: batch.catalog, now: now)
                 var view = batch.entitlements(rows)
+                view.deductSpent(rows.creditsSpent)
                 view.attributes = rows.attributes
                 view.apply(rows.suspension)
                 let changes = try entitlementChanges(db, trigger: event, view: view, rows: rows, now: now)
@@ -144,6 +145,7 @@ extension SQLiteStore: EventStore {
             provisional: try provisionalGrants(db, appId: appId, appUserId: appUserId, now: now),
             catalog: try catalog ?? products(db, appId: appId), entitlements: try entitlementDefinitions(db, appId: appId),
             promotional: try promotionalGrants(db, appId: appId, appUserId: appUserId).filter { $0.revokedAt == nil },
-            attributes: try attributes(db, appId: appId, appUserId: appUserId), suspension: try suspension(db, appId: appId, appUserId: appUserId))
+            attributes: try attributes(db, appId: appId, appUserId: appUserId), suspension: try suspension(db, appId: appId, appUserId: appUserId),
+            creditsSpent: try creditsSpent(db, appId: appId, appUserId: appUserId))
     }
 }

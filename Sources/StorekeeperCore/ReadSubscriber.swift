@@ -8,6 +8,7 @@ public import StorekeeperDomain
 /// (entitlements, the console) agree.
 public struct ReadSubscriber: Sendable {
     public typealias Store = LedgerStore & CatalogStore & VerificationStore & PromotionalGrantStore & EventStore & CustomerStore & IdentityStore
+        & CreditStore
 
     let store: any Store
 
@@ -25,6 +26,7 @@ public struct ReadSubscriber: Sendable {
         var view = SubscriberView.build(
             appUserId: appUserId, transactions: transactions, subscriptions: subscriptions, catalog: catalog, now: now,
             provisional: provisional, entitlements: entitlements, promotional: promotional)
+        view.deductSpent(try await store.creditsSpent(appId: appId, appUserId: appUserId))
         EntitlementChanges.annotate(&view.entitlements, with: try await store.entitlementStates(appId: appId, appUserId: appUserId))
         view.attributes = try await store.attributes(appId: appId, appUserId: appUserId)
         view.apply(try await store.suspension(appId: appId, appUserId: appUserId))

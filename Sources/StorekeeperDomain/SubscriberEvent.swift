@@ -33,6 +33,9 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
     public static let nonRenewingPurchase = EventType(rawValue: "non_renewing_purchase")
     /// A consumable purchase; `details.credits` is what it added to the balance.
     public static let consumablePurchase = EventType(rawValue: "consumable_purchase")
+    /// Credits spent (`details.credits`, `details.reason`) under the caller's idempotency key
+    /// (`details.spendId`), leaving `details.creditBalance`.
+    public static let creditsSpent = EventType(rawValue: "credits_spent")
     public static let nonConsumablePurchase = EventType(rawValue: "non_consumable_purchase")
     /// Another app user submitted an original transaction bound to this one (`details.ownerAppUserId`): not granted.
     public static let ownershipConflict = EventType(rawValue: "ownership_conflict")
@@ -81,7 +84,7 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
     /// Every type this version emits, in the order docs/EVENTS.md lists them.
     public static let all: [EventType] = [
         .initialPurchase, .renewal, .productChange, .autoRenewDisabled, .autoRenewEnabled, .expiration, .billingIssue,
-        .gracePeriod, .billingRecovered, .refund, .refundReversed, .revoke, .nonRenewingPurchase, .consumablePurchase,
+        .gracePeriod, .billingRecovered, .refund, .refundReversed, .revoke, .nonRenewingPurchase, .consumablePurchase, .creditsSpent,
         .nonConsumablePurchase, .ownershipConflict, .transfer, .verificationInvalid, .provisionalAccessGranted,
         .provisionalAccessRemoved, .consentRescinded, .appleDown, .appleRecovered, .entitlementGranted, .entitlementRenewed,
         .entitlementBillingIssue, .entitlementExpired, .entitlementRevoked, .promotionalGrant, .promotionalGrantRevoked, .accessSuspended,
@@ -122,6 +125,9 @@ public struct SubscriberEvent: Codable, Hashable, Sendable {
         public var entitlementId: String?
         /// `promotional_grant*`, and `entitlement_*` resting on one: the operator's grant.
         public var grantId: String?
+        /// `credits_spent`: the spend's idempotency key and the balance it left.
+        public var spendId: String?
+        public var creditBalance: Int?
 
         public init(
             reason: String? = nil, expirationReason: String? = nil, previousProductId: String? = nil, fromAppUserId: String? = nil,

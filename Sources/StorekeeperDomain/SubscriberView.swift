@@ -54,7 +54,11 @@ public struct SubscriberView: Codable, Hashable, Sendable {
     public var nonRenewingSubscriptions: [NonRenewing]
     public var freeSubscriptions: [OwnedProduct]
     public var consumables: [ConsumablePurchase]
+    /// Credits of the consumables not refunded, less those spent (``CreditSpend``); negative
+    /// when a refund took back credits already spent.
     public var creditBalance: Int
+    /// Credits spent so far; nil before the first spend.
+    public var creditsSpent: Int? = nil
     public var history: [TransactionRecord]
     /// Access given provisionally while Apple could not be asked (the outage policy): flagged
     /// apart from `activeEntitlements`, each with its end; gone once Apple answers. Never credits.
@@ -69,6 +73,13 @@ public struct SubscriberView: Codable, Hashable, Sendable {
     public var accessSuspended: AccessSuspension? = nil
     /// The anonymous ids linked to this user (docs/IDENTITY.md); every route accepts any of them.
     public var aliases: [String]? = nil
+
+    /// Takes what the user spent from the balance their purchases built.
+    public mutating func deductSpent(_ spent: Int) {
+        guard spent != 0 else { return }
+        creditsSpent = spent
+        creditBalance = consumables.reduce(0) { $0 + $1.credits } - spent
+    }
 
     public static func build(
         appUserId: String, transactions: [TransactionRecord], subscriptions: [SubscriptionFacts],

@@ -56,6 +56,7 @@ public enum StorekeeperApplication {
         PromotionalGrantsController(context: context).register(on: routes)
         OfferingsController(context: context).register(on: routes)
         OffersController(context: context).register(on: routes)
+        CreditsController(context: context).register(on: routes)
         CustomersController(context: context).register(on: routes)
         IdentityController(context: context).register(on: routes)
         ImportController(context: context).register(on: routes)

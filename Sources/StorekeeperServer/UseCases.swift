@@ -29,6 +29,7 @@ struct UseCases: Sendable {
     let gapFillHistory: GapFillHistory
     let appleCalls: AppleCallHistory
     let offers: DecideOffers
+    let credits: ManageCredits
 
     init(store: any StorekeeperStore) {
         submitEvidence = SubmitEvidence(store: store)
@@ -55,5 +56,6 @@ struct UseCases: Sendable {
         gapFillHistory = GapFillHistory(store: store)
         appleCalls = AppleCallHistory(store: store)
         offers = DecideOffers(store: store)
+        credits = ManageCredits(store: store)
     }
 }

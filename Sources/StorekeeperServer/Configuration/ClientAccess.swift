@@ -28,6 +28,9 @@ public struct ClientAccess: Codable, Sendable, Hashable {
     /// Keys that sign answers to client calls carrying `Storekeeper-Nonce` (the first signs;
     /// empty: answers are not signed).
     public var signingKeys: [ResponseSigningKey] = []
+    /// Users may spend their own credits from the app (`POST …/credits/spend` with their user
+    /// token). Off by default: a game that spends on the server keeps the spending there.
+    public var spendCredits: Bool = false
 
     public init(
         key: String, userTokens: UserTokenPolicy? = nil, allowAnonymous: Bool = false, keyRatePerSecond: Double = 1_000,
@@ -43,7 +46,7 @@ public struct ClientAccess: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case key, userTokens, allowAnonymous, keyRatePerSecond, userRatePerSecond, sourceRatePerSecond, signingKeys
+        case key, userTokens, allowAnonymous, keyRatePerSecond, userRatePerSecond, sourceRatePerSecond, signingKeys, spendCredits
     }
 
     public init(from decoder: any Decoder) throws {
@@ -55,6 +58,7 @@ public struct ClientAccess: Codable, Sendable, Hashable {
         userRatePerSecond = try c.decodeIfPresent(Double.self, forKey: .userRatePerSecond) ?? 2
         sourceRatePerSecond = try c.decodeIfPresent(Double.self, forKey: .sourceRatePerSecond) ?? 5
         signingKeys = try c.decodeIfPresent([ResponseSigningKey].self, forKey: .signingKeys) ?? []
+        spendCredits = try c.decodeIfPresent(Bool.self, forKey: .spendCredits) ?? false
     }
 
     /// Problems with this configuration, each naming its key under `prefix`.
@@ -68,6 +72,7 @@ public struct ClientAccess: Codable, Sendable, Hashable {
             problems.append("\(prefix): keyRatePerSecond, userRatePerSecond and sourceRatePerSecond must be positive")
         }
         if let userTokens { problems += userTokens.problems(prefix: "\(prefix).userTokens") }
+        if spendCredits, userTokens == nil { problems.append("\(prefix).spendCredits: needs userTokens (only a proven user may spend)") }
         var ids = Set<String>()
         for (index, key) in signingKeys.enumerated() {
             if key.id.isEmpty || key.id.contains(",") || !ids.insert(key.id).inserted {

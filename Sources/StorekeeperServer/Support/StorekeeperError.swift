@@ -63,6 +63,10 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
         public static let offerSigningNotConfigured = Code("offer_signing_not_configured", .conflict)
         /// The user may not take the offer (docs/OFFERS.md); the message names the reason.
         public static let offerNotEligible = Code("offer_not_eligible", .forbidden)
+        /// The user's credit balance (the error's `balance`) is below the amount; nothing spent.
+        public static let insufficientCredits = Code("insufficient_credits", .conflict)
+        /// The `Idempotency-Key` was used before for another request; nothing done.
+        public static let idempotencyKeyReused = Code("idempotency_key_reused", .unprocessableContent)
         /// Apple's Server API did not answer (down, rate limiting, refused our key).
         public static let appleUnavailable = Code("apple_unavailable", .badGateway)
         /// Apple refused what an operator asked it to do (the message carries Apple's error code).
@@ -77,6 +81,8 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
     public var cause: (any Error)?
     /// Headers the answer must carry (`Allow` on a 405, `Retry-After` on a 503).
     public var headers: HTTPFields
+    /// A number the caller acts on, beside `code` and `message` (`insufficient_credits`: the balance).
+    public var balance: Int?
 
     public init(_ code: Code, _ message: String, cause: (any Error)? = nil, headers: HTTPFields = [:]) {
         self.code = code
@@ -92,26 +98,30 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
     public var status: HTTPResponse.Status { code.status }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        Self.errorResponse(code: code.name, message: message, status: code.status, headers: headers)
+        Self.errorResponse(code: code.name, message: message, status: code.status, headers: headers, balance: balance)
     }
 
-    static func errorResponse(code: String, message: String, status: HTTPResponse.Status, headers: HTTPFields = [:]) -> Response {
+    static func errorResponse(
+        code: String, message: String, status: HTTPResponse.Status, headers: HTTPFields = [:], balance: Int? = nil
+    ) -> Response {
         var fields = headers
         fields[.contentType] = "application/json"
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: errorBody(code: code, message: message))))
+        return Response(
+            status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: errorBody(code: code, message: message, balance: balance))))
     }
 
     /// `{"error":{"code","message"}}`, also written by the channel handler that answers requests
     /// the HTTP parser refused before any route saw them.
-    static func errorBody(code: String, message: String) -> Data {
+    static func errorBody(code: String, message: String, balance: Int? = nil) -> Data {
         struct Body: Encodable {
             struct Inner: Encodable {
                 var code: String
                 var message: String
+                var balance: Int?
             }
             var error: Inner
         }
-        return (try? JSONEncoder().encode(Body(error: .init(code: code, message: message)))) ?? Data()
+        return (try? JSONEncoder().encode(Body(error: .init(code: code, message: message, balance: balance)))) ?? Data()
     }
 }
 
@@ -146,7 +156,8 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                     Metric.httpRefusalsTotal,
                     labels: ["route": context.endpointPath ?? "unmatched", "status": String(error.code.status.code), "code": error.code.name])
             }
-            return StorekeeperError.errorResponse(code: error.code.name, message: error.message, status: error.code.status, headers: error.headers)
+            return StorekeeperError.errorResponse(
+                code: error.code.name, message: error.message, status: error.code.status, headers: error.headers, balance: error.balance)
         } catch let error as HTTPError {
             if error.status == .notFound, let allowed = routes.allowedMethods(path: request.uri.path) {
                 let allow = allowed.joined(separator: ", ")

@@ -1,0 +1,110 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import JobQueue
+import Persistence
+import StorekeeperCore
+import StorekeeperDomain
+
+/// Spending a user's credits and reading their history. The app's backend may spend for any
+/// user; the app itself only with a user token for that user, and only where the app's
+/// `client.spendCredits` allows it. Only translation: `ManageCredits` decides.
+struct CreditsController {
+    let context: ServerContext
+
+    static let idempotencyKeyHeader = HTTPField.Name("Idempotency-Key")!
+    static let pageLimit = 1_000
+
+    func register(on router: RouteTable) {
+        let subscriber = router.group("v1/subscribers/:appUserId/credits")
+        subscriber.post("spend") { request, ctx in try await spend(request, appUserId: try ctx.parameters.decoded("appUserId")) }
+        subscriber.get { request, ctx in try await history(request, appUserId: try ctx.parameters.decoded("appUserId")) }
+    }
+
+    struct SpendBody: Decodable {
+        var amount: Int?
+        var reason: String?
+    }
+
+    struct SpendAnswer: Encodable {
+        var spend: SpendEntry
+        /// The balance right after this spend (a replay answers the stored spend as it was).
+        var balance: Int
+        /// True when the same request was answered before under this key: nothing spent now.
+        var replayed: Bool
+    }
+
+    struct SpendEntry: Encodable {
+        var id: String
+        var appUserId: String
+        var amount: Int
+        var reason: String
+        var spentAt: Date
+        var balanceAfter: Int
+
+        init(_ spend: CreditSpend) {
+            id = spend.id
+            appUserId = spend.appUserId
+            amount = spend.amount
+            reason = spend.reason
+            spentAt = spend.spentAt
+            balanceAfter = spend.balanceAfter
+        }
+    }
+
+    func spend(_ request: Request, appUserId: String) async throws -> Response {
+        let caller = try await context.authenticateCaller(request)
+        if case .client(let app, let token) = caller {
+            guard app.client?.spendCredits == true else {
+                throw StorekeeperError(.clientKeyNotAllowed, "app '\(app.id)' spends credits from its backend only (client.spendCredits is off)")
+            }
+            guard token != nil else { throw StorekeeperError(.userTokenRequired, "spending credits from the app needs a user token") }
+        }
+        let user = try await context.identify(caller, appUserId)
+        let data = try await context.body(request)
+        try AdminInput.refuseFields(data, except: ["amount", "reason"], note: nil)
+        let body = try StorekeeperJSON.decode(SpendBody.self, from: data)
+        let outcome = try await context.useCases.credits.spend(
+            ManageCredits.SpendRequest(
+                appId: caller.app.id, appUserId: user, key: request.headers[Self.idempotencyKeyHeader], amount: body.amount, reason: body.reason),
+            now: context.now())
+        switch outcome {
+        case .spent(let spend, let replayed):
+            if !replayed { context.signal.wake() }
+            return try context.respond(
+                request, caller, SpendAnswer(spend: SpendEntry(spend), balance: spend.balanceAfter, replayed: replayed), requestBody: data)
+        case .invalid(let problems): throw StorekeeperError(.invalidRequest, problems.joined(separator: "; "))
+        case .insufficient(let balance):
+            var error = StorekeeperError(.insufficientCredits, "the balance is \(balance) credits: \(body.amount ?? 0) cannot be spent")
+            error.balance = balance
+            throw error
+        case .keyReused:
+            throw StorekeeperError(.idempotencyKeyReused, "this Idempotency-Key was used for another spend; use a new key for a new spend")
+        }
+    }
+
+    struct HistoryAnswer: Encodable {
+        var appUserId: String
+        var balance: Int
+        /// Credits of the user's consumables not refunded.
+        var purchased: Int
+        var spent: Int
+        /// Newest first.
+        var spends: [SpendEntry]
+        /// Pass as `before` for the next page; absent on the last.
+        var nextBefore: Int64?
+    }
+
+    func history(_ request: Request, appUserId: String) async throws -> Response {
+        let caller = try await context.authenticateCaller(request)
+        let user = try await context.identify(caller, appUserId)
+        let query = QueryInput(request)
+        let limit = try query.integer("limit", in: 1...Self.pageLimit) ?? 100
+        let before = try query.integer("before", in: 1...Int.max).map(Int64.init)
+        let history = try await context.useCases.credits.history(appId: caller.app.id, appUserId: user, before: before, limit: limit)
+        let answer = HistoryAnswer(
+            appUserId: user, balance: history.balance, purchased: history.purchased, spent: history.spent,
+            spends: history.spends.map { SpendEntry($0.spend) }, nextBefore: history.spends.count == limit ? history.spends.last?.cursor : nil)
+        return try context.respond(request, caller, answer)
+    }
+}
