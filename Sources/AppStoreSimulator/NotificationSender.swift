@@ -95,6 +95,7 @@ extension SimulatedAppStore {
             "signedTransactionInfo": try await signedTransaction(tx, now: event.at),
         ]
         if let appAppleId = app.appAppleId { data["appAppleId"] = appAppleId }
+        if let reason = event.consumptionRequestReason { data["consumptionRequestReason"] = reason }
         let subscription: SimulatorState.Subscription?
         if let snapshot = event.subscription { subscription = snapshot } else { subscription = await state.subscription(tx.originalTransactionId) }
         if tx.kind == .autoRenewable, let sub = subscription {

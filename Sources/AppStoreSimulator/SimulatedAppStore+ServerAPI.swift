@@ -408,6 +408,9 @@ extension SimulatedAppStore {
             throw ServerAPIRejection.generalBadRequest
         }
         serverAPI.consumption.withLock { $0[id] = request }
+        // v1's refundPreference: 1 a full refund, 2 none, 3 a prorated one.
+        let preference = [1: "GRANT_FULL", 2: "DECLINE", 3: "GRANT_PRORATED"][request.refundPreference ?? 0]
+        await state.answerRefundRequest(transactionId: id, preference: preference, consumptionPercentage: nil, now: now())
         return ServerAPIAnswer(status: 202, body: Data())
     }
 
@@ -433,6 +436,8 @@ extension SimulatedAppStore {
             return .error(400, 4_000_000, "Invalid refund preference.")
         }
         serverAPI.consumptionV2.withLock { $0[id] = request }
+        await state.answerRefundRequest(
+            transactionId: id, preference: request.refundPreference, consumptionPercentage: request.consumptionPercentage, now: now())
         return ServerAPIAnswer(status: 202, body: Data())
     }
 

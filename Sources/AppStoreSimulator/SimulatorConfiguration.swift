@@ -49,6 +49,8 @@ public struct SimulatedApp: Codable, Hashable, Sendable {
     public var serverAPIKeys: [SimulatedAPIKey]?
     /// Where App Store Server Notifications V2 are POSTed; none are sent when nil.
     public var notificationURL: String?
+    /// The Retention Messaging realtime URL (the Get Retention Message endpoint); nil: none.
+    public var retentionURL: String? = nil
 
     public init(
         bundleId: String, sharedSecret: String?, products: [SimulatedProduct], appAppleId: Int64? = nil,

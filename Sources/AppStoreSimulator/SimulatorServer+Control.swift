@@ -134,6 +134,26 @@ extension SimulatorServer {
                     SimulatedAppStore.wire(try await store.state.refund(transactionId: id, percentage: percentage, now: store.now())))
             }
         }
+        // The customer asks Apple for a refund: CONSUMPTION_REQUEST now, Apple's decision once the
+        // developer's consumption information arrives or 12 hours pass. Optional body
+        // `{"reason": "UNINTENDED_PURCHASE"}` (Apple's consumptionRequestReason; that by default).
+        sim.post("transactions/:transaction/refund-request") { request, context in
+            let id = try context.parameters.require("transaction")
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            return try await Self.guarded {
+                struct Body: Decodable { var reason: String? }
+                let data = Data(body.readableBytesView)
+                let reason: String
+                if data.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
+                    reason = "UNINTENDED_PURCHASE"
+                } else if let decoded = try? JSONDecoder().decode(Body.self, from: data) {
+                    reason = decoded.reason ?? "UNINTENDED_PURCHASE"
+                } else {
+                    throw SimulatorState.Failure(status: 400, code: "invalid_body", message: "the body must be empty or {\"reason\": \"…\"}")
+                }
+                return Self.json(SimulatedAppStore.wire(try await store.state.requestRefund(transactionId: id, reason: reason, now: store.now())))
+            }
+        }
         sim.get("transactions") { _, _ in
             await store.state.advance(to: store.now())
             var views: [SoldTransactionView] = []
@@ -194,6 +214,36 @@ extension SimulatorServer {
         }
         sim.post("notifications/release") { _, _ in
             Self.json(["released": await store.outbox.releaseParked(now: store.now())])
+        }
+        // Retention Messaging's realtime URL of an app (Apple's Configure Realtime URL).
+        sim.put("retention/url") { request, _ in
+            struct Body: Decodable {
+                var bundleId: String
+                var url: String?
+            }
+            let body: Body = try await Self.decode(request)
+            return try await Self.guarded {
+                guard var app = await store.state.app(body.bundleId) else {
+                    throw SimulatorState.Failure(status: 404, code: "unknown_app", message: "no app \(body.bundleId)")
+                }
+                app.retentionURL = body.url
+                await store.state.upsertApp(app)
+                return Self.json(app)
+            }
+        }
+        // A subscriber views their subscription and may cancel: Apple asks the realtime URL what
+        // to show (optional body `{"locale": "fr_FR"}`, `en_US` by default) and answers what it saw.
+        sim.post("subscriptions/:original/retention-request") { request, context in
+            let id = try context.parameters.require("original")
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            return try await Self.guarded {
+                struct Body: Decodable { var locale: String? }
+                let data = Data(body.readableBytesView)
+                let locale =
+                    data.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) })
+                    ? "en_US" : ((try? JSONDecoder().decode(Body.self, from: data))?.locale ?? "en_US")
+                return Self.json(try await store.askRetention(originalTransactionId: id, locale: locale, now: store.now()))
+            }
         }
         sim.put("notifications/url") { request, _ in
             struct Body: Decodable {

@@ -61,6 +61,8 @@ actor SimulatorState {
         /// The subscription as it was then: the renewal info and status a notification carries
         /// are those of its event, not of a later one drained in the same tick.
         var subscription: Subscription? = nil
+        /// CONSUMPTION_REQUEST: why the customer asked (`data.consumptionRequestReason`).
+        var consumptionRequestReason: String? = nil
     }
 
     struct Subscription: Sendable {
@@ -76,6 +78,9 @@ actor SimulatorState {
         var latestTransactionId: String
         /// EXPIRED was announced for the current lapse.
         var expiryAnnounced = false
+        /// A promotional offer the customer took from a retention message: the next renewal
+        /// is sold with it, once.
+        var nextRenewalOffer: Offer? = nil
     }
 
     struct Device: Sendable {
@@ -122,6 +127,8 @@ actor SimulatorState {
     var faults: FaultConfiguration
     /// Events not yet turned into notifications (only kept while some app has a notification URL).
     private var events: [Event] = []
+    /// Refund requests Apple is deciding: transaction id → when it decides without an answer.
+    private var refundRequests: [String: Date] = [:]
 
     init(configuration: SimulatorConfiguration) {
         self.configuration = configuration
@@ -267,13 +274,16 @@ actor SimulatorState {
 
     /// `subscription`: the subscription's state at the event when the caller holds it unsaved
     /// (renewals computed in `advance`); otherwise it is read as stored.
-    private func record(_ type: String, _ subtype: String?, _ transactionId: String, _ at: Date, subscription: Subscription? = nil) {
+    private func record(
+        _ type: String, _ subtype: String?, _ transactionId: String, _ at: Date, subscription: Subscription? = nil, reason: String? = nil
+    ) {
         guard apps.values.contains(where: { $0.notificationURL != nil }) else { return }
         let snapshot = transactions[transactionId]
         events.append(
             Event(
                 type: type, subtype: subtype, transactionId: transactionId, at: at, snapshot: snapshot,
-                subscription: subscription ?? snapshot.flatMap { subscriptions[$0.originalTransactionId] }))
+                subscription: subscription ?? snapshot.flatMap { subscriptions[$0.originalTransactionId] },
+                consumptionRequestReason: reason))
     }
 
     /// Events since the last call, oldest first.
@@ -288,8 +298,78 @@ actor SimulatorState {
     /// Some app wants notifications: the sender's clock has work to do.
     var sendsNotifications: Bool { apps.values.contains { $0.notificationURL != nil } }
 
+    /// How long Apple waits for consumption information before it decides a refund request alone.
+    static let refundRequestWindow: TimeInterval = 12 * 3_600
+
+    /// The customer asks Apple for a refund: Apple sends CONSUMPTION_REQUEST and waits 12 hours
+    /// for the developer's consumption information (`answerRefundRequest`), then decides.
+    func requestRefund(transactionId: String, reason: String, now: Date) throws -> Transaction {
+        advance(to: now)
+        guard let tx = transactions[transactionId] else {
+            throw Failure(status: 404, code: "unknown_transaction", message: "no transaction \(transactionId)")
+        }
+        guard tx.cancellationDate == nil else {
+            throw Failure(status: 409, code: "already_refunded", message: "transaction \(transactionId) is refunded")
+        }
+        guard refundRequests[transactionId] == nil else {
+            throw Failure(status: 409, code: "refund_requested", message: "a refund of \(transactionId) is being decided")
+        }
+        refundRequests[transactionId] = now.addingTimeInterval(Self.refundRequestWindow)
+        record("CONSUMPTION_REQUEST", nil, transactionId, now, reason: reason)
+        return tx
+    }
+
+    /// The developer's consumption information reached Apple: a request being decided is decided
+    /// now, by the developer's preference (`DECLINE`: REFUND_DECLINED; `GRANT_PRORATED`: the
+    /// share not consumed refunded; `GRANT_FULL`, or none: refunded). Information about a
+    /// transaction no request is open for is only kept. True when a request was decided.
+    @discardableResult
+    func answerRefundRequest(transactionId: String, preference: String?, consumptionPercentage: Int?, now: Date) -> Bool {
+        guard refundRequests.removeValue(forKey: transactionId) != nil else { return false }
+        switch preference {
+        case "DECLINE":
+            record("REFUND_DECLINED", nil, transactionId, now)
+        case "GRANT_PRORATED":
+            let share = 100_000 - min(max(consumptionPercentage ?? 0, 0), 99_999)
+            _ = try? refund(transactionId: transactionId, percentage: share, now: now)
+        default:
+            _ = try? refund(transactionId: transactionId, now: now)
+        }
+        return true
+    }
+
+    /// What a Retention Messaging request about `originalTransactionId` is built from.
+    func retentionSubject(_ originalTransactionId: String) throws -> (app: SimulatedApp, subscription: Subscription, device: Device) {
+        guard let sub = subscriptions[originalTransactionId], let device = devices[sub.deviceId], let app = apps[device.bundleId] else {
+            throw unknownSubscription()
+        }
+        return (app, sub, device)
+    }
+
+    /// The customer takes a promotional offer a retention message carried: its V2 signature is
+    /// checked as a purchase's is (the app's keys, the claims, a day's validity, each nonce
+    /// once), then the subscription's next renewal is sold with it.
+    func acceptRetentionOffer(originalTransactionId: String, jws: String, now: Date) throws -> SimulatedOffer {
+        let (app, sub, _) = try retentionSubject(originalTransactionId)
+        guard let product = app.products.first(where: { $0.productId == sub.productId }) else {
+            throw Failure(status: 404, code: "unknown_product", message: "no product \(sub.productId)")
+        }
+        var nonces = usedOfferNonces
+        let offer = try OfferSignatureCheck.check(
+            SignedPromotionalOffer(jws: jws), app: app, product: product, appAccountToken: nil, now: now, usedNonces: &nonces)
+        usedOfferNonces = nonces
+        subscriptions[originalTransactionId]?.nextRenewalOffer = Offer(
+            type: 2, identifier: offer.id, discountType: offer.discountType, period: offer.period, priceMicros: offer.priceMicros)
+        return offer
+    }
+
     /// Creates the renewal transactions that Apple would have created by `now`.
     func advance(to now: Date) {
+        // Refund requests nobody answered in time: Apple decides alone, at the deadline, and refunds.
+        for (id, deadline) in refundRequests.sorted(by: { $0.key < $1.key }) where deadline <= now {
+            refundRequests[id] = nil
+            _ = try? refund(transactionId: id, now: deadline)
+        }
         for key in subscriptions.keys.sorted() {
             guard var sub = subscriptions[key] else { continue }
             while sub.autoRenew, sub.billingFailedAt == nil, sub.renewals < configuration.maximumRenewals,
@@ -301,7 +381,8 @@ actor SimulatorState {
                     transactionId: id, originalTransactionId: sub.originalTransactionId, productId: sub.productId,
                     kind: .autoRenewable, quantity: 1, purchaseDate: expires, originalPurchaseDate: latest.originalPurchaseDate,
                     expiresDate: expires.addingTimeInterval(sub.period), cancellationDate: nil, webOrderLineItemId: newId(),
-                    deviceId: sub.deviceId)
+                    deviceId: sub.deviceId, offer: sub.nextRenewalOffer)
+                sub.nextRenewalOffer = nil
                 transactions[id] = renewal
                 devices[sub.deviceId]?.transactionIds.append(id)
                 sub.latestTransactionId = id

@@ -5,6 +5,7 @@ public enum CustomerTables {
     public static let renamed = [
         "transactions", "subscriptions", "ledger", "ownership_bindings", "ownership_claims", "provisional_grants", "webhook_deliveries",
         "event_sequences", "entitlement_states", "access_suspensions", "credit_spends",
+        "refund_requests",
     ]
     /// Rows removed: the customer's own data and settings.
     public static let removed = ["subscriber_attributes", "offering_overrides", "aliases"]
@@ -14,7 +15,7 @@ public enum CustomerTables {
 
     /// What an anonymous id's purchases are when it is linked under `transfer`: moved whole.
     public static let transferred = [
-        "transactions", "subscriptions", "ledger", "ownership_bindings", "provisional_grants", "credit_spends",
+        "transactions", "subscriptions", "ledger", "ownership_bindings", "provisional_grants", "credit_spends", "refund_requests",
     ]
     /// Moved only where the known user has no row of their own (theirs wins).
     public static let transferredUnlessPresent = ["subscriber_attributes", "offering_overrides", "access_suspensions"]

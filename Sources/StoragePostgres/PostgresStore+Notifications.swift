@@ -58,6 +58,7 @@ extension PostgresStore {
                 connection, appId: notification.appId, notificationUUID: notification.notificationUUID, to: forwards, now: now,
                 logger: self.logger)
             if let events = write.events { try await Self.record(events, connection: connection, now: now, logger: self.logger) }
+            if let request = write.refundRequest { try await Self.insertRefundRequest(connection, request, now: now, logger: self.logger) }
             guard let submission = write.submission else { return NotificationResult(created: true, verification: nil) }
             let result = try await Self.accept(connection, submission.submission, now: now, decide: submission.decide, logger: self.logger)
             try await connection.execute(

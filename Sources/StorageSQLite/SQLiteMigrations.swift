@@ -30,6 +30,7 @@ enum SQLiteMigrations {
         ("M0022_RenewalSignedAt", m0022RenewalSignedAt),
         ("M0023_AppleCalls", m0023AppleCalls),
         ("M0024_CreditSpends", m0024CreditSpends),
+        ("M0025_RefundRequests", m0025RefundRequests),
     ]
 
     static var migrator: DatabaseMigrator {

@@ -55,6 +55,7 @@ extension SQLiteStore {
             let forwards = write.forwards(try Self.endpoints(db, appId: notification.appId))
             try Self.enqueueForwards(db, appId: notification.appId, notificationUUID: notification.notificationUUID, to: forwards, now: now)
             if let events = write.events { try Self.record(events, db: db, now: now) }
+            if let request = write.refundRequest { try Self.insertRefundRequest(db, request, now: now) }
             guard let submission = write.submission else { return NotificationResult(created: true, verification: nil) }
             let result = try Self.accept(db, submission.submission, now: now, decide: submission.decide)
             try db.execute(

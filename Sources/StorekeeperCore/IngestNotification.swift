@@ -31,10 +31,24 @@ public struct IngestNotification: Sendable {
         /// A signed transaction that must not be granted.
         case rejected(FailureReason)
         /// CONSUMPTION_REQUEST: Apple asks for consumption information before deciding a refund;
-        /// recorded for the developer's answer, nothing about the purchase has changed yet.
-        case consumptionRequest
+        /// recorded with its answering job (by the app's policy), nothing about the purchase has
+        /// changed yet.
+        case consumptionRequest(RefundRequestNotice)
         /// Evidence to verify and grant for the owner of `Notification.originalTransactionId`.
         case grant(SubmittedEvidence, evidenceHash: String)
+    }
+
+    /// A refund request's verified transaction, Apple's reason and the app's policy.
+    public struct RefundRequestNotice: Sendable {
+        public var transactionId: String
+        public var reason: String?
+        public var policy: RefundPolicy
+
+        public init(transactionId: String, reason: String?, policy: RefundPolicy) {
+            self.transactionId = transactionId
+            self.reason = reason
+            self.policy = policy
+        }
     }
 
     /// RESCIND_CONSENT names no purchase, only the customer's signed app transaction.
@@ -93,13 +107,18 @@ public struct IngestNotification: Sendable {
     public func callAsFunction(_ notification: Notification, now: Date) async throws -> Result {
         var outcome: NotificationOutcome
         var submission: EvidenceSubmission?
+        var refundRequest: RefundRequest?
+        var events: EventBatch?
         switch notification.purchase {
         case .none(let nothing):
             outcome = nothing
         case .rejected(let reason):
             outcome = .rejected(reason)
-        case .consumptionRequest:
+        case .consumptionRequest(let notice):
             outcome = .consumptionRequested
+            let request = try await Self.refundRequest(notice, notification, store: store, now: now)
+            refundRequest = request
+            if let requested = request.event(.refundRequested, now: now) { events = EventBatch(events: [requested], now: now) }
         case .grant(let evidence, let hash):
             if let original = notification.originalTransactionId,
                 let owner = try await store.owner(appId: notification.appId, originalTransactionId: original)
@@ -115,7 +134,6 @@ public struct IngestNotification: Sendable {
                 outcome = .unowned
             }
         }
-        var events: EventBatch?
         if let consent = notification.consent {
             let told = try await rescinded(consent, notification, now: now)
             events = told.events
@@ -125,9 +143,10 @@ public struct IngestNotification: Sendable {
             appId: notification.appId, notificationUUID: notification.notificationUUID, notificationType: notification.notificationType,
             subtype: notification.subtype, signedDate: notification.signedDate, originalTransactionId: notification.originalTransactionId,
             environment: notification.environment, payload: notification.payload, outcome: outcome)
-        let write = NotificationWrite(
+        var write = NotificationWrite(
             record: record, submission: submission.map { DecidedSubmission($0, decide: SubmitEvidence.decision(for: $0)) },
             events: events, forwards: Self.forwards)
+        write.refundRequest = refundRequest
         let stored = try await store.recordNotification(write, now: now)
         // After the notification and its events are stored, and again for each redelivery
         // (the policy is safe to repeat): a crash before this point leaves the notification
@@ -138,6 +157,20 @@ public struct IngestNotification: Sendable {
                 notification.consentPolicy, appId: notification.appId, holders: holders, notificationUUID: notification.notificationUUID, now: now)
         }
         return Result(created: stored.created, outcome: outcome, verificationId: stored.verification?.id)
+    }
+
+    /// The request as stored: for the purchase's holder, due by Apple's deadline from when Apple
+    /// signed it, with its answering job unless the app's policy is off.
+    static func refundRequest(
+        _ notice: RefundRequestNotice, _ notification: Notification, store: any NotificationStore, now: Date
+    ) async throws -> RefundRequest {
+        let original = notification.originalTransactionId ?? notice.transactionId
+        let answers = notice.policy.mode != .off
+        return RefundRequest(
+            appId: notification.appId, notificationUUID: notification.notificationUUID, transactionId: notice.transactionId,
+            originalTransactionId: original, appUserId: try await store.owner(appId: notification.appId, originalTransactionId: original),
+            environment: notification.environment ?? "production", reason: notice.reason, requestedAt: notification.signedDate ?? now,
+            state: answers ? .pending : .skipped, note: answers ? nil : "policy_off", jobId: answers ? UUID().uuidString.lowercased() : nil)
     }
 
     /// Every stored notification goes to each endpoint of its app that takes notifications.

@@ -28,6 +28,12 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
     public static let billingRecovered = EventType(rawValue: "billing_recovered")
     public static let refund = EventType(rawValue: "refund")
     public static let refundReversed = EventType(rawValue: "refund_reversed")
+    /// The customer asked Apple for a refund (CONSUMPTION_REQUEST; `details.reason`: Apple's
+    /// reason); the app's refund policy answers it (docs/REFUNDS.md).
+    public static let refundRequested = EventType(rawValue: "refund_requested")
+    /// Apple took the answer to a refund request (`details.refundPreference`, and in
+    /// `details.reason` the rule that chose it). Apple's decision follows as `refund`, or not.
+    public static let refundRequestAnswered = EventType(rawValue: "refund_request_answered")
     /// Access through Family Sharing ended (the purchaser left the family, or stopped sharing).
     public static let revoke = EventType(rawValue: "revoke")
     public static let nonRenewingPurchase = EventType(rawValue: "non_renewing_purchase")
@@ -84,7 +90,8 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
     /// Every type this version emits, in the order docs/EVENTS.md lists them.
     public static let all: [EventType] = [
         .initialPurchase, .renewal, .productChange, .autoRenewDisabled, .autoRenewEnabled, .expiration, .billingIssue,
-        .gracePeriod, .billingRecovered, .refund, .refundReversed, .revoke, .nonRenewingPurchase, .consumablePurchase, .creditsSpent,
+        .gracePeriod, .billingRecovered, .refund, .refundReversed, .refundRequested, .refundRequestAnswered, .revoke, .nonRenewingPurchase,
+        .consumablePurchase, .creditsSpent,
         .nonConsumablePurchase, .ownershipConflict, .transfer, .verificationInvalid, .provisionalAccessGranted,
         .provisionalAccessRemoved, .consentRescinded, .appleDown, .appleRecovered, .entitlementGranted, .entitlementRenewed,
         .entitlementBillingIssue, .entitlementExpired, .entitlementRevoked, .promotionalGrant, .promotionalGrantRevoked, .accessSuspended,
@@ -125,6 +132,8 @@ public struct SubscriberEvent: Codable, Hashable, Sendable {
         public var entitlementId: String?
         /// `promotional_grant*`, and `entitlement_*` resting on one: the operator's grant.
         public var grantId: String?
+        /// `refund_request_answered`: the preference sent to Apple (`GRANT_FULL`, `DECLINE`, …).
+        public var refundPreference: String?
         /// `credits_spent`: the spend's idempotency key and the balance it left.
         public var spendId: String?
         public var creditBalance: Int?

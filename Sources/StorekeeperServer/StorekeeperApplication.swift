@@ -57,6 +57,8 @@ public enum StorekeeperApplication {
         OfferingsController(context: context).register(on: routes)
         OffersController(context: context).register(on: routes)
         CreditsController(context: context).register(on: routes)
+        RefundRequestsController(context: context).register(on: routes)
+        RetentionController(context: context).register(on: routes)
         CustomersController(context: context).register(on: routes)
         IdentityController(context: context).register(on: routes)
         ImportController(context: context).register(on: routes)
@@ -176,9 +178,8 @@ public enum StorekeeperApplication {
         let signedGate =
             try sharedGate
             ?? SignedTransactionGate(configuration: configuration.receiptTrust, httpClient: httpClient, health: health, calls: calls, now: now)
-        let serverAPIs = try ServerAPIClients.make(configuration: configuration, httpClient: httpClient, calls: calls, now: now).mapValues {
-            ServerAPIHistory(client: $0, gate: signedGate)
-        }
+        let clients = try ServerAPIClients.make(configuration: configuration, httpClient: httpClient, calls: calls, now: now)
+        let serverAPIs = clients.mapValues { ServerAPIHistory(client: $0, gate: signedGate) }
         let outcomes = VerificationOutcomes(store: store)
         var handler = VerifyReceiptJobHandler(
             outcomes: outcomes, client: VerifyReceiptClient(httpClient: httpClient, endpoints: configuration.appleEndpoints),
@@ -207,8 +208,12 @@ public enum StorekeeperApplication {
                 destinations: configuration.webhooks.destinationPolicy),
             heldRecheckSeconds: configuration.webhooks.heldRecheckSeconds, metrics: metrics,
             logger: logger, now: now)
+        let refundHandler = RefundRequestJobHandler(
+            answers: AnswerRefundRequests(store: store),
+            clients: clients, apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }), metrics: metrics, logger: logger,
+            now: now)
         return JobRunner(
-            store: store, handlers: [handler, signedHandler, refreshHandler, webhookHandler], configuration: runnerConfiguration,
+            store: store, handlers: [handler, signedHandler, refreshHandler, webhookHandler, refundHandler], configuration: runnerConfiguration,
             signal: signal, logger: logger, now: now)
     }
 
@@ -230,6 +235,10 @@ public enum StorekeeperApplication {
             clientGate: ClientGate(apps: configuration.apps))
         context.appleHealth = health
         context.appleCalls = calls
+        // Parsed once: each signature then costs only its ECDSA step (offers, retention answers).
+        for app in configuration.apps {
+            if let credentials = app.offerSigningCredentials { context.offerSigners[app.id] = try OfferSigner(credentials: credentials) }
+        }
         return context
     }
 

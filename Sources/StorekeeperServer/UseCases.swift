@@ -30,6 +30,8 @@ struct UseCases: Sendable {
     let appleCalls: AppleCallHistory
     let offers: DecideOffers
     let credits: ManageCredits
+    let refundRequests: AnswerRefundRequests
+    let retention: ChooseRetentionMessage
 
     init(store: any StorekeeperStore) {
         submitEvidence = SubmitEvidence(store: store)
@@ -57,5 +59,7 @@ struct UseCases: Sendable {
         appleCalls = AppleCallHistory(store: store)
         offers = DecideOffers(store: store)
         credits = ManageCredits(store: store)
+        refundRequests = AnswerRefundRequests(store: store)
+        retention = ChooseRetentionMessage(store: store)
     }
 }

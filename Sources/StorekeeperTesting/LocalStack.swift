@@ -192,6 +192,17 @@ public final class LocalStack: Sendable {
             json: Body(bundleId: configuration.apps[0].bundleId, url: url ?? "\(serverURL ?? "")/v1/notifications/appstore"))
     }
 
+    /// Points the first app's Retention Messaging realtime URL at this stack's server.
+    public func sendRetentionRequests() async throws {
+        struct Body: Encodable {
+            var bundleId: String
+            var url: String
+        }
+        let app = configuration.apps[0]
+        _ = try await simulator.http.send(
+            .PUT, "/sim/retention/url", json: Body(bundleId: app.bundleId, url: "\(serverURL ?? "")/v1/retention/\(app.id)"))
+    }
+
     /// Stops the server (gracefully), leaving the simulator and the database.
     public func stopServer() async {
         await serverGroup?.triggerGracefulShutdown()

@@ -87,6 +87,30 @@ public struct SimulatorClient: Sendable {
         guard reply.status == 200 else { throw Failure(description: "advanceClock: \(reply.status) \(reply.text)") }
     }
 
+    /// The customer asks Apple for a refund (CONSUMPTION_REQUEST with `reason`); Apple decides
+    /// once the developer's consumption information arrives, or after 12 hours.
+    public func requestRefund(transactionId: String, reason: String = "UNINTENDED_PURCHASE") async throws {
+        struct Body: Encodable { var reason: String }
+        let reply = try await http.send(.POST, "/sim/transactions/\(transactionId)/refund-request", json: Body(reason: reason))
+        guard reply.status == 200 else { throw Failure(description: "refund request: \(reply.status) \(reply.text)") }
+    }
+
+    /// What the developer sent Apple for `transactionId` through Send Consumption Information v2, if anything.
+    public func consumptionV2(transactionId: String) async throws -> [String: Any]? {
+        let reply = try await http.send(.GET, "/sim/consumption-v2/\(transactionId)")
+        return reply.status == 200 ? reply.json : nil
+    }
+
+    /// A subscriber views their subscription and may cancel: Apple asks the app's realtime URL
+    /// what to show. What the simulator saw: `status`, `elapsedMilliseconds`, `kind`, `answer`,
+    /// `problems`, `offerAppliedToNextRenewal`, and the `signedPayload` it posted.
+    public func askRetention(originalTransactionId: String, locale: String = "en_US") async throws -> [String: Any] {
+        struct Body: Encodable { var locale: String }
+        let reply = try await http.send(.POST, "/sim/subscriptions/\(originalTransactionId)/retention-request", json: Body(locale: locale))
+        guard reply.status == 200 else { throw Failure(description: "retention request: \(reply.status) \(reply.text)") }
+        return reply.json
+    }
+
     /// Apple refunds the whole transaction (`REFUND_FULL`).
     public func refund(transactionId: String) async throws {
         try await post("/sim/transactions/\(transactionId)/refund")

@@ -45,7 +45,8 @@ struct UseCaseTests {
     func outcomes(factory: StoreFactory) async throws {
         let store = try await factory.make()
         let ingest = IngestNotification(store: store)
-        let consumption = try await ingest(notification("c", purchase: .consumptionRequest), now: t0)
+        let consumption = try await ingest(
+            notification("c", purchase: .consumptionRequest(.init(transactionId: "c-tx", reason: nil, policy: RefundPolicy()))), now: t0)
         #expect(consumption.created && consumption.outcome == .consumptionRequested && consumption.verificationId == nil)
         let rejected = try await ingest(notification("r", purchase: .rejected(.jwsSignatureInvalid)), now: t0)
         #expect(rejected.outcome == .rejected(.jwsSignatureInvalid) && rejected.outcome.rawValue == "jws_signature_invalid")
@@ -60,7 +61,8 @@ struct UseCaseTests {
         consent.notificationUUID = "rc-2"
         consent.consent = .appTransaction(id: "customer-nobody-knows", occurredAt: t0)
         #expect(try await ingest(consent, now: t0).outcome == .consentRescindedUnknownCustomer)
-        let duplicate = try await ingest(notification("c", purchase: .consumptionRequest), now: t0)
+        let duplicate = try await ingest(
+            notification("c", purchase: .consumptionRequest(.init(transactionId: "c-tx", reason: nil, policy: RefundPolicy()))), now: t0)
         #expect(!duplicate.created)
         #expect(try await store.verificationCounts().values.reduce(0, +) == 0)
     }

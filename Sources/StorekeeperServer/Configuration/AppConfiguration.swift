@@ -54,6 +54,10 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     public var subscriptionGroups: [String: [String]] = [:]
     /// The In-App Purchase key offers are signed with; nil: `serverAPI`'s.
     public var offerSigning: ServerAPIKeyConfiguration?
+    /// How Apple's refund requests (CONSUMPTION_REQUEST) are answered (docs/REFUNDS.md).
+    public var refundRequests = RefundPolicy()
+    /// What Apple's Retention Messaging is answered with, first applying first (docs/RETENTION.md).
+    public var retentionMessages: [RetentionChoice] = []
 
     public init(
         id: String, bundleId: String, sharedSecret: String?, acceptSandbox: Bool = true, apiKey: String, products: [Product] = [],
@@ -73,6 +77,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case id, bundleId, sharedSecret, acceptSandbox, apiKey, products, serverAPI, client, appAppleId, entitlements, offerings
         case offeringTargeting, rescindConsentPolicy, logInPolicy, commission, reporting, offers, subscriptionGroups, offerSigning
+        case refundRequests, retentionMessages
     }
 
     public init(from decoder: any Decoder) throws {
@@ -96,6 +101,8 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         offers = try c.decodeIfPresent([OfferDefinition].self, forKey: .offers) ?? []
         subscriptionGroups = try c.decodeIfPresent([String: [String]].self, forKey: .subscriptionGroups) ?? [:]
         offerSigning = try c.decodeIfPresent(ServerAPIKeyConfiguration.self, forKey: .offerSigning)
+        refundRequests = try c.decodeIfPresent(RefundPolicy.self, forKey: .refundRequests) ?? RefundPolicy()
+        retentionMessages = try c.decodeIfPresent([RetentionChoice].self, forKey: .retentionMessages) ?? []
     }
 
     /// The credentials offers are signed with: `offerSigning`, or else the Server API key.

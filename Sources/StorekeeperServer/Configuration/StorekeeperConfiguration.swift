@@ -176,6 +176,16 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
             if let reporting = app.reporting { problems += reporting.problems(prefix: "\(key).reporting") }
             problems += Offering.problems(app.offerings, prefix: "\(key).offerings")
             problems += app.offerProblems(prefix: key)
+            problems += app.refundRequests.problems(prefix: "\(key).refundRequests")
+            if app.refundRequests.mode != .off, app.serverAPI == nil {
+                problems.append("\(key).refundRequests: needs serverAPI (the answer is sent through the App Store Server API)")
+            }
+            problems += RetentionChoice.problems(
+                app.retentionMessages, promotionalOffers: Set(app.offers.filter { $0.kind == .promotional }.map(\.id)),
+                products: Set(app.products.filter { $0.type == .autoRenewable }.map(\.productId)), prefix: "\(key).retentionMessages")
+            if app.retentionMessages.contains(where: { $0.offerId != nil }), app.offerSigningCredentials == nil {
+                problems.append("\(key).retentionMessages: an offer needs an In-App Purchase key to sign it (offerSigning or serverAPI)")
+            }
             if let targeting = app.offeringTargeting {
                 problems += targeting.problems(offerings: Set(app.offerings.map(\.id)), prefix: "\(key).offeringTargeting")
             }

@@ -135,10 +135,14 @@ struct NotificationIngest {
             purchase = .rejected(reason)
         case .verified(let transaction, _, _, _)?:
             originalTransactionId = transaction.originalTransactionId ?? transaction.transactionId
-            purchase =
-                type == .consumptionRequest
-                ? .consumptionRequest
-                : .grant(.notification(signedPayload: signedPayload), evidenceHash: sha256Hex(Data(signedPayload.utf8)))
+            if type == .consumptionRequest {
+                purchase =
+                    transaction.transactionId.map {
+                        .consumptionRequest(.init(transactionId: $0, reason: payload.data?.consumptionRequestReason, policy: app.refundRequests))
+                    } ?? .none(.noTransaction)
+            } else {
+                purchase = .grant(.notification(signedPayload: signedPayload), evidenceHash: sha256Hex(Data(signedPayload.utf8)))
+            }
         }
         var notification = IngestNotification.Notification(
             appId: app.id, notificationUUID: uuid, notificationType: type.rawValue, subtype: payload.subtype,

@@ -25,10 +25,10 @@ struct OffersController {
             throw StorekeeperError(.userTokenRequired, "offers from the app need a user token in 'Storekeeper-User-Token'")
         }
         let user = try await context.identify(caller, appUserId)
-        guard let credentials = caller.app.offerSigningCredentials else {
+        guard let signer = context.offerSigners[caller.app.id] else {
             throw StorekeeperError(.offerSigningNotConfigured, "app '\(caller.app.id)' has no In-App Purchase key to sign offers with")
         }
-        return (caller, user, try OfferSigner(credentials: credentials))
+        return (caller, user, signer)
     }
 
     struct PromotionalBody: Decodable {

@@ -31,6 +31,8 @@ struct ServerContext: Sendable {
     var appleHealth: AppleHealthMonitor? = nil
     /// This process's calls to Apple, tallied until `AppleCallFlusher` keeps them.
     var appleCalls = AppleCallRecorder()
+    /// By app id: the In-App Purchase key that signs its offers (`offerSigning`, else `serverAPI`).
+    var offerSigners: [String: OfferSigner] = [:]
 
     var apps: [AppConfiguration] { configuration.apps }
 

@@ -3,6 +3,10 @@
 enum Metric {
     static let appleActionsTotal = "storekeeper_apple_actions_total"
     static let appleHealth = "storekeeper_apple_health"
+    /// Refund requests by how their answer ended (`sent`, `skipped`, `expired`, `failed`) or `retry`.
+    static let refundRequestsTotal = "storekeeper_refund_requests_total"
+    /// Retention Messaging requests by answer: `message`, `switch_plan`, `promotional_offer`, `default` (none applied), `rejected`, `invalid`.
+    static let retentionRequestsTotal = "storekeeper_retention_requests_total"
     static let appleHealthStateSeconds = "storekeeper_apple_health_state_seconds"
     static let appleHealthTransitionsTotal = "storekeeper_apple_health_transitions_total"
     static let appleRequestDurationSeconds = "storekeeper_apple_request_duration_seconds"

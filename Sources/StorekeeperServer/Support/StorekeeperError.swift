@@ -63,10 +63,12 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
         public static let offerSigningNotConfigured = Code("offer_signing_not_configured", .conflict)
         /// The user may not take the offer (docs/OFFERS.md); the message names the reason.
         public static let offerNotEligible = Code("offer_not_eligible", .forbidden)
+        /// A Retention Messaging request that is not the App Store's for this app, now (the message names the check).
+        public static let retentionRequestRejected = Code("retention_request_rejected", .forbidden)
         /// The user's credit balance (the error's `balance`) is below the amount; nothing spent.
         public static let insufficientCredits = Code("insufficient_credits", .conflict)
         /// The `Idempotency-Key` was used before for another request; nothing done.
-        public static let idempotencyKeyReused = Code("idempotency_key_reused", .unprocessableContent)
+        public static let idempotencyKeyReused = Code("idempotency_key_reused", .conflict)
         /// Apple's Server API did not answer (down, rate limiting, refused our key).
         public static let appleUnavailable = Code("apple_unavailable", .badGateway)
         /// Apple refused what an operator asked it to do (the message carries Apple's error code).

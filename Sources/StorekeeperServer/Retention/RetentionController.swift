@@ -1,0 +1,106 @@
+import AppStoreClient
+import AppStoreCrypto
+import AppStoreModels
+import Foundation
+import Hummingbird
+import StorekeeperCore
+import StorekeeperDomain
+
+/// Apple's Retention Messaging calls this (the app's realtime URL, `POST /v1/retention/{app}`)
+/// while a subscriber looks at cancelling, and shows what it answers. No key: the request is
+/// the App Store's signed payload, verified like any of Apple's JWS (chain to Apple's roots,
+/// ES256), then held to the app (its Apple id in production, sandbox only where accepted) and
+/// to the moment (signed within the last five minutes). The answer is the app's first choice
+/// that applies (`ChooseRetentionMessage`), an offer signed (V2) for this request only.
+struct RetentionController {
+    let context: ServerContext
+
+    /// How old a request may be: Apple calls at once and waits; an older one is a replay.
+    static let maximumAge: TimeInterval = 300
+    /// How far ahead of this server's clock Apple's may be.
+    static let maximumSkew: TimeInterval = 60
+
+    func register(on router: RouteTable) {
+        router.group("v1/retention").post(":app") { request, ctx in try await realtime(request, appId: try ctx.parameters.decoded("app")) }
+    }
+
+    func realtime(_ request: Request, appId: String) async throws -> Response {
+        let app = try context.app(id: appId)
+        let now = context.now()
+        let signed: String
+        do {
+            let body = try StorekeeperJSON.decode(RealtimeRequestBody.self, from: try await context.body(request))
+            guard let payload = body.signedPayload, !payload.isEmpty else {
+                throw StorekeeperError(.invalidRequest, "signedPayload: the App Store's signed request is required")
+            }
+            signed = payload
+        } catch {
+            count("invalid")
+            throw error
+        }
+        let payload = try await verified(signed, app: app, now: now)
+        guard let original = payload.originalTransactionId, !original.isEmpty, original.utf8.count <= 64,
+            let productId = payload.productId, !productId.isEmpty, productId.utf8.count <= 200
+        else {
+            count("invalid")
+            throw StorekeeperError(.invalidRequest, "the signed request names no subscription (originalTransactionId, productId)")
+        }
+        let choice = try await context.useCases.retention(
+            appId: app.id, originalTransactionId: original, productId: productId, locale: String((payload.userLocale ?? "").prefix(35)),
+            choices: app.retentionMessages, now: now)
+        var answer = RealtimeResponseBody()
+        var outcome = "default"
+        if let choice {
+            if let switchTo = choice.switchToProductId {
+                answer.alternateProduct = .init(messageIdentifier: choice.messageId, productId: switchTo)
+                outcome = "switch_plan"
+            } else if let offerId = choice.offerId, let offer = app.offers.first(where: { $0.id == offerId }),
+                let signer = context.offerSigners[app.id]
+            {
+                let jws = try await signer.promotionalV2(
+                    productId: offer.productId, offerId: offer.id, transactionId: original, now: now, nonce: UUID())
+                answer.promotionalOffer = .init(messageIdentifier: choice.messageId, promotionalOfferSignatureV2: jws)
+                outcome = "promotional_offer"
+            } else {
+                answer.message = .init(messageIdentifier: choice.messageId)
+                outcome = "message"
+            }
+        }
+        count(outcome)
+        return try StorekeeperJSON.response(answer)
+    }
+
+    /// The request's payload once every check passed; otherwise 403 naming the first failure.
+    private func verified(_ signed: String, app: AppConfiguration, now: Date) async throws -> DecodedRealtimeRequestBody {
+        func refuse(_ code: String, _ message: String) -> StorekeeperError {
+            count("rejected")
+            return StorekeeperError(.retentionRequestRejected, "\(code): \(message)")
+        }
+        let gate = context.signedTransactionGate
+        guard let verdict = try? await gate.verifier.verify(signed, expecting: .init(), time: gate.validationTime(now: now)) else {
+            throw refuse("jws_malformed", "the signed request is not a compact JWS")
+        }
+        if let failure = verdict.failures.first { throw refuse(failure.code, failure.description) }
+        guard let payload = try? JSONDecoder().decode(DecodedRealtimeRequestBody.self, from: Data(verdict.payload)) else {
+            throw refuse("jws_payload_unreadable", "the signed request's payload is not a realtime request")
+        }
+        switch payload.environment {
+        case .production?:
+            guard let expected = app.appAppleId, payload.appAppleId == expected else {
+                throw refuse("jws_wrong_app_apple_id", "the request is for app \(payload.appAppleId.map(String.init) ?? "none"), not this one")
+            }
+        case .sandbox?:
+            guard app.acceptSandbox else { throw refuse("jws_wrong_environment", "app '\(app.id)' does not accept the sandbox") }
+        default:
+            throw refuse("jws_wrong_environment", "environment \(payload.environment?.rawValue ?? "(none)")")
+        }
+        guard let signedAt = payload.signedDate?.date, signedAt > now.addingTimeInterval(-Self.maximumAge),
+            signedAt < now.addingTimeInterval(Self.maximumSkew)
+        else { throw refuse("jws_stale", "signed at \(payload.signedDate.map { "\($0.date)" } ?? "(no date)"), not within the last five minutes") }
+        return payload
+    }
+
+    private func count(_ outcome: String) {
+        context.metrics.increment(Metric.retentionRequestsTotal, labels: ["outcome": outcome])
+    }
+}
