@@ -254,7 +254,7 @@ let package = Package(
             name: "storekeeper-bench",
             dependencies: [
                 "StorekeeperServer", "AppStoreSimulator", "StorekeeperTesting", "TestFixtures", "Persistence", "StorekeeperDomain",
-                "AppStoreCrypto", "AppStoreModels", "StorekeeperCore", "JobQueue",
+                "AppStoreCrypto", "AppStoreModels", "StorekeeperCore", "JobQueue", "SimulatorSetup",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -29,6 +29,7 @@ from appstoreserverlibrary.models.AppTransaction import AppTransaction
 from appstoreserverlibrary.models.ConsumptionRequest import ConsumptionRequest
 from appstoreserverlibrary.models.ConsumptionRequestV1 import ConsumptionRequestV1
 from appstoreserverlibrary.models.ConsumptionStatus import ConsumptionStatus
+from appstoreserverlibrary.models.DecodedRealtimeRequestBody import DecodedRealtimeRequestBody
 from appstoreserverlibrary.models.DeliveryStatus import DeliveryStatus
 from appstoreserverlibrary.models.DeliveryStatusV1 import DeliveryStatusV1
 from appstoreserverlibrary.models.ExtendReasonCode import ExtendReasonCode
@@ -152,6 +153,7 @@ class Judge:
             "renewal info": ("verify_and_decode_renewal_info", JWSRenewalInfoDecodedPayload),
             "notification": ("verify_and_decode_notification", ResponseBodyV2DecodedPayload),
             "app transaction": ("verify_and_decode_app_transaction", AppTransaction),
+            "realtime request": ("verify_and_decode_realtime_request", DecodedRealtimeRequestBody),
         }[kind]
         decoded = None
         for name, verifier in [("offline", self.offline), ("online", self.online)]:
@@ -756,6 +758,19 @@ def main() -> int:
 
     guarded("offer signatures", lambda: check_offers(private_pem))
 
+    # Retention Messaging, before the simulator's clock runs ahead of the server's: the realtime
+    # request the simulator signs and posts to the server (which checks it is fresh and answers
+    # 200), judged by the library's own realtime verifier.
+    sim("PUT", "/sim/retention/url", {"bundleId": BUNDLE, "url": API + "/v1/retention/demo"})
+    for environment, name in [(Environment.SANDBOX, "sandbox"), (Environment.PRODUCTION, "production")]:
+        device = sim("POST", "/sim/devices", {"bundleId": BUNDLE, "environment": name})["deviceId"]
+        monthly = sim("POST", f"/sim/devices/{device}/purchases", {"productId": "com.example.pro.monthly"})
+        original = monthly["transaction"]["original_transaction_id"]
+        exchange = sim("POST", f"/sim/subscriptions/{original}/retention-request", {"locale": "en_US"})
+        Judge(environment, root_der, private_pem).verify("realtime request", exchange["signedPayload"], f"{name} retention request")
+        if exchange.get("status") != 200 or exchange.get("problems"):
+            failures.append(f"{name}: the server's answer to the realtime request: {exchange.get('status')} {exchange.get('problems')}")
+
     for environment, name in [(Environment.SANDBOX, "sandbox"), (Environment.PRODUCTION, "production")]:
         judge = Judge(environment, root_der, private_pem)
         started_ms = int(sim("GET", "/sim/clock")["nowMs"])
@@ -773,6 +788,9 @@ def main() -> int:
         sim("POST", f"/sim/subscriptions/{subscription}/billing-recovery")
         sim("POST", f"/sim/subscriptions/{subscription}/cancel-auto-renew")
         sim("POST", f"/sim/transactions/{one_time}/refund")
+        # A refund request: its CONSUMPTION_REQUEST (with the customer's reason) is judged with every notification.
+        sim("POST", f"/sim/transactions/{bought['com.example.coins100']['transaction']['transaction_id']}/refund-request",
+            {"reason": "UNSATISFIED_WITH_PURCHASE"})
         # Thirteen payments by now (twelve renewals), then a recovered one: two commitments.
         monthly = next(p for p in app["products"] if p["productId"] == COMMITMENT_PRODUCT)
         guarded(f"{name} commitment plan", lambda: check_commitment(name, judge, device, subscription, monthly))

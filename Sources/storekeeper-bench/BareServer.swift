@@ -2,9 +2,10 @@ import Hummingbird
 import Logging
 import ServiceLifecycle
 
-/// The ingest benchmark's ceiling: a Hummingbird server that reads a POST's body the way
-/// Storekeeper's does (collected, up to the same limit) and answers 202, and does nothing else.
-/// Measured with the same clients and receipts as the real server, in the same run.
+/// The benchmarks' ceiling: a Hummingbird server that reads a POST's body the way Storekeeper's
+/// does (collected, up to the same limit) and answers at once (a receipt 202; a retention
+/// request a fixed message), and does nothing else. Measured with the same clients and bodies
+/// as the real server, in the same run.
 enum BareServer {
     /// Runs the server on a free loopback port for the duration of `body`, which gets its address.
     static func with<T: Sendable>(_ body: @Sendable (String) async throws -> T) async throws -> T {
@@ -14,6 +15,11 @@ enum BareServer {
         router.post("v1/receipts") { request, _ -> Response in
             _ = try await request.body.collect(upTo: 1 << 20)
             return Response(status: .accepted, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{}")))
+        }
+        router.post("v1/retention/:app") { request, _ -> Response in
+            _ = try await request.body.collect(upTo: 1 << 20)
+            let answer = #"{"message":{"messageIdentifier":"7f1f5a37-9a53-4e0b-8f5d-000000000001"}}"#
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: answer)))
         }
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let app = Application(

@@ -56,7 +56,8 @@ struct CreditsRouteTests {
             let reused = try await Self.spend(stack, "alice", amount: 5, key: "spend-1")
             #expect(reused.status == 409 && reused.errorCode == "idempotency_key_reused", "\(reused.text)")
             let elsewhere = try await Self.spend(stack, "bob", amount: 70, key: "spend-1")
-            #expect(elsewhere.status == 409 && elsewhere.errorCode == "idempotency_key_reused", "a key is the app's, whoever names it: \(elsewhere.text)")
+            #expect(
+                elsewhere.status == 409 && elsewhere.errorCode == "idempotency_key_reused", "a key is the app's, whoever names it: \(elsewhere.text)")
 
             let over = try await Self.spend(stack, "alice", amount: 131, key: "spend-2")
             #expect(over.status == 409 && over.errorCode == "insufficient_credits", "\(over.text)")
