@@ -144,7 +144,7 @@ extension SimulatorServer {
                 struct Body: Decodable { var reason: String? }
                 let data = Data(body.readableBytesView)
                 let reason: String
-                if data.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
+                if Self.isBlank(data) {
                     reason = "UNINTENDED_PURCHASE"
                 } else if let decoded = try? JSONDecoder().decode(Body.self, from: data) {
                     reason = decoded.reason ?? "UNINTENDED_PURCHASE"
@@ -216,21 +216,7 @@ extension SimulatorServer {
             Self.json(["released": await store.outbox.releaseParked(now: store.now())])
         }
         // Retention Messaging's realtime URL of an app (Apple's Configure Realtime URL).
-        sim.put("retention/url") { request, _ in
-            struct Body: Decodable {
-                var bundleId: String
-                var url: String?
-            }
-            let body: Body = try await Self.decode(request)
-            return try await Self.guarded {
-                guard var app = await store.state.app(body.bundleId) else {
-                    throw SimulatorState.Failure(status: 404, code: "unknown_app", message: "no app \(body.bundleId)")
-                }
-                app.retentionURL = body.url
-                await store.state.upsertApp(app)
-                return Self.json(app)
-            }
-        }
+        sim.put("retention/url") { request, _ in try await Self.setURL(request, store: store) { $0.retentionURL = $1 } }
         // A subscriber views their subscription and may cancel: Apple asks the realtime URL what
         // to show (optional body `{"locale": "fr_FR"}`, `en_US` by default) and answers what it saw.
         sim.post("subscriptions/:original/retention-request") { request, context in
@@ -239,27 +225,11 @@ extension SimulatorServer {
             return try await Self.guarded {
                 struct Body: Decodable { var locale: String? }
                 let data = Data(body.readableBytesView)
-                let locale =
-                    data.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) })
-                    ? "en_US" : ((try? JSONDecoder().decode(Body.self, from: data))?.locale ?? "en_US")
+                let locale = Self.isBlank(data) ? "en_US" : ((try? JSONDecoder().decode(Body.self, from: data))?.locale ?? "en_US")
                 return Self.json(try await store.askRetention(originalTransactionId: id, locale: locale, now: store.now()))
             }
         }
-        sim.put("notifications/url") { request, _ in
-            struct Body: Decodable {
-                var bundleId: String
-                var url: String?
-            }
-            let body: Body = try await Self.decode(request)
-            return try await Self.guarded {
-                guard var app = await store.state.app(body.bundleId) else {
-                    throw SimulatorState.Failure(status: 404, code: "unknown_app", message: "no app \(body.bundleId)")
-                }
-                app.notificationURL = body.url
-                await store.state.upsertApp(app)
-                return Self.json(app)
-            }
-        }
+        sim.put("notifications/url") { request, _ in try await Self.setURL(request, store: store) { $0.notificationURL = $1 } }
         // What Apple still has to tell: events not yet made notifications (while an app listens),
         // deliveries still to make (retries included; lost ones are not). Both zero after a test's
         // last step: the server was told everything.

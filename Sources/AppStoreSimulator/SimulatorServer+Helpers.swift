@@ -54,6 +54,30 @@ extension SimulatorServer {
         }
     }
 
+    /// An optional body that was left out (nothing, or only white space).
+    static func isBlank(_ body: Data) -> Bool {
+        body.allSatisfy { [0x20, 0x09, 0x0A, 0x0D].contains($0) }
+    }
+
+    /// `PUT /sim/…/url {"bundleId", "url"}`: one of an app's URLs set (`url` absent or null: none).
+    static func setURL(
+        _ request: Request, store: SimulatedAppStore, _ set: @Sendable (inout SimulatedApp, String?) -> Void
+    ) async throws -> Response {
+        struct Body: Decodable {
+            var bundleId: String
+            var url: String?
+        }
+        let body: Body = try await decode(request)
+        return try await guarded {
+            guard var app = await store.state.app(body.bundleId) else {
+                throw SimulatorState.Failure(status: 404, code: "unknown_app", message: "no app \(body.bundleId)")
+            }
+            set(&app, body.url)
+            await store.state.upsertApp(app)
+            return json(app)
+        }
+    }
+
     /// The share a refund returns, in milliunits of a percent, from its optional body
     /// `{"percentage": N}`: no body, or no percentage, is a full refund (100000).
     static func refundPercentage(_ body: Data) throws -> Int {
@@ -61,7 +85,7 @@ extension SimulatorServer {
         let invalid = SimulatorState.Failure(
             status: 400, code: "invalid_percentage",
             message: "the body must be empty or {\"percentage\": N}, N an integer from 1 to 100000 (milliunits of a percent)")
-        if body.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) { return 100_000 }
+        if isBlank(body) { return 100_000 }
         guard let decoded = try? JSONDecoder().decode(Body.self, from: body) else { throw invalid }
         let percentage = decoded.percentage ?? 100_000
         guard (1...100_000).contains(percentage) else { throw invalid }
