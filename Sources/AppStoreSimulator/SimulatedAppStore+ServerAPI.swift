@@ -25,6 +25,9 @@ public struct ServerAPIFaults: Codable, Sendable, Equatable {
     public var failNext: Int = 0
     /// While true, every call answers 503 (the Server API is down).
     public var down: Bool = false
+    /// While true, Send Consumption Information v2 answers 404 with no body, as a server that
+    /// predates it would (v1 still answers).
+    public var consumptionV2Missing: Bool = false
 
     public init() {}
 
@@ -34,6 +37,7 @@ public struct ServerAPIFaults: Codable, Sendable, Equatable {
         retryAfterMs = max(0, try c.decodeIfPresent(Int.self, forKey: .retryAfterMs) ?? 200)
         failNext = max(0, try c.decodeIfPresent(Int.self, forKey: .failNext) ?? 0)
         down = try c.decodeIfPresent(Bool.self, forKey: .down) ?? false
+        consumptionV2Missing = try c.decodeIfPresent(Bool.self, forKey: .consumptionV2Missing) ?? false
     }
 }
 
@@ -408,8 +412,8 @@ extension SimulatedAppStore {
             throw ServerAPIRejection.generalBadRequest
         }
         serverAPI.consumption.withLock { $0[id] = request }
-        // v1's refundPreference: 1 a full refund, 2 none, 3 a prorated one.
-        let preference = [1: "GRANT_FULL", 2: "DECLINE", 3: "GRANT_PRORATED"][request.refundPreference ?? 0]
+        // v1's refundPreference: 1 prefers a refund, 2 prefers none, 0 and 3 say nothing.
+        let preference = [1: "GRANT_FULL", 2: "DECLINE"][request.refundPreference ?? 0]
         await state.answerRefundRequest(transactionId: id, preference: preference, consumptionPercentage: nil, now: now())
         return ServerAPIAnswer(status: 202, body: Data())
     }
@@ -417,6 +421,7 @@ extension SimulatedAppStore {
     /// Send Consumption Information v2: Apple's checks of each field, then 202; what was sent
     /// is kept for `GET /sim/consumption-v2/{transactionId}`.
     func recordConsumptionV2(_ id: String, body: Data, app: SimulatedApp, environment: AppStoreEnvironment) async throws -> ServerAPIAnswer {
+        if serverAPI.faults.withLock({ $0.consumptionV2Missing }) { return ServerAPIAnswer(status: 404, body: Data()) }
         try ServerAPIRejection.requireTransactionId(id)
         guard await placed(id, app: app, environment: environment) != nil else {
             return await notATransaction(id, app: app, environment: environment)

@@ -108,6 +108,24 @@ struct RefundRequestTests {
         }
     }
 
+    @Test("v2 not there (a bare 404): the same answer sent as v1, and Apple decides by it")
+    func versionOne() async throws {
+        try await Self.withPolicy(RefundPolicy(mode: .preferDecline, customersConsented: true)) { stack in
+            let coins = try await Self.buy(stack, "com.example.coins100")
+            let faults = try await stack.simulator.http.send(.PUT, "/sim/server-api/faults", body: Data(#"{"consumptionV2Missing":true}"#.utf8))
+            #expect(faults.status == 200, "\(faults.text)")
+            try await stack.simulator.requestRefund(transactionId: coins.transactionId)
+            let request = try #require(try await Self.answered(stack, coins.transactionId))
+            #expect(request["state"] as? String == "sent" && request["note"] as? String == "prefer_decline (v1)", "\(request)")
+            #expect(try await stack.simulator.consumptionV2(transactionId: coins.transactionId) == nil)
+            let v1 = try await stack.simulator.http.send(.GET, "/sim/consumption/\(coins.transactionId)")
+            #expect(v1.status == 200, "\(v1.text)")
+            #expect(v1.json["refundPreference"] as? Int == 2 && v1.json["customerConsented"] as? Bool == true, "\(v1.text)")
+            #expect(v1.json["deliveryStatus"] as? Int == 0 && v1.json["consumptionStatus"] as? Int == 1 && v1.json["platform"] as? Int == 1)
+            #expect(try await Self.notified(stack, "REFUND_DECLINED", coins.transactionId))
+        }
+    }
+
     @Test("Apple failing: retried until it answers, before the deadline; failing to the end: expired at the deadline, nothing sent")
     func retriedThenExpired() async throws {
         try await Self.withPolicy(RefundPolicy(mode: .preferDecline, customersConsented: true)) { stack in

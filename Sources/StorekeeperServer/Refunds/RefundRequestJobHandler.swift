@@ -50,8 +50,15 @@ struct RefundRequestJobHandler: JobHandler {
             deliveryStatus: answer.deliveryStatus, consumptionPercentage: answer.consumptionPercentage,
             refundPreference: answer.refundPreference)
         let environment: AppStoreEnvironment = request.environment == "sandbox" ? .sandbox : .production
+        var note = note
         do {
-            try await client.sendConsumptionInformation(request.transactionId, body, in: .only(environment))
+            do {
+                try await client.sendConsumptionInformation(request.transactionId, body, in: .only(environment))
+            } catch let error as ServerAPIError where error.code == .apiError && error.httpStatus == 404 && error.apiErrorCode == nil {
+                // No v2 endpoint there (a 404 that is not one of Apple's errors): the same answer as v1.
+                try await client.sendConsumptionInformation(request.transactionId, Self.v1(answer), environment: environment)
+                note += " (v1)"
+            }
         } catch let error as ServerAPIError where error.isTransient {
             let wait = retry.delay(afterAttempt: attempt, unitRandom: Double.random(in: 0...1))
             // Never past the deadline: the run at the deadline ends the request as expired.
@@ -69,6 +76,30 @@ struct RefundRequestJobHandler: JobHandler {
         try await answers.sent(request, answer: answer, note: note, now: now())
         count(.sent)
         return .completed
+    }
+
+    /// The answer in Send Consumption Information v1's terms: what v2 says, and "undeclared" (0)
+    /// for what v1 asks beyond it (tenure, play time, lifetime spend, account status).
+    static func v1(_ answer: ConsumptionAnswer) -> ConsumptionRequest {
+        let consumption: Int
+        switch answer.consumptionPercentage {
+        case nil: consumption = 0
+        case 0?: consumption = 1
+        case 100_000?: consumption = 3
+        default: consumption = 2
+        }
+        let delivery =
+            ["DELIVERED": 0, "UNDELIVERED_QUALITY_ISSUE": 1, "UNDELIVERED_WRONG_ITEM": 2, "UNDELIVERED_SERVER_OUTAGE": 3][answer.deliveryStatus] ?? 5
+        let preference: Int =
+            switch answer.refundPreference {
+            case "GRANT_FULL", "GRANT_PRORATED": 1
+            case "DECLINE": 2
+            case nil: 0
+            default: 3
+            }
+        return ConsumptionRequest(
+            customerConsented: answer.customerConsented, consumptionStatus: consumption, platform: 1,
+            sampleContentProvided: answer.sampleContentProvided, deliveryStatus: delivery, refundPreference: preference)
     }
 
     private func count(_ state: RefundRequest.State) {
