@@ -94,11 +94,23 @@ extension SimulatorServer {
                 return Self.json(views)
             }
         }
+        // The subscriber cancels. Where the app has a realtime URL, Apple first asks it what to
+        // show (Retention Messaging); a promotional offer it answers with is taken, and the
+        // subscriber stays (`kept_with_offer`); anything else, and they cancel.
         sim.post("subscriptions/:original/cancel-auto-renew") { _, context in
             let id = try context.parameters.require("original")
             return try await Self.guarded {
+                struct Answer: Encodable {
+                    var status: String
+                    var retention: RetentionExchange?
+                }
+                var retention: RetentionExchange?
+                if try await store.state.retentionSubject(id).app.retentionURL != nil {
+                    retention = try await store.askRetention(originalTransactionId: id, locale: "en_US", now: store.now())
+                }
+                if retention?.offerAppliedToNextRenewal != nil { return Self.json(Answer(status: "kept_with_offer", retention: retention)) }
                 try await store.state.setAutoRenew(originalTransactionId: id, enabled: false, now: store.now())
-                return Self.json(["status": "auto_renew_off"])
+                return Self.json(Answer(status: "auto_renew_off", retention: retention))
             }
         }
         sim.post("subscriptions/:original/resume-auto-renew") { _, context in

@@ -78,6 +78,40 @@ struct RetentionTests {
         }
     }
 
+    @Test("cancelling: Apple asks first; with the offer the subscriber stays and renews with it, without it they cancel")
+    func cancelling() async throws {
+        try await Self.withRetention { stack in
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let fresh = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
+            #expect(try await stack.api.postSignedTransaction(appUserId: "carol", signedTransaction: fresh.signedTransaction, wait: 30).status == 200)
+            let gone = try await stack.simulator.http.send(.POST, "/sim/subscriptions/\(fresh.originalTransactionId)/cancel-auto-renew")
+            #expect(gone.json["status"] as? String == "auto_renew_off", "\(gone.text)")
+            #expect((gone.json["retention"] as? [String: Any])?["kind"] as? String == "message", "the default message, then the cancel")
+            #expect(
+                try await eventually(timeout: 120) { try await stack.api.subscriber("carol").subscriptions.first?.autoRenewEnabled == false },
+                "the cancel reaches the server")
+
+            let other = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let loyal = try await stack.simulator.purchase(device: other, productId: "com.example.pro.monthly")
+            #expect(try await stack.api.postSignedTransaction(appUserId: "dave", signedTransaction: loyal.signedTransaction, wait: 30).status == 200)
+            try await stack.simulator.advanceClock(seconds: 301)
+            #expect(
+                try await eventually(timeout: 120) {
+                    try await stack.api.subscriber("dave").history.filter { $0.productId == "com.example.pro.monthly" }.count == 2
+                })
+            let kept = try await stack.simulator.http.send(.POST, "/sim/subscriptions/\(loyal.originalTransactionId)/cancel-auto-renew")
+            #expect(kept.json["status"] as? String == "kept_with_offer", "\(kept.text)")
+            try await stack.simulator.advanceClock(seconds: 301)
+            #expect(
+                try await eventually(timeout: 120) {
+                    try await stack.api.subscriber("dave").history.contains {
+                        $0.productId == "com.example.pro.monthly" && $0.offer?.identifier == "pro_comeback"
+                    }
+                }, "the next renewal, stored with the offer")
+            #expect(try await stack.api.subscriber("dave").subscriptions.first?.autoRenewEnabled == true)
+        }
+    }
+
     @Test("in billing retry: the choice for it comes first")
     func billingRetry() async throws {
         try await Self.withRetention { stack in
