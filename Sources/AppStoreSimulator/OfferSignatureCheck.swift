@@ -90,6 +90,40 @@ enum OfferSignatureCheck {
 
     private static func checkJWS(_ jws: String, app: SimulatedApp, product: SimulatedProduct) throws(SimulatorState.Failure) -> (String, String, Date)
     {
+        let claims = try verifiedClaims(jws, app: app, audience: "promotional-offer")
+        guard let nonce = claims["nonce"] as? String, let iat = (claims["iat"] as? NSNumber)?.doubleValue else {
+            throw refused("invalidOfferSignature", "aud, bid, iss, nonce and iat must be the app's promotional offer claims")
+        }
+        guard claims["productId"] as? String == product.productId, let offerId = claims["offerIdentifier"] as? String else {
+            throw refused("invalidOfferIdentifier", "the JWS is for another product or names no offer")
+        }
+        return (offerId, nonce, Date(timeIntervalSince1970: iat))
+    }
+
+    /// StoreKit's `introductoryOfferEligibility(compactJWS:)`: whether the developer's server says
+    /// the customer may take the product's introductory offer, after the same checks as a
+    /// promotional offer's JWS (the app's key, ES256, `aud: introductory-offer-eligibility`, the
+    /// app's `bid` and `iss`, this product, a day's validity).
+    static func introductoryEligibility(_ jws: String, app: SimulatedApp, product: SimulatedProduct, now: Date) throws(SimulatorState.Failure)
+        -> Bool
+    {
+        let claims = try verifiedClaims(jws, app: app, audience: "introductory-offer-eligibility")
+        guard let allowed = claims["allowIntroductoryOffer"] as? Bool, let iat = (claims["iat"] as? NSNumber)?.doubleValue,
+            claims["nonce"] is String
+        else { throw refused("invalidOfferSignature", "allowIntroductoryOffer, nonce and iat are required") }
+        guard claims["productId"] as? String == product.productId else {
+            throw refused("invalidOfferIdentifier", "the eligibility JWS is for another product")
+        }
+        let issued = Date(timeIntervalSince1970: iat)
+        guard now.timeIntervalSince(issued) <= lifetime, issued.timeIntervalSince(now) <= 300 else {
+            throw refused("invalidOfferSignature", "the eligibility JWS is more than a day old or from the future")
+        }
+        return allowed
+    }
+
+    /// A compact JWS's claims once it verifies with one of the app's In-App Purchase keys and
+    /// names `audience`, the app's bundle id and the key's issuer.
+    private static func verifiedClaims(_ jws: String, app: SimulatedApp, audience: String) throws(SimulatorState.Failure) -> [String: Any] {
         let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = base64URL(parts[0]), let claimsData = base64URL(parts[1]), let raw = base64URL(parts[2]),
             let header = try? JSONSerialization.jsonObject(with: headerData) as? [String: Any],
@@ -102,14 +136,9 @@ enum OfferSignatureCheck {
         guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: raw),
             key.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8))
         else { throw refused("invalidOfferSignature", "the JWS signature does not verify with key '\(keyId)'") }
-        guard claims["aud"] as? String == "promotional-offer", claims["bid"] as? String == app.bundleId,
-            claims["iss"] as? String == known.issuerId, let nonce = claims["nonce"] as? String,
-            let iat = (claims["iat"] as? NSNumber)?.doubleValue
-        else { throw refused("invalidOfferSignature", "aud, bid, iss, nonce and iat must be the app's promotional offer claims") }
-        guard claims["productId"] as? String == product.productId, let offerId = claims["offerIdentifier"] as? String else {
-            throw refused("invalidOfferIdentifier", "the JWS is for another product or names no offer")
-        }
-        return (offerId, nonce, Date(timeIntervalSince1970: iat))
+        guard claims["aud"] as? String == audience, claims["bid"] as? String == app.bundleId, claims["iss"] as? String == known.issuerId
+        else { throw refused("invalidOfferSignature", "aud, bid and iss must be the app's \(audience) claims") }
+        return claims
     }
 
     private static func base64URL(_ text: Substring) -> Data? {

@@ -49,6 +49,8 @@ extension SimulatorServer {
                 var offer: SimulatorState.Offer?
                 /// A promotional offer with its signature (V1 fields or the V2 `jws`).
                 var promotionalOffer: SignedPromotionalOffer?
+                /// StoreKit's `introductoryOfferEligibility(compactJWS:)`: the server's eligibility JWS.
+                var introductoryOfferEligibility: String?
             }
             let body: Body = try await Self.decode(request)
             let deviceId = try Self.deviceId(context)
@@ -56,7 +58,7 @@ extension SimulatorServer {
                 let now = store.now()
                 let tx = try await store.state.purchase(
                     deviceId: deviceId, productId: body.productId, quantity: body.quantity ?? 1, now: now, appAccountToken: body.appAccountToken,
-                    offer: body.offer, promotionalOffer: body.promotionalOffer)
+                    offer: body.offer, promotionalOffer: body.promotionalOffer, introductoryEligibility: body.introductoryOfferEligibility)
                 let receipt = try await store.receipt(deviceId: deviceId, now: now)
                 let signed = try await store.signedTransaction(tx, now: now)
                 return Self.json(

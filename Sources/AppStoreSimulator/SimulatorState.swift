@@ -173,13 +173,20 @@ actor SimulatorState {
 
     func purchase(
         deviceId: UUID, productId: String, quantity: Int, now: Date, appAccountToken: String? = nil, offer: Offer? = nil,
-        promotionalOffer: SignedPromotionalOffer? = nil
+        promotionalOffer: SignedPromotionalOffer? = nil, introductoryEligibility: String? = nil
     ) throws -> Transaction {
         guard var device = devices[deviceId] else { throw Failure(status: 404, code: "unknown_device", message: "no device") }
         guard let app = apps[device.bundleId], let product = app.products.first(where: { $0.productId == productId }) else {
             throw Failure(status: 404, code: "unknown_product", message: "no product \(productId)")
         }
         var offer = offer
+        // The developer's server decides introductory eligibility in place of the App Store's own
+        // reckoning: not eligible, the purchase is made at the full price.
+        if let introductoryEligibility,
+            try !OfferSignatureCheck.introductoryEligibility(introductoryEligibility, app: app, product: product, now: now), offer?.type == 1
+        {
+            offer = nil
+        }
         if let promotionalOffer {
             guard offer == nil, product.kind == .autoRenewable else {
                 throw Failure(status: 400, code: "offer_not_applicable", message: "one offer, on an auto-renewable subscription")

@@ -28,11 +28,18 @@ extension SimulatedApp {
                     priceMicros: product.priceMicros, currency: product.currency, offers: offers.isEmpty ? nil : offers)
             },
             appAppleId: app.appAppleId,
-            serverAPIKeys: app.serverAPI.flatMap { key in
-                (try? P256.Signing.PrivateKey(pemRepresentation: key.privateKeyPEM)).map {
-                    [SimulatedAPIKey(keyId: key.keyId, issuerId: key.issuerId, publicKeyPEM: $0.publicKey.pemRepresentation)]
-                }
-            })
+            serverAPIKeys: Self.keys(app))
+    }
+
+    /// Every In-App Purchase key the app's configuration holds (the Server API's, and the one
+    /// offers are signed with when it is another): Apple accepts any of an app's keys for each use.
+    static func keys(_ app: AppConfiguration) -> [SimulatedAPIKey]? {
+        var keys: [SimulatedAPIKey] = []
+        for key in [app.serverAPI, app.offerSigning].compactMap({ $0 }) where !keys.contains(where: { $0.keyId == key.keyId }) {
+            guard let privateKey = try? P256.Signing.PrivateKey(pemRepresentation: key.privateKeyPEM) else { continue }
+            keys.append(SimulatedAPIKey(keyId: key.keyId, issuerId: key.issuerId, publicKeyPEM: privateKey.publicKey.pemRepresentation))
+        }
+        return keys.isEmpty ? nil : keys
     }
 }
 

@@ -1,3 +1,4 @@
+import AppStoreClient
 import AppStoreSimulator
 import Crypto
 import Foundation
@@ -153,6 +154,52 @@ struct OffersRouteTests {
             }
             let other = try await post(stack, path, body, as: try DemoCallers.client(as: "mallory"))
             #expect(other.status == 403 && other.errorCode == "other_user")
+        }
+    }
+
+    @Test("the simulator takes the server's eligibility JWS as StoreKit does: eligible, a free trial; not eligible, the full price; forged, refused")
+    func introductoryApplied() async throws {
+        try await Self.withOffers { stack in
+            let path = "/v1/subscribers/alice/offers/introductory"
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
+            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: coins.signedTransaction, wait: 30).status == 200)
+            func buyTrial(_ jws: String, on device: UUID) async throws -> HTTPJSONClient.Reply {
+                try await stack.simulator.http.send(
+                    .POST, "/sim/devices/\(device.uuidString)/purchases",
+                    body: Data(
+                        #"{"productId":"com.example.pro.monthly","offer":{"type":1,"discountType":"FREE_TRIAL","period":"P1W"},"introductoryOfferEligibility":"\#(jws)"}"#
+                            .utf8))
+            }
+            let eligible = try #require(
+                try await post(stack, path, #"{"productId":"com.example.pro.monthly"}"#, as: DemoCallers.backend).json["jws"] as? String)
+            let trial = try await buyTrial(eligible, on: device)
+            #expect(trial.status == 201, "\(trial.text)")
+            let trialTransaction = try #require(trial.json["transaction"] as? [String: Any])
+            #expect("\(trialTransaction["is_trial_period"] ?? "")" == "true", "\(trialTransaction)")
+            let signed = try #require(trial.json["signedTransaction"] as? String)
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: signed, wait: 30).status == 200)
+
+            // Subscribed in the group now: the server says no, and the store sells at the full price.
+            let refused = try #require(
+                try await post(stack, path, #"{"productId":"com.example.pro.monthly"}"#, as: DemoCallers.backend).json["jws"] as? String)
+            // (Another device: the first holds the subscription already.)
+            let second = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let full = try await buyTrial(refused, on: second)
+            #expect(full.status == 201, "\(full.text)")
+            #expect("\((full.json["transaction"] as? [String: Any])?["is_trial_period"] ?? "")" == "false", "\(full.text)")
+
+            // Signed with a key that is not the app's: refused as StoreKit's purchase error.
+            let forgedKey = ServerAPIKeyConfiguration.generated(keyId: "FORGED0001")
+            let forger = try OfferSigner(
+                credentials: .init(issuerId: forgedKey.issuerId, keyId: forgedKey.keyId, bundleId: demoBundle, privateKeyPEM: forgedKey.privateKeyPEM)
+            )
+            let forged = try await forger.introductoryEligibility(
+                productId: "com.example.pro.monthly", allow: true, transactionId: coins.transactionId, now: stack.clock.now(), nonce: UUID())
+            let third = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let refusal = try await buyTrial(forged, on: third)
+            #expect(refusal.status == 400 && refusal.text.contains("invalidOfferSignature"), "\(refusal.text)")
         }
     }
 
