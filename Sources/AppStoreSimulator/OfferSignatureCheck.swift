@@ -104,7 +104,9 @@ enum OfferSignatureCheck {
     /// the customer may take the product's introductory offer, after the same checks as a
     /// promotional offer's JWS (the app's key, ES256, `aud: introductory-offer-eligibility`, the
     /// app's `bid` and `iss`, this product, a day's validity).
-    static func introductoryEligibility(_ jws: String, app: SimulatedApp, product: SimulatedProduct, now: Date) throws(SimulatorState.Failure)
+    static func introductoryEligibility(
+        _ jws: String, app: SimulatedApp, product: SimulatedProduct, now: Date
+    ) throws(SimulatorState.Failure)
         -> Bool
     {
         let claims = try verifiedClaims(jws, app: app, audience: "introductory-offer-eligibility")

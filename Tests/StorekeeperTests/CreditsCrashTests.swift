@@ -19,22 +19,9 @@ struct CreditsCrashTests {
         "1,000 concurrent spends against 600 credits, kill -9 in the middle, all sent again: exactly 600 spent, each once",
         arguments: WebhookTests.backends)
     func killNineWhileSpending(backend: String) async throws {
-        let binary = try #require(TestPaths.storekeeperBinary(), "build the executable first: swift build")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-credits-crash-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let database =
-            backend == "postgresql"
-            ? try PostgresTestDatabase.freshURL(prefix: "creditcrash") : directory.appendingPathComponent("db.sqlite").path
-        var configuration = LocalStack.testConfiguration(databasePath: database)
-        configuration.sqliteSynchronousFull = true
-        let stack = try await LocalStack.start(configuration: configuration, startServer: false)
-        var childConfiguration = stack.configuration
-        childConfiguration.port = 0
-        let configPath = directory.appendingPathComponent("config.json").path
-        try JSONEncoder().encode(childConfiguration).write(to: URL(fileURLWithPath: configPath))
-        let logPath = directory.appendingPathComponent("server.log").path
-        var server = try await ChildProcess.server(binary: binary, configPath: configPath, logPath: logPath)
+        let child = try await ChildStack.start("credits-crash", backend: backend)
+        let stack = child.stack
+        var server = try await child.server()
         func client() -> HTTPJSONClient { HTTPJSONClient(httpClient: stack.httpClient, baseURL: server.baseURL) }
 
         let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
@@ -105,7 +92,7 @@ struct CreditsCrashTests {
         #expect(spentBefore.count >= 50 && cutShort >= 500, "the kill lands mid-way: \(spentBefore.count) answered 200, \(cutShort) cut short")
         #expect(try await stack.store.creditsSpent(appId: "demo", appUserId: "alice") >= spentBefore.count, "every answered spend was durable")
 
-        server = try await ChildProcess.server(binary: binary, configPath: configPath, logPath: logPath)
+        server = try await child.server()
         // All 1,000 sent again at once, as a client retries: a spend whose request found no
         // connection on a busy machine (the client's pool timing out) is sent again, with its key.
         var after: [Int: Result<Int, SpendFailure>] = [:]
@@ -131,7 +118,7 @@ struct CreditsCrashTests {
         let view = try await StorekeeperClient(http: client(), apiKey: stack.api.apiKey, adminKey: stack.api.adminKey).subscriber("alice")
         #expect(view.creditBalance == 0 && view.creditsSpent == 600)
         server.terminate()
-        try await stack.stop()
+        try await child.stop()
     }
 }
 

@@ -15,31 +15,17 @@ struct WebhookCrashTests {
         "kill -9 while events are being delivered: after restart each is delivered, none invented, in order per subscriber",
         arguments: WebhookTests.backends)
     func killNineWhileDelivering(backend: String) async throws {
-        let binary = try #require(TestPaths.storekeeperBinary(), "build the executable first: swift build")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-webhook-crash-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let database =
-            backend == "postgresql"
-            ? try PostgresTestDatabase.freshURL(prefix: "webhookcrash") : directory.appendingPathComponent("db.sqlite").path
-        var configuration = LocalStack.testConfiguration(databasePath: database)
-        configuration.sqliteSynchronousFull = true
-        configuration.workers = 16
-        configuration.attemptTimeoutSeconds = 2
-        configuration.leaseSeconds = 7
-        configuration.webhooks.timeoutSeconds = 2
-        configuration.webhooks.retrySchedule = WebhookRetrySchedule(delays: [0.5], maximumAge: 600, jitter: 0)
-        let stack = try await LocalStack.start(configuration: configuration, startServer: false)
+        let child = try await ChildStack.start("webhook-crash", backend: backend) {
+            $0.workers = 16
+            $0.attemptTimeoutSeconds = 2
+            $0.leaseSeconds = 7
+            $0.webhooks.timeoutSeconds = 2
+            $0.webhooks.retrySchedule = WebhookRetrySchedule(delays: [0.5], maximumAge: 600, jitter: 0)
+        }
+        let stack = child.stack
         let receiver = try await WebhookReceiver.start()
-        var childConfiguration = stack.configuration
-        childConfiguration.port = 0
-        let configPath = directory.appendingPathComponent("config.json").path
-        try JSONEncoder().encode(childConfiguration).write(to: URL(fileURLWithPath: configPath))
-        let logPath = directory.appendingPathComponent("server.log").path
-        var server = try await ChildProcess.server(binary: binary, configPath: configPath, logPath: logPath)
-        let worker =
-            backend == "postgresql"
-            ? try await ChildProcess.worker(
-                binary: binary, configPath: configPath, logPath: directory.appendingPathComponent("worker.log").path) : nil
+        var server = try await child.server()
+        let worker = backend == "postgresql" ? try await child.worker() : nil
         func client() -> StorekeeperClient {
             StorekeeperClient(
                 http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: server.baseURL), apiKey: stack.api.apiKey, adminKey: stack.api.adminKey)
@@ -73,7 +59,7 @@ struct WebhookCrashTests {
         #expect(atKill < 40, "the kill lands while deliveries are in flight (\(atKill) received)")
 
         receiver.behave(.accept)
-        server = try await ChildProcess.server(binary: binary, configPath: configPath, logPath: logPath)
+        server = try await child.server()
         let allDelivered = try await eventually(timeout: 180) { (try await stack.store.deliveryCounts()[.delivered] ?? 0) == events.count }
         let counts = try await stack.store.deliveryCounts()
         #expect(allDelivered, "every event delivered after the restart: \(counts)")
@@ -88,6 +74,6 @@ struct WebhookCrashTests {
         }
         server.terminate()
         await receiver.stop()
-        try await stack.stop()
+        try await child.stop()
     }
 }
