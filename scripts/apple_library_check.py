@@ -761,7 +761,7 @@ def main() -> int:
     # Retention Messaging, before the simulator's clock runs ahead of the server's: the realtime
     # request the simulator signs and posts to the server (which checks it is fresh and answers
     # 200), judged by the library's own realtime verifier.
-    sim("PUT", "/sim/retention/url", {"bundleId": BUNDLE, "url": API + "/v1/retention/demo"})
+    sim("PUT", "/sim/retention/url", {"bundleId": BUNDLE, "url": API + "/v1/retention/demo", "timeoutSeconds": 60})
     for environment, name in [(Environment.SANDBOX, "sandbox"), (Environment.PRODUCTION, "production")]:
         device = sim("POST", "/sim/devices", {"bundleId": BUNDLE, "environment": name})["deviceId"]
         monthly = sim("POST", f"/sim/devices/{device}/purchases", {"productId": "com.example.pro.monthly"})

@@ -22,8 +22,8 @@ struct RetentionExchange: Codable, Sendable {
 }
 
 extension SimulatedAppStore {
-    /// The simulator answers slower than this as a failure, as Apple shows its default message
-    /// when the developer's server is slow.
+    /// An answer slower than this is a failure (an app's `retentionTimeoutSeconds` sets another),
+    /// as Apple shows its default message when the developer's server is slow.
     static let retentionTimeout: TimeAmount = .seconds(2)
 
     /// A subscriber of `originalTransactionId` views their subscription and may cancel: Apple
@@ -48,12 +48,13 @@ extension SimulatedAppStore {
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(bytes: try JSONEncoder().encode(RealtimeRequestBody(signedPayload: signed))))
+        let timeout = app.retentionTimeoutSeconds.map { TimeAmount.milliseconds(Int64($0 * 1000)) } ?? Self.retentionTimeout
         let started = ContinuousClock.now
         var exchange = RetentionExchange(
             requestIdentifier: requestIdentifier, signedPayload: signed, status: nil, elapsedMilliseconds: 0, kind: "default", answer: nil,
             problems: [])
         do {
-            let response = try await HTTPClient.shared.execute(request, timeout: Self.retentionTimeout)
+            let response = try await HTTPClient.shared.execute(request, timeout: timeout)
             let body = try await response.body.collect(upTo: 64 * 1024)
             exchange.status = Int(response.status.code)
             exchange.elapsedMilliseconds = Self.milliseconds(since: started)
@@ -69,7 +70,7 @@ extension SimulatedAppStore {
             try await judge(&exchange, answer: answer, app: app, originalTransactionId: originalTransactionId, now: now)
         } catch {
             exchange.elapsedMilliseconds = Self.milliseconds(since: started)
-            exchange.problems.append("no answer within \(Self.retentionTimeout.nanoseconds / 1_000_000) ms: \(error)")
+            exchange.problems.append("no answer within \(timeout.nanoseconds / 1_000_000) ms: \(error)")
         }
         return exchange
     }

@@ -51,6 +51,9 @@ public struct SimulatedApp: Codable, Hashable, Sendable {
     public var notificationURL: String?
     /// The Retention Messaging realtime URL (the Get Retention Message endpoint); nil: none.
     public var retentionURL: String? = nil
+    /// How long Apple waits for that endpoint's answer before showing the default message (2 s
+    /// when unset); a harness on a busy machine sets more, so only a wrong answer fails it.
+    public var retentionTimeoutSeconds: Double? = nil
 
     public init(
         bundleId: String, sharedSecret: String?, products: [SimulatedProduct], appAppleId: Int64? = nil,

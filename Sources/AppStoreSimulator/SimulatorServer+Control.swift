@@ -230,7 +230,12 @@ extension SimulatorServer {
             Self.json(["released": await store.outbox.releaseParked(now: store.now())])
         }
         // Retention Messaging's realtime URL of an app (Apple's Configure Realtime URL).
-        sim.put("retention/url") { request, _ in try await Self.setURL(request, store: store) { $0.retentionURL = $1 } }
+        sim.put("retention/url") { request, _ in
+            try await Self.setURL(request, store: store) {
+                $0.retentionURL = $1
+                $0.retentionTimeoutSeconds = $2
+            }
+        }
         // A subscriber views their subscription and may cancel: Apple asks the realtime URL what
         // to show (optional body `{"locale": "fr_FR"}`, `en_US` by default) and answers what it saw.
         sim.post("subscriptions/:original/retention-request") { request, context in
@@ -243,7 +248,8 @@ extension SimulatorServer {
                 return Self.json(try await store.askRetention(originalTransactionId: id, locale: locale, now: store.now()))
             }
         }
-        sim.put("notifications/url") { request, _ in try await Self.setURL(request, store: store) { $0.notificationURL = $1 } }
+        sim.put("notifications/url") { request, _ in try await Self.setURL(request, store: store) { app, url, _ in app.notificationURL = url }
+        }
         // What Apple still has to tell: events not yet made notifications (while an app listens),
         // deliveries still to make (retries included; lost ones are not). Both zero after a test's
         // last step: the server was told everything.

@@ -59,20 +59,25 @@ extension SimulatorServer {
         body.allSatisfy { [0x20, 0x09, 0x0A, 0x0D].contains($0) }
     }
 
-    /// `PUT /sim/…/url {"bundleId", "url"}`: one of an app's URLs set (`url` absent or null: none).
+    /// `PUT /sim/…/url {"bundleId", "url", "timeoutSeconds"}`: one of an app's URLs set (`url`
+    /// absent or null: none), with how long Apple waits on it where that applies.
     static func setURL(
-        _ request: Request, store: SimulatedAppStore, _ set: @Sendable (inout SimulatedApp, String?) -> Void
+        _ request: Request, store: SimulatedAppStore, _ set: @Sendable (inout SimulatedApp, String?, Double?) -> Void
     ) async throws -> Response {
         struct Body: Decodable {
             var bundleId: String
             var url: String?
+            var timeoutSeconds: Double?
         }
         let body: Body = try await decode(request)
         return try await guarded {
             guard var app = await store.state.app(body.bundleId) else {
                 throw SimulatorState.Failure(status: 404, code: "unknown_app", message: "no app \(body.bundleId)")
             }
-            set(&app, body.url)
+            if let timeout = body.timeoutSeconds, !(timeout > 0 && timeout <= 600) {
+                throw SimulatorState.Failure(status: 400, code: "invalid_timeout", message: "timeoutSeconds: more than 0, at most 600")
+            }
+            set(&app, body.url, body.timeoutSeconds)
             await store.state.upsertApp(app)
             return json(app)
         }

@@ -192,15 +192,19 @@ public final class LocalStack: Sendable {
             json: Body(bundleId: configuration.apps[0].bundleId, url: url ?? "\(serverURL ?? "")/v1/notifications/appstore"))
     }
 
-    /// Points the first app's Retention Messaging realtime URL at this stack's server.
+    /// Points the first app's Retention Messaging realtime URL at this stack's server. The
+    /// simulator waits up to a minute for each answer (Apple waits far less): a test judges what
+    /// the answer says, never how fast a busy machine gave it (docs/BENCHMARKS.md measures that).
     public func sendRetentionRequests() async throws {
         struct Body: Encodable {
             var bundleId: String
             var url: String
+            var timeoutSeconds: Double
         }
         let app = configuration.apps[0]
         _ = try await simulator.http.send(
-            .PUT, "/sim/retention/url", json: Body(bundleId: app.bundleId, url: "\(serverURL ?? "")/v1/retention/\(app.id)"))
+            .PUT, "/sim/retention/url",
+            json: Body(bundleId: app.bundleId, url: "\(serverURL ?? "")/v1/retention/\(app.id)", timeoutSeconds: 60))
     }
 
     /// Stops the server (gracefully), leaving the simulator and the database.
