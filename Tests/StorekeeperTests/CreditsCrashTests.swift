@@ -53,7 +53,7 @@ struct CreditsCrashTests {
         // keys send their headers and the first byte of their body, and the rest only after the
         // kill, so however fast the server is, half of the spends are in flight when it dies.
         // It is killed once 50 have been answered, with the odd ones still being spent.
-        let answered = AnswerCount()
+        let answered = AnswerCount(target: 50)
         let held = HeldBodies()
         let baseURL = server.baseURL
         let firstRound = Task {
@@ -76,14 +76,17 @@ struct CreditsCrashTests {
                         guard let response = try? await stack.httpClient.execute(request, timeout: .seconds(600)),
                             (try? await response.body.collect(upTo: 1 << 20)) != nil
                         else { return (i, nil) }
-                        answered.count.withLock { $0 += 1 }
+                        answered.add()
                         return (i, Int(response.status.code))
                     }
                 }
-                return await group.reduce(into: [Int: Int?]()) { $0[$1.0] = $1.1 }
+                let statuses = await group.reduce(into: [Int: Int?]()) { $0[$1.0] = $1.1 }
+                answered.finish()
+                return statuses
             }
         }
-        #expect(try await eventually(timeout: 120, every: .milliseconds(2)) { answered.count.withLock { $0 } >= 50 }, "spends under way")
+        // Told by the 50th answer itself (or by the round's end, should fewer ever come).
+        #expect(await answered.reached(), "spends under way")
         server.killNine()
         held.releaseAll()
         let before = await firstRound.value
@@ -132,9 +135,52 @@ struct SpendFailure: Error, Hashable, CustomStringConvertible {
     var description: String
 }
 
-/// How many spends were answered so far (the kill waits for some).
+/// Counts the first round's answers and tells the waiting test when `target` of them came: a
+/// signal from the answers themselves, not a poll.
 final class AnswerCount: Sendable {
-    let count = Mutex(0)
+    private struct State {
+        var count = 0
+        var ended = false
+        var waiter: CheckedContinuation<Bool, Never>?
+    }
+
+    private let target: Int
+    private let state = Mutex(State())
+
+    init(target: Int) { self.target = target }
+
+    func add() {
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            state.count += 1
+            guard state.count >= target else { return nil }
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: true)
+    }
+
+    /// The round ended (every request answered or failed).
+    func finish() {
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            state.ended = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: state.withLock { $0.count } >= target)
+    }
+
+    /// True once `target` answers came; false if the round ended with fewer.
+    func reached() async -> Bool {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> Bool? in
+                if state.count >= target { return true }
+                if state.ended { return false }
+                state.waiter = continuation
+                return nil
+            }
+            if let now { continuation.resume(returning: now) }
+        }
+    }
 }
 
 /// Request bodies kept unfinished until the server is gone.
