@@ -333,18 +333,19 @@ public struct AppStoreServerAPIClient: Sendable {
 
     struct Empty: Decodable {}
 
-    private func escape(_ segment: String) -> String {
+    func escape(_ segment: String) -> String {
         segment.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? segment
     }
 
-    private func call<Response: Decodable>(
+    func call<Response: Decodable>(
         _ endpoint: ServerAPIEndpoint, _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil,
-        placement: Placement
+        contentType: String = "application/json", placement: Placement
     ) async throws -> (Response, AppStoreEnvironment) {
         let order = placement.order
         for (index, environment) in order.enumerated() {
             do {
-                let call = Call(endpoint: endpoint, method: method, path: path, query: query, body: body, environment: environment)
+                let call = Call(
+                    endpoint: endpoint, method: method, path: path, query: query, body: body, contentType: contentType, environment: environment)
                 return (try await callWithRetries(call), environment)
             } catch let error as ServerAPIError
                 where index + 1 < order.count
@@ -364,6 +365,7 @@ public struct AppStoreServerAPIClient: Sendable {
         var path: String
         var query: [(String, String)]
         var body: Data?
+        var contentType: String
         var environment: AppStoreEnvironment
     }
 
@@ -454,7 +456,7 @@ public struct AppStoreServerAPIClient: Sendable {
         }
         request.headers.add(name: "Accept", value: "application/json")
         if let body = call.body {
-            request.headers.add(name: "Content-Type", value: "application/json")
+            request.headers.add(name: "Content-Type", value: call.contentType)
             request.body = .bytes(ByteBuffer(bytes: body))
         }
         let started = ContinuousClock.now

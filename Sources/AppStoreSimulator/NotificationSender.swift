@@ -53,6 +53,10 @@ public struct NotificationSender: Service, CustomStringConvertible {
                             store.stats.record("notifications.attempt.\(result)")
                         }
                     }
+                    // Retention Messaging performance tests started through the Server API.
+                    for (id, test) in store.retention.takeUnstarted() {
+                        group.addTask { await store.runPerformanceTest(id, test, client: client) }
+                    }
                     try? await Task.sleep(for: tick)
                 }
             }

@@ -31,19 +31,12 @@ extension SimulatedAppStore {
     /// (one kind, message UUIDs, a product to switch to, the offer's V2 signature as a purchase's
     /// is checked), and the customer takes an offer it carried: the next renewal is sold with it.
     func askRetention(originalTransactionId: String, locale: String, now: Date) async throws -> RetentionExchange {
-        let (app, subscription, device) = try await state.retentionSubject(originalTransactionId)
-        guard let url = app.retentionURL else {
+        let (app, _, device) = try await state.retentionSubject(originalTransactionId)
+        guard let url = retention.realtimeURL(app, device.environment) else {
             throw SimulatorState.Failure(
                 status: 409, code: "no_realtime_url", message: "app \(app.bundleId) has no realtime URL (PUT /sim/retention/url)")
         }
-        let requestIdentifier = UUID().uuidString.lowercased()
-        var payload: [String: Any] = [
-            "originalTransactionId": originalTransactionId, "productId": subscription.productId, "userLocale": locale,
-            "requestIdentifier": requestIdentifier, "signedDate": Int64((now.timeIntervalSince1970 * 1000).rounded()),
-            "environment": device.environment == .production ? "Production" : "Sandbox",
-        ]
-        if let appAppleId = app.appAppleId { payload["appAppleId"] = appAppleId }
-        let signed = try pki.signJWS(payload: Array(try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])))
+        let (signed, requestIdentifier) = try await signedRealtimeRequest(originalTransactionId: originalTransactionId, locale: locale, now: now)
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
@@ -105,7 +98,22 @@ extension SimulatedAppStore {
         }
     }
 
-    private static func milliseconds(since start: ContinuousClock.Instant) -> Int {
+    /// The realtime request Apple posts for a subscriber of `originalTransactionId`, signed as
+    /// the App Store signs it, with a fresh request identifier.
+    func signedRealtimeRequest(originalTransactionId: String, locale: String, now: Date) async throws -> (signed: String, requestIdentifier: String) {
+        let (app, subscription, device) = try await state.retentionSubject(originalTransactionId)
+        let requestIdentifier = UUID().uuidString.lowercased()
+        var payload: [String: Any] = [
+            "originalTransactionId": originalTransactionId, "productId": subscription.productId, "userLocale": locale,
+            "requestIdentifier": requestIdentifier, "signedDate": Int64((now.timeIntervalSince1970 * 1000).rounded()),
+            "environment": device.environment == .production ? "Production" : "Sandbox",
+        ]
+        if let appAppleId = app.appAppleId { payload["appAppleId"] = appAppleId }
+        let signed = try pki.signJWS(payload: Array(try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])))
+        return (signed, requestIdentifier)
+    }
+
+    static func milliseconds(since start: ContinuousClock.Instant) -> Int {
         let elapsed = ContinuousClock.now - start
         return Int(elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
     }

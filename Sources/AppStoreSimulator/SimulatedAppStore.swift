@@ -16,6 +16,8 @@ public final class SimulatedAppStore: Sendable {
     /// Notifications created, with their delivery attempts (the notification history).
     let outbox = NotificationOutbox()
     let serverAPI = ServerAPIState()
+    /// Retention Messaging's configuration (images, messages, defaults, realtime URLs, tests).
+    let retention = RetentionConfigurationState()
     /// Serials of the simulator's certificates revoked through `/sim/pki/revoke`, with when.
     let revokedSerials = Mutex<[[UInt8]: Date]>([:])
     /// Receipts already read, by their bytes' SHA-256: a receipt never changes once signed, and

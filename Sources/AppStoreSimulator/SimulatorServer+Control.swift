@@ -107,7 +107,8 @@ extension SimulatorServer {
                     var retention: RetentionExchange?
                 }
                 var retention: RetentionExchange?
-                if try await store.state.retentionSubject(id).app.retentionURL != nil {
+                let subject = try await store.state.retentionSubject(id)
+                if store.retention.realtimeURL(subject.app, subject.device.environment) != nil {
                     retention = try await store.askRetention(originalTransactionId: id, locale: "en_US", now: store.now())
                 }
                 if retention?.offerAppliedToNextRenewal != nil { return Self.json(Answer(status: "kept_with_offer", retention: retention)) }
@@ -234,6 +235,49 @@ extension SimulatorServer {
             try await Self.setURL(request, store: store) {
                 $0.retentionURL = $1
                 $0.retentionTimeoutSeconds = $2
+                store.retention.forgetRealtimeURLs($0.bundleId)
+            }
+        }
+        // Apple's review of an uploaded message or image, decided here: uploads are approved at
+        // once; `{"bundleId", "environment", "messageIdentifier" | "imageIdentifier", "state"}`
+        // sets another state (REJECTED, PENDING) to see what Apple then refuses.
+        sim.put("retention/review") { request, _ in
+            struct Body: Decodable {
+                var bundleId: String
+                var environment: String?
+                var messageIdentifier: String?
+                var imageIdentifier: String?
+                var state: String
+            }
+            let body: Body = try await Self.decode(request)
+            return try await Self.guarded {
+                let environment: AppStoreEnvironment = body.environment?.lowercased() == "sandbox" ? .sandbox : .production
+                let state = RetentionReviewState(rawValue: body.state)
+                let found = store.retention.withSpace(body.bundleId, environment) { space -> Bool in
+                    if let id = body.messageIdentifier?.lowercased(), space.messages[id] != nil {
+                        space.messages[id]?.state = state
+                        return true
+                    }
+                    if let id = body.imageIdentifier?.lowercased(), space.images[id] != nil {
+                        space.images[id]?.state = state
+                        return true
+                    }
+                    return false
+                }
+                guard found else { throw SimulatorState.Failure(status: 404, code: "not_found", message: "no such message or image") }
+                return Self.json(["state": state.rawValue])
+            }
+        }
+        // Returns once a Retention Messaging performance test has sent every request, with
+        // Apple's result: a harness waits on this rather than polling.
+        sim.get("retention/performance-tests/:id/finished") { _, context in
+            let id = try context.parameters.require("id").lowercased()
+            await store.retention.waitUntilFinished(id)
+            return try await Self.guarded {
+                guard let test = store.retention.anyTest(id) else {
+                    throw SimulatorState.Failure(status: 404, code: "not_found", message: "no performance test \(id)")
+                }
+                return Self.json(test.result)
             }
         }
         // A subscriber views their subscription and may cancel: Apple asks the realtime URL what

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import NIOHTTP1
 import Synchronization
 
 extension SimulatorServer {
@@ -107,6 +108,7 @@ extension SimulatorServer {
                 store.massExtensionStatus(productId: product, requestIdentifier: identifier)
             }
         }
+        addRetentionConfigurationRoutes(to: routes, environment: environment, store: store)
         routes.put("inApps/v1/subscriptions/extend/:id") { request, context in
             let id = try context.parameters.require("id")
             let body = try await request.body.collect(upTo: 64 * 1024)
@@ -156,5 +158,82 @@ extension SimulatorServer {
         var headers: HTTPFields = [.contentType: "application/json"]
         if let retryAfter = answer.retryAfter { headers[.retryAfter] = retryAfter }
         return Response(status: .init(code: answer.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+    }
+}
+
+extension SimulatorServer {
+    /// The Retention Messaging API's configuration calls, on the Server API's hosts and token.
+    static func addRetentionConfigurationRoutes<Routes: RouterMethods<BasicRequestContext>>(
+        to routes: Routes, environment env: AppStoreEnvironment, store: SimulatedAppStore
+    ) {
+        let messaging = routes.group("inApps/v1/messaging")
+        messaging.get("image/list") { request, _ in
+            await serverAPI(request, "retention_images", .retentionConfiguration, env, store) { app, _ in
+                store.retentionImages(app: app, environment: env)
+            }
+        }
+        messaging.put("image/:id") { request, context in
+            let id = try context.parameters.require("id")
+            let body = try await request.body.collect(upTo: 16 * 1024 * 1024)
+            let size = request.uri.queryParameters.get("imageSize")
+            return await serverAPI(request, "retention_image_upload", .retentionConfiguration, env, store) { app, _ in
+                try store.uploadRetentionImage(id, png: Data(body.readableBytesView), size: size, app: app, environment: env)
+            }
+        }
+        messaging.delete("image/:id") { request, context in
+            let id = try context.parameters.require("id")
+            return await serverAPI(request, "retention_image_delete", .retentionConfiguration, env, store) { app, _ in
+                try store.deleteRetentionImage(id, app: app, environment: env)
+            }
+        }
+        messaging.get("message/list") { request, _ in
+            await serverAPI(request, "retention_messages", .retentionConfiguration, env, store) { app, _ in
+                store.retentionMessages(app: app, environment: env)
+            }
+        }
+        messaging.put("message/:id") { request, context in
+            let id = try context.parameters.require("id")
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            return await serverAPI(request, "retention_message_upload", .retentionConfiguration, env, store) { app, _ in
+                try store.uploadRetentionMessage(id, body: Data(body.readableBytesView), app: app, environment: env)
+            }
+        }
+        messaging.delete("message/:id") { request, context in
+            let id = try context.parameters.require("id")
+            return await serverAPI(request, "retention_message_delete", .retentionConfiguration, env, store) { app, _ in
+                try store.deleteRetentionMessage(id, app: app, environment: env)
+            }
+        }
+        for method in [HTTPRequest.Method.put, .get, .delete] {
+            messaging.on("default/:product/:locale", method: method) { request, context in
+                let product = try context.parameters.require("product")
+                let locale = try context.parameters.require("locale")
+                let body = try await request.body.collect(upTo: 64 * 1024)
+                return await serverAPI(request, "retention_default", .retentionConfiguration, env, store) { app, _ in
+                    try store.defaultRetentionMessage(
+                        .init(rawValue: method.rawValue), productId: product, locale: locale, body: Data(body.readableBytesView), app: app,
+                        environment: env)
+                }
+            }
+            messaging.on("realtime/url", method: method) { request, _ in
+                let body = try await request.body.collect(upTo: 64 * 1024)
+                return await serverAPI(request, "retention_realtime_url", .retentionConfiguration, env, store) { app, _ in
+                    try store.realtimeURL(.init(rawValue: method.rawValue), body: Data(body.readableBytesView), app: app, environment: env)
+                }
+            }
+        }
+        guard env == .sandbox else { return }  // Apple runs the performance test in the sandbox only.
+        messaging.post("performanceTest") { request, _ in
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            return await serverAPI(request, "retention_performance_test", .retentionPerformanceTest, env, store) { app, _ in
+                try await store.startPerformanceTest(body: Data(body.readableBytesView), app: app)
+            }
+        }
+        messaging.get("performanceTest/result/:id") { request, context in
+            let id = try context.parameters.require("id")
+            return await serverAPI(request, "retention_performance_result", .retentionConfiguration, env, store) { app, _ in
+                try store.performanceTestResult(id, app: app)
+            }
+        }
     }
 }

@@ -59,6 +59,7 @@ public enum StorekeeperApplication {
         CreditsController(context: context).register(on: routes)
         RefundRequestsController(context: context).register(on: routes)
         RetentionController(context: context).register(on: routes)
+        RetentionConfigurationController(context: context).register(on: routes)
         CustomersController(context: context).register(on: routes)
         IdentityController(context: context).register(on: routes)
         ImportController(context: context).register(on: routes)

@@ -19,35 +19,35 @@ struct AppleActionsController {
         registerMassExtension(on: router)
         let transactions = router.group("v1/admin/apps/:app/transactions")
         transactions.post(":transactionId/finish") { request, ctx in
-            let (app, client, placement) = try appleCall(request, ctx)
+            let (app, client, placement) = try context.appleCall(request, ctx)
             let id = try transactionId(ctx, "transactionId")
-            let environment = try await apple(placement) { try await client.finishTransaction(id, in: placement) }
+            let environment = try await context.apple(placement) { try await client.finishTransaction(id, in: placement) }
             context.metrics.increment(Metric.appleActionsTotal, labels: ["action": "finish_transaction", "app": app.id])
             return try StorekeeperJSON.response(
                 ActionAnswer(transactionId: id, environment: environment.storageName, finished: true))
         }
         transactions.put(":transactionId/app-account-token") { request, ctx in
-            let (app, client, placement) = try appleCall(request, ctx)
+            let (app, client, placement) = try context.appleCall(request, ctx)
             let id = try transactionId(ctx, "transactionId")
             let token = try await accountToken(request)
-            let environment = try await apple(placement) { try await client.setAppAccountToken(id, token, in: placement) }
+            let environment = try await context.apple(placement) { try await client.setAppAccountToken(id, token, in: placement) }
             context.metrics.increment(Metric.appleActionsTotal, labels: ["action": "set_app_account_token", "app": app.id])
             return try StorekeeperJSON.response(
                 ActionAnswer(originalTransactionId: id, environment: environment.storageName, appAccountToken: token))
         }
         transactions.put(":transactionId/consumption") { request, ctx in
-            let (app, client, placement) = try appleCall(request, ctx)
+            let (app, client, placement) = try context.appleCall(request, ctx)
             let id = try transactionId(ctx, "transactionId")
             let body = try await consumption(request)
-            let environment = try await apple(placement) { try await client.sendConsumptionInformation(id, body, in: placement) }
+            let environment = try await context.apple(placement) { try await client.sendConsumptionInformation(id, body, in: placement) }
             context.metrics.increment(Metric.appleActionsTotal, labels: ["action": "send_consumption", "app": app.id])
             return try StorekeeperJSON.response(
                 ActionAnswer(transactionId: id, environment: environment.storageName, consumptionSent: true), status: .accepted)
         }
         transactions.get(":transactionId/app-transaction") { request, ctx in
-            let (app, client, placement) = try appleCall(request, ctx)
+            let (app, client, placement) = try context.appleCall(request, ctx)
             let id = try transactionId(ctx, "transactionId")
-            let (answer, environment) = try await apple(placement) { try await client.appTransactionInfo(id, in: placement) }
+            let (answer, environment) = try await context.apple(placement) { try await client.appTransactionInfo(id, in: placement) }
             guard let signed = answer.signedAppTransactionInfo else {
                 throw StorekeeperError(.appleUnavailable, "Apple answered without a signed app transaction")
             }
@@ -55,7 +55,7 @@ struct AppleActionsController {
             return try StorekeeperJSON.response(AppTransactionAnswer(environment: environment.storageName, appTransaction: payload))
         }
         transactions.get(":transactionId/refunds") { request, ctx in
-            let (app, client, placement) = try appleCall(request, ctx)
+            let (app, client, placement) = try context.appleCall(request, ctx)
             let id = try transactionId(ctx, "transactionId", digits: 20)
             // Apple pages by revision; a customer's refunds are few, so every page is read, up to
             // a bound that keeps a misbehaving answer from holding the request.
@@ -63,7 +63,7 @@ struct AppleActionsController {
             var revision: String?
             var environment = AppStoreEnvironment.production
             for _ in 0..<Self.maximumRefundPages {
-                let (page, answered) = try await apple(placement) {
+                let (page, answered) = try await context.apple(placement) {
                     try await client.refundHistory(id, revision: revision, in: revision == nil ? placement : .only(environment))
                 }
                 environment = answered
@@ -77,13 +77,13 @@ struct AppleActionsController {
             return try StorekeeperJSON.response(RefundsAnswer(transactionId: id, environment: environment.storageName, refunds: refunds))
         }
         router.group("v1/admin/apps/:app/orders").get(":orderId") { request, ctx in
-            let (app, client, placement) = try appleCall(request, ctx)
+            let (app, client, placement) = try context.appleCall(request, ctx)
             let orderId = try ctx.parameters.decoded("orderId")
             // Apple's order ids (on the customer's invoice) are letters and digits.
             guard (1...40).contains(orderId.utf8.count), orderId.utf8.allSatisfy({ Self.isLetterOrDigit($0) }) else {
                 throw StorekeeperError(.invalidRequest, "orderId must be an App Store order id (up to 40 letters and digits)")
             }
-            let (answer, environment) = try await apple(placement) { try await client.lookUpOrder(orderId, in: placement) }
+            let (answer, environment) = try await context.apple(placement) { try await client.lookUpOrder(orderId, in: placement) }
             var transactions: [JSONValue] = []
             for jws in answer.signedTransactions ?? [] {
                 transactions.append(try await verified(jws, app: app, environment: environment, what: "order's transaction"))
@@ -95,11 +95,11 @@ struct AppleActionsController {
                 OrderAnswer(orderId: orderId, environment: environment.storageName, valid: valid, transactions: transactions))
         }
         router.group("v1/admin/apps/:app/subscriptions").put(":originalTransactionId/renewal-extension") { request, ctx in
-            let (app, client, placement) = try appleCall(request, ctx)
+            let (app, client, placement) = try context.appleCall(request, ctx)
             let id = try transactionId(ctx, "originalTransactionId", digits: 20)
             let extension_ = try await renewalExtension(request)
             let environment = Self.single(placement)
-            let answer = try await apple(.only(environment)) { try await client.extendRenewalDate(id, extension_, environment: environment) }
+            let answer = try await context.apple(.only(environment)) { try await client.extendRenewalDate(id, extension_, environment: environment) }
             context.metrics.increment(Metric.appleActionsTotal, labels: ["action": "extend_renewal_date", "app": app.id])
             return try StorekeeperJSON.response(
                 ExtensionAnswer(
@@ -119,7 +119,7 @@ struct AppleActionsController {
     private func registerMassExtension(on router: RouteTable) {
         let products = router.group("v1/admin/apps/:app/products")
         products.post(":productId/renewal-extension") { request, ctx in
-            let (app, client, placement) = try appleCall(request, ctx)
+            let (app, client, placement) = try context.appleCall(request, ctx)
             let productId = try await subscriptionProduct(app, ctx)
             struct Body: Decodable {
                 var extendByDays: Int
@@ -138,7 +138,7 @@ struct AppleActionsController {
             }
             guard problems.isEmpty else { throw StorekeeperError(.invalidRequest, problems.joined(separator: "; ")) }
             let environment = Self.single(placement)
-            let answer = try await apple(.only(environment)) {
+            let answer = try await context.apple(.only(environment)) {
                 try await client.extendRenewalDates(
                     MassExtendRenewalDateRequest(
                         extendByDays: body.extendByDays, extendReasonCode: body.extendReasonCode,
@@ -153,12 +153,12 @@ struct AppleActionsController {
                 status: .accepted)
         }
         products.get(":productId/renewal-extension/:requestIdentifier") { request, ctx in
-            let (_, client, placement) = try appleCall(request, ctx)
+            let (_, client, placement) = try context.appleCall(request, ctx)
             let productId = try ctx.parameters.decoded("productId")
             let identifier = try ctx.parameters.decoded("requestIdentifier")
             guard UUID(uuidString: identifier) != nil else { throw StorekeeperError(.invalidRequest, "requestIdentifier must be a UUID") }
             let environment = Self.single(placement)
-            let status = try await apple(.only(environment)) {
+            let status = try await context.apple(.only(environment)) {
                 try await client.massExtensionStatus(productId: productId, requestIdentifier: identifier, environment: environment)
             }
             return try StorekeeperJSON.response(
@@ -278,23 +278,6 @@ struct AppleActionsController {
         var appTransaction: JSONValue
     }
 
-    private func appleCall(
-        _ request: Request, _ ctx: some RequestContext
-    ) throws -> (AppConfiguration, AppStoreServerAPIClient, AppStoreServerAPIClient.Placement) {
-        try context.authenticateAdmin(request)
-        let app = try context.app(id: try ctx.parameters.decoded("app"))
-        guard let client = context.serverAPIClients[app.id] else {
-            throw StorekeeperError(.serverAPINotConfigured, "app '\(app.id)' has no serverAPI key")
-        }
-        let placement: AppStoreServerAPIClient.Placement
-        switch try QueryInput(request).oneOf("environment", ["production", "sandbox"]) {
-        case "production"?: placement = .only(.production)
-        case "sandbox"?: placement = .only(.sandbox)
-        default: placement = app.acceptSandbox ? .either : .only(.production)
-        }
-        return (app, client, placement)
-    }
-
     /// Apple's transaction ids (original, renewal and app transaction ids alike) are decimal
     /// digits; anything else is refused here rather than sent to Apple. Calls that take only a
     /// transaction id (not an app transaction id) take at most 20 digits, as Apple does (a 64-bit
@@ -352,32 +335,5 @@ struct AppleActionsController {
         }
         guard problems.isEmpty else { throw StorekeeperError(.invalidRequest, problems.joined(separator: "; ")) }
         return body
-    }
-
-    /// Apple's answer in Storekeeper's terms: an id Apple does not know is 404, a request Apple
-    /// refuses is 422 with Apple's code, anything else (5xx, timeouts, 429 beyond the wait) 502.
-    /// While the Server API is known to be down (in the environment asked first), answers
-    /// `apple_unavailable` at once instead of holding the operator for a timeout.
-    private func apple<T>(_ placement: AppStoreServerAPIClient.Placement, _ call: () async throws -> T) async throws -> T {
-        let first: AppStoreEnvironment = if case .only(let environment) = placement { environment } else { .production }
-        if let health = context.appleHealth, let since = await health.knownDown(.serverAPI(first.storageName), now: context.now()) {
-            throw StorekeeperError(
-                .appleUnavailable,
-                "App Store Server API (\(first.storageName)) is down since \(since.formatted(StorekeeperJSON.plainStyle)); not called (try again once it answers)"
-            )
-        }
-        do {
-            return try await call()
-        } catch let error as ServerAPIError {
-            let apple = error.apiErrorCode.map { "Apple error \($0): " } ?? ""
-            switch error.code {
-            case .apiError where error.httpStatus == 404:
-                throw StorekeeperError(.notFound, "\(apple)\(error.message)", cause: error)
-            case .apiError:
-                throw StorekeeperError(.appleRejected, "\(apple)\(error.message)", cause: error)
-            default:
-                throw StorekeeperError(.appleUnavailable, "App Store Server API: \(error)", cause: error)
-            }
-        }
     }
 }
