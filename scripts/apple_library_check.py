@@ -14,6 +14,7 @@ import urllib.parse
 import urllib.request
 import uuid
 import warnings
+import zlib
 
 import attr
 import jwt
@@ -29,7 +30,18 @@ from appstoreserverlibrary.models.AppTransaction import AppTransaction
 from appstoreserverlibrary.models.ConsumptionRequest import ConsumptionRequest
 from appstoreserverlibrary.models.ConsumptionRequestV1 import ConsumptionRequestV1
 from appstoreserverlibrary.models.ConsumptionStatus import ConsumptionStatus
+from appstoreserverlibrary.models.BulletPoint import BulletPoint
 from appstoreserverlibrary.models.DecodedRealtimeRequestBody import DecodedRealtimeRequestBody
+from appstoreserverlibrary.models.DefaultConfigurationRequest import DefaultConfigurationRequest
+from appstoreserverlibrary.models.HeaderPosition import HeaderPosition
+from appstoreserverlibrary.models.ImageSize import ImageSize
+from appstoreserverlibrary.models.ImageState import ImageState
+from appstoreserverlibrary.models.MessageState import MessageState
+from appstoreserverlibrary.models.PerformanceTestRequest import PerformanceTestRequest
+from appstoreserverlibrary.models.PerformanceTestStatus import PerformanceTestStatus
+from appstoreserverlibrary.models.RealtimeUrlRequest import RealtimeUrlRequest
+from appstoreserverlibrary.models.UploadMessageImage import UploadMessageImage
+from appstoreserverlibrary.models.UploadMessageRequestBody import UploadMessageRequestBody
 from appstoreserverlibrary.models.DeliveryStatus import DeliveryStatus
 from appstoreserverlibrary.models.DeliveryStatusV1 import DeliveryStatusV1
 from appstoreserverlibrary.models.ExtendReasonCode import ExtendReasonCode
@@ -730,6 +742,71 @@ def check_malformed_ids(name: str, client, subscription: str, coins: str, app_tr
 
 
 
+def png(width: int, height: int) -> bytes:
+    """A real PNG (RGB, no transparency) of one colour."""
+    def chunk(kind: bytes, payload: bytes) -> bytes:
+        return len(payload).to_bytes(4, "big") + kind + payload + zlib.crc32(kind + payload).to_bytes(4, "big")
+    header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 2, 0, 0, 0])
+    rows = b"".join(b"\x00" + b"\x20\x60\xa0" * width for _ in range(height))
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+def check_retention_configuration(judges: typing.Dict[str, "Judge"], sandbox_subscription: str) -> None:
+    """Retention Messaging's configuration calls, made by the library's own client: images,
+    messages, default messages, the realtime URL, the performance test; Apple's codes for what
+    it refuses."""
+    for name, judge in judges.items():
+        client = judge.client
+        full, bullet, message = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
+        client.upload_image(uuid.UUID(full), png(3840, 160), ImageSize.FULL_SIZE)
+        client.upload_image(uuid.UUID(bullet), png(48, 48), ImageSize.BULLET_POINT)
+        expect_error(f"{name} the same image twice", lambda: client.upload_image(uuid.UUID(full), png(3840, 160), ImageSize.FULL_SIZE), 4090000)
+        expect_error(f"{name} an image of the wrong size", lambda: client.upload_image(uuid.uuid4(), png(100, 100), ImageSize.FULL_SIZE), 4000216)
+        images = {str(item.imageIdentifier): item for item in client.get_image_list().imageIdentifiers or []}
+        if {full, bullet} - set(images) or any(images[i].imageState != ImageState.APPROVED for i in (full, bullet)):
+            failures.append(f"{name}: the image list {images} lacks the uploaded images, approved")
+        client.upload_message(uuid.UUID(message), UploadMessageRequestBody(
+            header="Before you go", body="Your plan keeps every feature you use.",
+            image=UploadMessageImage(imageIdentifier=uuid.UUID(full), altText="A chart"), headerPosition=HeaderPosition.ABOVE_IMAGE,
+            bulletPoints=[BulletPoint(text="Sync everywhere", imageIdentifier=uuid.UUID(bullet), altText="A check mark")]))
+        messages = {str(item.messageIdentifier): item for item in client.get_message_list().messageIdentifiers or []}
+        if messages.get(message) is None or messages[message].messageState != MessageState.APPROVED:
+            failures.append(f"{name}: the message list {messages} lacks the uploaded message, approved")
+        client.configure_default_message("com.example.pro.monthly", "en-US", DefaultConfigurationRequest(messageIdentifier=uuid.UUID(message)))
+        if str(client.get_default_message("com.example.pro.monthly", "en-US").messageIdentifier) != message:
+            failures.append(f"{name}: the default message is not the one configured")
+        expect_error(f"{name} deleting an image in use", lambda: client.delete_image(uuid.UUID(bullet)), 4030019)
+        client.delete_default_message("com.example.pro.monthly", "en-US")
+        expect_error(f"{name} a deleted default message", lambda: client.get_default_message("com.example.pro.monthly", "en-US"), 4040020)
+        client.delete_message(uuid.UUID(message))
+        client.delete_image(uuid.UUID(bullet))
+        expect_error(f"{name} a deleted image", lambda: client.delete_image(uuid.UUID(bullet)), 4040014)
+        count("Retention Messaging configuration calls checked")
+
+    # The sandbox URL, Apple's performance test against this server, then production, which
+    # Apple takes only after a passing test.
+    sandbox, production = judges["sandbox"].client, judges["production"].client
+    url = API + "/v1/retention/demo"
+    sandbox.configure_realtime_url(RealtimeUrlRequest(realtimeURL=url))
+    if sandbox.get_realtime_url().realtimeURL != url:
+        failures.append("sandbox: the realtime URL is not the one configured")
+    started = sandbox.initiate_performance_test(PerformanceTestRequest(originalTransactionId=sandbox_subscription))
+    sim("GET", f"/sim/retention/performance-tests/{started.requestId}/finished")
+    result = sandbox.get_performance_test_results(started.requestId)
+    if result.result not in (PerformanceTestStatus.PASS, PerformanceTestStatus.FAIL) or result.numPending != 0 or result.target != url:
+        failures.append(f"the performance test's result: {result}")
+    print(f"apple-library: Retention Messaging performance test against the server: {result.rawResult}, "
+          f"success rate {result.successRate} %, p99 {result.responseTimes.p99 if result.responseTimes else None} ms")
+    if result.result == PerformanceTestStatus.PASS:
+        production.configure_realtime_url(RealtimeUrlRequest(realtimeURL=url))
+        if production.get_realtime_url().realtimeURL != url:
+            failures.append("production: the realtime URL is not the one configured")
+    else:
+        expect_error("a production URL without a passing test",
+                     lambda: production.configure_realtime_url(RealtimeUrlRequest(realtimeURL=url)), 4030026)
+    count("Retention Messaging performance tests run")
+
+
 def main() -> int:
     # Consumption v1 is what the simulator serves; the library marks it deprecated for v2.
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -770,6 +847,10 @@ def main() -> int:
         Judge(environment, root_der, private_pem).verify("realtime request", exchange["signedPayload"], f"{name} retention request")
         if exchange.get("status") != 200 or exchange.get("problems"):
             failures.append(f"{name}: the server's answer to the realtime request: {exchange.get('status')} {exchange.get('problems')}")
+        if name == "sandbox":
+            sandbox_subscription = original
+    judges = {"sandbox": Judge(Environment.SANDBOX, root_der, private_pem), "production": Judge(Environment.PRODUCTION, root_der, private_pem)}
+    guarded("retention configuration", lambda: check_retention_configuration(judges, sandbox_subscription))
 
     for environment, name in [(Environment.SANDBOX, "sandbox"), (Environment.PRODUCTION, "production")]:
         judge = Judge(environment, root_der, private_pem)

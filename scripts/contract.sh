@@ -177,6 +177,23 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "404"]
 include-operation-id = ["putOffering", "putOfferingTargeting"]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "404"]
 
+# Apple's Retention Messaging configuration: what only Apple knows cannot be stated by a
+# schema. An image must be a PNG without transparency at Apple's sizes, an identifier may
+# already be used, a default may name a message or product Apple does not know, a production
+# realtime URL waits for a passing performance test, a performance test needs a sandbox
+# subscription of the app: Apple refuses such a request, answered 422 apple_rejected or 404.
+# A body of random bytes is not a PNG (400), and headerPosition ABOVE_IMAGE without an image is
+# a cross-field rule (400).
+[[operations]]
+include-operation-id = [
+  "listRetentionMessages", "uploadRetentionMessage", "deleteRetentionMessage",
+  "listRetentionImages", "uploadRetentionImage", "deleteRetentionImage",
+  "getDefaultRetentionMessage", "putDefaultRetentionMessage", "deleteDefaultRetentionMessage",
+  "getRetentionRealtimeURL", "putRetentionRealtimeURL", "deleteRetentionRealtimeURL",
+  "startRetentionPerformanceTest", "getRetentionPerformanceTest",
+]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "404", "422"]
+
 # The coverage phase draws its valid receipts and transactions from the schema, not from the
 # dictionaries, so there they are refused for what they contain (400 invalid_receipt or
 # invalid_signed_transaction, 422 signed_transaction_rejected). The fuzzing phase sends the

@@ -83,7 +83,7 @@ extension AppStoreServerAPIClient {
     /// many times and concurrently, and answers at once with the test's `requestId`.
     public func startRetentionPerformanceTest(originalTransactionId: String) async throws -> RetentionPerformanceTestStarted {
         try await call(
-            .retentionPerformanceTest, .POST, "/inApps/v1/messaging/performanceTest",
+            .retentionConfiguration, .POST, "/inApps/v1/messaging/performanceTest",
             body: try JSONEncoder().encode(RetentionPerformanceTestRequest(originalTransactionId: originalTransactionId)),
             placement: .only(.sandbox)
         ).0

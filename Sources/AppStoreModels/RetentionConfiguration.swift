@@ -116,11 +116,15 @@ public struct UploadRetentionMessage: Codable, Hashable, Sendable {
     public var problems: [String] {
         typealias C = RetentionConfiguration
         var problems: [String] = []
-        if header.isEmpty || header.count > C.maximumHeaderLength { problems.append("header must be 1 to \(C.maximumHeaderLength) characters") }
-        if body.isEmpty || body.count > C.maximumBodyLength { problems.append("body must be 1 to \(C.maximumBodyLength) characters") }
+        if header.isEmpty || header.unicodeScalars.count > C.maximumHeaderLength {
+            problems.append("header must be 1 to \(C.maximumHeaderLength) characters")
+        }
+        if body.isEmpty || body.unicodeScalars.count > C.maximumBodyLength { problems.append("body must be 1 to \(C.maximumBodyLength) characters") }
         if let image {
             if !RetentionConfiguration.isUUID(image.imageIdentifier) { problems.append("image.imageIdentifier must be a UUID") }
-            if image.altText.count > C.maximumAltTextLength { problems.append("image.altText must be at most \(C.maximumAltTextLength) characters") }
+            if image.altText.unicodeScalars.count > C.maximumAltTextLength {
+                problems.append("image.altText must be at most \(C.maximumAltTextLength) characters")
+            }
         }
         if let headerPosition {
             if !RetentionHeaderPosition.known.contains(headerPosition) {
@@ -132,13 +136,13 @@ public struct UploadRetentionMessage: Codable, Hashable, Sendable {
         if let bullets = bulletPoints {
             if bullets.count > C.maximumBulletPoints { problems.append("bulletPoints must be at most \(C.maximumBulletPoints)") }
             for (index, bullet) in bullets.enumerated() {
-                if bullet.text.isEmpty || bullet.text.count > C.maximumBulletPointTextLength {
+                if bullet.text.isEmpty || bullet.text.unicodeScalars.count > C.maximumBulletPointTextLength {
                     problems.append("bulletPoints[\(index)].text must be 1 to \(C.maximumBulletPointTextLength) characters")
                 }
                 if !RetentionConfiguration.isUUID(bullet.imageIdentifier) {
                     problems.append("bulletPoints[\(index)].imageIdentifier must be a UUID")
                 }
-                if bullet.altText.count > C.maximumAltTextLength {
+                if bullet.altText.unicodeScalars.count > C.maximumAltTextLength {
                     problems.append("bulletPoints[\(index)].altText must be at most \(C.maximumAltTextLength) characters")
                 }
             }

@@ -21,11 +21,9 @@ public enum ServerAPIEndpoint: String, CaseIterable, Sendable, Hashable, Codable
     case requestTestNotification = "test_notification"
     case getTestNotificationStatus = "test_notification_status"
     /// Retention Messaging's configuration calls (messages, images, default messages, the
-    /// realtime URL) and its performance test. Apple publishes no limits for these: the Server
-    /// API's common 50 per second is assumed for the first, 1 for the test, and a 429's
-    /// `Retry-After` still rules.
+    /// realtime URL, the performance test). Apple publishes no limits for these: the Server
+    /// API's common 50 per second is assumed, and a 429's `Retry-After` still rules.
     case retentionConfiguration = "retention_configuration"
-    case retentionPerformanceTest = "retention_performance_test"
 
     /// Apple's published production limit, in requests per second.
     public var productionRequestsPerSecond: Int {
@@ -36,7 +34,7 @@ public enum ServerAPIEndpoint: String, CaseIterable, Sendable, Hashable, Codable
         case .extendSubscriptionRenewalDate, .setAppAccountToken: 20
         case .lookUpOrderId, .getRefundHistory: 10
         case .extendRenewalDatesForAllActiveSubscribers, .getRenewalDateExtensionStatus, .requestTestNotification,
-            .getTestNotificationStatus, .retentionPerformanceTest:
+            .getTestNotificationStatus:
             1
         }
     }

@@ -22,12 +22,15 @@ public struct SignedRenewalInfo: Codable, Hashable, Sendable {
     /// How the next renewal is billed: `BILLED_UPFRONT` or `MONTHLY`, kept as sent.
     public var renewalBillingPlanType: String?
     public var commitmentInfo: RenewalCommitmentInfo?
+    /// The win-back offers Apple would sell this lapsed subscriber (App Store Connect offer ids).
+    public var eligibleWinBackOfferIds: [String]?
     public var fields: [String: JSONValue] = [:]
 
     enum CodingKeys: String, CodingKey {
         case originalTransactionId, productId, autoRenewProductId, autoRenewStatus, expirationIntent, isInBillingRetryPeriod
         case gracePeriodExpiresDate, priceIncreaseStatus, offerType, offerIdentifier, signedDate, environment
         case recentSubscriptionStartDate, renewalDate, renewalPrice, currency, appAccountToken, renewalBillingPlanType, commitmentInfo
+        case eligibleWinBackOfferIds
     }
 
     public init(from decoder: any Decoder) throws {
@@ -51,6 +54,8 @@ public struct SignedRenewalInfo: Codable, Hashable, Sendable {
         appAccountToken = try c.decodeIfPresent(String.self, forKey: .appAccountToken)
         renewalBillingPlanType = try? c.decodeIfPresent(String.self, forKey: .renewalBillingPlanType)
         commitmentInfo = try? c.decodeIfPresent(RenewalCommitmentInfo.self, forKey: .commitmentInfo)
+        // A list of anything but strings is kept in `fields`, never fatal.
+        eligibleWinBackOfferIds = try? c.decodeIfPresent([String].self, forKey: .eligibleWinBackOfferIds)
         fields = try decoder.singleValueContainer().decode([String: JSONValue].self)
     }
 

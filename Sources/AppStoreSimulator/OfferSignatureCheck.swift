@@ -21,8 +21,12 @@ public struct SimulatedOffer: Codable, Hashable, Sendable {
     public var priceMicros: Int64
     /// How long the offer's price lasts (`P1M`); the product's period when nil.
     public var period: String?
+    /// A win-back offer: never sold by signature; named in a lapsed subscriber's renewal info
+    /// (`eligibleWinBackOfferIds`).
+    public var winBack: Bool? = nil
 
-    public init(id: String, discountType: String, priceMicros: Int64, period: String? = nil) {
+    public init(id: String, discountType: String, priceMicros: Int64, period: String? = nil, winBack: Bool? = nil) {
+        self.winBack = winBack
         self.id = id
         self.discountType = discountType
         self.priceMicros = priceMicros
@@ -53,7 +57,7 @@ enum OfferSignatureCheck {
             } else {
                 try checkV1(signed, app: app, product: product, appAccountToken: appAccountToken)
             }
-        guard let offer = product.offers?.first(where: { $0.id == offerId }) else {
+        guard let offer = product.offers?.first(where: { $0.id == offerId && $0.winBack != true }) else {
             throw refused("invalidOfferIdentifier", "no offer '\(offerId)' of \(product.productId)")
         }
         guard now.timeIntervalSince(issued) <= lifetime, issued.timeIntervalSince(now) <= 300 else {

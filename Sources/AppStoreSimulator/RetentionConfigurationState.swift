@@ -61,7 +61,7 @@ final class RetentionConfigurationState: Sendable {
 
     private let spaces = Mutex<[String: Space]>([:])
     private let tests = Mutex<[String: PerformanceTest]>([:])
-    /// Callers waiting for a test to finish (`/sim/retention/performance-tests/{id}/wait`).
+    /// Callers waiting for a test to finish (`/sim/retention/performance-tests/{id}/finished`).
     private let waiters = Mutex<[String: [CheckedContinuation<Void, Never>]]>([:])
 
     private static func key(_ bundleId: String, _ environment: AppStoreEnvironment) -> String { "\(bundleId)|\(environment.storageName)" }

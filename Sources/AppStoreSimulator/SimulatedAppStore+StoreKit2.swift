@@ -101,6 +101,13 @@ extension SimulatedAppStore {
         if let original = latest?.originalPurchaseDate { payload["recentSubscriptionStartDate"] = ms(original) }
         if let intent = Self.expirationIntent(subscription, latest: latest, now: now) { payload["expirationIntent"] = intent }
         if let grace = subscription.graceUntil { payload["gracePeriodExpiresDate"] = ms(grace) }
+        // A subscriber who let the subscription lapse (not one Apple still tries to charge, not
+        // a refunded one) may be won back with the group's win-back offers.
+        let lapsed = subscription.billingFailedAt == nil && latest?.cancellationDate == nil && (latest?.expiresDate.map { $0 <= now } ?? false)
+        let group = product?.subscriptionGroupIdentifier
+        let winBack = (await state.app(device.bundleId)?.products ?? []).filter { $0.subscriptionGroupIdentifier == group }
+            .flatMap { $0.offers ?? [] }.filter { $0.winBack == true }.map(\.id)
+        if lapsed, !winBack.isEmpty { payload["eligibleWinBackOfferIds"] = winBack }
         // What the next period costs, in milli-units like a transaction's price.
         if let micros = product?.priceMicros, let currency = product?.currency {
             payload["renewalPrice"] = micros / 1000

@@ -225,7 +225,7 @@ extension SimulatorServer {
         guard env == .sandbox else { return }  // Apple runs the performance test in the sandbox only.
         messaging.post("performanceTest") { request, _ in
             let body = try await request.body.collect(upTo: 64 * 1024)
-            return await serverAPI(request, "retention_performance_test", .retentionPerformanceTest, env, store) { app, _ in
+            return await serverAPI(request, "retention_performance_test", .retentionConfiguration, env, store) { app, _ in
                 try await store.startPerformanceTest(body: Data(body.readableBytesView), app: app)
             }
         }

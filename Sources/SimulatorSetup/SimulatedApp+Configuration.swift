@@ -20,8 +20,11 @@ extension SimulatedApp {
                     }
                 // The app's promotional offers, sold at half the product's price for one period
                 // (App Store Connect holds an offer's price; the server's configuration does not).
-                let offers = app.offers.filter { $0.productId == product.productId && $0.kind == .promotional }.map {
-                    SimulatedOffer(id: $0.id, discountType: "PAY_AS_YOU_GO", priceMicros: (product.priceMicros ?? 0) / 2, period: product.duration)
+                // Its win-back offers too, which Apple names in a lapsed subscriber's renewal info.
+                let offers = app.offers.filter { $0.productId == product.productId }.map {
+                    SimulatedOffer(
+                        id: $0.id, discountType: "PAY_AS_YOU_GO", priceMicros: (product.priceMicros ?? 0) / 2, period: product.duration,
+                        winBack: $0.kind == .winBack ? true : nil)
                 }
                 return SimulatedProduct(
                     productId: product.productId, kind: kind, period: product.type == .autoRenewable ? product.duration ?? "P1M" : nil,

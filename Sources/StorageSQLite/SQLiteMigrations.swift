@@ -31,6 +31,7 @@ enum SQLiteMigrations {
         ("M0023_AppleCalls", m0023AppleCalls),
         ("M0024_CreditSpends", m0024CreditSpends),
         ("M0025_RefundRequests", m0025RefundRequests),
+        ("M0026_WinBackOffers", m0026WinBackOffers),
     ]
 
     static var migrator: DatabaseMigrator {

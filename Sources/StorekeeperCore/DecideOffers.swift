@@ -31,6 +31,15 @@ public struct DecideOffers: Sendable {
             customerTransactionId: OfferEligibility.customerTransactionId(transactions))
     }
 
+    /// The win-back offers Apple names for the user's lapsed subscriptions (`OfferEligibility.winBack`).
+    public func winBack(
+        appId: String, appUserId: String, offers: [OfferDefinition], groups: [String: [String]], now: Date
+    ) async throws -> [OfferEligibility.WinBack] {
+        OfferEligibility.winBack(
+            subscriptions: try await store.subscriptions(appId: appId, appUserId: appUserId), offers: offers, groups: groups,
+            catalog: try await store.products(appId: appId), now: now)
+    }
+
     /// The introductory offer of an auto-renewable product of the catalog; nil when the catalog
     /// has no such product.
     public func introductory(appId: String, appUserId: String, productId: String, groups: [String: [String]]) async throws -> Answer? {

@@ -106,7 +106,8 @@ public enum SubscriptionFactsRule {
         if let incoming = renewal?.signedAt, let stored, let storedAt = stored.renewalSignedAt, incoming < storedAt {
             renewal = PurchaseEvidence.Renewal(
                 autoRenewEnabled: stored.autoRenewEnabled, autoRenewProductId: stored.autoRenewProductId, inBillingRetry: stored.inBillingRetry,
-                gracePeriodExpiresDate: stored.gracePeriodExpiresDate, expirationIntent: stored.expirationIntent, signedAt: storedAt)
+                gracePeriodExpiresDate: stored.gracePeriodExpiresDate, expirationIntent: stored.expirationIntent, signedAt: storedAt,
+                winBackOfferIds: stored.winBackOfferIds)
         }
         var facts = SubscriptionFacts(
             appId: context.appId, originalTransactionId: originalId, appUserId: owner, productId: latest.productId,
@@ -116,6 +117,7 @@ public enum SubscriptionFactsRule {
             inBillingRetry: renewal?.inBillingRetry ?? false, gracePeriodExpiresDate: renewal?.gracePeriodExpiresDate,
             expirationIntent: renewal?.expirationIntent, updatedAt: context.now)
         facts.renewalSignedAt = renewal?.signedAt
+        facts.winBackOfferIds = renewal?.winBackOfferIds
         if let stored, let storedExpiry = stored.expiresDate, let newExpiry = facts.expiresDate,
             newExpiry < storedExpiry, stored.appUserId.isSameIdentifier(as: owner)
         {

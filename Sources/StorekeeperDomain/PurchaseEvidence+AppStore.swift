@@ -118,7 +118,8 @@ extension PurchaseEvidence {
             matched[original] = Renewal(
                 autoRenewEnabled: renewal.autoRenewStatus == 1, autoRenewProductId: renewal.autoRenewProductId,
                 inBillingRetry: renewal.isInBillingRetryPeriod ?? false, gracePeriodExpiresDate: renewal.gracePeriodExpiresDate?.date,
-                expirationIntent: renewal.expirationIntent.map(String.init), signedAt: renewal.signedDate?.date)
+                expirationIntent: renewal.expirationIntent.map(String.init), signedAt: renewal.signedDate?.date,
+                winBackOfferIds: renewal.eligibleWinBackOfferIds)
         }
         self.init(
             source: source, bundleId: transactions.first?.bundleId, environment: environment.storageName, purchases: purchases,

@@ -78,11 +78,14 @@ public struct PurchaseEvidence: Sendable, Hashable {
         /// any order, so an older renewal info never replaces a newer one. Nil for
         /// verifyReceipt's pending renewal info, which is Apple's answer of the moment.
         public var signedAt: Date?
+        /// Apple's `eligibleWinBackOfferIds`: the win-back offers it would sell the subscriber now.
+        public var winBackOfferIds: [String]?
 
         public init(
             autoRenewEnabled: Bool?, autoRenewProductId: String?, inBillingRetry: Bool, gracePeriodExpiresDate: Date?,
-            expirationIntent: String?, signedAt: Date? = nil
+            expirationIntent: String?, signedAt: Date? = nil, winBackOfferIds: [String]? = nil
         ) {
+            self.winBackOfferIds = winBackOfferIds
             self.autoRenewEnabled = autoRenewEnabled
             self.autoRenewProductId = autoRenewProductId
             self.inBillingRetry = inBillingRetry

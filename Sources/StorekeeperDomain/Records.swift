@@ -105,6 +105,8 @@ public struct SubscriptionFacts: Codable, Hashable, Sendable {
     /// When Apple signed the renewal info the renewal fields come from; nil when unknown (a
     /// receipt's, or none).
     public var renewalSignedAt: Date? = nil
+    /// The win-back offers Apple's latest renewal info names for this subscriber (nil: none).
+    public var winBackOfferIds: [String]? = nil
 
     public init(
         appId: String, originalTransactionId: String, appUserId: String, productId: String, environment: String,

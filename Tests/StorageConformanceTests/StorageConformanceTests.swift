@@ -712,7 +712,7 @@ struct StorageConformanceTests {
                 renewals: [
                     "s1": .init(
                         autoRenewEnabled: autoRenew, autoRenewProductId: "monthly", inBillingRetry: false, gracePeriodExpiresDate: nil,
-                        expirationIntent: nil, signedAt: signedAt)
+                        expirationIntent: nil, signedAt: signedAt, winBackOfferIds: autoRenew ? nil : ["back50", "back25"])
                 ])
             _ = try await VerificationOutcomes(store: store).completeVerified(
                 leased, verificationId: submitted.verification.id, evidence: evidence,
@@ -720,6 +720,7 @@ struct StorageConformanceTests {
         }
         let facts = try #require(try await store.subscriptions(appId: "app", appUserId: "alice").first)
         #expect(facts.autoRenewEnabled == false && facts.renewalSignedAt == t0 + 10)
+        #expect(facts.winBackOfferIds == ["back50", "back25"], "the newer renewal info's win-back offers, kept in Apple's order")
     }
 
     @Test("a console sign-out is seen by every process until the session would have expired", arguments: StoreFactory.all)

@@ -24,6 +24,39 @@ struct OfferEligibilityTests {
         return record
     }
 
+    func subscription(
+        _ productId: String, expires: Date, winBack: [String]?, refunded: Bool = false, original: String? = nil
+    ) -> SubscriptionFacts {
+        var facts = SubscriptionFacts(
+            appId: "app", originalTransactionId: original ?? productId, appUserId: "alice", productId: productId, environment: "production",
+            latestTransactionId: "\(productId)-latest", expiresDate: expires, revokedAt: refunded ? expires - 60 : nil, autoRenewEnabled: false,
+            autoRenewProductId: productId, inBillingRetry: false, gracePeriodExpiresDate: nil, expirationIntent: "1", updatedAt: expires)
+        facts.winBackOfferIds = winBack
+        return facts
+    }
+
+    @Test("win-back: Apple's list for a lapsed subscription, once each; none while it or another of its group runs, or once refunded")
+    func winBack() {
+        let offers = [OfferDefinition(id: "back50", productId: "annual", kind: .winBack), OfferDefinition(id: "promo", productId: "monthly")]
+        func winBack(_ subscriptions: [SubscriptionFacts]) -> [OfferEligibility.WinBack] {
+            OfferEligibility.winBack(subscriptions: subscriptions, offers: offers, groups: ["news": ["magazine"]], catalog: catalog, now: t0)
+        }
+        let lapsed = subscription("monthly", expires: t0 - 1, winBack: ["back50", "unlisted"])
+        #expect(
+            winBack([lapsed]) == [
+                .init(offerId: "back50", productId: "annual", originalTransactionId: "monthly", configured: true),
+                .init(offerId: "unlisted", productId: "monthly", originalTransactionId: "monthly", configured: false),
+            ])
+        #expect(winBack([subscription("monthly", expires: t0 + 1, winBack: ["back50"])]).isEmpty, "still running at now")
+        #expect(winBack([subscription("monthly", expires: t0 - 1, winBack: ["back50"], refunded: true)]).isEmpty, "refunded")
+        #expect(winBack([subscription("monthly", expires: t0 - 1, winBack: nil)]).isEmpty, "Apple named none")
+        #expect(winBack([lapsed, subscription("annual", expires: t0 + 86_400, winBack: nil)]).isEmpty, "came back in the group")
+        #expect(winBack([lapsed, subscription("magazine", expires: t0 + 86_400, winBack: nil)]).count == 2, "another group's runs")
+        let again = subscription("annual", expires: t0 - 10, winBack: ["back50"], original: "annual-2")
+        #expect(winBack([lapsed, again]).map(\.offerId) == ["back50", "unlisted"], "each offer once")
+        #expect(winBack([lapsed]).allSatisfy { $0.offerId != "promo" }, "a promotional offer is not a win-back offer")
+    }
+
     @Test("a subscription group: the one configured, else every auto-renewable no group names")
     func groups() {
         #expect(OfferEligibility.group(of: "monthly", groups: [:], catalog: catalog) == ["monthly", "annual", "magazine"])

@@ -123,6 +123,43 @@ struct OffersRouteTests {
         }
     }
 
+    @Test("win-back: none while subscribed; once lapsed, the offers Apple names in the renewal info, for that user only")
+    func winBack() async throws {
+        try await Self.withOffers { stack in
+            try await stack.sendNotifications()
+            let path = "/v1/subscribers/alice/offers/win-back"
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+            let subscribed = try await stack.api.http.send(.GET, path, headers: try aliceNow(stack))
+            #expect(subscribed.status == 200 && (subscribed.json["offers"] as? [Any])?.isEmpty == true, "\(subscribed.text)")
+
+            _ = try await stack.simulator.http.send(.POST, "/sim/subscriptions/\(bought.originalTransactionId)/cancel-auto-renew")
+            try await stack.simulator.advanceClock(seconds: 301)
+            // The EXPIRED notification's renewal info names the offer; the server keeps it.
+            #expect(
+                try await eventually(timeout: 120) {
+                    try await stack.api.http.send(.GET, path, headers: DemoCallers.backend).json["offers"].map { ($0 as? [Any])?.isEmpty == false }
+                        ?? false
+                }, "the lapse reaches the server")
+            let lapsed = try await stack.api.http.send(.GET, path, headers: try aliceNow(stack))
+            let offers = (lapsed.json["offers"] as? [[String: Any]]) ?? []
+            #expect(offers.count == 1, "\(lapsed.text)")
+            #expect(offers.first?["offerId"] as? String == "winback" && offers.first?["productId"] as? String == "com.example.pro.monthly")
+            #expect(offers.first?["originalTransactionId"] as? String == bought.originalTransactionId && offers.first?["configured"] as? Bool == true)
+
+            let token = try UserTokens.hs256(user: "mallory", secret: DemoConfiguration.userTokenSecret, now: stack.clock.now())
+            let other = try await stack.api.http.send(
+                .GET, path, headers: ["Authorization": "Bearer \(DemoConfiguration.clientKey)", "Storekeeper-User-Token": token])
+            #expect(other.status == 403 && other.errorCode == "other_user", "\(other.text)")
+            let anonymous = try await stack.api.http.send(.GET, path, headers: DemoCallers.anonymous)
+            #expect(anonymous.status == 401 && anonymous.errorCode == "user_token_required", "\(anonymous.text)")
+            let stranger = try await stack.api.http.send(.GET, "/v1/subscribers/nobody/offers/win-back", headers: DemoCallers.backend)
+            #expect(stranger.status == 200 && (stranger.json["offers"] as? [Any])?.isEmpty == true, "\(stranger.text)")
+        }
+    }
+
     @Test("introductory eligibility: new to the group, eligible; a subscriber of the group, not, in a JWS naming their transaction")
     func introductory() async throws {
         try await Self.withOffers { stack in

@@ -55,6 +55,48 @@ public enum OfferEligibility {
         }
     }
 
+    /// A win-back offer Apple would sell the user, as its renewal info names it.
+    public struct WinBack: Sendable, Hashable {
+        public var offerId: String
+        /// The configured offer's product; else the lapsed subscription's.
+        public var productId: String
+        /// The lapsed subscription whose renewal info names the offer.
+        public var originalTransactionId: String
+        /// Whether the app configured the offer (`apps[].offers`, kind `win_back`).
+        public var configured: Bool
+
+        public init(offerId: String, productId: String, originalTransactionId: String, configured: Bool) {
+            self.offerId = offerId
+            self.productId = productId
+            self.originalTransactionId = originalTransactionId
+            self.configured = configured
+        }
+    }
+
+    /// Win-back offers are Apple's to grant: it names them in a lapsed subscription's renewal
+    /// info (`eligibleWinBackOfferIds`). The server relays that list, for subscriptions that
+    /// have lapsed (expired at `now`, not refunded) in a group where the user has nothing
+    /// active now (a user who came back is not won back again). Each offer once, in Apple's order.
+    public static func winBack(
+        subscriptions: [SubscriptionFacts], offers: [OfferDefinition], groups: [String: [String]], catalog: [Product], now: Date
+    ) -> [WinBack] {
+        func active(_ facts: SubscriptionFacts) -> Bool { facts.revokedAt == nil && (facts.expiresDate.map { $0 > now } ?? false) }
+        var found: [WinBack] = []
+        for facts in subscriptions.sorted(by: { $0.originalTransactionId < $1.originalTransactionId }) {
+            guard let ids = facts.winBackOfferIds, !ids.isEmpty, facts.revokedAt == nil, !active(facts) else { continue }
+            let group = Self.group(of: facts.productId, groups: groups, catalog: catalog)
+            guard !subscriptions.contains(where: { group.contains($0.productId) && active($0) }) else { continue }
+            for id in ids where !found.contains(where: { $0.offerId == id }) {
+                let offer = offers.first { $0.kind == .winBack && $0.id == id }
+                found.append(
+                    WinBack(
+                        offerId: id, productId: offer?.productId ?? facts.productId, originalTransactionId: facts.originalTransactionId,
+                        configured: offer != nil))
+            }
+        }
+        return found
+    }
+
     /// The customer's transaction a V2 JWS names (Apple: any transaction of the customer): the
     /// one bought last, or the app transaction's id when nothing was bought.
     public static func customerTransactionId(_ transactions: [TransactionRecord]) -> String? {

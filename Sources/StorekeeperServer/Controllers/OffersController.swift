@@ -15,6 +15,38 @@ struct OffersController {
         let subscriber = router.group("v1/subscribers/:appUserId/offers")
         subscriber.post("promotional") { request, ctx in try await promotional(request, appUserId: try ctx.parameters.decoded("appUserId")) }
         subscriber.post("introductory") { request, ctx in try await introductory(request, appUserId: try ctx.parameters.decoded("appUserId")) }
+        subscriber.get("win-back") { request, ctx in try await winBack(request, appUserId: try ctx.parameters.decoded("appUserId")) }
+    }
+
+    struct WinBackAnswer: Encodable {
+        struct Offer: Encodable {
+            var offerId: String
+            var productId: String
+            var originalTransactionId: String
+            var configured: Bool
+        }
+
+        var offers: [Offer]
+    }
+
+    /// The win-back offers Apple would sell the user now. Nothing is signed: StoreKit takes a
+    /// win-back offer by its id, and Apple decides again at purchase. A client still needs the
+    /// user's token: which offers a user is shown says they lapsed.
+    func winBack(_ request: Request, appUserId: String) async throws -> Response {
+        let caller = try await context.authenticateCaller(request)
+        if case .client(_, nil) = caller {
+            throw StorekeeperError(.userTokenRequired, "offers from the app need a user token in 'Storekeeper-User-Token'")
+        }
+        let user = try await context.identify(caller, appUserId)
+        let app = caller.app
+        let offers = try await context.useCases.offers.winBack(
+            appId: app.id, appUserId: user, offers: app.offers, groups: app.subscriptionGroups, now: context.now())
+        return try context.respond(
+            request, caller,
+            WinBackAnswer(
+                offers: offers.map {
+                    .init(offerId: $0.offerId, productId: $0.productId, originalTransactionId: $0.originalTransactionId, configured: $0.configured)
+                }))
     }
 
     /// The caller, the user it acts for, and the app's offer signer. A client needs a user token:
