@@ -252,8 +252,6 @@ extension SimulatedAppStore {
             return elapsed <= thresholdMilliseconds ? (elapsed, nil) : (nil, "TIMED_OUT")
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
             return (nil, "TIMED_OUT")
-        } catch let error as HTTPClientError where error == .connectTimeout {
-            return (nil, "NO_RESPONSE")
         } catch {
             return (nil, "NO_RESPONSE")
         }
