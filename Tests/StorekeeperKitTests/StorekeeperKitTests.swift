@@ -37,7 +37,7 @@ struct StorekeeperKitTests {
             self.granted = granted
         }
 
-        func purchase(productId: String, appAccountToken: UUID, offer: SignedPromotionalOffer?) async throws -> StorePurchaseResult {
+        func purchase(productId: String, appAccountToken: UUID, offer: StoreOffer?) async throws -> StorePurchaseResult {
             try await inner.purchase(productId: productId, appAccountToken: appAccountToken, offer: offer)
         }
 
@@ -121,10 +121,12 @@ struct StorekeeperKitTests {
     }
 
     func withKitStack(
-        anonymous: Bool = false, serverAPI: Bool = false, _ body: (LocalStack, P256.Signing.PublicKey) async throws -> Void
+        anonymous: Bool = false, serverAPI: Bool = false, configure: (inout StorekeeperConfiguration) -> Void = { _ in },
+        _ body: (LocalStack, P256.Signing.PublicKey) async throws -> Void
     ) async throws {
         let key = P256.Signing.PrivateKey()
         var configuration = LocalStack.testConfiguration(databasePath: LocalStack.temporaryDatabasePath(), serverAPI: serverAPI)
+        configure(&configuration)
         configuration.apps[0].client = ClientAccess(
             key: Self.clientKey, userTokens: UserTokenPolicy(hs256Secret: Self.secret), allowAnonymous: anonymous, userRatePerSecond: 100,
             signingKeys: [ResponseSigningKey(id: "k1", privateKeyPEM: key.pemRepresentation)])
@@ -237,6 +239,51 @@ struct StorekeeperKitTests {
                 try await newcomer.purchase(productId: "com.example.pro.monthly", promotionalOfferId: "pro_comeback")
             }
             #expect(refused?.serverCode == "offer_not_eligible", "\(String(describing: refused))")
+        }
+    }
+
+    @Test(
+        "introductory eligibility and win-back: the server's JWS goes to the store with the purchase; a lapsed subscriber is told the win-back offers Apple names"
+    )
+    func introductoryAndWinBack() async throws {
+        try await withKitStack(
+            serverAPI: true, configure: { $0.apps[0].offers.append(.init(id: "winback", productId: "com.example.pro.monthly", kind: .winBack)) }
+        ) { stack, key in
+            try await stack.sendNotifications()
+            let (_, store, transport) = try await shop(stack)
+            let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
+            guard case .granted = try await sdk.purchase(productId: "com.example.coins100") else {
+                Issue.record("the coins were not granted")
+                return
+            }
+            // The server knows a transaction of ann now: its eligibility JWS names it.
+            let eligibility = try await sdk.introductoryEligibility(productId: "com.example.pro.monthly")
+            #expect(eligibility.eligible && eligibility.reason == "new_to_group" && eligibility.jws != nil, "\(eligibility)")
+            let bought = try await sdk.purchase(productId: "com.example.pro.monthly", introductoryEligibility: eligibility)
+            guard case .granted(let entitlements) = bought else {
+                Issue.record("the plan bought with the eligibility: \(bought)")
+                return
+            }
+            #expect(entitlements.isActive("pro"))
+            // The store front hands the JWS to the store, which checks it: a forged one is refused.
+            await #expect(throws: (any Error).self) {
+                try await store.purchase(
+                    productId: "com.example.pro.monthly", appAccountToken: sdk.appAccountToken, offer: .introductoryEligibility(jws: "a.b.c"))
+            }
+            let after = try await sdk.introductoryEligibility(productId: "com.example.pro.monthly")
+            #expect(!after.eligible && after.reason == "subscribed_in_group", "\(after)")
+            await #expect(throws: StorekeeperKitError.self) {
+                try await sdk.purchase(productId: "com.example.coins100", introductoryEligibility: after)
+            }
+            #expect(try await sdk.winBackOffers().isEmpty, "subscribed: nothing to win back")
+
+            let plan = try #require(
+                try await stack.store.transactions(appId: "demo", appUserId: "ann").first { $0.productId == "com.example.pro.monthly" })
+            try await stack.simulator.cancelAutoRenew(originalTransactionId: plan.originalTransactionId)
+            try await stack.simulator.advanceClock(seconds: 2 * 86_400)
+            #expect(
+                try await eventually(timeout: 120) { try await sdk.winBackOffers().map(\.offerId) == ["winback"] },
+                "lapsed: the offer Apple's renewal info names")
         }
     }
 

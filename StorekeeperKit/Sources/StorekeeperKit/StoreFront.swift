@@ -36,6 +36,15 @@ public struct SignedPromotionalOffer: Codable, Sendable, Hashable {
     }
 }
 
+/// What the store applies to a purchase, as the server signed it for this user.
+public enum StoreOffer: Sendable, Hashable {
+    /// A promotional offer's signatures: the store sells at the offer's price.
+    case promotional(SignedPromotionalOffer)
+    /// The server's introductory-offer eligibility JWS (docs/OFFERS.md): the store applies the
+    /// product's introductory offer only where it allows it, in place of its own records.
+    case introductoryEligibility(jws: String)
+}
+
 /// What a purchase at the store came to.
 public enum StorePurchaseResult: Sendable, Hashable {
     case purchased(StoreTransaction)
@@ -47,9 +56,9 @@ public enum StorePurchaseResult: Sendable, Hashable {
 /// The App Store as StorekeeperKit uses it: small, so the StoreKit 2 adapter stays thin and a
 /// test (or Linux) can buy through the App Store simulator instead.
 public protocol StoreFront: Sendable {
-    /// Buys `productId` with `appAccountToken` set, at a promotional offer's price when one is
-    /// given (signed by the server for this user).
-    func purchase(productId: String, appAccountToken: UUID, offer: SignedPromotionalOffer?) async throws -> StorePurchaseResult
+    /// Buys `productId` with `appAccountToken` set, with the offer the server signed for this
+    /// user when one is given.
+    func purchase(productId: String, appAccountToken: UUID, offer: StoreOffer?) async throws -> StorePurchaseResult
     /// Transactions paid for and not finished yet (StoreKit's `Transaction.unfinished`).
     func unfinished() async throws -> [StoreTransaction]
     /// Tells the store the purchase was delivered (StoreKit's `finish()`).
@@ -65,4 +74,25 @@ public protocol StoreFront: Sendable {
     /// The products among `ids` the store sells to this user, localized (StoreKit's
     /// `Product.products(for:)`); ids it does not know are left out.
     func products(for ids: [String]) async throws -> [StoreProduct]
+}
+
+/// The server's decision on a product's introductory offer for this user.
+public struct IntroductoryEligibility: Codable, Sendable, Hashable {
+    public var productId: String
+    public var eligible: Bool
+    /// `new_to_group` or `subscribed_in_group`.
+    public var reason: String
+    /// For StoreKit's `introductoryOfferEligibility(compactJWS:)`; nil when the server knows no
+    /// transaction of the user.
+    public var jws: String?
+}
+
+/// A win-back offer Apple names for this lapsed user.
+public struct WinBackOffer: Codable, Sendable, Hashable {
+    public var offerId: String
+    public var productId: String
+    /// The lapsed subscription whose renewal info names it.
+    public var originalTransactionId: String
+    /// Whether the app's server configuration lists the offer.
+    public var configured: Bool
 }

@@ -29,12 +29,19 @@ public struct StoreKitStoreFront: StoreFront {
     public init() {}
     #endif
 
-    public func purchase(productId: String, appAccountToken: UUID, offer: SignedPromotionalOffer?) async throws -> StorePurchaseResult {
+    public func purchase(productId: String, appAccountToken: UUID, offer: StoreOffer?) async throws -> StorePurchaseResult {
         guard let product = try await Product.products(for: [productId]).first else {
             throw StorekeeperKitError(.refused, "unknown_product: the App Store does not sell \(productId) to this account")
         }
         var options: Set<Product.PurchaseOption> = [.appAccountToken(appAccountToken)]
-        if let offer {
+        switch offer {
+        case .introductoryEligibility(let jws)?:
+            #if compiler(>=6.2)
+            // The server's decision (Xcode 26's SDK; back-deployed by StoreKit). An older SDK
+            // leaves the decision to StoreKit's own records.
+            options.formUnion(Product.PurchaseOption.introductoryOfferEligibility(compactJWS: jws))
+            #endif
+        case .promotional(let offer)?:
             #if compiler(>=6.2)
             // The V2 JWS (Xcode 26's SDK; back-deployed by StoreKit to iOS 15 and macOS 12).
             options.formUnion(Product.PurchaseOption.promotionalOffer(offer.offerId, compactJWS: offer.jws))
@@ -46,6 +53,8 @@ public struct StoreKitStoreFront: StoreFront {
                 .promotionalOffer(
                     offerID: offer.offerId, keyID: offer.keyIdentifier, nonce: offer.nonce, signature: signature, timestamp: Int(offer.timestamp)))
             #endif
+        case nil:
+            break
         }
         #if os(iOS)
         let result = try await Self.purchase(product, options: options, confirmIn: confirmationScene)

@@ -147,7 +147,44 @@ public actor Storekeeper {
     /// (only an offer the app configured, and only if the user may take it: otherwise `refused`
     /// with `offer_not_eligible`), and StoreKit gets the signature with the purchase.
     public func purchase(productId: String, promotionalOfferId: String) async throws -> Outcome {
-        try await purchase(productId: productId, offer: try await signedOffer(productId: productId, offerId: promotionalOfferId))
+        try await purchase(productId: productId, offer: .promotional(try await signedOffer(productId: productId, offerId: promotionalOfferId)))
+    }
+
+    /// Whether the server lets this user take `productId`'s introductory offer, with the JWS
+    /// StoreKit takes in place of its own records (docs/OFFERS.md). `jws` is nil when the server
+    /// knows no transaction of the user: StoreKit then decides alone.
+    public func introductoryEligibility(productId: String) async throws -> IntroductoryEligibility {
+        let body = try JSONSerialization.data(withJSONObject: ["productId": productId])
+        let answer = try await call("POST", subscriberPath("offers/introductory"), body: body)
+        guard answer.status == 200 else { throw refusal(answer) }
+        guard let decided = try? JSONDecoder().decode(IntroductoryEligibility.self, from: answer.body), decided.productId == productId else {
+            throw StorekeeperKitError(.forgedAnswer, "not an eligibility answer for \(productId)")
+        }
+        return decided
+    }
+
+    /// Buys `productId` with the server's introductory-offer decision passed to the store.
+    public func purchase(productId: String, introductoryEligibility: IntroductoryEligibility) async throws -> Outcome {
+        guard introductoryEligibility.productId == productId else {
+            throw StorekeeperKitError(.refused, "the eligibility is for \(introductoryEligibility.productId), not \(productId)")
+        }
+        return try await purchase(productId: productId, offer: introductoryEligibility.jws.map { .introductoryEligibility(jws: $0) })
+    }
+
+    /// The win-back offers Apple would sell this user now (a lapsed subscriber; docs/OFFERS.md).
+    /// StoreKit sells them by id (`Product.SubscriptionInfo.winBackOffers`); nothing is signed.
+    public func winBackOffers() async throws -> [WinBackOffer] {
+        struct Answer: Decodable { var offers: [WinBackOffer] }
+        let answer = try await call("GET", subscriberPath("offers/win-back"), body: nil)
+        guard answer.status == 200 else { throw refusal(answer) }
+        guard let listed = try? JSONDecoder().decode(Answer.self, from: answer.body) else {
+            throw StorekeeperKitError(.forgedAnswer, "not a win-back answer")
+        }
+        return listed.offers
+    }
+
+    private func subscriberPath(_ tail: String) -> String {
+        "/v1/subscribers/\(appUserId.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? "")/\(tail)"
     }
 
     /// The server's signature of a promotional offer for this user (docs/OFFERS.md).
@@ -164,8 +201,7 @@ public actor Storekeeper {
             var jws: String
         }
         let body = try JSONSerialization.data(withJSONObject: ["productId": productId, "offerId": offerId])
-        let path = "/v1/subscribers/\(appUserId.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? "")/offers/promotional"
-        let answer = try await call("POST", path, body: body)
+        let answer = try await call("POST", subscriberPath("offers/promotional"), body: body)
         guard answer.status == 200 else { throw refusal(answer) }
         guard let signed = try? JSONDecoder().decode(Answer.self, from: answer.body), signed.offerId == offerId else {
             throw StorekeeperKitError(.forgedAnswer, "not a signed offer")
@@ -175,7 +211,7 @@ public actor Storekeeper {
             timestamp: signed.v1.timestamp, signature: signed.v1.signature)
     }
 
-    private func purchase(productId: String, offer: SignedPromotionalOffer?) async throws -> Outcome {
+    private func purchase(productId: String, offer: StoreOffer?) async throws -> Outcome {
         let token = appAccountToken
         let started = now()
         let user = appUserId

@@ -56,7 +56,7 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
         return id
     }
 
-    public func purchase(productId: String, appAccountToken: UUID, offer: SignedPromotionalOffer?) async throws -> StorePurchaseResult {
+    public func purchase(productId: String, appAccountToken: UUID, offer: StoreOffer?) async throws -> StorePurchaseResult {
         let outcome = lock.withLock {
             defer { next = .completes }
             return next
@@ -112,7 +112,7 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
     public func decline(productId: String) { lock.withLock { _ = awaitingApproval.removeValue(forKey: productId) } }
 
     /// A purchase made at the simulator: a real signed transaction.
-    private func charge(productId: String, appAccountToken: UUID, offer: SignedPromotionalOffer? = nil) async throws -> StoreTransaction {
+    private func charge(productId: String, appAccountToken: UUID, offer: StoreOffer? = nil) async throws -> StoreTransaction {
         struct Offer: Encodable { var jws: String }
         struct Body: Encodable {
             var productId: String
@@ -120,6 +120,8 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
             var appAccountToken: String
             /// As StoreKit sends the V2 JWS.
             var promotionalOffer: Offer?
+            /// As StoreKit sends the server's eligibility JWS.
+            var introductoryOfferEligibility: String?
         }
         struct Answer: Decodable {
             struct Transaction: Decodable { var transaction_id: String }
@@ -131,7 +133,8 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
             url,
             body: Body(
                 productId: productId, quantity: 1, appAccountToken: appAccountToken.uuidString.lowercased(),
-                promotionalOffer: offer.map { Offer(jws: $0.jws) }))
+                promotionalOffer: { if case .promotional(let signed)? = offer { Offer(jws: signed.jws) } else { nil } }(),
+                introductoryOfferEligibility: { if case .introductoryEligibility(let jws)? = offer { jws } else { nil } }()))
         let answer = try JSONDecoder().decode(Answer.self, from: data)
         return StoreTransaction(id: answer.transaction.transaction_id, productId: productId, signedTransaction: answer.signedTransaction)
     }
