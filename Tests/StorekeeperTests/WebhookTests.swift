@@ -14,7 +14,10 @@ struct WebhookTests {
     /// A schedule short enough to run out within a test: retries 0.2 s apart, dead after 2 s.
     static func configure(_ configuration: inout StorekeeperConfiguration) {
         configuration.webhooks.retrySchedule = WebhookRetrySchedule(delays: [0.2], maximumAge: 2, jitter: 0)
-        configuration.webhooks.timeoutSeconds = 1
+        // Long enough that a busy machine's receiver still answers within it: an attempt that
+        // times out after the receiver took the event is retried, which a test would see as a
+        // second delivery (or a later 410 that pauses the endpoint) that no receiver caused.
+        configuration.webhooks.timeoutSeconds = 10
         configuration.webhooks.heldRecheckSeconds = 0.5
     }
 
