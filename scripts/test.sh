@@ -15,6 +15,29 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Each stage's seconds and outcome, printed as a table at the end, so a slower run names the
+# stage that slowed it (docs/BENCHMARKS.md keeps the figures).
+run_started=$SECONDS
+stage_names=()
+stage_seconds=()
+stage_results=()
+stage_started=$SECONDS
+begin_stage() { stage_started=$SECONDS; }
+end_stage() { # NAME RESULT
+  stage_names+=("$1")
+  stage_seconds+=($((SECONDS - stage_started)))
+  stage_results+=("$2")
+}
+print_stages() {
+  echo
+  printf '%-28s %8s  %s\n' "stage" "seconds" "result"
+  local i
+  for i in "${!stage_names[@]}"; do
+    printf '%-28s %8d  %s\n' "${stage_names[$i]}" "${stage_seconds[$i]}" "${stage_results[$i]}"
+  done
+  printf '%-28s %8d\n' "total" $((SECONDS - run_started))
+}
+
 # What a fresh Debian machine lacks, installed first (as root; otherwise named, and the run stops),
 # so this one command is the whole set-up: SQLite's headers, PostgreSQL's server binaries (the
 # suite runs every storage test on it), curl and Python's venv (the checks by outside tools),
@@ -28,6 +51,7 @@ python3 -m venv --help >/dev/null 2>&1 || need+=(python3-venv)
 # The console is checked in a real browser (scripts/console-check.sh).
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
+begin_stage
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "scripts/test.sh needs: ${need[*]} (apt-get install them, or run this as root)" >&2
@@ -37,15 +61,19 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq "${need[@]}"
 fi
+end_stage "install (${#need[@]} packages)" ok
 
 # Every import a target makes must be allowed by docs/ARCHITECTURE.md's Imports table and declared
 # directly in Package.swift (SwiftPM's own check below accepts any module reachable through the
 # graph); warnings are errors in our targets (Package.swift's swiftSettings).
+begin_stage
 python3 scripts/check_imports.py
 swift build --build-tests --explicit-target-dependency-import-check error
+end_stage "build (debug, with tests)" ok
 
 # PostgreSQL: the suite runs every storage test against it too. Point STOREKEEPER_TEST_POSTGRES_URL at
 # an existing server (a database the tests may create schemas in), or a throwaway cluster is started here.
+begin_stage
 if [ -z "${STOREKEEPER_TEST_POSTGRES_URL:-}" ]; then
   STOREKEEPER_PG_STATE=$(mktemp)
   export STOREKEEPER_PG_STATE
@@ -55,9 +83,13 @@ if [ -z "${STOREKEEPER_TEST_POSTGRES_URL:-}" ]; then
 fi
 # With this set, a missing PostgreSQL fails the suite instead of skipping its tests.
 export STOREKEEPER_REQUIRE_POSTGRES=1
+end_stage "postgresql" ok
+begin_stage
 swift format lint --strict --recursive Sources Tests Package.swift
+end_stage "swift format lint" ok
 
 log=$(mktemp)
+begin_stage
 set +e
 swift test 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
@@ -75,9 +107,11 @@ if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
   echo "✘ swift test failed without naming a failed test (did the test binary crash?)"
   failed=1
 fi
+end_stage "swift test ($total tests)" "$([ "$status" -eq 0 ] && echo ok || echo "FAILED ($failed)")"
 
 # The SDK's own package and its unit tests (no server): built on their own, as an app would.
 sdk_log=$(mktemp)
+begin_stage
 set +e
 swift test --package-path StorekeeperKit 2>&1 | tee "$sdk_log"
 sdk_status=${PIPESTATUS[0]}
@@ -90,21 +124,33 @@ if [ "$sdk_status" -ne 0 ]; then
   failed=$((failed + 1))
   status=1
 fi
+end_stage "StorekeeperKit unit tests" "$([ "$sdk_status" -eq 0 ] && echo ok || echo FAILED)"
 
-# Checks by tools we did not write, against the real binary: the README walkthrough as written,
-# the API contract (docs/openapi.yaml) by Schemathesis, webhook signatures by the Standard
-# Webhooks reference library, the simulator by Apple's App Store Server Library, the container
-# file by hadolint; the console driven by a real browser (chromium, selenium); 10,000 customers imported through a kill -9 and compared with the same seen
-# live; and the statically linked release binary, alone in an empty directory. Each counts as
-# one test.
-for check in scripts/walkthrough.sh scripts/contract.sh scripts/webhooks.sh scripts/apple-library.sh scripts/container-lint.sh \
-  scripts/console-check.sh scripts/import-check.sh scripts/static-binary.sh; do
+# Checks by tools we did not write, against the real binary: first the statically linked binary
+# itself, alone in an empty directory (linked from this build's objects in seconds), which the
+# other checks then run; the README walkthrough as written, the API contract (docs/openapi.yaml)
+# by Schemathesis, webhook signatures by the Standard Webhooks reference library, the simulator
+# by Apple's App Store Server Library, the container file by hadolint; the console driven by a
+# real browser (chromium, selenium); customers in all 13 states imported through a kill -9 and
+# compared with the same seen live. Each counts as one test.
+static_bin=$PWD/.build/static/storekeeper
+# The other programs the checks run (storekeeper-bench, storekeeperkit-example) stay in the build.
+export STOREKEEPER_BENCH_BIN=$PWD/.build/debug/storekeeper-bench
+for check in scripts/static-binary.sh scripts/walkthrough.sh scripts/contract.sh scripts/webhooks.sh scripts/apple-library.sh \
+  scripts/container-lint.sh scripts/console-check.sh scripts/import-check.sh; do
   total=$((total + 1))
-  if ! "./$check"; then
+  begin_stage
+  if STATIC_BIN=$static_bin "./$check"; then
+    end_stage "$(basename "$check" .sh)" ok
+    # Every later check runs the file that ships.
+    [ "$check" = scripts/static-binary.sh ] && export STOREKEEPER_BIN=$static_bin
+  else
     echo "✘ $check failed"
+    end_stage "$(basename "$check" .sh)" FAILED
     failed=$((failed + 1))
     status=1
   fi
 done
+print_stages
 echo "$((total - failed)) passed, ${failed} failed"
 exit "$status"

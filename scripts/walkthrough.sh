@@ -216,8 +216,9 @@ until curl -sf -o /dev/null localhost:8080/healthz && curl -sf -o /dev/null loca
 done
 
 # ---- One bash session for every step, like a terminal the walkthrough is pasted into.
-# The build directory on PATH, as the README asks (storekeeperkit-example).
-coproc SESSION { cd "$WORK" && PATH="$(dirname "$BIN"):$PATH" exec bash 2>&1; }
+# The build directory on PATH, as the README asks (storekeeperkit-example, built beside
+# storekeeper-bench), behind the storekeeper binary under test.
+coproc SESSION { cd "$WORK" && PATH="$(dirname "$BIN"):$(dirname "$BENCH_BIN"):$PATH" exec bash 2>&1; }
 MARK="__walkthrough_step_done_$$_"
 RUNS=0
 OUT=

@@ -33,7 +33,7 @@ public struct HTTPJSONClient: Sendable {
     }
 
     public func send(
-        _ method: HTTPMethod, _ path: String, headers: [String: String] = [:], body: Data? = nil, timeout: TimeInterval = 60
+        _ method: HTTPMethod, _ path: String, headers: [String: String] = [:], body: Data? = nil, timeout: TimeInterval = TestWait.seconds + 60
     ) async throws -> Reply {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = method

@@ -59,6 +59,8 @@ public final class LocalStack: Sendable {
         c.attemptTimeoutSeconds = 2
         c.leaseSeconds = 10
         c.retry = RetryPolicy(base: 0.2, cap: 1, jitter: 0.2)
+        // A test's `?wait=` is a wait on the server's signal, not a bound on the machine's speed.
+        c.maxWaitSeconds = TestWait.seconds
         // The suite's receivers listen on loopback; the destination tests turn this off.
         c.webhooks.allowPrivateDestinations = true
         if serverAPI { for index in c.apps.indices { c.apps[index].serverAPI = .generated() } }

@@ -59,7 +59,7 @@ public struct StorekeeperClient: Sendable {
     }
 
     /// Polls until the verification is final (or held for configuration), or the timeout passes.
-    public func waitForFinal(_ id: String, timeout: TimeInterval = 60) async throws -> [String: Any] {
+    public func waitForFinal(_ id: String, timeout: TimeInterval = TestWait.seconds) async throws -> [String: Any] {
         let deadline = Date().addingTimeInterval(timeout)
         var last: [String: Any] = [:]
         while Date() < deadline {

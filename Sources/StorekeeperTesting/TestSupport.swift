@@ -41,6 +41,17 @@ public func ends(_ task: Task<Void, Never>, within deadline: Double) async -> Bo
     return ended
 }
 
+/// How long a test waits for what it awaits: a verification made final under `?wait=` (the
+/// server answers on its own signal the moment the job commits), a condition under
+/// `eventually`, an HTTP answer. Ten minutes, twenty times the longest such wait seen on a busy
+/// machine: a passing run never reaches it, so no test's outcome depends on how fast the machine
+/// is; it only turns a run that would hang into a failure that says where.
+public enum TestWait {
+    public static let seconds: Double = 600
+    /// `wait=600`, for a path's query.
+    public static var query: String { "wait=\(Int(seconds))" }
+}
+
 /// Waits until `condition` holds, for what another process does: a child `storekeeper`, a
 /// server seen only through its socket, or a receiver another process posts to has no signal a
 /// test could await, so the condition is polled every `interval`. The timeout only bounds a
@@ -48,7 +59,7 @@ public func ends(_ task: Task<Void, Never>, within deadline: Double) async -> Bo
 /// a loaded machine makes it slower, never wrong. Every wait on an external process in the
 /// tests goes through here.
 public func eventually(
-    timeout: TimeInterval = 60, every interval: Duration = .milliseconds(50), _ condition: () async throws -> Bool
+    timeout: TimeInterval = TestWait.seconds, every interval: Duration = .milliseconds(50), _ condition: () async throws -> Bool
 ) async throws -> Bool {
     let deadline = ContinuousClock.now + .seconds(timeout)
     while ContinuousClock.now < deadline {

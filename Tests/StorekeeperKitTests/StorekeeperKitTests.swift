@@ -282,7 +282,7 @@ struct StorekeeperKitTests {
             try await stack.simulator.cancelAutoRenew(originalTransactionId: plan.originalTransactionId)
             try await stack.simulator.advanceClock(seconds: 2 * 86_400)
             #expect(
-                try await eventually(timeout: 120) { try await sdk.winBackOffers().map(\.offerId) == ["winback"] },
+                try await eventually { try await sdk.winBackOffers().map(\.offerId) == ["winback"] },
                 "lapsed: the offer Apple's renewal info names")
         }
     }
@@ -666,7 +666,7 @@ struct StorekeeperKitTests {
             // the backend, which may vouch for the token the purchase carries).
             let token = AppAccountToken.derive(appUserId: "ivan").uuidString.lowercased()
             let claimed = try await stack.api.postSignedTransaction(
-                appUserId: "mallory", signedTransaction: paid.signedTransaction, appAccountToken: token, wait: 30)
+                appUserId: "mallory", signedTransaction: paid.signedTransaction, appAccountToken: token, wait: TestWait.seconds)
             #expect(claimed.status == 200 && claimed.json["state"] as? String == "verified", "\(claimed.text)")
 
             transport.down.withLock { $0 = false }

@@ -58,7 +58,7 @@ struct APITests {
             #expect(health.status == 200 && health.json["status"] as? String == "ok")
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
-            let ok = try await stack.api.postReceipt(appUserId: "after-abuse", receipt: purchase.receipt, wait: 30)
+            let ok = try await stack.api.postReceipt(appUserId: "after-abuse", receipt: purchase.receipt, wait: TestWait.seconds)
             #expect(ok.json["state"] as? String == "verified")
         }
     }
@@ -86,7 +86,7 @@ struct APITests {
     func garbageToApple() async throws {
         try await withStack(configure: { $0.receiptTrust.enabled = false }) { stack in
             let reply = try await stack.api.postReceipt(
-                appUserId: "g", receipt: Data("definitely not a receipt".utf8).base64EncodedString(), wait: 30)
+                appUserId: "g", receipt: Data("definitely not a receipt".utf8).base64EncodedString(), wait: TestWait.seconds)
             #expect(reply.json["state"] as? String == "invalid")
             #expect(reply.json["reason"] as? String == "receipt_malformed")
             #expect(reply.json["appleStatuses"] as? [Int] == [21002])
@@ -102,7 +102,7 @@ struct APITests {
             // Flip one byte near the end: inside the ECDSA signature.
             bytes[bytes.count - 3] ^= 0x01
             let before = try await stack.simulator.stats()
-            let reply = try await stack.api.postReceipt(appUserId: "forger", receipt: Data(bytes).base64EncodedString(), wait: 30)
+            let reply = try await stack.api.postReceipt(appUserId: "forger", receipt: Data(bytes).base64EncodedString(), wait: TestWait.seconds)
             #expect(reply.json["state"] as? String == "invalid")
             #expect(reply.json["reason"] as? String == "receipt_signature_invalid")
             #expect(reply.json["appleStatuses"] as? [Int] == [])
@@ -140,7 +140,7 @@ struct APITests {
 
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            let verified = try await stack.api.postReceipt(appUserId: "dora", receipt: purchase.receipt, wait: 30)
+            let verified = try await stack.api.postReceipt(appUserId: "dora", receipt: purchase.receipt, wait: TestWait.seconds)
             let id = verified.json["id"] as! String
             let list = try await stack.api.adminGet("/v1/admin/verifications?state=verified")
             #expect(((list.json["verifications"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String } == [id])

@@ -25,7 +25,8 @@ struct AnalyticsRouteTests {
             for product in ["com.example.removeads", "com.example.coins100"] {
                 let bought = try await stack.simulator.purchase(device: device, productId: product)
                 #expect(
-                    try await stack.api.postSignedTransaction(appUserId: "payer", signedTransaction: bought.signedTransaction, wait: 30).status == 200
+                    try await stack.api.postSignedTransaction(appUserId: "payer", signedTransaction: bought.signedTransaction, wait: TestWait.seconds)
+                        .status == 200
                 )
             }
             let admin = ["Authorization": "Bearer \(stack.api.adminKey)"]
@@ -77,7 +78,8 @@ struct AnalyticsRouteTests {
                 let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
                 let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly", offer: offer)
                 #expect(
-                    try await stack.api.postSignedTransaction(appUserId: user, signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+                    try await stack.api.postSignedTransaction(appUserId: user, signedTransaction: bought.signedTransaction, wait: TestWait.seconds)
+                        .status == 200)
             }
             let admin = ["Authorization": "Bearer \(stack.api.adminKey)"]
             let reply = try await stack.api.http.send(.GET, "/v1/admin/apps/demo/metrics/subscriptions?interval=day", headers: admin)

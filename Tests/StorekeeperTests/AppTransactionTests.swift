@@ -26,13 +26,14 @@ struct AppTransactionTests {
             let account = try #require(try jwsPayload(unlock.signedTransaction)["appTransactionId"] as? String)
             // The same Apple account buys for two app users (a shared iPad, a second login).
             for (user, purchase) in [("ann", unlock), ("bob", coins)] {
-                let posted = try await api.postSignedTransaction(appUserId: user, signedTransaction: purchase.signedTransaction, wait: 30)
+                let posted = try await api.postSignedTransaction(
+                    appUserId: user, signedTransaction: purchase.signedTransaction, wait: TestWait.seconds)
                 #expect(posted.status == 200, "\(posted.text)")
             }
             // A receipt carries no appTransactionId: a purchase only ever seen in one has none.
             let other = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let old = try await stack.simulator.purchase(device: other, productId: "com.example.removeads")
-            #expect(try await api.postReceipt(appUserId: "cy", receipt: old.receipt, wait: 30).status == 200)
+            #expect(try await api.postReceipt(appUserId: "cy", receipt: old.receipt, wait: TestWait.seconds).status == 200)
             #expect(try await api.subscriber("cy").history.map(\.appTransactionId) == [nil])
 
             #expect(try await api.subscriber("ann").history.map(\.appTransactionId) == [account])

@@ -82,7 +82,7 @@ struct AppleActionsTests {
             let signed = try #require(try await apple.transactionInfo(sub.transactionId).0.signedTransactionInfo)
             #expect(try jwsPayload(signed)["appAccountToken"] as? String == derived)
             let posted = try await stack.api.postSignedTransaction(
-                appUserId: "frank smith", signedTransaction: signed, appAccountToken: derived, wait: 30)
+                appUserId: "frank smith", signedTransaction: signed, appAccountToken: derived, wait: TestWait.seconds)
             #expect(posted.status == 200, "\(posted.text)")
             #expect(try await stack.api.subscriber("frank smith").activeEntitlements.contains("com.example.pro.monthly"))
 

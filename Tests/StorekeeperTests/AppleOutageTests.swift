@@ -88,7 +88,7 @@ struct AppleOutageTests {
             stack.clock.advance(by: 1)
             var attempts = 0
             for id in ids {
-                let final = try await api.waitForFinal(id, timeout: 120)
+                let final = try await api.waitForFinal(id)
                 #expect(final["state"] as? String == "verified", "\(final)")
                 attempts += final["attempts"] as? Int ?? 0
             }
@@ -241,7 +241,7 @@ struct AppleOutageTests {
                 steps += 1
             }
             for id in ids {
-                let final = try await api.waitForFinal(id, timeout: 120)
+                let final = try await api.waitForFinal(id)
                 #expect(final["state"] as? String == "verified", "\(final)")
             }
             let failed = try await stack.simulator.stats()["production.outage", default: 0]

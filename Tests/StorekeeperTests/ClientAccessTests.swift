@@ -46,7 +46,7 @@ struct ClientAccessTests {
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
             let mine = try await http.send(
-                .POST, "/v1/transactions?wait=30", headers: headers,
+                .POST, "/v1/transactions?\(TestWait.query)", headers: headers,
                 json: TransactionPost(appUserId: "alice", signedTransaction: bought.signedTransaction))
             #expect(mine.status == 200 && mine.json["state"] as? String == "verified", "\(mine.text)")
             let verificationId = try #require(mine.json["id"] as? String)
@@ -97,7 +97,9 @@ struct ClientAccessTests {
             }
 
             // The user's budget (a bucket of ten, refilled at one call per 1,000 s) runs out:
-            // 429 with Retry-After, whatever the route.
+            // 429 with Retry-After, whatever the route. The limiter reads the stack's clock,
+            // frozen here: the count of calls decides, not how long a busy machine takes.
+            stack.clock.freeze()
             var answers: [Int] = []
             var limited: HTTPJSONClient.Reply?
             for _ in 0..<20 where limited == nil {
@@ -169,7 +171,7 @@ struct ClientAccessTests {
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
             let postBody = try JSONEncoder().encode(TransactionPost(appUserId: "alice", signedTransaction: bought.signedTransaction))
-            let posted = try await http.send(.POST, "/v1/transactions?wait=30", headers: headers, body: postBody)
+            let posted = try await http.send(.POST, "/v1/transactions?\(TestWait.query)", headers: headers, body: postBody)
             let verificationId = posted.json["id"] as? String ?? ""
             // The answer to a post covers what was posted: the same answer does not verify as
             // the answer to another body (an older post passed off under a new nonce).
@@ -180,13 +182,13 @@ struct ClientAccessTests {
                 publicKey.isValidSignature(
                     postSignature,
                     for: Self.signedMessage(
-                        nonce: nonce, method: "POST", target: "/v1/transactions?wait=30", requestBody: requestBody, status: posted.status,
+                        nonce: nonce, method: "POST", target: "/v1/transactions?\(TestWait.query)", requestBody: requestBody, status: posted.status,
                         timestamp: postFields["ts"] ?? "", keyId: "k1", body: posted.body))
             }
             #expect(postVerifies(postBody), "the post's answer verifies with its body")
             #expect(!postVerifies(postBody + Data(" ".utf8)), "and with no other body")
             let receipt = try await http.send(
-                .POST, "/v1/receipts?wait=30", headers: headers, body: Data(#"{"appUserId":"alice","receipt":"\#(bought.receipt)"}"#.utf8))
+                .POST, "/v1/receipts?\(TestWait.query)", headers: headers, body: Data(#"{"appUserId":"alice","receipt":"\#(bought.receipt)"}"#.utf8))
             let products = try await http.send(.GET, "/v1/products", headers: headers)
             let verification = try await http.send(.GET, "/v1/verifications/\(verificationId)", headers: headers)
             for (route, answer) in [("transactions", posted), ("receipts", receipt), ("products", products), ("verification", verification)] {
@@ -269,7 +271,7 @@ struct ClientAccessTests {
                 .POST, "/v1/transactions", headers: headers, json: TransactionPost(appUserId: "dave", signedTransaction: carols.signedTransaction))
             #expect(stolen.status == 409 && stolen.errorCode == "app_account_token_mismatch", "\(stolen.text)")
             let posted = try await http.send(
-                .POST, "/v1/transactions?wait=30", headers: headers,
+                .POST, "/v1/transactions?\(TestWait.query)", headers: headers,
                 json: TransactionPost(appUserId: "carol", signedTransaction: carols.signedTransaction))
             #expect(posted.status == 200 && posted.json["state"] as? String == "verified", "\(posted.text)")
 

@@ -106,7 +106,9 @@ struct ConsoleTests {
             func subscribe(_ user: String) async throws -> SimulatorClient.Purchase {
                 let device = try await sim.createDevice(bundleId: demoBundle)
                 let bought = try await sim.purchase(device: device, productId: "com.example.pro.monthly")
-                #expect(try await stack.api.postReceipt(appUserId: user, receipt: bought.receipt, wait: 30).json["state"] as? String == "verified")
+                #expect(
+                    try await stack.api.postReceipt(appUserId: user, receipt: bought.receipt, wait: TestWait.seconds).json["state"] as? String
+                        == "verified")
                 return bought
             }
             func renewal(_ page: HTTPJSONClient.Reply) -> String {
@@ -120,7 +122,7 @@ struct ConsoleTests {
             #expect(try await admin.signIn(account: "", password: stack.api.adminKey).status == 303)
 
             try await sim.cancelAutoRenew(originalTransactionId: quits.originalTransactionId)
-            _ = try await stack.api.postReceipt(appUserId: "quits", receipt: quits.receipt, refresh: true, wait: 30)
+            _ = try await stack.api.postReceipt(appUserId: "quits", receipt: quits.receipt, refresh: true, wait: TestWait.seconds)
             #expect(renewal(try await admin.get("/console/apps/demo/customers/quits")) == "turned off")
             #expect(renewal(try await admin.get("/console/apps/demo/customers/unpaid")) == "renews")
 
@@ -128,7 +130,7 @@ struct ConsoleTests {
             try await sim.failBilling(originalTransactionId: unpaid.originalTransactionId, gracePeriod: true)
             let periodEnd = try #require(try await stack.api.subscriber("unpaid").subscriptions.first?.expiresDate)
             try await sim.advanceClock(seconds: periodEnd.timeIntervalSince(stack.clock.now()) + 5)
-            _ = try await stack.api.postReceipt(appUserId: "unpaid", receipt: unpaid.receipt, refresh: true, wait: 30)
+            _ = try await stack.api.postReceipt(appUserId: "unpaid", receipt: unpaid.receipt, refresh: true, wait: TestWait.seconds)
             let graceEnd = try #require(try await stack.api.subscriber("unpaid").entitlements["pro"]?.gracePeriodExpiresAt)
             #expect(
                 renewal(try await admin.get("/console/apps/demo/customers/unpaid")) == "billing issue, grace until \(graceEnd.formatted(.iso8601))")
@@ -251,7 +253,8 @@ struct ConsoleTests {
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
             #expect(
-                try await stack.api.postSignedTransaction(appUserId: hostile, signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+                try await stack.api.postSignedTransaction(appUserId: hostile, signedTransaction: bought.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
             let admin = browser()
             #expect(try await admin.signIn(account: "", password: stack.api.adminKey).status == 303)
 
@@ -289,7 +292,9 @@ struct ConsoleTests {
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let token = AppAccountToken.derive(appUserId: "erin")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly", appAccountToken: token)
-            #expect(try await stack.api.postSignedTransaction(appUserId: "erin", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: "erin", signedTransaction: bought.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
             let attributes = try await stack.api.http.send(
                 .PATCH, "/v1/subscribers/erin/attributes", headers: ["Authorization": "Bearer \(stack.api.apiKey)"],
                 body: Data(#"{"email":"Erin.Example@Example.com"}"#.utf8))
@@ -386,7 +391,7 @@ struct ConsoleTests {
                 let skippedEndpoint = try #require((second.json["endpoint"] as? [String: Any])?["id"] as? String, "\(second.text)")
                 let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
                 let bought = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-                #expect(try await stack.api.postReceipt(appUserId: "dana", receipt: bought.receipt, wait: 30).status == 200)
+                #expect(try await stack.api.postReceipt(appUserId: "dana", receipt: bought.receipt, wait: TestWait.seconds).status == 200)
                 let deadPath = "/v1/admin/apps/demo/webhooks/\(endpointId)/deliveries?state=dead"
                 #expect(
                     try await eventually {
@@ -469,7 +474,8 @@ struct ConsoleTests {
             for product in ["com.example.removeads", "com.example.coins100"] {
                 let bought = try await stack.simulator.purchase(device: device, productId: product)
                 #expect(
-                    try await stack.api.postSignedTransaction(appUserId: "payer", signedTransaction: bought.signedTransaction, wait: 30).status == 200
+                    try await stack.api.postSignedTransaction(appUserId: "payer", signedTransaction: bought.signedTransaction, wait: TestWait.seconds)
+                        .status == 200
                 )
             }
             let adminHeaders = ["Authorization": "Bearer \(stack.api.adminKey)"]
@@ -529,7 +535,8 @@ struct ConsoleTests {
             // flushed: the page reads both), with two slow 503s another process kept.
             stack.clock.freeze()
             let receipt = try await stack.simulator.purchase(device: device, productId: "com.example.coins100").receipt
-            #expect(try await stack.api.postReceipt(appUserId: "payer", receipt: receipt, wait: 30).json["state"] as? String == "verified")
+            #expect(
+                try await stack.api.postReceipt(appUserId: "payer", receipt: receipt, wait: TestWait.seconds).json["state"] as? String == "verified")
             var slow = AppleCallTally(
                 endpoint: "verify_receipt_production", outcome: "http_503", period: AppleCallTally.minute(of: stack.clock.now()))
             slow.add(milliseconds: 40_000)

@@ -69,7 +69,7 @@ struct CrashRecoveryTests {
             #expect([200, 202].contains(reply.status))
         }
         let verifiedEarly = Set(early.map { "\($0.user)|\($0.receipt)" }).count
-        #expect(try await eventually(timeout: 120) { try await verifiedCount() == verifiedEarly }, "the first posts verify")
+        #expect(try await eventually { try await verifiedCount() == verifiedEarly }, "the first posts verify")
         var stalled = simulatorConfiguration.faults
         stalled.latencyMinMs = 10_000
         stalled.latencyMaxMs = 10_000
@@ -79,7 +79,7 @@ struct CrashRecoveryTests {
             #expect([200, 202].contains(reply.status))
         }
         #expect(
-            try await eventually(timeout: 120) { (try await stack.store.verificationCounts()[.verifying] ?? 0) > 0 },
+            try await eventually { (try await stack.store.verificationCounts()[.verifying] ?? 0) > 0 },
             "verifications in flight at the kill")
         server.killNine()
         let afterFirstKill = try await stack.store.verificationCounts()
@@ -94,13 +94,13 @@ struct CrashRecoveryTests {
             #expect([200, 202].contains(reply.status))
         }
         let target = try await verifiedCount() + 5
-        #expect(try await eventually(timeout: 600, every: .milliseconds(10)) { try await verifiedCount() >= target }, "verifications flowing")
+        #expect(try await eventually(every: .milliseconds(10)) { try await verifiedCount() >= target }, "verifications flowing")
         server.killNine()
 
         // Run 3: restart and let everything finish (expired leases are taken up again).
         server = try await ChildProcess.server(binary: binary, configPath: configPath, logPath: logPath)
         let distinct = Set(posts.map { "\($0.user)|\($0.receipt)" }).count
-        _ = try await eventually(timeout: 300, every: .milliseconds(100)) { try await verifiedCount() >= distinct }
+        _ = try await eventually(every: .milliseconds(100)) { try await verifiedCount() >= distinct }
 
         let counts = try await stack.store.verificationCounts()
         #expect(counts[.verified] == distinct, "every accepted receipt ends verified: \(counts)")

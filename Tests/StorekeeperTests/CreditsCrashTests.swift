@@ -28,7 +28,9 @@ struct CreditsCrashTests {
         for _ in 0..<6 {
             let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
             let api = StorekeeperClient(http: client(), apiKey: stack.api.apiKey, adminKey: stack.api.adminKey)
-            #expect(try await api.postSignedTransaction(appUserId: "alice", signedTransaction: coins.signedTransaction, wait: 30).status == 200)
+            #expect(
+                try await api.postSignedTransaction(appUserId: "alice", signedTransaction: coins.signedTransaction, wait: TestWait.seconds).status
+                    == 200)
         }
 
         /// Each spend's answer: its status, or why none came (the connection died with the server).

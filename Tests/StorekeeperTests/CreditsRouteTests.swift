@@ -29,7 +29,9 @@ struct CreditsRouteTests {
         var bought: [SimulatorClient.Purchase] = []
         for _ in 0..<packs {
             let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            #expect(try await stack.api.postSignedTransaction(appUserId: user, signedTransaction: coins.signedTransaction, wait: 30).status == 200)
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: user, signedTransaction: coins.signedTransaction, wait: TestWait.seconds).status
+                    == 200)
             bought.append(coins)
         }
         return bought

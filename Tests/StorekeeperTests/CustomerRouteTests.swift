@@ -48,7 +48,7 @@ struct CustomerRouteTests {
             // A purchase: its event carries the attributes.
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
-            #expect(try await stack.api.postReceipt(appUserId: "erin-7q", receipt: bought.receipt, wait: 30).status == 200)
+            #expect(try await stack.api.postReceipt(appUserId: "erin-7q", receipt: bought.receipt, wait: TestWait.seconds).status == 200)
             let events = try await stack.api.events("?limit=50")
             #expect(events.last { $0.event.appUserId == "erin-7q" }?.event.entitlements?.attributes?.email == "erin7q@example.net")
 
@@ -70,7 +70,7 @@ struct CustomerRouteTests {
             let last = ((audit.json["entries"] as? [[String: Any]])?.last?["entry"]) as? [String: Any]
             #expect(last?["action"] as? String == "customer_deleted" && last?["appUserId"] as? String == tombstone)
             // The same purchase claimed again by the same id: it belongs to the tombstone now.
-            let again = try await stack.api.postReceipt(appUserId: "erin-7q", receipt: bought.receipt, wait: 30)
+            let again = try await stack.api.postReceipt(appUserId: "erin-7q", receipt: bought.receipt, wait: TestWait.seconds)
             #expect(try await stack.api.subscriber("erin-7q").activeEntitlements.isEmpty, "\(again.text)")
         }
     }
@@ -80,7 +80,7 @@ struct CustomerRouteTests {
     func consentRescinded(_ stack: LocalStack, user: String) async throws -> (purchase: SimulatorClient.Purchase, notification: String) {
         let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
         let bought = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
-        let posted = try await stack.api.postSignedTransaction(appUserId: user, signedTransaction: bought.signedTransaction, wait: 30)
+        let posted = try await stack.api.postSignedTransaction(appUserId: user, signedTransaction: bought.signedTransaction, wait: TestWait.seconds)
         #expect(posted.status == 200, "\(posted.text)")
         let rescinded = try await stack.simulator.http.send(.POST, "/sim/devices/\(device.uuidString)/rescind-consent")
         return (bought, try #require(rescinded.json["signedPayload"] as? String, "\(rescinded.text)"))

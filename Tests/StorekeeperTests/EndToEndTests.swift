@@ -49,7 +49,7 @@ struct EndToEndTests {
                 "com.example.coins100", "com.example.removeads", "com.example.pro.monthly", "com.example.season.pass", "com.example.free.tier",
             ] {
                 let purchase = try await stack.simulator.purchase(device: device, productId: product)
-                let reply = try await api.postReceipt(appUserId: "alice", receipt: purchase.receipt, wait: 30)
+                let reply = try await api.postReceipt(appUserId: "alice", receipt: purchase.receipt, wait: TestWait.seconds)
                 #expect(reply.status == 200, "\(product): \(reply.text)")
                 #expect(reply.json["state"] as? String == "verified", "\(product): \(reply.text)")
                 let grant = reply.json["grant"] as? [String: Any]
@@ -84,10 +84,10 @@ struct EndToEndTests {
             let productionDevice = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let sandbox = try await api.postReceipt(
                 appUserId: "tester", receipt: try await stack.simulator.purchase(device: sandboxDevice, productId: "com.example.removeads").receipt,
-                wait: 30)
+                wait: TestWait.seconds)
             let production = try await api.postReceipt(
                 appUserId: "payer", receipt: try await stack.simulator.purchase(device: productionDevice, productId: "com.example.removeads").receipt,
-                wait: 30)
+                wait: TestWait.seconds)
             #expect(sandbox.json["environment"] as? String == "sandbox")
             #expect(sandbox.json["appleStatuses"] as? [Int] == [21007, 0])
             #expect(production.json["environment"] as? String == "production")
@@ -109,7 +109,7 @@ struct EndToEndTests {
             let strict = StorekeeperClient(http: api.http, apiKey: "strict-app-key-0123456789", adminKey: api.adminKey)
             let strictDevice = try await stack.simulator.createDevice(bundleId: "com.example.strict", environment: "sandbox")
             let refused = try await strict.postReceipt(
-                appUserId: "x", receipt: try await stack.simulator.purchase(device: strictDevice, productId: "gold").receipt, wait: 30)
+                appUserId: "x", receipt: try await stack.simulator.purchase(device: strictDevice, productId: "gold").receipt, wait: TestWait.seconds)
             #expect(refused.json["state"] as? String == "invalid" && refused.json["reason"] as? String == "sandbox_not_accepted")
             #expect(try await strict.subscriber("x").activeEntitlements.isEmpty)
         }
@@ -121,19 +121,19 @@ struct EndToEndTests {
             let api = stack.api
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let first = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            let a = try await api.postReceipt(appUserId: "alice", receipt: first.receipt, wait: 30)
-            let b = try await api.postReceipt(appUserId: "alice", receipt: first.receipt, wait: 30)
+            let a = try await api.postReceipt(appUserId: "alice", receipt: first.receipt, wait: TestWait.seconds)
+            let b = try await api.postReceipt(appUserId: "alice", receipt: first.receipt, wait: TestWait.seconds)
             #expect(a.json["id"] as? String == b.json["id"] as? String)
             #expect(try await stack.store.jobCounts().values.reduce(0, +) == 1)
 
             let second = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            let newer = try await api.postReceipt(appUserId: "alice", receipt: second.receipt, wait: 30)
+            let newer = try await api.postReceipt(appUserId: "alice", receipt: second.receipt, wait: TestWait.seconds)
             let grant = try #require(newer.json["grant"] as? [String: Any])
             #expect(grant["granted"] as? [String] == [second.transactionId])
             #expect(grant["alreadyGranted"] as? [String] == [first.transactionId])
             #expect(try await api.subscriber("alice").creditBalance == 200)
 
-            let stolen = try await api.postReceipt(appUserId: "mallory", receipt: second.receipt, wait: 30)
+            let stolen = try await api.postReceipt(appUserId: "mallory", receipt: second.receipt, wait: TestWait.seconds)
             #expect(stolen.json["state"] as? String == "verified")
             let conflicts = ((stolen.json["grant"] as? [String: Any])?["conflicts"] as? [[String: Any]]) ?? []
             #expect(conflicts.count == 2)
@@ -161,10 +161,10 @@ struct EndToEndTests {
             // Refund of a non-consumable.
             let device = try await sim.createDevice(bundleId: demoBundle)
             let noAds = try await sim.purchase(device: device, productId: "com.example.removeads")
-            _ = try await api.postReceipt(appUserId: "refunded", receipt: noAds.receipt, wait: 30)
+            _ = try await api.postReceipt(appUserId: "refunded", receipt: noAds.receipt, wait: TestWait.seconds)
             #expect(try await api.subscriber("refunded").activeEntitlements == ["com.example.removeads"])
             try await sim.refund(transactionId: noAds.transactionId)
-            let again = try await api.postReceipt(appUserId: "refunded", receipt: noAds.receipt, refresh: true, wait: 30)
+            let again = try await api.postReceipt(appUserId: "refunded", receipt: noAds.receipt, refresh: true, wait: TestWait.seconds)
             #expect(((again.json["grant"] as? [String: Any])?["revoked"] as? [String]) == [noAds.transactionId])
             let refunded = try await api.subscriber("refunded")
             #expect(refunded.activeEntitlements.isEmpty && refunded.history.first?.cancellationDate != nil)
@@ -176,7 +176,7 @@ struct EndToEndTests {
             func subscribe(_ user: String) async throws -> (UUID, SimulatorClient.Purchase) {
                 let d = try await sim.createDevice(bundleId: demoBundle)
                 let p = try await sim.purchase(device: d, productId: "com.example.pro.monthly")
-                _ = try await api.postReceipt(appUserId: user, receipt: p.receipt, wait: 30)
+                _ = try await api.postReceipt(appUserId: user, receipt: p.receipt, wait: TestWait.seconds)
                 // Active for its 3 s, which a slow machine may already have spent: the status must
                 // be what the period's end means at the instant the server computed it (`asOf`,
                 // to the millisecond).
@@ -197,7 +197,7 @@ struct EndToEndTests {
             // A month and a bit passes on the clock Apple and the server share.
             stack.clock.advance(by: 3.5)
             for (user, p) in [("lapsing", lapsing), ("retrying", retrying), ("graceful", graceful)] {
-                let r = try await api.postReceipt(appUserId: user, receipt: p.receipt, refresh: true, wait: 30)
+                let r = try await api.postReceipt(appUserId: user, receipt: p.receipt, refresh: true, wait: TestWait.seconds)
                 #expect(r.json["state"] as? String == "verified")
             }
             let lapsed = try await api.subscriber("lapsing")
@@ -211,7 +211,7 @@ struct EndToEndTests {
             // Billing recovers: a new period, active again (for the 3 s it lasts: the status must be
             // what its end means at the instant the server computed it).
             try await sim.recoverBilling(originalTransactionId: retrying.originalTransactionId)
-            _ = try await api.postReceipt(appUserId: "retrying", receipt: retrying.receipt, refresh: true, wait: 30)
+            _ = try await api.postReceipt(appUserId: "retrying", receipt: retrying.receipt, refresh: true, wait: TestWait.seconds)
             let recovered = try await api.subscriber("retrying")
             let renewed = try #require(recovered.subscriptions.first)
             #expect(recovered.history.count == 2, "the first period and the recovery: \(recovered.history.map(\.transactionId))")
@@ -233,7 +233,7 @@ struct EndToEndTests {
         ) { stack in
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let p = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
-            let held = try await stack.api.postReceipt(appUserId: "carol", receipt: p.receipt, wait: 30)
+            let held = try await stack.api.postReceipt(appUserId: "carol", receipt: p.receipt, wait: TestWait.seconds)
             #expect(held.json["state"] as? String == "configuration_error")
             #expect(held.json["reason"] as? String == "shared_secret_mismatch")
             #expect(held.json["appleStatuses"] as? [Int] == [21007, 21004])
@@ -247,7 +247,7 @@ struct EndToEndTests {
             let (url, stop) = try await stack.startAnotherServer(configuration: fixed)
             let client = StorekeeperClient(
                 http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: url), apiKey: stack.api.apiKey, adminKey: stack.api.adminKey)
-            let final = try await client.waitForFinal(held.json["id"] as! String, timeout: 60)
+            let final = try await client.waitForFinal(held.json["id"] as! String)
             try await stop()
             #expect(final["state"] as? String == "verified")
         }

@@ -31,7 +31,8 @@ struct EntitlementTests {
                 let trial = try await stack.simulator.purchase(
                     device: device, productId: "com.example.pro.monthly",
                     offer: SimulatorClient.Offer(type: 1, discountType: "FREE_TRIAL", period: "P1W"))
-                let posted = try await api.postSignedTransaction(appUserId: "tess", signedTransaction: trial.signedTransaction, wait: 30)
+                let posted = try await api.postSignedTransaction(
+                    appUserId: "tess", signedTransaction: trial.signedTransaction, wait: TestWait.seconds)
                 #expect(posted.status == 200, "\(posted.text)")
 
                 let view = try await api.subscriber("tess")
@@ -75,7 +76,7 @@ struct EntitlementTests {
 
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let ads = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
-            #expect(try await stack.api.postReceipt(appUserId: "olga", receipt: ads.receipt, wait: 30).status == 200)
+            #expect(try await stack.api.postReceipt(appUserId: "olga", receipt: ads.receipt, wait: TestWait.seconds).status == 200)
             #expect(Set(try await stack.api.subscriber("olga").entitlements.keys) == ["no_ads"])
 
             let vip = try await http.send(.PUT, "\(base)/vip", headers: admin(stack), body: Data(#"{"products":["com.example.removeads"]}"#.utf8))
@@ -182,14 +183,14 @@ struct EntitlementTests {
         try await withStack { stack in
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
-            #expect(try await stack.api.postReceipt(appUserId: "uma", receipt: bought.receipt, wait: 30).status == 200)
+            #expect(try await stack.api.postReceipt(appUserId: "uma", receipt: bought.receipt, wait: TestWait.seconds).status == 200)
             #expect(try await stack.api.subscriber("uma").entitlements["pro"]?.willRenew == true)
 
             let path = "/sim/subscriptions/\(bought.originalTransactionId)"
             #expect(try await stack.simulator.http.send(.POST, "\(path)/cancel-auto-renew").status == 200)
             let seenAt = stack.clock.now()
             let receipt = try await stack.simulator.receipt(device: device)
-            #expect(try await stack.api.postReceipt(appUserId: "uma", receipt: receipt, refresh: true, wait: 30).status == 200)
+            #expect(try await stack.api.postReceipt(appUserId: "uma", receipt: receipt, refresh: true, wait: TestWait.seconds).status == 200)
             let answeredAt = stack.clock.now()
             let pro = try #require(try await stack.api.subscriber("uma").entitlements["pro"])
             #expect(pro.isActive && pro.unsubscribed && pro.willRenew == false)
@@ -203,7 +204,7 @@ struct EntitlementTests {
 
             #expect(try await stack.simulator.http.send(.POST, "\(path)/resume-auto-renew").status == 200)
             let again = try await stack.simulator.receipt(device: device)
-            #expect(try await stack.api.postReceipt(appUserId: "uma", receipt: again, refresh: true, wait: 30).status == 200)
+            #expect(try await stack.api.postReceipt(appUserId: "uma", receipt: again, refresh: true, wait: TestWait.seconds).status == 200)
             let resumed = try await stack.api.subscriber("uma").entitlements["pro"]
             #expect(resumed?.unsubscribed == false && resumed?.unsubscribeDetectedAt == nil && resumed?.willRenew == true)
         }

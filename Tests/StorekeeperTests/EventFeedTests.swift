@@ -14,11 +14,11 @@ struct EventFeedTests {
             let api = stack.api
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let unlock = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
-            #expect(try await api.postReceipt(appUserId: "frank smith", receipt: unlock.receipt, wait: 30).status == 200)
+            #expect(try await api.postReceipt(appUserId: "frank smith", receipt: unlock.receipt, wait: TestWait.seconds).status == 200)
             let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            #expect(try await api.postReceipt(appUserId: "frank smith", receipt: coins.receipt, wait: 30).status == 200)
+            #expect(try await api.postReceipt(appUserId: "frank smith", receipt: coins.receipt, wait: TestWait.seconds).status == 200)
             // The same receipt verified again: Apple's answer is unchanged, so nothing happened.
-            #expect(try await api.postReceipt(appUserId: "frank smith", receipt: coins.receipt, refresh: true, wait: 30).status == 200)
+            #expect(try await api.postReceipt(appUserId: "frank smith", receipt: coins.receipt, refresh: true, wait: TestWait.seconds).status == 200)
 
             // The unlock also grants the demo's entitlement no_ads, an event of its own.
             let all = try await api.events("")

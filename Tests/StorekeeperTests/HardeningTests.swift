@@ -26,7 +26,7 @@ struct InputHardeningTests {
             for user in users {
                 let device = try await stack.simulator.createDevice(bundleId: demoBundle)
                 let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
-                let reply = try await stack.api.postReceipt(appUserId: user, receipt: purchase.receipt, wait: 30)
+                let reply = try await stack.api.postReceipt(appUserId: user, receipt: purchase.receipt, wait: TestWait.seconds)
                 #expect(reply.json["state"] as? String == "verified", "\(user): \(reply.text)")
                 verificationIds.append(try #require(reply.json["id"] as? String))
             }

@@ -19,7 +19,7 @@ struct IdentityRouteTests {
 
     func post(_ http: HTTPJSONClient, _ signed: String, for user: String, headers: [String: String]) async throws -> HTTPJSONClient.Reply {
         let body = try JSONSerialization.data(withJSONObject: ["appUserId": user, "signedTransaction": signed])
-        return try await http.send(.POST, "/v1/transactions?wait=30", headers: headers, body: body)
+        return try await http.send(.POST, "/v1/transactions?\(TestWait.query)", headers: headers, body: body)
     }
 
     func link(_ http: HTTPJSONClient, _ anonymousId: String, to user: String, headers: [String: String]) async throws -> HTTPJSONClient.Reply {

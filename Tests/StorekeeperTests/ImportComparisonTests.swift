@@ -44,7 +44,7 @@ struct ImportComparisonTests {
             #expect(try await eventually { try await settled(stack.store) }, "the purchases are verified")
             try await stack.sendNotifications()
             try await population.age(simulator: stack.simulator, seconds: Self.month * 37 / 30 + 5)
-            #expect(try await eventually(timeout: 120) { try await settled(stack.store) }, "Apple told the live server everything")
+            #expect(try await eventually { try await settled(stack.store) }, "Apple told the live server everything")
             let everything = LedgerQuery(appId: "demo", environment: "production", from: .distantPast, to: .distantFuture)
             let seenLive = try await population.snapshot(subscriber: stack.api.subscriber, ledger: try await stack.store.ledger(everything))
 
@@ -54,7 +54,7 @@ struct ImportComparisonTests {
             let body = Data(("{\"rows\":[" + population.importLines.joined(separator: ",") + "]}").utf8)
             let posted = try await second.api.http.send(.POST, "/v1/admin/apps/demo/imports", headers: admin, body: body)
             #expect(posted.status == 200, "\(posted.text)")
-            #expect(try await eventually(timeout: 120) { try await settled(second.store) }, "the import ran to its end")
+            #expect(try await eventually { try await settled(second.store) }, "the import ran to its end")
             let counts = try await second.store.verificationCounts()
             #expect(counts[.verified] == population.customers.count, "\(counts)")
             let ledger = try await second.store.ledger(everything)

@@ -56,7 +56,7 @@ struct ImportCrashTests {
             [file.path, "--app", "demo", "--url", server.baseURL, "--no-wait"], command: "import", environment: key)
         #expect(posted.status == 0, "\(posted.errors)")
         #expect(
-            try await eventually(timeout: 120, every: .milliseconds(10)) {
+            try await eventually(every: .milliseconds(10)) {
                 let counts = try await stack.store.verificationCounts()
                 return (counts[.retryScheduled] ?? 0) + (counts[.verifying] ?? 0) > 0
             }, "the rest of the import is under way")

@@ -173,7 +173,7 @@ struct MetricsTests {
         try await withStack { stack in
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            let verified = try await stack.api.postReceipt(appUserId: "metrics", receipt: purchase.receipt, wait: 30)
+            let verified = try await stack.api.postReceipt(appUserId: "metrics", receipt: purchase.receipt, wait: TestWait.seconds)
             #expect(verified.json["state"] as? String == "verified")
 
             // Counters are bumped just after the outcome they count is stored: polled, not read once.

@@ -66,7 +66,8 @@ struct NotificationDeliveryTests {
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
             #expect(
-                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
             let firstExpiry = try #require(try await subscription(stack, "alice")?.expiresDate)
 
             // The month ends; Apple renews and says so (DID_RENEW).
@@ -114,7 +115,8 @@ struct NotificationDeliveryTests {
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
             #expect(
-                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
             // The purchase's SUBSCRIBED is created (and delivered) before a fault is set, so the
             // fault applies to the notification it is meant for, however late Apple's sender runs.
             #expect(try await eventually { try await created(stack, "SUBSCRIBED") })
@@ -173,7 +175,9 @@ struct NotificationDeliveryTests {
             try await stack.sendNotifications()
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let first = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
-            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: first.signedTransaction, wait: 30).status == 200)
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: first.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
             func owns() async throws -> Bool { try await stack.api.subscriber("alice").activeEntitlements.contains("com.example.removeads") }
 
             // In order: refunded, then reversed.
@@ -187,7 +191,8 @@ struct NotificationDeliveryTests {
             // Out of order: the REFUND of another purchase is held back until after its reversal.
             let second = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
             #expect(
-                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: second.signedTransaction, wait: 30).status == 200)
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: second.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
             // The purchase's own notification exists before the fault is set: the REFUND is held.
             #expect(try await eventually { try await created(stack, "ONE_TIME_CHARGE", transactionId: second.transactionId) })
             try await stack.simulator.setNotificationFaults(reorder: 1)
@@ -218,7 +223,8 @@ struct NotificationDeliveryTests {
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
             #expect(
-                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
             // The purchase's SUBSCRIBED exists before the fault is set: the REFUND is the one lost.
             #expect(try await eventually { try await created(stack, "SUBSCRIBED") })
 
@@ -286,10 +292,13 @@ struct NotificationDeliveryTests {
             let member = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: buyer, productId: "com.example.removeads")
             #expect(
-                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
             let shared = try await stack.simulator.shareWithFamily(transactionId: bought.transactionId, member: member)
             #expect(try jwsPayload(shared.signedTransaction)["inAppOwnershipType"] as? String == "FAMILY_SHARED")
-            #expect(try await stack.api.postSignedTransaction(appUserId: "bob", signedTransaction: shared.signedTransaction, wait: 30).status == 200)
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: "bob", signedTransaction: shared.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
             #expect(try await stack.api.subscriber("bob").activeEntitlements.contains("com.example.removeads"))
 
             try await stack.simulator.revoke(transactionId: shared.transactionId)
@@ -322,7 +331,7 @@ struct NotificationDeliveryTests {
 
             // The Server API answers: granted from the history Apple signed, verifyReceipt still down.
             try await stack.simulator.setServerAPIFaults()
-            let verified = try await stack.api.waitForFinal(id, timeout: 60)
+            let verified = try await stack.api.waitForFinal(id)
             #expect(verified["state"] as? String == "verified", "\(verified)")
             let granted = Set((verified["grant"] as? [String: Any])?["granted"] as? [String] ?? [])
             #expect(granted == [sub.transactionId, coins.transactionId])
@@ -340,7 +349,8 @@ struct NotificationDeliveryTests {
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
             #expect(
-                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
             /// The renewals Apple has made so far (it makes them as time passes, 1.5 s apart).
             func renewals() async throws -> [[String: Any]] {
                 try await stack.simulator.soldTransactions().compactMap { $0["transaction"] as? [String: Any] }.filter {
@@ -353,7 +363,7 @@ struct NotificationDeliveryTests {
             #expect(try await stack.store.transactions(appId: "demo", appUserId: "alice").count == 1)
             let renewedBefore = try await renewals()
 
-            let refreshed = try await stack.api.adminPost("/v1/admin/apps/demo/users/alice/refresh?wait=30")
+            let refreshed = try await stack.api.adminPost("/v1/admin/apps/demo/users/alice/refresh?\(TestWait.query)")
             #expect(refreshed.status == 200 && refreshed.json["state"] as? String == "verified", "\(refreshed.text)")
             let granted = (refreshed.json["grant"] as? [String: Any])?["granted"] as? [String] ?? []
             #expect(granted.count >= 2 && !granted.contains(bought.transactionId))
@@ -395,7 +405,8 @@ struct NotificationDeliveryTests {
                 let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
                 let bought = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
                 #expect(
-                    try await stack.api.postSignedTransaction(appUserId: user, signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+                    try await stack.api.postSignedTransaction(appUserId: user, signedTransaction: bought.signedTransaction, wait: TestWait.seconds)
+                        .status == 200)
             }
             let failedCalls = {
                 try await stack.simulator.stats().filter { $0.key.hasPrefix("serverapi.") && $0.key.hasSuffix(".503") }.values.reduce(0, +)
@@ -431,7 +442,7 @@ struct NotificationDeliveryTests {
             }
             #expect(try await !unsettled(), "all final before any failed refresh's own retry was due")
             for id in ids {
-                let final = try await stack.api.waitForFinal(id, timeout: 120)
+                let final = try await stack.api.waitForFinal(id)
                 #expect(final["state"] as? String == "verified", "\(final)")
             }
             let health = try await stack.api.adminGet("/v1/admin/apple-health")

@@ -54,7 +54,9 @@ struct NotificationTests {
             let api = stack.api
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
-            #expect(try await api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+            #expect(
+                try await api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: TestWait.seconds).status
+                    == 200)
             let original = bought.originalTransactionId
             let now = Date()
             let renewal = transaction(id: "renewal-1", original: original, purchased: now, expires: now.addingTimeInterval(600))
@@ -62,7 +64,7 @@ struct NotificationTests {
 
             let first = try await api.postNotification(signedPayload: didRenew)
             #expect(first.status == 200 && first.json["outcome"] as? String == "submitted", "\(first.text)")
-            let verified = try await api.waitForFinal(try #require(first.json["verificationId"] as? String), timeout: 60)
+            let verified = try await api.waitForFinal(try #require(first.json["verificationId"] as? String))
             #expect(verified["state"] as? String == "verified")
             #expect((verified["grant"] as? [String: Any])?["granted"] as? [String] == ["renewal-1"])
             let again = try await api.postNotification(signedPayload: didRenew)
@@ -75,14 +77,14 @@ struct NotificationTests {
                 id: "renewal-1", original: original, purchased: now, expires: now.addingTimeInterval(600), revoked: now.addingTimeInterval(5))
             let refund = try await api.postNotification(
                 signedPayload: try notification(stack, type: "REFUND", signedAt: now.addingTimeInterval(10), transaction: refunded))
-            let refundResult = try await api.waitForFinal(try #require(refund.json["verificationId"] as? String), timeout: 60)
+            let refundResult = try await api.waitForFinal(try #require(refund.json["verificationId"] as? String))
             #expect((refundResult["grant"] as? [String: Any])?["revoked"] as? [String] == ["renewal-1"], "\(refundResult)")
 
             // The DID_RENEW arrives once more, late, under another UUID: the refund stands.
             let late = try await api.postNotification(
                 signedPayload: try notification(stack, type: "DID_RENEW", signedAt: now.addingTimeInterval(1), transaction: renewal))
             #expect(late.status == 200 && late.json["duplicate"] as? Bool == false)
-            if let id = late.json["verificationId"] as? String { _ = try await api.waitForFinal(id, timeout: 60) }
+            if let id = late.json["verificationId"] as? String { _ = try await api.waitForFinal(id) }
             let renewed = try await stack.store.transactions(appId: "demo", appUserId: "alice").first { $0.transactionId == "renewal-1" }
             #expect(renewed?.cancellationDate != nil, "a late renewal does not undo the refund")
             let subscription = try #require(try await api.subscriber("alice").subscriptions.first)
@@ -113,7 +115,9 @@ struct NotificationTests {
                 #expect(created.status == 201 && (created.json["endpoint"] as? [String: Any])?["appStoreNotifications"] as? Bool == true)
                 let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
                 let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
-                #expect(try await api.postSignedTransaction(appUserId: "ivy", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+                #expect(
+                    try await api.postSignedTransaction(appUserId: "ivy", signedTransaction: bought.signedTransaction, wait: TestWait.seconds).status
+                        == 200)
                 let now = Date()
                 let renewal = transaction(
                     id: "renewal-f", original: bought.originalTransactionId, purchased: now, expires: now.addingTimeInterval(600))
@@ -148,7 +152,7 @@ struct NotificationTests {
             // A subscription whose paid period has just ended, bought with StoreKit 2.
             let paid = transaction(id: "sub-1", original: "sub-1", purchased: now.addingTimeInterval(-400), expires: now.addingTimeInterval(-100))
             let bought = try await api.postSignedTransaction(
-                appUserId: "carol", signedTransaction: try stack.simulatorPKI.signJWS(payload: try json(paid)), wait: 30)
+                appUserId: "carol", signedTransaction: try stack.simulatorPKI.signJWS(payload: try json(paid)), wait: TestWait.seconds)
             #expect(bought.status == 200)
             #expect(try await api.subscriber("carol").subscriptions.first?.status == .expired)
 
@@ -160,7 +164,7 @@ struct NotificationTests {
             let failed = try await api.postNotification(
                 signedPayload: try notification(
                     stack, type: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", signedAt: now, transaction: paid, renewal: retry))
-            _ = try await api.waitForFinal(try #require(failed.json["verificationId"] as? String), timeout: 60)
+            _ = try await api.waitForFinal(try #require(failed.json["verificationId"] as? String))
             let inGrace = try #require(try await api.subscriber("carol").subscriptions.first)
             #expect(inGrace.status == .inGracePeriod && inGrace.isActive, "\(inGrace)")
 
@@ -174,7 +178,7 @@ struct NotificationTests {
                 signedPayload: try notification(
                     stack, type: "DID_RENEW", subtype: "BILLING_RECOVERY", signedAt: now.addingTimeInterval(1), transaction: renewal,
                     renewal: recovered))
-            _ = try await api.waitForFinal(try #require(renewed.json["verificationId"] as? String), timeout: 60)
+            _ = try await api.waitForFinal(try #require(renewed.json["verificationId"] as? String))
             let active = try #require(try await api.subscriber("carol").subscriptions.first)
             #expect(active.status == .active && active.gracePeriodExpiresDate == nil && active.autoRenewEnabled == true, "\(active)")
         }
@@ -186,7 +190,9 @@ struct NotificationTests {
             let api = stack.api
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
-            #expect(try await api.postSignedTransaction(appUserId: "dana", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+            #expect(
+                try await api.postSignedTransaction(appUserId: "dana", signedTransaction: bought.signedTransaction, wait: TestWait.seconds).status
+                    == 200)
             let now = Date()
             var sandboxRenewal = transaction(
                 id: "90000001", original: bought.originalTransactionId, purchased: now, expires: now.addingTimeInterval(3_600))

@@ -63,7 +63,7 @@ struct NotificationV1Tests {
         try await withStack { stack in
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
-            let posted = try await stack.api.postReceipt(appUserId: "alice", receipt: bought.receipt, wait: 30)
+            let posted = try await stack.api.postReceipt(appUserId: "alice", receipt: bought.receipt, wait: TestWait.seconds)
             #expect(posted.json["state"] as? String == "verified")
             try await stack.simulator.refund(transactionId: bought.transactionId)
             let receipt = try await stack.simulator.receipt(device: device)
@@ -79,7 +79,7 @@ struct NotificationV1Tests {
             let http = HTTPJSONClient(httpClient: stack.httpClient, baseURL: try #require(stack.serverURL))
             let answer = try await http.send(.POST, "/v1/notifications/appstore", body: try JSONSerialization.data(withJSONObject: body))
             #expect(answer.status == 200 && answer.json["outcome"] as? String == "submitted", "\(answer.text)")
-            let verification = try await stack.api.waitForFinal(try #require(answer.json["verificationId"] as? String), timeout: 60)
+            let verification = try await stack.api.waitForFinal(try #require(answer.json["verificationId"] as? String))
             #expect((verification["grant"] as? [String: Any])?["revoked"] as? [String] == [bought.transactionId], "\(verification)")
             #expect(try await stack.api.subscriber("alice").subscriptions.first?.status == .revoked)
         }

@@ -60,7 +60,8 @@ struct OffersRouteTests {
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
             #expect(
-                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
             let before = Int64(Date().timeIntervalSince1970 * 1000) - 1
             let reply = try await post(
                 stack, "/v1/subscribers/alice/offers/promotional", #"{"productId":"com.example.pro.monthly","offerId":"comeback"}"#,
@@ -131,7 +132,8 @@ struct OffersRouteTests {
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
             #expect(
-                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
             let subscribed = try await stack.api.http.send(.GET, path, headers: try aliceNow(stack))
             #expect(subscribed.status == 200 && (subscribed.json["offers"] as? [Any])?.isEmpty == true, "\(subscribed.text)")
 
@@ -139,7 +141,7 @@ struct OffersRouteTests {
             try await stack.simulator.advanceClock(seconds: 301)
             // The EXPIRED notification's renewal info names the offer; the server keeps it.
             #expect(
-                try await eventually(timeout: 120) {
+                try await eventually {
                     try await stack.api.http.send(.GET, path, headers: DemoCallers.backend).json["offers"].map { ($0 as? [Any])?.isEmpty == false }
                         ?? false
                 }, "the lapse reaches the server")
@@ -171,7 +173,9 @@ struct OffersRouteTests {
 
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: coins.signedTransaction, wait: 30).status == 200)
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: coins.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
             let stillNew = try await post(stack, path, body, as: try DemoCallers.client(as: "alice"))
             let (_, allowed) = try Self.verifiedJWS(try #require(stillNew.json["jws"] as? String, "\(stillNew.text)"))
             #expect(allowed["aud"] as? String == "introductory-offer-eligibility" && allowed["allowIntroductoryOffer"] as? Bool == true)
@@ -179,7 +183,8 @@ struct OffersRouteTests {
 
             let monthly = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
             #expect(
-                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: monthly.signedTransaction, wait: 30).status == 200)
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: monthly.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
             let subscribed = try await post(stack, path, body, as: try DemoCallers.client(as: "alice"))
             #expect(subscribed.json["eligible"] as? Bool == false && subscribed.json["reason"] as? String == "subscribed_in_group")
             let (_, refused) = try Self.verifiedJWS(try #require(subscribed.json["jws"] as? String))
@@ -200,7 +205,9 @@ struct OffersRouteTests {
             let path = "/v1/subscribers/alice/offers/introductory"
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: coins.signedTransaction, wait: 30).status == 200)
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: coins.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
             func buyTrial(_ jws: String, on device: UUID) async throws -> HTTPJSONClient.Reply {
                 try await stack.simulator.http.send(
                     .POST, "/sim/devices/\(device.uuidString)/purchases",
@@ -216,7 +223,7 @@ struct OffersRouteTests {
             #expect("\(trialTransaction["is_trial_period"] ?? "")" == "true", "\(trialTransaction)")
             let signed = try #require(trial.json["signedTransaction"] as? String)
             #expect(
-                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: signed, wait: 30).status == 200)
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: signed, wait: TestWait.seconds).status == 200)
 
             // Subscribed in the group now: the server says no, and the store sells at the full price.
             let refused = try #require(
@@ -271,7 +278,9 @@ struct OffersRouteTests {
             let token = AppAccountToken.derive(appUserId: "alice")
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let first = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly", appAccountToken: token)
-            #expect(try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: first.signedTransaction, wait: 30).status == 200)
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: first.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
             _ = try await stack.simulator.http.send(.POST, "/sim/subscriptions/\(first.originalTransactionId)/cancel-auto-renew")
             try await stack.simulator.advanceClock(seconds: 2 * 86_400)
 
@@ -296,7 +305,7 @@ struct OffersRouteTests {
             #expect(transaction["offerType"] as? Int == 2 && transaction["offerIdentifier"] as? String == "comeback")
             #expect(transaction["price"] as? Int == 2_495 && transaction["offerDiscountType"] as? String == "PAY_AS_YOU_GO", "\(transaction)")
             let granted = try await stack.api.postSignedTransaction(
-                appUserId: "alice", signedTransaction: try #require(bought.json["signedTransaction"] as? String), wait: 30)
+                appUserId: "alice", signedTransaction: try #require(bought.json["signedTransaction"] as? String), wait: TestWait.seconds)
             #expect(granted.status == 200, "\(granted.text)")
             let stored = try await stack.store.transactions(appId: "demo", appUserId: "alice").first { $0.offer?.identifier == "comeback" }
             #expect(stored?.offer?.type == 2 && stored?.price?.milliunits == 2_495, "charged the offer's price: \(String(describing: stored))")

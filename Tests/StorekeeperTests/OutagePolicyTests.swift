@@ -124,7 +124,7 @@ struct OutagePolicyTests {
                 #expect(during.provisionalEntitlements.map(\.productId) == (enabled ? ["com.example.removeads"] : []))
                 // Apple is back.
                 try await stack.simulator.setFaults(FaultConfiguration.none)
-                let final = try await api.waitForFinal(id, timeout: 60)
+                let final = try await api.waitForFinal(id)
                 #expect(final["state"] as? String == "verified", "\(final)")
                 let after = try await api.subscriber("alice")
                 #expect(after.activeEntitlements == ["com.example.removeads"] && after.provisionalEntitlements.isEmpty)

@@ -26,7 +26,9 @@ struct Payloads2026Tests {
             let api = stack.api
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let sub = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
-            #expect(try await api.postSignedTransaction(appUserId: "erin", signedTransaction: sub.signedTransaction, wait: 30).status == 200)
+            #expect(
+                try await api.postSignedTransaction(appUserId: "erin", signedTransaction: sub.signedTransaction, wait: TestWait.seconds).status == 200
+            )
             let first = try #require(try await api.subscriber("erin").subscriptions.first)
             #expect(first.billingPlanType == "MONTHLY", "\(first)")
             #expect(first.commitment?.billingPeriodNumber == 1 && first.commitment?.totalBillingPeriods == 12, "\(first)")
@@ -49,7 +51,9 @@ struct Payloads2026Tests {
 
             // A quarter of 100 coins (0.99 USD) is refunded: the ledger refunds 0.2475 USD.
             let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            #expect(try await api.postSignedTransaction(appUserId: "erin", signedTransaction: coins.signedTransaction, wait: 30).status == 200)
+            #expect(
+                try await api.postSignedTransaction(appUserId: "erin", signedTransaction: coins.signedTransaction, wait: TestWait.seconds).status
+                    == 200)
             try await stack.simulator.refund(transactionId: coins.transactionId, percentage: 25_000)
             let refunded = try await eventually {
                 try await api.subscriber("erin").history.first { $0.transactionId == coins.transactionId }?.cancellationDate != nil
@@ -67,7 +71,9 @@ struct Payloads2026Tests {
 
             // A full refund: Apple's REFUND_FULL, the whole price back.
             let more = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            #expect(try await api.postSignedTransaction(appUserId: "erin", signedTransaction: more.signedTransaction, wait: 30).status == 200)
+            #expect(
+                try await api.postSignedTransaction(appUserId: "erin", signedTransaction: more.signedTransaction, wait: TestWait.seconds).status
+                    == 200)
             try await stack.simulator.refund(transactionId: more.transactionId)
             #expect(
                 try await eventually {

@@ -158,7 +158,7 @@ struct ProcessHardeningTests {
             connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
             slow.append(connection)
         }
-        let health = try await HTTPJSONClient(httpClient: stack.httpClient, baseURL: server.baseURL).send(.GET, "/healthz", timeout: 120)
+        let health = try await HTTPJSONClient(httpClient: stack.httpClient, baseURL: server.baseURL).send(.GET, "/healthz")
         #expect(health.status == 200, "\(health.text)")
         #expect(server.process.isRunning)
 
@@ -278,7 +278,7 @@ struct ProcessHardeningTests {
         try await run.restart()
         // Were the leases left to expire, nothing would be final for an hour.
         for id in ids {
-            let final = try await run.client().waitForFinal(id, timeout: 120)
+            let final = try await run.client().waitForFinal(id)
             #expect(final["state"] as? String == "verified", "\(final)")
         }
         #expect(run.setup.log.contains("leases of a process that is gone released"))
@@ -291,7 +291,7 @@ struct ProcessHardeningTests {
         let ids = try await run.postWhileAppleHangs(count: 3)
         run.server.process.send(SIGTERM)
         // Apple would hold these calls for ten minutes; a generous deadline still proves the bound.
-        _ = try await eventually(timeout: 120) { !run.server.process.isRunning }
+        _ = try await eventually { !run.server.process.isRunning }
         #expect(!run.server.process.isRunning, "still running after SIGTERM")
         if run.server.process.isRunning { run.server.killNine() }
         #expect(
@@ -303,7 +303,7 @@ struct ProcessHardeningTests {
         try await run.stack.simulator.setFaults(FaultConfiguration())
         try await run.restart()
         for id in ids {
-            let final = try await run.client().waitForFinal(id, timeout: 120)
+            let final = try await run.client().waitForFinal(id)
             #expect(final["state"] as? String == "verified" && final["attempts"] as? Int == 1, "\(final)")
         }
     }
@@ -350,7 +350,7 @@ final class HungAppleRun {
             ids.append(try #require(reply.json["id"] as? String, "\(reply.text)"))
         }
         for id in ids {
-            let reached = try await eventually(timeout: 120, every: .milliseconds(20)) {
+            let reached = try await eventually(every: .milliseconds(20)) {
                 try await stack.store.verification(id: id)?.state == .verifying
             }
             #expect(reached, "never reached Apple")
@@ -395,11 +395,11 @@ struct StorageFaultTests {
             try await sqlite.pool.write { db in try db.execute(sql: "PRAGMA max_page_count = 1073741823") }
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
-            let accepted = try await stack.api.postReceipt(appUserId: "after-full", receipt: purchase.receipt, wait: 20)
+            let accepted = try await stack.api.postReceipt(appUserId: "after-full", receipt: purchase.receipt, wait: TestWait.seconds)
             #expect([200, 202].contains(accepted.status), "\(accepted.text)")
-            let final = try await stack.api.waitForFinal(try #require(accepted.json["id"] as? String), timeout: 60)
+            let final = try await stack.api.waitForFinal(try #require(accepted.json["id"] as? String))
             #expect(final["state"] as? String == "verified")
-            let healthy = try await eventually(timeout: 60, every: .milliseconds(100)) {
+            let healthy = try await eventually(every: .milliseconds(100)) {
                 try await stack.api.http.send(.GET, "/healthz").status == 200
             }
             #expect(healthy, "/healthz recovers once writes succeed")

@@ -28,7 +28,7 @@ struct RefundRequestTests {
     /// The stored request for `transactionId`, once it has left `pending`.
     static func answered(_ stack: LocalStack, _ transactionId: String) async throws -> [String: Any]? {
         var found: [String: Any]?
-        let ended = try await eventually(timeout: 120) {
+        let ended = try await eventually {
             let reply = try await stack.api.adminGet("/v1/admin/apps/demo/refund-requests?transactionId=\(transactionId)")
             found = (reply.json["requests"] as? [[String: Any]])?.first
             return found.map { $0["state"] as? String != "pending" } ?? false
@@ -39,12 +39,14 @@ struct RefundRequestTests {
     static func buy(_ stack: LocalStack, _ productId: String, for user: String = "alice") async throws -> SimulatorClient.Purchase {
         let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
         let bought = try await stack.simulator.purchase(device: device, productId: productId)
-        #expect(try await stack.api.postSignedTransaction(appUserId: user, signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+        #expect(
+            try await stack.api.postSignedTransaction(appUserId: user, signedTransaction: bought.signedTransaction, wait: TestWait.seconds).status
+                == 200)
         return bought
     }
 
     static func notified(_ stack: LocalStack, _ type: String, _ transactionId: String) async throws -> Bool {
-        try await eventually(timeout: 120) {
+        try await eventually {
             try await stack.simulator.notifications().contains {
                 $0["notificationType"] as? String == type && $0["transactionId"] as? String == transactionId && $0["delivered"] as? Bool == true
             }
@@ -88,7 +90,7 @@ struct RefundRequestTests {
             let sent = try #require(try await stack.simulator.consumptionV2(transactionId: unlock.transactionId))
             #expect(sent["refundPreference"] as? String == "GRANT_FULL" && sent["consumptionPercentage"] == nil, "\(sent)")
             #expect(
-                try await eventually(timeout: 120) {
+                try await eventually {
                     try await !stack.api.subscriber("alice").activeEntitlements.contains("com.example.removeads")
                 }, "refunded and revoked")
         }
@@ -139,7 +141,7 @@ struct RefundRequestTests {
                 let line = text.split(separator: "\n").first { $0.hasPrefix("storekeeper_refund_requests_total") && $0.contains("outcome=\"retry\"") }
                 return line.flatMap { $0.split(separator: " ").last.flatMap { Double($0) } } ?? 0
             }
-            #expect(try await eventually(timeout: 120) { try await retries() >= 2 }, "both answers met Apple's outage")
+            #expect(try await eventually { try await retries() >= 2 }, "both answers met Apple's outage")
             #expect(try await stack.simulator.consumptionV2(transactionId: first.transactionId) == nil)
 
             // Apple answers again within the hour: the first is sent on its next attempt.

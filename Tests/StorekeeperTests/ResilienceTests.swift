@@ -43,7 +43,7 @@ struct ResilienceTests {
                 ids.append(try #require(reply.json["id"] as? String))
             }
             for id in ids {
-                let final = try await stack.api.waitForFinal(id, timeout: 120)
+                let final = try await stack.api.waitForFinal(id)
                 #expect(final["state"] as? String == "verified", "\(final)")
             }
         }
@@ -84,7 +84,7 @@ struct ResilienceTests {
             // Apple is back: every receipt verifies (one that only waited for the probe spent no attempt).
             try await stack.simulator.setFaults(FaultConfiguration.none)
             for id in ids {
-                let final = try await stack.api.waitForFinal(id, timeout: 120)
+                let final = try await stack.api.waitForFinal(id)
                 #expect(final["state"] as? String == "verified", "\(final)")
                 #expect((final["attempts"] as? Int ?? 0) >= 1)
             }
@@ -114,7 +114,7 @@ struct ResilienceTests {
                 ids.append(try await stack.api.postReceipt(appUserId: "mix-\(i)", receipt: receipt).json["id"] as! String)
             }
             for id in ids {
-                let final = try await stack.api.waitForFinal(id, timeout: 180)
+                let final = try await stack.api.waitForFinal(id)
                 #expect(final["state"] as? String == "verified", "\(final)")
             }
             #expect(try await stack.store.countTransactions(appId: "demo") == 12)

@@ -174,7 +174,7 @@ struct RetentionConfigurationTests {
             #expect((started.json["config"] as? [String: Any])?["totalRequests"] as? Int == 20)
 
             // The simulator says when its last request is answered; the result is then final.
-            _ = try await stack.simulator.http.send(.GET, "/sim/retention/performance-tests/\(requestId)/finished", timeout: 300)
+            _ = try await stack.simulator.http.send(.GET, "/sim/retention/performance-tests/\(requestId)/finished")
             let result = try await http.send(.GET, "\(Self.base)/performance-tests/\(requestId)", headers: Self.admin(stack))
             #expect(result.json["result"] as? String == "PASS" && result.json["successRate"] as? Int == 100, "\(result.text)")
             #expect(result.json["numPending"] as? Int == 0 && result.json["target"] as? String == endpoint, "\(result.text)")

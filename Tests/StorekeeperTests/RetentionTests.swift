@@ -45,7 +45,8 @@ struct RetentionTests {
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
             #expect(
-                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
 
             let first = try await stack.simulator.askRetention(originalTransactionId: bought.originalTransactionId)
             #expect(first["status"] as? Int == 200 && first["kind"] as? String == "message", "\(first)")
@@ -61,7 +62,7 @@ struct RetentionTests {
             // A month later it has renewed once: the offer, signed for this request, is taken.
             try await stack.simulator.advanceClock(seconds: 301)
             #expect(
-                try await eventually(timeout: 120) {
+                try await eventually {
                     try await stack.api.subscriber("alice").history.filter { $0.productId == "com.example.pro.monthly" }.count == 2
                 }, "the renewal is stored")
             let offered = try await stack.simulator.askRetention(originalTransactionId: bought.originalTransactionId)
@@ -83,27 +84,31 @@ struct RetentionTests {
         try await Self.withRetention { stack in
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let fresh = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
-            #expect(try await stack.api.postSignedTransaction(appUserId: "carol", signedTransaction: fresh.signedTransaction, wait: 30).status == 200)
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: "carol", signedTransaction: fresh.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
             let gone = try await stack.simulator.http.send(.POST, "/sim/subscriptions/\(fresh.originalTransactionId)/cancel-auto-renew")
             #expect(gone.json["status"] as? String == "auto_renew_off", "\(gone.text)")
             #expect((gone.json["retention"] as? [String: Any])?["kind"] as? String == "message", "the default message, then the cancel")
             #expect(
-                try await eventually(timeout: 120) { try await stack.api.subscriber("carol").subscriptions.first?.autoRenewEnabled == false },
+                try await eventually { try await stack.api.subscriber("carol").subscriptions.first?.autoRenewEnabled == false },
                 "the cancel reaches the server")
 
             let other = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let loyal = try await stack.simulator.purchase(device: other, productId: "com.example.pro.monthly")
-            #expect(try await stack.api.postSignedTransaction(appUserId: "dave", signedTransaction: loyal.signedTransaction, wait: 30).status == 200)
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: "dave", signedTransaction: loyal.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
             try await stack.simulator.advanceClock(seconds: 301)
             #expect(
-                try await eventually(timeout: 120) {
+                try await eventually {
                     try await stack.api.subscriber("dave").history.filter { $0.productId == "com.example.pro.monthly" }.count == 2
                 })
             let kept = try await stack.simulator.http.send(.POST, "/sim/subscriptions/\(loyal.originalTransactionId)/cancel-auto-renew")
             #expect(kept.json["status"] as? String == "kept_with_offer", "\(kept.text)")
             try await stack.simulator.advanceClock(seconds: 301)
             #expect(
-                try await eventually(timeout: 120) {
+                try await eventually {
                     try await stack.api.subscriber("dave").history.contains {
                         $0.productId == "com.example.pro.monthly" && $0.offer?.identifier == "pro_comeback"
                     }
@@ -117,11 +122,13 @@ struct RetentionTests {
         try await Self.withRetention { stack in
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
-            #expect(try await stack.api.postSignedTransaction(appUserId: "bob", signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: "bob", signedTransaction: bought.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
             try await stack.simulator.failBilling(originalTransactionId: bought.originalTransactionId, gracePeriod: false)
             try await stack.simulator.advanceClock(seconds: 301)
             #expect(
-                try await eventually(timeout: 120) {
+                try await eventually {
                     try await stack.api.subscriber("bob").subscriptions.first?.status == .inBillingRetry
                 }, "billing retry is stored")
             let asked = try await stack.simulator.askRetention(originalTransactionId: bought.originalTransactionId)

@@ -27,14 +27,14 @@ struct RevocationTests {
         }) { stack in
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let first = try await stack.api.postSignedTransaction(
-                appUserId: "alice", signedTransaction: try await purchase(stack, device: device), wait: 30)
+                appUserId: "alice", signedTransaction: try await purchase(stack, device: device), wait: TestWait.seconds)
             #expect(first.status == 200 && first.json["state"] as? String == "verified", "\(first.text)")
             // The leaf (asked of the intermediate) and the intermediate (asked of the root), once
             // each: the grant job's own check of the chain was answered from the cache.
             let asked = try await stack.simulator.stats()["ocsp.requests"] ?? 0
             #expect(asked == 2)
             let second = try await stack.api.postSignedTransaction(
-                appUserId: "alice", signedTransaction: try await purchase(stack, device: device), wait: 30)
+                appUserId: "alice", signedTransaction: try await purchase(stack, device: device), wait: TestWait.seconds)
             #expect(second.status == 200 && second.json["state"] as? String == "verified", "\(second.text)")
             #expect(
                 try await stack.simulator.stats()["ocsp.requests"] == asked,
@@ -58,7 +58,7 @@ struct RevocationTests {
         }) { stack in
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let first = try await stack.api.postSignedTransaction(
-                appUserId: "alice", signedTransaction: try await purchase(stack, device: device), wait: 30)
+                appUserId: "alice", signedTransaction: try await purchase(stack, device: device), wait: TestWait.seconds)
             #expect(first.status == 200, "\(first.text)")
             let asked = try await stack.simulator.stats()["ocsp.requests"] ?? 0
             #expect(asked >= 2, "the leaf and the intermediate were asked about")
@@ -84,7 +84,7 @@ struct RevocationTests {
             }) { stack in
                 let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
                 let answer = try await stack.api.postSignedTransaction(
-                    appUserId: "alice", signedTransaction: try await purchase(stack, device: device), wait: 30)
+                    appUserId: "alice", signedTransaction: try await purchase(stack, device: device), wait: TestWait.seconds)
                 #expect(answer.status == expected, "\(mode): \(answer.text)")
             }
         }
@@ -108,7 +108,7 @@ struct RevocationTests {
             let purchases = 6
             for i in 0..<purchases {
                 let answer = try await stack.api.postSignedTransaction(
-                    appUserId: "u\(i)", signedTransaction: try await purchase(stack, device: device), wait: 30)
+                    appUserId: "u\(i)", signedTransaction: try await purchase(stack, device: device), wait: TestWait.seconds)
                 #expect(answer.status == 200 && answer.json["state"] as? String == "verified", "\(answer.text)")
             }
             let health = try await stack.api.adminGet("/v1/admin/apple-health")
@@ -129,7 +129,7 @@ struct RevocationTests {
             var i = purchases
             while Date() < deadline, answered == 0 {
                 let answer = try await stack.api.postSignedTransaction(
-                    appUserId: "u\(i)", signedTransaction: try await purchase(stack, device: device), wait: 30)
+                    appUserId: "u\(i)", signedTransaction: try await purchase(stack, device: device), wait: TestWait.seconds)
                 #expect(answer.status == 200, "\(answer.text)")
                 answered = try await stack.simulator.stats()["ocsp.requests", default: 0]
                 i += 1

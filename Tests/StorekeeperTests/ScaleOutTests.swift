@@ -139,7 +139,7 @@ struct ScaleOutTests {
 
         // Kill one worker with SIGKILL once verifications are flowing, then start it again.
         func verified() async throws -> Int { try await stack.store.verificationCounts()[.verified] ?? 0 }
-        #expect(try await eventually(timeout: 600) { try await verified() >= 1_000 }, "verifications flowing")
+        #expect(try await eventually { try await verified() >= 1_000 }, "verifications flowing")
         let inFlightAtKill = try await stack.store.verificationCounts()[.verifying] ?? 0
         // `killNine` returns once the process is gone; its successor releases its leases at start.
         workers[0].killNine()
@@ -207,7 +207,7 @@ struct ScaleOutTests {
         }
         for (i, receipt) in receipts.enumerated() {
             if i == receiptCount / 5 {
-                #expect(try await eventually(timeout: 300) { try await told() == [.appleDown] }, "refused connections hold Apple down")
+                #expect(try await eventually { try await told() == [.appleDown] }, "refused connections hold Apple down")
                 try await gateway.accept()
             }
             #expect(try await client(stack, api.baseURL).postReceipt(appUserId: "down-\(i)", receipt: receipt).status == 202)
@@ -215,7 +215,7 @@ struct ScaleOutTests {
         // Each receipt has been looked at (none is still pending): it failed, or waits for a probe
         // without calling. (Not "all retry_scheduled at one instant": the waiting are leased and
         // sent back all the time, so some are always being looked at.)
-        _ = try await eventually(timeout: 300, every: .milliseconds(100)) { try await stack.store.verificationCounts()[.pending] == nil }
+        _ = try await eventually(every: .milliseconds(100)) { try await stack.store.verificationCounts()[.pending] == nil }
         let during = try await stack.store.verificationCounts()
         #expect(during[.pending] == nil && during[.verified] == nil && during[.invalid] == nil, "\(during)")
         // No storm, whatever the machine's speed: without the health gate each of the 500
@@ -234,7 +234,7 @@ struct ScaleOutTests {
         // 5-minute deadline means the release brought them.)
         try await stack.simulator.setFaults(.none)
         var counts: [VerificationState: Int] = [:]
-        _ = try await eventually(timeout: 300, every: .milliseconds(100)) {
+        _ = try await eventually(every: .milliseconds(100)) {
             counts = try await stack.store.verificationCounts()
             return (counts[.verified] ?? 0) + (counts[.invalid] ?? 0) == receiptCount
         }
@@ -320,7 +320,7 @@ struct ScaleOutTests {
         let workerLog = directory.appendingPathComponent("worker.log").path
         let doomed = try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: workerLog)
         // Every job leased by this worker and waiting on Apple (20 s): kill it now.
-        _ = try await eventually(timeout: 120, every: .milliseconds(10)) { try await stack.store.verificationCounts()[.verifying] == 40 }
+        _ = try await eventually(every: .milliseconds(10)) { try await stack.store.verificationCounts()[.verifying] == 40 }
         doomed.killNine()
         let leasedBefore = Date()
         #expect(try await stack.store.verificationCounts()[.verifying] == 40, "all 40 leased by the killed worker")
@@ -329,7 +329,7 @@ struct ScaleOutTests {
         let successor = try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: workerLog)
         defer { successor.terminate() }
 
-        _ = try await eventually(timeout: 180, every: .milliseconds(100)) { (try await stack.store.verificationCounts()[.verified] ?? 0) == 40 }
+        _ = try await eventually(every: .milliseconds(100)) { (try await stack.store.verificationCounts()[.verified] ?? 0) == 40 }
         let done = try await stack.store.verifications(appId: "demo", states: [], createdBefore: nil, limit: 100)
         #expect(done.count == 40 && done.allSatisfy { $0.state == .verified }, "\(done.map(\.state))")
         // Leased once by the dead worker, once more by its successor, before any lease expired.
@@ -366,7 +366,7 @@ struct ScaleOutTests {
                 posted.append(try #require(reply.json["id"] as? String))
             }
             for id in posted {
-                let final = try await api.waitForFinal(id, timeout: 120)
+                let final = try await api.waitForFinal(id)
                 #expect(final["state"] as? String == "verified", "\(final)")
             }
             ids += posted

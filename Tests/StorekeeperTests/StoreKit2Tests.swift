@@ -21,7 +21,8 @@ struct StoreKit2Tests {
             ]
             for product in products {
                 let purchase = try await stack.simulator.purchase(device: device, productId: product)
-                let reply = try await api.postSignedTransaction(appUserId: "alice", signedTransaction: purchase.signedTransaction, wait: 30)
+                let reply = try await api.postSignedTransaction(
+                    appUserId: "alice", signedTransaction: purchase.signedTransaction, wait: TestWait.seconds)
                 #expect(reply.status == 200, "\(product): \(reply.text)")
                 #expect(reply.json["state"] as? String == "verified" && reply.json["environment"] as? String == "sandbox")
                 #expect((reply.json["grant"] as? [String: Any])?["granted"] as? [String] == [purchase.transactionId], "\(reply.text)")
@@ -43,14 +44,15 @@ struct StoreKit2Tests {
             let api = stack.api
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            let first = try await api.postSignedTransaction(appUserId: "bob", signedTransaction: purchase.signedTransaction, wait: 30)
-            let again = try await api.postSignedTransaction(appUserId: "bob", signedTransaction: purchase.signedTransaction, wait: 30)
+            let first = try await api.postSignedTransaction(appUserId: "bob", signedTransaction: purchase.signedTransaction, wait: TestWait.seconds)
+            let again = try await api.postSignedTransaction(appUserId: "bob", signedTransaction: purchase.signedTransaction, wait: TestWait.seconds)
             #expect(first.status == 200 && again.status == 200 && first.json["id"] as? String == again.json["id"] as? String)
             // The StoreKit 1 receipt of the same purchase: already granted, nothing added.
-            let receipt = try await api.postReceipt(appUserId: "bob", receipt: purchase.receipt, wait: 30)
+            let receipt = try await api.postReceipt(appUserId: "bob", receipt: purchase.receipt, wait: TestWait.seconds)
             #expect((receipt.json["grant"] as? [String: Any])?["alreadyGranted"] as? [String] == [purchase.transactionId], "\(receipt.text)")
             // Someone else posting bob's transaction gets a conflict, not the coins.
-            let mallory = try await api.postSignedTransaction(appUserId: "mallory", signedTransaction: purchase.signedTransaction, wait: 30)
+            let mallory = try await api.postSignedTransaction(
+                appUserId: "mallory", signedTransaction: purchase.signedTransaction, wait: TestWait.seconds)
             let conflicts = (mallory.json["grant"] as? [String: Any])?["conflicts"] as? [[String: Any]] ?? []
             #expect(conflicts.first?["code"] as? String == "original_transaction_owned_by_another_user", "\(mallory.text)")
             #expect(try await api.subscriber("bob").creditBalance == 100)
@@ -98,7 +100,7 @@ struct StoreKit2Tests {
             #expect(mismatch.status == 409 && mismatch.errorCode == "app_account_token_mismatch")
             #expect(try await api.subscriber("eve").activeEntitlements.isEmpty)
             let matched = try await api.postSignedTransaction(
-                appUserId: "eve", signedTransaction: tokened.signedTransaction, appAccountToken: token.uppercased(), wait: 30)
+                appUserId: "eve", signedTransaction: tokened.signedTransaction, appAccountToken: token.uppercased(), wait: TestWait.seconds)
             #expect(matched.status == 200 && matched.json["state"] as? String == "verified")
         }
     }

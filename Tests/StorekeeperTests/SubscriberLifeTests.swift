@@ -81,7 +81,7 @@ struct SubscriberLifeTests {
         /// Waits until the server has told everything the script did so far, then compares.
         func told(_ step: String, _ more: [Expected], user: String = user) async throws {
             expected += more
-            let complete = try await eventually(timeout: 60) {
+            let complete = try await eventually {
                 guard try await settled(stack) else { return false }
                 return try await events(api, user).count >= expected.count
             }
@@ -96,10 +96,10 @@ struct SubscriberLifeTests {
             case .notifications, .shuffledNotifications: break
             case .receipts:
                 let receipt = try await stack.simulator.receipt(device: device)
-                let reply = try await api.postReceipt(appUserId: user, receipt: receipt, refresh: true, wait: 30)
+                let reply = try await api.postReceipt(appUserId: user, receipt: receipt, refresh: true, wait: TestWait.seconds)
                 #expect(reply.status == 200, "\(step): \(reply.text)")
             case .serverAPI:
-                let reply = try await api.adminPost("/v1/admin/apps/demo/users/\(StorekeeperClient.pathSegment(user))/refresh?wait=30")
+                let reply = try await api.adminPost("/v1/admin/apps/demo/users/\(StorekeeperClient.pathSegment(user))/refresh?\(TestWait.query)")
                 #expect(reply.status == 200, "\(step): \(reply.text)")
             }
             try await told(step, types.map { Expected(type: $0, source: route.source) }, user: user)
@@ -109,7 +109,8 @@ struct SubscriberLifeTests {
         // where to send notifications: the purchase reaches the server one way only.
         let phone = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
         let bought = try await stack.simulator.purchase(device: phone, productId: Self.monthly)
-        #expect(try await api.postSignedTransaction(appUserId: user, signedTransaction: bought.signedTransaction, wait: 30).status == 200)
+        #expect(
+            try await api.postSignedTransaction(appUserId: user, signedTransaction: bought.signedTransaction, wait: TestWait.seconds).status == 200)
         // The monthly plan unlocks both of the demo's entitlements (no_ads, then pro: id order).
         try await told(
             "the purchase",
@@ -123,11 +124,12 @@ struct SubscriberLifeTests {
         // One-time products from a second device: receipts and a StoreKit 2 transaction.
         let tablet = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
         let unlock = try await stack.simulator.purchase(device: tablet, productId: "com.example.removeads")
-        #expect(try await api.postReceipt(appUserId: user, receipt: unlock.receipt, wait: 30).status == 200)
+        #expect(try await api.postReceipt(appUserId: user, receipt: unlock.receipt, wait: TestWait.seconds).status == 200)
         let coins = try await stack.simulator.purchase(device: tablet, productId: "com.example.coins100")
-        #expect(try await api.postSignedTransaction(appUserId: user, signedTransaction: coins.signedTransaction, wait: 30).status == 200)
+        #expect(
+            try await api.postSignedTransaction(appUserId: user, signedTransaction: coins.signedTransaction, wait: TestWait.seconds).status == 200)
         let pass = try await stack.simulator.purchase(device: tablet, productId: "com.example.season.pass")
-        #expect(try await api.postReceipt(appUserId: user, receipt: pass.receipt, wait: 30).status == 200)
+        #expect(try await api.postReceipt(appUserId: user, receipt: pass.receipt, wait: TestWait.seconds).status == 200)
         try await told(
             "one-time purchases",
             [
@@ -143,11 +145,12 @@ struct SubscriberLifeTests {
 
         // Replays: the same receipt again, the same transaction again, and another user's
         // claim on a bound purchase (a conflict for that user, nothing for this one).
-        #expect(try await api.postReceipt(appUserId: user, receipt: pass.receipt, refresh: true, wait: 30).status == 200)
-        #expect(try await api.postSignedTransaction(appUserId: user, signedTransaction: coins.signedTransaction, wait: 30).status == 200)
+        #expect(try await api.postReceipt(appUserId: user, receipt: pass.receipt, refresh: true, wait: TestWait.seconds).status == 200)
+        #expect(
+            try await api.postSignedTransaction(appUserId: user, signedTransaction: coins.signedTransaction, wait: TestWait.seconds).status == 200)
         for _ in 0..<2 {
-            _ = try await api.postSignedTransaction(appUserId: "someone else", signedTransaction: unlock.signedTransaction, wait: 30)
-            _ = try await api.postReceipt(appUserId: "someone else", receipt: unlock.receipt, refresh: true, wait: 30)
+            _ = try await api.postSignedTransaction(appUserId: "someone else", signedTransaction: unlock.signedTransaction, wait: TestWait.seconds)
+            _ = try await api.postReceipt(appUserId: "someone else", receipt: unlock.receipt, refresh: true, wait: TestWait.seconds)
         }
         try await told("replays", [])
         #expect(try await events(api, "someone else").map(\.type) == [.ownershipConflict], "one conflict, however often it is claimed")
@@ -178,7 +181,7 @@ struct SubscriberLifeTests {
                     try await stack.simulator.notifications().filter { $0["notificationType"] as? String == "DID_RENEW" }.count == 3
                 })
             if route == .shuffledNotifications { try await stack.simulator.setNotificationFaults(duplicate: 1_000) }
-            let refreshed = try await api.adminPost("/v1/admin/apps/demo/users/\(StorekeeperClient.pathSegment(user))/refresh?wait=30")
+            let refreshed = try await api.adminPost("/v1/admin/apps/demo/users/\(StorekeeperClient.pathSegment(user))/refresh?\(TestWait.query)")
             #expect(refreshed.status == 200, "\(refreshed.text)")
             try await told("the refreshed renewal", [Expected(type: .renewal, source: .serverAPI)])
         } else {
@@ -220,7 +223,9 @@ struct SubscriberLifeTests {
         // Family Sharing: a member gets the unlock, then loses it (REVOKE).
         let member = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
         let shared = try await stack.simulator.shareWithFamily(transactionId: unlock.transactionId, member: member)
-        #expect(try await api.postSignedTransaction(appUserId: "member", signedTransaction: shared.signedTransaction, wait: 30).status == 200)
+        #expect(
+            try await api.postSignedTransaction(appUserId: "member", signedTransaction: shared.signedTransaction, wait: TestWait.seconds).status
+                == 200)
         expected = []
         try await told(
             "the shared purchase",

@@ -59,12 +59,12 @@ struct TrustHoleTests {
 
             // Alice, with her own valid token, posts bob's purchase and leaves the token out.
             let stolen = try await http.send(
-                .POST, "/v1/transactions?wait=10", headers: try headers(stack, user: "alice"),
+                .POST, "/v1/transactions?\(TestWait.query)", headers: try headers(stack, user: "alice"),
                 json: Post(appUserId: "alice", signedTransaction: bobs.signedTransaction))
             #expect(stolen.status == 409 && stolen.errorCode == "app_account_token_mismatch", "\(stolen.text)")
             // Sending bob's token along does not help either.
             let vouched = try await http.send(
-                .POST, "/v1/transactions?wait=10", headers: try headers(stack, user: "alice"),
+                .POST, "/v1/transactions?\(TestWait.query)", headers: try headers(stack, user: "alice"),
                 json: Post(
                     appUserId: "alice", signedTransaction: bobs.signedTransaction, appAccountToken: AppAccountToken.derive(appUserId: "bob")))
             #expect(vouched.status == 409 && vouched.errorCode == "app_account_token_mismatch", "\(vouched.text)")
@@ -75,7 +75,7 @@ struct TrustHoleTests {
             // Nothing was stored: alice owns nothing, and bob's own post is granted to him.
             #expect(try await stack.store.transactions(appId: "demo", appUserId: "alice").isEmpty)
             let own = try await http.send(
-                .POST, "/v1/transactions?wait=30", headers: try headers(stack, user: "bob"),
+                .POST, "/v1/transactions?\(TestWait.query)", headers: try headers(stack, user: "bob"),
                 json: Post(appUserId: "bob", signedTransaction: bobs.signedTransaction))
             #expect(own.status == 200 && own.json["state"] as? String == "verified", "\(own.text)")
             let grant = own.json["grant"] as? [String: Any]
@@ -87,7 +87,7 @@ struct TrustHoleTests {
             let issued = UUID().uuidString.lowercased()
             let own2 = try await stack.simulator.purchase(device: device, productId: "com.example.season.pass", appAccountToken: issued)
             let vouchedByBackend = try await stack.api.postSignedTransaction(
-                appUserId: "carol", signedTransaction: own2.signedTransaction, appAccountToken: issued.uppercased(), wait: 30)
+                appUserId: "carol", signedTransaction: own2.signedTransaction, appAccountToken: issued.uppercased(), wait: TestWait.seconds)
             #expect(vouchedByBackend.status == 200 && vouchedByBackend.json["state"] as? String == "verified", "\(vouchedByBackend.text)")
         }
     }
@@ -97,6 +97,9 @@ struct TrustHoleTests {
         // A client-key budget of one call a second (ten in the bucket): before the fix the
         // flood emptied it for everyone.
         try await withClientStack(keyRate: 1) { stack in
+            // The limiter reads the stack's clock: frozen, no bucket refills between calls, so the
+            // count of calls decides, not how fast a busy machine makes them.
+            stack.clock.freeze()
             let http = stack.api.http
             let garbage = try headers(stack, user: nil, token: "x.y.z")
             let alice = try headers(stack, user: "alice")
@@ -137,10 +140,10 @@ struct TrustHoleTests {
             let bought = try await stack.simulator.purchase(
                 device: device, productId: "com.example.removeads", appAccountToken: AppAccountToken.derive(appUserId: nfc))
             let posted = try await http.send(
-                .POST, "/v1/transactions?wait=30", headers: asNFC, json: Post(appUserId: nfd, signedTransaction: bought.signedTransaction))
+                .POST, "/v1/transactions?\(TestWait.query)", headers: asNFC, json: Post(appUserId: nfd, signedTransaction: bought.signedTransaction))
             #expect(posted.status == 403 && posted.errorCode == "other_user", "\(posted.text)")
             let mine = try await http.send(
-                .POST, "/v1/transactions?wait=30", headers: asNFC, json: Post(appUserId: nfc, signedTransaction: bought.signedTransaction))
+                .POST, "/v1/transactions?\(TestWait.query)", headers: asNFC, json: Post(appUserId: nfc, signedTransaction: bought.signedTransaction))
             #expect(mine.status == 200 && mine.json["state"] as? String == "verified", "\(mine.text)")
             #expect(try await stack.store.transactions(appId: "demo", appUserId: nfc).count == 1)
             #expect(try await stack.store.transactions(appId: "demo", appUserId: nfd).isEmpty)
@@ -158,7 +161,7 @@ struct TrustHoleTests {
                 device: device, productId: "com.example.coins100", appAccountToken: AppAccountToken.derive(appUserId: "bob"))
             let bob = try headers(stack, user: "bob")
             let posted = try await http.send(
-                .POST, "/v1/transactions?wait=30", headers: bob, json: Post(appUserId: "bob", signedTransaction: bought.signedTransaction))
+                .POST, "/v1/transactions?\(TestWait.query)", headers: bob, json: Post(appUserId: "bob", signedTransaction: bought.signedTransaction))
             let id = try #require(posted.json["id"] as? String, "\(posted.text)")
 
             let peek = try await http.send(.GET, "/v1/verifications/\(id)", headers: try headers(stack, user: "alice"))
@@ -244,7 +247,7 @@ struct TrustHoleTests {
                 #expect(test.status == 202, "\(test.text)")
                 var attempts: [[String: Any]] = []
                 #expect(
-                    try await eventually(timeout: 30) {
+                    try await eventually {
                         let reply = try await http.send(.GET, "/v1/admin/apps/demo/webhooks/whep_rebound/deliveries", headers: admin(stack))
                         let deliveries = reply.json["deliveries"] as? [[String: Any]] ?? []
                         attempts = deliveries.flatMap { $0["attempts"] as? [[String: Any]] ?? [] }
@@ -292,10 +295,10 @@ struct TrustHoleTests {
                 let device = try await stack.simulator.createDevice(bundleId: demoBundle)
                 receiver.behave(.gone)
                 let first = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
-                #expect(try await stack.api.postReceipt(appUserId: user, receipt: first.receipt, wait: 30).status == 200)
+                #expect(try await stack.api.postReceipt(appUserId: user, receipt: first.receipt, wait: TestWait.seconds).status == 200)
                 var deadId = ""
                 #expect(
-                    try await eventually(timeout: 30) {
+                    try await eventually {
                         let reply = try await http.send(.GET, "\(base)/deliveries?state=dead", headers: admin(stack))
                         let dead = (reply.json["deliveries"] as? [[String: Any]] ?? []).compactMap { $0["delivery"] as? [String: Any] }
                             .filter { ($0["appUserId"] as? String) == user }
@@ -304,7 +307,7 @@ struct TrustHoleTests {
                     })
                 receiver.behave(.accept)
                 let second = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-                #expect(try await stack.api.postReceipt(appUserId: user, receipt: second.receipt, wait: 30).status == 200)
+                #expect(try await stack.api.postReceipt(appUserId: user, receipt: second.receipt, wait: TestWait.seconds).status == 200)
                 return deadId
             }
             func resume() async throws {
@@ -361,7 +364,7 @@ struct TrustHoleTests {
                 let payload = try jwsPayload(bought.signedTransaction)
                 let ms = try #require((payload["purchaseDate"] as? NSNumber)?.int64Value)
                 expected[bought.transactionId] = Self.iso(milliseconds: ms)
-                #expect(try await stack.api.postReceipt(appUserId: "ivy", receipt: bought.receipt, wait: 30).status == 200)
+                #expect(try await stack.api.postReceipt(appUserId: "ivy", receipt: bought.receipt, wait: TestWait.seconds).status == 200)
             }
             let ledger = try await http.send(.GET, "/v1/admin/apps/demo/ledger?environment=sandbox", headers: admin(stack))
             let rows = (ledger.json["entries"] as? [[String: Any]]) ?? []

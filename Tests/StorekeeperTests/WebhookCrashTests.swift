@@ -45,14 +45,14 @@ struct WebhookCrashTests {
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             for product in products {
                 let bought = try await stack.simulator.purchase(device: device, productId: product)
-                let reply = try await client().postReceipt(appUserId: "buyer-\(user)", receipt: bought.receipt, wait: 30)
+                let reply = try await client().postReceipt(appUserId: "buyer-\(user)", receipt: bought.receipt, wait: TestWait.seconds)
                 #expect(reply.status == 200, "\(reply.text)")
             }
         }
         let events = try await stack.store.events(appId: "demo", after: 0, types: [], limit: 1_000).map(\.event)
         #expect(events.count == 40, "\(events.map(\.type))")
         receiver.behave(.slow(seconds: 1.5))
-        #expect(try await eventually(timeout: 120) { receiver.received.count >= 3 }, "deliveries under way")
+        #expect(try await eventually { receiver.received.count >= 3 }, "deliveries under way")
         server.killNine()
         worker?.killNine()
         let atKill = receiver.received.count
@@ -60,7 +60,7 @@ struct WebhookCrashTests {
 
         receiver.behave(.accept)
         server = try await child.server()
-        let allDelivered = try await eventually(timeout: 180) { (try await stack.store.deliveryCounts()[.delivered] ?? 0) == events.count }
+        let allDelivered = try await eventually { (try await stack.store.deliveryCounts()[.delivered] ?? 0) == events.count }
         let counts = try await stack.store.deliveryCounts()
         #expect(allDelivered, "every event delivered after the restart: \(counts)")
         let received = receiver.received

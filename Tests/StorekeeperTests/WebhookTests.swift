@@ -70,9 +70,9 @@ struct WebhookTests {
 
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let unlock = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
-            #expect(try await api.postReceipt(appUserId: "grace", receipt: unlock.receipt, wait: 30).status == 200)
+            #expect(try await api.postReceipt(appUserId: "grace", receipt: unlock.receipt, wait: TestWait.seconds).status == 200)
             let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            #expect(try await api.postReceipt(appUserId: "grace", receipt: coins.receipt, wait: 30).status == 200)
+            #expect(try await api.postReceipt(appUserId: "grace", receipt: coins.receipt, wait: TestWait.seconds).status == 200)
             // The unlock grants the demo's entitlement no_ads: an event of its own, after the purchase's.
             #expect(try await eventually { receiver.received.count >= 3 })
             let first = receiver.received
@@ -85,7 +85,7 @@ struct WebhookTests {
             // Down with Retry-After, then up: retried, then delivered once.
             receiver.behave(.fail(status: 503, retryAfter: "0"))
             let more = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            #expect(try await api.postReceipt(appUserId: "grace", receipt: more.receipt, wait: 30).status == 200)
+            #expect(try await api.postReceipt(appUserId: "grace", receipt: more.receipt, wait: TestWait.seconds).status == 200)
             #expect(
                 try await eventually {
                     let pending = try await api.http.send(
@@ -100,10 +100,10 @@ struct WebhookTests {
             // Never recovers: dead after the schedule's two seconds, the endpoint paused.
             receiver.behave(.fail(status: 500))
             let last = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
-            #expect(try await api.postReceipt(appUserId: "grace", receipt: last.receipt, wait: 30).status == 200)
+            #expect(try await api.postReceipt(appUserId: "grace", receipt: last.receipt, wait: TestWait.seconds).status == 200)
             var dead: [[String: Any]] = []
             #expect(
-                try await eventually(timeout: 30) {
+                try await eventually {
                     let reply = try await api.http.send(
                         .GET, "/v1/admin/apps/demo/webhooks/\(endpointId)/deliveries?state=dead", headers: admin(api))
                     dead = reply.json["deliveries"] as? [[String: Any]] ?? []

@@ -183,6 +183,7 @@ public struct ConfigurationSetting: Sendable {
         .double("outagePolicy.provisionalSeconds") { $0.outagePolicy.provisionalSeconds = $1 },
         .string("serverAPIEndpoints.production", environment: "storekeeper.serverApi.production") { $0.serverAPIEndpoints.production = $1 },
         .string("serverAPIEndpoints.sandbox", environment: "storekeeper.serverApi.sandbox") { $0.serverAPIEndpoints.sandbox = $1 },
+        .double("serverAPIRateLimitShare", environment: "storekeeper.serverApiRateLimitShare") { $0.serverAPIRateLimitShare = $1 },
         .bool("notificationGapFill.enabled") { $0.notificationGapFill.enabled = $1 },
         .double("notificationGapFill.intervalSeconds") { $0.notificationGapFill.intervalSeconds = $1 },
         .double("notificationGapFill.lookbackSeconds") { $0.notificationGapFill.lookbackSeconds = $1 },

@@ -50,6 +50,10 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
     public var outagePolicy = OutagePolicy()
     /// The App Store Server API (Apple's, or the simulator's).
     public var serverAPIEndpoints: ServerAPIEndpoints = .apple
+    /// The share of Apple's published Server API limits an app uses when its key sets none
+    /// (`apps[].serverAPI.rateLimitShare`). Above 1 only against a simulator that does not
+    /// enforce Apple's limits: a contract run that judges answers, not the throttle.
+    public var serverAPIRateLimitShare: Double = 1
     /// Periodic pull of Apple's notification history, for apps with a Server API key.
     public var notificationGapFill = NotificationGapFillPolicy()
     /// A connection that sends nothing for this long is closed: between requests, and while its
@@ -78,7 +82,7 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case host, port, databasePath, sqliteSynchronousFull, adminKey, apps, appleEndpoints, workers, runWorkers
         case attemptTimeoutSeconds, appleTimeouts, leaseSeconds, retry, flagAfterSeconds, excludeOldTransactions, bindingPolicy
-        case maxBodyBytes, maxWaitSeconds, receiptTrust, outagePolicy, serverAPIEndpoints, notificationGapFill
+        case maxBodyBytes, maxWaitSeconds, receiptTrust, outagePolicy, serverAPIEndpoints, serverAPIRateLimitShare, notificationGapFill
         case idleTimeoutSeconds, requestTimeoutSeconds, maxConnections, shutdownGraceSeconds, webhooks
         case eventRetentionDays, appleHealth, console
     }
@@ -88,6 +92,9 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
         var problems: [String] = []
         if !(1...65535).contains(port) && port != 0 { problems.append("port: must be 0-65535") }
         if adminKey.count < 16 { problems.append("adminKey: must be at least 16 characters") }
+        if !(serverAPIRateLimitShare > 0 && serverAPIRateLimitShare <= ServerAPIKeyConfiguration.largestRateLimitShare) {
+            problems.append("serverAPIRateLimitShare: must be above 0 and at most \(Int(ServerAPIKeyConfiguration.largestRateLimitShare))")
+        }
         if apps.isEmpty { problems.append("apps: at least one app is required") }
         if workers < 1 { problems.append("workers: must be at least 1") }
         if let problem = StorageBackend.problem(with: databasePath) { problems.append("databasePath: \(problem)") }

@@ -17,7 +17,7 @@ enum ServerAPIClients {
                 httpClient: httpClient, endpoints: configuration.serverAPIEndpoints,
                 tokens: try ServerAPITokenProvider(credentials: credentials),
                 policy: ServerAPIRetryPolicy(timeoutSeconds: configuration.attemptTimeoutSeconds),
-                throttle: ServerAPIThrottle(share: app.serverAPI?.rateLimitShare ?? 1), now: now,
+                throttle: ServerAPIThrottle(share: app.serverAPI?.rateLimitShare ?? configuration.serverAPIRateLimitShare), now: now,
                 observer: observer)
         }
         return clients
