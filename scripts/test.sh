@@ -88,6 +88,43 @@ begin_stage
 swift format lint --strict --recursive Sources Tests Package.swift
 end_stage "swift format lint" ok
 
+# The statically linked binary first, alone in an empty directory (linked from this build's
+# objects in seconds): every outside check then runs that file, the one that ships.
+static_bin=$PWD/.build/static/storekeeper
+total=1
+failed=0
+begin_stage
+if STATIC_BIN=$static_bin ./scripts/static-binary.sh; then
+  end_stage static-binary ok
+  export STOREKEEPER_BIN=$static_bin
+else
+  echo "✘ scripts/static-binary.sh failed"
+  end_stage static-binary FAILED
+  failed=1
+fi
+# The other programs the checks run (storekeeper-bench, storekeeperkit-example) stay in the build.
+export STOREKEEPER_BENCH_BIN=$PWD/.build/debug/storekeeper-bench
+
+# Checks by tools we did not write, against the real binary, one after another beside the Swift
+# suite (they wait on sockets, browsers and Python much of the time; the suite fills the cores
+# meanwhile): the README walkthrough as written, the API contract (docs/openapi.yaml) by
+# Schemathesis, webhook signatures by the Standard Webhooks reference library, the simulator by
+# Apple's App Store Server Library, the container file by hadolint; the console driven by a real
+# browser (chromium, selenium); customers in all 13 states imported through a kill -9 and
+# compared with the same seen live. Each counts as one test; each one's output is shown whole
+# once the suite has ended.
+checks=(walkthrough contract webhooks apple-library container-lint console-check import-check)
+checks_dir=$(mktemp -d)
+(
+  set +e
+  for check in "${checks[@]}"; do
+    started=$SECONDS
+    "./scripts/$check.sh" >"$checks_dir/$check.log" 2>&1
+    echo "$? $((SECONDS - started))" >"$checks_dir/$check.result"
+  done
+) &
+checks_pid=$!
+
 log=$(mktemp)
 begin_stage
 set +e
@@ -97,17 +134,20 @@ set -e
 # One plain closing line, whatever the runner printed last.
 # A crashed test binary prints no summary: that is a failure to report, not a reason to skip the checks.
 summary=$(grep -E "Test run with [0-9]+ tests?" "$log" | tail -n 1 || true)
-total=$(sed -nE 's/.*Test run with ([0-9]+) tests?.*/\1/p' <<<"$summary")
+suite_total=$(sed -nE 's/.*Test run with ([0-9]+) tests?.*/\1/p' <<<"$summary")
 # Failed tests, not the closing "✘ Test run with N tests … failed" line.
-failed=$(grep -E '^✘ Test .* failed after' "$log" | grep -cvE '^✘ Test run with' || true)
+suite_failed=$(grep -E '^✘ Test .* failed after' "$log" | grep -cvE '^✘ Test run with' || true)
 rm -f "$log"
-[ -n "$total" ] || total=0
-[ "$status" -eq 0 ] && failed=0
-if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+[ -n "$suite_total" ] || suite_total=0
+[ "$status" -eq 0 ] && suite_failed=0
+if [ "$status" -ne 0 ] && [ "$suite_failed" -eq 0 ]; then
   echo "✘ swift test failed without naming a failed test (did the test binary crash?)"
-  failed=1
+  suite_failed=1
 fi
-end_stage "swift test ($total tests)" "$([ "$status" -eq 0 ] && echo ok || echo "FAILED ($failed)")"
+total=$((total + suite_total))
+failed=$((failed + suite_failed))
+[ "$failed" -eq 0 ] || status=1
+end_stage "swift test ($suite_total tests)" "$([ "$suite_failed" -eq 0 ] && echo ok || echo "FAILED ($suite_failed)")"
 
 # The SDK's own package and its unit tests (no server): built on their own, as an app would.
 sdk_log=$(mktemp)
@@ -126,31 +166,24 @@ if [ "$sdk_status" -ne 0 ]; then
 fi
 end_stage "StorekeeperKit unit tests" "$([ "$sdk_status" -eq 0 ] && echo ok || echo FAILED)"
 
-# Checks by tools we did not write, against the real binary: first the statically linked binary
-# itself, alone in an empty directory (linked from this build's objects in seconds), which the
-# other checks then run; the README walkthrough as written, the API contract (docs/openapi.yaml)
-# by Schemathesis, webhook signatures by the Standard Webhooks reference library, the simulator
-# by Apple's App Store Server Library, the container file by hadolint; the console driven by a
-# real browser (chromium, selenium); customers in all 13 states imported through a kill -9 and
-# compared with the same seen live. Each counts as one test.
-static_bin=$PWD/.build/static/storekeeper
-# The other programs the checks run (storekeeper-bench, storekeeperkit-example) stay in the build.
-export STOREKEEPER_BENCH_BIN=$PWD/.build/debug/storekeeper-bench
-for check in scripts/static-binary.sh scripts/walkthrough.sh scripts/contract.sh scripts/webhooks.sh scripts/apple-library.sh \
-  scripts/container-lint.sh scripts/console-check.sh scripts/import-check.sh; do
+# The outside checks' results, each with its own output and seconds (measured beside the suite).
+wait "$checks_pid" || true
+for check in "${checks[@]}"; do
   total=$((total + 1))
-  begin_stage
-  if STATIC_BIN=$static_bin "./$check"; then
-    end_stage "$(basename "$check" .sh)" ok
-    # Every later check runs the file that ships.
-    [ "$check" = scripts/static-binary.sh ] && export STOREKEEPER_BIN=$static_bin
+  cat "$checks_dir/$check.log" 2>/dev/null || true
+  read -r check_status check_seconds <"$checks_dir/$check.result" 2>/dev/null || { check_status=1; check_seconds=0; }
+  stage_names+=("$check (beside the suite)")
+  stage_seconds+=("$check_seconds")
+  if [ "$check_status" -eq 0 ]; then
+    stage_results+=(ok)
   else
-    echo "✘ $check failed"
-    end_stage "$(basename "$check" .sh)" FAILED
+    echo "✘ scripts/$check.sh failed"
+    stage_results+=(FAILED)
     failed=$((failed + 1))
     status=1
   fi
 done
+rm -rf "$checks_dir"
 print_stages
 echo "$((total - failed)) passed, ${failed} failed"
 exit "$status"

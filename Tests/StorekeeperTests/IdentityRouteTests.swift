@@ -85,8 +85,55 @@ struct IdentityRouteTests {
             #expect(try await stack.api.subscriber("alice").creditBalance == 100)
             let more = try await stack.simulator.purchase(
                 device: device, productId: "com.example.coins100", appAccountToken: AppAccountToken.derive(appUserId: anon))
-            #expect(try await post(http, more.signedTransaction, for: anon, headers: DemoCallers.anonymous).status == 200)
+            // Linked, the anonymous id speaks for alice: without her token it is refused (the
+            // purchase stays pending on the device), with it the purchase is hers.
+            let anonymousAfterLink = try await post(http, more.signedTransaction, for: anon, headers: DemoCallers.anonymous)
+            #expect(anonymousAfterLink.status == 401 && anonymousAfterLink.errorCode == "user_token_required", "\(anonymousAfterLink.text)")
+            #expect(try await http.send(.GET, "/v1/subscribers/\(anon)", headers: DemoCallers.anonymous).status == 401)
+            #expect(try await post(http, more.signedTransaction, for: anon, headers: alice).status == 200)
             #expect(try await stack.api.subscriber("alice").creditBalance == 200)
+        }
+    }
+
+    @Test(
+        "without a user token the public key reaches only an anonymous id nobody has taken: a signed-in user's record, credits, events and purchases are refused",
+        arguments: WebhookTests.backends)
+    func anonymousCallerReadsNoSignedInUser(backend storage: String) async throws {
+        let database = storage == "postgresql" ? try PostgresTestDatabase.freshURL(prefix: "identity") : nil
+        try await withStack(configure: { configure(&$0, database: database, policy: .transfer) }) { stack in
+            let http = stack.api.http
+            let alice = try DemoCallers.client(as: "alice")
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+            let coins = try await stack.simulator.purchase(
+                device: device, productId: "com.example.coins100", appAccountToken: AppAccountToken.derive(appUserId: "alice"))
+            #expect(try await post(http, coins.signedTransaction, for: "alice", headers: alice).status == 200)
+            let attributes = try JSONSerialization.data(withJSONObject: ["email": "alice@example.com", "displayName": "Alice Liddell"])
+            #expect(try await http.send(.PATCH, "/v1/subscribers/alice/attributes", headers: alice, body: attributes).status == 200)
+
+            // The stranger has the public key and nothing else: every route that names alice,
+            // with the id as she signed in and as it could be spelled, answers 401 and names nothing of hers.
+            for (method, path) in [
+                (HTTPMethod.GET, "/v1/subscribers/alice"), (.GET, "/v1/subscribers/alice/credits"), (.GET, "/v1/subscribers/alice/events"),
+                (.GET, "/v1/subscribers/alice/offers/win-back"), (.GET, "/v1/offerings?appUserId=alice"),
+            ] {
+                let reply = try await http.send(method, path, headers: DemoCallers.anonymous)
+                #expect(reply.status == 401 && reply.errorCode == "user_token_required", "\(path): \(reply.text)")
+                #expect(!reply.text.contains("alice@example.com") && !reply.text.contains("Liddell"), "\(path): \(reply.text)")
+            }
+            let spend = try JSONSerialization.data(withJSONObject: ["amount": 1, "reason": "stranger"])
+            let spent = try await http.send(.POST, "/v1/subscribers/alice/credits/spend", headers: DemoCallers.anonymous, body: spend)
+            #expect(spent.status == 401 || spent.status == 403, "\(spent.text)")
+            let more = try await stack.simulator.purchase(
+                device: device, productId: "com.example.coins100", appAccountToken: AppAccountToken.derive(appUserId: "alice"))
+            #expect(try await post(http, more.signedTransaction, for: "alice", headers: DemoCallers.anonymous).status == 401)
+            #expect(try await stack.api.subscriber("alice").creditBalance == 100, "nothing spent, nothing granted by the stranger")
+
+            // Having a token is never worth less than having none: a signed-in stranger is refused too.
+            #expect(try await http.send(.GET, "/v1/subscribers/alice", headers: try DemoCallers.client(as: "mallory")).status == 403)
+            // An anonymous id of its own, unlinked, is the anonymous caller's to read.
+            let anon = AnonymousId.new()
+            let own = try await http.send(.GET, "/v1/subscribers/\(anon)", headers: DemoCallers.anonymous)
+            #expect(own.status == 200 && own.json["appUserId"] as? String == anon, "\(own.text)")
         }
     }
 

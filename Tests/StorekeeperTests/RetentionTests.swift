@@ -166,6 +166,58 @@ struct RetentionTests {
     }
 }
 
+extension RetentionTests {
+    @Test(
+        "Apple's other JWS are not realtime requests, a request is answered once, the sandbox names its app, and an offer goes only to its audience"
+    )
+    func forgeriesAndReplays() async throws {
+        try await withStack(
+            configure: {
+                $0.apps[0].serverAPI = .generated()
+                // Only for lapsed subscribers, whatever their renewals: a current one gets the message.
+                $0.apps[0].offers = [.init(id: "win_them", productId: "com.example.pro.monthly", audience: .lapsed)]
+                $0.apps[0].retentionMessages = [
+                    RetentionChoice(messageId: Self.offerMessage, offerId: "win_them"), RetentionChoice(messageId: Self.defaultMessage),
+                ]
+            },
+            { stack in
+                try await stack.sendNotifications()
+                try await stack.sendRetentionRequests()
+                let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "sandbox")
+                let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
+                #expect(
+                    try await stack.api.postSignedTransaction(appUserId: "erin", signedTransaction: bought.signedTransaction, wait: TestWait.seconds)
+                        .status == 200)
+
+                // A purchase's own signed transaction is signed by Apple, but it is not a realtime
+                // request: refused every time, and no offer is signed for it.
+                for _ in 0..<5 {
+                    let forged = try await post(stack, #"{"signedPayload":"\#(bought.signedTransaction)"}"#)
+                    #expect(forged.status == 403 && forged.text.contains("jws_not_a_realtime_request"), "\(forged.text)")
+                    #expect(!forged.text.contains("promotionalOffer"))
+                }
+
+                // Apple's real request: the current subscriber is not in the offer's audience.
+                let asked = try await stack.simulator.askRetention(originalTransactionId: bought.originalTransactionId)
+                #expect(asked["status"] as? Int == 200 && asked["kind"] as? String == "message", "\(asked)")
+                #expect(((asked["answer"] as? [String: Any])?["message"] as? [String: Any])?["messageIdentifier"] as? String == Self.defaultMessage)
+                // The same request posted again is a replay: refused, nothing signed.
+                let signed = try #require(asked["signedPayload"] as? String)
+                let replayed = try await post(stack, #"{"signedPayload":"\#(signed)"}"#)
+                #expect(replayed.status == 403 && replayed.text.contains("jws_replayed"), "\(replayed.text)")
+
+                // Lapsed, erin is the offer's audience: Apple's next request gets the signed offer.
+                try await stack.simulator.cancelAutoRenew(originalTransactionId: bought.originalTransactionId)
+                let expiry = try #require(try await stack.api.subscriber("erin").subscriptions.first?.expiresDate)
+                try await stack.simulator.advanceClock(seconds: expiry.timeIntervalSince(stack.clock.now()) + 5)
+                #expect(
+                    try await eventually { try await stack.api.subscriber("erin").activeEntitlements.isEmpty }, "the subscription lapsed")
+                let lapsed = try await stack.simulator.askRetention(originalTransactionId: bought.originalTransactionId)
+                #expect(lapsed["kind"] as? String == "promotionalOffer", "\(lapsed)")
+            })
+    }
+}
+
 extension Data {
     fileprivate var base64URL: String {
         base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(

@@ -65,15 +65,17 @@ struct ScaleOutTests {
         #expect(micros == soldMicros, "ledger sums match what the simulator sold")
     }
 
-    @Test("2 API + 2 worker processes, 3-6 s Apple with faults, ≥5,000 receipts, a worker SIGKILLed and restarted")
+    @Test("2 API + 2 worker processes, 3-6 s Apple with faults, ≥1,000 receipts, a worker SIGKILLed and restarted")
     func twoServersTwoWorkers() async throws {
         let (stack, simulator, configPath, directory, binary) = try await prepare(
             name: "scale", workers: 300, attemptTimeout: 10, lease: 31, latency: 3000...6000)
-        // What 2,500 users buy: one product each, then 100 coins, so each has two receipts (the
+        // What 500 users buy: one product each, then 100 coins, so each has two receipts (the
         // second repeats the first purchase). Two thirds buy in production, a third in the sandbox
-        // (whose receipts need two Apple calls: 21007, then the sandbox).
+        // (whose receipts need two Apple calls: 21007, then the sandbox). Enough for hundreds of
+        // verifications in flight at the kill; the throughput of thousands is
+        // `storekeeper-bench scale`'s (docs/BENCHMARKS.md), not a test's.
         let products = ["com.example.coins100", "com.example.removeads", "com.example.pro.monthly", "com.example.season.pass"]
-        let users = 2_500
+        let users = 500
         let bought = try await withThrowingTaskGroup(of: [(String, String, String)].self) { group in
             for lane in 0..<32 {
                 group.addTask {
@@ -91,11 +93,11 @@ struct ScaleOutTests {
             return try await group.reduce(into: []) { $0 += $1 }
         }
         var posts: [(user: String, receipt: String)] = bought.flatMap { [($0.0, $0.1), ($0.0, $0.2)] }
-        posts += bought.prefix(500).map { ($0.0, $0.1) }  // the same user posts an old receipt again
-        posts += bought.suffix(200).map { ("mallory-\($0.0)", $0.1) }  // another user replays someone's receipt
+        posts += bought.prefix(100).map { ($0.0, $0.1) }  // the same user posts an old receipt again
+        posts += bought.suffix(40).map { ("mallory-\($0.0)", $0.1) }  // another user replays someone's receipt
         posts.shuffle()
         let distinct = Set(posts.map { "\($0.user)|\($0.receipt)" }).count
-        #expect(distinct >= 5_000)
+        #expect(distinct >= 1_000)
         try await stack.simulator.setFaults(
             {
                 var f = simulator.faults
@@ -139,7 +141,7 @@ struct ScaleOutTests {
 
         // Kill one worker with SIGKILL once verifications are flowing, then start it again.
         func verified() async throws -> Int { try await stack.store.verificationCounts()[.verified] ?? 0 }
-        #expect(try await eventually { try await verified() >= 1_000 }, "verifications flowing")
+        #expect(try await eventually { try await verified() >= 200 }, "verifications flowing")
         let inFlightAtKill = try await stack.store.verificationCounts()[.verifying] ?? 0
         // `killNine` returns once the process is gone; its successor releases its leases at start.
         workers[0].killNine()
@@ -147,7 +149,7 @@ struct ScaleOutTests {
         #expect(try await posting.value == 0, "every post answered 200 or 202")
 
         var counts: [VerificationState: Int] = [:]
-        _ = try await eventually(timeout: 900, every: .milliseconds(250)) {
+        _ = try await eventually(every: .milliseconds(250)) {
             counts = try await stack.store.verificationCounts()
             return (counts[.verified] ?? 0) + (counts[.invalid] ?? 0) == distinct
         }

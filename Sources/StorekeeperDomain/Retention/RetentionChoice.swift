@@ -76,12 +76,18 @@ public struct RetentionFacts: Sendable, Hashable {
     /// Renewals of the subscription stored so far (0: in its first period); nil when unknown.
     public var renewals: Int?
     public var inBillingRetry: Bool
+    /// The app's promotional offers the subscription's owner may take, each by its audience
+    /// (`OfferEligibility.promotional`); empty when the server knows no owner. A choice that
+    /// answers with an offer applies only to these: a signed offer is never given to someone
+    /// the offer is not for.
+    public var eligibleOfferIds: Set<String>
 
-    public init(productId: String, locale: String, renewals: Int?, inBillingRetry: Bool) {
+    public init(productId: String, locale: String, renewals: Int?, inBillingRetry: Bool, eligibleOfferIds: Set<String> = []) {
         self.productId = productId
         self.locale = locale
         self.renewals = renewals
         self.inBillingRetry = inBillingRetry
+        self.eligibleOfferIds = eligibleOfferIds
     }
 }
 
@@ -96,6 +102,7 @@ public enum RetentionRule {
         if !choice.locales.isEmpty, !choice.locales.contains(where: { matches($0, facts.locale) }) { return false }
         if let minimum = choice.minimumRenewals, (facts.renewals ?? -1) < minimum { return false }
         if let retry = choice.billingRetry, retry != facts.inBillingRetry { return false }
+        if let offerId = choice.offerId, choice.switchToProductId == nil, !facts.eligibleOfferIds.contains(offerId) { return false }
         return true
     }
 

@@ -173,14 +173,25 @@ func validateAppUserId(_ id: String) throws {
 extension ServerContext {
     /// The known user a request speaks for (an alias read as the user it was linked to), after
     /// checking a client may act for them: its token's user, resolved the same way, must be that
-    /// user. Every app-facing route reads its user through here.
+    /// user. Without a token, on an app whose users sign in, a client acts only for an anonymous
+    /// id that is still nobody's alias: having no token must never be worth more than having
+    /// one. Every app-facing route reads its user through here.
     func identify(_ caller: Caller, _ appUserId: String) async throws -> String {
         try validateAppUserId(appUserId)
         let user = try await useCases.identity.resolve(appId: caller.app.id, appUserId: appUserId)
-        if case .client(_, let token?) = caller {
+        switch caller {
+        case .client(_, let token?):
             let own = try await useCases.identity.resolve(appId: caller.app.id, appUserId: token)
             // The message names nobody: the id asked for may be another user's.
             guard own.isSameIdentifier(as: user) else { throw StorekeeperError(.otherUser, "the user token is for another user") }
+        case .client(let app, nil) where app.client?.userTokens != nil:
+            guard AnonymousId.isAnonymous(appUserId), user.isSameIdentifier(as: appUserId) else {
+                throw StorekeeperError(
+                    .userTokenRequired,
+                    "send the user token in 'Storekeeper-User-Token': without one, only an anonymous id no signed-in user has taken")
+            }
+        case .client, .backend:
+            break
         }
         return user
     }

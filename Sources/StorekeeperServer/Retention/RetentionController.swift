@@ -9,11 +9,18 @@ import StorekeeperDomain
 /// Apple's Retention Messaging calls this (the app's realtime URL, `POST /v1/retention/{app}`)
 /// while a subscriber looks at cancelling, and shows what it answers. No key: the request is
 /// the App Store's signed payload, verified like any of Apple's JWS (chain to Apple's roots,
-/// ES256), then held to the app (its Apple id in production, sandbox only where accepted) and
-/// to the moment (signed within the last five minutes). The answer is the app's first choice
-/// that applies (`ChooseRetentionMessage`), an offer signed (V2) for this request only.
+/// ES256), then held to its kind (a realtime request names its request identifier: any other
+/// JWS Apple signs, a transaction or renewal info, names none), to the app (its Apple id in
+/// production, and in the sandbox where the request names one; sandbox only where accepted),
+/// to the moment (signed within the last five minutes) and to one answer per request
+/// identifier. The answer is the app's first choice that applies (`ChooseRetentionMessage`),
+/// an offer only for a subscriber in its audience, signed (V2) for this request only.
 struct RetentionController {
     let context: ServerContext
+    /// Request identifiers answered within the last `maximumAge + maximumSkew`: a second post
+    /// of the same request is a replay. Kept by this process; a request older than the window
+    /// is refused as stale anyway.
+    let answered = RetentionReplayGuard(window: maximumAge + maximumSkew)
 
     /// How old a request may be: Apple calls at once and waits; an older one is a replay.
     static let maximumAge: TimeInterval = 300
@@ -47,7 +54,7 @@ struct RetentionController {
         }
         let choice = try await context.useCases.retention(
             appId: app.id, originalTransactionId: original, productId: productId, locale: String((payload.userLocale ?? "").prefix(35)),
-            choices: app.retentionMessages, now: now)
+            choices: app.retentionMessages, offers: app.offers, groups: app.subscriptionGroups, now: now)
         var answer = RealtimeResponseBody()
         var outcome = "default"
         if let choice {
@@ -84,6 +91,9 @@ struct RetentionController {
         guard let payload = try? JSONDecoder().decode(DecodedRealtimeRequestBody.self, from: Data(verdict.payload)) else {
             throw refuse("jws_payload_unreadable", "the signed request's payload is not a realtime request")
         }
+        guard let requestIdentifier = payload.requestIdentifier, UUID(uuidString: requestIdentifier) != nil else {
+            throw refuse("jws_not_a_realtime_request", "the signed payload names no request identifier: not a realtime request")
+        }
         switch payload.environment {
         case .production?:
             guard let expected = app.appAppleId, payload.appAppleId == expected else {
@@ -91,12 +101,18 @@ struct RetentionController {
             }
         case .sandbox?:
             guard app.acceptSandbox else { throw refuse("jws_wrong_environment", "app '\(app.id)' does not accept the sandbox") }
+            if let named = payload.appAppleId, let expected = app.appAppleId, named != expected {
+                throw refuse("jws_wrong_app_apple_id", "the request is for app \(named), not this one")
+            }
         default:
             throw refuse("jws_wrong_environment", "environment \(payload.environment?.rawValue ?? "(none)")")
         }
         guard let signedAt = payload.signedDate?.date, signedAt > now.addingTimeInterval(-Self.maximumAge),
             signedAt < now.addingTimeInterval(Self.maximumSkew)
         else { throw refuse("jws_stale", "signed at \(payload.signedDate.map { "\($0.date)" } ?? "(no date)"), not within the last five minutes") }
+        guard answered.first(app.id + "/" + requestIdentifier.lowercased(), now: now) else {
+            throw refuse("jws_replayed", "request \(requestIdentifier) was answered already")
+        }
         return payload
     }
 
