@@ -113,7 +113,7 @@ struct IdentityRouteTests {
             // The stranger has the public key and nothing else: every route that names alice,
             // with the id as she signed in and as it could be spelled, answers 401 and names nothing of hers.
             for (method, path) in [
-                (HTTPMethod.GET, "/v1/subscribers/alice"), (.GET, "/v1/subscribers/alice/credits"), (.GET, "/v1/subscribers/alice/events"),
+                (HTTPMethod.GET, "/v1/subscribers/alice"), (.GET, "/v1/subscribers/alice/credits"),
                 (.GET, "/v1/subscribers/alice/offers/win-back"), (.GET, "/v1/offerings?appUserId=alice"),
             ] {
                 let reply = try await http.send(method, path, headers: DemoCallers.anonymous)
