@@ -329,6 +329,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        /// The SDK's own unit tests (no server), the files of its package's `StorekeeperKitUnitTests`
+        /// built once more here: the suite runs them with everything else from the one build,
+        /// against the StorekeeperKit its own manifest builds.
+        .testTarget(
+            name: "StorekeeperKitUnitChecks",
+            dependencies: [
+                .product(name: "StorekeeperKit", package: "StorekeeperKit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "StorekeeperKit/Tests/StorekeeperKitUnitTests",
+            swiftSettings: swiftSettings
+        ),
         /// StorekeeperKit's core over real HTTP against the server and the simulator.
         .testTarget(
             name: "StorekeeperKitTests",

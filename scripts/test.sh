@@ -66,9 +66,14 @@ end_stage "install (${#need[@]} packages)" ok
 # Every import a target makes must be allowed by docs/ARCHITECTURE.md's Imports table and declared
 # directly in Package.swift (SwiftPM's own check below accepts any module reachable through the
 # graph); warnings are errors in our targets (Package.swift's swiftSettings).
+# The build's own flags, the same for `swift build` and `swift test` (else the suite rebuilds):
+# no index store (nothing here reads it, and indexing while building costs every compile) and
+# line tables only for debug information (what a backtrace and a failing test's location need,
+# at a fraction of full debug information's compile and link time).
+build_flags=(--disable-index-store -Xswiftc -gline-tables-only)
 begin_stage
 python3 scripts/check_imports.py
-swift build --build-tests --explicit-target-dependency-import-check error
+swift build --build-tests --explicit-target-dependency-import-check error "${build_flags[@]}"
 end_stage "build (debug, with tests)" ok
 
 # PostgreSQL: the suite runs every storage test against it too. Point STOREKEEPER_TEST_POSTGRES_URL at
@@ -128,7 +133,7 @@ checks_pid=$!
 log=$(mktemp)
 begin_stage
 set +e
-swift test 2>&1 | tee "$log"
+swift test --explicit-target-dependency-import-check error "${build_flags[@]}" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 # One plain closing line, whatever the runner printed last.
@@ -149,22 +154,10 @@ failed=$((failed + suite_failed))
 [ "$failed" -eq 0 ] || status=1
 end_stage "swift test ($suite_total tests)" "$([ "$suite_failed" -eq 0 ] && echo ok || echo "FAILED ($suite_failed)")"
 
-# The SDK's own package and its unit tests (no server): built on their own, as an app would.
-sdk_log=$(mktemp)
-begin_stage
-set +e
-swift test --package-path StorekeeperKit 2>&1 | tee "$sdk_log"
-sdk_status=${PIPESTATUS[0]}
-set -e
-sdk_total=$(grep -E "Test run with [0-9]+ tests?" "$sdk_log" | tail -n 1 | sed -nE 's/.*Test run with ([0-9]+) tests?.*/\1/p' || true)
-rm -f "$sdk_log"
-total=$((total + ${sdk_total:-1}))
-if [ "$sdk_status" -ne 0 ]; then
-  echo "✘ StorekeeperKit's unit tests failed"
-  failed=$((failed + 1))
-  status=1
-fi
-end_stage "StorekeeperKit unit tests" "$([ "$sdk_status" -eq 0 ] && echo ok || echo FAILED)"
+# The SDK's own unit tests run in the suite above (`StorekeeperKitUnitChecks`, the files of
+# StorekeeperKit/Tests built against the StorekeeperKit its own manifest builds): one build, not
+# a second one of swift-crypto for one file. `swift test --package-path StorekeeperKit` still
+# builds the package alone, as an app would.
 
 # The outside checks' results, each with its own output and seconds (measured beside the suite).
 wait "$checks_pid" || true

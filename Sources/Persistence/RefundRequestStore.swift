@@ -16,4 +16,8 @@ public protocol RefundRequestStore: Sendable {
     func finishRefundRequest(_ request: RefundRequest, events: EventBatch?, now: Date) async throws -> Bool
     /// An app's requests, newest first, those of one transaction when given.
     func refundRequests(appId: String, transactionId: String?, limit: Int) async throws -> [RefundRequest]
+    /// One holder's requests that may still end in a refund (pending or sent), oldest first
+    /// (by when Apple asked, then notification id): what an answer to one of them must count
+    /// as already claimed by the others.
+    func openRefundRequests(appId: String, appUserId: String) async throws -> [RefundRequest]
 }

@@ -68,6 +68,19 @@ extension PostgresStore: RefundRequestStore {
         }
     }
 
+    public func openRefundRequests(appId: String, appUserId: String) async throws -> [RefundRequest] {
+        try await read { connection in
+            try await connection.rows(
+                """
+                SELECT app_user_id, body FROM refund_requests
+                WHERE app_id = \(appId) AND app_user_id = \(appUserId)
+                    AND state IN (\(RefundRequest.State.pending.rawValue), \(RefundRequest.State.sent.rawValue))
+                ORDER BY requested_at, notification_uuid
+                """, logger: self.logger
+            ).compactMap { try Self.refundRequest(from: $0) }
+        }
+    }
+
     static func refundRequest(from row: PostgresRandomAccessRow) throws -> RefundRequest? {
         RefundRequestBody.decode(try row.value("body", as: String.self), appUserId: try row.value("app_user_id", as: String?.self))
     }

@@ -65,6 +65,18 @@ extension SQLiteStore: RefundRequestStore {
         }
     }
 
+    public func openRefundRequests(appId: String, appUserId: String) async throws -> [RefundRequest] {
+        try await read { db in
+            try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT app_user_id, body FROM refund_requests WHERE app_id = ? AND app_user_id = ? AND state IN (?, ?)
+                        ORDER BY requested_at, notification_uuid
+                        """), arguments: [appId, appUserId, RefundRequest.State.pending.rawValue, RefundRequest.State.sent.rawValue]
+            ).compactMap(Self.refundRequest(from:))
+        }
+    }
+
     static func refundRequest(from row: Row) -> RefundRequest? {
         RefundRequestBody.decode(row["body"], appUserId: row["app_user_id"])
     }

@@ -33,6 +33,15 @@ public struct AnswerRefundRequests: Sendable {
             facts.transaction = owned.first { $0.transactionId == request.transactionId }
             let purchased = owned.filter { !$0.isRevoked }.reduce(0) { $0 + $1.credits }
             facts.creditBalance = purchased - (try await store.creditsSpent(appId: request.appId, appUserId: holder))
+            // Requests Apple made before this one, for other purchases still not refunded: the
+            // order is the stored one, the same for every run that answers either, so of two at
+            // once the first counts the balance as its own and the second what is left.
+            let earlier = Set(
+                try await store.openRefundRequests(appId: request.appId, appUserId: holder).filter {
+                    ($0.requestedAt, $0.notificationUUID) < (request.requestedAt, request.notificationUUID)
+                        && $0.transactionId != request.transactionId
+                }.map(\.transactionId))
+            facts.claimedByEarlierRequests = owned.filter { !$0.isRevoked && earlier.contains($0.transactionId) }.reduce(0) { $0 + $1.credits }
         }
         switch RefundAnswerRule.decide(policy, request: request, facts: facts, now: now) {
         case .send(let answer, let note): return .send(request, answer, note: note)

@@ -71,3 +71,59 @@ extension StorageConformanceTests {
         #expect(history.balance == 6 && history.spends.map(\.spend.id) == ["d-spend"])
     }
 }
+
+extension StorageConformanceTests {
+    /// Apple asks about several of one holder's coin purchases at once: every answer is prepared
+    /// while all the requests are still pending, in parallel, as the job runner would.
+    func answerAtOnce(_ store: any StorekeeperStore, purchases: Int, spend: Int) async throws -> [String: Int] {
+        let ids = (0..<purchases).map { "r\($0)" }
+        try await grantSigned(store, ids.map(coinPurchase), tag: "packs")
+        if spend > 0 {
+            let spent = try await ManageCredits(store: store).spend(
+                .init(appId: "app", appUserId: "alice", key: "used", amount: spend, reason: "shots"), now: t0.addingTimeInterval(1))
+            guard case .spent = spent else { throw RefundTestFailure(description: "the spend failed: \(spent)") }
+        }
+        let ingest = IngestNotification(store: store)
+        let policy = RefundPolicy(mode: .rules, customersConsented: true, declineWhenCreditsSpent: true)
+        for (index, id) in ids.enumerated() {
+            var request = IngestNotification.Notification(
+                appId: "app", notificationUUID: "ask-\(id)", notificationType: "CONSUMPTION_REQUEST", subtype: nil,
+                signedDate: t0.addingTimeInterval(10 + Double(index)), originalTransactionId: id, environment: "sandbox",
+                payload: "payload-\(id)", version: .v2, purchase: .consumptionRequest(.init(transactionId: id, reason: "OTHER", policy: policy)))
+            request.notificationType = "CONSUMPTION_REQUEST"
+            #expect(try await ingest(request, now: t0.addingTimeInterval(10 + Double(index))).outcome == .consumptionRequested)
+        }
+        let answers = AnswerRefundRequests(store: store)
+        var jobs: [String] = []
+        for id in ids { jobs.append(try #require(try await store.refundRequest(appId: "app", notificationUUID: "ask-\(id)")?.jobId)) }
+        let at = t0.addingTimeInterval(100)
+        return try await withThrowingTaskGroup(of: (String, Int).self) { group in
+            for (id, job) in zip(ids, jobs) {
+                group.addTask {
+                    guard case .send(_, let answer, _) = try await answers.prepare(jobId: job, policy: { _ in policy }, now: at) else {
+                        throw RefundTestFailure(description: "no answer for \(id)")
+                    }
+                    return (id, answer.consumptionPercentage ?? -1)
+                }
+            }
+            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+    }
+
+    @Test(
+        "refund requests at once: two packs, half the coins spent: the first asked is unused, the second used; a hundred packs: the balance counted once",
+        arguments: StoreFactory.all)
+    func refundRequestsAtOnce(factory: StoreFactory) async throws {
+        // Two packs of 10, 10 spent: 10 left, which only one of the two may count as its own.
+        let two = try await answerAtOnce(try await make(factory), purchases: 2, spend: 10)
+        #expect(two == ["r0": 0, "r1": 100_000], "\(two)")
+        // A hundred packs of 10, 500 spent: the 50 asked first are unused, the 50 after wholly used.
+        let hundred = try await answerAtOnce(try await make(factory), purchases: 100, spend: 500)
+        #expect(hundred.count == 100 && hundred.values.filter { $0 == 0 }.count == 50 && hundred.values.filter { $0 == 100_000 }.count == 50)
+        #expect((0..<50).allSatisfy { hundred["r\($0)"] == 0 } && (50..<100).allSatisfy { hundred["r\($0)"] == 100_000 })
+    }
+}
+
+struct RefundTestFailure: Error, CustomStringConvertible {
+    var description: String
+}

@@ -151,6 +151,9 @@ struct StorekeeperKitTests {
             serverURL: URL(string: stack.serverURL ?? "")!, clientKey: Self.clientKey, appUserId: user,
             userToken: { try UserTokens.hs256(user: user, secret: StorekeeperKitTests.secret, now: clock.now()) }, signingKeys: ["k1": key],
             stateDirectory: state)
+        // The server holds each post until its grant is final (its own signal); how long that
+        // takes depends on the machine, so the SDK waits as long as the tests wait for anything.
+        configuration.waitSeconds = TestWait.seconds
         configuration.requestTimeout = requestTimeout
         return Storekeeper(configuration: configuration, store: store, transport: transport, now: { clock.now() })
     }
@@ -322,9 +325,10 @@ struct StorekeeperKitTests {
             let (_, store, transport) = try await shop(stack)
             let state = Self.stateDirectory()
             let clock = stack.clock
-            let configuration = Storekeeper.Configuration(
+            var configuration = Storekeeper.Configuration(
                 serverURL: URL(string: stack.serverURL ?? "")!, clientKey: Self.clientKey, appUserId: nil, signingKeys: ["k1": key],
                 stateDirectory: state)
+            configuration.waitSeconds = TestWait.seconds
             let sdk = Storekeeper(configuration: configuration, store: store, transport: transport, now: { clock.now() })
             let anonymous = await sdk.appUserId
             #expect(AnonymousId.isAnonymous(anonymous))

@@ -9,10 +9,15 @@ public enum RefundAnswerRule {
         public var transaction: TransactionRecord?
         /// The holder's credit balance (consumables not refunded, less spends).
         public var creditBalance: Int
+        /// Credits of the holder's other purchases whose refund requests came before this one and
+        /// may still end in a refund: that part of the balance is theirs, not this purchase's, so
+        /// two requests at once never count the same remaining credits twice.
+        public var claimedByEarlierRequests: Int
 
-        public init(transaction: TransactionRecord?, creditBalance: Int) {
+        public init(transaction: TransactionRecord?, creditBalance: Int, claimedByEarlierRequests: Int = 0) {
             self.transaction = transaction
             self.creditBalance = creditBalance
+            self.claimedByEarlierRequests = claimedByEarlierRequests
         }
     }
 
@@ -58,7 +63,7 @@ public enum RefundAnswerRule {
 
     /// How much of the purchase was used, in milliunits of a percent. A consumable: the share of
     /// its credits spent, counting the holder's remaining balance as this purchase's first (the
-    /// reading kindest to the customer). A subscription or pass: the share of its period gone.
+    /// reading kindest to the customer), less what earlier open requests already claim of it. A subscription or pass: the share of its period gone.
     /// Anything else, or a purchase never granted: unknown (nil).
     public static func consumptionPercentage(_ facts: Facts, now: Date) -> Int? {
         guard let transaction = facts.transaction else { return nil }
@@ -66,7 +71,7 @@ public enum RefundAnswerRule {
         case .consumable:
             let credits = transaction.isRevoked ? 0 : transaction.credits
             guard credits > 0 else { return nil }
-            let unspent = min(credits, max(0, facts.creditBalance))
+            let unspent = min(credits, max(0, facts.creditBalance - max(0, facts.claimedByEarlierRequests)))
             return Int((Int64(credits - unspent) * 100_000) / Int64(credits))
         case .autoRenewable, .nonRenewing:
             guard let end = transaction.expiresDate, end > transaction.purchaseDate else { return nil }

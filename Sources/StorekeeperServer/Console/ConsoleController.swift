@@ -18,8 +18,12 @@ struct ConsoleController {
     let context: ServerContext
     let library: MustacheLibrary
     let signer: ConsoleSessionSigner
-    let gate = ConsoleGate()
+    let gate: ConsoleGate
     let accounts: [String: ConsoleOperator]
+    /// Checked in place of an unknown operator's password, with the parameters the real ones
+    /// use: a made-up name costs the same scrypt as a real one, so the time of the answer does
+    /// not tell which names exist. It matches nothing (a random hash of a random password).
+    let decoy: OperatorPassword?
 
     static let loginCookie = "storekeeper_console_login"
     /// Password checks run at once (each scrypt is 32 MiB): more are told to retry, not queued.
@@ -30,6 +34,25 @@ struct ConsoleController {
         library = try ConsoleTemplates.library()
         signer = ConsoleSessionSigner(adminKey: context.configuration.adminKey)
         accounts = context.configuration.console.accounts
+        gate = ConsoleGate(protected: Set(["admin key"] + accounts.keys.map { "operator \($0)" }))
+        decoy = Self.decoy(for: accounts)
+    }
+
+    /// A password no one knows, with the parameters of the operators' (the first by name): the
+    /// same scrypt cost as theirs.
+    static func decoy(for accounts: [String: ConsoleOperator]) -> OperatorPassword? {
+        accounts.values.sorted { $0.name < $1.name }.first.map { real in
+            var decoy = real.password
+            decoy.salt = Data((0..<decoy.salt.count).map { _ in UInt8.random(in: 0...255) })
+            decoy.hash = Data((0..<decoy.hash.count).map { _ in UInt8.random(in: 0...255) })
+            return decoy
+        }
+    }
+
+    /// The password a sign-in as `account` is checked against: the operator's, or the decoy.
+    func passwordChecked(for account: String) -> (password: OperatorPassword?, exists: Bool) {
+        if let real = accounts[account] { return (real.password, true) }
+        return (decoy, false)
     }
 
     func register(on router: RouteTable) {
@@ -135,8 +158,10 @@ struct ConsoleController {
                 return loginPage(request, status: .serviceUnavailable, notice: "Busy checking other sign-ins: try again.", account: account)
             }
             defer { gate.endPasswordCheck() }
-            let match = accounts[account].flatMap { $0.password.matches(password) ? $0 : nil }
-            signedIn = match.map { ($0.name, $0.role) }
+            // Unknown or not, one scrypt with the same parameters (`decoy`).
+            let (checked, exists) = passwordChecked(for: account)
+            let matches = checked?.matches(password) ?? false
+            signedIn = exists && matches ? accounts[account].map { ($0.name, $0.role) } : nil
         }
         guard let (name, role) = signedIn else {
             gate.recordFailure(key, now: now)

@@ -3,8 +3,11 @@ import Synchronization
 
 /// Sign-in failures and sign-outs, in this process: an account (or the admin key) is locked for
 /// `lockSeconds` after `maximumFailures` failed sign-ins within that time, and a signed-out
-/// session is refused until it would have expired. Bounded: a flood of made-up names cannot grow it
-/// past `capacity` entries (the oldest are forgotten first).
+/// session is refused until it would have expired. A made-up name is counted and locked the same
+/// way (so lockouts tell no one which names are real), but in a table of its own, bounded to
+/// `capacity` entries (the oldest forgotten first): a flood of made-up names cannot grow memory,
+/// and cannot push a real account's lock out either, since the accounts that exist (`protected`)
+/// are never forgotten.
 final class ConsoleGate: Sendable {
     static let maximumFailures = 5
     static let lockSeconds: TimeInterval = 15 * 60
@@ -13,6 +16,13 @@ final class ConsoleGate: Sendable {
     private struct State {
         var failures: [String: [Date]] = [:]
         var revoked: [String: Date] = [:]
+    }
+
+    /// The names of the accounts that exist (the admin key's and each operator's).
+    let protected: Set<String>
+
+    init(protected: Set<String> = []) {
+        self.protected = protected
     }
 
     private let state = Mutex(State())
@@ -33,10 +43,16 @@ final class ConsoleGate: Sendable {
             var recent = (state.failures[account] ?? []).filter { now.timeIntervalSince($0) < Self.lockSeconds }
             recent.append(now)
             state.failures[account] = Array(recent.suffix(Self.maximumFailures))
-            if state.failures.count > Self.capacity {
-                let stale = state.failures.filter { ($0.value.last ?? now) < now.addingTimeInterval(-Self.lockSeconds) }.map(\.key)
+            let protected = self.protected
+            if state.failures.count > Self.capacity + protected.count {
+                let stale = state.failures.filter {
+                    !protected.contains($0.key) && ($0.value.last ?? now) < now.addingTimeInterval(-Self.lockSeconds)
+                }
+                .map(\.key)
                 for key in stale { state.failures[key] = nil }
-                while state.failures.count > Self.capacity, let oldest = state.failures.min(by: { ($0.value.last ?? now) < ($1.value.last ?? now) }) {
+                while state.failures.count > Self.capacity + protected.count,
+                    let oldest = state.failures.filter({ !protected.contains($0.key) }).min(by: { ($0.value.last ?? now) < ($1.value.last ?? now) })
+                {
                     state.failures[oldest.key] = nil
                 }
             }
