@@ -67,10 +67,10 @@ end_stage "install (${#need[@]} packages)" ok
 # directly in Package.swift (SwiftPM's own check below accepts any module reachable through the
 # graph); warnings are errors in our targets (Package.swift's swiftSettings).
 # The build's own flags, the same for `swift build` and `swift test` (else the suite rebuilds):
-# no index store (nothing here reads it, and indexing while building costs every compile) and
 # line tables only for debug information (what a backtrace and a failing test's location need,
-# at a fraction of full debug information's compile and link time).
-build_flags=(--disable-index-store -Xswiftc -gline-tables-only)
+# at a fraction of full debug information's compile and link time). The index store stays: on
+# Linux the test runner's discovery of XCTest cases reads it.
+build_flags=(-Xswiftc -gline-tables-only)
 begin_stage
 python3 scripts/check_imports.py
 swift build --build-tests --explicit-target-dependency-import-check error "${build_flags[@]}"
