@@ -133,7 +133,7 @@ checks_pid=$!
 log=$(mktemp)
 begin_stage
 set +e
-swift test --explicit-target-dependency-import-check error "${build_flags[@]}" 2>&1 | tee "$log"
+swift test --skip-build 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 # One plain closing line, whatever the runner printed last.

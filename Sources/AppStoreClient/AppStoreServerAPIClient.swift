@@ -432,6 +432,12 @@ public struct AppStoreServerAPIClient: Sendable {
                 failure = ServerAPIError(.unavailable, message, httpStatus: status, apiErrorCode: apiError?.errorCode)
             case .failed(let reason):
                 failure = ServerAPIError(.unavailable, reason)
+                guard call.endpoint.safeToResendUnanswered else {
+                    throw ServerAPIError(
+                        .unavailable,
+                        "\(call.endpoint.rawValue) went unanswered (\(reason)); not sent again, since Apple may have applied it: check before asking again"
+                    )
+                }
             }
             guard attempt < policy.maximumAttempts else { throw failure }
             try await sleep(policy.backoff(afterAttempt: attempt))

@@ -39,6 +39,18 @@ public enum ServerAPIEndpoint: String, CaseIterable, Sendable, Hashable, Codable
         }
     }
 
+    /// Whether a request that went unanswered (a timeout, a dropped connection) may be sent
+    /// again. Each Extend a Subscription Renewal Date call adds its days again, and each Request a
+    /// Test Notification call sends another notification; Apple may have acted on the one whose
+    /// answer was lost, so sending it again risks doing it twice. Every other call reads, or
+    /// sets a value (or is keyed by its request identifier), and is safe to repeat.
+    public var safeToResendUnanswered: Bool {
+        switch self {
+        case .extendSubscriptionRenewalDate, .requestTestNotification: false
+        default: true
+        }
+    }
+
     /// The published limit in `environment`: the sandbox's is 10% of production's.
     public func requestsPerSecond(in environment: AppStoreEnvironment) -> Double {
         let production = Double(productionRequestsPerSecond)

@@ -250,7 +250,8 @@ public struct ExtendRenewalDateRequest: Codable, Hashable, Sendable {
     public var extendByDays: Int
     /// 0 undeclared, 1 customer satisfaction, 2 other, 3 service issue or outage.
     public var extendReasonCode: Int
-    /// Makes a retried request idempotent at Apple.
+    /// Echoed in Apple's answer to match it with the request; Apple documents no deduplication
+    /// by it for a single subscription, so an unanswered call is not sent again.
     public var requestIdentifier: String
     public init(extendByDays: Int, extendReasonCode: Int, requestIdentifier: String) {
         self.extendByDays = extendByDays

@@ -47,17 +47,21 @@ public final class LocalStack: Sendable {
             adminKey: configuration.adminKey)
     }
 
-    /// A configuration with one app selling every product type, fast retries and short leases.
-    /// `serverAPI` gives every app an In-App Purchase key the simulator knows, which turns on the
-    /// Server API paths (gap-fill, refresh, verifyReceipt stand-in).
+    /// A configuration with one app selling every product type and fast retries. `serverAPI`
+    /// gives every app an In-App Purchase key the simulator knows, which turns on the Server API
+    /// paths (gap-fill, refresh, verifyReceipt stand-in).
+    ///
+    /// An attempt at Apple may take 20 s: the simulator shares the suite's cores, and on a busy
+    /// machine a shorter bound times out calls it answers, which the client then retries and the
+    /// Apple-health breaker counts as an outage. A test about timeouts sets its own bound.
     public static func testConfiguration(databasePath: String, serverAPI: Bool = false) -> StorekeeperConfiguration {
         var c = DemoConfiguration.configuration()
         c.databasePath = databasePath
         c.sqliteSynchronousFull = false
         c.port = 0
         c.workers = 64
-        c.attemptTimeoutSeconds = 2
-        c.leaseSeconds = 10
+        c.attemptTimeoutSeconds = 20
+        c.leaseSeconds = 61
         c.retry = RetryPolicy(base: 0.2, cap: 1, jitter: 0.2)
         // A test's `?wait=` is a wait on the server's signal, not a bound on the machine's speed.
         c.maxWaitSeconds = TestWait.seconds

@@ -19,6 +19,7 @@ struct ImportCrashTests {
         var configuration = LocalStack.testConfiguration(databasePath: directory.appendingPathComponent("db.sqlite").path, serverAPI: true)
         configuration.sqliteSynchronousFull = true
         configuration.workers = 2
+        configuration.attemptTimeoutSeconds = 2
         configuration.leaseSeconds = 7
         configuration.notificationGapFill.enabled = false
         let stack = try await LocalStack.start(configuration: configuration, startServer: false)

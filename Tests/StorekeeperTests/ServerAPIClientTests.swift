@@ -1,6 +1,7 @@
 import AppStoreClient
 import AppStoreModels
 import AppStoreSimulator
+import AsyncHTTPClient
 import Crypto
 import Foundation
 import NIOHTTP1
@@ -159,6 +160,37 @@ struct ServerAPIClientTests {
             #expect(await impostor.tokens.minted == 2)
             #expect(try await stack.simulator.stats()["serverapi.production.transaction_info.401"] == 2)
         }
+    }
+
+    @Test(
+        "an unanswered renewal-date extension or test notification is not sent again (Apple may have applied it); an unanswered read is"
+    )
+    func unansweredNotResent() async throws {
+        let server = try await UnansweringServer.start()
+        let calls = Mutex<[String]>([])
+        // Each attempt is counted as it ends (the client's own signal); the server never answers,
+        // so every attempt ends in the client's timeout, however slow the machine.
+        let api = AppStoreServerAPIClient(
+            httpClient: HTTPClient.shared, endpoints: ServerAPIEndpoints(production: server.baseURL, sandbox: server.baseURL),
+            tokens: try ServerAPITokenProvider(
+                credentials: ServerAPICredentials(
+                    issuerId: "issuer", keyId: "KEY", bundleId: demoBundle, privateKeyPEM: P256.Signing.PrivateKey().pemRepresentation)),
+            policy: ServerAPIRetryPolicy(maximumAttempts: 3, base: 0, cap: 0, jitter: 0, timeoutSeconds: 0.2),
+            sleep: { _ in }, observer: { observation in calls.withLock { $0.append(observation.outcome) } })
+        let extended = await #expect(throws: ServerAPIError.self) {
+            try await api.extendRenewalDate(
+                "2000000000000001", ExtendRenewalDateRequest(extendByDays: 7, extendReasonCode: 1, requestIdentifier: UUID().uuidString),
+                environment: .production)
+        }
+        #expect(extended?.code == .unavailable && extended?.message.contains("not sent again") == true, "\(String(describing: extended))")
+        #expect(calls.withLock { $0 } == ["timeout"], "one attempt, not resent")
+        let test = await #expect(throws: ServerAPIError.self) { try await api.requestTestNotification(environment: .production) }
+        #expect(test?.code == .unavailable)
+        #expect(calls.withLock { $0 } == ["timeout", "timeout"], "one attempt, not resent")
+        // A read is safe to repeat: every attempt is made.
+        _ = await #expect(throws: ServerAPIError.self) { try await api.transactionInfo("2000000000000001", in: .only(.production)) }
+        #expect(calls.withLock { $0 }.count == 5, "\(calls.withLock { $0 })")
+        await server.stop()
     }
 
     @Test("transaction history is paged; every page is read, in order")
