@@ -188,19 +188,30 @@ struct NotificationDeliveryTests {
             let ledger = try await stack.api.adminGet("/v1/admin/apps/demo/ledger").json["entries"] as? [[String: Any]] ?? []
             #expect(Set(ledger.compactMap { $0["event"] as? String }) == ["purchase", "refund", "refund_reversed"], "\(ledger)")
 
-            // Out of order: the REFUND of another purchase is held back until after its reversal.
+            // Out of order: the REFUND of another purchase is held back until the server has taken
+            // and worked through its reversal (a signal, not a head start on a timer).
             let second = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
             #expect(
                 try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: second.signedTransaction, wait: TestWait.seconds)
                     .status == 200)
             // The purchase's own notification exists before the fault is set: the REFUND is held.
             #expect(try await eventually { try await created(stack, "ONE_TIME_CHARGE", transactionId: second.transactionId) })
-            try await stack.simulator.setNotificationFaults(reorder: 1)
+            try await stack.simulator.setNotificationFaults(hold: 1)
             try await stack.simulator.refund(transactionId: second.transactionId)
             // The reversal waits until Apple has created (and signed) the REFUND's notification,
             // so the reversal's is signed later.
             #expect(try await eventually { try await created(stack, "REFUND", transactionId: second.transactionId) })
             try await stack.simulator.reverseRefund(transactionId: second.transactionId)
+            #expect(
+                try await eventually {
+                    let reversal = try await stack.simulator.notifications().contains {
+                        $0["notificationType"] as? String == "REFUND_REVERSED" && $0["transactionId"] as? String == second.transactionId
+                            && $0["delivered"] as? Bool == true
+                    }
+                    guard reversal else { return false }
+                    return try await stack.store.verificationCounts().keys.allSatisfy { $0.isFinal || $0 == .configurationError }
+                })
+            #expect(try await stack.simulator.releaseHeldNotifications() == 1, "the REFUND, held until now")
             #expect(
                 try await eventually {
                     let sent = try await stack.simulator.notifications()

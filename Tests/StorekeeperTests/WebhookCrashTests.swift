@@ -50,7 +50,11 @@ struct WebhookCrashTests {
             }
         }
         let events = try await stack.store.events(appId: "demo", after: 0, types: [], limit: 1_000).map(\.event)
-        #expect(events.count == 40, "\(events.map(\.type))")
+        // The buyers' 40; on a busy machine Apple's calls may time out, and the app's own
+        // apple_down and apple_recovered (app user storekeeper_apple) are events too, delivered alike.
+        let bought = events.filter { $0.appUserId.hasPrefix("buyer-") }
+        #expect(bought.count == 40, "\(bought.map(\.type))")
+        #expect(events.allSatisfy { $0.appUserId.hasPrefix("buyer-") || [.appleDown, .appleRecovered].contains($0.type) }, "\(events.map(\.type))")
         receiver.behave(.slow(seconds: 1.5))
         #expect(try await eventually { receiver.received.count >= 3 }, "deliveries under way")
         server.killNine()
