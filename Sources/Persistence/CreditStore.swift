@@ -4,8 +4,9 @@ public import StorekeeperDomain
 /// Credits spent from the balance consumable purchases build (docs/CREDITS.md).
 public protocol CreditStore: Sendable {
     /// In one transaction, serialized with every other spend of the same user: a spend stored
-    /// under (app, `spendId`) before is returned as it is, with nothing written (a retry, or
-    /// another request reusing the key: the caller tells which); otherwise the user's balance
+    /// under (app, user, `spendId`) before is returned as it is, with nothing written (a retry,
+    /// or another request of the user reusing the key: the caller tells which; a key is the
+    /// user's own, so no other user can take it or learn of it); otherwise the user's balance
     /// (credits of their transactions not refunded, less what they spent) is read and `decide`
     /// returns the spend and its events to store, or nil to store nothing.
     func spendCredits(

@@ -15,15 +15,17 @@ extension PostgresStore: CreditStore {
             // A purchase or refund may commit meanwhile: a purchase only adds, and a refund may
             // take the balance below zero whatever is spent (docs/CREDITS.md).
             try await AdvisoryLock.lock(["credits \(appId) \(appUserId)"], on: connection, logger: logger)
-            if let stored = try await Self.creditSpend(connection, appId: appId, spendId: spendId, logger: logger) { return .existing(stored) }
+            if let stored = try await Self.creditSpend(connection, appId: appId, appUserId: appUserId, spendId: spendId, logger: logger) {
+                return .existing(stored)
+            }
             let purchased = try await Self.sum(
                 "SELECT COALESCE(SUM(credits), 0)::BIGINT AS total FROM transactions "
                     + "WHERE app_id = $1 AND app_user_id = $2 AND cancellation_date IS NULL", appId, appUserId, connection, logger)
             let spent = try await Self.creditsSpent(connection, appId: appId, appUserId: appUserId, logger: logger)
             let balance = purchased - spent
             guard let (spend, events) = decide(balance) else { return .refused(balance: balance) }
-            // A concurrent first use of the key by another user is a unique violation: the
-            // transaction runs again and finds that spend above.
+            // Spends under one user's key are serialized by the lock above, so the key is
+            // free here; another user's key of the same name is another spend.
             try await connection.execute(
                 """
                 INSERT INTO credit_spends (app_id, id, app_user_id, amount, reason, spent_at, balance_after)
@@ -68,11 +70,13 @@ extension PostgresStore: CreditStore {
         return Int(try rows.first?.value("total", as: Int64.self) ?? 0)
     }
 
-    static func creditSpend(_ connection: PostgresConnection, appId: String, spendId: String, logger: Logger) async throws -> CreditSpend? {
+    static func creditSpend(
+        _ connection: PostgresConnection, appId: String, appUserId: String, spendId: String, logger: Logger
+    ) async throws -> CreditSpend? {
         try await connection.rows(
             """
             SELECT cursor, id, app_user_id, amount, reason, spent_at, balance_after FROM credit_spends
-            WHERE app_id = \(appId) AND id = \(spendId)
+            WHERE app_id = \(appId) AND app_user_id = \(appUserId) AND id = \(spendId)
             """, logger: logger
         ).first.map { try creditSpend(from: $0, appId: appId) }
     }

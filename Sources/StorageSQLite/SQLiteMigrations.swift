@@ -32,6 +32,7 @@ enum SQLiteMigrations {
         ("M0024_CreditSpends", m0024CreditSpends),
         ("M0025_RefundRequests", m0025RefundRequests),
         ("M0026_WinBackOffers", m0026WinBackOffers),
+        ("M0027_CreditSpendKeysPerUser", m0027CreditSpendKeysPerUser),
     ]
 
     static var migrator: DatabaseMigrator {

@@ -10,7 +10,7 @@ extension SQLiteStore: CreditStore {
     ) async throws -> CreditSpendResult {
         // One writer: each spend reads the balance every spend committed or batched before it left.
         try await write { db in
-            if let stored = try Self.creditSpend(db, appId: appId, spendId: spendId) { return .existing(stored) }
+            if let stored = try Self.creditSpend(db, appId: appId, appUserId: appUserId, spendId: spendId) { return .existing(stored) }
             let purchased =
                 try Int.fetchOne(
                     db.cachedStatement(
@@ -52,11 +52,14 @@ extension SQLiteStore: CreditStore {
             arguments: [appId, appUserId]) ?? 0
     }
 
-    static func creditSpend(_ db: Database, appId: String, spendId: String) throws -> CreditSpend? {
+    static func creditSpend(_ db: Database, appId: String, appUserId: String, spendId: String) throws -> CreditSpend? {
         try Row.fetchOne(
             db.cachedStatement(
-                sql: "SELECT cursor, id, app_user_id, amount, reason, spent_at, balance_after FROM credit_spends WHERE app_id = ? AND id = ?"),
-            arguments: [appId, spendId]
+                sql: """
+                    SELECT cursor, id, app_user_id, amount, reason, spent_at, balance_after FROM credit_spends
+                    WHERE app_id = ? AND app_user_id = ? AND id = ?
+                    """),
+            arguments: [appId, appUserId, spendId]
         ).map { creditSpend(from: $0, appId: appId) }
     }
 

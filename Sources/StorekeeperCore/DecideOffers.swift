@@ -42,13 +42,22 @@ public struct DecideOffers: Sendable {
 
     /// The introductory offer of an auto-renewable product of the catalog; nil when the catalog
     /// has no such product.
+    ///
+    /// Apple grants an introductory offer once per Apple account and subscription group, not per
+    /// app account: the history judged is the user's, and every transaction of the Apple accounts
+    /// their purchases were made with (Apple's signed `appTransactionId`), whichever app user
+    /// holds it. A user with no stored purchase has no known Apple account and is judged alone.
     public func introductory(appId: String, appUserId: String, productId: String, groups: [String: [String]]) async throws -> Answer? {
         let catalog = try await store.products(appId: appId)
         guard catalog.contains(where: { $0.productId == productId && $0.type == .autoRenewable }) else { return nil }
-        let transactions = try await store.transactions(appId: appId, appUserId: appUserId)
+        let own = try await store.transactions(appId: appId, appUserId: appUserId)
+        var history = own
+        for account in Set(own.compactMap(\.appTransactionId)).sorted() {
+            history += try await store.transactions(appId: appId, appTransactionId: account)
+        }
         let group = OfferEligibility.group(of: productId, groups: groups, catalog: catalog)
         return Answer(
-            decision: OfferEligibility.introductory(group: group, transactions: transactions),
-            customerTransactionId: OfferEligibility.customerTransactionId(transactions))
+            decision: OfferEligibility.introductory(group: group, transactions: history),
+            customerTransactionId: OfferEligibility.customerTransactionId(own))
     }
 }

@@ -147,13 +147,7 @@ public enum EventRule {
     /// user ids are any text, and an event id travels in a `webhook-id` header. A collision
     /// would need two claimants of one purchase to share 64 bits.
     public static func claimCause(claimant: String, owner: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in claimant.utf8 + [0] + owner.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
-        return "claim-" + String(repeating: "0", count: 16 - hex.count) + hex
+        "claim-" + SubscriberEvent.fingerprint(claimant, owner)
     }
 
     /// Whether stored facts gave access (or awaited Apple's retry) when they were written.

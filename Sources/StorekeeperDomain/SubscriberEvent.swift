@@ -209,4 +209,17 @@ public struct SubscriberEvent: Codable, Hashable, Sendable {
     public static func id(type: EventType, subject: String, cause: String) -> String {
         "evt_\(cause)_\(type.rawValue)_\(subject)"
     }
+
+    /// 16 hex digits of a 64-bit FNV-1a hash of `parts` (joined by a zero byte): a stable, short
+    /// stand-in for text of any kind (app user ids) in an event id, which travels in a
+    /// `webhook-id` header.
+    public static func fingerprint(_ parts: String...) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in parts.map({ Array($0.utf8) }).joined(separator: [0]) {
+            hash ^= UInt64(byte)
+            hash &*= 0x100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
 }

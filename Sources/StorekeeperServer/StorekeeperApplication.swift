@@ -47,7 +47,10 @@ public enum StorekeeperApplication {
         // A span per request (route pattern as its name), to the process's tracer: none unless
         // one is bootstrapped, or a test scopes one with `withTracer`.
         router.add(middleware: TracingMiddleware())
-        router.add(middleware: ErrorMiddleware(health: context.storageHealth, now: now, routes: routes.known, metrics: context.metrics))
+        router.add(
+            middleware: ErrorMiddleware(
+                health: context.storageHealth, now: now, routes: routes.known, metrics: context.metrics,
+                trustedProxies: configuration.trustedProxies))
         AppController(context: context).register(on: routes)
         EventFeedController(context: context).register(on: routes)
         WebhookController(context: context).register(on: routes)

@@ -35,7 +35,6 @@ extension Bench {
             var configuration = LocalStack.testConfiguration(databasePath: benchDatabase(database), serverAPI: true)
             configuration.notificationGapFill.enabled = false
             configuration.workers = workers
-            configuration.leaseSeconds = 60
             var simulatorConfiguration = LocalStack.simulatorConfiguration(for: configuration, secondsPerMonth: Self.month)
             simulatorConfiguration.gracePeriodSeconds = 3 * Self.month
             let stack = try await LocalStack.start(configuration: configuration, simulator: simulatorConfiguration)

@@ -38,9 +38,23 @@ extension StorageConformanceTests {
         let first = try #require(spent.first)
         let replay = try await credits.spend(.init(appId: "app", appUserId: "alice", key: first.id, amount: 1, reason: "shot"), now: t0)
         #expect(replay == .spent(first, replayed: true))
-        let reused = try await credits.spend(.init(appId: "app", appUserId: "bob", key: first.id, amount: 1, reason: "shot"), now: t0)
+        let reused = try await credits.spend(.init(appId: "app", appUserId: "alice", key: first.id, amount: 2, reason: "shot"), now: t0)
         #expect(reused == .keyReused(first))
-        #expect(try await store.events(appId: "app", after: 0, types: [.creditsSpent], limit: 500).count == 30)
+        // A key is its user's own: bob's spend under alice's key is bob's, refused only for his
+        // balance, and made once he has coins; neither user learns of the other's key.
+        let bobBroke = try await credits.spend(.init(appId: "app", appUserId: "bob", key: first.id, amount: 1, reason: "shot"), now: t0)
+        #expect(bobBroke == .insufficient(balance: 0))
+        try await grantSigned(store, [coinPurchase("b1")], user: "bob", tag: "b1")
+        let bobs = try await credits.spend(.init(appId: "app", appUserId: "bob", key: first.id, amount: 1, reason: "shot"), now: t0)
+        guard case .spent(let bobSpend, replayed: false) = bobs else {
+            Issue.record("bob's own spend under a key alice used: \(bobs)")
+            return
+        }
+        #expect(bobSpend.appUserId == "bob" && bobSpend.id == first.id && bobSpend.balanceAfter == 9)
+        let aliceAgain = try await credits.spend(.init(appId: "app", appUserId: "alice", key: first.id, amount: 1, reason: "shot"), now: t0)
+        #expect(aliceAgain == .spent(first, replayed: true), "alice's spend is untouched by bob's")
+        let recorded = try await store.events(appId: "app", after: 0, types: [.creditsSpent], limit: 500).map(\.event)
+        #expect(recorded.count == 31 && Set(recorded.map(\.id)).count == 31, "bob's event is his own, not alice's id again")
 
         // History: newest first, paged by cursor; the view takes the spends from the balance.
         let page = try await credits.history(appId: "app", appUserId: "alice", before: nil, limit: 20)

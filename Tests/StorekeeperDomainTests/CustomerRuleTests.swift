@@ -13,9 +13,19 @@ struct CustomerRuleTests {
         for bad in [
             AttributeChange(email: .set("a@")), AttributeChange(email: .set("a b@c.d")), AttributeChange(displayName: .set("")),
             AttributeChange(custom: ["": "v"]), AttributeChange(custom: ["ok": .some(String(repeating: "v", count: 501))]),
+            // Text that reads otherwise than it is: an RLO reversing what follows, a C1 control,
+            // an escape sequence, an isolate.
+            AttributeChange(displayName: .set("Alice\u{202E}gpj.exe")), AttributeChange(displayName: .set("A\u{0085}B")),
+            AttributeChange(displayName: .set("A\nB")), AttributeChange(custom: ["note": "\u{1B}[31mred"]),
+            AttributeChange(custom: ["note": "x\u{2067}y"]), AttributeChange(custom: ["note": "\u{200F}"]),
         ] {
             #expect((try? start.applying(bad).get()) == nil, "\(bad)")
         }
+        // What a name or a note may hold: any script, emoji joined by ZWJ; a note's lines and tabs.
+        let written = try start.applying(
+            AttributeChange(displayName: .set("Zoë 👩‍👩‍👧 سارا"), custom: ["note": "line one\n\tline two"])
+        ).get()
+        #expect(written.displayName == "Zoë 👩‍👩‍👧 سارا" && written.custom["note"] == "line one\n\tline two")
         let full = SubscriberAttributes(custom: Dictionary(uniqueKeysWithValues: (0..<50).map { ("k\($0)", "v") }))
         #expect((try? full.applying(AttributeChange(custom: ["one-more": "v"])).get()) == nil)
         #expect((try? full.applying(AttributeChange(custom: ["k1": String?.none, "one-more": "v"])).get())?.custom.count == 50)

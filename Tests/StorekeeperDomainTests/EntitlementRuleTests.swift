@@ -333,3 +333,16 @@ struct EntitlementChangesTests {
         #expect(undefined.events.isEmpty && Set(undefined.states.keys) == ["pro"])
     }
 }
+
+@Suite("promotional grants: what a grant request may say")
+struct PromotionalGrantRuleTests {
+    @Test("a duration is ISO 8601 with at least one part not zero: P0D, PT0S and P00D0M are refused, P7D and PT12H taken")
+    func durations() {
+        for good in ["P7D", "PT12H", "P1M", "P0DT1H", "P10W", nil] {
+            #expect(PromotionalGrant.problems(actor: "ops", reason: "outage", duration: good).isEmpty, "\(good ?? "for life")")
+        }
+        for bad in ["P0D", "PT0S", "P00D", "P0Y0M0DT0H0M0S", "P", "PT", "P7", "p7d", "P-1D", "P１D"] {
+            #expect(PromotionalGrant.problems(actor: "ops", reason: "outage", duration: bad).count == 1, "\(bad)")
+        }
+    }
+}

@@ -57,9 +57,11 @@ struct CreditsRouteTests {
             #expect(again.status == 200 && again.json["replayed"] as? Bool == true && again.json["balance"] as? Int == 130, "\(again.text)")
             let reused = try await Self.spend(stack, "alice", amount: 5, key: "spend-1")
             #expect(reused.status == 409 && reused.errorCode == "idempotency_key_reused", "\(reused.text)")
+            // A key is its user's own: bob's spend under alice's key is his, refused for his balance
+            // (he has no coins), and tells him nothing of alice's.
             let elsewhere = try await Self.spend(stack, "bob", amount: 70, key: "spend-1")
-            #expect(
-                elsewhere.status == 409 && elsewhere.errorCode == "idempotency_key_reused", "a key is the app's, whoever names it: \(elsewhere.text)")
+            #expect(elsewhere.status == 409 && elsewhere.errorCode == "insufficient_credits", "\(elsewhere.text)")
+            #expect((elsewhere.json["error"] as? [String: Any])?["balance"] as? Int == 0)
 
             let over = try await Self.spend(stack, "alice", amount: 131, key: "spend-2")
             #expect(over.status == 409 && over.errorCode == "insufficient_credits", "\(over.text)")
@@ -84,6 +86,15 @@ struct CreditsRouteTests {
             #expect(events.last?.entitlements?.creditBalance == 0, "the event's view has the spend taken")
             #expect(try await eventually { receiver.received.count == 2 }, "\(receiver.received.count) webhooks")
             #expect(Set(receiver.received.map { $0.json["type"] as? String }) == ["credits_spent"])
+
+            // Bob takes the key alice's next spend will use, first: hers is still made, once.
+            _ = try await Self.buyCoins(stack, "bob", packs: 1)
+            let bobFirst = try await Self.spend(stack, "bob", amount: 10, key: "spend-9")
+            #expect(bobFirst.status == 200 && bobFirst.json["balance"] as? Int == 90, "\(bobFirst.text)")
+            _ = try await Self.buyCoins(stack, "alice", packs: 1)
+            let aliceAfter = try await Self.spend(stack, "alice", amount: 10, key: "spend-9")
+            #expect(aliceAfter.status == 200 && aliceAfter.json["replayed"] as? Bool == false, "\(aliceAfter.text)")
+            #expect(aliceAfter.json["balance"] as? Int == 90)
         }
     }
 

@@ -199,6 +199,40 @@ struct OffersRouteTests {
         }
     }
 
+    @Test(
+        "introductory eligibility is per Apple account: a second app account that bought only coins on the Apple account of a subscriber is not eligible; another Apple account is"
+    )
+    func introductoryPerAppleAccount() async throws {
+        try await Self.withOffers { stack in
+            let body = #"{"productId":"com.example.pro.monthly"}"#
+            func ask(_ user: String) async throws -> HTTPJSONClient.Reply {
+                try await self.post(stack, "/v1/subscribers/\(user)/offers/introductory", body, as: try DemoCallers.client(as: user))
+            }
+            func record(_ user: String, _ purchase: SimulatorClient.Purchase) async throws {
+                let reply = try await stack.api.postSignedTransaction(
+                    appUserId: user, signedTransaction: purchase.signedTransaction, wait: TestWait.seconds)
+                #expect(reply.status == 200, "\(reply.text)")
+            }
+            let account = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            try await record("alice", try await stack.simulator.purchase(device: account, productId: "com.example.pro.monthly"))
+            // The same Apple account signed in to the app as another user, who buys only coins.
+            let coins = try await stack.simulator.purchase(device: account, productId: "com.example.coins100")
+            try await record("alice-2", coins)
+            let second = try await ask("alice-2")
+            #expect(second.status == 200 && second.json["eligible"] as? Bool == false, "\(second.text)")
+            #expect(second.json["reason"] as? String == "subscribed_in_group")
+            let (_, refused) = try Self.verifiedJWS(try #require(second.json["jws"] as? String, "\(second.text)"))
+            #expect(refused["allowIntroductoryOffer"] as? Bool == false)
+            #expect(refused["transactionId"] as? String == coins.transactionId, "the JWS names the asking user's own transaction")
+
+            // Another Apple account's coins say nothing about alice's.
+            let stranger = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            try await record("bob", try await stack.simulator.purchase(device: stranger, productId: "com.example.coins100"))
+            let bob = try await ask("bob")
+            #expect(bob.json["eligible"] as? Bool == true && bob.json["reason"] as? String == "new_to_group", "\(bob.text)")
+        }
+    }
+
     @Test("the simulator takes the server's eligibility JWS as StoreKit does: eligible, a free trial; not eligible, the full price; forged, refused")
     func introductoryApplied() async throws {
         try await Self.withOffers { stack in

@@ -121,6 +121,71 @@ struct TrustHoleTests {
         }
     }
 
+    @Test(
+        "behind a trusted proxy: a bad-token flood leaves anonymous users at its address their own budget and other clients theirs; a client's own X-Forwarded-For is not read"
+    )
+    func floodBehindABalancer() async throws {
+        try await withClientStack(configure: {
+            $0.apps[0].client?.allowAnonymous = true
+            $0.trustedProxies = ["127.0.0.0/8"].compactMap { IPNetwork($0) }
+        }) { stack in
+            // Frozen: no bucket refills, so the count of calls decides (a budget of 5/s, 50 in the bucket).
+            stack.clock.freeze()
+            let http = stack.api.http
+            let path = "/v1/subscribers/" + AnonymousId.new()
+            func call(token: String?, from addresses: String) async throws -> Int {
+                var headers = try self.headers(stack, user: nil, token: token)
+                headers["X-Forwarded-For"] = addresses
+                return try await http.send(.GET, path, headers: headers).status
+            }
+            var flood = Set<Int>()
+            for _ in 0..<60 { flood.insert(try await call(token: "x.y.z", from: "203.0.113.7")) }
+            #expect(flood == [401, 429], "the flood meets its address's budget for failed calls: \(flood)")
+            var anonymous: [Int] = []
+            for _ in 0..<8 { anonymous.append(try await call(token: nil, from: "203.0.113.7")) }
+            #expect(anonymous.allSatisfy { $0 == 200 }, "anonymous calls at the flooding address keep their own budget: \(anonymous)")
+            #expect(try await call(token: "x.y.z", from: "198.51.100.9") == 401, "another client behind the proxy is not limited")
+            // What the client wrote to the left of the proxy's own entry is never read.
+            #expect(try await call(token: "x.y.z", from: "198.51.100.9, 203.0.113.7") == 429)
+        }
+        // No trusted proxy: the header is anyone's to send, so the connection's address counts.
+        try await withClientStack { stack in
+            stack.clock.freeze()
+            var statuses = Set<Int>()
+            for i in 0..<60 {
+                var headers = try self.headers(stack, user: nil, token: "x.y.z")
+                headers["X-Forwarded-For"] = "198.51.100.\(i)"
+                statuses.insert(try await stack.api.http.send(.GET, "/v1/subscribers/alice", headers: headers).status)
+            }
+            #expect(statuses == [401, 429], "a new X-Forwarded-For on each call changes nothing: \(statuses)")
+        }
+    }
+
+    @Test(
+        "guessing the admin key: ten wrong keys from an address, then 429 before any key is compared (the right one too) until its bucket refills; an app's own key is no guess"
+    )
+    func adminKeyGuessing() async throws {
+        try await withClientStack { stack in
+            // Frozen: the bucket refills only when the test moves the clock.
+            stack.clock.freeze()
+            let http = stack.api.http
+            func admin(_ key: String) async throws -> HTTPJSONClient.Reply {
+                try await http.send(.GET, "/v1/admin/apps/demo/audit", headers: ["Authorization": "Bearer \(key)"])
+            }
+            for _ in 0..<20 { #expect(try await admin(stack.api.apiKey).status == 401, "an app's own key: refused, not counted") }
+            var statuses: [Int] = []
+            for guess in 0..<12 { statuses.append(try await admin("guess-\(guess)").status) }
+            #expect(statuses == Array(repeating: 401, count: 10) + [429, 429], "\(statuses)")
+            let right = try await admin(stack.api.adminKey)
+            #expect(right.status == 429 && right.errorCode == "rate_limited", "no key is compared while guessing is refused: \(right.text)")
+            #expect(right.headers["retry-after"] == "1", "\(right.headers)")
+            stack.clock.advance(by: 1)
+            #expect(try await admin(stack.api.adminKey).status == 200)
+            let metrics = try await http.send(.GET, "/metrics", headers: ["Authorization": "Bearer \(stack.api.adminKey)"]).text
+            #expect(metrics.contains("storekeeper_http_refusals_total{code=\"unauthorized\",route=\"/v1/admin/apps/{app}/audit\",status=\"401\"} 30"))
+        }
+    }
+
     @Test("NFC and NFD spellings of one name are two users, in authorization and in storage", arguments: backends)
     func nfcAndNfdAreTwoUsers(backend: String) async throws {
         try await withClientStack(backend: backend) { stack in

@@ -59,13 +59,15 @@ public struct CreditSpend: Codable, Hashable, Sendable {
         self.appUserId.isSameIdentifier(as: appUserId) && self.amount == amount && self.reason == reason
     }
 
-    /// `credits_spent`, its id derived from the key, so recording it again adds nothing.
+    /// `credits_spent`, its id derived from the user and the key (a key is the user's own), so
+    /// recording it again adds nothing.
     public func event(now: Date) -> SubscriberEvent {
         var details = SubscriberEvent.Details(reason: reason, credits: amount)
         details.creditBalance = balanceAfter
         details.spendId = id
         return SubscriberEvent(
-            id: SubscriberEvent.id(type: .creditsSpent, subject: "credits", cause: id), type: .creditsSpent, appId: appId,
+            id: SubscriberEvent.id(type: .creditsSpent, subject: "credits_" + SubscriberEvent.fingerprint(appUserId), cause: id), type: .creditsSpent,
+            appId: appId,
             environment: nil, appUserId: appUserId, occurredAt: spentAt, recordedAt: now, details: details)
     }
 }

@@ -85,8 +85,10 @@ public struct AttributeChange: Hashable, Sendable {
                 problems.append("email: an address (local@domain), at most 254 characters")
             }
         }
-        if case .set(let name) = displayName, name.isEmpty || name.unicodeScalars.count > 200 {
-            problems.append("displayName: 1-200 characters")
+        if case .set(let name) = displayName,
+            name.isEmpty || name.unicodeScalars.count > 200 || name.unicodeScalars.contains(where: Self.isHidden(allowingLineBreaks: false))
+        {
+            problems.append("displayName: 1-200 characters, none of them control or bidirectional formatting characters")
         }
         if custom.count > SubscriberAttributes.customKeyLimit { problems.append("custom: at most \(SubscriberAttributes.customKeyLimit) keys") }
         for (key, value) in custom.sorted(by: { $0.key < $1.key }) {
@@ -98,9 +100,23 @@ public struct AttributeChange: Hashable, Sendable {
                 problems.append("custom.\(key.prefix(64)): keys are 1-64 letters, digits, '-', '_' or '.'")
             } else if let value, value.unicodeScalars.count > SubscriberAttributes.valueLimit {
                 problems.append("custom.\(key): at most \(SubscriberAttributes.valueLimit) characters")
+            } else if let value, value.unicodeScalars.contains(where: Self.isHidden(allowingLineBreaks: true)) {
+                problems.append("custom.\(key): no control characters but tab and line feed, no bidirectional formatting characters")
             }
         }
         return problems
+    }
+
+    /// Characters that make stored text read otherwise than it is where an operator sees it (the
+    /// console, an export): control characters (C0, DEL, C1) and the bidirectional formatting
+    /// controls (LRM, RLM, ALM, LRE…RLO, LRI…PDI), which can reverse what follows them.
+    static func isHidden(allowingLineBreaks: Bool) -> (Unicode.Scalar) -> Bool {
+        { scalar in
+            if allowingLineBreaks, scalar == "\n" || scalar == "\t" { return false }
+            let value = scalar.value
+            return scalar.properties.generalCategory == .control || value == 0x061C || value == 0x200E || value == 0x200F
+                || (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value)
+        }
     }
 }
 

@@ -44,9 +44,10 @@ public struct PromotionalGrant: Codable, Hashable, Sendable {
     }
 
     /// The durations a grant takes: ISO 8601 with ASCII digits, at least one part, each up to
-    /// 99999 (`P7D`, `P1M`, `PT12H`). The API document states the same pattern.
+    /// 99999, not all of them zero (`P7D`, `P1M`, `PT12H`; a `P0D` grant would end as it
+    /// starts). The API document states the same pattern.
     public static let durationPattern =
-        #"^P(?=[0-9]|T[0-9])([0-9]{1,5}Y)?([0-9]{1,5}M)?([0-9]{1,5}W)?([0-9]{1,5}D)?(T(?=[0-9])([0-9]{1,5}H)?([0-9]{1,5}M)?([0-9]{1,5}S)?)?$"#
+        #"^P(?=[0-9]|T[0-9])(?=[^1-9]*[1-9])([0-9]{1,5}Y)?([0-9]{1,5}M)?([0-9]{1,5}W)?([0-9]{1,5}D)?(T(?=[0-9])([0-9]{1,5}H)?([0-9]{1,5}M)?([0-9]{1,5}S)?)?$"#
 
     /// What is wrong with a request to grant, each problem naming its field. Lengths in Unicode
     /// code points, as the API document's JSON Schema counts them.

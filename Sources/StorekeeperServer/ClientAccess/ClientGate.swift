@@ -48,7 +48,11 @@ struct ClientGate: Sendable {
     func admit(_ app: AppConfiguration, request: Request, now: Date) async throws -> Caller {
         guard let access = app.client else { throw StorekeeperError(.unauthorized, "unknown API key") }
         _ = try ResponseSigner.nonce(request)  // a malformed nonce is refused before any work
-        let source = "source:\(app.id):\(RequestSource.address ?? "unknown")"
+        // Failed calls and anonymous calls from one address have budgets of their own: a flood
+        // of bad tokens never spends what anonymous users at the same address need.
+        let address = RequestSource.address ?? "unknown"
+        let failed = "failed:\(app.id):\(address)"
+        let source = "anonymous:\(app.id):\(address)"
         let sourceBurst = max(10, 10 * access.sourceRatePerSecond)
         let token = request.headers[Self.userTokenHeader].flatMap { $0.isEmpty ? nil : $0 }
         var user: String?
@@ -56,11 +60,11 @@ struct ClientGate: Sendable {
             do {
                 user = try await verifier.user(from: token, now: now)
             } catch {
-                try limit(source, rate: access.sourceRatePerSecond, burst: sourceBurst, now: now, what: "failed calls from this address")
+                try limit(failed, rate: access.sourceRatePerSecond, burst: sourceBurst, now: now, what: "failed calls from this address")
                 throw StorekeeperError(.invalidUserToken, "\(error)")
             }
         } else if verifiers[app.id] != nil, !access.allowAnonymous {
-            try limit(source, rate: access.sourceRatePerSecond, burst: sourceBurst, now: now, what: "failed calls from this address")
+            try limit(failed, rate: access.sourceRatePerSecond, burst: sourceBurst, now: now, what: "failed calls from this address")
             throw StorekeeperError(.userTokenRequired, "send the user token from your backend in 'Storekeeper-User-Token'")
         }
         if let user {
@@ -73,6 +77,24 @@ struct ClientGate: Sendable {
         }
         try limit("key:\(app.id)", rate: access.keyRatePerSecond, burst: max(10, 2 * access.keyRatePerSecond), now: now, what: "this client key")
         return .client(app, appUserId: user)
+    }
+
+    /// Wrong admin keys one address may send: one a second, ten at once. Far below what guessing
+    /// needs, far above what an operator's script mistyping a key sends.
+    static let adminGuessesPerSecond = 1.0
+    static let adminGuessBurst = 10.0
+
+    /// 429 while `address` has no wrong admin key left to send; nothing is taken.
+    func refuseAdminGuessing(from address: String, now: Date) throws {
+        guard let wait = limiter.wait("admin:\(address)", ratePerSecond: Self.adminGuessesPerSecond, burst: Self.adminGuessBurst, now: now)
+        else { return }
+        let seconds = max(1, Int(wait.rounded(.up)))
+        throw StorekeeperError(
+            .rateLimited, "too many wrong admin keys from this address; retry in \(seconds) s", headers: [.retryAfter: String(seconds)])
+    }
+
+    func countFailedAdminKey(from address: String, now: Date) {
+        _ = limiter.take("admin:\(address)", ratePerSecond: Self.adminGuessesPerSecond, burst: Self.adminGuessBurst, now: now)
     }
 
     private func limit(_ name: String, rate: Double, burst: Double, now: Date, what: String) throws {

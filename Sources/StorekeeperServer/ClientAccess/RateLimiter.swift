@@ -19,6 +19,15 @@ final class RateLimiter: Sendable {
         self.capacity = capacity
     }
 
+    /// Seconds until `name`'s bucket holds a token again, taking nothing; nil when it holds one.
+    func wait(_ name: String, ratePerSecond: Double, burst: Double, now: Date) -> TimeInterval? {
+        buckets.withLock { buckets in
+            guard let bucket = buckets[name] else { return nil }
+            let tokens = min(burst, bucket.tokens + max(0, now.timeIntervalSince(bucket.at)) * ratePerSecond)
+            return tokens >= 1 ? nil : (1 - tokens) / ratePerSecond
+        }
+    }
+
     /// Takes one token from `name`'s bucket (refilled at `ratePerSecond`, holding `burst`).
     /// Nil when allowed; otherwise the seconds until a token is back.
     func take(_ name: String, ratePerSecond: Double, burst: Double, now: Date) -> TimeInterval? {

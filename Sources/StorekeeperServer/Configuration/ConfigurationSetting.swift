@@ -184,6 +184,15 @@ public struct ConfigurationSetting: Sendable {
         .string("serverAPIEndpoints.production", environment: "storekeeper.serverApi.production") { $0.serverAPIEndpoints.production = $1 },
         .string("serverAPIEndpoints.sandbox", environment: "storekeeper.serverApi.sandbox") { $0.serverAPIEndpoints.sandbox = $1 },
         .double("serverAPIRateLimitShare", environment: "storekeeper.serverApiRateLimitShare") { $0.serverAPIRateLimitShare = $1 },
+        .strings("trustedProxies") { c, texts in
+            var networks: [IPNetwork] = []
+            for text in texts {
+                guard let network = IPNetwork(text) else { return "'\(text)' is not a CIDR network" }
+                networks.append(network)
+            }
+            c.trustedProxies = networks
+            return nil
+        },
         .bool("notificationGapFill.enabled") { $0.notificationGapFill.enabled = $1 },
         .double("notificationGapFill.intervalSeconds") { $0.notificationGapFill.intervalSeconds = $1 },
         .double("notificationGapFill.lookbackSeconds") { $0.notificationGapFill.lookbackSeconds = $1 },

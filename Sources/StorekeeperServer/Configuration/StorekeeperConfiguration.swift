@@ -54,6 +54,12 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
     /// (`apps[].serverAPI.rateLimitShare`). Above 1 only against a simulator that does not
     /// enforce Apple's limits: a contract run that judges answers, not the throttle.
     public var serverAPIRateLimitShare: Double = 1
+    /// The load balancers and proxies in front of the server (CIDR networks). A request whose
+    /// connection comes from one of them is counted against the address it names in
+    /// `X-Forwarded-For` (the nearest hop that is not itself trusted); from anywhere else, the
+    /// header is ignored and the connection's own address counts. Empty: every request is its
+    /// connection's address, so behind a balancer all clients share one.
+    public var trustedProxies: [IPNetwork] = []
     /// Periodic pull of Apple's notification history, for apps with a Server API key.
     public var notificationGapFill = NotificationGapFillPolicy()
     /// A connection that sends nothing for this long is closed: between requests, and while its
@@ -82,7 +88,8 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case host, port, databasePath, sqliteSynchronousFull, adminKey, apps, appleEndpoints, workers, runWorkers
         case attemptTimeoutSeconds, appleTimeouts, leaseSeconds, retry, flagAfterSeconds, excludeOldTransactions, bindingPolicy
-        case maxBodyBytes, maxWaitSeconds, receiptTrust, outagePolicy, serverAPIEndpoints, serverAPIRateLimitShare, notificationGapFill
+        case maxBodyBytes, maxWaitSeconds, receiptTrust, outagePolicy, serverAPIEndpoints, serverAPIRateLimitShare, trustedProxies
+        case notificationGapFill
         case idleTimeoutSeconds, requestTimeoutSeconds, maxConnections, shutdownGraceSeconds, webhooks
         case eventRetentionDays, appleHealth, console
     }

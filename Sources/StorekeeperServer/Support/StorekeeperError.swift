@@ -137,9 +137,13 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     /// Tells a wrong method on a known path (405) from an unknown path (404).
     let routes: KnownRoutes
     let metrics: MetricsRegistry
+    /// Whose `X-Forwarded-For` names the client (`StorekeeperConfiguration.trustedProxies`).
+    let trustedProxies: [IPNetwork]
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let source = (context as? any RemoteAddressRequestContext)?.remoteAddress?.ipAddress
+        let peer = (context as? any RemoteAddressRequestContext)?.remoteAddress?.ipAddress
+        let forwarded = HTTPField.Name(ClientAddress.forwardedForHeader).map { request.headers[values: $0] } ?? []
+        let source = ClientAddress.resolve(peer: peer, forwardedFor: forwarded, trusted: trustedProxies)
         return try await RequestSource.$address.withValue(source) { try await answer(request, context: context, next: next) }
     }
 
