@@ -21,7 +21,10 @@
 # embedded simulator enforces none), and holds a `?wait=` answer at most 1 s (`maxWaitSeconds`):
 # the contract judges answers and their shapes (a 202 is one), while the throttle is judged by
 # ServerAPIThrottleTests, ServerAPIClientTests and the import check, against a simulator that
-# enforces Apple's limits, and the waits by the Swift suite.
+# enforces Apple's limits, and the waits by the Swift suite. Schemathesis sends a wrong admin key
+# to every admin operation many times over (it checks that each one refuses it), so the limit on
+# wrong admin keys per address (`adminKeyGuessesPerSecond`) is raised here; that limit is judged
+# by TrustHoleTests.adminKeyGuessing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
@@ -80,7 +83,7 @@ sim_port=$(free_port)
 while [ "$sim_port" = "$port" ]; do sim_port=$(free_port); done
 base=http://127.0.0.1:$port
 
-STOREKEEPER_SERVER_API_RATE_LIMIT_SHARE=1000 STOREKEEPER_MAX_WAIT_SECONDS=1 "$bin" serve --simulator --database "$work/db.sqlite" --port "$port" --simulator-port "$sim_port" \
+STOREKEEPER_SERVER_API_RATE_LIMIT_SHARE=1000 STOREKEEPER_MAX_WAIT_SECONDS=1 STOREKEEPER_ADMIN_KEY_GUESSES_PER_SECOND=100000 "$bin" serve --simulator --database "$work/db.sqlite" --port "$port" --simulator-port "$sim_port" \
   --log-level warning >"$work/server.log" 2>&1 &
 server_pid=$!
 

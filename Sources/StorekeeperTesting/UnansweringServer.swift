@@ -16,8 +16,7 @@ public final class UnansweringServer: Sendable {
     }
 
     private let state = Mutex(State())
-    private let group: ServiceGroup
-    private let task: Task<Void, any Error>
+    private let server: LoopbackServer
     /// `http://127.0.0.1:<port>`, with no path.
     public let baseURL: String
 
@@ -34,25 +33,15 @@ public final class UnansweringServer: Sendable {
                 return Response(status: .serviceUnavailable)
             }
         }
-        var logger = Logger(label: "storekeeper.test.unanswering")
-        logger.logLevel = .warning
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "UnansweringServer"),
-            onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) }, logger: logger)
-        let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
-        let task = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw CancellationError() }
-        let server = UnansweringServer(baseURL: "http://127.0.0.1:\(port)", group: group, task: task)
+        let loopback = try await LoopbackServer.start(router, name: "UnansweringServer", logLabel: "storekeeper.test.unanswering")
+        let server = UnansweringServer(baseURL: "http://127.0.0.1:\(loopback.port)", server: loopback)
         box.withLock { $0 = server }
         return server
     }
 
-    private init(baseURL: String, group: ServiceGroup, task: Task<Void, any Error>) {
+    private init(baseURL: String, server: LoopbackServer) {
         self.baseURL = baseURL
-        self.group = group
-        self.task = task
+        self.server = server
     }
 
     private func hold(_ request: String) async {
@@ -74,7 +63,6 @@ public final class UnansweringServer: Sendable {
             return state.held
         }
         for continuation in held { continuation.resume() }
-        await group.triggerGracefulShutdown()
-        _ = try? await task.value
+        await server.stop()
     }
 }

@@ -32,8 +32,7 @@ public final class WebhookReceiver: Sendable {
     }
 
     private let state = Mutex<(received: [Received], behaviour: Behaviour)>(([], .accept))
-    private let group: ServiceGroup
-    private let task: Task<Void, any Error>
+    private let server: LoopbackServer
     public let url: String
 
     public var received: [Received] { state.withLock { $0.received } }
@@ -72,29 +71,18 @@ public final class WebhookReceiver: Sendable {
                 return Response(status: .ok)
             }
         }
-        var logger = Logger(label: "storekeeper.test.receiver")
-        logger.logLevel = .warning
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "WebhookReceiver"),
-            onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) }, logger: logger)
-        let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
-        let task = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw CancellationError() }
-        let receiver = WebhookReceiver(url: "http://127.0.0.1:\(port)/hook", group: group, task: task)
+        let server = try await LoopbackServer.start(router, name: "WebhookReceiver", logLabel: "storekeeper.test.receiver")
+        let receiver = WebhookReceiver(url: "http://127.0.0.1:\(server.port)/hook", server: server)
         box.withLock { $0 = receiver }
         return receiver
     }
 
-    private init(url: String, group: ServiceGroup, task: Task<Void, any Error>) {
+    private init(url: String, server: LoopbackServer) {
         self.url = url
-        self.group = group
-        self.task = task
+        self.server = server
     }
 
     public func stop() async {
-        await group.triggerGracefulShutdown()
-        _ = try? await task.value
+        await server.stop()
     }
 }

@@ -66,7 +66,7 @@ struct ConfigurationTests {
         "appleHealth.releasePerSecond": .double(25), "outagePolicy.enabled": .bool(true), "outagePolicy.afterSeconds": .double(60),
         "outagePolicy.provisionalSeconds": .double(3600), "serverAPIEndpoints.production": .string("https://api.example"),
         "serverAPIEndpoints.sandbox": .string("https://sandbox-api.example"), "serverAPIRateLimitShare": .double(0.5),
-        "trustedProxies": .stringArray(["10.0.0.0/8"]),
+        "trustedProxies": .stringArray(["10.0.0.0/8"]), "adminKeyGuessesPerSecond": .double(2),
         "notificationGapFill.enabled": .bool(false),
         "notificationGapFill.intervalSeconds": .double(120), "notificationGapFill.lookbackSeconds": .double(7200),
         "notificationGapFill.onlyFailures": .bool(false), "receiptTrust.enabled": .bool(false), "receiptTrust.appleRoots": .bool(false),

@@ -79,22 +79,17 @@ struct ClientGate: Sendable {
         return .client(app, appUserId: user)
     }
 
-    /// Wrong admin keys one address may send: one a second, ten at once. Far below what guessing
-    /// needs, far above what an operator's script mistyping a key sends.
-    static let adminGuessesPerSecond = 1.0
-    static let adminGuessBurst = 10.0
-
-    /// 429 while `address` has no wrong admin key left to send; nothing is taken.
-    func refuseAdminGuessing(from address: String, now: Date) throws {
-        guard let wait = limiter.wait("admin:\(address)", ratePerSecond: Self.adminGuessesPerSecond, burst: Self.adminGuessBurst, now: now)
-        else { return }
+    /// 429 while `address` has no wrong admin key left to send (`rate` a second, a bucket of ten
+    /// times that, at least 10); nothing is taken.
+    func refuseAdminGuessing(from address: String, rate: Double, now: Date) throws {
+        guard let wait = limiter.wait("admin:\(address)", ratePerSecond: rate, burst: max(10, 10 * rate), now: now) else { return }
         let seconds = max(1, Int(wait.rounded(.up)))
         throw StorekeeperError(
             .rateLimited, "too many wrong admin keys from this address; retry in \(seconds) s", headers: [.retryAfter: String(seconds)])
     }
 
-    func countFailedAdminKey(from address: String, now: Date) {
-        _ = limiter.take("admin:\(address)", ratePerSecond: Self.adminGuessesPerSecond, burst: Self.adminGuessBurst, now: now)
+    func countFailedAdminKey(from address: String, rate: Double, now: Date) {
+        _ = limiter.take("admin:\(address)", ratePerSecond: rate, burst: max(10, 10 * rate), now: now)
     }
 
     private func limit(_ name: String, rate: Double, burst: Double, now: Date, what: String) throws {

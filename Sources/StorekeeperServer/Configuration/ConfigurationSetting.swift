@@ -184,6 +184,7 @@ public struct ConfigurationSetting: Sendable {
         .string("serverAPIEndpoints.production", environment: "storekeeper.serverApi.production") { $0.serverAPIEndpoints.production = $1 },
         .string("serverAPIEndpoints.sandbox", environment: "storekeeper.serverApi.sandbox") { $0.serverAPIEndpoints.sandbox = $1 },
         .double("serverAPIRateLimitShare", environment: "storekeeper.serverApiRateLimitShare") { $0.serverAPIRateLimitShare = $1 },
+        .double("adminKeyGuessesPerSecond") { $0.adminKeyGuessesPerSecond = $1 },
         .strings("trustedProxies") { c, texts in
             var networks: [IPNetwork] = []
             for text in texts {

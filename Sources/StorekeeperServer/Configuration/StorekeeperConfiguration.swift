@@ -60,6 +60,10 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
     /// header is ignored and the connection's own address counts. Empty: every request is its
     /// connection's address, so behind a balancer all clients share one.
     public var trustedProxies: [IPNetwork] = []
+    /// Wrong admin keys one address may send per second (a bucket of ten times this, at least
+    /// 10); past it, every admin call from the address is 429 until the bucket refills, before
+    /// any key is compared. Far below what guessing needs, far above a mistyped key in a script.
+    public var adminKeyGuessesPerSecond: Double = 1
     /// Periodic pull of Apple's notification history, for apps with a Server API key.
     public var notificationGapFill = NotificationGapFillPolicy()
     /// A connection that sends nothing for this long is closed: between requests, and while its
@@ -88,7 +92,8 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case host, port, databasePath, sqliteSynchronousFull, adminKey, apps, appleEndpoints, workers, runWorkers
         case attemptTimeoutSeconds, appleTimeouts, leaseSeconds, retry, flagAfterSeconds, excludeOldTransactions, bindingPolicy
-        case maxBodyBytes, maxWaitSeconds, receiptTrust, outagePolicy, serverAPIEndpoints, serverAPIRateLimitShare, trustedProxies
+        case maxBodyBytes, maxWaitSeconds, receiptTrust, outagePolicy, serverAPIEndpoints, serverAPIRateLimitShare, trustedProxies,
+            adminKeyGuessesPerSecond
         case notificationGapFill
         case idleTimeoutSeconds, requestTimeoutSeconds, maxConnections, shutdownGraceSeconds, webhooks
         case eventRetentionDays, appleHealth, console
@@ -99,6 +104,9 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
         var problems: [String] = []
         if !(1...65535).contains(port) && port != 0 { problems.append("port: must be 0-65535") }
         if adminKey.count < 16 { problems.append("adminKey: must be at least 16 characters") }
+        if !(adminKeyGuessesPerSecond > 0 && adminKeyGuessesPerSecond <= 1_000_000) {
+            problems.append("adminKeyGuessesPerSecond: must be above 0 and at most 1000000")
+        }
         if !(serverAPIRateLimitShare > 0 && serverAPIRateLimitShare <= ServerAPIKeyConfiguration.largestRateLimitShare) {
             problems.append("serverAPIRateLimitShare: must be above 0 and at most \(Int(ServerAPIKeyConfiguration.largestRateLimitShare))")
         }

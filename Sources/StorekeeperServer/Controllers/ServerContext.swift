@@ -81,7 +81,7 @@ struct ServerContext: Sendable {
         // An address that keeps sending wrong admin keys is refused before any key is compared
         // (so a guess gets no answer, right or wrong) until its bucket refills.
         let address = RequestSource.address ?? "unknown"
-        try clientGate.refuseAdminGuessing(from: address, now: now())
+        try clientGate.refuseAdminGuessing(from: address, rate: configuration.adminKeyGuessesPerSecond, now: now())
         guard let token = Self.token(request) else {
             throw StorekeeperError(.unauthorized, "missing admin key: send 'Authorization: Bearer <admin key>'")
         }
@@ -89,7 +89,7 @@ struct ServerContext: Sendable {
             let known = match(token)
             if known.client != nil { throw StorekeeperError(.clientKeyNotAllowed, "admin routes take the admin key") }
             // An app's own key sent by mistake is not a guess; any other key is.
-            if known.backend == nil { clientGate.countFailedAdminKey(from: address, now: now()) }
+            if known.backend == nil { clientGate.countFailedAdminKey(from: address, rate: configuration.adminKeyGuessesPerSecond, now: now()) }
             throw StorekeeperError(.unauthorized, "wrong admin key")
         }
     }

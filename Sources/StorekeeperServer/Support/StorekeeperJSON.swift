@@ -26,8 +26,12 @@ public enum StorekeeperJSON {
         do {
             return try makeDecoder().decode(type, from: data)
         } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
-            // Corrupt at the root means the bytes are not JSON at all.
-            throw StorekeeperError(.invalidJSON, "request body is not valid JSON")
+            // Corrupt at the root: either the bytes are not JSON at all, or (Foundation reports it
+            // there too) a number does not fit its field, 1.5 where an integer goes.
+            guard (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil else {
+                throw StorekeeperError(.invalidJSON, "request body is not valid JSON")
+            }
+            throw StorekeeperError(.invalidRequest, "a value does not fit its field: \(context.debugDescription)")
         } catch let error as DecodingError {
             throw StorekeeperError(.invalidRequest, ConfigurationLoader.describe(error))
         }
