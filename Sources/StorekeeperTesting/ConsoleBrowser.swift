@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOCore
 import NIOHTTP1
 
 /// The console as a browser sees it, minus the rendering: a cookie jar over a client that does not
@@ -14,6 +15,8 @@ public final class ConsoleBrowser: @unchecked Sendable {
     public init(baseURL: String) {
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
+        // Dropped before the server's idle timeout closes them (`LocalStack.clientIdleSeconds`).
+        configuration.connectionPool = .init(idleTimeout: .seconds(LocalStack.clientIdleSeconds))
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         http = HTTPJSONClient(httpClient: client, baseURL: baseURL)
     }

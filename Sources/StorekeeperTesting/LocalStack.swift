@@ -47,6 +47,10 @@ public final class LocalStack: Sendable {
             adminKey: configuration.adminKey)
     }
 
+    /// How long the tests' HTTP clients keep an idle connection: a third of the server's
+    /// `idleTimeoutSeconds` (30 s).
+    public static let clientIdleSeconds: Int64 = 10
+
     /// A configuration with one app selling every product type and fast retries. `serverAPI`
     /// gives every app an In-App Purchase key the simulator knows, which turns on the Server API
     /// paths (gap-fill, refresh, verifyReceipt stand-in).
@@ -153,7 +157,11 @@ public final class LocalStack: Sendable {
             serverGroup = server.group
         }
         var clientConfiguration = HTTPClient.Configuration()
-        clientConfiguration.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
+        // Idle connections are dropped well before the server's idle timeout (30 s) closes them:
+        // otherwise a connection reused as the server closes it fails the request
+        // (`remoteConnectionClosed`), which a busy machine's long pauses make likely.
+        clientConfiguration.connectionPool = .init(
+            idleTimeout: .seconds(Self.clientIdleSeconds), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
         let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         return LocalStack(
             configuration: configuration, simulatorURL: simulatorURL, serverURL: serverURL, store: store,
