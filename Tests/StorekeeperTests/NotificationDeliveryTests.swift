@@ -59,9 +59,11 @@ struct NotificationDeliveryTests {
 
     @Test("a renewal, a billing failure into grace, the recovery and a refund, each delivered by Apple, change the subscriber")
     func subscriptionLifecycle() async throws {
-        // Months of 3 s, so Apple renews within the test. The grace period outlasts the test, so
-        // "in grace" holds from the failed period's end on, however late the server is to look.
-        try await Self.withAPIStack(secondsPerMonth: 3, configureSimulator: { $0.gracePeriodSeconds = 3600 }) { stack in
+        // Months of an hour, moved by the test: a month ends when the test advances the shared
+        // clock past it, not every few seconds of wall time (a busy server falling seconds behind
+        // Apple's renewals would then never be seen active). The grace period outlasts the test.
+        let month = 3_600.0
+        try await Self.withAPIStack(secondsPerMonth: month, configureSimulator: { $0.gracePeriodSeconds = 10 * month }) { stack in
             try await stack.sendNotifications()
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
@@ -71,22 +73,24 @@ struct NotificationDeliveryTests {
             let firstExpiry = try #require(try await subscription(stack, "alice")?.expiresDate)
 
             // The month ends; Apple renews and says so (DID_RENEW).
+            try await stack.simulator.advanceClock(seconds: month + 1)
             #expect(try await eventually { (try await subscription(stack, "alice")?.expiresDate ?? .distantPast) > firstExpiry })
 
-            // Apple cannot charge: billing retry with a grace period, access kept.
+            // Apple cannot charge at the next month's end: billing retry with a grace period,
+            // access kept.
             try await stack.simulator.failBilling(originalTransactionId: bought.originalTransactionId, gracePeriod: true)
+            try await stack.simulator.advanceClock(seconds: month + 1)
             #expect(try await eventually { try await subscription(stack, "alice")?.status == .inGracePeriod })
             #expect(try await subscription(stack, "alice")?.isActive == true)
 
-            // The charge goes through (DID_RENEW / BILLING_RECOVERY).
+            // The charge goes through (DID_RENEW / BILLING_RECOVERY): a month from now.
             let recovered = try #require(
                 try await stack.simulator.http.send(.POST, "/sim/subscriptions/\(bought.originalTransactionId)/billing-recovery").json[
                     "transaction_id"] as? String)
             #expect(try await eventually { try await subscription(stack, "alice")?.status == .active })
 
-            // Apple refunds the current period (REFUND), which also ends auto-renewal. Months are
-            // 3 s: Apple may have renewed once more before the refund reached it, and then that
-            // period, the last there can be, is refunded too.
+            // Apple refunds the current period (REFUND), which also ends auto-renewal. Should a
+            // month have ended meanwhile after all, the period Apple renewed into is refunded too.
             try await stack.simulator.refund(transactionId: recovered)
             if let latest = try await latestPeriod(stack, of: bought.originalTransactionId), !latest.refunded {
                 try await stack.simulator.refund(transactionId: latest.transactionId)
