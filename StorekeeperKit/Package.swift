@@ -4,6 +4,28 @@ import PackageDescription
 /// The app's half of server mode. A package of its own, so an app that adds it pulls in none of
 /// the server's dependencies: Foundation, and swift-crypto for the signature checks (CryptoKit
 /// underneath on Apple platforms).
+let upcoming: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+// StoreKit and UIKit do not exist on Linux, where CI runs. On a Linux host only, the manifest
+// declares two modules of those names holding exactly the symbols the StoreKit adapter
+// (`StoreKitStoreFront.swift`) uses, as Apple documents them (Sources/StoreKitForLinux,
+// Sources/UIKitForLinux), so the same file Xcode compiles is type-checked, and run against the
+// App Store simulator, on every CI run. On a Mac the manifest never declares them: an app builds
+// against the real frameworks.
+#if os(Linux)
+let storeKitForLinux: [Target] = [
+    .target(name: "UIKit", path: "Sources/UIKitForLinux", swiftSettings: upcoming),
+    .target(name: "StoreKit", dependencies: ["UIKit"], path: "Sources/StoreKitForLinux", swiftSettings: upcoming),
+]
+let storeKit: [Target.Dependency] = ["StoreKit", "UIKit"]
+#else
+let storeKitForLinux: [Target] = []
+let storeKit: [Target.Dependency] = []
+#endif
+
 let package = Package(
     name: "StorekeeperKit",
     platforms: [.iOS(.v16), .macOS(.v13)],
@@ -18,25 +40,15 @@ let package = Package(
     targets: [
         .target(
             name: "StorekeeperKit",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: [
-                .enableUpcomingFeature("ExistentialAny"),
-                .enableUpcomingFeature("MemberImportVisibility"),
-            ]),
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")] + storeKit,
+            swiftSettings: upcoming),
         .target(
-            name: "StorekeeperKitSimulator", dependencies: ["StorekeeperKit"],
-            swiftSettings: [
-                .enableUpcomingFeature("ExistentialAny"),
-                .enableUpcomingFeature("MemberImportVisibility"),
-            ]),
+            name: "StorekeeperKitSimulator", dependencies: ["StorekeeperKit"] + storeKit, swiftSettings: upcoming),
         /// The SDK's own checks with no server (answer signatures, codes); the end-to-end tests
         /// against the server live in the server package (StorekeeperKitTests).
         .testTarget(
             name: "StorekeeperKitUnitTests",
             dependencies: ["StorekeeperKit", .product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: [
-                .enableUpcomingFeature("ExistentialAny"),
-                .enableUpcomingFeature("MemberImportVisibility"),
-            ]),
-    ]
+            swiftSettings: upcoming),
+    ] + storeKitForLinux
 )

@@ -23,35 +23,50 @@ struct StorekeeperKitTests {
     static let clientKey = "pk_test_storekeeperkit_0001"
     static let secret = "user-token-secret-of-the-apps-backend-0123"
 
-    /// StorekeeperKit's simulator store, watched: how often each transaction is finished, and
-    /// whether the server had granted it by then.
+    /// Which store front the SDK buys through: the simulator's own (`SimulatorStoreFront`), or
+    /// `StoreKitStoreFront`, the file Xcode compiles, over the SDK's Linux declaration of StoreKit
+    /// backed by the same simulated device. The tests run through both, to the same outcomes.
+    enum Front: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case simulator
+        case storeKit
+        var testDescription: String { rawValue }
+    }
+
+    /// StorekeeperKit's store, watched: how often each transaction is finished, and whether the
+    /// server had granted it by then. `inner` is the simulated device, which a test drives
+    /// directly (Ask to Buy, deliveries, refunds) whichever front the SDK buys through.
     final class WatchedStore: StoreFront {
         let inner: SimulatorStoreFront
+        let front: any StoreFront
         let finishedCount = Mutex<[String: Int]>([:])
         let finishedBeforeGrant = Mutex<[String]>([])
         /// Asked at each finish: had the server granted the transaction by then?
         let granted: @Sendable (String) async throws -> Bool
 
-        init(inner: SimulatorStoreFront, granted: @escaping @Sendable (String) async throws -> Bool) {
+        init(inner: SimulatorStoreFront, through front: Front, granted: @escaping @Sendable (String) async throws -> Bool) {
             self.inner = inner
+            switch front {
+            case .simulator: self.front = inner
+            case .storeKit: self.front = SimulatorStoreKit(device: inner).storeFront
+            }
             self.granted = granted
         }
 
         func purchase(productId: String, appAccountToken: UUID, offer: StoreOffer?) async throws -> StorePurchaseResult {
-            try await inner.purchase(productId: productId, appAccountToken: appAccountToken, offer: offer)
+            try await front.purchase(productId: productId, appAccountToken: appAccountToken, offer: offer)
         }
 
-        func unfinished() async throws -> [StoreTransaction] { try await inner.unfinished() }
+        func unfinished() async throws -> [StoreTransaction] { try await front.unfinished() }
 
-        func updates() -> AsyncStream<StoreTransaction> { inner.updates() }
+        func updates() -> AsyncStream<StoreTransaction> { front.updates() }
 
-        func restorable() async throws -> [StoreTransaction] { try await inner.restorable() }
+        func restorable() async throws -> [StoreTransaction] { try await front.restorable() }
 
-        func products(for ids: [String]) async throws -> [StoreProduct] { try await inner.products(for: ids) }
+        func products(for ids: [String]) async throws -> [StoreProduct] { try await front.products(for: ids) }
 
         func finish(_ transaction: StoreTransaction) async throws {
             if try await !granted(transaction.id) { finishedBeforeGrant.withLock { $0.append(transaction.id) } }
-            try await inner.finish(transaction)
+            try await front.finish(transaction)
             finishedCount.withLock { $0[transaction.id, default: 0] += 1 }
         }
     }
@@ -158,29 +173,33 @@ struct StorekeeperKitTests {
         return Storekeeper(configuration: configuration, store: store, transport: transport, now: { clock.now() })
     }
 
-    func storeFront(_ stack: LocalStack, _ device: UUID, state: URL = stateDirectory()) -> WatchedStore {
+    func storeFront(_ stack: LocalStack, _ device: UUID, _ front: Front, state: URL = stateDirectory()) -> WatchedStore {
         let store = stack.store
         let inner = SimulatorStoreFront(simulatorURL: URL(string: stack.simulatorURL)!, device: device, stateDirectory: state)
-        return WatchedStore(inner: inner) { id in
+        return WatchedStore(inner: inner, through: front) { id in
             let granted = try await store.transactions(appId: "demo", appUserId: "ann")
             return granted.contains { $0.transactionId == id }
         }
     }
 
     /// A device at the simulator, its watched store, and a transport the test controls.
-    func shop(_ stack: LocalStack, state: URL = stateDirectory()) async throws -> (device: UUID, store: WatchedStore, transport: Switchboard) {
+    func shop(
+        _ stack: LocalStack, _ front: Front, state: URL = stateDirectory()
+    ) async throws
+        -> (device: UUID, store: WatchedStore, transport: Switchboard)
+    {
         let device = try await SimulatorStoreFront.createDevice(simulatorURL: URL(string: stack.simulatorURL)!, bundleId: DemoConfiguration.bundleId)
-        return (device, storeFront(stack, device, state: state), Switchboard())
+        return (device, storeFront(stack, device, front, state: state), Switchboard())
     }
 
     static func stateDirectory() -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("storekeeperkit-\(UUID().uuidString)")
     }
 
-    @Test("each product type: bought, granted, finished exactly once and never before the grant")
-    func buyEachType() async throws {
+    @Test("each product type: bought, granted, finished exactly once and never before the grant", arguments: Front.allCases)
+    func buyEachType(_ front: Front) async throws {
         try await withKitStack { stack, key in
-            let (_, store, transport) = try await shop(stack)
+            let (_, store, transport) = try await shop(stack, front)
             let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
             #expect(Set(try await sdk.sellableProductIds()).isSuperset(of: ["com.example.removeads", "com.example.coins100"]))
             for product in ["com.example.removeads", "com.example.coins100", "com.example.season.pass", "com.example.pro.monthly"] {
@@ -211,11 +230,11 @@ struct StorekeeperKitTests {
     }
 
     @Test(
-        "a promotional offer: signed by the server for a lapsed subscriber, passed to the store with the purchase, granted at the offer's price; refused for one who never subscribed"
-    )
-    func promotionalOffer() async throws {
+        "a promotional offer: signed by the server for a lapsed subscriber, passed to the store with the purchase, granted at the offer's price; refused for one who never subscribed",
+        arguments: Front.allCases)
+    func promotionalOffer(_ front: Front) async throws {
         try await withKitStack(serverAPI: true) { stack, key in
-            let (_, store, transport) = try await shop(stack)
+            let (_, store, transport) = try await shop(stack, front)
             let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
             let bought = try await sdk.purchase(productId: "com.example.pro.monthly")
             guard case .granted = bought else {
@@ -236,7 +255,7 @@ struct StorekeeperKitTests {
             #expect(taken.count == 1 && taken.first?.offer?.type == 2 && taken.first?.price?.milliunits == 2_495, "\(taken)")
             #expect(try await store.unfinished().isEmpty)
 
-            let (_, otherStore, otherTransport) = try await shop(stack)
+            let (_, otherStore, otherTransport) = try await shop(stack, front)
             let newcomer = kit(stack, key, store: otherStore, transport: otherTransport, state: Self.stateDirectory(), user: "bea")
             let refused = await #expect(throws: StorekeeperKitError.self) {
                 try await newcomer.purchase(productId: "com.example.pro.monthly", promotionalOfferId: "pro_comeback")
@@ -246,14 +265,14 @@ struct StorekeeperKitTests {
     }
 
     @Test(
-        "introductory eligibility and win-back: the server's JWS goes to the store with the purchase; a lapsed subscriber is told the win-back offers Apple names"
-    )
-    func introductoryAndWinBack() async throws {
+        "introductory eligibility and win-back: the server's JWS goes to the store with the purchase; a lapsed subscriber is told the win-back offers Apple names",
+        arguments: Front.allCases)
+    func introductoryAndWinBack(_ front: Front) async throws {
         try await withKitStack(
             serverAPI: true, configure: { $0.apps[0].offers.append(.init(id: "winback", productId: "com.example.pro.monthly", kind: .winBack)) }
         ) { stack, key in
             try await stack.sendNotifications()
-            let (_, store, transport) = try await shop(stack)
+            let (_, store, transport) = try await shop(stack, front)
             let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
             guard case .granted = try await sdk.purchase(productId: "com.example.coins100") else {
                 Issue.record("the coins were not granted")
@@ -290,10 +309,12 @@ struct StorekeeperKitTests {
         }
     }
 
-    @Test("offerings(): the server's current offering joined to the store's products; targeting by storefront; a package bought grants")
-    func offerings() async throws {
+    @Test(
+        "offerings(): the server's current offering joined to the store's products; targeting by storefront; a package bought grants",
+        arguments: Front.allCases)
+    func offerings(_ front: Front) async throws {
         try await withKitStack { stack, key in
-            let (_, store, transport) = try await shop(stack)
+            let (_, store, transport) = try await shop(stack, front)
             let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
             let offerings = try await sdk.offerings()
             let current = try #require(offerings.current)
@@ -319,10 +340,12 @@ struct StorekeeperKitTests {
         }
     }
 
-    @Test("anonymous, then logIn: bought under an anonymous id, the purchase is the signed-in user's; logOut starts a new anonymous id")
-    func anonymousThenLogIn() async throws {
+    @Test(
+        "anonymous, then logIn: bought under an anonymous id, the purchase is the signed-in user's; logOut starts a new anonymous id",
+        arguments: Front.allCases)
+    func anonymousThenLogIn(_ front: Front) async throws {
         try await withKitStack(anonymous: true) { stack, key in
-            let (_, store, transport) = try await shop(stack)
+            let (_, store, transport) = try await shop(stack, front)
             let state = Self.stateDirectory()
             let clock = stack.clock
             var configuration = Storekeeper.Configuration(
@@ -363,10 +386,12 @@ struct StorekeeperKitTests {
         }
     }
 
-    @Test("start owns the updates listener until stop: a transaction handed over by the store is delivered without the app's own task")
-    func startAndStop() async throws {
+    @Test(
+        "start owns the updates listener until stop: a transaction handed over by the store is delivered without the app's own task",
+        arguments: Front.allCases)
+    func startAndStop(_ front: Front) async throws {
         try await withKitStack { stack, key in
-            let (device, store, transport) = try await shop(stack)
+            let (device, store, transport) = try await shop(stack, front)
             let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
             let heard = Heard()
             let (reported, done) = AsyncStream.makeStream(of: Void.self)
@@ -400,11 +425,11 @@ struct StorekeeperKitTests {
     }
 
     @Test(
-        "the store's other endings leave nothing behind: cancelled, thrown, Ask to Buy declined; Ask to Buy approved arrives through updates and is granted once; a refund arriving through updates withdraws it"
-    )
-    func storeEndings() async throws {
+        "the store's other endings leave nothing behind: cancelled, thrown, Ask to Buy declined; Ask to Buy approved arrives through updates and is granted once; a refund arriving through updates withdraws it",
+        arguments: Front.allCases)
+    func storeEndings(_ front: Front) async throws {
         try await withKitStack { stack, key in
-            let (_, store, transport) = try await shop(stack)
+            let (_, store, transport) = try await shop(stack, front)
             let state = Self.stateDirectory()
             let sdk = kit(stack, key, store: store, transport: transport, state: state)
 
@@ -452,8 +477,8 @@ struct StorekeeperKitTests {
         }
     }
 
-    @Test("killed between payment and post: the next launch finds the purchase and completes it, once")
-    func crashBetweenPaymentAndPost() async throws {
+    @Test("killed between payment and post: the next launch finds the purchase and completes it, once", arguments: Front.allCases)
+    func crashBetweenPaymentAndPost(_ front: Front) async throws {
         try await withKitStack { stack, key in
             let device = try await SimulatorStoreFront.createDevice(
                 simulatorURL: URL(string: stack.simulatorURL)!, bundleId: DemoConfiguration.bundleId)
@@ -463,7 +488,7 @@ struct StorekeeperKitTests {
             // dropped there, as if the app were killed before posting.
             transport.down.withLock { $0 = true }
             do {
-                let store = storeFront(stack, device, state: state)
+                let store = storeFront(stack, device, front, state: state)
                 let first = kit(stack, key, store: store, transport: transport, state: state)
                 let outcome = try await first.purchase(productId: "com.example.removeads")
                 #expect(outcome == .pending(.serverUnavailable))
@@ -472,7 +497,7 @@ struct StorekeeperKitTests {
 
             // Relaunch: new instances on the same files, the server reachable again.
             transport.down.withLock { $0 = false }
-            let store = storeFront(stack, device, state: state)
+            let store = storeFront(stack, device, front, state: state)
             let second = kit(stack, key, store: store, transport: transport, state: state)
             let outcomes = try await second.deliverPending()
             #expect(outcomes.count == 1 && outcomes.values.allSatisfy { if case .granted = $0 { true } else { false } }, "\(outcomes)")
@@ -483,10 +508,10 @@ struct StorekeeperKitTests {
         }
     }
 
-    @Test("server down: the purchase stays unfinished and is retried with backoff until the server answers")
-    func serverDownThenUp() async throws {
+    @Test("server down: the purchase stays unfinished and is retried with backoff until the server answers", arguments: Front.allCases)
+    func serverDownThenUp(_ front: Front) async throws {
         try await withKitStack { stack, key in
-            let (_, store, transport) = try await shop(stack)
+            let (_, store, transport) = try await shop(stack, front)
             transport.down.withLock { $0 = true }
             let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
             #expect(try await sdk.purchase(productId: "com.example.coins100") == .pending(.serverUnavailable))
@@ -502,10 +527,12 @@ struct StorekeeperKitTests {
         }
     }
 
-    @Test("server slow: an answer later than the deadline leaves the purchase pending and unfinished; the resend is granted once")
-    func serverSlow() async throws {
+    @Test(
+        "server slow: an answer later than the deadline leaves the purchase pending and unfinished; the resend is granted once",
+        arguments: Front.allCases)
+    func serverSlow(_ front: Front) async throws {
         try await withKitStack { stack, key in
-            let (_, store, transport) = try await shop(stack)
+            let (_, store, transport) = try await shop(stack, front)
             // The server gets the post and grants, but its answer never comes within the SDK's
             // deadline (short here, so the test is quick; whatever the machine's speed, the
             // held answer is later).
@@ -527,10 +554,10 @@ struct StorekeeperKitTests {
         }
     }
 
-    @Test("transaction updates while running (another device, Ask to Buy approved): sent, granted, finished once")
-    func transactionUpdates() async throws {
+    @Test("transaction updates while running (another device, Ask to Buy approved): sent, granted, finished once", arguments: Front.allCases)
+    func transactionUpdates(_ front: Front) async throws {
         try await withKitStack { stack, key in
-            let (device, store, transport) = try await shop(stack)
+            let (device, store, transport) = try await shop(stack, front)
             let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
             let heard = Heard()
             let listening = Task {
@@ -561,14 +588,14 @@ struct StorekeeperKitTests {
 
     @Test(
         "restore on request: a purchase the app never posted (reinstalled) is sent and granted; one already granted is not counted twice; listeners hear it",
-        .timeLimit(.minutes(3)))
-    func restoreOnRequest() async throws {
+        .timeLimit(.minutes(3)), arguments: Front.allCases)
+    func restoreOnRequest(_ front: Front) async throws {
         try await withKitStack { stack, key in
             let device = try await SimulatorStoreFront.createDevice(
                 simulatorURL: URL(string: stack.simulatorURL)!, bundleId: DemoConfiguration.bundleId)
             let transport = Switchboard()
             let firstState = Self.stateDirectory()
-            let first = kit(stack, key, store: storeFront(stack, device, state: firstState), transport: transport, state: firstState)
+            let first = kit(stack, key, store: storeFront(stack, device, front, state: firstState), transport: transport, state: firstState)
             guard case .granted = try await first.purchase(productId: "com.example.season.pass") else {
                 Issue.record("the pass was not granted")
                 return
@@ -579,7 +606,7 @@ struct StorekeeperKitTests {
             _ = try await stack.simulator.purchase(device: device, productId: "com.example.removeads", appAccountToken: token)
             _ = try await stack.simulator.purchase(device: device, productId: "com.example.coins100", appAccountToken: token)
             let state = Self.stateDirectory()
-            let store = storeFront(stack, device, state: state)
+            let store = storeFront(stack, device, front, state: state)
             let reinstalled = kit(stack, key, store: store, transport: transport, state: state)
             #expect(try await reinstalled.deliverPending().isEmpty, "nothing is sent at launch")
             #expect(try await !reinstalled.entitlements().owns("com.example.removeads"))
@@ -601,10 +628,12 @@ struct StorekeeperKitTests {
         }
     }
 
-    @Test("a tampered, replayed or other user's answer is rejected and the cached entitlements stay; another user's purchase is refused")
-    func forgedAnswers() async throws {
+    @Test(
+        "a tampered, replayed or other user's answer is rejected and the cached entitlements stay; another user's purchase is refused",
+        arguments: Front.allCases)
+    func forgedAnswers(_ front: Front) async throws {
         try await withKitStack { stack, key in
-            let (device, store, transport) = try await shop(stack)
+            let (device, store, transport) = try await shop(stack, front)
             let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
             let verified = try await sdk.entitlements()
             #expect(verified.activeEntitlements.isEmpty)
@@ -653,15 +682,17 @@ struct StorekeeperKitTests {
         }
     }
 
-    @Test("bought, died before posting, claimed by another account, relaunched: left unfinished and journaled as owned by another account")
-    func claimedByAnotherAccount() async throws {
+    @Test(
+        "bought, died before posting, claimed by another account, relaunched: left unfinished and journaled as owned by another account",
+        arguments: Front.allCases)
+    func claimedByAnotherAccount(_ front: Front) async throws {
         try await withKitStack { stack, key in
             let device = try await SimulatorStoreFront.createDevice(
                 simulatorURL: URL(string: stack.simulatorURL)!, bundleId: DemoConfiguration.bundleId)
             let state = Self.stateDirectory()
             let transport = Switchboard()
             transport.down.withLock { $0 = true }
-            let store = storeFront(stack, device, state: state)
+            let store = storeFront(stack, device, front, state: state)
             let first = kit(stack, key, store: store, transport: transport, state: state, user: "ivan")
             #expect(try await first.purchase(productId: "com.example.removeads") == .pending(.serverUnavailable))
             let paid = try #require(try await store.unfinished().first)
@@ -674,7 +705,7 @@ struct StorekeeperKitTests {
             #expect(claimed.status == 200 && claimed.json["state"] as? String == "verified", "\(claimed.text)")
 
             transport.down.withLock { $0 = false }
-            let relaunched = kit(stack, key, store: storeFront(stack, device, state: state), transport: transport, state: state, user: "ivan")
+            let relaunched = kit(stack, key, store: storeFront(stack, device, front, state: state), transport: transport, state: state, user: "ivan")
             for launch in 1...2 {
                 let outcomes = try await relaunched.deliverPending()
                 guard case .ownedByAnotherAccount? = outcomes[paid.id] else {
@@ -688,10 +719,12 @@ struct StorekeeperKitTests {
         }
     }
 
-    @Test("429 and 503 mean the server cannot answer now: the cache is served, Retry-After is honoured, a purchase stays pending")
-    func overloadedServerServesTheCache() async throws {
+    @Test(
+        "429 and 503 mean the server cannot answer now: the cache is served, Retry-After is honoured, a purchase stays pending",
+        arguments: Front.allCases)
+    func overloadedServerServesTheCache(_ front: Front) async throws {
         try await withKitStack { stack, key in
-            let (_, store, transport) = try await shop(stack)
+            let (_, store, transport) = try await shop(stack, front)
             let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
             guard case .granted = try await sdk.purchase(productId: "com.example.season.pass") else {
                 Issue.record("the pass was not granted")
@@ -714,10 +747,10 @@ struct StorekeeperKitTests {
         }
     }
 
-    @Test("an edited offline cache is discarded: it no longer verifies with the pinned key")
-    func editedCacheIsDiscarded() async throws {
+    @Test("an edited offline cache is discarded: it no longer verifies with the pinned key", arguments: Front.allCases)
+    func editedCacheIsDiscarded(_ front: Front) async throws {
         try await withKitStack { stack, key in
-            let (_, store, transport) = try await shop(stack)
+            let (_, store, transport) = try await shop(stack, front)
             let state = Self.stateDirectory()
             let sdk = kit(stack, key, store: store, transport: transport, state: state)
             #expect(try await sdk.entitlements().activeEntitlements.isEmpty)

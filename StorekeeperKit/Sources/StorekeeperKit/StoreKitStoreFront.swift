@@ -1,23 +1,24 @@
 // StoreKit 2 as used here exists on iOS 16+ and macOS 13+ (Package.swift's minimums); tvOS,
 // watchOS and visionOS import StoreKit too, but this adapter declares no minimum for them and is
-// not built there.
-#if canImport(StoreKit) && (os(iOS) || os(macOS))
+// not built there. On Linux, the SDK's manifest declares StoreKit and UIKit as Apple documents
+// them (Sources/StoreKitForLinux), so CI type-checks and runs this same file.
+#if canImport(StoreKit) && !(os(tvOS) || os(watchOS) || os(visionOS))
 import Foundation
 import StoreKit
-#if os(iOS)
+#if canImport(UIKit)
 import UIKit
 #endif
 
 /// The App Store through StoreKit 2, for apps on iOS 16+ and macOS 13+. Kept thin: every rule
 /// (journal, post, finish after the grant) lives in `Storekeeper`, so this file only
-/// translates. Only compiled where StoreKit exists; this repository's CI runs on Linux, where
-/// `SimulatorStoreFront` takes its place (docs/SDK.md says what was verified where).
+/// translates. On Linux it is compiled against the SDK's declaration of StoreKit as Apple
+/// documents it, and run over the App Store simulator (docs/SDK.md says what was verified where).
 ///
 /// StoreKit's own on-device check (`VerificationResult.verified`) is not trusted here: the
 /// signed form (`jwsRepresentation`) goes to the server, which verifies the signature, the
 /// chain and the app, so a jailbroken device's forged "verified" transaction gains nothing.
 public struct StoreKitStoreFront: StoreFront {
-    #if os(iOS)
+    #if canImport(UIKit)
     /// The scene that shows the purchase confirmation. Apple asks UIKit apps to name it
     /// (`purchase(confirmIn:options:)`, iOS 17+); nil, or on iOS 16, `purchase(options:)`.
     let confirmationScene: (@MainActor @Sendable () -> UIScene?)?
@@ -39,11 +40,12 @@ public struct StoreKitStoreFront: StoreFront {
             #if compiler(>=6.2)
             // The server's decision (Xcode 26's SDK; back-deployed by StoreKit). An older SDK
             // leaves the decision to StoreKit's own records.
-            options.formUnion(Product.PurchaseOption.introductoryOfferEligibility(compactJWS: jws))
+            options.insert(.introductoryOfferEligibility(compactJWS: jws))
             #endif
         case .promotional(let offer)?:
             #if compiler(>=6.2)
-            // The V2 JWS (Xcode 26's SDK; back-deployed by StoreKit to iOS 15 and macOS 12).
+            // The V2 JWS (Xcode 26's SDK; back-deployed by StoreKit to iOS 15 and macOS 12). Apple
+            // documents this one as returning an array of options, the eligibility one as one.
             options.formUnion(Product.PurchaseOption.promotionalOffer(offer.offerId, compactJWS: offer.jws))
             #else
             guard let signature = Data(base64Encoded: offer.signature) else {
@@ -56,20 +58,21 @@ public struct StoreKitStoreFront: StoreFront {
         case nil:
             break
         }
-        #if os(iOS)
+        #if canImport(UIKit)
         let result = try await Self.purchase(product, options: options, confirmIn: confirmationScene)
         #else
         let result = try await product.purchase(options: options)
         #endif
-        switch result {
-        case .success(let result): return .purchased(Self.transaction(result))
-        case .pending: return .pending
-        case .userCancelled: return .cancelled
-        @unknown default: return .pending
-        }
+        // Matched case by case rather than switched: StoreKit's enum may gain cases (an
+        // unknown one is treated as pending: never granted, never finished), and a switch
+        // would need an `@unknown default` that the Linux declaration, which is not built
+        // with library evolution, warns can never run.
+        if case .success(let signed) = result { return .purchased(Self.transaction(signed)) }
+        if case .userCancelled = result { return .cancelled }
+        return .pending
     }
 
-    #if os(iOS)
+    #if canImport(UIKit)
     /// On the main actor, where the scene lives and both purchase calls run.
     @MainActor
     static func purchase(
