@@ -25,8 +25,8 @@ library_version=3.1.2
 
 name=apple-library
 . scripts/lib/check.sh
-[ -x "$bin" ] || fail "no storekeeper binary at $bin (build it, or set STOREKEEPER_BIN)"
 ensure_venv "$venv" app-store-server-library "$library_version"
+[ -x "$bin" ] || fail "no storekeeper binary at $bin (build it, or set STOREKEEPER_BIN)"
 
 port=$(free_port)
 sim_port=$(free_port)

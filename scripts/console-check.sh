@@ -22,10 +22,10 @@ selenium_version=4.27.1
 
 name=console
 . scripts/lib/check.sh
-[ -x "$bin" ] || fail "no storekeeper binary at $bin (build it, or set STOREKEEPER_BIN)"
 command -v chromium >/dev/null || fail "chromium is required (apt-get install chromium chromium-driver)"
 command -v chromedriver >/dev/null || fail "chromedriver is required (apt-get install chromium-driver)"
 ensure_venv "$venv" selenium "$selenium_version"
+[ -x "$bin" ] || fail "no storekeeper binary at $bin (build it, or set STOREKEEPER_BIN)"
 
 port=$(free_port)
 sim_port=$(free_port)

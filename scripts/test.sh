@@ -71,6 +71,25 @@ end_stage "install (${#need[@]} packages)" ok
 # at a fraction of full debug information's compile and link time). The index store stays: on
 # Linux the test runner's discovery of XCTest cases reads it.
 build_flags=(-Xswiftc -gline-tables-only)
+# Beside the build, on what it leaves of the cores: the outside checks' virtualenvs (downloads and
+# installs that would otherwise run beside the suite, the run's busiest part) and the format lint.
+checks=(contract walkthrough webhooks apple-library container-lint console-check import-check)
+prepared_dir=$(mktemp -d)
+(
+  set +e
+  for check in contract webhooks apple-library container-lint console-check; do
+    PREPARE_ONLY=1 "./scripts/$check.sh" >"$prepared_dir/$check.log" 2>&1 || echo "$check" >>"$prepared_dir/failed"
+  done
+) &
+prepare_pid=$!
+(
+  set +e
+  started=$SECONDS
+  swift format lint --strict --recursive Sources Tests Package.swift StorekeeperKit/Sources StorekeeperKit/Package.swift \
+    >"$prepared_dir/lint.log" 2>&1
+  echo "$? $((SECONDS - started))" >"$prepared_dir/lint.result"
+) &
+lint_pid=$!
 begin_stage
 python3 scripts/check_imports.py
 swift build --build-tests --explicit-target-dependency-import-check error "${build_flags[@]}"
@@ -89,15 +108,37 @@ fi
 # With this set, a missing PostgreSQL fails the suite instead of skipping its tests.
 export STOREKEEPER_REQUIRE_POSTGRES=1
 end_stage "postgresql" ok
-begin_stage
-swift format lint --strict --recursive Sources Tests Package.swift
-end_stage "swift format lint" ok
+
+# The lint and the virtualenvs, made beside the build: a lint finding fails the run (named with
+# its output); a virtualenv that could not be made is made again by its check, which fails if it
+# still cannot.
+total=1
+failed=0
+wait "$lint_pid" || true
+read -r lint_status lint_seconds <"$prepared_dir/lint.result" 2>/dev/null || { lint_status=1; lint_seconds=0; }
+cat "$prepared_dir/lint.log"
+stage_names+=("swift format lint (beside the build)")
+stage_seconds+=("$lint_seconds")
+if [ "$lint_status" -eq 0 ]; then
+  stage_results+=(ok)
+else
+  echo "✘ swift format lint found problems"
+  stage_results+=(FAILED)
+  failed=1
+fi
+wait "$prepare_pid" || true
+if [ -f "$prepared_dir/failed" ]; then
+  for check in $(cat "$prepared_dir/failed"); do
+    echo "(preparing $check beside the build failed; its check tries again)"
+    cat "$prepared_dir/$check.log"
+  done
+fi
+rm -rf "$prepared_dir"
 
 # The statically linked binary first, alone in an empty directory (linked from this build's
 # objects in seconds): every outside check then runs that file, the one that ships.
 static_bin=$PWD/.build/static/storekeeper
-total=1
-failed=0
+total=$((total + 1))
 begin_stage
 if STATIC_BIN=$static_bin ./scripts/static-binary.sh; then
   end_stage static-binary ok
@@ -105,7 +146,7 @@ if STATIC_BIN=$static_bin ./scripts/static-binary.sh; then
 else
   echo "✘ scripts/static-binary.sh failed"
   end_stage static-binary FAILED
-  failed=1
+  failed=$((failed + 1))
 fi
 # The other programs the checks run (storekeeper-bench, storekeeperkit-example) stay in the build.
 export STOREKEEPER_BENCH_BIN=$PWD/.build/debug/storekeeper-bench
@@ -119,7 +160,6 @@ export STOREKEEPER_BENCH_BIN=$PWD/.build/debug/storekeeper-bench
 # all 13 states imported through a kill -9 and compared with the same seen live. Each counts as
 # one test; each one's output is shown whole once the suite has ended.
 lanes=("contract" "walkthrough webhooks apple-library container-lint console-check import-check")
-checks=(contract walkthrough webhooks apple-library container-lint console-check import-check)
 checks_dir=$(mktemp -d)
 lane_pids=()
 for lane in "${lanes[@]}"; do

@@ -20,8 +20,8 @@ admin_key=demo-admin-key-0123456789
 
 name=webhooks
 . scripts/lib/check.sh
-[ -x "$bin" ] || fail "no storekeeper binary at $bin (build it, or set STOREKEEPER_BIN)"
 ensure_venv "$venv" standardwebhooks "$standardwebhooks_version"
+[ -x "$bin" ] || fail "no storekeeper binary at $bin (build it, or set STOREKEEPER_BIN)"
 
 port=$(free_port)
 sim_port=$(free_port)

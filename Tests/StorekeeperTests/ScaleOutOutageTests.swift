@@ -32,10 +32,9 @@ struct ScaleOutOutageTests: ScaleOutHarness {
             }, throughGateway: true)
         let gateway = try #require(stack.gateway)
         let receiptCount = 500
-        var receipts: [String] = []
-        for _ in 0..<receiptCount {
+        let receipts = try await Self.inLanes(0..<receiptCount) { _ in
             let device = try await stack.simulator.createDevice(bundleId: DemoConfiguration.bundleId, environment: "production")
-            receipts.append(try await stack.simulator.purchase(device: device, productId: "com.example.coins100").receipt)
+            return try await stack.simulator.purchase(device: device, productId: "com.example.coins100").receipt
         }
         // Until a worker process holds Apple down, nothing listens where the workers call it
         // (connections refused); then every call fails in one of Apple's other ways (a hang
@@ -58,13 +57,18 @@ struct ScaleOutOutageTests: ScaleOutHarness {
         func told() async throws -> [EventType] {
             try await stack.store.events(appId: "demo", after: 0, types: [.appleDown, .appleRecovered], limit: 100).map(\.event.type)
         }
-        for (i, receipt) in receipts.enumerated() {
-            if i == receiptCount / 5 {
-                #expect(try await eventually { try await told() == [.appleDown] }, "refused connections hold Apple down")
-                try await gateway.accept()
+        // A fifth posted while connections are refused; the rest once Apple is held down.
+        let apiURL = api.baseURL
+        func post(_ indexes: Range<Int>) async throws {
+            let statuses = try await Self.inLanes(indexes) { i in
+                try await client(stack, apiURL).postReceipt(appUserId: "down-\(i)", receipt: receipts[i], wait: 0).status
             }
-            #expect(try await client(stack, api.baseURL).postReceipt(appUserId: "down-\(i)", receipt: receipt, wait: 0).status == 202)
+            #expect(statuses.allSatisfy { $0 == 202 }, "\(statuses.filter { $0 != 202 })")
         }
+        try await post(0..<receiptCount / 5)
+        #expect(try await eventually { try await told() == [.appleDown] }, "refused connections hold Apple down")
+        try await gateway.accept()
+        try await post(receiptCount / 5..<receiptCount)
         // Each receipt has been looked at (none is still pending): it failed, or waits for a probe
         // without calling. (Not "all retry_scheduled at one instant": the waiting are leased and
         // sent back all the time, so some are always being looked at.)
@@ -225,5 +229,20 @@ struct ScaleOutOutageTests: ScaleOutHarness {
             ids += posted
         }
         return (ids, try await simulator.stats()["production.outage", default: 0])
+    }
+
+    /// `work` for each index, 16 at a time, the results in index order: the setup and the posting
+    /// of hundreds of receipts, which one after another would be the longest wait of a busy run.
+    static func inLanes<T: Sendable>(_ indexes: Range<Int>, _ work: @escaping @Sendable (Int) async throws -> T) async throws -> [T] {
+        try await withThrowingTaskGroup(of: [(Int, T)].self) { group in
+            for lane in 0..<16 {
+                group.addTask {
+                    var out: [(Int, T)] = []
+                    for i in stride(from: indexes.lowerBound + lane, to: indexes.upperBound, by: 16) { out.append((i, try await work(i))) }
+                    return out
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }.sorted { $0.0 < $1.0 }.map(\.1)
+        }
     }
 }
