@@ -19,12 +19,13 @@ venv=${CONSOLE_VENV:-.build/console-venv}
 shots=${CONSOLE_SCREENSHOTS:-.build/console-screenshots}
 # Pinned, so CI does not change under us.
 selenium_version=4.27.1
+axe_version=2.1.6
 
 name=console
 . scripts/lib/check.sh
 command -v chromium >/dev/null || fail "chromium is required (apt-get install chromium chromium-driver)"
 command -v chromedriver >/dev/null || fail "chromedriver is required (apt-get install chromium-driver)"
-ensure_venv "$venv" selenium "$selenium_version"
+ensure_venv "$venv" selenium "$selenium_version" axe-selenium-python "$axe_version"
 [ -x "$bin" ] || fail "no storekeeper binary at $bin (build it, or set STOREKEEPER_BIN)"
 
 port=$(free_port)

@@ -11,6 +11,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from axe_selenium_python import Axe
 from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.service import Service
@@ -195,14 +196,28 @@ def post_form(driver, path, fields):
         return error.code
 
 
+# Every page shot is also judged by axe-core (axe-selenium-python), the accessibility engine
+# browsers' own tools use: WCAG 2.x A and AA rules; any violation fails the check, named with
+# its page and elements.
+VIOLATIONS = []
+
+
 def shot(driver, name):
     driver.save_screenshot(f"{SHOTS}/{name}.png")
+    axe = Axe(driver)
+    axe.inject()
+    results = axe.run(options='{"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}')
+    for violation in results["violations"]:
+        targets = [" ".join(node["target"]) for node in violation["nodes"]][:5]
+        VIOLATIONS.append(f"{name}: {violation['id']} ({violation['impact']}): {violation['help']} at {targets}")
+    print(f"ok: axe judged the page '{name}': {len(results['violations'])} violations, {len(results['passes'])} rules passed")
 
 
 driver = browser()
 try:
     driver.get(API + "/console/apps/demo")
     check(driver.current_url.endswith("/console/login"), "a page asked signed out shows the sign-in")
+    shot(driver, "sign-in")
     sign_in(driver, "", "wrong-key")
     check("Unknown operator or wrong password." in driver.page_source, "a wrong admin key is refused")
     sign_in(driver, "", ADMIN_KEY)
@@ -291,6 +306,7 @@ try:
     shot(driver, "health")
     driver.get(API + "/console/apps/demo/webhooks")
     check("webhooks" in driver.title, "the webhooks page")
+    shot(driver, "webhooks")
 
     # What support sees of a renewal turned off.
     driver.get(API + "/console/apps/demo/customers/quitter")
@@ -378,4 +394,5 @@ try:
     shot(reader, "read-only")
 finally:
     reader.quit()
+check(not VIOLATIONS, "no accessibility violations on any page judged:\n  " + "\n  ".join(VIOLATIONS))
 print("console check: every page as an operator sees it")

@@ -985,6 +985,21 @@ struct StorageConformanceTests {
             return
         }
 
+        // A bound on the anonymous ids one user may link: the next is refused, nothing linked;
+        // one already linked is still answered.
+        let bounded = ManageIdentity(store: store, maximumAliases: 3)
+        for _ in 0..<2 {
+            guard
+                case .linked(.linked) = try await bounded.logIn(
+                    appId: "app", anonymousId: AnonymousId.new(), appUserId: "alice", policy: .transfer, now: t0)
+            else { Issue.record("not linked under the bound"); return }
+        }
+        let fourth = AnonymousId.new()
+        #expect(try await bounded.logIn(appId: "app", anonymousId: fourth, appUserId: "alice", policy: .transfer, now: t0) == .tooManyAliases(3))
+        #expect(try await store.aliases(appId: "app", appUserId: "alice").count == 3)
+        #expect(try await identity.resolve(appId: "app", appUserId: fourth) == fourth, "not linked")
+        #expect(try await bounded.logIn(appId: "app", anonymousId: anon, appUserId: "alice", policy: .transfer, now: t0) == .linked(.alreadyLinked))
+
         // keep: an anonymous id with a purchase stays its own.
         let other = AnonymousId.new()
         try await grantSigned(

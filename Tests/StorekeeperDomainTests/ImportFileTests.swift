@@ -63,4 +63,12 @@ struct ImportFileTests {
             ])
         #expect(file.problems.map(\.line) == [6])
     }
+
+    @Test("CSV fields people open in a spreadsheet: a formula stays text, a negative number stays a number, separators are quoted")
+    func spreadsheetSafeFields() {
+        #expect(CSVField.quote("=HYPERLINK(\"http://x\")") == "\"'=HYPERLINK(\"\"http://x\"\")\"")
+        #expect(CSVField.quote("@SUM(A1)") == "'@SUM(A1)" && CSVField.quote("+1 555") == "'+1 555" && CSVField.quote("-x") == "'-x")
+        #expect(CSVField.quote("-5") == "-5" && CSVField.quote("ann") == "ann" && CSVField.quote("") == "")
+        #expect(CSVField.quote("a,b") == "\"a,b\"" && CSVField.quote("line\nbreak") == "\"line\nbreak\"")
+    }
 }

@@ -13,6 +13,13 @@ import Testing
 
 @Suite("HTTP API: bad input, admin, operations")
 struct APITests {
+    /// Whether an answer speaks of this program's Swift types (`Dictionary<String, Any>`, `Int64`,
+    /// "Cannot initialize …", a library's error struct) instead of the JSON the caller sent.
+    static func namesASwiftType(_ text: String) -> Bool {
+        ["Dictionary<", "Array<", "Optional<", "Swift.", "Int64", "Int32", "UInt", "Double", "Cannot initialize", "Error(", "errorType:"]
+            .contains { text.contains($0) }
+    }
+
     @Test("bad input gets a 4xx with a stable code, and the server stays healthy")
     func badInput() async throws {
         try await withStack { stack in
@@ -28,6 +35,8 @@ struct APITests {
                 (#"{"appUserId":42,"receipt":"aGVsbG8="}"#, 400, "invalid_request"),
                 (#"{"appUserId":"a","receipt":["x"]}"#, 400, "invalid_request"),
                 (#"{"receipt":"aGVsbG8="}"#, 400, "invalid_request"),
+                (#"{"appUserId":null,"receipt":"aGVsbG8="}"#, 400, "invalid_request"),
+                ("[1, 2]", 400, "invalid_request"),
                 ("not json at all", 400, "invalid_json"),
                 ("", 400, "invalid_json"),
             ]
@@ -35,6 +44,7 @@ struct APITests {
                 let reply = try await post(body)
                 #expect(reply.status == status && reply.errorCode == code, "\(body) → \(reply.status) \(reply.text)")
                 #expect((reply.json["error"] as? [String: Any])?["message"] is String)
+                #expect(!Self.namesASwiftType(reply.text), "\(body) → \(reply.text)")
             }
             let huge = String(repeating: "A", count: 10 * 1024 * 1024)
             let tooLarge = try await post(#"{"appUserId":"a","receipt":"\#(huge)"}"#)

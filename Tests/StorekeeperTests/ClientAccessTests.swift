@@ -244,6 +244,7 @@ struct ClientAccessTests {
                 let (http, headers) = client(stack, token: bad)
                 let reply = try await http.send(.GET, "/v1/subscribers/erin", headers: headers)
                 #expect(reply.status == 401 && reply.errorCode == "invalid_user_token", "\(name): \(reply.text)")
+                #expect(!APITests.namesASwiftType(reply.text), "\(name): \(reply.text)")
             }
         }
     }

@@ -194,6 +194,24 @@ struct ConsoleTests {
             // An unknown operator is told exactly what a wrong password is told.
             let unknown = try await browser().signIn(account: "mallory", password: "x")
             #expect(unknown.status == 401 && unknown.text.contains("Unknown operator or wrong password."))
+
+            // Over HTTPS the form's cookie is a `__Host-` cookie (Secure, path /), which a sibling
+            // subdomain cannot set: a token planted under the plain name no longer counts.
+            let https = ["X-Forwarded-Proto": "https"]
+            // A client that does not follow redirects and keeps no cookies: each cookie sent by hand.
+            let raw = browser().http
+            let page = try await raw.send(.GET, "/console/login", headers: https)
+            let cookie = try #require(page.setCookies.first { $0.hasPrefix("__Host-storekeeper_console_login=") })
+            let attributes = Set(cookie.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+            #expect(attributes.contains("secure") && attributes.contains("path=/") && !attributes.contains { $0.hasPrefix("domain") }, "\(cookie)")
+            let token = try #require(Browser.csrf(page))
+            func signIn(cookie name: String) async throws -> Int {
+                let form = "csrf=\(token)&account=&password=\(stack.api.adminKey)"
+                let headers = https.merging(["Cookie": "\(name)=\(token)", "Content-Type": "application/x-www-form-urlencoded"]) { $1 }
+                return try await raw.send(.POST, "/console/login", headers: headers, body: Data(form.utf8)).status
+            }
+            #expect(try await signIn(cookie: "storekeeper_console_login") == 403, "the plain name, as a sibling could plant it")
+            #expect(try await signIn(cookie: "__Host-storekeeper_console_login") == 303)
         }
     }
 
@@ -579,8 +597,25 @@ struct ConsoleTests {
                 "/console/apps/demo/customers/alice/promotional-grants",
                 ["csrf": Browser.csrf(page) ?? "", "entitlementId": "pro", "duration": "P1M", "reason": "a support case"])
             #expect(granted.status == 303)
-            let after = try await admin.get(try #require(granted.headers["location"]))
+            let location = try #require(granted.headers["location"])
+            let after = try await admin.get(location)
             #expect(after.text.contains("Granted pro") && after.text.contains("console:admin key"), "\(after.text)")
+            // A notice is shown only as this console sealed it for this session: a crafted link
+            // (no seal, another text under the seal, the seal shown to another operator) shows none.
+            let crafted = "Your session expired: call +1 555 0100 to sign in again"
+            let craftedQuery = "notice=\(crafted.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")"
+            let seal = try #require(location.split(separator: "&ns=").last.map(String.init))
+            let reader2 = browser()
+            #expect(try await reader2.signIn(account: "reader", password: Self.readerPassword).status == 303)
+            for (who, path) in [
+                (admin, "/console/apps/demo/customers/alice?\(craftedQuery)"),
+                (admin, "/console/apps/demo/customers/alice?\(craftedQuery)&ns=\(seal)"),
+                (admin, "/console/apps/demo/webhooks?\(craftedQuery)&ns=\(seal)"),
+                (reader2, location),
+            ] {
+                let shown = try await who.get(path)
+                #expect(shown.status == 200 && !shown.text.contains("call +1 555") && !shown.text.contains("Granted pro"), "\(path)")
+            }
             let subscriber = try await stack.api.http.send(.GET, "/v1/subscribers/alice", headers: ["Authorization": "Bearer \(stack.api.apiKey)"])
             let pro = (subscriber.json["entitlements"] as? [String: Any])?["pro"] as? [String: Any]
             #expect(pro?["isActive"] as? Bool == true && pro?["source"] as? String == "promotional", "\(subscriber.text)")

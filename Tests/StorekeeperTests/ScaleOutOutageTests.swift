@@ -19,7 +19,7 @@ struct ScaleOutOutageTests: ScaleOutHarness {
     )
     func outageWithTwoWorkers() async throws {
         let (stack, _, configPath, directory, binary) = try await prepare(
-            name: "outage2", workers: 8, attemptTimeout: 5, lease: 16, latency: 0...0,
+            name: "outage2", workers: 8, attemptTimeout: 20, lease: 61, latency: 0...0,
             configure: {
                 $0.appleHealth.degradedAfterFailures = 2
                 $0.appleHealth.downAfterFailures = 3
@@ -97,8 +97,12 @@ struct ScaleOutOutageTests: ScaleOutHarness {
         }
         #expect(counts[.verified] == receiptCount && counts[.invalid] == nil, "\(counts)")
         try await expectBooksBalance(stack)
-        // Both worker processes saw Apple go and come back; the app's backend heard it once each.
-        #expect(try await told() == [.appleDown, .appleRecovered])
+        // Both worker processes saw Apple go and come back; the app's backend heard each change
+        // once: down, then recovered. (A machine busy enough to time out calls after the return
+        // may see Apple go again: then down and recovered again, never one told twice in a row.)
+        let heard = try await told()
+        #expect(heard.count >= 2 && heard.count % 2 == 0, "\(heard)")
+        #expect(heard.enumerated().allSatisfy { $0.element == ($0.offset % 2 == 0 ? .appleDown : .appleRecovered) }, "\(heard)")
         let events = try await stack.store.events(appId: "demo", after: 0, types: [.appleDown, .appleRecovered], limit: 100).map(\.event)
         #expect(events.allSatisfy { $0.details?.appleEndpoint == "verify_receipt_production" && $0.environment == "production" })
         try await stack.stop()

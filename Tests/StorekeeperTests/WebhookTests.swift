@@ -133,6 +133,13 @@ struct WebhookTests {
             let test = try await api.http.send(.POST, "/v1/admin/apps/demo/webhooks/\(endpointId)/test", headers: admin(api))
             #expect(test.status == 202)
             #expect(try await eventually { receiver.received.contains { $0.json["type"] as? String == "test" } })
+
+            // Its series are on `/metrics` while it exists; deleted, its id is named nowhere there.
+            let series = "storekeeper_webhook_deliveries_total{endpoint=\"\(endpointId)\",outcome=\"delivered\"}"
+            #expect(try await api.http.send(.GET, "/metrics").text.contains(series))
+            let deleted = try await api.http.send(.DELETE, "/v1/admin/apps/demo/webhooks/\(endpointId)", headers: admin(api))
+            #expect(deleted.status == 204)
+            #expect(!(try await api.http.send(.GET, "/metrics").text.contains(endpointId)))
         }
     }
 

@@ -4,15 +4,24 @@
 # One failure line, the closing count, exit 1.
 fail() { echo "$name: $*" >&2; echo "$name: 0 passed, 1 failed"; exit 1; }
 
-# ensure_venv VENV PACKAGE VERSION: a virtualenv holding PACKAGE at exactly VERSION (pinned, so
-# CI does not change under us); made or upgraded only when it does not.
+# ensure_venv VENV PACKAGE VERSION [PACKAGE VERSION]...: a virtualenv holding each PACKAGE at
+# exactly its VERSION (pinned, so CI does not change under us); made or upgraded only when it
+# does not.
 ensure_venv() {
-  local venv=$1 package=$2 version=$3 installed=""
-  [ -x "$venv/bin/python" ] && installed=$("$venv/bin/python" -m pip show "$package" 2>/dev/null | sed -n 's/^Version: //p' || true)
-  if [ "$installed" != "$version" ]; then
-    echo "$name: installing $package $version into $venv"
+  local venv=$1 package version installed requirements=() stale=false
+  shift
+  while [ $# -ge 2 ]; do
+    package=$1 version=$2
+    shift 2
+    requirements+=("$package==$version")
+    installed=""
+    [ -x "$venv/bin/python" ] && installed=$("$venv/bin/python" -m pip show "$package" 2>/dev/null | sed -n 's/^Version: //p' || true)
+    [ "$installed" = "$version" ] || stale=true
+  done
+  if $stale; then
+    echo "$name: installing ${requirements[*]} into $venv"
     python3 -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$package==$version"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${requirements[@]}"
   fi
   # scripts/test.sh makes every check's virtualenv while the build starts (PREPARE_ONLY=1), so the
   # downloads and installs are not paid for beside the suite.

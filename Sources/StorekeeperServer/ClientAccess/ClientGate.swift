@@ -61,7 +61,12 @@ struct ClientGate: Sendable {
                 user = try await verifier.user(from: token, now: now)
             } catch {
                 try limit(failed, rate: access.sourceRatePerSecond, burst: sourceBurst, now: now, what: "failed calls from this address")
-                throw StorekeeperError(.invalidUserToken, "\(error)")
+                // The verifier's own refusals say what is wrong; a JWT library's error would name
+                // its Swift types, so any other failure is told in one sentence.
+                let message =
+                    (error as? UserTokenVerifier.Refusal)?.description
+                    ?? "user token does not verify (malformed, or signed with another key or algorithm)"
+                throw StorekeeperError(.invalidUserToken, message)
             }
         } else if verifiers[app.id] != nil, !access.allowAnonymous {
             try limit(failed, rate: access.sourceRatePerSecond, burst: sourceBurst, now: now, what: "failed calls from this address")

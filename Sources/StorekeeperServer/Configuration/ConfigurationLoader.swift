@@ -214,10 +214,29 @@ public struct ConfigurationLoader {
         }
         switch error {
         case .keyNotFound(let key, let context): return "\(path(context.codingPath + [key])): required key missing"
-        case .typeMismatch(let type, let context): return "\(path(context.codingPath)): expected \(type)"
-        case .valueNotFound(let type, let context): return "\(path(context.codingPath)): expected \(type), found null"
-        case .dataCorrupted(let context): return "\(path(context.codingPath)): \(context.debugDescription)"
-        @unknown default: return "\(error)"
+        case .typeMismatch(let type, let context): return "\(path(context.codingPath)): expected \(jsonKind(type))"
+        case .valueNotFound(let type, let context): return "\(path(context.codingPath)): expected \(jsonKind(type)), found null"
+        case .dataCorrupted(let context):
+            // Foundation names the Swift type an enumeration's raw value did not fit
+            // ("Cannot initialize X from invalid String value y"): what the caller sent is what matters.
+            let detail =
+                context.debugDescription.hasPrefix("Cannot initialize ") && context.debugDescription.contains(" from invalid ")
+                ? "not one of the allowed values" : context.debugDescription
+            return "\(path(context.codingPath)): \(detail)"
+        @unknown default: return "not valid"
+        }
+    }
+
+    /// A Swift type as JSON calls it, so an error message speaks of the document the caller sent,
+    /// never of this program's types.
+    static func jsonKind(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type, is Substring.Type, is Character.Type: "a string"
+        case is Bool.Type: "true or false"
+        case is any BinaryInteger.Type: "an integer"
+        case is any BinaryFloatingPoint.Type, is Decimal.Type: "a number"
+        default:
+            String(describing: type).hasPrefix("Array<") || String(describing: type).hasPrefix("Set<") ? "an array" : "an object"
         }
     }
 }

@@ -31,7 +31,7 @@ extension ConsoleController {
                     case .conflict: "Not granted: the grant id is taken."
                     }
                 if case .granted = outcome { context.signal.wake() }
-                return customerRedirect(app.id, id, notice)
+                return customerRedirect(app.id, id, notice, session)
             }
         }
         console.post("apps/:app/promotional-grants/:grantId/revoke") { request, ctx in
@@ -49,7 +49,7 @@ extension ConsoleController {
                     case .invalid(let problems): "Not revoked: \(problems.joined(separator: "; "))."
                     }
                 if case .revoked = outcome { context.signal.wake() }
-                return customerRedirect(app.id, form?.appUserId ?? "", notice)
+                return customerRedirect(app.id, form?.appUserId ?? "", notice, session)
             }
         }
         console.post("apps/:app/customers/:id/refresh") { request, ctx in
@@ -57,18 +57,18 @@ extension ConsoleController {
                 let app = try context.app(id: try ctx.parameters.decoded("app"))
                 let id = try await context.useCases.identity.resolve(appId: app.id, appUserId: try ctx.parameters.decoded("id"))
                 guard context.serverAPIClients[app.id] != nil else {
-                    return customerRedirect(app.id, id, "This app has no App Store Server API key: nothing to refresh from.")
+                    return customerRedirect(app.id, id, "This app has no App Store Server API key: nothing to refresh from.", session)
                 }
                 guard
                     let result = try await context.useCases.refreshSubscriber(
                         appId: app.id, appUserId: id, actor: "console:\(session.name)", now: context.now())
                 else {
-                    return customerRedirect(app.id, id, "No purchase of this customer is known: nothing to refresh.")
+                    return customerRedirect(app.id, id, "No purchase of this customer is known: nothing to refresh.", session)
                 }
                 context.signal.wake()
                 context.logger.notice(
                     "console: refresh", metadata: ["account": "\(session.name)", "verification": "\(result.verification.id)"])
-                return customerRedirect(app.id, id, "Refresh requested: verification \(result.verification.id).")
+                return customerRedirect(app.id, id, "Refresh requested: verification \(result.verification.id).", session)
             }
         }
     }
@@ -153,8 +153,8 @@ extension ConsoleController {
     /// Rows of each history table on a customer's page.
     static let historyLimit = 200
 
-    private func customerRedirect(_ app: String, _ user: String, _ notice: String) -> Response {
-        redirect("/console/apps/\(Self.pathSegment(app))/customers/\(Self.pathSegment(user))?notice=\(Self.pathSegment(notice))")
+    private func customerRedirect(_ app: String, _ user: String, _ notice: String, _ session: ConsoleSession) -> Response {
+        redirect("/console/apps/\(Self.pathSegment(app))/customers/\(Self.pathSegment(user))?\(noticeQuery(notice, session))")
     }
 }
 

@@ -45,7 +45,7 @@ extension ConsoleController {
                     "console: webhook replay",
                     metadata: ["account": "\(session.name)", "endpoint": "\(endpointId)", "replayed": "\(replayed)"])
                 let notice = "Replayed \(replayed) dead deliver\(replayed == 1 ? "y" : "ies") of endpoint \(endpointId)."
-                return redirect("/console/apps/\(Self.pathSegment(app.id))/webhooks?notice=\(Self.pathSegment(notice))")
+                return redirect("/console/apps/\(Self.pathSegment(app.id))/webhooks?\(noticeQuery(notice, session))")
             }
         }
         // One dead letter given up for good, so its subscriber's later events go on without it (admin, CSRF token).
@@ -65,7 +65,7 @@ extension ConsoleController {
                     metadata: ["account": "\(session.name)", "endpoint": "\(endpointId)", "skipped": "\(skipped)"])
                 let notice =
                     skipped ? "Skipped dead delivery \(delivery) of endpoint \(endpointId)." : "No such dead delivery of endpoint \(endpointId)."
-                return redirect("/console/apps/\(Self.pathSegment(app.id))/webhooks?notice=\(Self.pathSegment(notice))")
+                return redirect("/console/apps/\(Self.pathSegment(app.id))/webhooks?\(noticeQuery(notice, session))")
             }
         }
     }
@@ -228,8 +228,7 @@ extension ConsoleController {
             "app": Self.pathSegment(app.id), "endpoints": rows,
             "deliveries": WebhookDelivery.State.allCases.map { ["state": $0.rawValue, "count": counts.deliveries[$0] ?? 0] },
         ]
-        let notice = Self.formField("notice", in: request).map { String($0.prefix(300)) }
-        return render("\(app.id): webhooks", "webhooks", data, session: session, notice: notice)
+        return render("\(app.id): webhooks", "webhooks", data, session: session, notice: sealedNotice(request, session))
     }
 }
 

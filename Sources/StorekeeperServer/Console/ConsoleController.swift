@@ -138,7 +138,7 @@ struct ConsoleController {
             var password: String?
         }
         guard let text = try await Self.formText(request), let form = Self.decodeForm(LoginForm.self, text),
-            let expected = request.cookies[Self.loginCookie]?.value, KeyComparison.equal(form.csrf ?? "", expected)
+            let expected = request.cookies[Self.loginCookieName(request)]?.value, KeyComparison.equal(form.csrf ?? "", expected)
         else {
             return loginPage(request, status: .forbidden, notice: "The form was not sent from this console, or it expired: sign in again.")
         }
@@ -178,20 +178,31 @@ struct ConsoleController {
             Cookie(
                 name: ConsoleSession.cookieName, value: try signer.cookieValue(session), maxAge: Int(minutes * 60), path: "/console",
                 secure: Self.isSecure(request), httpOnly: true, sameSite: .strict))
-        response.setCookie(expired(Self.loginCookie, request))
+        response.setCookie(
+            Cookie(
+                name: Self.loginCookieName(request), value: "", maxAge: 0, path: Self.loginCookiePath(request), secure: Self.isSecure(request),
+                httpOnly: true, sameSite: .strict))
         return response
     }
 
     private func loginPage(_ request: Request, status: HTTPResponse.Status, notice: String?, account: String = "") -> Response {
         // Double-submit: the form's token must equal this cookie, which only this origin can read.
-        let token = request.cookies[Self.loginCookie]?.value ?? ConsoleSessionSigner.randomNonce()
+        let token = request.cookies[Self.loginCookieName(request)]?.value ?? ConsoleSessionSigner.randomNonce()
         var response = render("Sign in", "login", ["csrf": token, "account": account], session: nil, status: status, notice: notice)
         response.setCookie(
             Cookie(
-                name: Self.loginCookie, value: token, maxAge: 3_600, path: "/console", secure: Self.isSecure(request), httpOnly: true,
-                sameSite: .strict))
+                name: Self.loginCookieName(request), value: token, maxAge: 3_600, path: Self.loginCookiePath(request),
+                secure: Self.isSecure(request), httpOnly: true, sameSite: .strict))
         return response
     }
+
+    /// Over HTTPS the sign-in form's double-submit cookie is a `__Host-` cookie (Secure, path /,
+    /// no domain): a browser keeps a sibling subdomain from setting or overwriting it, so another
+    /// site under the same parent domain cannot plant a token of its own and sign the operator in
+    /// as someone else. Plain HTTP (loopback, development) cannot carry the prefix.
+    static func loginCookieName(_ request: Request) -> String { isSecure(request) ? "__Host-" + loginCookie : loginCookie }
+
+    static func loginCookiePath(_ request: Request) -> String { isSecure(request) ? "/" : "/console" }
 
     private func expired(_ name: String, _ request: Request) -> Cookie {
         Cookie(name: name, value: "", maxAge: 0, path: "/console", secure: Self.isSecure(request), httpOnly: true, sameSite: .strict)
@@ -344,9 +355,7 @@ struct ConsoleController {
         ]
         data.merge(try await customerActions(appId: app.id, appUserId: id, session: session)) { _, new in new }
         data.merge(try await customerHistory(appId: app.id, appUserId: id, session: session)) { _, new in new }
-        // A notice from the action that sent the operator here, shown as text.
-        let notice = Self.formField("notice", in: request).map { String($0.prefix(300)) }
-        return render("\(app.id): customer", "customer", data, session: session, notice: notice)
+        return render("\(app.id): customer", "customer", data, session: session, notice: sealedNotice(request, session))
     }
 
     private func verifications(_ request: Request, _ session: ConsoleSession) async throws -> Response {
@@ -404,6 +413,22 @@ struct ConsoleController {
         headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
         headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// The query that carries an action's notice to the page it redirects to, sealed for this
+    /// session (`ConsoleSessionSigner.noticeSeal`).
+    func noticeQuery(_ notice: String, _ session: ConsoleSession) -> String {
+        let notice = String(notice.prefix(300))
+        return "notice=\(Self.pathSegment(notice))&ns=\(signer.noticeSeal(notice, nonce: session.nonce))"
+    }
+
+    /// The notice of the action that sent the operator here, shown as text, if this console
+    /// sealed it for this session; none otherwise (a link made elsewhere shows no text).
+    func sealedNotice(_ request: Request, _ session: ConsoleSession) -> String? {
+        guard let notice = Self.formField("notice", in: request), notice.count <= 300, let seal = Self.formField("ns", in: request),
+            KeyComparison.equal(seal, signer.noticeSeal(notice, nonce: session.nonce))
+        else { return nil }
+        return notice
     }
 
     func redirect(_ location: String) -> Response {

@@ -46,6 +46,13 @@ struct ConsoleSessionSigner: Sendable {
         Self.base64URL(Data(HMAC<SHA256>.authenticationCode(for: Data("csrf:\(nonce)".utf8), using: key)))
     }
 
+    /// What makes a notice shown after a redirect (`?notice=…&ns=…`) this console's own words to
+    /// this session: a page shows a notice only with it, so a crafted link cannot put text of an
+    /// attacker's choosing on an operator's page.
+    func noticeSeal(_ notice: String, nonce: String) -> String {
+        Self.base64URL(Data(HMAC<SHA256>.authenticationCode(for: Data("notice:\(nonce):\(notice)".utf8), using: key)))
+    }
+
     /// Compares a posted token with the session's in constant time.
     func csrfMatches(_ token: String?, nonce: String) -> Bool {
         guard let token else { return false }

@@ -273,16 +273,8 @@ enum LedgerCSV {
                 e.commissionRate.map(String.init) ?? "", e.proceedsMicros.map(String.init) ?? "",
             ]
             let fields = identity + money + offer
-            lines.append(fields.map(quote).joined(separator: ","))
+            lines.append(fields.map(CSVField.quote).joined(separator: ","))
         }
         return lines.joined(separator: "\r\n") + "\r\n"
-    }
-
-    static func quote(_ field: String) -> String {
-        // A leading = + - @ would run as a formula in a spreadsheet: neutralize it.
-        var value = field
-        if let first = value.first, "=+-@".contains(first), Int(value) == nil { value = "'" + value }
-        guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return value }
-        return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }

@@ -43,6 +43,8 @@ struct IdentityController {
         let (name, transactions): (String, [String])
         switch outcome {
         case .invalid(let problem): throw StorekeeperError(.invalidRequest, problem)
+        case .tooManyAliases(let most):
+            throw StorekeeperError(.conflict, "this user has \(most) anonymous ids linked, the most allowed: nothing linked")
         case .linked(.linkedElsewhere): throw StorekeeperError(.conflict, "that anonymous id is linked to another user")
         case .linked(.alreadyLinked): (name, transactions) = ("already_linked", [])
         case .linked(.linked(let moved)): (name, transactions) = ("linked", moved.map(\.transactionId))

@@ -42,6 +42,7 @@ struct OperationsController {
             let counts = try await context.useCases.operations.counts(
                 appIds: context.apps.map(\.id), flagBefore: now.addingTimeInterval(-context.configuration.flagAfterSeconds), now: now)
             let health = context.appleHealth?.snapshot() ?? []
+            context.metrics.forgetWebhookEndpoints(keeping: try await WebhookController.liveEndpointIds(context))
             let text = context.metrics.render(gauges: [
                 (
                     Metric.jobs, "Durable jobs by state.",

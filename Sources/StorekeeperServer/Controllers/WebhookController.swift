@@ -16,6 +16,13 @@ struct WebhookController {
     nonisolated(unsafe) static let urlShape =
         /https?:\/\/([A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?|\[[0-9A-Fa-f:.]+\])(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?(\/[A-Za-z0-9._~-]*)*/
 
+    /// Every stored endpoint's id, of every app: what `/metrics` may still name.
+    static func liveEndpointIds(_ context: ServerContext) async throws -> Set<String> {
+        var ids: Set<String> = []
+        for app in context.apps { ids.formUnion(try await context.useCases.webhookEndpoints.endpoints(appId: app.id).map(\.id)) }
+        return ids
+    }
+
     /// How long the previous secret stays valid after a rotation: receivers have a day to switch.
     static let rotationOverlapSeconds: Double = 86_400
 
@@ -38,6 +45,8 @@ struct WebhookController {
             guard try await actions.delete(appId: app.id, id: id, now: context.now()) else {
                 throw StorekeeperError(.notFound, "no webhook endpoint '\(id)'")
             }
+            // Its series leave this process's `/metrics` now; other processes drop them at their next scrape.
+            context.metrics.forgetWebhookEndpoints(keeping: try await Self.liveEndpointIds(context))
             return Response(status: .noContent)
         }
         admin.post(":id/rotate-secret") { request, ctx in try await rotate(request, ctx) }

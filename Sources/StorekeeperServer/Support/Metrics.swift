@@ -1,6 +1,7 @@
 import CoreMetrics
 import Metrics
 public import Prometheus
+import Synchronization
 
 /// The server's metrics: recorded through swift-metrics into a swift-prometheus registry of this
 /// server's own, so several servers in one process (the tests, the benchmarks) never mix their
@@ -46,6 +47,54 @@ public final class MetricsRegistry: Sendable {
 
     public func increment(_ name: String, labels: [String: String] = [:], by value: Int = 1) {
         Counter(label: name, dimensions: Self.dimensions(labels), factory: factory).increment(by: value)
+    }
+
+    /// The webhook series of each endpoint this process has recorded, so a deleted endpoint's can
+    /// be removed (`/metrics` names only endpoints that exist), and the endpoints removed: an
+    /// attempt that ends after its endpoint was deleted is not recorded again (ids are generated,
+    /// never reused). One lock for both, so a removal and a late attempt cannot interleave.
+    private let webhooks = Mutex<WebhookSeries>(WebhookSeries())
+
+    private struct WebhookSeries {
+        var live: [String: (attempts: Prometheus.DurationHistogram, outcomes: [String: Prometheus.Counter])] = [:]
+        var forgotten: Set<String> = []
+    }
+
+    /// One webhook attempt to `endpoint`: its duration and how it ended (`delivered`, `retry`, `dead`).
+    func webhookAttempt(endpoint: String, outcome: String, duration: Duration) {
+        webhooks.withLock { series in
+            guard !series.forgotten.contains(endpoint) else { return }
+            var entry =
+                series.live[endpoint]
+                ?? (
+                    prometheus.makeDurationHistogram(
+                        descriptor: MetricNameDescriptor(metricName: Metric.webhookAttemptDurationSeconds, unitName: "", helpText: ""),
+                        labels: [("endpoint", endpoint)], buckets: Self.latencyBuckets),
+                    [:]
+                )
+            entry.attempts.record(duration)
+            let counter =
+                entry.outcomes[outcome]
+                ?? prometheus.makeCounter(
+                    descriptor: MetricNameDescriptor(metricName: Metric.webhookDeliveriesTotal, unitName: "", helpText: ""),
+                    labels: Self.dimensions(["endpoint": endpoint, "outcome": outcome]))
+            counter.increment()
+            entry.outcomes[outcome] = counter
+            series.live[endpoint] = entry
+        }
+    }
+
+    /// Removes the webhook series of every endpoint not in `live` (deleted here or by another
+    /// process of the deployment), so their ids leave `/metrics`.
+    func forgetWebhookEndpoints(keeping live: Set<String>) {
+        webhooks.withLock { series in
+            for (id, entry) in series.live where !live.contains(id) {
+                prometheus.unregisterDurationHistogram(entry.attempts)
+                for counter in entry.outcomes.values { prometheus.unregisterCounter(counter) }
+                series.live[id] = nil
+                series.forgotten.insert(id)
+            }
+        }
     }
 
     /// A duration into the histogram `name` (Prometheus renders it in seconds).

@@ -31,7 +31,7 @@ public enum StorekeeperJSON {
             guard (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil else {
                 throw StorekeeperError(.invalidJSON, "request body is not valid JSON")
             }
-            throw StorekeeperError(.invalidRequest, "a value does not fit its field: \(context.debugDescription)")
+            throw StorekeeperError(.invalidRequest, "a number does not fit its field (a fraction where an integer goes, or out of range)")
         } catch let error as DecodingError {
             throw StorekeeperError(.invalidRequest, ConfigurationLoader.describe(error))
         }

@@ -85,13 +85,12 @@ struct WebhookDeliveryJobHandler: BatchJobHandler {
             error: result.error, responseExcerpt: result.excerpt)
         let decision = try await outcomes.finish(
             lease, work: work, outcome: result.outcome, attempt: attempt, now: ended, unitRandom: Double.random(in: 0..<1))
-        let labels = ["endpoint": endpoint.id]
-        metrics.observe(Metric.webhookAttemptDurationSeconds, labels: labels, duration: .milliseconds(result.latencyMs))
+        let duration = Duration.milliseconds(result.latencyMs)
         switch decision {
-        case .delivered: metrics.increment(Metric.webhookDeliveriesTotal, labels: labels.merging(["outcome": "delivered"]) { $1 })
-        case .retry: metrics.increment(Metric.webhookDeliveriesTotal, labels: labels.merging(["outcome": "retry"]) { $1 })
+        case .delivered: metrics.webhookAttempt(endpoint: endpoint.id, outcome: "delivered", duration: duration)
+        case .retry: metrics.webhookAttempt(endpoint: endpoint.id, outcome: "retry", duration: duration)
         case .dead(let reason):
-            metrics.increment(Metric.webhookDeliveriesTotal, labels: labels.merging(["outcome": "dead"]) { $1 })
+            metrics.webhookAttempt(endpoint: endpoint.id, outcome: "dead", duration: duration)
             logger.warning(
                 "webhook delivery dead-lettered; endpoint paused",
                 metadata: ["endpoint": "\(endpoint.id)", "delivery": "\(work.delivery.id)", "reason": "\(reason)"])

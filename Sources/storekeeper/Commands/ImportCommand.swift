@@ -124,8 +124,9 @@ struct ImportCommand: AsyncParsableCommand {
         lines += tracked.compactMap { row in row.problem.map { (line: row.line, user: row.row.appUserId, problem: $0) } }
         lines.sort { $0.line < $1.line }
         note("import: \(tracked.filter { $0.state == "verified" }.count) rows imported, \(lines.count) failed")
-        func quoted(_ text: String) -> String { "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
-        let csv = (["line,app_user_id,problem"] + lines.map { "\($0.line),\(quoted($0.user)),\(quoted($0.problem))" }).joined(separator: "\n") + "\n"
+        // Quoted as the ledger export is (`CSVField`): an id that would run as a formula stays text.
+        let rows = lines.map { "\($0.line),\(CSVField.quote($0.user)),\(CSVField.quote($0.problem))" }
+        let csv = (["line,app_user_id,problem"] + rows).joined(separator: "\n") + "\n"
         if let report {
             try Data(csv.utf8).write(to: URL(fileURLWithPath: report))
         } else if !lines.isEmpty {
