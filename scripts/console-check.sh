@@ -7,7 +7,8 @@
 # HTML injection, a verification stuck while Apple answered 503), then
 # scripts/console_check.py signs in, opens every page, checks the figures shown against the API,
 # searches, presses retry on the stuck verification and sees it verified, tries a form without
-# its CSRF token and a read-only operator's action (both refused). Screenshots are kept in
+# its CSRF token and a read-only operator's action (both refused); every page shot is judged by
+# axe-core (PyPI's axe-selenium-python) for WCAG 2.0 A and AA. Screenshots are kept in
 # CONSOLE_SCREENSHOTS (.build/console-screenshots). Exits non-zero on any failure.
 #
 #   scripts/console-check.sh          # uses .build/debug/storekeeper (build it first)
