@@ -112,20 +112,27 @@ end_stage "postgresql" ok
 # The lint and the virtualenvs, made beside the build: a lint finding fails the run (named with
 # its output); a virtualenv that could not be made is made again by its check, which fails if it
 # still cannot.
-total=1
+total=0
 failed=0
+# record_beside STAGE LOG RESULT FAILURE: the output and outcome of a job run beside the build or
+# the suite (RESULT holds "status seconds"), counted as one test; a failure is named.
+record_beside() {
+  local status seconds
+  cat "$2" 2>/dev/null || true
+  read -r status seconds 2>/dev/null <"$3" || { status=1; seconds=0; }
+  total=$((total + 1))
+  stage_names+=("$1")
+  stage_seconds+=("$seconds")
+  if [ "$status" -eq 0 ]; then
+    stage_results+=(ok)
+  else
+    echo "✘ $4"
+    stage_results+=(FAILED)
+    failed=$((failed + 1))
+  fi
+}
 wait "$lint_pid" || true
-read -r lint_status lint_seconds <"$prepared_dir/lint.result" 2>/dev/null || { lint_status=1; lint_seconds=0; }
-cat "$prepared_dir/lint.log"
-stage_names+=("swift format lint (beside the build)")
-stage_seconds+=("$lint_seconds")
-if [ "$lint_status" -eq 0 ]; then
-  stage_results+=(ok)
-else
-  echo "✘ swift format lint found problems"
-  stage_results+=(FAILED)
-  failed=1
-fi
+record_beside "swift format lint (beside the build)" "$prepared_dir/lint.log" "$prepared_dir/lint.result" "swift format lint found problems"
 wait "$prepare_pid" || true
 if [ -f "$prepared_dir/failed" ]; then
   for check in $(cat "$prepared_dir/failed"); do
@@ -206,20 +213,9 @@ end_stage "swift test ($suite_total tests)" "$([ "$suite_failed" -eq 0 ] && echo
 # The outside checks' results, each with its own output and seconds (measured beside the suite).
 for pid in "${lane_pids[@]}"; do wait "$pid" || true; done
 for check in "${checks[@]}"; do
-  total=$((total + 1))
-  cat "$checks_dir/$check.log" 2>/dev/null || true
-  read -r check_status check_seconds <"$checks_dir/$check.result" 2>/dev/null || { check_status=1; check_seconds=0; }
-  stage_names+=("$check (beside the suite)")
-  stage_seconds+=("$check_seconds")
-  if [ "$check_status" -eq 0 ]; then
-    stage_results+=(ok)
-  else
-    echo "✘ scripts/$check.sh failed"
-    stage_results+=(FAILED)
-    failed=$((failed + 1))
-    status=1
-  fi
+  record_beside "$check (beside the suite)" "$checks_dir/$check.log" "$checks_dir/$check.result" "scripts/$check.sh failed"
 done
+[ "$failed" -eq 0 ] || status=1
 rm -rf "$checks_dir"
 print_stages
 echo "$((total - failed)) passed, ${failed} failed"
