@@ -85,6 +85,27 @@ extension PostgresStore: CustomerStore {
                     try await connection.count(
                         "DELETE FROM \(unescaped: table) WHERE app_id = \(appId) AND app_user_id = \(user) RETURNING 1", logger: logger))
             }
+            // A spend's key and reason are the caller's words: the key becomes one built from the row.
+            var erasure = erasure
+            for row in try await connection.rows(
+                "SELECT cursor, id FROM credit_spends WHERE app_id = \(appId) AND app_user_id = \(tombstone)", logger: logger)
+            {
+                let cursor = try row.value("cursor", as: Int64.self)
+                let key = try row.value("id", as: String.self)
+                erasure.spendIds[key] = CustomerErasure.spendId(cursor: cursor)
+                try await connection.execute(
+                    """
+                    UPDATE credit_spends SET id = \(CustomerErasure.spendId(cursor: cursor)), reason = \(CustomerErasure.erasedText)
+                    WHERE cursor = \(cursor)
+                    """, logger: logger)
+            }
+            if let suspension = try await Self.suspension(connection, appId: appId, appUserId: tombstone, logger: logger) {
+                try await connection.execute(
+                    """
+                    UPDATE access_suspensions SET body = \(StoredJSON.encode(erasure.erase(suspension)))
+                    WHERE app_id = \(appId) AND app_user_id = \(tombstone)
+                    """, logger: logger)
+            }
             for grant in try await Self.promotionalGrants(connection, appId: appId, appUserId: user, logger: logger) {
                 add(
                     "promotional_grants",
@@ -106,7 +127,7 @@ extension PostgresStore: CustomerStore {
                 let cursor = try row.value("cursor", as: Int64.self)
                 guard let event = StoredEventBody.event(body: try row.value("body", as: String.self), wire: try row.value("wire", as: Bool.self))
                 else { continue }
-                let erased = erasure.erase(event)
+                let erased = erasure.erase(event, cursor: cursor)
                 add(
                     "events",
                     try await connection.count(

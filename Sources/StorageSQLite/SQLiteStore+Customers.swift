@@ -40,7 +40,18 @@ extension SQLiteStore: CustomerStore {
         }
     }
 
+    /// Then the write-ahead log is checkpointed and truncated: it holds the pages as they were
+    /// before (the name, the e-mail), and a checkpoint alone leaves them in the file until later
+    /// writes overwrite them. Deleted cells are zeroed as they are freed (`secure_delete`, set at
+    /// open), so the database file keeps none either. Readers wait for the few milliseconds that
+    /// takes; deletions are rare.
     public func deleteCustomer(appId: String, erasure: CustomerErasure, audit: AuditEntry?, now: Date) async throws -> CustomerDeletion? {
+        let deletion = try await eraseCustomer(appId: appId, erasure: erasure, audit: audit)
+        if deletion != nil { _ = try await pool.barrierWriteWithoutTransaction { db in try db.checkpoint(.truncate) } }
+        return deletion
+    }
+
+    private func eraseCustomer(appId: String, erasure: CustomerErasure, audit: AuditEntry?) async throws -> CustomerDeletion? {
         try await write { db in
             let user = erasure.appUserId
             var rows: [String: Int] = [:]
@@ -63,6 +74,22 @@ extension SQLiteStore: CustomerStore {
                 try db.execute(sql: "DELETE FROM \(table) WHERE app_id = ? AND app_user_id = ?", arguments: [appId, user])
                 count(table)
             }
+            // A spend's key and reason are the caller's words: the key becomes one built from the row.
+            var erasure = erasure
+            let spends = try Row.fetchAll(
+                db, sql: "SELECT cursor, id FROM credit_spends WHERE app_id = ? AND app_user_id = ?", arguments: [appId, erasure.tombstone])
+            for row in spends {
+                let cursor: Int64 = row["cursor"]
+                erasure.spendIds[row["id"]] = CustomerErasure.spendId(cursor: cursor)
+                try db.execute(
+                    sql: "UPDATE credit_spends SET id = ?, reason = ? WHERE cursor = ?",
+                    arguments: [CustomerErasure.spendId(cursor: cursor), CustomerErasure.erasedText, cursor])
+            }
+            if let suspension = try Self.suspension(db, appId: appId, appUserId: erasure.tombstone) {
+                try db.execute(
+                    sql: "UPDATE access_suspensions SET body = ? WHERE app_id = ? AND app_user_id = ?",
+                    arguments: [StoredJSON.encode(erasure.erase(suspension)), appId, erasure.tombstone])
+            }
             for grant in try Self.promotionalGrants(db, appId: appId, appUserId: user) {
                 try db.execute(
                     sql: "UPDATE promotional_grants SET app_user_id = ?, body = ? WHERE app_id = ? AND id = ?",
@@ -80,7 +107,7 @@ extension SQLiteStore: CustomerStore {
             for row in events {
                 let id: String = row["id"]
                 guard let event = StoredEventBody.event(body: row["body"], wire: row["wire"]) else { continue }
-                let erased = erasure.erase(event)
+                let erased = erasure.erase(event, cursor: row["cursor"])
                 try db.execute(
                     sql: "UPDATE events SET id = ?, app_user_id = ?, body = ?, wire = 1 WHERE app_id = ? AND cursor = ?",
                     arguments: [erased.id, erased.appUserId, WireJSON.encode(erased), appId, row["cursor"] as Int64])

@@ -30,6 +30,9 @@ public final class SQLiteStore: Sendable {
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(full ? "FULL" : "NORMAL")")
             try db.execute(sql: "PRAGMA foreign_keys = ON")
+            // Freed cells and pages are zeroed, so a deleted customer's words do not stay in the
+            // file's free space (docs/CUSTOMERS.md).
+            try db.execute(sql: "PRAGMA secure_delete = ON")
         }
         pool = try DatabasePool(path: configuration.path, configuration: config)
         path = configuration.path

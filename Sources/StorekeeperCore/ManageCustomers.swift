@@ -28,11 +28,21 @@ public struct ManageCustomers: Sendable {
 
     /// Deletes the customer's personal data, their aliases' too (each first, then the user,
     /// whose deletion removes the links: run again, it finishes what a crash left). The audit entry
-    /// names the tombstone, never the id deleted. Nil when nothing was known of them.
+    /// names the tombstone, never the id deleted, and its reason keeps the operator's words
+    /// without the customer's (their ids, e-mail, name and custom values). Nil when nothing was
+    /// known of them.
     public func delete(appId: String, appUserId: String, actor: AuditActor, now: Date) async throws -> CustomerDeletion? {
         let tombstone = CustomerErasure.newTombstone()
         var rows: [String: Int] = [:]
-        for alias in try await store.aliases(appId: appId, appUserId: appUserId) {
+        let aliases = try await store.aliases(appId: appId, appUserId: appUserId)
+        var identifiers = [appUserId] + aliases
+        for id in identifiers {
+            guard let attributes = try await store.attributes(appId: appId, appUserId: id) else { continue }
+            // A custom value of one or two characters (a flag, a tier) names no one, and scrubbing
+            // it would scrub every such letter or digit of the reason.
+            identifiers += [attributes.email, attributes.displayName].compactMap { $0 } + attributes.custom.values.filter { $0.count > 2 }
+        }
+        for alias in aliases {
             // A tombstone of its own: each id's events are numbered on their own.
             let erased = try await store.deleteCustomer(
                 appId: appId, erasure: CustomerErasure(appUserId: alias, tombstone: CustomerErasure.newTombstone()), audit: nil, now: now)
@@ -40,7 +50,7 @@ public struct ManageCustomers: Sendable {
         }
         let audit = AuditEntry(
             id: AuditEntry.freshId(), appId: appId, at: now, actor: actor.name, action: "customer_deleted",
-            appUserId: tombstone, reason: actor.reason, subject: tombstone)
+            appUserId: tombstone, reason: CustomerErasure.scrub(actor.reason, identifiers: identifiers), subject: tombstone)
         let erased = try await store.deleteCustomer(
             appId: appId, erasure: CustomerErasure(appUserId: appUserId, tombstone: tombstone), audit: audit, now: now)
         guard let erased else { return rows.isEmpty ? nil : CustomerDeletion(tombstone: tombstone, rows: rows) }

@@ -162,11 +162,6 @@ public final class LocalStack: Sendable {
         // (`remoteConnectionClosed`), which a busy machine's long pauses make likely.
         clientConfiguration.connectionPool = .init(
             idleTimeout: .seconds(Self.clientIdleSeconds), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)
-        // A request waits in the pool's queue for at most the connect timeout (10 s unless set):
-        // a test that sends a thousand requests at once queues most of them behind 256
-        // connections, and on a busy machine that wait passed 10 s (`getConnectionFromPoolTimeout`).
-        // Like every other wait in the tests it is bounded only to turn a hang into a failure.
-        clientConfiguration.timeout.connect = .seconds(Int64(TestWait.seconds))
         let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         return LocalStack(
             configuration: configuration, simulatorURL: simulatorURL, serverURL: serverURL, store: store,

@@ -68,3 +68,22 @@ public func eventually(
     }
     return try await condition()
 }
+
+/// `work` for each index, `lanes` at a time, the results in index order. Requests sent through
+/// `LocalStack.httpClient` beyond its 256 connections wait in its pool for at most the connect
+/// timeout (10 s), which a busy machine exceeds: a test that sends hundreds at once sends them in
+/// fewer lanes than that, and the server sees as many at once either way.
+public func inLanes<T: Sendable>(
+    _ indexes: Range<Int>, lanes: Int = 16, _ work: @escaping @Sendable (Int) async throws -> T
+) async throws -> [T] {
+    try await withThrowingTaskGroup(of: [(Int, T)].self) { group in
+        for lane in 0..<max(1, lanes) {
+            group.addTask {
+                var out: [(Int, T)] = []
+                for i in stride(from: indexes.lowerBound + lane, to: indexes.upperBound, by: max(1, lanes)) { out.append((i, try await work(i))) }
+                return out
+            }
+        }
+        return try await group.reduce(into: []) { $0 += $1 }.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+}

@@ -71,18 +71,30 @@ extension StorageConformanceTests {
         let store = try await make(factory)
         let user = "dave.deleted-me"
         try await grantSigned(store, [coinPurchase("d1")], user: user, tag: "d1")
+        // The caller chose a key and a reason that name the customer.
         let outcome = try await ManageCredits(store: store).spend(
-            .init(appId: "app", appUserId: user, key: "d-spend", amount: 4, reason: "potion"), now: t0)
+            .init(appId: "app", appUserId: user, key: "\(user)-potion", amount: 4, reason: "potion for Dave Q"), now: t0)
         guard case .spent = outcome else {
             Issue.record("\(outcome)")
             return
         }
         #expect(try await store.tablesMentioning(user)["credit_spends"] == 1)
+        let fingerprint = SubscriberEvent.fingerprint(user)
+        #expect(try await store.tablesMentioning(fingerprint)["events"] == 1, "the event's id is built from a hash of the id")
         let deletion = try #require(
             try await ManageCustomers(store: store).delete(appId: "app", appUserId: user, actor: AuditActor(name: "dpo", reason: "erasure"), now: t0))
-        #expect(try await store.tablesMentioning(user).isEmpty)
+        for needle in [user, "Dave Q", fingerprint] {
+            let left = try await store.tablesMentioning(needle)
+            #expect(left.isEmpty, "\(needle) still in \(left)")
+        }
         let history = try await ManageCredits(store: store).history(appId: "app", appUserId: deletion.tombstone, before: nil, limit: 10)
-        #expect(history.balance == 6 && history.spends.map(\.spend.id) == ["d-spend"])
+        let spend = try #require(history.spends.first)
+        #expect(history.balance == 6 && history.spends.count == 1 && spend.spend.id == CustomerErasure.spendId(cursor: spend.cursor))
+        #expect(spend.spend.reason == CustomerErasure.erasedText && spend.spend.amount == 4)
+        let event = try #require(try await store.events(appId: "app", after: 0, types: [.creditsSpent], limit: 10).first?.event)
+        #expect(
+            event.appUserId == deletion.tombstone && event.details?.spendId == spend.spend.id && event.details?.reason == CustomerErasure.erasedText)
+        #expect(event.id.hasPrefix("evt_\(deletion.tombstone)_credits_spent_"), "\(event.id)")
     }
 }
 

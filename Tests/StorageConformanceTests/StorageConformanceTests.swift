@@ -885,7 +885,8 @@ struct StorageConformanceTests {
             store, [PurchaseEvidence.Purchase(transactionId: "b1", originalTransactionId: "b1", productId: "coins", purchaseDate: t0)], user: "bob",
             tag: "b1")
         _ = try await ManagePromotionalGrants(store: store).grant(
-            .init(appId: "app", appUserId: user, entitlementId: "no_ads", duration: "P7D", actor: "ops", reason: "sorry", grantId: nil), now: t0)
+            .init(appId: "app", appUserId: user, entitlementId: "no_ads", duration: "P7D", actor: "ops", reason: "sorry, Carol Q", grantId: nil),
+            now: t0)
         try await store.seedOfferings(
             appId: "app", offerings: [Offering(id: "main", packages: [OfferingPackage(id: "$lifetime", productId: "removeads")])], targeting: nil,
             now: t0)
@@ -906,14 +907,22 @@ struct StorageConformanceTests {
         #expect(try await store.auditEntries(appId: "app", appUserId: user, limit: 1).map(\.entry.action) == ["offering_override_set"])
         #expect(try await store.auditEntries(appId: "app", appUserId: "bob", limit: 10).isEmpty)
         #expect(try await store.auditEntries(appId: "other", appUserId: user, limit: 10).isEmpty)
+        // Operators' words that name the customer: a suspension's reason, its lifting's.
+        #expect(
+            try await manage.suspend(
+                appId: "app", appUserId: user, reason: "chargeback by carol@example.org", actor: AuditActor(name: "ops", reason: ""), cause: nil,
+                now: t0))
         let range = LedgerQuery(appId: "app", environment: "sandbox", from: t0.addingTimeInterval(-86_400), to: t0.addingTimeInterval(86_400))
         let ledgerBefore = try await store.ledger(range)
         let bobBefore = try await store.transactions(appId: "app", appUserId: "bob")
+        let eventsBefore = try await store.events(appId: "app", after: 0, types: [], limit: 50).map(\.event)
 
         let deletion = try #require(
-            try await manage.delete(appId: "app", appUserId: user, actor: AuditActor(name: "dpo@example.com", reason: "erasure request"), now: t0))
+            try await manage.delete(
+                appId: "app", appUserId: user,
+                actor: AuditActor(name: "dpo@example.com", reason: "erasure request of CAROL@example.org (Carol Q), ticket 77"), now: t0))
         #expect(CustomerErasure.isTombstone(deletion.tombstone) && deletion.rows["transactions"] == 1 && deletion.rows["subscriber_attributes"] == 1)
-        for needle in [user, "carol@example.org", "Carol Q", "vermilion"] {
+        for needle in [user, "carol@example.org", "Carol Q", "vermilion", "chargeback by", "sorry,"] {
             let left = try await store.tablesMentioning(needle)
             #expect(left.isEmpty, "\(needle) still in \(left)")
         }
@@ -926,14 +935,16 @@ struct StorageConformanceTests {
         #expect(try await store.transactions(appId: "app", appUserId: "bob") == bobBefore)
         #expect(try await store.owner(appId: "app", originalTransactionId: "c1") == deletion.tombstone)
         let erasedEvents = try await store.events(appId: "app", after: 0, types: [], limit: 50).map(\.event)
-        #expect(erasedEvents.count == events.count && erasedEvents.allSatisfy { $0.entitlements?.attributes == nil })
+        #expect(erasedEvents.count == eventsBefore.count && erasedEvents.allSatisfy { $0.entitlements?.attributes == nil })
+        #expect(try await store.suspension(appId: "app", appUserId: deletion.tombstone)?.reason == CustomerErasure.erasedText)
         // The deletion is audited under the tombstone; a second one finds nothing.
         let log = try await store.auditEntries(appId: "app", after: 0, limit: 50).map(\.entry)
         #expect(log.last?.action == "customer_deleted" && log.last?.appUserId == deletion.tombstone && log.last?.actor == "dpo@example.com")
+        #expect(log.last?.reason == "erasure request of [deleted] ([deleted]), ticket 77", "\(log.last?.reason ?? "")")
         #expect(try await store.auditEntries(appId: "app", appUserId: user, limit: 10).isEmpty)
         #expect(
             try await store.auditEntries(appId: "app", appUserId: deletion.tombstone, limit: 10).map(\.entry.action)
-                == ["customer_deleted", "offering_override_set", "promotional_grant"])
+                == ["customer_deleted", "access_suspended", "offering_override_set", "promotional_grant"])
         #expect(try await manage.delete(appId: "app", appUserId: user, actor: AuditActor(name: "dpo", reason: ""), now: t0) == nil)
     }
 

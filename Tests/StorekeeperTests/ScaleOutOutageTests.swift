@@ -32,7 +32,7 @@ struct ScaleOutOutageTests: ScaleOutHarness {
             }, throughGateway: true)
         let gateway = try #require(stack.gateway)
         let receiptCount = 500
-        let receipts = try await Self.inLanes(0..<receiptCount) { _ in
+        let receipts = try await inLanes(0..<receiptCount) { _ in
             let device = try await stack.simulator.createDevice(bundleId: DemoConfiguration.bundleId, environment: "production")
             return try await stack.simulator.purchase(device: device, productId: "com.example.coins100").receipt
         }
@@ -60,7 +60,7 @@ struct ScaleOutOutageTests: ScaleOutHarness {
         // A fifth posted while connections are refused; the rest once Apple is held down.
         let apiURL = api.baseURL
         func post(_ indexes: Range<Int>) async throws {
-            let statuses = try await Self.inLanes(indexes) { i in
+            let statuses = try await inLanes(indexes) { i in
                 try await client(stack, apiURL).postReceipt(appUserId: "down-\(i)", receipt: receipts[i], wait: 0).status
             }
             #expect(statuses.allSatisfy { $0 == 202 }, "\(statuses.filter { $0 != 202 })")
@@ -233,20 +233,5 @@ struct ScaleOutOutageTests: ScaleOutHarness {
             ids += posted
         }
         return (ids, try await simulator.stats()["production.outage", default: 0])
-    }
-
-    /// `work` for each index, 16 at a time, the results in index order: the setup and the posting
-    /// of hundreds of receipts, which one after another would be the longest wait of a busy run.
-    static func inLanes<T: Sendable>(_ indexes: Range<Int>, _ work: @escaping @Sendable (Int) async throws -> T) async throws -> [T] {
-        try await withThrowingTaskGroup(of: [(Int, T)].self) { group in
-            for lane in 0..<16 {
-                group.addTask {
-                    var out: [(Int, T)] = []
-                    for i in stride(from: indexes.lowerBound + lane, to: indexes.upperBound, by: 16) { out.append((i, try await work(i))) }
-                    return out
-                }
-            }
-            return try await group.reduce(into: []) { $0 += $1 }.sorted { $0.0 < $1.0 }.map(\.1)
-        }
     }
 }
