@@ -9,21 +9,27 @@ let upcoming: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
-// StoreKit and UIKit do not exist on Linux, where CI runs. On a Linux host only, the manifest
-// declares two modules of those names holding exactly the symbols the StoreKit adapter
-// (`StoreKitStoreFront.swift`) uses, as Apple documents them (Sources/StoreKitForLinux,
-// Sources/UIKitForLinux), so the same file Xcode compiles is type-checked, and run against the
-// App Store simulator, on every CI run. On a Mac the manifest never declares them: an app builds
+// StoreKit, UIKit and Security do not exist on Linux, where CI runs. On a Linux host only, the
+// manifest declares modules of those names (Security's as `SecurityForLinux`) holding exactly the symbols the StoreKit adapter
+// (`StoreKitStoreFront.swift`) and the Keychain store (`NewestAnswers.swift`) use, as Apple
+// documents them (Sources/StoreKitForLinux, Sources/UIKitForLinux, Sources/SecurityForLinux), so
+// the same files Xcode compiles are type-checked, and run (against the App Store simulator, and an
+// in-memory keychain), on every CI run. On a Mac the manifest never declares them: an app builds
 // against the real frameworks.
 #if os(Linux)
 let storeKitForLinux: [Target] = [
     .target(name: "UIKit", path: "Sources/UIKitForLinux", swiftSettings: upcoming),
     .target(name: "StoreKit", dependencies: ["UIKit"], path: "Sources/StoreKitForLinux", swiftSettings: upcoming),
+    // Not named `Security`: swift-certificates imports Security wherever it can, and would then
+    // compile its Apple-only code against this stand-in.
+    .target(name: "SecurityForLinux", path: "Sources/SecurityForLinux", swiftSettings: upcoming),
 ]
 let storeKit: [Target.Dependency] = ["StoreKit", "UIKit"]
+let security: [Target.Dependency] = ["SecurityForLinux"]
 #else
 let storeKitForLinux: [Target] = []
 let storeKit: [Target.Dependency] = []
+let security: [Target.Dependency] = []
 #endif
 
 let package = Package(
@@ -40,7 +46,7 @@ let package = Package(
     targets: [
         .target(
             name: "StorekeeperKit",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")] + storeKit,
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")] + storeKit + security,
             swiftSettings: upcoming),
         .target(
             name: "StorekeeperKitSimulator", dependencies: ["StorekeeperKit"] + storeKit, swiftSettings: upcoming),

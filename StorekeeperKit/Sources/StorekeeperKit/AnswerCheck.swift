@@ -18,15 +18,19 @@ struct AnswerCheck: Sendable {
         SHA256.hash(data: requestBody ?? Data()).map { String(format: "%02x", $0) }.joined()
     }
 
-    /// Verifies the answer to a request just made; returns the signature's time.
+    /// Verifies the answer to a request just made; returns the signature's time. That time is
+    /// not held against this device's clock: the nonce already proves the answer is to this
+    /// request, and a device whose clock is wrong, or set back, must not call a genuine answer
+    /// forged (the time is the server's, and judges kept answers instead: `isAhead`).
     @discardableResult
-    func verify(_ answer: ServerAnswer, nonce: String, method: String, target: String, requestBody: Data?, now: Date) throws -> Date {
-        let signed = try verifySignature(
-            answer, nonce: nonce, method: method, target: target, requestDigest: Self.digest(requestBody))
-        guard abs(now.timeIntervalSince(signed)) <= tolerance else {
-            throw StorekeeperKitError(.forgedAnswer, "the signature's time is outside the tolerance")
-        }
-        return signed
+    func verify(_ answer: ServerAnswer, nonce: String, method: String, target: String, requestBody: Data?) throws -> Date {
+        try verifySignature(answer, nonce: nonce, method: method, target: target, requestDigest: Self.digest(requestBody))
+    }
+
+    /// Whether an answer kept on disk was signed ahead of this device's clock by more than the
+    /// tolerance: the clock was set back, which would stretch how long it may be shown offline.
+    func isAhead(_ signed: Date, of now: Date) -> Bool {
+        signed.timeIntervalSince(now) > tolerance
     }
 
     /// The signature alone, for an answer kept on disk and checked again at every load (its

@@ -7,7 +7,9 @@ public struct Entitlements: Codable, Sendable, Hashable {
     public var activeEntitlements: [String]
     /// Credits from consumables, when the app sells them.
     public var creditBalance: Int?
-    /// When this device verified the answer (its clock): the staleness limit counts from here.
+    /// When the server signed the answer (its clock, not this device's, which can be set back),
+    /// or this device's time of the check where no keys are pinned: the staleness limit counts
+    /// from here.
     public var verifiedAt: Date
     /// The app's named entitlements (`pro`) the user holds or held, by id (docs/ENTITLEMENTS.md).
     public var entitlements: [String: EntitlementInfo]

@@ -43,15 +43,21 @@ struct EntitlementCache: Sendable {
         /// `Storekeeper-Signature`; nil only when no keys are pinned.
         var signature: String?
         var body: Data
-        /// This device's clock at the check, used only when no keys are pinned.
+        /// The server's signed time, or this device's clock at the check when no keys are pinned.
         var verifiedAt: Date
     }
 
     let file: URL
 
+    /// The kept answer; a file that does not decode (cut short, edited) is deleted, so it is
+    /// not read again at every launch.
     func load() -> Stored? {
         guard let data = try? Data(contentsOf: file) else { return nil }
-        return try? JSONDecoder().decode(Stored.self, from: data)
+        guard let stored = try? JSONDecoder().decode(Stored.self, from: data) else {
+            discard()
+            return nil
+        }
+        return stored
     }
 
     func save(_ stored: Stored) throws {

@@ -23,8 +23,13 @@ public actor Storekeeper {
         public var signingKeys: [String: P256.Signing.PublicKey]
         /// Where the purchase journal and the entitlement cache live.
         public var stateDirectory: URL
-        /// How far a signature's time may be from this device's clock.
+        /// How far ahead of this device's clock a kept answer's signature may be and still be
+        /// shown offline (a live answer is believed whatever the device's clock says).
         public var answerTolerance: TimeInterval = 300
+        /// Where the signed time of the newest entitlements answer seen for each user is kept,
+        /// so an older answer put back (a restored copy of the app's files) is never shown.
+        /// Nil: the Keychain where the platform has one, else a file in `stateDirectory`.
+        public var newestAnswers: (any NewestAnswerStore)?
         /// How long cached entitlements may be shown when the server cannot be reached.
         public var entitlementStaleness: TimeInterval = 3 * 86_400
         /// How long the server may hold a submission's answer for the grant.
@@ -79,6 +84,7 @@ public actor Storekeeper {
     let journal: PurchaseJournal
     let cache: EntitlementCache
     let check: AnswerCheck
+    let newestAnswers: any NewestAnswerStore
     let now: @Sendable () -> Date
     /// Set by a 429 or 503's `Retry-After`: until then no call goes out and callers hear
     /// `serverUnavailable` (the cache is served meanwhile).
@@ -99,6 +105,7 @@ public actor Storekeeper {
         journal = PurchaseJournal(file: configuration.stateDirectory.appendingPathComponent("purchases.json"))
         cache = EntitlementCache(file: configuration.stateDirectory.appendingPathComponent("entitlements.json"))
         check = AnswerCheck(keys: configuration.signingKeys, tolerance: configuration.answerTolerance)
+        newestAnswers = configuration.newestAnswers ?? NewestAnswers.platformDefault(stateDirectory: configuration.stateDirectory)
     }
 
     /// The token every purchase of this user carries.
@@ -405,18 +412,24 @@ public actor Storekeeper {
         do {
             let exchange = try await exchange("GET", subscriberTarget, body: nil)
             guard exchange.answer.status == 200 else { throw refusal(exchange.answer) }
-            let checkedAt = now()
-            let entitlements = try Self.entitlements(exchange.answer.body, user: appUserId, verifiedAt: checkedAt)
+            let verifiedAt = exchange.signedAt ?? now()
+            let entitlements = try Self.entitlements(exchange.answer.body, user: appUserId, verifiedAt: verifiedAt)
             try cache.save(
                 EntitlementCache.Stored(
                     nonce: exchange.nonce, method: "GET", target: subscriberTarget, status: exchange.answer.status,
-                    signature: exchange.answer.headers["storekeeper-signature"], body: exchange.answer.body, verifiedAt: checkedAt))
+                    signature: exchange.answer.headers["storekeeper-signature"], body: exchange.answer.body, verifiedAt: verifiedAt))
+            if let signedAt = exchange.signedAt { newestAnswers.record(signedAt, for: newestAnswerKey) }
             updates.publish(entitlements)
             return entitlements
         } catch let error as StorekeeperKitError where error.code == .serverUnavailable || error.code == .forgedAnswer {
             if let cached = fresh() { return cached }
             throw error
         }
+    }
+
+    /// Whose newest answer: this server's and this user's, hashed (the Keychain need not hold the id).
+    private var newestAnswerKey: String {
+        SHA256.hash(data: Data("\(configuration.serverURL.absoluteString)\n\(appUserId)".utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
     private var subscriberTarget: String {
@@ -451,13 +464,16 @@ public actor Storekeeper {
     /// The cached entitlements, if younger than the staleness limit.
     public func cachedEntitlements() -> Entitlements? { fresh() }
 
-    /// The cached answer, checked again: signed by a pinned key for this user's path, and
-    /// younger than the staleness limit by the server's signed time. Anything else is discarded.
+    /// The cached answer, checked again: signed by a pinned key for this user's path, not older
+    /// than the newest answer seen for this user (a restored copy would undo a refund seen
+    /// since: discarded), not signed ahead of this device's clock (set back, it would stretch the
+    /// offline window: not shown until the clock is right), and younger than the staleness limit
+    /// by the server's signed time. A file that fails its signature is discarded.
     private func fresh() -> Entitlements? {
         guard let stored = cache.load() else { return nil }
         let answer = ServerAnswer(status: stored.status, headers: ["storekeeper-signature": stored.signature ?? ""], body: stored.body)
         // Its age counts from the server's signed time when keys are pinned (the file's own
-        // `verifiedAt` can be edited); the device's time of the check is what it reports.
+        // `verifiedAt` can be edited).
         var signedAt = stored.verifiedAt
         if !configuration.signingKeys.isEmpty {
             guard stored.method == "GET", stored.target == subscriberTarget, stored.status == 200,
@@ -467,9 +483,14 @@ public actor Storekeeper {
                 cache.discard()
                 return nil
             }
+            if let newest = newestAnswers.newest(for: newestAnswerKey), verified < newest {
+                cache.discard()
+                return nil
+            }
+            if check.isAhead(verified, of: now()) { return nil }
             signedAt = verified
         }
-        guard let entitlements = try? Self.entitlements(stored.body, user: appUserId, verifiedAt: stored.verifiedAt) else {
+        guard let entitlements = try? Self.entitlements(stored.body, user: appUserId, verifiedAt: signedAt) else {
             cache.discard()
             return nil
         }
@@ -508,7 +529,7 @@ public actor Storekeeper {
     /// A call and the nonce it sent (an answer kept for later is checked against it). 429,
     /// 503 and other 5xx mean the server cannot serve now: `serverUnavailable`, with its
     /// `Retry-After` honoured before the next call.
-    func exchange(_ method: String, _ target: String, body: Data?) async throws -> (answer: ServerAnswer, nonce: String) {
+    func exchange(_ method: String, _ target: String, body: Data?) async throws -> (answer: ServerAnswer, nonce: String, signedAt: Date?) {
         if let retryNotBefore, now() < retryNotBefore {
             throw StorekeeperKitError(.serverUnavailable, "the server asked to wait until \(retryNotBefore)")
         }
@@ -538,10 +559,11 @@ public actor Storekeeper {
             }
             throw StorekeeperKitError(.serverUnavailable, "the server answered \(answer.status)")
         }
+        var signedAt: Date?
         if (200..<300).contains(answer.status), !configuration.signingKeys.isEmpty {
-            try check.verify(answer, nonce: nonce, method: method, target: target, requestBody: body, now: now())
+            signedAt = try check.verify(answer, nonce: nonce, method: method, target: target, requestBody: body)
         }
-        return (answer, nonce)
+        return (answer, nonce, signedAt)
     }
 
     /// `work`'s answer, or `URLError(.timedOut)` once `seconds` passed (the work is then
