@@ -214,6 +214,11 @@ until curl -sf -o /dev/null localhost:8080/healthz && curl -sf -o /dev/null loca
   ((SECONDS < deadline)) || die "the server did not answer /healthz within ${START_TIMEOUT}s"
   sleep 0.2
 done
+# One version: what the binary says and what the server it runs answers.
+version=$("$BIN" --version 2>&1)
+served=$(curl -sf localhost:8080/healthz | python3 -c 'import json, sys; print(json.load(sys.stdin).get("version", ""))')
+[[ -n $version && $version == "$served" ]] || die "storekeeper --version says '$version', /healthz says '$served'"
+echo "version ok: $version"
 
 # ---- One bash session for every step, like a terminal the walkthrough is pasted into.
 # The build directory on PATH, as the README asks (storekeeperkit-example, built beside

@@ -196,6 +196,18 @@ struct StorekeeperKitTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("storekeeperkit-\(UUID().uuidString)")
     }
 
+    @Test("one version: the SDK's `Storekeeper.version`, the server's and its `/healthz` say the same release")
+    func oneVersion() async throws {
+        #expect(Storekeeper.version == StorekeeperVersion.current)
+        #expect(
+            StorekeeperVersion.current.split(separator: ".").count == 3
+                && StorekeeperVersion.current.split(separator: ".").allSatisfy { Int($0) != nil })
+        try await withKitStack { stack, _ in
+            let health = try await stack.api.http.send(.GET, "/healthz")
+            #expect(health.status == 200 && health.json["version"] as? String == Storekeeper.version, "\(health.text)")
+        }
+    }
+
     @Test("each product type: bought, granted, finished exactly once and never before the grant", arguments: Front.allCases)
     func buyEachType(_ front: Front) async throws {
         try await withKitStack { stack, key in

@@ -22,16 +22,22 @@ struct OperationsController {
                 // The details are in the log; this route answers anyone, so it names no paths or errors.
                 let failure = context.storageHealth.failure
                 if failure == nil, runner?.storeIsFailing != true {
-                    return try StorekeeperJSON.response(["status": "ok", "database": "ok"])
+                    return try StorekeeperJSON.response(["status": "ok", "database": "ok", "version": StorekeeperVersion.current])
                 }
                 let since = failure.map { " since \(ISO8601DateFormatter().string(from: $0.since))" } ?? ""
                 unavailable = try StorekeeperJSON.response(
-                    ["status": "unavailable", "database": "error", "error": "writes to the database are failing\(since)"],
+                    [
+                        "status": "unavailable", "database": "error", "error": "writes to the database are failing\(since)",
+                        "version": StorekeeperVersion.current,
+                    ],
                     status: .serviceUnavailable)
             } catch {
                 context.logger.error("health check: the database cannot be read", metadata: ["error": "\(error)"])
                 unavailable = try StorekeeperJSON.response(
-                    ["status": "unavailable", "database": "error", "error": "the database cannot be read"], status: .serviceUnavailable)
+                    [
+                        "status": "unavailable", "database": "error", "error": "the database cannot be read",
+                        "version": StorekeeperVersion.current,
+                    ], status: .serviceUnavailable)
             }
             var response = unavailable
             response.headers[.retryAfter] = String(StorageHealth.retryAfterSeconds)
