@@ -32,6 +32,8 @@ public final class WebhookReceiver: Sendable {
     }
 
     private let state = Mutex<(received: [Received], behaviour: Behaviour)>(([], .accept))
+    /// Tests waiting for a count (`receivedAtLeast`), resumed by the request that reaches it.
+    private let waiters = Mutex<[UUID: (count: Int, continuation: CheckedContinuation<Bool, Never>)]>([:])
     private let server: LoopbackServer
     public let url: String
 
@@ -59,6 +61,7 @@ public final class WebhookReceiver: Sendable {
                 }
                 return state.behaviour
             }
+            receiver.signal()
             switch behaviour {
             case .accept: return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "{\"ok\":true}")))
             case .fail(let status, let retryAfter):
@@ -80,6 +83,43 @@ public final class WebhookReceiver: Sendable {
     private init(url: String, server: LoopbackServer) {
         self.url = url
         self.server = server
+    }
+
+    /// Waits until at least `count` requests were recorded: told by the request that records
+    /// the last of them, not polled. False only when `timeout` (the bound that turns a hang into
+    /// a failure) passed first.
+    public func receivedAtLeast(_ count: Int, timeout: TimeInterval = TestWait.seconds) async -> Bool {
+        let id = UUID()
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await withTaskCancellationHandler {
+                    await withCheckedContinuation { continuation in
+                        guard !Task.isCancelled else { return continuation.resume(returning: false) }
+                        self.waiters.withLock { $0[id] = (count, continuation) }
+                        self.signal()
+                    }
+                } onCancel: {
+                    self.waiters.withLock { $0.removeValue(forKey: id) }?.continuation.resume(returning: false)
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(timeout))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first || receivedCount >= count
+        }
+    }
+
+    /// Resumes every waiter whose count is reached.
+    private func signal() {
+        let count = receivedCount
+        let ready = waiters.withLock { waiting in
+            let ids = waiting.filter { $0.value.count <= count }.map(\.key)
+            return ids.compactMap { waiting.removeValue(forKey: $0)?.continuation }
+        }
+        for continuation in ready { continuation.resume(returning: true) }
     }
 
     public func stop() async {

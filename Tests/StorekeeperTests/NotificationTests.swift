@@ -124,7 +124,7 @@ struct NotificationTests {
                 let signed = try notification(stack, type: "DID_RENEW", signedAt: now, transaction: renewal)
                 #expect(try await api.postNotification(signedPayload: signed).status == 200)
                 #expect(try await api.postNotification(signedPayload: signed).json["duplicate"] as? Bool == true)
-                #expect(try await eventually { receiver.received.count >= 1 })
+                #expect(await receiver.receivedAtLeast(1))
                 // Once the only delivery stored for the endpoint is delivered, nothing else can
                 // come: the duplicate stored no second one.
                 let endpointId = try #require((created.json["endpoint"] as? [String: Any])?["id"] as? String)

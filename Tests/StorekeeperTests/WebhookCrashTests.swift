@@ -56,7 +56,7 @@ struct WebhookCrashTests {
         #expect(bought.count == 40, "\(bought.map(\.type))")
         #expect(events.allSatisfy { $0.appUserId.hasPrefix("buyer-") || [.appleDown, .appleRecovered].contains($0.type) }, "\(events.map(\.type))")
         receiver.behave(.slow(seconds: 1.5))
-        #expect(try await eventually { receiver.received.count >= 3 }, "deliveries under way")
+        #expect(await receiver.receivedAtLeast(3), "deliveries under way")
         server.killNine()
         worker?.killNine()
         let atKill = receiver.received.count

@@ -74,7 +74,7 @@ struct WebhookTests {
             let coins = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
             #expect(try await api.postReceipt(appUserId: "grace", receipt: coins.receipt, wait: TestWait.seconds).status == 200)
             // The unlock grants the demo's entitlement no_ads: an event of its own, after the purchase's.
-            #expect(try await eventually { receiver.received.count >= 3 })
+            #expect(await receiver.receivedAtLeast(3))
             let first = receiver.received
             #expect(first.map { $0.json["type"] as? String } == ["non_consumable_purchase", "entitlement_granted", "consumable_purchase"])
             #expect(first.map { $0.json["sequence"] as? Int } == [1, 2, 3], "in order per subscriber")
@@ -94,7 +94,7 @@ struct WebhookTests {
                     return deliveries.contains { ($0["attempts"] as? [Any])?.isEmpty == false }
                 })
             receiver.behave(.accept)
-            #expect(try await eventually { receiver.received.count >= 4 })
+            #expect(await receiver.receivedAtLeast(4))
             #expect(receiver.received.last?.json["transactionId"] as? String == more.transactionId)
 
             // Never recovers: dead after the schedule's two seconds, the endpoint paused.
