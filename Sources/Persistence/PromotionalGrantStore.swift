@@ -15,10 +15,17 @@ public protocol PromotionalGrantStore: Sendable {
     func promotionalGrant(appId: String, grantId: String) async throws -> PromotionalGrant?
     /// Every grant of one app user, revoked and ended ones too, oldest first.
     func promotionalGrants(appId: String, appUserId: String) async throws -> [PromotionalGrant]
-    /// The app's audit entries after `cursor`, oldest first.
-    func auditEntries(appId: String, after cursor: Int64, limit: Int) async throws -> [RecordedAuditEntry]
+    /// The audit entries `query` asks for, oldest first.
+    func auditEntries(matching query: AuditQuery) async throws -> [RecordedAuditEntry]
     /// The audit entries naming one app user, newest first (a customer's page).
     func auditEntries(appId: String, appUserId: String, limit: Int) async throws -> [RecordedAuditEntry]
+}
+
+extension PromotionalGrantStore {
+    /// The app's audit entries after `cursor`, oldest first.
+    public func auditEntries(appId: String, after cursor: Int64, limit: Int) async throws -> [RecordedAuditEntry] {
+        try await auditEntries(matching: AuditQuery(appIds: [appId], after: cursor, limit: limit))
+    }
 }
 
 /// An audit entry with its place in the app's log.

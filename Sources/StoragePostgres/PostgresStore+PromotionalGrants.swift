@@ -74,11 +74,18 @@ extension PostgresStore: PromotionalGrantStore {
         }
     }
 
-    public func auditEntries(appId: String, after cursor: Int64, limit: Int) async throws -> [RecordedAuditEntry] {
-        try await read { connection in
+    public func auditEntries(matching query: AuditQuery) async throws -> [RecordedAuditEntry] {
+        let (since, until) = (StoredTime.ms(query.since), StoredTime.ms(query.until))
+        let everyApp = query.appIds == nil
+        return try await read { connection in
             try await connection.rows(
                 """
-                SELECT cursor, body FROM audit_log WHERE app_id = \(appId) AND cursor > \(cursor) ORDER BY cursor LIMIT \(Int64(limit))
+                SELECT cursor, body FROM audit_log
+                WHERE cursor > \(query.after) AND (\(everyApp) OR app_id = ANY(\(query.appIds ?? [])))
+                  AND (\(query.actor)::text IS NULL OR actor = \(query.actor)) AND (\(query.action)::text IS NULL OR action = \(query.action))
+                  AND (\(query.appUserId)::text IS NULL OR app_user_id = \(query.appUserId))
+                  AND (\(since)::bigint IS NULL OR at >= \(since)) AND (\(until)::bigint IS NULL OR at < \(until))
+                ORDER BY cursor LIMIT \(Int64(query.limit))
                 """, logger: self.logger
             ).compactMap { row in
                 StoredJSON.decode(AuditEntry.self, try row.value("body", as: String.self)).map {
@@ -112,8 +119,9 @@ extension PostgresStore: PromotionalGrantStore {
     static func recordAudit(_ connection: PostgresConnection, _ entry: AuditEntry, logger: Logger) async throws {
         try await connection.execute(
             """
-            INSERT INTO audit_log (app_id, id, at, body, app_user_id)
-            VALUES (\(entry.appId), \(entry.id), \(StoredTime.ms(entry.at)), \(StoredJSON.encode(entry)), \(entry.appUserId))
+            INSERT INTO audit_log (app_id, id, at, body, app_user_id, actor, action)
+            VALUES (\(entry.appId), \(entry.id), \(StoredTime.ms(entry.at)), \(StoredJSON.encode(entry)), \(entry.appUserId), \(entry.actor),
+                \(entry.action))
             """, logger: logger)
     }
 }

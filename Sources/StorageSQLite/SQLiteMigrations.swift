@@ -33,6 +33,7 @@ enum SQLiteMigrations {
         ("M0025_RefundRequests", m0025RefundRequests),
         ("M0026_WinBackOffers", m0026WinBackOffers),
         ("M0027_CreditSpendKeysPerUser", m0027CreditSpendKeysPerUser),
+        ("M0028_AdminTokens", m0028AdminTokens),
     ]
 
     static var migrator: DatabaseMigrator {

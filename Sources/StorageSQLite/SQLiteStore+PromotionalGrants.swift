@@ -50,12 +50,32 @@ extension SQLiteStore: PromotionalGrantStore {
         try await read { db in try Self.promotionalGrants(db, appId: appId, appUserId: appUserId) }
     }
 
-    public func auditEntries(appId: String, after cursor: Int64, limit: Int) async throws -> [RecordedAuditEntry] {
-        try await read { db in
-            try Row.fetchAll(
-                db.cachedStatement(sql: "SELECT cursor, body FROM audit_log WHERE app_id = ? AND cursor > ? ORDER BY cursor LIMIT ?"),
-                arguments: [appId, cursor, limit]
-            ).compactMap { row in StoredJSON.decode(AuditEntry.self, row["body"]).map { RecordedAuditEntry(cursor: row["cursor"], entry: $0) } }
+    public func auditEntries(matching query: AuditQuery) async throws -> [RecordedAuditEntry] {
+        var conditions = ["cursor > ?"]
+        var arguments: [(any DatabaseValueConvertible)?] = [query.after]
+        if let apps = query.appIds {
+            conditions.append("app_id IN (\(apps.map { _ in "?" }.joined(separator: ", ")))")
+            arguments += apps
+        }
+        for (column, value) in [("actor", query.actor), ("action", query.action), ("app_user_id", query.appUserId)] {
+            guard let value else { continue }
+            conditions.append("\(column) = ?")
+            arguments.append(value)
+        }
+        if let since = query.since {
+            conditions.append("at >= ?")
+            arguments.append(StoredTime.ms(since) as Int64)
+        }
+        if let until = query.until {
+            conditions.append("at < ?")
+            arguments.append(StoredTime.ms(until) as Int64)
+        }
+        arguments.append(query.limit)
+        let sql = "SELECT cursor, body FROM audit_log WHERE \(conditions.joined(separator: " AND ")) ORDER BY cursor LIMIT ?"
+        let statementArguments = StatementArguments(arguments)
+        return try await read { db in
+            try Row.fetchAll(db, sql: sql, arguments: statementArguments)
+                .compactMap { row in StoredJSON.decode(AuditEntry.self, row["body"]).map { RecordedAuditEntry(cursor: row["cursor"], entry: $0) } }
         }
     }
 
@@ -84,8 +104,9 @@ extension SQLiteStore: PromotionalGrantStore {
     }
 
     static func recordAudit(_ db: Database, _ entry: AuditEntry) throws {
-        try db.cachedStatement(sql: "INSERT INTO audit_log (app_id, id, at, body, app_user_id) VALUES (?, ?, ?, ?, ?)").execute(arguments: [
-            entry.appId, entry.id, StoredTime.ms(entry.at), StoredJSON.encode(entry), entry.appUserId,
-        ])
+        try db.cachedStatement(sql: "INSERT INTO audit_log (app_id, id, at, body, app_user_id, actor, action) VALUES (?, ?, ?, ?, ?, ?, ?)")
+            .execute(arguments: [
+                entry.appId, entry.id, StoredTime.ms(entry.at), StoredJSON.encode(entry), entry.appUserId, entry.actor, entry.action,
+            ])
     }
 }

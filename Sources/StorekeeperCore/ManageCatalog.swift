@@ -49,7 +49,8 @@ public struct ManageCatalog: Sendable {
         let problems = entitlement.problems()
         guard problems.isEmpty else { return problems }
         let audit = AuditEntry.change(
-            appId: appId, at: now, actor: actor.name, action: "entitlement_saved", reason: actor.reason, subject: entitlement.id, saved: entitlement)
+            appId: appId, at: now, actor: actor.name, action: "entitlement_saved", reason: actor.reason, subject: entitlement.id, saved: entitlement
+        ).attributed(to: actor)
         try await store.upsertEntitlement(appId: appId, definition: entitlement, audit: audit, now: now)
         return []
     }
@@ -58,7 +59,8 @@ public struct ManageCatalog: Sendable {
     public func deleteEntitlement(appId: String, entitlementId: String, actor: AuditActor, now: Date) async throws -> Bool {
         let audit = AuditEntry.change(
             appId: appId, at: now, actor: actor.name, action: "entitlement_deleted", reason: actor.reason, subject: entitlementId,
-            saved: nil as EntitlementDefinition?)
+            saved: nil as EntitlementDefinition?
+        ).attributed(to: actor)
         return try await store.deleteEntitlement(appId: appId, entitlementId: entitlementId, audit: audit, now: now)
     }
 }

@@ -50,7 +50,8 @@ public struct ManageCustomers: Sendable {
         }
         let audit = AuditEntry(
             id: AuditEntry.freshId(), appId: appId, at: now, actor: actor.name, action: "customer_deleted",
-            appUserId: tombstone, reason: CustomerErasure.scrub(actor.reason, identifiers: identifiers), subject: tombstone)
+            appUserId: tombstone, reason: CustomerErasure.scrub(actor.reason, identifiers: identifiers), subject: tombstone
+        ).attributed(to: actor)
         let erased = try await store.deleteCustomer(
             appId: appId, erasure: CustomerErasure(appUserId: appUserId, tombstone: tombstone), audit: audit, now: now)
         guard let erased else { return rows.isEmpty ? nil : CustomerDeletion(tombstone: tombstone, rows: rows) }
@@ -66,13 +67,14 @@ public struct ManageCustomers: Sendable {
     /// false when access was withheld already.
     public func suspend(appId: String, appUserId: String, reason: String, actor: AuditActor, cause: String?, now: Date) async throws -> Bool {
         let id = UUID().uuidString.lowercased()
-        let suspension = AccessSuspension(reason: reason, since: now, actor: actor.name)
+        let suspension = AccessSuspension(reason: reason, since: now, actor: actor.declared ?? actor.name)
         let event = SubscriberEvent(
             id: SubscriberEvent.id(type: .accessSuspended, subject: id, cause: cause ?? id), type: .accessSuspended, appId: appId,
             environment: nil, appUserId: appUserId, occurredAt: now, recordedAt: now, details: SubscriberEvent.Details(reason: reason))
         let audit = AuditEntry(
             id: "audit_\(id)_suspend", appId: appId, at: now, actor: actor.name, action: "access_suspended", appUserId: appUserId, reason: reason,
-            subject: "access")
+            subject: "access"
+        ).attributed(to: actor)
         return try await store.suspendAccess(
             appId: appId, appUserId: appUserId, suspension: suspension, audit: audit, events: EventBatch(events: [event], now: now), now: now)
     }
@@ -86,7 +88,8 @@ public struct ManageCustomers: Sendable {
             appUserId: appUserId, occurredAt: now, recordedAt: now, details: SubscriberEvent.Details(reason: actor.reason))
         let audit = AuditEntry(
             id: "audit_\(id)_restore", appId: appId, at: now, actor: actor.name, action: "access_restored", appUserId: appUserId,
-            reason: actor.reason, subject: "access")
+            reason: actor.reason, subject: "access"
+        ).attributed(to: actor)
         return try await store.restoreAccess(
             appId: appId, appUserId: appUserId, audit: audit, events: EventBatch(events: [event], now: now), now: now)
     }

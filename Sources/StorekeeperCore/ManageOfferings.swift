@@ -25,8 +25,9 @@ public struct ManageOfferings: Sendable {
         guard problems.isEmpty else { return problems }
         try await store.upsertOffering(
             appId: appId, offering: offering,
-            audit: .change(
-                appId: appId, at: now, actor: actor.name, action: "offering_saved", reason: actor.reason, subject: offering.id, saved: offering),
+            audit: AuditEntry.change(
+                appId: appId, at: now, actor: actor.name, action: "offering_saved", reason: actor.reason, subject: offering.id, saved: offering
+            ).attributed(to: actor),
             now: now)
         return []
     }
@@ -45,7 +46,8 @@ public struct ManageOfferings: Sendable {
         // A targeting saved between the read and the delete may still name it: selection then
         // skips the missing offering, so the app is never pointed at nothing it can show.
         let audit = AuditEntry.change(
-            appId: appId, at: now, actor: actor.name, action: "offering_deleted", reason: actor.reason, subject: offeringId, saved: nil as Offering?)
+            appId: appId, at: now, actor: actor.name, action: "offering_deleted", reason: actor.reason, subject: offeringId, saved: nil as Offering?
+        ).attributed(to: actor)
         return try await store.deleteOffering(appId: appId, offeringId: offeringId, audit: audit, now: now) ? .deleted : .notFound
     }
 
@@ -65,9 +67,10 @@ public struct ManageOfferings: Sendable {
         guard unknown.isEmpty else { return .unknownOfferings(unknown.sorted()) }
         try await store.saveOfferingTargeting(
             appId: appId, targeting: targeting,
-            audit: .change(
+            audit: AuditEntry.change(
                 appId: appId, at: now, actor: actor.name, action: "offering_targeting_saved", reason: actor.reason, subject: "targeting",
-                saved: targeting),
+                saved: targeting
+            ).attributed(to: actor),
             now: now)
         return .saved
     }
@@ -85,7 +88,8 @@ public struct ManageOfferings: Sendable {
         struct Override: Encodable { var offering: String? }
         let audit = AuditEntry.change(
             appId: appId, at: now, actor: actor.name, action: offeringId == nil ? "offering_override_cleared" : "offering_override_set",
-            reason: actor.reason, subject: offeringId ?? "override", appUserId: appUserId, saved: Override(offering: offeringId))
+            reason: actor.reason, subject: offeringId ?? "override", appUserId: appUserId, saved: Override(offering: offeringId)
+        ).attributed(to: actor)
         let changed = try await store.saveOfferingOverride(appId: appId, appUserId: appUserId, offeringId: offeringId, audit: audit, now: now)
         return offeringId != nil ? .set : changed ? .cleared : .noOverride
     }

@@ -20,13 +20,14 @@ public struct ManagePromotionalGrants: Sendable {
         public var entitlementId: String
         /// ISO 8601 (`P1M`); nil: for life.
         public var duration: String?
-        public var actor: String
+        /// The authenticated credential; its `declared` name (the body's `actor`) is the grant's.
+        public var actor: AuditActor
         public var reason: String
         /// The caller's id for the grant, to retry without granting twice.
         public var grantId: String?
 
         public init(
-            appId: String, appUserId: String, entitlementId: String, duration: String?, actor: String, reason: String, grantId: String?
+            appId: String, appUserId: String, entitlementId: String, duration: String?, actor: AuditActor, reason: String, grantId: String?
         ) {
             self.appId = appId
             self.appUserId = appUserId
@@ -48,7 +49,8 @@ public struct ManagePromotionalGrants: Sendable {
     }
 
     public func grant(_ request: GrantRequest, now: Date) async throws -> GrantOutcome {
-        var problems = PromotionalGrant.problems(actor: request.actor, reason: request.reason, duration: request.duration)
+        var problems = PromotionalGrant.problems(
+            actor: request.actor.declared ?? request.actor.name, reason: request.reason, duration: request.duration)
         if let id = request.grantId, UUID(uuidString: id) == nil { problems.append("grantId: a UUID (8-4-4-4-12 hexadecimal digits)") }
         guard problems.isEmpty else { return .invalid(problems) }
         guard try await store.entitlementDefinitions(appId: request.appId).contains(where: { $0.id == request.entitlementId }) else {
@@ -59,10 +61,12 @@ public struct ManagePromotionalGrants: Sendable {
         let start = PromotionalGrant.start(at: now)
         let grant = PromotionalGrant(
             id: id, appId: request.appId, appUserId: request.appUserId, entitlementId: request.entitlementId, startsAt: start,
-            expiresAt: request.duration.flatMap(ISODuration.init).map { $0.added(to: start) }, actor: request.actor, reason: request.reason)
+            expiresAt: request.duration.flatMap(ISODuration.init).map { $0.added(to: start) },
+            actor: request.actor.declared ?? request.actor.name, reason: request.reason)
         let audit = AuditEntry(
-            id: "audit_\(id)_grant", appId: request.appId, at: now, actor: request.actor, action: "promotional_grant",
-            appUserId: request.appUserId, reason: request.reason, subject: id)
+            id: "audit_\(id)_grant", appId: request.appId, at: now, actor: request.actor.name, action: "promotional_grant",
+            appUserId: request.appUserId, reason: request.reason, subject: id
+        ).attributed(to: request.actor)
         let stored = try await store.recordPromotionalGrant(
             grant, audit: audit, events: EventBatch(events: [grant.event(.promotionalGrant, reason: request.reason, now: now)], now: now),
             now: now)
@@ -84,16 +88,17 @@ public struct ManagePromotionalGrants: Sendable {
         case invalid([String])
     }
 
-    public func revoke(appId: String, grantId: String, actor: String, reason: String, now: Date) async throws -> RevokeOutcome {
-        let problems = PromotionalGrant.problems(actor: actor, reason: reason, duration: nil)
+    public func revoke(appId: String, grantId: String, actor: AuditActor, reason: String, now: Date) async throws -> RevokeOutcome {
+        let problems = PromotionalGrant.problems(actor: actor.declared ?? actor.name, reason: reason, duration: nil)
         guard problems.isEmpty else { return .invalid(problems) }
         let id = grantId.lowercased()
         guard let stored = try await store.promotionalGrant(appId: appId, grantId: id) else { return .notFound }
         if stored.revokedAt != nil { return .revoked(stored, changed: false) }
         if let end = stored.expiresAt, end <= now { return .alreadyEnded(stored) }
         let audit = AuditEntry(
-            id: "audit_\(id)_revoke", appId: appId, at: now, actor: actor, action: "promotional_grant_revoked", appUserId: stored.appUserId,
-            reason: reason, subject: id)
+            id: "audit_\(id)_revoke", appId: appId, at: now, actor: actor.name, action: "promotional_grant_revoked",
+            appUserId: stored.appUserId, reason: reason, subject: id
+        ).attributed(to: actor)
         guard
             let result = try await store.revokePromotionalGrant(
                 appId: appId, grantId: id, at: now, audit: audit,

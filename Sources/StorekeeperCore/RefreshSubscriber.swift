@@ -1,6 +1,6 @@
 public import Foundation
 public import Persistence
-import StorekeeperDomain
+public import StorekeeperDomain
 
 /// An operator's "ask Apple again" for one user: the history of every original transaction the
 /// user is known to hold is pulled through the App Store Server API, as a submission of its own
@@ -18,7 +18,7 @@ public struct RefreshSubscriber: Sendable {
     /// Nil when nothing of the user is known (nothing to ask Apple about). With `actor`, the
     /// refresh is in the audit log (`subscriber_refreshed`, its verification as subject), written
     /// in the transaction that accepts it.
-    public func callAsFunction(appId: String, appUserId: String, actor: String? = nil, now: Date) async throws -> SubmissionResult? {
+    public func callAsFunction(appId: String, appUserId: String, actor: AuditActor? = nil, now: Date) async throws -> SubmissionResult? {
         var ids: [String] = []
         for tx in try await store.transactions(appId: appId, appUserId: appUserId) where !ids.contains(tx.originalTransactionId) {
             ids.append(tx.originalTransactionId)
@@ -28,8 +28,9 @@ public struct RefreshSubscriber: Sendable {
             appId: appId, appUserId: appUserId, evidenceHash: "refresh-\(UUID().uuidString)", evidence: .historyPull(transactionIds: ids))
         submission.audit = actor.map {
             AuditEntry(
-                id: AuditEntry.freshId(), appId: appId, at: now, actor: $0, action: "subscriber_refreshed", appUserId: appUserId, reason: "",
-                subject: "")
+                id: AuditEntry.freshId(), appId: appId, at: now, actor: $0.name, action: "subscriber_refreshed", appUserId: appUserId,
+                reason: $0.reason, subject: ""
+            ).attributed(to: $0)
         }
         return try await SubmitEvidence(store: store)(submission, now: now)
     }

@@ -25,7 +25,7 @@ public struct RequeueVerification: Sendable {
 
     /// With `actor`, a requeue is recorded in the audit log in its transaction
     /// (`verification_requeued`, the verification as subject, its app user).
-    public func callAsFunction(verificationId: String, actor: String? = nil, now: Date) async throws -> Result {
+    public func callAsFunction(verificationId: String, actor: AuditActor? = nil, now: Date) async throws -> Result {
         let auditId = AuditEntry.freshId()
         return try await store.withQueued(.verification(id: verificationId), now: now) { rows in
             guard let row = rows.first else { return QueuedDecision(writes: [], result: .notFound) }
@@ -46,8 +46,9 @@ public struct RequeueVerification: Sendable {
                 writes.append(
                     .audit(
                         AuditEntry(
-                            id: auditId, appId: verification.appId, at: now, actor: actor, action: "verification_requeued",
-                            appUserId: verification.appUserId, reason: "", subject: verification.id)))
+                            id: auditId, appId: verification.appId, at: now, actor: actor.name, action: "verification_requeued",
+                            appUserId: verification.appUserId, reason: actor.reason, subject: verification.id
+                        ).attributed(to: actor)))
             }
             return QueuedDecision(writes: writes, result: .requeued)
         }

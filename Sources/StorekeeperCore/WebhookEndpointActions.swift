@@ -51,7 +51,7 @@ public struct WebhookEndpointActions: Sendable {
     /// Dead deliveries (one, or all of the endpoint's) go back to the queue, audited in the same
     /// transaction in `actor`'s name (`webhook_replayed`; the delivery, or the endpoint, as
     /// subject) when any did. How many did.
-    public func replay(endpoint: WebhookEndpoint, deliveryId: String?, actor: String, now: Date) async throws -> Int {
+    public func replay(endpoint: WebhookEndpoint, deliveryId: String?, actor: AuditActor, now: Date) async throws -> Int {
         guard let to = DeliveryLifecycle.replayed(from: .dead) else { return 0 }
         return try await store.replayDeliveries(
             endpointId: endpoint.id, deliveryId: deliveryId, replay: DeliveryReplay(from: .dead, to: to, jobState: JobLifecycle.initial),
@@ -78,16 +78,17 @@ public struct WebhookEndpointActions: Sendable {
 
     /// Audited in `actor`'s name (`webhook_skipped`). False when the endpoint has no such dead
     /// delivery.
-    public func skip(endpoint: WebhookEndpoint, deliveryId: String, actor: String, now: Date) async throws -> Bool {
+    public func skip(endpoint: WebhookEndpoint, deliveryId: String, actor: AuditActor, now: Date) async throws -> Bool {
         try await store.skipDeadDelivery(
             endpointId: endpoint.id, deliveryId: deliveryId,
             audit: Self.audit(endpoint, action: "webhook_skipped", subject: deliveryId, actor: actor, now: now), now: now)
     }
 
-    static func audit(_ endpoint: WebhookEndpoint, action: String, subject: String, actor: String, now: Date) -> AuditEntry {
+    static func audit(_ endpoint: WebhookEndpoint, action: String, subject: String, actor: AuditActor, now: Date) -> AuditEntry {
         AuditEntry(
-            id: AuditEntry.freshId(), appId: endpoint.appId, at: now, actor: actor, action: action, appUserId: nil,
-            reason: "", subject: subject)
+            id: AuditEntry.freshId(), appId: endpoint.appId, at: now, actor: actor.name, action: action, appUserId: nil,
+            reason: actor.reason, subject: subject
+        ).attributed(to: actor)
     }
 
     /// A `test` event for this endpoint alone (not in the feed of any user), delivered like any

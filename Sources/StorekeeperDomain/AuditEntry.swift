@@ -6,9 +6,14 @@ public struct AuditEntry: Codable, Hashable, Sendable {
     public var id: String
     public var appId: String
     public var at: Date
-    /// As the operator named themselves (`Storekeeper-Actor` on routes whose body is the object
-    /// itself; `admin` when not named).
+    /// Who was authenticated: `admin key`, `token:<name>`, `console:<operator>`, or the server
+    /// itself acting on Apple's word (`apple:<notification type>`). Never what a caller wrote.
     public var actor: String
+    /// The name the caller gave (`Storekeeper-Actor`, a grant's `actor`), kept beside `actor`
+    /// for teams that share one credential; nil when none was given.
+    public var declaredActor: String?
+    /// The client address the change came from, as the trusted proxies report it.
+    public var from: String?
     /// `promotional_grant`, `promotional_grant_revoked`, `entitlement_saved`,
     /// `entitlement_deleted`, `offering_saved`, `offering_deleted`, `offering_targeting_saved`,
     /// `offering_override_set`, `offering_override_cleared`, `verification_requeued`,
@@ -38,6 +43,26 @@ public struct AuditEntry: Codable, Hashable, Sendable {
         self.change = change
     }
 
+    /// The entry in `actor`'s name: who was authenticated, the name they gave, and from where.
+    public func attributed(to actor: AuditActor) -> AuditEntry {
+        var entry = self
+        entry.actor = actor.name
+        entry.declaredActor = actor.declared
+        entry.from = actor.from
+        return entry
+    }
+
+    /// An operator's request that changed something without an audit entry of its own:
+    /// `admin_change`, the method and path as subject, the route pattern and status in `change`.
+    public static func request(
+        id: String, appId: String, method: String, path: String, route: String, status: Int, actor: AuditActor, at: Date
+    ) -> AuditEntry {
+        AuditEntry(
+            id: id, appId: appId, at: at, actor: actor.name, action: "admin_change", appUserId: nil, reason: actor.reason,
+            subject: "\(method) \(path)", change: .object(["route": .string("\(method) \(route)"), "status": .number(Double(status))])
+        ).attributed(to: actor)
+    }
+
     /// A new entry's id: every action that is not keyed by its object (a grant's id) is its own entry.
     public static func freshId() -> String { "audit_\(UUID().uuidString.lowercased())" }
 
@@ -54,20 +79,25 @@ public struct AuditEntry: Codable, Hashable, Sendable {
     }
 }
 
-/// Who acts and why, as an operator names themselves on a change whose body is the object
-/// itself (`Storekeeper-Actor`, `Storekeeper-Reason`).
+/// Who acts and why: the authenticated credential's name, the name the caller gave
+/// (`Storekeeper-Actor`), the reason (`Storekeeper-Reason`) and the client address.
 public struct AuditActor: Sendable, Hashable {
     public var name: String
     public var reason: String
+    public var declared: String?
+    public var from: String?
 
-    public init(name: String, reason: String) {
+    public init(name: String, reason: String, declared: String? = nil, from: String? = nil) {
         self.name = name
         self.reason = reason
+        self.declared = declared
+        self.from = from
     }
 
     public func problems() -> [String] {
         var problems: [String] = []
         if name.isEmpty || name.unicodeScalars.count > 200 { problems.append("actor: 1-200 characters") }
+        if let declared, declared.isEmpty || declared.unicodeScalars.count > 200 { problems.append("actor: 1-200 characters") }
         if reason.unicodeScalars.count > 1000 { problems.append("reason: at most 1000 characters") }
         return problems
     }

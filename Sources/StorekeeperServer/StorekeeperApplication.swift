@@ -40,7 +40,7 @@ public enum StorekeeperApplication {
         background.insert(makeAppleCallFlusher(recorder: context.appleCalls, store: store, logger: logger, now: now), at: 0)
 
         let router = Router(context: StorekeeperRequestContext.self, options: .autoGenerateHeadEndpoints)
-        let routes = RouteTable(router: router)
+        let routes = RouteTable(router: router, adminGate: AdminGate(context: context))
         // Outermost, so it sees every answer as sent (errors already turned into responses). It
         // reports to the process's `MetricsSystem`: `serve` points that at `metrics`.
         router.add(middleware: MetricsMiddleware())
@@ -57,6 +57,7 @@ public enum StorekeeperApplication {
         NotificationController(context: context).register(on: routes)
         AdminController(context: context).register(on: routes)
         PromotionalGrantsController(context: context).register(on: routes)
+        AdminTokensController(context: context).register(on: routes)
         OfferingsController(context: context).register(on: routes)
         OffersController(context: context).register(on: routes)
         CreditsController(context: context).register(on: routes)

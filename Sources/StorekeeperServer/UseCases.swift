@@ -32,6 +32,8 @@ struct UseCases: Sendable {
     let credits: ManageCredits
     let refundRequests: AnswerRefundRequests
     let retention: ChooseRetentionMessage
+    let adminTokens: ManageAdminTokens
+    let attempts: CountAttempts
 
     init(store: any StorekeeperStore) {
         submitEvidence = SubmitEvidence(store: store)
@@ -61,5 +63,7 @@ struct UseCases: Sendable {
         credits = ManageCredits(store: store)
         refundRequests = AnswerRefundRequests(store: store)
         retention = ChooseRetentionMessage(store: store)
+        adminTokens = ManageAdminTokens(store: store)
+        attempts = CountAttempts(store: store)
     }
 }

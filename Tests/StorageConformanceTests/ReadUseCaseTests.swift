@@ -124,7 +124,8 @@ struct ReadUseCaseTests {
         #expect(try await actions.deliveries(endpointId: "p", state: nil, limit: 10).isEmpty, "a test goes to the one endpoint asked")
         let delivery = try #require(deliveries.first).delivery
         #expect(
-            try await actions.skip(endpoint: active, deliveryId: delivery.id, actor: "ops", now: t0) == false, "a pending delivery is not skipped")
+            try await actions.skip(endpoint: active, deliveryId: delivery.id, actor: AuditActor(name: "ops", reason: ""), now: t0) == false,
+            "a pending delivery is not skipped")
         #expect(try await store.auditEntries(appId: "app", after: 0, limit: 10).isEmpty, "nothing skipped, nothing audited")
         let feed = ReadEventFeed(store: store)
         #expect(try await feed.events(appId: "app", after: 0, types: [.test], limit: 10).map(\.event.id) == [eventId])

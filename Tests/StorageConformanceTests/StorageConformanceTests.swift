@@ -381,8 +381,8 @@ struct StorageConformanceTests {
             store, [PurchaseEvidence.Purchase(transactionId: "1", originalTransactionId: "1", productId: "coins", purchaseDate: t0)], tag: "f1")
         let refresh = RefreshSubscriber(store: store)
         let quiet = try #require(try await refresh(appId: "app", appUserId: "alice", now: t0))
-        let asked = try #require(try await refresh(appId: "app", appUserId: "alice", actor: "console:ops", now: t0))
-        let nobody = try await refresh(appId: "app", appUserId: "nobody", actor: "ops", now: t0)
+        let asked = try #require(try await refresh(appId: "app", appUserId: "alice", actor: AuditActor(name: "console:ops", reason: ""), now: t0))
+        let nobody = try await refresh(appId: "app", appUserId: "nobody", actor: AuditActor(name: "ops", reason: ""), now: t0)
         #expect(quiet.created && asked.created && nobody == nil)
         let entries = try await store.auditEntries(appId: "app", appUserId: "alice", limit: 10).map(\.entry)
         #expect(entries.map(\.action) == ["subscriber_refreshed"] && entries.map(\.subject) == [asked.verification.id])
@@ -885,7 +885,9 @@ struct StorageConformanceTests {
             store, [PurchaseEvidence.Purchase(transactionId: "b1", originalTransactionId: "b1", productId: "coins", purchaseDate: t0)], user: "bob",
             tag: "b1")
         _ = try await ManagePromotionalGrants(store: store).grant(
-            .init(appId: "app", appUserId: user, entitlementId: "no_ads", duration: "P7D", actor: "ops", reason: "sorry, Carol Q", grantId: nil),
+            .init(
+                appId: "app", appUserId: user, entitlementId: "no_ads", duration: "P7D", actor: AuditActor(name: "ops", reason: ""),
+                reason: "sorry, Carol Q", grantId: nil),
             now: t0)
         try await store.seedOfferings(
             appId: "app", offerings: [Offering(id: "main", packages: [OfferingPackage(id: "$lifetime", productId: "removeads")])], targeting: nil,
@@ -1104,7 +1106,8 @@ struct StorageConformanceTests {
         try await store.seedEntitlements(appId: "app", definitions: [EntitlementDefinition(id: "pro", products: ["pro.monthly"])], now: t0)
         let manage = ManagePromotionalGrants(store: store)
         let request = ManagePromotionalGrants.GrantRequest(
-            appId: "app", appUserId: "alice", entitlementId: "pro", duration: "P7D", actor: "support@example.com", reason: "outage",
+            appId: "app", appUserId: "alice", entitlementId: "pro", duration: "P7D", actor: AuditActor(name: "support@example.com", reason: ""),
+            reason: "outage",
             grantId: "6F1D2C3B-8A4E-4F5D-9B0C-1E2F3A4B5C6D")
         guard case .granted(let grant, created: true) = try await manage.grant(request, now: t0) else {
             Issue.record("not granted")
@@ -1127,16 +1130,19 @@ struct StorageConformanceTests {
 
         guard
             case .revoked(let revoked, changed: true) = try await manage.revoke(
-                appId: "app", grantId: grant.id, actor: "lead@example.com", reason: "granted by mistake", now: t0.addingTimeInterval(60))
+                appId: "app", grantId: grant.id, actor: AuditActor(name: "lead@example.com", reason: ""), reason: "granted by mistake",
+                now: t0.addingTimeInterval(60))
         else {
             Issue.record("not revoked")
             return
         }
         #expect(revoked.revokedAt == t0.addingTimeInterval(60))
         #expect(
-            try await manage.revoke(appId: "app", grantId: grant.id, actor: "lead@example.com", reason: "again", now: t0.addingTimeInterval(90))
+            try await manage.revoke(
+                appId: "app", grantId: grant.id, actor: AuditActor(name: "lead@example.com", reason: ""), reason: "again",
+                now: t0.addingTimeInterval(90))
                 == .revoked(revoked, changed: false))
-        #expect(try await manage.revoke(appId: "app", grantId: "nope", actor: "a", reason: "b", now: t0) == .notFound)
+        #expect(try await manage.revoke(appId: "app", grantId: "nope", actor: AuditActor(name: "a", reason: ""), reason: "b", now: t0) == .notFound)
         let after = try await store.events(appId: "app", after: 0, types: [], limit: 10).map(\.event.type)
         #expect(after == [.promotionalGrant, .entitlementGranted, .promotionalGrantRevoked, .entitlementRevoked], "\(after)")
         let audit = try await manage.audit(appId: "app", after: 0, limit: 10)

@@ -135,9 +135,9 @@ struct WebhookStoreConformanceTests {
         // Replayed: pending again with a job due now; deleting the endpoint removes it all.
         let actions = WebhookEndpointActions(store: store)
         let endpoint = try #require(try await store.endpoint(appId: "app", id: "all"))
-        #expect(try await actions.replay(endpoint: endpoint, deliveryId: nil, actor: "ops", now: t0 + 80) == 1)
+        #expect(try await actions.replay(endpoint: endpoint, deliveryId: nil, actor: AuditActor(name: "ops", reason: ""), now: t0 + 80) == 1)
         // Audited in the same transaction; a replay that finds nothing writes nothing.
-        #expect(try await actions.replay(endpoint: endpoint, deliveryId: nil, actor: "ops", now: t0 + 81) == 0)
+        #expect(try await actions.replay(endpoint: endpoint, deliveryId: nil, actor: AuditActor(name: "ops", reason: ""), now: t0 + 81) == 0)
         let audit = try await store.auditEntries(appId: "app", after: 0, limit: 10).map(\.entry)
         #expect(audit.map(\.action) == ["webhook_replayed"] && audit.first?.actor == "ops" && audit.first?.subject == "all")
         #expect(try await store.deliveries(endpointId: "all", state: .dead, limit: 10).isEmpty)

@@ -67,6 +67,7 @@ struct ConfigurationTests {
         "outagePolicy.provisionalSeconds": .double(3600), "serverAPIEndpoints.production": .string("https://api.example"),
         "serverAPIEndpoints.sandbox": .string("https://sandbox-api.example"), "serverAPIRateLimitShare": .double(0.5),
         "trustedProxies": .stringArray(["10.0.0.0/8"]), "adminKeyGuessesPerSecond": .double(2),
+        "offerSignaturesPerUserPerDay": .int(5),
         "notificationGapFill.enabled": .bool(false),
         "notificationGapFill.intervalSeconds": .double(120), "notificationGapFill.lookbackSeconds": .double(7200),
         "notificationGapFill.onlyFailures": .bool(false), "receiptTrust.enabled": .bool(false), "receiptTrust.appleRoots": .bool(false),

@@ -3,29 +3,11 @@ import Testing
 
 @testable import StorekeeperServer
 
-/// The console's sign-in guard, at fixed instants: what a flood of made-up names can and cannot
-/// do to a real account's lock, and what an unknown name costs.
+/// The console's sign-in guard: what an unknown name costs. (What a flood of made-up names can
+/// and cannot do to a real account's lock: `StorageConformanceTests.attemptLimits`, on both
+/// databases.)
 @Suite("console sign-in guard")
 struct ConsoleGateTests {
-    static let now = Date(timeIntervalSince1970: 1_790_000_000)
-
-    @Test("a real operator's lock survives 10,100 failed sign-ins under made-up names, which are locked the same way and bounded")
-    func lockIsNotFlushed() {
-        let gate = ConsoleGate(protected: ["admin key", "operator reader"])
-        for second in 0..<ConsoleGate.maximumFailures { gate.recordFailure("operator reader", now: Self.now.addingTimeInterval(Double(second))) }
-        let locked = gate.lockedUntil("operator reader", now: Self.now.addingTimeInterval(10))
-        #expect(locked != nil)
-        // The flood: each made-up name once, after the lock (the finding needed 10,100 of them).
-        for index in 0..<(ConsoleGate.capacity + 100) {
-            gate.recordFailure("operator made-up-\(index)", now: Self.now.addingTimeInterval(20))
-        }
-        #expect(gate.lockedUntil("operator reader", now: Self.now.addingTimeInterval(30)) == locked, "the real lock stands")
-        // A made-up name is locked like a real one (a lockout names no account)...
-        for _ in 0..<ConsoleGate.maximumFailures { gate.recordFailure("operator ghost", now: Self.now.addingTimeInterval(40)) }
-        #expect(gate.lockedUntil("operator ghost", now: Self.now.addingTimeInterval(41)) != nil)
-        // ...and the lock ends on time for both.
-        #expect(gate.lockedUntil("operator reader", now: Self.now.addingTimeInterval(ConsoleGate.lockSeconds + 10)) == nil)
-    }
 
     @Test("an unknown operator is checked against a decoy with the real operators' scrypt parameters, which matches no password")
     func unknownCostsTheSame() throws {

@@ -129,10 +129,17 @@ struct OfferingRouteTests {
             let entries = ((audit.json["entries"] as? [[String: Any]]) ?? []).compactMap { $0["entry"] as? [String: Any] }
             #expect(
                 entries.compactMap { $0["action"] as? String } == [
-                    "offering_saved", "offering_targeting_saved", "offering_override_set", "offering_targeting_saved", "offering_override_set",
-                    "offering_deleted", "offering_override_cleared",
+                    "offering_saved", "offering_targeting_saved", "offering_override_set", "admin_change", "offering_targeting_saved",
+                    "offering_override_set", "offering_deleted", "offering_override_cleared",
                 ], "\(audit.text)")
-            #expect(entries.allSatisfy { $0["actor"] as? String == "maria@example.com" && $0["reason"] as? String == "spring sale" })
+            // The product's change (no audit entry of its own) is recorded by the gate.
+            #expect(entries[3]["subject"] as? String == "PUT /v1/admin/apps/demo/products/com.example.pro.monthly", "\(audit.text)")
+            // The actor is the credential the server authenticated; the name the caller gave is kept beside it.
+            #expect(
+                entries.allSatisfy {
+                    $0["actor"] as? String == "admin key" && $0["declaredActor"] as? String == "maria@example.com"
+                        && $0["reason"] as? String == "spring sale" && $0["from"] as? String == "127.0.0.1"
+                }, "\(audit.text)")
             #expect(entries[2]["appUserId"] as? String == "alice" && entries[0]["appUserId"] == nil)
             #expect((entries[0]["change"] as? [String: Any])?["description"] as? String == "Spring")
         }

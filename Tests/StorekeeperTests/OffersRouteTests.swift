@@ -17,9 +17,10 @@ import Testing
 struct OffersRouteTests {
     static let key = ServerAPIKeyConfiguration.generated(keyId: "OFFERKEY01")
 
-    static func withOffers<T>(_ body: (LocalStack) async throws -> T) async throws -> T {
+    static func withOffers<T>(signaturesPerDay: Int = 20, _ body: (LocalStack) async throws -> T) async throws -> T {
         try await withStack(
             configure: {
+                $0.offerSignaturesPerUserPerDay = signaturesPerDay
                 $0.apps[0].serverAPI = .generated()
                 $0.apps[0].offerSigning = Self.key
                 $0.apps[0].offers = [
@@ -52,6 +53,43 @@ struct OffersRouteTests {
 
     func post(_ stack: LocalStack, _ path: String, _ body: String, as headers: [String: String]) async throws -> HTTPJSONClient.Reply {
         try await stack.api.http.send(.POST, path, headers: headers, body: Data(body.utf8))
+    }
+
+    @Test("offer signatures per user are capped for every process: three a day here, then 429 until one is back; another user is not affected")
+    func signatureCap() async throws {
+        try await Self.withOffers(signaturesPerDay: 3) { stack in
+            stack.clock.freeze()
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
+            let offer = #"{"productId":"com.example.pro.monthly","offerId":"comeback"}"#
+            let other = try await stack.startAnotherServer(configuration: stack.configuration)
+            let secondProcess = HTTPJSONClient(httpClient: stack.httpClient, baseURL: other.url)
+            var statuses: [Int] = []
+            for index in 0..<4 {
+                let server = index.isMultiple(of: 2) ? stack.api.http : secondProcess
+                statuses.append(
+                    try await server.send(
+                        .POST, "/v1/subscribers/alice/offers/promotional", headers: try DemoCallers.client(as: "alice"), body: Data(offer.utf8)
+                    ).status)
+            }
+            #expect(statuses == [200, 200, 200, 429], "\(statuses)")
+            let refused = try await post(stack, "/v1/subscribers/alice/offers/promotional", offer, as: try DemoCallers.client(as: "alice"))
+            #expect(refused.errorCode == "rate_limited" && refused.headers["retry-after"] == "28800", "\(refused.headers) \(refused.text)")
+            // The backend asks for the same user: the same cap.
+            #expect(try await post(stack, "/v1/subscribers/alice/offers/promotional", offer, as: DemoCallers.backend).status == 429)
+            stack.clock.advance(by: 28_800)
+            // A user token valid at the server's (moved) clock.
+            let later = Int(stack.clock.now().timeIntervalSince1970)
+            let token = try UserTokens.hs256(["sub": "alice", "exp": later + 300], secret: DemoConfiguration.userTokenSecret)
+            let alice = ["Authorization": "Bearer \(DemoConfiguration.clientKey)", "Storekeeper-User-Token": token]
+            let again = try await post(stack, "/v1/subscribers/alice/offers/promotional", offer, as: alice)
+            #expect(again.status == 200, "one signature is back after a third of a day: \(again.text)")
+            #expect(try await post(stack, "/v1/subscribers/alice/offers/promotional", offer, as: alice).status == 429)
+            try await other.stop()
+        }
     }
 
     @Test("a subscriber's promotional offer: the V1 signature over Apple's payload and the V2 JWS verify with the key; each claim as documented")

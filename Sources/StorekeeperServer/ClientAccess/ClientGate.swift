@@ -84,19 +84,6 @@ struct ClientGate: Sendable {
         return .client(app, appUserId: user)
     }
 
-    /// 429 while `address` has no wrong admin key left to send (`rate` a second, a bucket of ten
-    /// times that, at least 10); nothing is taken.
-    func refuseAdminGuessing(from address: String, rate: Double, now: Date) throws {
-        guard let wait = limiter.wait("admin:\(address)", ratePerSecond: rate, burst: max(10, 10 * rate), now: now) else { return }
-        let seconds = max(1, Int(wait.rounded(.up)))
-        throw StorekeeperError(
-            .rateLimited, "too many wrong admin keys from this address; retry in \(seconds) s", headers: [.retryAfter: String(seconds)])
-    }
-
-    func countFailedAdminKey(from address: String, rate: Double, now: Date) {
-        _ = limiter.take("admin:\(address)", ratePerSecond: rate, burst: max(10, 10 * rate), now: now)
-    }
-
     private func limit(_ name: String, rate: Double, burst: Double, now: Date, what: String) throws {
         guard let wait = limiter.take(name, ratePerSecond: rate, burst: burst, now: now) else { return }
         let seconds = max(1, Int(wait.rounded(.up)))

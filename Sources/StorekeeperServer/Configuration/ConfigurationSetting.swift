@@ -185,6 +185,7 @@ public struct ConfigurationSetting: Sendable {
         .string("serverAPIEndpoints.sandbox", environment: "storekeeper.serverApi.sandbox") { $0.serverAPIEndpoints.sandbox = $1 },
         .double("serverAPIRateLimitShare", environment: "storekeeper.serverApiRateLimitShare") { $0.serverAPIRateLimitShare = $1 },
         .double("adminKeyGuessesPerSecond") { $0.adminKeyGuessesPerSecond = $1 },
+        .int("offerSignaturesPerUserPerDay") { $0.offerSignaturesPerUserPerDay = $1 },
         .strings("trustedProxies") { c, texts in
             var networks: [IPNetwork] = []
             for text in texts {

@@ -64,6 +64,10 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
     /// 10); past it, every admin call from the address is 429 until the bucket refills, before
     /// any key is compared. Far below what guessing needs, far above a mistyped key in a script.
     public var adminKeyGuessesPerSecond: Double = 1
+    /// Offer signatures (promotional and introductory) one user of one app may be given a day,
+    /// ten at most at once, counted in the database for every process: enough for a paywall
+    /// shown many times, far from a stock of signatures to sell.
+    public var offerSignaturesPerUserPerDay: Int = 20
     /// Periodic pull of Apple's notification history, for apps with a Server API key.
     public var notificationGapFill = NotificationGapFillPolicy()
     /// A connection that sends nothing for this long is closed: between requests, and while its
@@ -93,7 +97,7 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
         case host, port, databasePath, sqliteSynchronousFull, adminKey, apps, appleEndpoints, workers, runWorkers
         case attemptTimeoutSeconds, appleTimeouts, leaseSeconds, retry, flagAfterSeconds, excludeOldTransactions, bindingPolicy
         case maxBodyBytes, maxWaitSeconds, receiptTrust, outagePolicy, serverAPIEndpoints, serverAPIRateLimitShare, trustedProxies,
-            adminKeyGuessesPerSecond
+            adminKeyGuessesPerSecond, offerSignaturesPerUserPerDay
         case notificationGapFill
         case idleTimeoutSeconds, requestTimeoutSeconds, maxConnections, shutdownGraceSeconds, webhooks
         case eventRetentionDays, appleHealth, console
@@ -106,6 +110,9 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
         if adminKey.count < 16 { problems.append("adminKey: must be at least 16 characters") }
         if !(adminKeyGuessesPerSecond > 0 && adminKeyGuessesPerSecond <= 1_000_000) {
             problems.append("adminKeyGuessesPerSecond: must be above 0 and at most 1000000")
+        }
+        if !(1...100_000).contains(offerSignaturesPerUserPerDay) {
+            problems.append("offerSignaturesPerUserPerDay: must be 1-100000")
         }
         if !(serverAPIRateLimitShare > 0 && serverAPIRateLimitShare <= ServerAPIKeyConfiguration.largestRateLimitShare) {
             problems.append("serverAPIRateLimitShare: must be above 0 and at most \(Int(ServerAPIKeyConfiguration.largestRateLimitShare))")

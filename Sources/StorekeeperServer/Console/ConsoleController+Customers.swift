@@ -21,7 +21,7 @@ extension ConsoleController {
                 let outcome = try await context.useCases.promotionalGrants.grant(
                     ManagePromotionalGrants.GrantRequest(
                         appId: app.id, appUserId: id, entitlementId: form?.entitlementId ?? "", duration: duration,
-                        actor: "console:\(session.name)", reason: form?.reason ?? "", grantId: nil),
+                        actor: session.auditActor(reason: ""), reason: form?.reason ?? "", grantId: nil),
                     now: context.now())
                 let notice: String =
                     switch outcome {
@@ -40,7 +40,7 @@ extension ConsoleController {
                 let grantId = try ctx.parameters.decoded("grantId")
                 let form = Self.decodeForm(RevokeForm.self, text)
                 let outcome = try await context.useCases.promotionalGrants.revoke(
-                    appId: app.id, grantId: grantId, actor: "console:\(session.name)", reason: form?.reason ?? "", now: context.now())
+                    appId: app.id, grantId: grantId, actor: session.auditActor(reason: ""), reason: form?.reason ?? "", now: context.now())
                 let notice: String =
                     switch outcome {
                     case .revoked: "Revoked grant \(grantId)."
@@ -61,7 +61,7 @@ extension ConsoleController {
                 }
                 guard
                     let result = try await context.useCases.refreshSubscriber(
-                        appId: app.id, appUserId: id, actor: "console:\(session.name)", now: context.now())
+                        appId: app.id, appUserId: id, actor: session.auditActor(reason: ""), now: context.now())
                 else {
                     return customerRedirect(app.id, id, "No purchase of this customer is known: nothing to refresh.", session)
                 }

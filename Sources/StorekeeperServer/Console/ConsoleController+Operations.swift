@@ -38,7 +38,7 @@ extension ConsoleController {
                 var replayed = 0
                 if let endpoint = try await context.useCases.webhookEndpoints.endpoint(appId: app.id, id: endpointId) {
                     replayed = try await context.useCases.webhookEndpoints.replay(
-                        endpoint: endpoint, deliveryId: delivery, actor: "console:\(session.name)", now: context.now())
+                        endpoint: endpoint, deliveryId: delivery, actor: session.auditActor(reason: ""), now: context.now())
                 }
                 if replayed > 0 { context.signal.wake() }
                 context.logger.notice(
@@ -57,7 +57,7 @@ extension ConsoleController {
                 var skipped = false
                 if !delivery.isEmpty, let endpoint = try await context.useCases.webhookEndpoints.endpoint(appId: app.id, id: endpointId) {
                     skipped = try await context.useCases.webhookEndpoints.skip(
-                        endpoint: endpoint, deliveryId: delivery, actor: "console:\(session.name)", now: context.now())
+                        endpoint: endpoint, deliveryId: delivery, actor: session.auditActor(reason: ""), now: context.now())
                 }
                 if skipped { context.signal.wake() }
                 context.logger.notice(

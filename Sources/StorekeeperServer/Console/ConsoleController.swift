@@ -34,7 +34,7 @@ struct ConsoleController {
         library = try ConsoleTemplates.library()
         signer = ConsoleSessionSigner(adminKey: context.configuration.adminKey)
         accounts = context.configuration.console.accounts
-        gate = ConsoleGate(protected: Set(["admin key"] + accounts.keys.map { "operator \($0)" }))
+        gate = ConsoleGate()
         decoy = Self.decoy(for: accounts)
     }
 
@@ -101,7 +101,7 @@ struct ConsoleController {
             try await acting(request, needsAdmin: true) { session, _ in
                 let id = try ctx.parameters.decoded("id")
                 let outcome = try await context.useCases.requeueVerification(
-                    verificationId: id, actor: "console:\(session.name)", now: context.now())
+                    verificationId: id, actor: session.auditActor(reason: ""), now: context.now())
                 if outcome == .requeued { context.signal.wake() }
                 let done: String =
                     switch outcome {
@@ -144,9 +144,12 @@ struct ConsoleController {
         }
         let account = (form.account ?? "").trimmingCharacters(in: .whitespaces)
         let password = form.password ?? ""
-        let key = account.isEmpty ? "admin key" : "operator \(account)"
+        // Counted in the database under the name typed (a made-up one too: a lockout names no
+        // account), so every process locks it at once and no flood of names evicts a lock.
+        let key = account.isEmpty ? "console:admin key" : "console:operator \(account)"
         let now = context.now()
-        if let until = gate.lockedUntil(key, now: now) {
+        let attempts = context.useCases.attempts
+        if let until = try await attempts.blockedUntil(key, limit: .consoleSignIn, now: now) {
             return loginPage(
                 request, status: .tooManyRequests, notice: "Too many failed sign-ins: try again after \(Self.instant(until)).", account: account)
         }
@@ -164,11 +167,11 @@ struct ConsoleController {
             signedIn = exists && matches ? accounts[account].map { ($0.name, $0.role) } : nil
         }
         guard let (name, role) = signedIn else {
-            gate.recordFailure(key, now: now)
+            try await attempts.record(key, limit: .consoleSignIn, now: now)
             context.logger.notice("console: sign-in refused", metadata: ["account": "\(key)"])
             return loginPage(request, status: .unauthorized, notice: "Unknown operator or wrong password.", account: account)
         }
-        gate.recordSuccess(key)
+        try await attempts.clear(key)
         let minutes = context.configuration.console.sessionMinutes
         let session = ConsoleSession(
             name: name, role: role, expires: Int64((now.timeIntervalSince1970 + minutes * 60) * 1000), nonce: ConsoleSessionSigner.randomNonce())

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import StorekeeperDomain
 
 /// A signed-in operator, carried in an HttpOnly cookie signed with a key derived from the admin
 /// key: any process of the deployment reads it without a database; changing the admin key signs
@@ -12,6 +13,11 @@ struct ConsoleSession: Codable, Sendable, Hashable {
     var nonce: String
 
     static let cookieName = "storekeeper_console"
+
+    /// The operator as the audit log names them, from the address they signed in from.
+    func auditActor(reason: String) -> AuditActor {
+        AuditActor(name: "console:\(name)", reason: reason, from: RequestSource.address)
+    }
 }
 
 /// Signs and reads session cookies and derives CSRF tokens (HMAC-SHA256).

@@ -51,7 +51,7 @@ struct AdminController {
         admin.post("verifications/:id/retry") { request, ctx in
             try context.authenticateAdmin(request)
             let id = try ctx.parameters.decoded("id")
-            switch try await context.useCases.requeueVerification(verificationId: id, actor: "admin", now: context.now()) {
+            switch try await context.useCases.requeueVerification(verificationId: id, actor: try AdminInput.actor(request), now: context.now()) {
             case .requeued: break
             case .notFound: throw StorekeeperError(.notFound, "no verification '\(id)'")
             case .busy: throw StorekeeperError(.verificationBusy, "verification '\(id)' is being verified right now")
@@ -117,7 +117,7 @@ struct AdminController {
         }
         let actor = try AdminInput.actor(request)
         guard
-            let result = try await context.useCases.refreshSubscriber(appId: app.id, appUserId: appUserId, actor: actor.name, now: context.now())
+            let result = try await context.useCases.refreshSubscriber(appId: app.id, appUserId: appUserId, actor: actor, now: context.now())
         else {
             throw StorekeeperError(.notFound, "no purchase of '\(appUserId)' is known: nothing to refresh")
         }

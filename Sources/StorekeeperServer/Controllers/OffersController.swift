@@ -51,6 +51,17 @@ struct OffersController {
 
     /// The caller, the user it acts for, and the app's offer signer. A client needs a user token:
     /// a signature lets whoever holds it buy at the offer's price.
+    /// Counts an offer signature for the user, or refuses it (429) past
+    /// `offerSignaturesPerUserPerDay`, counted in the database for every process.
+    private func countSignature(appId: String, user: String, now: Date) async throws {
+        let key = "offers:\(appId):\(user)"
+        let limit = AttemptLimit.offerSignatures(perDay: context.configuration.offerSignaturesPerUserPerDay)
+        if let until = try await context.useCases.attempts.blockedUntil(key, limit: limit, now: now) {
+            throw StorekeeperError.tooManyAttempts("this user was given as many offer signatures as a day allows", until: until, now: now)
+        }
+        try await context.useCases.attempts.record(key, limit: limit, now: now)
+    }
+
     private func prepare(_ request: Request, appUserId: String) async throws -> (Caller, String, OfferSigner) {
         let caller = try await context.authenticateCaller(request)
         if case .client(_, nil) = caller {
@@ -98,6 +109,7 @@ struct OffersController {
         guard answer.decision.eligible else {
             throw StorekeeperError(.offerNotEligible, "the user may not take '\(offer.id)' (reason: \(answer.decision.reason))")
         }
+        try await countSignature(appId: app.id, user: user, now: now)
         let token = AppAccountToken.derive(appUserId: user)
         let timestamp = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
         let v1 = try signer.promotionalV1(productId: offer.productId, offerId: offer.id, appAccountToken: token, nonce: UUID(), timestamp: timestamp)
@@ -136,6 +148,8 @@ struct OffersController {
         else { throw StorekeeperError(.notFound, "no auto-renewable product '\(body.productId.prefix(200))' in the catalog") }
         var jws: String?
         if let transactionId = answer.customerTransactionId {
+            // Only a signature that allows the offer is worth hoarding; a refusal is not counted.
+            if answer.decision.eligible { try await countSignature(appId: app.id, user: user, now: context.now()) }
             jws = try await signer.introductoryEligibility(
                 productId: body.productId, allow: answer.decision.eligible, transactionId: transactionId, now: context.now(), nonce: UUID())
         }

@@ -5,12 +5,10 @@ import Persistence
 import StorekeeperCore
 import StorekeeperDomain
 
-/// Operator routes that give or end access without a purchase, and the audit log of them.
+/// Operator routes that give or end access without a purchase.
 /// Only translation: `ManagePromotionalGrants` decides.
 struct PromotionalGrantsController {
     let context: ServerContext
-
-    static let auditPageLimit = 500
 
     func register(on router: RouteTable) {
         let admin = router.group("v1/admin/apps/:app")
@@ -29,7 +27,8 @@ struct PromotionalGrantsController {
             let body = try StorekeeperJSON.decode(Body.self, from: try await context.body(request))
             let outcome = try await context.useCases.promotionalGrants.grant(
                 ManagePromotionalGrants.GrantRequest(
-                    appId: app.id, appUserId: appUserId, entitlementId: body.entitlementId, duration: body.duration, actor: body.actor,
+                    appId: app.id, appUserId: appUserId, entitlementId: body.entitlementId, duration: body.duration,
+                    actor: try AdminInput.actor(request, declared: body.actor),
                     reason: body.reason, grantId: body.grantId),
                 now: context.now())
             switch outcome {
@@ -59,7 +58,7 @@ struct PromotionalGrantsController {
             }
             let body = try StorekeeperJSON.decode(Body.self, from: try await context.body(request))
             switch try await context.useCases.promotionalGrants.revoke(
-                appId: app.id, grantId: grantId, actor: body.actor, reason: body.reason, now: context.now())
+                appId: app.id, grantId: grantId, actor: try AdminInput.actor(request, declared: body.actor), reason: body.reason, now: context.now())
             {
             case .revoked(let grant, _):
                 context.signal.wake()
@@ -69,24 +68,6 @@ struct PromotionalGrantsController {
             case .notFound: throw StorekeeperError(.notFound, "no promotional grant '\(grantId)'")
             case .invalid(let problems): throw StorekeeperError(.invalidRequest, problems.joined(separator: "; "))
             }
-        }
-        admin.get("audit") { request, ctx in
-            try context.authenticateAdmin(request)
-            let app = try context.app(id: try ctx.parameters.decoded("app"))
-            let query = QueryInput(request)
-            let after = Int64(try query.integer("after", in: 0...Int.max) ?? 0)
-            let limit = try query.integer("limit", in: 1...Self.auditPageLimit) ?? 100
-            let entries = try await context.useCases.promotionalGrants.audit(appId: app.id, after: after, limit: limit)
-            struct Page: Encodable {
-                struct Entry: Encodable {
-                    var cursor: Int64
-                    var entry: AuditEntry
-                }
-                var entries: [Entry]
-                var nextCursor: Int64
-            }
-            return try StorekeeperJSON.response(
-                Page(entries: entries.map { Page.Entry(cursor: $0.cursor, entry: $0.entry) }, nextCursor: entries.last?.cursor ?? after))
         }
     }
 }

@@ -67,6 +67,8 @@ struct ServerContext: Sendable {
     }
 
     /// The apps whose secret key, and whose client key, equal `token`.
+    func appMatching(_ token: String) -> (backend: AppConfiguration?, client: AppConfiguration?) { match(token) }
+
     private func match(_ token: String) -> (backend: AppConfiguration?, client: AppConfiguration?) {
         var backend: AppConfiguration?
         var client: AppConfiguration?
@@ -77,21 +79,15 @@ struct ServerContext: Sendable {
         return (backend, client)
     }
 
-    func authenticateAdmin(_ request: Request) throws {
-        // An address that keeps sending wrong admin keys is refused before any key is compared
-        // (so a guess gets no answer, right or wrong) until its bucket refills.
-        let address = RequestSource.address ?? "unknown"
-        try clientGate.refuseAdminGuessing(from: address, rate: configuration.adminKeyGuessesPerSecond, now: now())
-        guard let token = Self.token(request) else {
-            throw StorekeeperError(.unauthorized, "missing admin key: send 'Authorization: Bearer <admin key>'")
+    /// The operator a route under `v1/admin` is answered for: `AdminGate` admitted them before
+    /// the route ran (credential, role, app). Outside a gated route there is none, and the
+    /// request is refused.
+    @discardableResult
+    func authenticateAdmin(_ request: Request) throws -> AdminPrincipal {
+        guard let principal = AdminSession.principal else {
+            throw StorekeeperError(.unauthorized, "missing admin credential: send 'Authorization: Bearer <admin key or admin token>'")
         }
-        guard KeyComparison.equal(configuration.adminKey, token) else {
-            let known = match(token)
-            if known.client != nil { throw StorekeeperError(.clientKeyNotAllowed, "admin routes take the admin key") }
-            // An app's own key sent by mistake is not a guess; any other key is.
-            if known.backend == nil { clientGate.countFailedAdminKey(from: address, rate: configuration.adminKeyGuessesPerSecond, now: now()) }
-            throw StorekeeperError(.unauthorized, "wrong admin key")
-        }
+        return principal
     }
 
     static func token(_ request: Request) -> String? {

@@ -55,7 +55,8 @@ struct WebhookController {
         admin.post(":id/deliveries/:delivery/replay") { request, ctx in
             let endpoint = try await endpoint(request, ctx)
             let delivery = try ctx.parameters.decoded("delivery")
-            let replayed = try await actions.replay(endpoint: endpoint, deliveryId: delivery, actor: "admin", now: context.now())
+            let replayed = try await actions.replay(
+                endpoint: endpoint, deliveryId: delivery, actor: try AdminInput.actor(request), now: context.now())
             guard replayed == 1 else { throw StorekeeperError(.notFound, "no dead delivery '\(delivery)' for this endpoint") }
             context.signal.wake()
             return try StorekeeperJSON.response(["replayed": replayed], status: .accepted)
@@ -63,7 +64,7 @@ struct WebhookController {
         admin.post(":id/deliveries/:delivery/skip") { request, ctx in
             let endpoint = try await endpoint(request, ctx)
             let delivery = try ctx.parameters.decoded("delivery")
-            guard try await actions.skip(endpoint: endpoint, deliveryId: delivery, actor: "admin", now: context.now()) else {
+            guard try await actions.skip(endpoint: endpoint, deliveryId: delivery, actor: try AdminInput.actor(request), now: context.now()) else {
                 throw StorekeeperError(.notFound, "no dead delivery '\(delivery)' for this endpoint")
             }
             context.signal.wake()
@@ -71,7 +72,7 @@ struct WebhookController {
         }
         admin.post(":id/replay") { request, ctx in
             let endpoint = try await endpoint(request, ctx)
-            let replayed = try await actions.replay(endpoint: endpoint, deliveryId: nil, actor: "admin", now: context.now())
+            let replayed = try await actions.replay(endpoint: endpoint, deliveryId: nil, actor: try AdminInput.actor(request), now: context.now())
             if replayed > 0 { context.signal.wake() }
             return try StorekeeperJSON.response(["replayed": replayed], status: .accepted)
         }

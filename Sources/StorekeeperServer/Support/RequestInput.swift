@@ -123,9 +123,12 @@ enum AdminInput {
     static let actorHeader = HTTPField.Name("Storekeeper-Actor")!
     static let reasonHeader = HTTPField.Name("Storekeeper-Reason")!
 
-    /// The operator as they name themselves; `admin` when they do not.
-    static func actor(_ request: Request) throws -> AuditActor {
-        let actor = AuditActor(name: request.headers[actorHeader] ?? "admin", reason: request.headers[reasonHeader] ?? "")
+    /// The authenticated operator (`AdminGate`), with the name they gave themselves
+    /// (`Storekeeper-Actor`, or `declared` from the body), their reason and their address.
+    static func actor(_ request: Request, declared: String? = nil) throws -> AuditActor {
+        let actor = AuditActor(
+            name: AdminSession.principal?.name ?? "unauthenticated", reason: request.headers[reasonHeader] ?? "",
+            declared: declared ?? request.headers[actorHeader], from: RequestSource.address)
         let problems = actor.problems()
         guard problems.isEmpty else { throw StorekeeperError(.invalidRequest, problems.joined(separator: "; ")) }
         return actor

@@ -10,14 +10,28 @@ struct RouteTable: RouterMethods {
 
     let router: Router<StorekeeperRequestContext>
     let known = KnownRoutes()
+    /// Admits every route under `v1/admin` before it runs.
+    let adminGate: AdminGate?
 
-    init(router: Router<StorekeeperRequestContext>) { self.router = router }
+    init(router: Router<StorekeeperRequestContext>, adminGate: AdminGate? = nil) {
+        self.router = router
+        self.adminGate = adminGate
+    }
+
+    /// Whether `path` is an operator's route, which `adminGate` guards.
+    static func isAdmin(_ path: RouterPath) -> Bool {
+        path.components.count >= 2 && path.components[0].description == "v1" && path.components[1].description == "admin"
+    }
 
     @discardableResult
     func on<Responder: HTTPResponder>(_ path: RouterPath, method: HTTPRequest.Method, responder: Responder) -> Self
     where Responder.Context == Context {
         known.record(path, method)
-        router.on(path, method: method, responder: responder)
+        if let adminGate, Self.isAdmin(path) {
+            router.on(path, method: method, responder: AdminGatedResponder(gate: adminGate, route: path, wrapped: responder))
+        } else {
+            router.on(path, method: method, responder: responder)
+        }
         return self
     }
 
@@ -42,6 +56,9 @@ final class KnownRoutes: Sendable {
             }
         }
     }
+
+    /// Every route registered so far: its pattern and methods, in the order registered.
+    var all: [(path: RouterPath, methods: Set<HTTPRequest.Method>)] { state.withLock { $0 }.map { (path: $0.0, methods: $0.1) } }
 
     /// The methods a path takes (HEAD wherever GET is: the router answers it), or nil when no
     /// route has this path.

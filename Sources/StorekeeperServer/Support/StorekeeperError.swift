@@ -198,3 +198,12 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             status: .serviceUnavailable, headers: [.retryAfter: String(StorageHealth.retryAfterSeconds)])
     }
 }
+
+extension StorekeeperError {
+    /// 429 with `Retry-After`: the whole seconds until `until` (at least 1; a sliver of a
+    /// millisecond past a whole second is not another second).
+    static func tooManyAttempts(_ what: String, until: Date, now: Date) -> StorekeeperError {
+        let seconds = max(1, Int((until.timeIntervalSince(now) - 0.001).rounded(.up)))
+        return StorekeeperError(.rateLimited, "\(what); retry in \(seconds) s", headers: [.retryAfter: String(seconds)])
+    }
+}
