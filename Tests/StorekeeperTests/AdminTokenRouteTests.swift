@@ -113,6 +113,11 @@ struct AdminTokenRouteTests {
             try await send(.DELETE, "\(app)/subscribers/alice/suspension")
             try await send(.POST, "\(app)/webhooks", #"{"url":"https://hooks.example.com/in"}"#)
             try await send(.DELETE, "\(app)/entitlements/extra")
+            try await send(.PUT, "\(app)/offerings/spring", #"{"packages":[{"id":"$annual","productId":"com.example.season.pass"}]}"#)
+            let bob = try await http.send(
+                .PATCH, "/v1/subscribers/bob/attributes", headers: DemoCallers.backend, body: Data(#"{"displayName":"Bob"}"#.utf8))
+            #expect(bob.status == 200, "\(bob.text)")
+            try await send(.DELETE, "\(app)/subscribers/bob")
             let helper = try await Self.token(http, stack, name: "helper", role: "read_only", apps: ["demo"], headers: headers)
             try await send(.POST, "/v1/admin/tokens/\(helper.id)/revoke")
 
@@ -122,7 +127,7 @@ struct AdminTokenRouteTests {
             #expect(
                 actions == [
                     "admin_change", "entitlement_saved", "promotional_grant", "access_suspended", "access_restored", "admin_change",
-                    "entitlement_deleted",
+                    "entitlement_deleted", "offering_saved", "customer_deleted",
                 ], "\(log.text)")
             #expect(entries.allSatisfy { $0["actor"] as? String == "token:ops" && $0["from"] as? String == "127.0.0.1" }, "\(log.text)")
             #expect(entries[0]["subject"] as? String == "PUT /v1/admin/apps/demo/products/com.example.extra")
