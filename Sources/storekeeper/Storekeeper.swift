@@ -10,7 +10,7 @@ struct Storekeeper: AsyncParsableCommand {
         version: StorekeeperVersion.current,
         subcommands: [
             Serve.self, Worker.self, SimulatorCommand.self, Migrate.self, Verify.self, Inspect.self, AppleCommand.self, ImportCommand.self,
-            ConsolePasswordCommand.self, RecomputeLedger.self,
+            ConsolePasswordCommand.self, RecomputeLedger.self, StoreKitConfigCommand.self,
         ],
         defaultSubcommand: Serve.self)
 }

@@ -218,3 +218,43 @@ struct AdminTokenRouteTests {
         }
     }
 }
+
+/// `GET /v1/admin/apps/{app}/storekit-config` (and `storekeeper storekit-config`): the live
+/// catalog, edits included, as the file Xcode reads.
+@Suite("StoreKit configuration export")
+struct StoreKitConfigRouteTests {
+    @Test("the file lists every product for sale with its price, an edited product as edited; a read-only token may export it")
+    func export() async throws {
+        try await withStack { stack in
+            let http = stack.api.http
+            let admin = AdminTokenRouteTests.admin(stack)
+            let edited = try await http.send(
+                .PUT, "/v1/admin/apps/demo/products/com.example.extra", headers: admin,
+                body: Data(#"{"productId":"com.example.extra","type":"consumable","status":"ready_for_sale","priceMicros":1490000,"currency":"USD"}"#.utf8))
+            #expect(edited.status == 200, "\(edited.text)")
+            let reader = try await AdminTokenRouteTests.token(http, stack, name: "xcode", role: "read_only", apps: ["demo"])
+            let reply = try await http.send(.GET, "/v1/admin/apps/demo/storekit-config", headers: AdminTokenRouteTests.bearer(reader.secret))
+            #expect(reply.status == 200 && reply.headers["content-disposition"] == #"attachment; filename="Products.storekit""#)
+            let file = try #require(try JSONSerialization.jsonObject(with: reply.body) as? [String: Any])
+            var written: [String: String] = [:]
+            for item in (file["products"] as? [[String: Any]] ?? []) + (file["nonRenewingSubscriptions"] as? [[String: Any]] ?? []) {
+                written[item["productID"] as? String ?? ""] = item["displayPrice"] as? String
+            }
+            for group in file["subscriptionGroups"] as? [[String: Any]] ?? [] {
+                for item in group["subscriptions"] as? [[String: Any]] ?? [] {
+                    written[item["productID"] as? String ?? ""] = item["displayPrice"] as? String
+                }
+            }
+            #expect(written["com.example.extra"] == "1.49", "\(reply.text)")
+            let catalog = try await http.send(.GET, "/v1/admin/apps/demo/products", headers: admin)
+            let selling = ((catalog.json["products"] as? [[String: Any]]) ?? []).filter {
+                $0["status"] as? String == "ready_for_sale" && ["consumable", "non_consumable", "non_renewing"].contains($0["type"] as? String)
+            }
+            #expect(!selling.isEmpty)
+            for product in selling {
+                let id = product["productId"] as? String ?? ""
+                #expect(written[id] != nil, "\(id) is for sale and missing from the file")
+            }
+        }
+    }
+}

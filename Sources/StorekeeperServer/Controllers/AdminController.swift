@@ -43,6 +43,17 @@ struct AdminController {
             }
             return Response(status: .noContent)
         }
+        admin.get("apps/:app/storekit-config") { request, ctx in
+            try context.authenticateAdmin(request)
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            let file = StoreKitConfigurationFile.contents(
+                appId: app.id, products: try await context.useCases.catalog.products(appId: app.id), groups: app.subscriptionGroups,
+                offers: app.offers)
+            return Response(
+                status: .ok,
+                headers: [.contentType: "application/json", .contentDisposition: #"attachment; filename="Products.storekit""#],
+                body: .init(byteBuffer: ByteBuffer(bytes: try StoreKitConfigurationFile.encode(file))))
+        }
         registerEntitlements(on: admin)
         admin.get("verifications") { request, _ in
             try context.authenticateAdmin(request)
