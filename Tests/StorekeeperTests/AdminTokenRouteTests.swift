@@ -228,9 +228,8 @@ struct StoreKitConfigRouteTests {
         try await withStack { stack in
             let http = stack.api.http
             let admin = AdminTokenRouteTests.admin(stack)
-            let edited = try await http.send(
-                .PUT, "/v1/admin/apps/demo/products/com.example.extra", headers: admin,
-                body: Data(#"{"productId":"com.example.extra","type":"consumable","status":"ready_for_sale","priceMicros":1490000,"currency":"USD"}"#.utf8))
+            let product = #"{"productId":"com.example.extra","type":"consumable","status":"ready_for_sale","priceMicros":1490000,"currency":"USD"}"#
+            let edited = try await http.send(.PUT, "/v1/admin/apps/demo/products/com.example.extra", headers: admin, body: Data(product.utf8))
             #expect(edited.status == 200, "\(edited.text)")
             let reader = try await AdminTokenRouteTests.token(http, stack, name: "xcode", role: "read_only", apps: ["demo"])
             let reply = try await http.send(.GET, "/v1/admin/apps/demo/storekit-config", headers: AdminTokenRouteTests.bearer(reader.secret))
