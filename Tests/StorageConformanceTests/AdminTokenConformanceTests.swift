@@ -27,7 +27,7 @@ extension StorageConformanceTests {
         #expect(try await tokens.principal(secretHash: "hash-2", now: t0) == nil)
         let refused = try await tokens.create(
             .init(name: "bad name!", role: .admin, apps: ["ghost"]), knownApps: ["app"], secretHash: "hash-x", actor: boss, now: t0)
-        #expect(refused == .invalid(["name: 1-64 letters, digits, '-', '_' or '.'", "apps: no app 'ghost'"]))
+        #expect(refused == .invalid(["name: 1-64 ASCII letters, digits, '-', '_' or '.'", "apps: no app 'ghost'"]))
 
         // Rotation: a new secret at once, the old one until the overlap ends, then only the new.
         guard

@@ -42,10 +42,10 @@ public struct AdminToken: Codable, Sendable, Hashable {
     public static func problems(name: String, apps: [String]?, knownApps: Set<String>) -> [String] {
         var problems: [String] = []
         let allowed = name.unicodeScalars.allSatisfy {
-            $0.properties.isAlphabetic || $0.properties.numericType != nil || "-_.".unicodeScalars.contains($0)
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0)
         }
         if name.isEmpty || name.unicodeScalars.count > 64 || !allowed {
-            problems.append("name: 1-64 letters, digits, '-', '_' or '.'")
+            problems.append("name: 1-64 ASCII letters, digits, '-', '_' or '.'")
         }
         if let apps {
             if apps.isEmpty { problems.append("apps: at least one app, or leave it out for every app") }

@@ -10,8 +10,8 @@ import StorekeeperDomain
 struct AdminTokensController {
     let context: ServerContext
 
-    static let auditPageLimit = 500
-    static let exportPageLimit = 10_000
+    /// Entries a page holds at most, as JSON or exported.
+    static let auditPageLimit = 10_000
     /// How long a rotated token keeps working unless the request says: a day.
     static let defaultOverlapSeconds = 86_400
     static let maximumOverlapSeconds = 30 * 86_400
@@ -75,6 +75,9 @@ struct AdminTokensController {
             try AdminInput.refuseFields(data, except: ["name", "role", "apps"], note: nil)
             let body = try StorekeeperJSON.decode(Body.self, from: data)
             let secret = AdminGate.newSecret()
+            if let unknown = body.apps?.first(where: { id in !context.apps.contains { $0.id == id } }) {
+                throw StorekeeperError(.notFound, "no app '\(unknown.prefix(100))'")
+            }
             switch try await context.useCases.adminTokens.create(
                 ManageAdminTokens.NewToken(name: body.name, role: body.role, apps: body.apps), knownApps: Set(context.apps.map(\.id)),
                 secretHash: AdminGate.hash(secret), actor: try AdminInput.actor(request), now: context.now())
@@ -126,7 +129,7 @@ struct AdminTokensController {
         let input = QueryInput(request)
         let format = try input.oneOf("format", ["json", "csv", "jsonl"]) ?? "json"
         let after = Int64(try input.integer("after", in: 0...Int.max) ?? 0)
-        let limit = try input.integer("limit", in: 1...(format == "json" ? Self.auditPageLimit : Self.exportPageLimit)) ?? 100
+        let limit = try input.integer("limit", in: 1...Self.auditPageLimit) ?? 100
         let query = AuditQuery(
             appIds: appIds, actor: input.string("actor"), action: input.string("action"), appUserId: input.string("appUserId"),
             since: try input.date("since"), until: try input.date("until"), after: after, limit: limit)
