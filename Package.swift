@@ -12,10 +12,43 @@ let swiftSettings: [SwiftSetting] = [
     .treatAllWarnings(as: .error),
 ]
 
+/// The app's SDK (docs/SDK.md), declared here as well as in StorekeeperKit/Package.swift, so an app
+/// adds this repository by URL (Xcode's "Add Package", or one line in its manifest) and gets the
+/// `StorekeeperKit` product. SwiftPM builds only what a used product needs, so an app compiles
+/// StorekeeperKit and swift-crypto, never the server's dependencies (`scripts/sdk-package-check.sh`
+/// builds such an app and lists its modules). Chosen over a package trait: every SwiftPM from 5.9
+/// understands it, and the server needs no switch turned on. The two manifests are never in one
+/// graph: this one no longer depends on the subfolder's package, which stays for
+/// `swift test --package-path StorekeeperKit` (the SDK alone, as an app's CI would build it).
+/// Its settings are the SDK package's: its files make their own imports public where they must.
+let sdkSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .treatAllWarnings(as: .error),
+]
+
+// StoreKit, UIKit and Security do not exist on Linux: there only, the stand-ins the SDK's own
+// manifest declares (StorekeeperKit/Package.swift says why), so the adapter is type-checked here too.
+#if os(Linux)
+let sdkStandIns: [Target] = [
+    .target(name: "UIKit", path: "StorekeeperKit/Sources/UIKitForLinux", swiftSettings: sdkSettings),
+    .target(name: "StoreKit", dependencies: ["UIKit"], path: "StorekeeperKit/Sources/StoreKitForLinux", swiftSettings: sdkSettings),
+    .target(name: "SecurityForLinux", path: "StorekeeperKit/Sources/SecurityForLinux", swiftSettings: sdkSettings),
+]
+let sdkStoreKit: [Target.Dependency] = ["StoreKit", "UIKit"]
+let sdkSecurity: [Target.Dependency] = ["SecurityForLinux"]
+#else
+let sdkStandIns: [Target] = []
+let sdkStoreKit: [Target.Dependency] = []
+let sdkSecurity: [Target.Dependency] = []
+#endif
+
 let package = Package(
     name: "storekeeper",
-    platforms: [.macOS(.v15)],
+    platforms: [.macOS(.v15), .iOS(.v16)],
     products: [
+        /// The app's SDK: what an iOS app adds.
+        .library(name: "StorekeeperKit", targets: ["StorekeeperKit"]),
         .executable(name: "storekeeper", targets: ["storekeeper"]),
         .executable(name: "storekeeper-bench", targets: ["storekeeper-bench"]),
         .library(name: "StorekeeperServer", targets: ["StorekeeperServer"]),
@@ -51,10 +84,25 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         // Only with the `OTel` trait (see `traits`): not built otherwise.
         .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
-        // The app's SDK, a package of its own; here for its end-to-end tests against the server.
-        .package(path: "StorekeeperKit"),
     ],
     targets: [
+        // MARK: - The app's SDK
+
+        /// The SDK (StorekeeperKit/Sources/StorekeeperKit): Foundation and swift-crypto only.
+        .target(
+            name: "StorekeeperKit",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")] + sdkStoreKit + sdkSecurity,
+            path: "StorekeeperKit/Sources/StorekeeperKit",
+            swiftSettings: sdkSettings
+        ),
+        /// The App Store simulator as the store, for Linux and tests (never linked into an app).
+        .target(
+            name: "StorekeeperKitSimulator",
+            dependencies: ["StorekeeperKit"] + sdkStoreKit,
+            path: "StorekeeperKit/Sources/StorekeeperKitSimulator",
+            swiftSettings: sdkSettings
+        ),
+
         // MARK: - Targets
 
         /// Apple's wire shapes (verifyReceipt JSON, status codes). Foundation only.
@@ -321,8 +369,8 @@ let package = Package(
         .executableTarget(
             name: "storekeeperkit-example",
             dependencies: [
-                .product(name: "StorekeeperKit", package: "StorekeeperKit"),
-                .product(name: "StorekeeperKitSimulator", package: "StorekeeperKit"),
+                "StorekeeperKit",
+                "StorekeeperKitSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -335,7 +383,7 @@ let package = Package(
         .testTarget(
             name: "StorekeeperKitUnitChecks",
             dependencies: [
-                .product(name: "StorekeeperKit", package: "StorekeeperKit"),
+                "StorekeeperKit",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "StorekeeperKit/Tests/StorekeeperKitUnitTests",
@@ -346,8 +394,8 @@ let package = Package(
             name: "StorekeeperKitTests",
             dependencies: [
                 "AppStoreSimulator", "StorekeeperServer", "StorekeeperTesting", "Persistence", "StorekeeperDomain",
-                .product(name: "StorekeeperKit", package: "StorekeeperKit"),
-                .product(name: "StorekeeperKitSimulator", package: "StorekeeperKit"),
+                "StorekeeperKit",
+                "StorekeeperKitSimulator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
@@ -376,5 +424,5 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
-    ]
+    ] + sdkStandIns
 )

@@ -17,7 +17,9 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SYSTEM = {"Foundation", "FoundationEssentials", "FoundationNetworking", "Synchronization", "Glibc", "Darwin", "Dispatch",
-          "Musl", "Testing", "PackageDescription"}
+          "Musl", "Testing", "PackageDescription",
+          # Apple's framework, imported by the SDK under `#if canImport(Security)` (Linux: SecurityForLinux).
+          "Security"}
 IMPORT = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|fileprivate|private)\s+)?import\s+(?:\w+\s+)?(\w+)")
 
 
