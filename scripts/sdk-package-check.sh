@@ -34,7 +34,7 @@ if ! swift build > "$work/build.log" 2>&1; then
     echo "sdk-package-check: the app did not build" >&2
     exit 1
 fi
-compiled=$(find .build/debug -maxdepth 1 -name '*.build' -type d -printf '%f\n' | sed 's/\.build$//' | sort | tr '\n' ' ')
+compiled=$(find .build/debug/ -maxdepth 1 -name '*.build' -type d -printf '%f\n' | sed 's/\.build$//' | sort | tr '\n' ' ')
 echo "sdk-package-check: built in $(( $(date +%s) - started )) s; compiled: $compiled"
 echo "sdk-package-check: fetched: $(ls .build/checkouts | sort | tr '\n' ' ')"
 for server in Hummingbird PostgresNIO GRDB StorekeeperServer NIOCore; do
