@@ -34,7 +34,11 @@ if ! swift build > "$work/build.log" 2>&1; then
     echo "sdk-package-check: the app did not build" >&2
     exit 1
 fi
-compiled=$(find .build/debug/ -maxdepth 1 -name '*.build' -type d -printf '%f\n' | sed 's/\.build$//' | sort | tr '\n' ' ')
+# A target was compiled when its build directory holds object files (SwiftPM makes the
+# directories of every target in the graph, compiled or not).
+compiled=$(for dir in .build/debug/*.build; do
+    if [[ -n $(find "$dir" -name '*.o' -print -quit) ]]; then basename "$dir" .build; fi
+done | sort | tr '\n' ' ')
 echo "sdk-package-check: built in $(( $(date +%s) - started )) s; compiled: $compiled"
 echo "sdk-package-check: fetched: $(ls .build/checkouts | sort | tr '\n' ' ')"
 for server in Hummingbird PostgresNIO GRDB StorekeeperServer NIOCore; do
