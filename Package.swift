@@ -378,8 +378,7 @@ let package = Package(
         ),
 
         /// The SDK's own unit tests (no server), the files of its package's `StorekeeperKitUnitTests`
-        /// built once more here: the suite runs them with everything else from the one build,
-        /// against the StorekeeperKit its own manifest builds.
+        /// built once more here: the suite runs them with everything else from the one build.
         .testTarget(
             name: "StorekeeperKitUnitChecks",
             dependencies: [

@@ -1,9 +1,11 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-/// The app's half of server mode. A package of its own, so an app that adds it pulls in none of
-/// the server's dependencies: Foundation, and swift-crypto for the signature checks (CryptoKit
-/// underneath on Apple platforms).
+/// The app's half of server mode, as a package of its own: `swift test --package-path
+/// StorekeeperKit` builds and tests the SDK alone, as an app's CI would. Apps add it through the
+/// repository's root manifest, which declares the same `StorekeeperKit` product over these
+/// sources (docs/SDK.md, "Add the package"): Foundation, and swift-crypto for the signature checks
+/// (CryptoKit underneath on Apple platforms).
 let upcoming: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),

@@ -73,7 +73,7 @@ end_stage "install (${#need[@]} packages)" ok
 build_flags=(-Xswiftc -gline-tables-only)
 # Beside the build, on what it leaves of the cores: the outside checks' virtualenvs (downloads and
 # installs that would otherwise run beside the suite, the run's busiest part) and the format lint.
-checks=(contract walkthrough webhooks apple-library container-lint console-check import-check)
+checks=(contract walkthrough webhooks apple-library container-lint console-check import-check sdk-package-check)
 prepared_dir=$(mktemp -d)
 (
   set +e
@@ -164,9 +164,10 @@ export STOREKEEPER_BENCH_BIN=$PWD/.build/debug/storekeeper-bench
 # other, one after another, the README walkthrough as written, webhook signatures by the Standard
 # Webhooks reference library, the simulator by Apple's App Store Server Library, the container
 # file by hadolint, the console driven by a real browser (chromium, selenium), and customers in
-# all 13 states imported through a kill -9 and compared with the same seen live. Each counts as
-# one test; each one's output is shown whole once the suite has ended.
-lanes=("contract" "walkthrough webhooks apple-library container-lint console-check import-check")
+# all 13 states imported through a kill -9 and compared with the same seen live, and a throwaway
+# app that adds StorekeeperKit by URL from a clone (only the SDK and swift-crypto compiled). Each
+# counts as one test; each one's output is shown whole once the suite has ended.
+lanes=("contract" "walkthrough webhooks apple-library container-lint console-check import-check sdk-package-check")
 checks_dir=$(mktemp -d)
 lane_pids=()
 for lane in "${lanes[@]}"; do
@@ -206,7 +207,7 @@ failed=$((failed + suite_failed))
 end_stage "swift test ($suite_total tests)" "$([ "$suite_failed" -eq 0 ] && echo ok || echo "FAILED ($suite_failed)")"
 
 # The SDK's own unit tests run in the suite above (`StorekeeperKitUnitChecks`, the files of
-# StorekeeperKit/Tests built against the StorekeeperKit its own manifest builds): one build, not
+# StorekeeperKit/Tests built against the StorekeeperKit the root manifest builds): one build, not
 # a second one of swift-crypto for one file. `swift test --package-path StorekeeperKit` still
 # builds the package alone, as an app would.
 
