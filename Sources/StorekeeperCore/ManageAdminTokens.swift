@@ -63,8 +63,9 @@ public struct ManageAdminTokens: Sendable {
     public func revoke(id: String, actor: AuditActor, now: Date) async throws -> ChangeOutcome {
         guard var token = try await store.adminToken(id: id) else { return .notFound }
         guard token.isActive(at: now) else { return .inactive(token) }
+        let before = token
         token.revokedAt = now
-        let audit = Self.audit("admin_token_revoked", token, actor: actor, now: now)
+        let audit = Self.audit("admin_token_revoked", token, actor: actor, now: now).before(before)
         guard try await store.updateAdminToken(token, activeAt: now, audit: audit, replacement: nil) else {
             return .inactive(try await store.adminToken(id: id) ?? token)
         }
@@ -76,11 +77,12 @@ public struct ManageAdminTokens: Sendable {
     public func rotate(id: String, overlapSeconds: Int, secretHash: String, actor: AuditActor, now: Date) async throws -> ChangeOutcome {
         guard var old = try await store.adminToken(id: id) else { return .notFound }
         guard old.isActive(at: now) else { return .inactive(old) }
+        let before = old
         let end = now.addingTimeInterval(TimeInterval(overlapSeconds))
         old.expiresAt = min(old.expiresAt ?? end, end)
         let new = AdminToken(
             id: Self.freshId(), name: old.name, role: old.role, apps: old.apps, createdAt: now, createdBy: actor.name, replaces: old.id)
-        let audit = Self.audit("admin_token_rotated", new, actor: actor, now: now)
+        let audit = Self.audit("admin_token_rotated", new, actor: actor, now: now).before(before)
         guard
             try await store.updateAdminToken(
                 old, activeAt: now, audit: audit, replacement: AdminTokenReplacement(token: new, secretHash: secretHash))

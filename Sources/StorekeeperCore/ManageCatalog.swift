@@ -48,9 +48,10 @@ public struct ManageCatalog: Sendable {
     public func save(appId: String, entitlement: EntitlementDefinition, actor: AuditActor, now: Date) async throws -> [String] {
         let problems = entitlement.problems()
         guard problems.isEmpty else { return problems }
+        let before = try await store.entitlementDefinitions(appId: appId).first { $0.id == entitlement.id }
         let audit = AuditEntry.change(
             appId: appId, at: now, actor: actor.name, action: "entitlement_saved", reason: actor.reason, subject: entitlement.id, saved: entitlement
-        ).attributed(to: actor)
+        ).attributed(to: actor).before(before)
         try await store.upsertEntitlement(appId: appId, definition: entitlement, audit: audit, now: now)
         return []
     }
@@ -60,7 +61,7 @@ public struct ManageCatalog: Sendable {
         let audit = AuditEntry.change(
             appId: appId, at: now, actor: actor.name, action: "entitlement_deleted", reason: actor.reason, subject: entitlementId,
             saved: nil as EntitlementDefinition?
-        ).attributed(to: actor)
+        ).attributed(to: actor).before(try await store.entitlementDefinitions(appId: appId).first { $0.id == entitlementId })
         return try await store.deleteEntitlement(appId: appId, entitlementId: entitlementId, audit: audit, now: now)
     }
 }

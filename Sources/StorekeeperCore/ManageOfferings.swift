@@ -23,11 +23,12 @@ public struct ManageOfferings: Sendable {
     public func save(appId: String, offering: Offering, actor: AuditActor, now: Date) async throws -> [String] {
         let problems = offering.problems()
         guard problems.isEmpty else { return problems }
+        let before = try await store.offerings(appId: appId).offerings.first { $0.id == offering.id }
         try await store.upsertOffering(
             appId: appId, offering: offering,
             audit: AuditEntry.change(
                 appId: appId, at: now, actor: actor.name, action: "offering_saved", reason: actor.reason, subject: offering.id, saved: offering
-            ).attributed(to: actor),
+            ).attributed(to: actor).before(before),
             now: now)
         return []
     }
@@ -40,14 +41,15 @@ public struct ManageOfferings: Sendable {
     }
 
     public func delete(appId: String, offeringId: String, actor: AuditActor, now: Date) async throws -> DeleteOutcome {
-        let targeting = try await store.offerings(appId: appId).targeting
+        let stored = try await store.offerings(appId: appId)
+        let targeting = stored.targeting
         let rules = targeting.rules.filter { $0.offering == offeringId }.map(\.id)
         if targeting.current == offeringId || !rules.isEmpty { return .referenced(current: targeting.current == offeringId, rules: rules) }
         // A targeting saved between the read and the delete may still name it: selection then
         // skips the missing offering, so the app is never pointed at nothing it can show.
         let audit = AuditEntry.change(
             appId: appId, at: now, actor: actor.name, action: "offering_deleted", reason: actor.reason, subject: offeringId, saved: nil as Offering?
-        ).attributed(to: actor)
+        ).attributed(to: actor).before(stored.offerings.first { $0.id == offeringId })
         return try await store.deleteOffering(appId: appId, offeringId: offeringId, audit: audit, now: now) ? .deleted : .notFound
     }
 
@@ -60,7 +62,8 @@ public struct ManageOfferings: Sendable {
 
     /// Replaces the targeting whole.
     public func save(appId: String, targeting: OfferingTargeting, actor: AuditActor, now: Date) async throws -> TargetingOutcome {
-        let ids = Set(try await store.offerings(appId: appId).offerings.map(\.id))
+        let stored = try await store.offerings(appId: appId)
+        let ids = Set(stored.offerings.map(\.id))
         let shape = targeting.problems(offerings: targeting.referencedOfferings)
         guard shape.isEmpty else { return .invalid(shape) }
         let unknown = targeting.referencedOfferings.subtracting(ids)
@@ -70,7 +73,7 @@ public struct ManageOfferings: Sendable {
             audit: AuditEntry.change(
                 appId: appId, at: now, actor: actor.name, action: "offering_targeting_saved", reason: actor.reason, subject: "targeting",
                 saved: targeting
-            ).attributed(to: actor),
+            ).attributed(to: actor).before(stored.targeting),
             now: now)
         return .saved
     }

@@ -98,7 +98,7 @@ public struct ManagePromotionalGrants: Sendable {
         let audit = AuditEntry(
             id: "audit_\(id)_revoke", appId: appId, at: now, actor: actor.name, action: "promotional_grant_revoked",
             appUserId: stored.appUserId, reason: reason, subject: id
-        ).attributed(to: actor)
+        ).attributed(to: actor).before(stored)
         guard
             let result = try await store.revokePromotionalGrant(
                 appId: appId, grantId: id, at: now, audit: audit,

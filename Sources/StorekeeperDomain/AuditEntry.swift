@@ -27,6 +27,10 @@ public struct AuditEntry: Codable, Hashable, Sendable {
     public var subject: String
     /// The object as saved, for a change that saves one.
     public var change: JSONValue?
+    /// The object as it was just before the change (read before it, so a change made in between
+    /// by someone else is not told apart), for a change of one small object; nil when it did not
+    /// exist or is not kept.
+    public var before: JSONValue?
 
     public init(
         id: String, appId: String, at: Date, actor: String, action: String, appUserId: String?, reason: String, subject: String,
@@ -41,6 +45,13 @@ public struct AuditEntry: Codable, Hashable, Sendable {
         self.reason = reason
         self.subject = subject
         self.change = change
+    }
+
+    /// The entry with the object as it was before the change.
+    public func before(_ object: (some Encodable)?) -> AuditEntry {
+        var entry = self
+        entry.before = object.flatMap { try? JSONEncoder().encode($0) }.flatMap { try? JSONDecoder().decode(JSONValue.self, from: $0) }
+        return entry
     }
 
     /// The entry in `actor`'s name: who was authenticated, the name they gave, and from where.

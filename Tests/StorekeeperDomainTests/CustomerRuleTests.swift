@@ -96,9 +96,11 @@ struct CustomerRuleTests {
         #expect(erasure.erase(AccessSuspension(reason: "fraud by Hank Q", since: .init(timeIntervalSince1970: 0), actor: "ops")).reason == "[erased]")
         let entry = AuditEntry(
             id: "a1", appId: "app", at: .init(timeIntervalSince1970: 0), actor: "ops", action: "promotional_grant", appUserId: "hank",
-            reason: "Hank Q called", subject: "g1", change: .string("Hank Q"))
+            reason: "Hank Q called", subject: "g1", change: .string("Hank Q")
+        ).before(["reason": "Hank Q called"])
         let erasedEntry = erasure.erase(entry)
         #expect(erasedEntry.reason == "[erased]" && erasedEntry.change == nil && erasedEntry.appUserId == "deleted_1" && erasedEntry.actor == "ops")
+        #expect(entry.before != nil && erasedEntry.before == nil)
         #expect(
             CustomerErasure.scrub("erasure asked by HANK@example.org (Hank Q, id hank)", identifiers: ["hank", "hank@example.org", "Hank Q", ""])
                 == "erasure asked by [deleted] ([deleted], id [deleted])")

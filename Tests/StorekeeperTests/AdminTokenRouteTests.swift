@@ -133,6 +133,9 @@ struct AdminTokenRouteTests {
             #expect(entries[0]["subject"] as? String == "PUT /v1/admin/apps/demo/products/com.example.extra")
             #expect(entries[0]["declaredActor"] as? String == "maria@example.com" && entries[0]["reason"] as? String == "ticket 42")
             #expect(entries[2]["declaredActor"] as? String == "maria", "a grant's body names the operator")
+            // What was there before: nothing for a new entitlement; the definition for its deletion.
+            #expect(entries[1]["before"] == nil && (entries[1]["change"] as? [String: Any])?["products"] as? [String] == ["com.example.extra"])
+            #expect(entries[6]["change"] == nil && (entries[6]["before"] as? [String: Any])?["products"] as? [String] == ["com.example.extra"])
 
             let tokens = try await http.send(.GET, "/v1/admin/audit?actor=token:ops", headers: Self.admin(stack))
             let tokenActions = ((tokens.json["entries"] as? [[String: Any]]) ?? []).compactMap {

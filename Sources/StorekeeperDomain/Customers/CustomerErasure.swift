@@ -117,13 +117,14 @@ public struct CustomerErasure: Sendable, Hashable {
     }
 
     /// An entry about the customer: what was done, by whom and when stay; the reason and the
-    /// object as saved (a grant with its reason) go.
+    /// object as saved and as it was before (a grant with its reason) go.
     public func erase(_ entry: AuditEntry) -> AuditEntry {
         var erased = entry
         erased.appUserId = replaced(entry.appUserId)
         erased.subject = replaced(entry.subject)
         erased.reason = Self.erased(entry.reason)
         erased.change = nil
+        erased.before = nil
         return erased
     }
 }
