@@ -46,6 +46,24 @@ public struct ChildStack: Sendable {
         try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: directory.appendingPathComponent("worker.log").path)
     }
 
+    /// Runs `body` on a started stack and stops it however `body` ends: a test that throws must
+    /// not leave the stack's HTTP clients to be deinitialised unshut (AsyncHTTPClient traps
+    /// then, taking the whole test run with it).
+    public static func run<T>(
+        _ name: String, backend: String, configure: (inout StorekeeperConfiguration) -> Void = { _ in },
+        _ body: (ChildStack) async throws -> T
+    ) async throws -> T {
+        let child = try await start(name, backend: backend, configure: configure)
+        do {
+            let result = try await body(child)
+            try await child.stop()
+            return result
+        } catch {
+            try? await child.stop()
+            throw error
+        }
+    }
+
     /// Stops the simulator and removes the scratch directory.
     public func stop() async throws {
         try await stack.stop()
