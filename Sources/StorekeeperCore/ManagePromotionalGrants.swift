@@ -112,10 +112,6 @@ public struct ManagePromotionalGrants: Sendable {
         try await store.promotionalGrants(appId: appId, appUserId: appUserId)
     }
 
-    public func audit(appId: String, after cursor: Int64, limit: Int) async throws -> [RecordedAuditEntry] {
-        try await store.auditEntries(appId: appId, after: cursor, limit: limit)
-    }
-
     /// What operators did to one customer, newest first.
     public func audit(appId: String, appUserId: String, limit: Int) async throws -> [RecordedAuditEntry] {
         try await store.auditEntries(appId: appId, appUserId: appUserId, limit: limit)

@@ -41,7 +41,7 @@ struct AdminGate: Sendable {
         {
             principal = found
         } else {
-            let known = context.appMatching(token)
+            let known = context.match(token)
             if known.client != nil {
                 failure("client_key")
                 throw StorekeeperError(.clientKeyNotAllowed, "admin routes take the admin key or an admin token")

@@ -67,9 +67,7 @@ struct ServerContext: Sendable {
     }
 
     /// The apps whose secret key, and whose client key, equal `token`.
-    func appMatching(_ token: String) -> (backend: AppConfiguration?, client: AppConfiguration?) { match(token) }
-
-    private func match(_ token: String) -> (backend: AppConfiguration?, client: AppConfiguration?) {
+    func match(_ token: String) -> (backend: AppConfiguration?, client: AppConfiguration?) {
         var backend: AppConfiguration?
         var client: AppConfiguration?
         for app in apps {
