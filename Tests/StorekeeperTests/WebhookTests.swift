@@ -1,3 +1,4 @@
+import AppStoreSimulator
 import Crypto
 import Foundation
 import NIOHTTP1
@@ -82,6 +83,10 @@ struct WebhookTests {
             #expect(first.allSatisfy { !String(decoding: $0.body, as: UTF8.self).contains(secret) })
             Self.capture(first, secret: secret)
 
+            // From here time moves only when this test moves it: a retry comes due, and a delivery
+            // ages past the schedule, at the test's word, however slow the machine.
+            stack.clock.freeze()
+
             // Down with Retry-After, then up: retried, then delivered once.
             receiver.behave(.fail(status: 503, retryAfter: "0"))
             let more = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
@@ -94,6 +99,8 @@ struct WebhookTests {
                     return deliveries.contains { ($0["attempts"] as? [Any])?.isEmpty == false }
                 })
             receiver.behave(.accept)
+            // Past the retry's 0.2 s, well inside the schedule's 2 s.
+            stack.clock.advance(by: 0.5)
             #expect(await receiver.receivedAtLeast(4))
             #expect(receiver.received.last?.json["transactionId"] as? String == more.transactionId)
 
@@ -102,13 +109,17 @@ struct WebhookTests {
             let last = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
             #expect(try await api.postReceipt(appUserId: "grace", receipt: last.receipt, wait: TestWait.seconds).status == 200)
             var dead: [[String: Any]] = []
-            #expect(
-                try await eventually {
-                    let reply = try await api.http.send(
-                        .GET, "/v1/admin/apps/demo/webhooks/\(endpointId)/deliveries?state=dead", headers: admin(api))
-                    dead = reply.json["deliveries"] as? [[String: Any]] ?? []
-                    return dead.count == 1
-                })
+            // Each step lets every due attempt run, then moves past the next retry: the delivery
+            // is dead once an attempt fails 2 s after the first.
+            for _ in 0..<12 {
+                let reply = try await api.http.send(
+                    .GET, "/v1/admin/apps/demo/webhooks/\(endpointId)/deliveries?state=dead", headers: admin(api))
+                dead = reply.json["deliveries"] as? [[String: Any]] ?? []
+                if !dead.isEmpty { break }
+                #expect(try await stack.quiet())
+                stack.clock.advance(by: 0.5)
+            }
+            #expect(dead.count == 1, "\(dead)")
             let attempts = dead.first?["attempts"] as? [[String: Any]] ?? []
             // Each attempt failed: the receiver's 500, or (on a busy machine) no answer within the
             // endpoint's timeout; never a success.
