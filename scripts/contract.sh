@@ -123,8 +123,9 @@ for _ in range(300):
         break
 if verification["state"] != "verified":
     sys.exit(f"seed: the receipt did not verify: {verification}")
+app_transaction = call(sim + f"/sim/devices/{device}/app-transaction")["signedAppTransaction"]
 json.dump({"receipt": purchase["receipt"], "signedTransaction": purchase["signedTransaction"],
-           "verificationId": verification["id"]}, open(out, "w"))
+           "signedAppTransaction": app_transaction, "verificationId": verification["id"]}, open(out, "w"))
 PY
 echo "contract: seeded one verified purchase for contract-user"
 
@@ -168,6 +169,8 @@ values = ["com.example.coins100", "com.example.removeads", "com.example.season.p
 values = [{q(s["receipt"])}]
 [dictionaries.signed-transactions]
 values = [{q(s["signedTransaction"])}]
+[dictionaries.app-transactions]
+values = [{q(s["signedAppTransaction"])}]
 
 [parameters]
 "path.app" = {{ dictionary = "apps", probability = 0.8 }}
@@ -176,6 +179,7 @@ values = [{q(s["signedTransaction"])}]
 "path.productId" = {{ dictionary = "products", probability = 0.3 }}
 "body.receipt" = {{ dictionary = "receipts", probability = 1.0 }}
 "body.signedTransaction" = {{ dictionary = "signed-transactions", probability = 1.0 }}
+"body.signedAppTransaction" = {{ dictionary = "app-transactions", probability = 1.0 }}
 
 # Apple's signature cannot be produced from a schema: a valid-looking notification is still
 # refused for what it is (400 not a JWS, 403 bad signature or password, 422 unknown bundle id).
@@ -242,10 +246,11 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "404", "409",
 
 # The coverage phase draws its valid receipts and transactions from the schema, not from the
 # dictionaries, so there they are refused for what they contain (400 invalid_receipt or
-# invalid_signed_transaction, 422 signed_transaction_rejected). The fuzzing phase sends the
+# invalid_signed_transaction or invalid_app_transaction, 422 signed_transaction_rejected or
+# app_transaction_rejected). The fuzzing phase sends the
 # real ones and must be accepted.
 [[operations]]
-include-operation-id = ["submitReceipt", "submitSignedTransaction"]
+include-operation-id = ["submitReceipt", "submitSignedTransaction", "postAppTransaction"]
 phases.coverage.checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "422"]
 """)
 PY

@@ -232,9 +232,10 @@ extension SimulatedAppStore {
             "versionExternalIdentifier": 0,
             "receiptCreationDate": ms(now),
             "originalPurchaseDate": ms(firstPurchase),
-            "originalApplicationVersion": "1",
+            "originalApplicationVersion": device.originalApplicationVersion,
             "appTransactionId": device.appTransactionId,
             "originalPlatform": "iOS",
+            "signedDate": ms(now),
         ]
         if let appAppleId = app.appAppleId { payload["appAppleId"] = appAppleId }
         let json = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])

@@ -33,11 +33,14 @@ extension SimulatorServer {
             struct Body: Decodable {
                 var bundleId: String
                 var environment: String?
+                /// The app version this customer first obtained (default "1").
+                var originalApplicationVersion: String?
             }
             let body: Body = try await Self.decode(request)
             let env = AppStoreEnvironment(storageName: body.environment ?? "sandbox") ?? .sandbox
             return try await Self.guarded {
-                let device = try await store.state.createDevice(bundleId: body.bundleId, environment: env)
+                let device = try await store.state.createDevice(
+                    bundleId: body.bundleId, environment: env, originalApplicationVersion: body.originalApplicationVersion)
                 return Self.json(DeviceView(deviceId: device.id, bundleId: device.bundleId, environment: env.storageName), status: .created)
             }
         }
@@ -51,6 +54,8 @@ extension SimulatorServer {
                 var promotionalOffer: SignedPromotionalOffer?
                 /// StoreKit's `introductoryOfferEligibility(compactJWS:)`: the server's eligibility JWS.
                 var introductoryOfferEligibility: String?
+                /// StoreKit's `winBackOffer(_:)`: the id of one of the product's win-back offers.
+                var winBackOffer: String?
             }
             let body: Body = try await Self.decode(request)
             let deviceId = try Self.deviceId(context)
@@ -58,13 +63,24 @@ extension SimulatorServer {
                 let now = store.now()
                 let tx = try await store.state.purchase(
                     deviceId: deviceId, productId: body.productId, quantity: body.quantity ?? 1, now: now, appAccountToken: body.appAccountToken,
-                    offer: body.offer, promotionalOffer: body.promotionalOffer, introductoryEligibility: body.introductoryOfferEligibility)
+                    offer: body.offer, promotionalOffer: body.promotionalOffer, introductoryEligibility: body.introductoryOfferEligibility,
+                    winBackOffer: body.winBackOffer)
                 let receipt = try await store.receipt(deviceId: deviceId, now: now)
                 let signed = try await store.signedTransaction(tx, now: now)
                 return Self.json(
                     PurchaseView(
                         transaction: SimulatedAppStore.wire(tx), receipt: Data(receipt).base64EncodedString(), signedTransaction: signed),
                     status: .created)
+            }
+        }
+        // StoreKit's `AppTransaction.shared` on the device: its app transaction, signed now.
+        sim.get("devices/:device/app-transaction") { _, context in
+            let deviceId = try Self.deviceId(context)
+            return try await Self.guarded {
+                guard let device = await store.state.device(deviceId), let app = await store.state.app(device.bundleId) else {
+                    throw SimulatorState.Failure(status: 404, code: "unknown_device", message: "no device")
+                }
+                return Self.json(["signedAppTransaction": try await store.signedAppTransaction(device, app: app, now: store.now())])
             }
         }
         sim.get("devices/:device/receipt") { _, context in

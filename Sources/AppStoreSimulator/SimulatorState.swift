@@ -88,6 +88,9 @@ actor SimulatorState {
         var bundleId: String
         var environment: AppStoreEnvironment
         var transactionIds: [String]
+        /// The app version the customer first obtained (the app transaction's
+        /// `originalApplicationVersion`): a test makes a customer who bought before a change.
+        var originalApplicationVersion = "1"
 
         /// Apple's per-customer app transaction id: a number, the same for the device every
         /// time (FNV-1a 64 of its UUID, in a 16-digit range).
@@ -151,9 +154,10 @@ actor SimulatorState {
         return String(nextId)
     }
 
-    func createDevice(bundleId: String, environment: AppStoreEnvironment) throws -> Device {
+    func createDevice(bundleId: String, environment: AppStoreEnvironment, originalApplicationVersion: String? = nil) throws -> Device {
         guard apps[bundleId] != nil else { throw Failure(status: 404, code: "unknown_app", message: "no app \(bundleId)") }
-        let device = Device(id: UUID(), bundleId: bundleId, environment: environment, transactionIds: [])
+        var device = Device(id: UUID(), bundleId: bundleId, environment: environment, transactionIds: [])
+        if let originalApplicationVersion { device.originalApplicationVersion = originalApplicationVersion }
         devices[device.id] = device
         return device
     }
@@ -173,7 +177,7 @@ actor SimulatorState {
 
     func purchase(
         deviceId: UUID, productId: String, quantity: Int, now: Date, appAccountToken: String? = nil, offer: Offer? = nil,
-        promotionalOffer: SignedPromotionalOffer? = nil, introductoryEligibility: String? = nil
+        promotionalOffer: SignedPromotionalOffer? = nil, introductoryEligibility: String? = nil, winBackOffer: String? = nil
     ) throws -> Transaction {
         guard var device = devices[deviceId] else { throw Failure(status: 404, code: "unknown_device", message: "no device") }
         guard let app = apps[device.bundleId], let product = app.products.first(where: { $0.productId == productId }) else {
@@ -196,6 +200,9 @@ actor SimulatorState {
                 promotionalOffer, app: app, product: product, appAccountToken: appAccountToken, now: now, usedNonces: &nonces)
             usedOfferNonces = nonces
             offer = Offer(type: 2, identifier: sold.id, discountType: sold.discountType, period: sold.period, priceMicros: sold.priceMicros)
+        }
+        if let winBackOffer {
+            offer = try winBack(winBackOffer, product: product, device: device, alongside: offer, now: now)
         }
         if let offer {
             guard product.kind == .autoRenewable else {
@@ -551,6 +558,30 @@ actor SimulatorState {
     /// commitments; nil otherwise. The purchase is payment 1 and each renewal the next, so
     /// renewals after the twelfth start a new commitment. Counted from the purchase's history
     /// rather than stored, so it holds for renewals made lazily and after billing recovery.
+    /// StoreKit's `winBackOffer(_:)`: the App Store sells a win-back offer of the product only to
+    /// a customer whose subscription in its group lapsed (let expire: not refunded, not in billing
+    /// retry) and who has none active there now, failing with StoreKit's purchase errors.
+    func winBack(_ offerId: String, product: SimulatedProduct, device: Device, alongside other: Offer?, now: Date) throws -> Offer {
+        guard other == nil, product.kind == .autoRenewable else {
+            throw Failure(status: 400, code: "offer_not_applicable", message: "one offer, on an auto-renewable subscription")
+        }
+        guard let sold = product.offers?.first(where: { $0.id == offerId && $0.winBack == true }) else {
+            throw Failure(status: 400, code: "invalidOfferIdentifier", message: "no win-back offer '\(offerId)' of \(product.productId)")
+        }
+        let group = apps[device.bundleId]?.products.filter { $0.subscriptionGroupIdentifier == product.subscriptionGroupIdentifier }.map(\.productId)
+        let inGroup = subscriptions.values.filter { $0.deviceId == device.id && (group ?? [product.productId]).contains($0.productId) }
+        let latest = inGroup.compactMap { subscription in transactions[subscription.latestTransactionId].map { (subscription: subscription, tx: $0) }
+        }
+        let active = latest.contains { ($0.tx.expiresDate ?? .distantPast) > now && $0.tx.cancellationDate == nil }
+        let lapsed = latest.contains {
+            $0.subscription.billingFailedAt == nil && $0.tx.cancellationDate == nil && ($0.tx.expiresDate.map { $0 <= now } ?? false)
+        }
+        guard lapsed, !active else {
+            throw Failure(status: 400, code: "ineligibleForOffer", message: "win-back offers are for customers whose subscription lapsed")
+        }
+        return Offer(type: 4, identifier: sold.id, discountType: sold.discountType, period: sold.period, priceMicros: sold.priceMicros)
+    }
+
     func commitmentPosition(of transaction: Transaction) -> CommitmentPosition? {
         guard transaction.kind == .autoRenewable, configuration.commitmentProductIds.contains(transaction.productId) else { return nil }
         let payments = deviceTransactions(transaction.deviceId)

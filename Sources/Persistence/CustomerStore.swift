@@ -70,3 +70,11 @@ public struct CustomerDeletion: Codable, Sendable, Hashable {
         self.rows = rows
     }
 }
+
+/// The customer's app transaction, as the app last posted it (docs/CUSTOMERS.md).
+public protocol AppTransactionStore: Sendable {
+    func appTransaction(appId: String, appUserId: String) async throws -> CustomerAppTransaction?
+    /// Keeps `record` unless the stored one was signed later (a replayed older copy changes
+    /// nothing); answers what is stored afterwards.
+    func recordAppTransaction(appId: String, appUserId: String, _ record: CustomerAppTransaction) async throws -> CustomerAppTransaction
+}

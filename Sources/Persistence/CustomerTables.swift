@@ -8,7 +8,7 @@ public enum CustomerTables {
         "refund_requests",
     ]
     /// Rows removed: the customer's own data and settings.
-    public static let removed = ["subscriber_attributes", "offering_overrides", "aliases"]
+    public static let removed = ["subscriber_attributes", "offering_overrides", "aliases", "app_transactions"]
     /// Besides those, rewritten row by row: `verifications` (hints cleared), `promotional_grants`,
     /// `events` and `audit_log` (bodies that name them).
     public static let rewritten = ["verifications", "promotional_grants", "events", "audit_log"]
@@ -18,7 +18,7 @@ public enum CustomerTables {
         "transactions", "subscriptions", "ledger", "ownership_bindings", "provisional_grants", "credit_spends", "refund_requests",
     ]
     /// Moved only where the known user has no row of their own (theirs wins).
-    public static let transferredUnlessPresent = ["subscriber_attributes", "offering_overrides", "access_suspensions"]
+    public static let transferredUnlessPresent = ["subscriber_attributes", "offering_overrides", "access_suspensions", "app_transactions"]
 
     /// How an app user id appears inside a stored JSON body, in either dialect.
     public static func mentions(of appUserId: String) -> [String] {

@@ -34,6 +34,7 @@ enum SQLiteMigrations {
         ("M0026_WinBackOffers", m0026WinBackOffers),
         ("M0027_CreditSpendKeysPerUser", m0027CreditSpendKeysPerUser),
         ("M0028_AdminTokens", m0028AdminTokens),
+        ("M0029_AppTransactions", m0029AppTransactions),
     ]
 
     static var migrator: DatabaseMigrator {

@@ -8,7 +8,7 @@ public import StorekeeperDomain
 /// (entitlements, the console) agree.
 public struct ReadSubscriber: Sendable {
     public typealias Store = LedgerStore & CatalogStore & VerificationStore & PromotionalGrantStore & EventStore & CustomerStore & IdentityStore
-        & CreditStore
+        & CreditStore & AppTransactionStore
 
     let store: any Store
 
@@ -31,6 +31,7 @@ public struct ReadSubscriber: Sendable {
         view.attributes = try await store.attributes(appId: appId, appUserId: appUserId)
         view.apply(try await store.suspension(appId: appId, appUserId: appUserId))
         view.aliases = try await store.aliases(appId: appId, appUserId: appUserId)
+        view.appTransaction = try await store.appTransaction(appId: appId, appUserId: appUserId)
         return view
     }
 }

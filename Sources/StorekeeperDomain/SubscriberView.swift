@@ -73,6 +73,9 @@ public struct SubscriberView: Codable, Hashable, Sendable {
     public var accessSuspended: AccessSuspension? = nil
     /// The anonymous ids linked to this user (docs/IDENTITY.md); every route accepts any of them.
     public var aliases: [String]? = nil
+    /// The customer's app transaction as the app last posted it (``CustomerAppTransaction``):
+    /// the app version they first obtained. Absent until the app posts one.
+    public var appTransaction: CustomerAppTransaction? = nil
 
     /// Takes what the user spent from the balance their purchases built.
     public mutating func deductSpent(_ spent: Int) {

@@ -34,6 +34,7 @@ struct UseCases: Sendable {
     let retention: ChooseRetentionMessage
     let adminTokens: ManageAdminTokens
     let attempts: CountAttempts
+    let appTransactions: RecordAppTransaction
 
     init(store: any StorekeeperStore) {
         submitEvidence = SubmitEvidence(store: store)
@@ -65,5 +66,6 @@ struct UseCases: Sendable {
         retention = ChooseRetentionMessage(store: store)
         adminTokens = ManageAdminTokens(store: store)
         attempts = CountAttempts(store: store)
+        appTransactions = RecordAppTransaction(store: store)
     }
 }

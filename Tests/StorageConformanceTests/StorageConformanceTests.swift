@@ -897,9 +897,15 @@ struct StorageConformanceTests {
                 appId: "app", appUserId: user, offeringId: "main", actor: AuditActor(name: "ops", reason: ""), now: t0) == .set)
         let events = try await store.events(appId: "app", after: 0, types: [], limit: 50).map(\.event)
         #expect(events.contains { $0.appUserId == user && $0.entitlements?.attributes?.email == "carol@example.org" }, "events carry the attributes")
+        _ = try await store.recordAppTransaction(
+            appId: "app", appUserId: user,
+            CustomerAppTransaction(
+                appTransactionId: "7000000000000001", environment: "Sandbox", originalAppVersion: "1.0", originalPurchaseDate: t0,
+                originalPlatform: "iOS", signedDate: t0, receivedAt: t0))
         let held = try await store.tablesMentioning(user)
         for table in [
             "transactions", "ledger", "events", "verifications", "subscriber_attributes", "offering_overrides", "promotional_grants", "audit_log",
+            "app_transactions",
         ] {
             #expect(held[table] != nil, "\(table) held the id before: \(held)")
         }
@@ -924,6 +930,7 @@ struct StorageConformanceTests {
                 appId: "app", appUserId: user,
                 actor: AuditActor(name: "dpo@example.com", reason: "erasure request of CAROL@example.org (Carol Q), ticket 77"), now: t0))
         #expect(CustomerErasure.isTombstone(deletion.tombstone) && deletion.rows["transactions"] == 1 && deletion.rows["subscriber_attributes"] == 1)
+        #expect(try await store.appTransaction(appId: "app", appUserId: user) == nil && deletion.rows["app_transactions"] == 1)
         for needle in [user, "carol@example.org", "Carol Q", "vermilion", "chargeback by", "sorry,"] {
             let left = try await store.tablesMentioning(needle)
             #expect(left.isEmpty, "\(needle) still in \(left)")

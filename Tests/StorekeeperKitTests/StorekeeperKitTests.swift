@@ -64,6 +64,8 @@ struct StorekeeperKitTests {
 
         func products(for ids: [String]) async throws -> [StoreProduct] { try await front.products(for: ids) }
 
+        func appTransaction() async throws -> String? { try await front.appTransaction() }
+
         func finish(_ transaction: StoreTransaction) async throws {
             if try await !granted(transaction.id) { finishedBeforeGrant.withLock { $0.append(transaction.id) } }
             try await front.finish(transaction)
@@ -277,7 +279,7 @@ struct StorekeeperKitTests {
     }
 
     @Test(
-        "introductory eligibility and win-back: the server's JWS goes to the store with the purchase; a lapsed subscriber is told the win-back offers Apple names",
+        "introductory eligibility and win-back: the server's JWS goes to the store with the purchase; a lapsed subscriber is told the win-back offers Apple names and buys one, which the store refuses a subscriber",
         arguments: Front.allCases)
     func introductoryAndWinBack(_ front: Front) async throws {
         try await withKitStack(
@@ -285,7 +287,8 @@ struct StorekeeperKitTests {
         ) { stack, key in
             try await stack.sendNotifications()
             let (_, store, transport) = try await shop(stack, front)
-            let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
+            let state = Self.stateDirectory()
+            let sdk = kit(stack, key, store: store, transport: transport, state: state)
             guard case .granted = try await sdk.purchase(productId: "com.example.coins100") else {
                 Issue.record("the coins were not granted")
                 return
@@ -310,6 +313,12 @@ struct StorekeeperKitTests {
                 try await sdk.purchase(productId: "com.example.coins100", introductoryEligibility: after)
             }
             #expect(try await sdk.winBackOffers().isEmpty, "subscribed: nothing to win back")
+            // Asked for anyway, the store decides: a subscriber may not take it, nothing is charged.
+            let early = await #expect(throws: StorekeeperKitError.self) {
+                try await sdk.purchase(productId: "com.example.pro.monthly", winBackOfferId: "winback")
+            }
+            #expect(early?.serverCode == "ineligibleForOffer", "\(String(describing: early))")
+            #expect(try Self.journaled(state) == 0, "the refused intent leaves the journal")
 
             let plan = try #require(
                 try await stack.store.transactions(appId: "demo", appUserId: "ann").first { $0.productId == "com.example.pro.monthly" })
@@ -318,6 +327,41 @@ struct StorekeeperKitTests {
             #expect(
                 try await eventually { try await sdk.winBackOffers().map(\.offerId) == ["winback"] },
                 "lapsed: the offer Apple's renewal info names")
+
+            // Bought as any purchase: journaled, posted, granted, then finished once.
+            let offer = try #require(try await sdk.winBackOffers().first)
+            let won = try await sdk.purchase(winBackOffer: offer)
+            guard case .granted(let back) = won else {
+                Issue.record("the win-back purchase: \(won)")
+                return
+            }
+            #expect(back.isActive("pro"))
+            let taken = try await stack.store.transactions(appId: "demo", appUserId: "ann").filter { $0.offer?.identifier == "winback" }
+            #expect(taken.count == 1 && taken.first?.offer?.type == 4, "\(taken)")
+            #expect(try await store.unfinished().isEmpty && store.finishedBeforeGrant.withLock { $0 }.isEmpty)
+            #expect(store.finishedCount.withLock { $0 }.values.allSatisfy { $0 == 1 })
+            #expect(try Self.journaled(state) == 0)
+        }
+    }
+
+    @Test(
+        "the device's app transaction: posted, verified by the server and kept on the user with the version first obtained; the subscriber answer carries it",
+        arguments: Front.allCases)
+    func appTransaction(_ front: Front) async throws {
+        try await withKitStack { stack, key in
+            let device = try await SimulatorStoreFront.createDevice(
+                simulatorURL: URL(string: stack.simulatorURL)!, bundleId: DemoConfiguration.bundleId, originalApplicationVersion: "1.2")
+            let store = storeFront(stack, device, front)
+            let sdk = kit(stack, key, store: store, transport: Switchboard(), state: Self.stateDirectory())
+            let info = try #require(try await sdk.postAppTransaction())
+            #expect(info.originalAppVersion == "1.2" && info.environment == "Sandbox" && !info.appTransactionId.isEmpty, "\(info)")
+            #expect(info.originalPlatform == "iOS")
+            let view = try await stack.api.subscriber("ann")
+            #expect(view.appTransaction?.originalAppVersion == "1.2" && view.appTransaction?.appTransactionId == info.appTransactionId)
+            #expect(view.appTransaction?.obtainedBefore(version: "2.0") == true && view.appTransaction?.obtainedBefore(version: "1.1") == false)
+            // Posted again (each launch): the same record, newer or as new.
+            let again = try #require(try await sdk.postAppTransaction())
+            #expect(again.appTransactionId == info.appTransactionId && again.signedDate >= info.signedDate)
         }
     }
 

@@ -78,3 +78,51 @@ struct AppTransactionTests {
         }
     }
 }
+
+/// `POST /v1/subscribers/{id}/app-transaction` attacked: whose path, what body, whose signature.
+@Suite("the device's app transaction, posted")
+struct AppTransactionRouteTests {
+    @Test(
+        "kept for the caller's own user or anonymous id; refused for another user's path, without a token for a known user, for text that is no JWS, for a signed transaction, for a missing field"
+    )
+    func attacks() async throws {
+        try await withStack(configure: { $0.apps[0].client?.allowAnonymous = true }) { stack in
+            let http = stack.api.http
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle)
+            let signed = try #require(
+                try await stack.simulator.http.send(.GET, "/sim/devices/\(device.uuidString)/app-transaction").json["signedAppTransaction"] as? String)
+            func post(_ user: String, _ body: String, as headers: [String: String]) async throws -> HTTPJSONClient.Reply {
+                try await http.send(.POST, "/v1/subscribers/\(user)/app-transaction", headers: headers, body: Data(body.utf8))
+            }
+            let body = #"{"signedAppTransaction":"\#(signed)"}"#
+
+            let own = try await post("ann", body, as: try DemoCallers.client(as: "ann"))
+            #expect(own.status == 200 && own.json["originalAppVersion"] as? String == "1" && own.json["environment"] as? String == "Sandbox", "\(own.text)")
+            #expect(try await stack.api.subscriber("ann").appTransaction?.appTransactionId == own.json["appTransactionId"] as? String)
+            let backend = try await post("bob", body, as: DemoCallers.backend)
+            #expect(backend.status == 200, "\(backend.text)")
+            let anonymousId = "$anon:" + UUID().uuidString.lowercased()
+            let anonymous = try await post(anonymousId, body, as: DemoCallers.anonymous)
+            #expect(anonymous.status == 200, "\(anonymous.text)")
+
+            let other = try await post("carl", body, as: try DemoCallers.client(as: "ann"))
+            #expect(other.status == 403 && other.errorCode == "other_user", "\(other.text)")
+            #expect(try await stack.api.subscriber("carl").appTransaction == nil, "nothing kept for another user")
+            let tokenless = try await post("ann", body, as: DemoCallers.anonymous)
+            #expect(tokenless.status == 401, "\(tokenless.text)")
+
+            let notJWS = try await post("ann", #"{"signedAppTransaction":"a.b.c"}"#, as: DemoCallers.backend)
+            #expect(notJWS.status == 400 && notJWS.errorCode == "invalid_app_transaction", "\(notJWS.text)")
+            let purchase = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
+            let transaction = try await post("ann", #"{"signedAppTransaction":"\#(purchase.signedTransaction)"}"#, as: DemoCallers.backend)
+            #expect(transaction.status == 422 && transaction.errorCode == "app_transaction_rejected", "\(transaction.text)")
+            // The payload with its last signature byte changed: Apple's signature no longer holds.
+            var forged = Array(signed)
+            forged[forged.count - 2] = forged[forged.count - 2] == "A" ? "B" : "A"
+            let edited = try await post("ann", #"{"signedAppTransaction":"\#(String(forged))"}"#, as: DemoCallers.backend)
+            #expect([400, 422].contains(edited.status), "\(edited.text)")
+            let missing = try await post("ann", "{}", as: DemoCallers.backend)
+            #expect(missing.status == 400, "\(missing.text)")
+        }
+    }
+}

@@ -1,3 +1,4 @@
+import AppStoreModels
 import Foundation
 import Hummingbird
 import JobQueue
@@ -14,6 +15,9 @@ struct CustomersController {
     func register(on router: RouteTable) {
         router.group("v1").patch("subscribers/:appUserId/attributes") { request, ctx in
             try await updateAttributes(request, appUserId: try ctx.parameters.decoded("appUserId"))
+        }
+        router.group("v1").post("subscribers/:appUserId/app-transaction") { request, ctx in
+            try await postAppTransaction(request, appUserId: try ctx.parameters.decoded("appUserId"))
         }
         router.group("v1/admin/apps/:app").delete("subscribers/:appUserId") { request, ctx in
             try context.authenticateAdmin(request)
@@ -57,6 +61,26 @@ struct CustomersController {
             context.signal.wake()
             return Response(status: .noContent)
         }
+    }
+
+    /// `{"signedAppTransaction": "<JWS>"}`: the device's app transaction, kept on the customer
+    /// once it verifies as Apple's for this app. Whoever may act for the user may post it (an
+    /// anonymous id's follows them when they log in); it proves how the app was obtained, not
+    /// who the user is, so it grants nothing by itself.
+    func postAppTransaction(_ request: Request, appUserId: String) async throws -> Response {
+        struct Body: Decodable { var signedAppTransaction: String }
+        let caller = try await context.authenticateCaller(request)
+        let appUserId = try await context.identify(caller, appUserId)
+        let data = try await context.body(request)
+        let body = try StorekeeperJSON.decode(Body.self, from: data)
+        let now = context.now()
+        let (payload, environment) = try await context.signedTransactionGate.appTransaction(body.signedAppTransaction, app: caller.app, now: now)
+        let record = CustomerAppTransaction(
+            appTransactionId: payload.appTransactionId ?? "", environment: environment.rawValue,
+            originalAppVersion: payload.originalApplicationVersion, originalPurchaseDate: payload.originalPurchaseDate?.date,
+            originalPlatform: payload.originalPlatform, signedDate: payload.signedDate?.date ?? now, receivedAt: now)
+        let stored = try await context.useCases.appTransactions(appId: caller.app.id, appUserId: appUserId, record)
+        return try context.respond(request, caller, stored, requestBody: data)
     }
 
     /// A merge patch: a field sent sets it, `null` clears it, a field left out stays; `custom`

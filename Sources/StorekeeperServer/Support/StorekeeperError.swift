@@ -24,6 +24,11 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
         public static let signedTransactionRejected = Code("signed_transaction_rejected", .unprocessableContent)
         public static let appAccountTokenMismatch = Code("app_account_token_mismatch", .conflict)
         public static let invalidNotification = Code("invalid_notification", .badRequest)
+        /// Not a compact JWS at all, where an app transaction was expected.
+        public static let invalidAppTransaction = Code("invalid_app_transaction", .badRequest)
+        /// A JWS that is not a verified app transaction of this app (chain, signature, bundle,
+        /// environment, or another kind of payload).
+        public static let appTransactionRejected = Code("app_transaction_rejected", .unprocessableContent)
         /// Signature, chain or claims of a notification failed; the message names the failure code.
         public static let notificationRejected = Code("notification_rejected", .forbidden)
         public static let unknownApp = Code("unknown_app", .unprocessableContent)

@@ -106,6 +106,38 @@ struct SignedTransactionGate: Sendable {
         }
     }
 
+    /// StoreKit's `AppTransaction.shared` as the app posts it: Apple's signature and chain, this
+    /// app's bundle id (and Apple id in production), an environment the app accepts, and a payload
+    /// that is an app transaction (a signed transaction or renewal info is refused).
+    func appTransaction(_ jws: String, app: AppConfiguration, now: Date) async throws -> (SignedAppTransaction, AppStoreEnvironment) {
+        let verdict: SignedDataVerdict
+        do {
+            verdict = try await verifier.verify(jws, expecting: .init(bundleId: app.bundleId), time: validationTime(now: now))
+        } catch let error as SignedDataError {
+            throw StorekeeperError(.invalidAppTransaction, "not a signed app transaction (\(error.code)): \(error.message)")
+        }
+        guard verdict.failures.isEmpty else {
+            throw StorekeeperError(.appTransactionRejected, verdict.failures.map(\.description).joined(separator: "; "))
+        }
+        guard let payload = try? verdict.decode(SignedAppTransaction.self), let environment = payload.receiptType,
+            payload.appTransactionId?.isEmpty == false, payload.signedDate != nil
+        else {
+            throw StorekeeperError(
+                .appTransactionRejected, "the signed payload is not an app transaction (receiptType, appTransactionId, signedDate)")
+        }
+        switch environment {
+        case .production:
+            if let expected = app.appAppleId, payload.appAppleId != expected {
+                throw StorekeeperError(
+                    .appTransactionRejected, "the app transaction names app \(payload.appAppleId.map(String.init) ?? "none"), not \(expected)")
+            }
+        case .sandbox where app.acceptSandbox: break
+        case .sandbox: throw StorekeeperError(.appTransactionRejected, "this app does not accept sandbox app transactions")
+        default: throw StorekeeperError(.appTransactionRejected, "environment \(environment.rawValue) is not accepted")
+        }
+        return (payload, environment)
+    }
+
     /// A notification whose outer signature verified, with what it carries verified too.
     struct VerifiedNotification: Sendable {
         var payload: NotificationPayload

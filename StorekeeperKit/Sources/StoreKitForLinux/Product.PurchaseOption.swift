@@ -12,6 +12,7 @@ extension Product {
             case introductoryOfferEligibility(compactJWS: String)
             case promotionalOffer(offerID: String, compactJWS: String)
             case promotionalOfferV1(offerID: String, keyID: String, nonce: UUID, signature: Data, timestamp: Int)
+            case winBackOffer(offerID: String?)
         }
 
         public let standInValue: StandInValue
@@ -31,6 +32,13 @@ extension Product {
         /// before iOS 26 and macOS 26.
         public static func promotionalOffer(_ offerID: String, compactJWS: String) -> [Product.PurchaseOption] {
             [PurchaseOption(standInValue: .promotionalOffer(offerID: offerID, compactJWS: compactJWS))]
+        }
+
+        /// (…/purchaseoption/winbackoffer(_:)): the offer value, from the product's
+        /// `subscription.winBackOffers`.
+        @available(iOS 18.0, macOS 15.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+        public static func winBackOffer(_ offer: Product.SubscriptionOffer) -> Product.PurchaseOption {
+            PurchaseOption(standInValue: .winBackOffer(offerID: offer.id))
         }
 
         /// (…/purchaseoption/promotionaloffer(offerid:keyid:nonce:signature:timestamp:)):

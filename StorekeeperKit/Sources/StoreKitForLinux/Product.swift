@@ -15,10 +15,16 @@ public struct Product: Sendable, Identifiable, Hashable {
     public let price: Decimal
     /// (…/product/priceformatstyle)
     public let priceFormatStyle: Decimal.FormatStyle.Currency
+    /// (…/product/subscription): nil unless an auto-renewable subscription.
+    public let subscription: Product.SubscriptionInfo?
 
     /// Not StoreKit's: a product as the stand-in's store lists it.
-    public init(standInID id: String, displayName: String, displayPrice: String, price: Decimal, currencyCode: String) {
+    public init(
+        standInID id: String, displayName: String, displayPrice: String, price: Decimal, currencyCode: String,
+        subscription: Product.SubscriptionInfo? = nil
+    ) {
         self.id = id
+        self.subscription = subscription
         self.displayName = displayName
         self.displayPrice = displayPrice
         self.price = price

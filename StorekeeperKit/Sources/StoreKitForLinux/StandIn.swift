@@ -28,4 +28,6 @@ public protocol StandInStore: Sendable {
     func updates() -> AsyncStream<VerificationResult<Transaction>>
     func currentEntitlements() async -> [VerificationResult<Transaction>]
     func sync() async throws
+    /// The device's app transaction (`AppTransaction.shared`).
+    func appTransaction() async throws -> VerificationResult<AppTransaction>
 }

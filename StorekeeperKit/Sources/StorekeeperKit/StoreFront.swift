@@ -43,6 +43,9 @@ public enum StoreOffer: Sendable, Hashable {
     /// The server's introductory-offer eligibility JWS (docs/OFFERS.md): the store applies the
     /// product's introductory offer only where it allows it, in place of its own records.
     case introductoryEligibility(jws: String)
+    /// One of the product's win-back offers, by the id Apple's renewal info names: nothing is
+    /// signed, the store itself decides whether this customer may take it (a lapsed subscriber).
+    case winBack(offerId: String)
 }
 
 /// What a purchase at the store came to.
@@ -74,6 +77,9 @@ public protocol StoreFront: Sendable {
     /// The products among `ids` the store sells to this user, localized (StoreKit's
     /// `Product.products(for:)`); ids it does not know are left out.
     func products(for ids: [String]) async throws -> [StoreProduct]
+    /// The device's app transaction as Apple signed it (StoreKit's `AppTransaction.shared`,
+    /// its `jwsRepresentation`): how this customer obtained the app. Nil where the store has none.
+    func appTransaction() async throws -> String?
 }
 
 /// The server's decision on a product's introductory offer for this user.

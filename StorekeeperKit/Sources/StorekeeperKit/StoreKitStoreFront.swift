@@ -55,6 +55,8 @@ public struct StoreKitStoreFront: StoreFront {
                 .promotionalOffer(
                     offerID: offer.offerId, keyID: offer.keyIdentifier, nonce: offer.nonce, signature: signature, timestamp: Int(offer.timestamp)))
             #endif
+        case .winBack(let offerId)?:
+            options.insert(try Self.winBackOption(offerId, of: product))
         case nil:
             break
         }
@@ -70,6 +72,20 @@ public struct StoreKitStoreFront: StoreFront {
         if case .success(let signed) = result { return .purchased(Self.transaction(signed)) }
         if case .userCancelled = result { return .cancelled }
         return .pending
+    }
+
+    /// StoreKit takes a win-back offer as the product's offer value (iOS 18, macOS 15), which
+    /// lists every win-back offer configured for it; whether this customer may take it is the
+    /// store's decision at purchase.
+    static func winBackOption(_ offerId: String, of product: Product) throws -> Product.PurchaseOption {
+        guard #available(iOS 18.0, macOS 15.0, *) else {
+            throw StorekeeperKitError(.refused, "win-back offers need iOS 18 or macOS 15", serverCode: "win_back_unsupported")
+        }
+        guard let offer = product.subscription?.winBackOffers.first(where: { $0.id == offerId }) else {
+            throw StorekeeperKitError(
+                .refused, "\(product.id) has no win-back offer \(offerId) at the store", serverCode: "invalidOfferIdentifier")
+        }
+        return .winBackOffer(offer)
     }
 
     #if canImport(UIKit)
@@ -128,6 +144,11 @@ public struct StoreKitStoreFront: StoreFront {
                 id: product.id, displayName: product.displayName, displayPrice: product.displayPrice, price: product.price,
                 currencyCode: product.priceFormatStyle.currencyCode)
         }
+    }
+
+    /// Apple's signed form, whatever StoreKit's local check said: the server verifies it.
+    public func appTransaction() async throws -> String? {
+        try await AppTransaction.shared.jwsRepresentation
     }
 
     /// The id, the product and Apple's signed form, whatever StoreKit's local check said.

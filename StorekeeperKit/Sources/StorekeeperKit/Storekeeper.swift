@@ -190,7 +190,19 @@ public actor Storekeeper {
         return listed.offers
     }
 
-    private func subscriberPath(_ tail: String) -> String {
+    /// Buys a win-back offer `winBackOffers()` listed, on its product. Only the store decides
+    /// whether this customer may take it (`refused` with the store's `ineligibleForOffer`
+    /// otherwise, nothing charged); the purchase then goes the way of every other one.
+    public func purchase(winBackOffer: WinBackOffer) async throws -> Outcome {
+        try await purchase(productId: winBackOffer.productId, winBackOfferId: winBackOffer.offerId)
+    }
+
+    /// Buys `productId` with its win-back offer `winBackOfferId`.
+    public func purchase(productId: String, winBackOfferId: String) async throws -> Outcome {
+        try await purchase(productId: productId, offer: .winBack(offerId: winBackOfferId))
+    }
+
+    func subscriberPath(_ tail: String) -> String {
         "/v1/subscribers/\(appUserId.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? "")/\(tail)"
     }
 
@@ -436,6 +448,18 @@ public actor Storekeeper {
         "/v1/subscribers/" + (appUserId.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? appUserId)
     }
 
+    /// The server writes ISO 8601 dates with milliseconds (`2026-04-01T09:30:00.000Z`).
+    static func serverDecoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let text = try decoder.singleValueContainer().decode(String.self)
+            if let date = try? Date(text, strategy: .iso8601.year().month().day().time(includingFractionalSeconds: true)) { return date }
+            if let date = try? Date(text, strategy: .iso8601) { return date }
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not an ISO 8601 date: \(text)"))
+        }
+        return decoder
+    }
+
     private static func entitlements(_ body: Data, user: String, verifiedAt: Date) throws -> Entitlements {
         struct View: Decodable {
             var appUserId: String
@@ -444,15 +468,7 @@ public actor Storekeeper {
             /// Absent from servers older than named entitlements.
             var entitlements: [String: EntitlementInfo.Wire]?
         }
-        let decoder = JSONDecoder()
-        // The server writes ISO 8601 with milliseconds (`2026-04-01T09:30:00.000Z`).
-        decoder.dateDecodingStrategy = .custom { decoder in
-            let text = try decoder.singleValueContainer().decode(String.self)
-            if let date = try? Date(text, strategy: .iso8601.year().month().day().time(includingFractionalSeconds: true)) { return date }
-            if let date = try? Date(text, strategy: .iso8601) { return date }
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not an ISO 8601 date: \(text)"))
-        }
-        guard let view = try? decoder.decode(View.self, from: body) else {
+        guard let view = try? serverDecoder().decode(View.self, from: body) else {
             throw StorekeeperKitError(.forgedAnswer, "not a subscriber answer")
         }
         guard view.appUserId.utf8.elementsEqual(user.utf8) else { throw StorekeeperKitError(.forgedAnswer, "another user's entitlements") }

@@ -45,13 +45,20 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
     }
 
     /// A new simulated device of the app `bundleId`.
-    public static func createDevice(simulatorURL: URL, bundleId: String, environment: String = "sandbox") async throws -> UUID {
+    /// `originalApplicationVersion`: the app version its customer first obtained (the app
+    /// transaction's; the simulator's default when nil).
+    public static func createDevice(
+        simulatorURL: URL, bundleId: String, environment: String = "sandbox", originalApplicationVersion: String? = nil
+    ) async throws -> UUID {
         struct Body: Encodable {
             var bundleId: String
             var environment: String
+            var originalApplicationVersion: String?
         }
         struct Answer: Decodable { var deviceId: String }
-        let data = try await post(simulatorURL.appendingPathComponent("sim/devices"), body: Body(bundleId: bundleId, environment: environment))
+        let data = try await post(
+            simulatorURL.appendingPathComponent("sim/devices"),
+            body: Body(bundleId: bundleId, environment: environment, originalApplicationVersion: originalApplicationVersion))
         guard let id = UUID(uuidString: try JSONDecoder().decode(Answer.self, from: data).deviceId) else { throw URLError(.cannotParseResponse) }
         return id
     }
@@ -122,6 +129,8 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
             var promotionalOffer: Offer?
             /// As StoreKit sends the server's eligibility JWS.
             var introductoryOfferEligibility: String?
+            /// As StoreKit sends a win-back offer: by its id.
+            var winBackOffer: String?
         }
         struct Answer: Decodable {
             struct Transaction: Decodable { var transaction_id: String }
@@ -134,7 +143,8 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
             body: Body(
                 productId: productId, quantity: 1, appAccountToken: appAccountToken.uuidString.lowercased(),
                 promotionalOffer: { if case .promotional(let signed)? = offer { Offer(jws: signed.jws) } else { nil } }(),
-                introductoryOfferEligibility: { if case .introductoryEligibility(let jws)? = offer { jws } else { nil } }()))
+                introductoryOfferEligibility: { if case .introductoryEligibility(let jws)? = offer { jws } else { nil } }(),
+                winBackOffer: { if case .winBack(let id)? = offer { id } else { nil } }()))
         let answer = try JSONDecoder().decode(Answer.self, from: data)
         return StoreTransaction(id: answer.transaction.transaction_id, productId: productId, signedTransaction: answer.signedTransaction)
     }
@@ -142,11 +152,31 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
     /// The simulator's catalog of the apps it serves, priced from its `priceMicros` (exact) and
     /// shown as "4.99 USD"; named by product id, since the simulator has no localized names.
     public func products(for ids: [String]) async throws -> [StoreProduct] {
+        try await catalog(for: ids).map(\.product)
+    }
+
+    /// A product of the simulator's catalog with what StoreKit tells of its subscription.
+    public struct Listed: Sendable {
+        public var product: StoreProduct
+        public var autoRenewable: Bool
+        /// Every win-back offer configured for it (StoreKit's `subscription.winBackOffers`),
+        /// whoever asks: eligibility is decided at purchase.
+        public var winBackOfferIds: [String]
+    }
+
+    /// The products among `ids` in the simulator's catalog, in the order asked.
+    public func catalog(for ids: [String]) async throws -> [Listed] {
         struct App: Decodable {
             struct Product: Decodable {
+                struct Offer: Decodable {
+                    var id: String
+                    var winBack: Bool?
+                }
                 var productId: String
+                var kind: String
                 var priceMicros: Int64?
                 var currency: String?
+                var offers: [Offer]?
             }
             var products: [Product]
         }
@@ -154,12 +184,14 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
         guard answer.status == 200 else { throw URLError(.badServerResponse) }
         let data = answer.body
         let wanted = Set(ids)
-        var found: [String: StoreProduct] = [:]
+        var found: [String: Listed] = [:]
         for product in try JSONDecoder().decode([App].self, from: data).flatMap(\.products) where wanted.contains(product.productId) {
             let price = Decimal(product.priceMicros ?? 0) / 1_000_000
             let shown = "\(price)" + (product.currency.map { " " + $0 } ?? "")
-            found[product.productId] = StoreProduct(
-                id: product.productId, displayName: product.productId, displayPrice: shown, price: price, currencyCode: product.currency)
+            found[product.productId] = Listed(
+                product: StoreProduct(
+                    id: product.productId, displayName: product.productId, displayPrice: shown, price: price, currencyCode: product.currency),
+                autoRenewable: product.kind == "auto_renewable", winBackOfferIds: (product.offers ?? []).filter { $0.winBack == true }.map(\.id))
         }
         return ids.compactMap { found[$0] }
     }
@@ -206,6 +238,15 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
         return try JSONDecoder().decode([Current].self, from: answer.body).map {
             StoreTransaction(id: $0.transactionId, productId: $0.productId, signedTransaction: $0.signedTransaction)
         }
+    }
+
+    /// The device's app transaction, signed by the simulator now.
+    public func appTransaction() async throws -> String? {
+        struct Answer: Decodable { var signedAppTransaction: String }
+        let answer = try await URLSessionTransport().send(
+            URLRequest(url: simulatorURL.appendingPathComponent("sim/devices/\(device.uuidString)/app-transaction")))
+        guard answer.status == 200 else { throw URLError(.badServerResponse) }
+        return try JSONDecoder().decode(Answer.self, from: answer.body).signedAppTransaction
     }
 
     private func load() -> [String: StoreTransaction] {

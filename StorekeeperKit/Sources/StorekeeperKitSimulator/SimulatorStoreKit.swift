@@ -18,10 +18,13 @@ public struct SimulatorStoreKit: StandInStore {
     public init(device: SimulatorStoreFront) { self.device = device }
 
     public func products(for ids: [String]) async throws -> [Product] {
-        try await device.products(for: ids).map {
-            Product(
-                standInID: $0.id, displayName: $0.displayName, displayPrice: $0.displayPrice, price: $0.price,
-                currencyCode: $0.currencyCode ?? "USD")
+        try await device.catalog(for: ids).map { listed in
+            let product = listed.product
+            return Product(
+                standInID: product.id, displayName: product.displayName, displayPrice: product.displayPrice, price: product.price,
+                currencyCode: product.currencyCode ?? "USD",
+                subscription: listed.autoRenewable
+                    ? Product.SubscriptionInfo(standInWinBackOffers: listed.winBackOfferIds.map { .init(standInID: $0, type: .winBack) }) : nil)
         }
     }
 
@@ -40,6 +43,9 @@ public struct SimulatorStoreKit: StandInStore {
                 // The simulator reads the V2 JWS alone; the V1 fields are not sent with it.
                 offer = .promotional(
                     SignedPromotionalOffer(offerId: offerID, jws: jws, keyIdentifier: "", nonce: UUID(), timestamp: 0, signature: ""))
+            case .winBackOffer(let offerID):
+                guard let offerID else { throw StoreKitError.unsupported }
+                offer = .winBack(offerId: offerID)
             case .promotionalOfferV1:
                 // The simulator checks V2 offers only (docs/OFFERS.md); StoreKit 26 deprecates V1.
                 throw StoreKitError.unsupported
@@ -84,6 +90,21 @@ public struct SimulatorStoreKit: StandInStore {
     /// The simulator's device is always in step with its App Store.
     public func sync() async throws {}
 
+    public func appTransaction() async throws -> VerificationResult<AppTransaction> {
+        guard let jws = try await device.appTransaction() else { throw StoreKitError.unknown }
+        return .verified(AppTransaction(standInOriginalAppVersion: Self.claim("originalApplicationVersion", of: jws) ?? "", jws: jws))
+    }
+
+    /// A string claim of a JWS's payload, read without checking it (StoreKit's decoded value).
+    static func claim(_ name: String, of jws: String) -> String? {
+        let parts = jws.split(separator: ".")
+        guard parts.count == 3 else { return nil }
+        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64), let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+        return object[name] as? String
+    }
+
     /// `StoreKitStoreFront` buying from this device: what a test hands to `Storekeeper` in place
     /// of the device itself, to run the same steps through the adapter.
     public var storeFront: some StoreFront { StoreKitOnSimulator(store: self) }
@@ -123,6 +144,10 @@ struct StoreKitOnSimulator: StoreFront {
 
     func products(for ids: [String]) async throws -> [StoreProduct] {
         try await StandIn.$store.withValue(store) { try await adapter.products(for: ids) }
+    }
+
+    func appTransaction() async throws -> String? {
+        try await StandIn.$store.withValue(store) { try await adapter.appTransaction() }
     }
 }
 #endif

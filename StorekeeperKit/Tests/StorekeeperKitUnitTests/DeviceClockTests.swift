@@ -63,6 +63,7 @@ import FoundationNetworking
         func updates() -> AsyncStream<StoreTransaction> { AsyncStream { $0.finish() } }
         func restorable() async throws -> [StoreTransaction] { [] }
         func products(for ids: [String]) async throws -> [StoreProduct] { [] }
+        func appTransaction() async throws -> String? { nil }
     }
 
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeperkit-clock-\(UUID().uuidString)")
