@@ -90,14 +90,17 @@ struct AppTransactionRouteTests {
             let http = stack.api.http
             let device = try await stack.simulator.createDevice(bundleId: demoBundle)
             let signed = try #require(
-                try await stack.simulator.http.send(.GET, "/sim/devices/\(device.uuidString)/app-transaction").json["signedAppTransaction"] as? String)
+                try await stack.simulator.http.send(.GET, "/sim/devices/\(device.uuidString)/app-transaction").json["signedAppTransaction"] as? String
+            )
             func post(_ user: String, _ body: String, as headers: [String: String]) async throws -> HTTPJSONClient.Reply {
                 try await http.send(.POST, "/v1/subscribers/\(user)/app-transaction", headers: headers, body: Data(body.utf8))
             }
             let body = #"{"signedAppTransaction":"\#(signed)"}"#
 
             let own = try await post("ann", body, as: try DemoCallers.client(as: "ann"))
-            #expect(own.status == 200 && own.json["originalAppVersion"] as? String == "1" && own.json["environment"] as? String == "Sandbox", "\(own.text)")
+            #expect(
+                own.status == 200 && own.json["originalAppVersion"] as? String == "1" && own.json["environment"] as? String == "Sandbox",
+                "\(own.text)")
             #expect(try await stack.api.subscriber("ann").appTransaction?.appTransactionId == own.json["appTransactionId"] as? String)
             let backend = try await post("bob", body, as: DemoCallers.backend)
             #expect(backend.status == 200, "\(backend.text)")
