@@ -89,7 +89,7 @@ extension SimulatedAppStore {
         var payload: [String: Any] = [
             "originalTransactionId": subscription.originalTransactionId,
             "productId": subscription.productId,
-            "autoRenewProductId": subscription.productId,
+            "autoRenewProductId": subscription.autoRenewProductId ?? subscription.productId,
             "autoRenewStatus": subscription.autoRenew ? 1 : 0,
             "isInBillingRetryPeriod": subscription.billingFailedAt != nil,
             "signedDate": ms(now),

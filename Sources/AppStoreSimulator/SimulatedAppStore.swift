@@ -146,7 +146,7 @@ public final class SimulatedAppStore: Sendable {
                 let intent = Self.expirationIntent(sub, latest: await state.transaction(sub.latestTransactionId), now: now)
                 pending.append(
                     PendingRenewalInfo(
-                        autoRenewProductId: sub.productId, productId: sub.productId, originalTransactionId: originalId,
+                        autoRenewProductId: sub.autoRenewProductId ?? sub.productId, productId: sub.productId, originalTransactionId: originalId,
                         autoRenewStatus: sub.autoRenew, expirationIntent: intent.map(String.init),
                         isInBillingRetryPeriod: inRetry, gracePeriodExpiresDate: sub.graceUntil))
             }

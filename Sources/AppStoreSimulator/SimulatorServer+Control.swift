@@ -139,6 +139,16 @@ extension SimulatorServer {
                 return Self.json(["status": "auto_renew_on"])
             }
         }
+        // The customer changes plans in the App Store's settings, effective at the next renewal.
+        sim.post("subscriptions/:original/renewal-product") { request, context in
+            struct Body: Decodable { var productId: String }
+            let id = try context.parameters.require("original")
+            let body: Body = try await Self.decode(request)
+            return try await Self.guarded {
+                try await store.state.changeRenewalProduct(originalTransactionId: id, to: body.productId, now: store.now())
+                return Self.json(["autoRenewProductId": body.productId])
+            }
+        }
         sim.post("subscriptions/:original/billing-failure") { request, context in
             struct Body: Decodable { var gracePeriod: Bool? }
             let body: Body = (try? await Self.decode(request)) ?? Body(gracePeriod: false)

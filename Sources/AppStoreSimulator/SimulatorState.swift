@@ -81,6 +81,9 @@ actor SimulatorState {
         /// A promotional offer the customer took from a retention message: the next renewal
         /// is sold with it, once.
         var nextRenewalOffer: Offer? = nil
+        /// Another product of the group the customer chose for the next renewal (a downgrade or
+        /// crossgrade waits for it): Apple's `autoRenewProductId` then names it.
+        var autoRenewProductId: String? = nil
     }
 
     struct Device: Sendable {
@@ -390,6 +393,12 @@ actor SimulatorState {
                 let latest = transactions[sub.latestTransactionId], latest.cancellationDate == nil,
                 let expires = latest.expiresDate, expires <= now
             {
+                // A plan change waiting for this renewal takes effect now, in the same subscription.
+                if let next = sub.autoRenewProductId, let product = product(next, of: sub.deviceId) {
+                    sub.productId = next
+                    sub.period = configuration.acceleratedSeconds(forPeriod: product.period)
+                    sub.autoRenewProductId = nil
+                }
                 let id = newId()
                 let renewal = Transaction(
                     transactionId: id, originalTransactionId: sub.originalTransactionId, productId: sub.productId,
@@ -419,6 +428,27 @@ actor SimulatorState {
         guard sub.autoRenew != enabled else { return }
         subscriptions[originalTransactionId]!.autoRenew = enabled
         record("DID_CHANGE_RENEWAL_STATUS", enabled ? "AUTO_RENEW_ENABLED" : "AUTO_RENEW_DISABLED", sub.latestTransactionId, now)
+    }
+
+    /// The customer picks another plan of the subscription's group for the next renewal (App
+    /// Store settings' downgrade or crossgrade): DID_CHANGE_RENEWAL_PREF, `DOWNGRADE`; picking
+    /// the current plan again withdraws the change (DID_CHANGE_RENEWAL_PREF with no subtype).
+    func changeRenewalProduct(originalTransactionId: String, to productId: String, now: Date) throws {
+        advance(to: now)
+        guard var sub = subscriptions[originalTransactionId] else { throw unknownSubscription() }
+        guard let current = product(sub.productId, of: sub.deviceId), let chosen = product(productId, of: sub.deviceId),
+            chosen.kind == .autoRenewable, chosen.subscriptionGroupIdentifier == current.subscriptionGroupIdentifier
+        else { throw Failure(status: 400, code: "not_in_group", message: "\(productId) is not a plan of the subscription's group") }
+        let next = productId == sub.productId ? nil : productId
+        guard next != sub.autoRenewProductId else { return }
+        sub.autoRenewProductId = next
+        subscriptions[originalTransactionId] = sub
+        record("DID_CHANGE_RENEWAL_PREF", next == nil ? nil : "DOWNGRADE", sub.latestTransactionId, now, subscription: sub)
+    }
+
+    /// A product of the app a device belongs to.
+    func product(_ productId: String, of deviceId: UUID) -> SimulatedProduct? {
+        devices[deviceId].flatMap { apps[$0.bundleId] }?.products.first { $0.productId == productId }
     }
 
     /// Apple cannot charge at the next renewal: renewals stop and billing retry starts.

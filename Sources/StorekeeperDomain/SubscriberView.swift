@@ -25,6 +25,10 @@ public struct SubscriberView: Codable, Hashable, Sendable {
         /// may next leave; `expiresDate` above is the next monthly renewal).
         public var billingPlanType: String? = nil
         public var commitment: CommitmentTerms? = nil
+        /// The plan the next renewal moves to, when the customer chose another of the group (a
+        /// downgrade or crossgrade waits for the renewal): Apple's `autoRenewProductId` where it
+        /// is not this subscription's product, while auto-renew is on.
+        public var pendingProductId: String? = nil
     }
 
     public struct NonRenewing: Codable, Hashable, Sendable {
@@ -120,6 +124,9 @@ public struct SubscriberView: Codable, Hashable, Sendable {
             let latest = byTransactionId[facts.latestTransactionId]
             subscription.billingPlanType = latest?.billingPlanType
             subscription.commitment = latest?.commitment
+            if facts.autoRenewEnabled != false, let next = facts.autoRenewProductId, next != facts.productId {
+                subscription.pendingProductId = next
+            }
             return subscription
         }.sorted { ($0.productId, $0.originalTransactionId) < ($1.productId, $1.originalTransactionId) }
         active.formUnion(subs.filter(\.isActive).map(\.productId))

@@ -366,6 +366,51 @@ struct StorekeeperKitTests {
     }
 
     @Test(
+        "a plan change waiting for the next renewal: the entitlement and the subscription name it as pending; at the renewal the new plan stands and nothing is pending",
+        arguments: Front.allCases)
+    func pendingPlanChange(_ front: Front) async throws {
+        try await withKitStack(configure: { configuration in
+            configuration.apps[0].products.append(
+                Product(
+                    productId: "com.example.pro.weekly", type: .autoRenewable, duration: "P1W", priceMicros: 1_490_000, currency: "USD",
+                    displayName: "Pro, weekly"))
+            if let pro = configuration.apps[0].entitlements.firstIndex(where: { $0.id == "pro" }) {
+                configuration.apps[0].entitlements[pro].products.append("com.example.pro.weekly")
+            }
+        }) { stack, key in
+            try await stack.sendNotifications()
+            let (_, store, transport) = try await shop(stack, front)
+            let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
+            guard case .granted = try await sdk.purchase(productId: "com.example.pro.monthly") else {
+                Issue.record("the plan was not granted")
+                return
+            }
+            let plan = try #require(try await stack.store.transactions(appId: "demo", appUserId: "ann").first)
+            #expect(try await sdk.entitlements().entitlements["pro"]?.pendingProductId == nil)
+
+            struct Change: Encodable { var productId: String }
+            let changed = try await stack.simulator.http.send(
+                .POST, "/sim/subscriptions/\(plan.originalTransactionId)/renewal-product", json: Change(productId: "com.example.pro.weekly"))
+            #expect(changed.status == 200, "\(changed.text)")
+            #expect(
+                try await eventually { try await sdk.entitlements().entitlements["pro"]?.pendingProductId == "com.example.pro.weekly" },
+                "DID_CHANGE_RENEWAL_PREF reaches the server")
+            let pending = try #require(try await sdk.entitlements().entitlements["pro"])
+            #expect(pending.isActive && pending.productId == "com.example.pro.monthly", "access stays the current plan's until the renewal")
+            let view = try await stack.api.subscriber("ann")
+            #expect(view.subscriptions.map(\.pendingProductId) == ["com.example.pro.weekly"], "\(view.subscriptions)")
+
+            // The renewal moves the subscription to the plan chosen.
+            try await stack.simulator.advanceClock(seconds: 301)
+            #expect(
+                try await eventually {
+                    let pro = try await sdk.entitlements().entitlements["pro"]
+                    return pro?.productId == "com.example.pro.weekly" && pro?.pendingProductId == nil && pro?.isActive == true
+                }, "DID_RENEW in the new plan reaches the server")
+        }
+    }
+
+    @Test(
         "offerings(): the server's current offering joined to the store's products; targeting by storefront; a package bought grants",
         arguments: Front.allCases)
     func offerings(_ front: Front) async throws {

@@ -61,4 +61,7 @@ public struct Entitlement: Codable, Hashable, Sendable {
     /// states recorded at the subscriber's changes (``EntitlementChanges``).
     public var billingIssueDetectedAt: Date? = nil
     public var unsubscribeDetectedAt: Date? = nil
+    /// The plan the subscription behind it moves to at its next renewal, when the customer chose
+    /// another (``SubscriberView/Subscription/pendingProductId``); access stays this plan's until then.
+    public var pendingProductId: String? = nil
 }

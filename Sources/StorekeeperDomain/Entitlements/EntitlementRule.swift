@@ -50,7 +50,7 @@ public enum EntitlementRule {
             guard let latest else { continue }
             let billingIssue = subscription.status == .inGracePeriod || subscription.status == .inBillingRetry
             add(subscription.productId) { id in
-                Entitlement(
+                var entitlement = Entitlement(
                     id: id, isActive: subscription.isActive, expiresAt: subscription.expiresDate,
                     willRenew: subscription.status == .active ? subscription.autoRenewEnabled : false,
                     periodType: periodType(latest.offer), productId: subscription.productId, transactionId: latest.transactionId,
@@ -58,6 +58,8 @@ public enum EntitlementRule {
                     environment: subscription.environment, ownership: ownership(latest), billingIssue: billingIssue,
                     gracePeriodExpiresAt: subscription.status == .inGracePeriod ? subscription.gracePeriodExpiresDate : nil,
                     unsubscribed: subscription.autoRenewEnabled == false, source: source(latest))
+                entitlement.pendingProductId = subscription.pendingProductId
+                return entitlement
             }
         }
         for period in view.nonRenewingSubscriptions {

@@ -84,12 +84,17 @@ public struct EntitlementInfo: Codable, Sendable, Hashable {
     public var unsubscribeDetectedAt: Date?
     /// The operator's grant behind it, when `isPromotional`.
     public var grantId: String?
+    /// The plan the subscription moves to at its next renewal, when the user chose another of
+    /// the group (a downgrade waits for the renewal); this plan's access runs until then.
+    public var pendingProductId: String?
 
     public init(
         id: String, isActive: Bool, expiresAt: Date? = nil, willRenew: Bool? = nil, periodType: PeriodType = .normal, productId: String?,
         isPromotional: Bool = false, isFamilyShared: Bool = false, billingIssue: Bool = false, gracePeriodExpiresAt: Date? = nil,
-        unsubscribed: Bool = false, billingIssueDetectedAt: Date? = nil, unsubscribeDetectedAt: Date? = nil, grantId: String? = nil
+        unsubscribed: Bool = false, billingIssueDetectedAt: Date? = nil, unsubscribeDetectedAt: Date? = nil, grantId: String? = nil,
+        pendingProductId: String? = nil
     ) {
+        self.pendingProductId = pendingProductId
         self.billingIssueDetectedAt = billingIssueDetectedAt
         self.unsubscribeDetectedAt = unsubscribeDetectedAt
         self.grantId = grantId
@@ -123,6 +128,7 @@ public struct EntitlementInfo: Codable, Sendable, Hashable {
         var billingIssueDetectedAt: Date?
         var unsubscribeDetectedAt: Date?
         var grantId: String?
+        var pendingProductId: String?
 
         var info: EntitlementInfo {
             EntitlementInfo(
@@ -130,7 +136,7 @@ public struct EntitlementInfo: Codable, Sendable, Hashable {
                 isPromotional: source == "promotional", isFamilyShared: ownership == "family_shared", billingIssue: billingIssue,
                 gracePeriodExpiresAt: gracePeriodExpiresAt,
                 unsubscribed: unsubscribed, billingIssueDetectedAt: billingIssueDetectedAt, unsubscribeDetectedAt: unsubscribeDetectedAt,
-                grantId: grantId)
+                grantId: grantId, pendingProductId: pendingProductId)
         }
     }
 }
