@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The app transaction (`AppTransaction`): proof the app was obtained from the App Store.
 public struct SignedAppTransaction: Codable, Hashable, Sendable {
@@ -44,4 +44,11 @@ public struct SignedAppTransaction: Codable, Hashable, Sendable {
     }
 
     public func encode(to encoder: any Encoder) throws { try fields.encode(to: encoder) }
+}
+
+extension SignedAppTransaction {
+    /// When the App Store signed it: Apple's `receiptCreationDate` ("the date that the App Store
+    /// signed the JWS app transaction"; Apple's server library knows no `signedDate` on it), else a
+    /// `signedDate` some StoreKit versions add.
+    public var signedAt: Date? { (receiptCreationDate ?? signedDate)?.date }
 }

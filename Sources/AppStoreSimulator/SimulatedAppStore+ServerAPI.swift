@@ -235,7 +235,6 @@ extension SimulatedAppStore {
             "originalApplicationVersion": device.originalApplicationVersion,
             "appTransactionId": device.appTransactionId,
             "originalPlatform": "iOS",
-            "signedDate": ms(now),
         ]
         if let appAppleId = app.appAppleId { payload["appAppleId"] = appAppleId }
         let json = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])

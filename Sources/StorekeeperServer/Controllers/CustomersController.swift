@@ -78,7 +78,7 @@ struct CustomersController {
         let record = CustomerAppTransaction(
             appTransactionId: payload.appTransactionId ?? "", environment: environment.rawValue,
             originalAppVersion: payload.originalApplicationVersion, originalPurchaseDate: payload.originalPurchaseDate?.date,
-            originalPlatform: payload.originalPlatform, signedDate: payload.signedDate?.date ?? now, receivedAt: now)
+            originalPlatform: payload.originalPlatform, signedDate: payload.signedAt ?? now, receivedAt: now)
         let stored = try await context.useCases.appTransactions(appId: caller.app.id, appUserId: appUserId, record)
         return try context.respond(request, caller, stored, requestBody: data)
     }

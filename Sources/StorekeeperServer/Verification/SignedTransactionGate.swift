@@ -120,10 +120,10 @@ struct SignedTransactionGate: Sendable {
             throw StorekeeperError(.appTransactionRejected, verdict.failures.map(\.description).joined(separator: "; "))
         }
         guard let payload = try? verdict.decode(SignedAppTransaction.self), let environment = payload.receiptType,
-            payload.appTransactionId?.isEmpty == false, payload.signedDate != nil
+            payload.appTransactionId?.isEmpty == false, payload.signedAt != nil
         else {
             throw StorekeeperError(
-                .appTransactionRejected, "the signed payload is not an app transaction (receiptType, appTransactionId, signedDate)")
+                .appTransactionRejected, "the signed payload is not an app transaction (receiptType, appTransactionId, receiptCreationDate)")
         }
         switch environment {
         case .production:
