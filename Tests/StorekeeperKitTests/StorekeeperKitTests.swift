@@ -66,6 +66,12 @@ struct StorekeeperKitTests {
 
         func appTransaction() async throws -> String? { try await front.appTransaction() }
 
+        func showManageSubscriptions() async throws { try await front.showManageSubscriptions() }
+
+        func beginRefundRequest(transactionId: String) async throws -> RefundRequestOutcome {
+            try await front.beginRefundRequest(transactionId: transactionId)
+        }
+
         func finish(_ transaction: StoreTransaction) async throws {
             if try await !granted(transaction.id) { finishedBeforeGrant.withLock { $0.append(transaction.id) } }
             try await front.finish(transaction)
@@ -407,6 +413,34 @@ struct StorekeeperKitTests {
                     let pro = try await sdk.entitlements().entitlements["pro"]
                     return pro?.productId == "com.example.pro.weekly" && pro?.pendingProductId == nil && pro?.isActive == true
                 }, "DID_RENEW in the new plan reaches the server")
+        }
+    }
+
+    @Test(
+        "a customer center: the manage-subscriptions sheet reaches the store; a refund request goes to Apple, and the server hears it from Apple as refund_requested",
+        arguments: Front.allCases)
+    func customerCenter(_ front: Front) async throws {
+        try await withKitStack { stack, key in
+            try await stack.sendNotifications()
+            let (_, store, transport) = try await shop(stack, front)
+            let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
+            guard case .granted = try await sdk.purchase(productId: "com.example.coins100") else {
+                Issue.record("the coins were not granted")
+                return
+            }
+            let coins = try #require(try await stack.store.transactions(appId: "demo", appUserId: "ann").first)
+            try await sdk.showManageSubscriptions()
+            #expect(store.inner.manageSubscriptionsShown == 1)
+
+            #expect(try await sdk.beginRefundRequest(transactionId: coins.transactionId) == .requested)
+            #expect(
+                try await eventually {
+                    try await stack.api.events("?limit=50").contains {
+                        $0.event.type == .refundRequested && $0.event.appUserId == "ann" && $0.event.transactionId == coins.transactionId
+                    }
+                }, "Apple's CONSUMPTION_REQUEST reaches the server")
+            // Not an App Store transaction id: refused before any sheet.
+            await #expect(throws: StorekeeperKitError.self) { try await sdk.beginRefundRequest(transactionId: "not-a-number") }
         }
     }
 

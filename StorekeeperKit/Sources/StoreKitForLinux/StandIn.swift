@@ -30,4 +30,8 @@ public protocol StandInStore: Sendable {
     func sync() async throws
     /// The device's app transaction (`AppTransaction.shared`).
     func appTransaction() async throws -> VerificationResult<AppTransaction>
+    /// The manage-subscriptions sheet was shown (`AppStore.showManageSubscriptions(in:)`).
+    func showManageSubscriptions() async throws
+    /// The customer asks for a refund of `transactionID` (`Transaction.beginRefundRequest(for:in:)`).
+    func beginRefundRequest(for transactionID: UInt64) async throws -> Transaction.RefundRequestStatus
 }

@@ -1,3 +1,5 @@
+import UIKit
+
 /// As Apple documents it (developer.apple.com/documentation/storekit/transaction): a purchase
 /// the App Store signed, with the members the adapter uses.
 @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, visionOS 1.0, *)
@@ -13,6 +15,23 @@ public struct Transaction: Sendable, Hashable {
         self.id = id
         self.productID = productID
         self.signedForm = jws
+    }
+
+    /// The App Store's refund request sheet for the transaction `transactionID`, in `scene`
+    /// (…/transaction/beginrefundrequest(for:in:)): iOS 15+, Mac Catalyst 15+, visionOS 1+.
+    @available(iOS 15.0, visionOS 1.0, *)
+    @available(macOS, unavailable)
+    @available(tvOS, unavailable)
+    @available(watchOS, unavailable)
+    @MainActor
+    public static func beginRefundRequest(for transactionID: UInt64, in scene: UIWindowScene) async throws -> Transaction.RefundRequestStatus {
+        try await Product.store().beginRefundRequest(for: transactionID)
+    }
+
+    /// As Apple documents it (…/transaction/refundrequeststatus).
+    public enum RefundRequestStatus: Sendable {
+        case success
+        case userCancelled
     }
 
     /// Tells the store the purchase was delivered (…/transaction/finish()).

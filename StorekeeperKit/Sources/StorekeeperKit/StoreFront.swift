@@ -80,6 +80,21 @@ public protocol StoreFront: Sendable {
     /// The device's app transaction as Apple signed it (StoreKit's `AppTransaction.shared`,
     /// its `jwsRepresentation`): how this customer obtained the app. Nil where the store has none.
     func appTransaction() async throws -> String?
+    /// Shows the App Store's sheet where the user manages their subscriptions (StoreKit's
+    /// `AppStore.showManageSubscriptions(in:)`); returns when it is closed.
+    func showManageSubscriptions() async throws
+    /// Shows the App Store's refund request sheet for `transactionId` (StoreKit's
+    /// `Transaction.beginRefundRequest(for:in:)`). Apple decides; its answer reaches the server
+    /// as a notification (CONSUMPTION_REQUEST, then REFUND or REFUND_DECLINED).
+    func beginRefundRequest(transactionId: String) async throws -> RefundRequestOutcome
+}
+
+/// What the refund request sheet came to.
+public enum RefundRequestOutcome: Sendable, Hashable {
+    /// The request reached Apple.
+    case requested
+    /// The user closed the sheet.
+    case cancelled
 }
 
 /// The server's decision on a product's introductory offer for this user.

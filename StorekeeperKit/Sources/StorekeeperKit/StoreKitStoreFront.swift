@@ -146,6 +146,47 @@ public struct StoreKitStoreFront: StoreFront {
         }
     }
 
+    public func showManageSubscriptions() async throws {
+        #if canImport(UIKit)
+        try await Self.showManageSubscriptions(in: confirmationScene)
+        #else
+        throw Self.needsAWindowScene
+        #endif
+    }
+
+    public func beginRefundRequest(transactionId: String) async throws -> RefundRequestOutcome {
+        guard let id = UInt64(transactionId) else {
+            throw StorekeeperKitError(.refused, "\(transactionId) is not an App Store transaction id", serverCode: "invalid_transaction_id")
+        }
+        #if canImport(UIKit)
+        return try await Self.beginRefundRequest(id, in: confirmationScene)
+        #else
+        throw Self.needsAWindowScene
+        #endif
+    }
+
+    /// The customer center's sheets are shown in a window scene (UIKit); elsewhere, or without
+    /// one, the app shows Apple's pages itself.
+    static let needsAWindowScene = StorekeeperKitError(
+        .refused, "StoreKit shows this sheet in a UIWindowScene: pass one to StoreKitStoreFront(confirmIn:)", serverCode: "no_window_scene")
+
+    #if canImport(UIKit)
+    @MainActor
+    static func showManageSubscriptions(in scene: (@MainActor @Sendable () -> UIScene?)?) async throws {
+        guard let window = scene?() as? UIWindowScene else { throw needsAWindowScene }
+        try await AppStore.showManageSubscriptions(in: window)
+    }
+
+    @MainActor
+    static func beginRefundRequest(_ id: UInt64, in scene: (@MainActor @Sendable () -> UIScene?)?) async throws -> RefundRequestOutcome {
+        guard let window = scene?() as? UIWindowScene else { throw needsAWindowScene }
+        // Matched case by case, as the purchase result is: StoreKit's enum may gain cases.
+        let status = try await Transaction.beginRefundRequest(for: id, in: window)
+        if case .success = status { return .requested }
+        return .cancelled
+    }
+    #endif
+
     /// Apple's signed form, whatever StoreKit's local check said: the server verifies it.
     public func appTransaction() async throws -> String? {
         try await AppTransaction.shared.jwsRepresentation

@@ -30,3 +30,23 @@ extension Storekeeper {
         return info
     }
 }
+
+extension Storekeeper {
+    /// A customer center's "manage subscription": the App Store's own sheet (StoreKit's
+    /// `showManageSubscriptions(in:)`). What the user changes there reaches the server as Apple's
+    /// notifications; call `entitlements()` when it returns.
+    public func showManageSubscriptions() async throws {
+        try await store.showManageSubscriptions()
+    }
+
+    /// A customer center's "request a refund" for one of the user's transactions: the App
+    /// Store's sheet (StoreKit's `beginRefundRequest(for:in:)`). Apple decides; the server hears
+    /// the request from Apple itself (CONSUMPTION_REQUEST: a `refund_requested` event, answered by
+    /// the app's refund policy) and the outcome (REFUND or REFUND_DECLINED), never from the app.
+    public func beginRefundRequest(transactionId: String) async throws -> RefundRequestOutcome {
+        guard !transactionId.isEmpty, transactionId.utf8.allSatisfy({ (0x30...0x39).contains($0) }), UInt64(transactionId) != nil else {
+            throw StorekeeperKitError(.refused, "\(transactionId) is not an App Store transaction id", serverCode: "invalid_transaction_id")
+        }
+        return try await store.beginRefundRequest(transactionId: transactionId)
+    }
+}

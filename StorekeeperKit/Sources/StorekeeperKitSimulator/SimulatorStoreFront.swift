@@ -240,6 +240,22 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
         }
     }
 
+    /// How often the manage-subscriptions sheet was shown on this device.
+    public var manageSubscriptionsShown: Int { lock.withLock { shownManageSubscriptions } }
+    private var shownManageSubscriptions = 0
+
+    /// The simulator has no sheet to show: it counts that one was asked for.
+    public func showManageSubscriptions() async throws { lock.withLock { shownManageSubscriptions += 1 } }
+
+    /// The customer asks Apple for a refund of `transactionId` (the simulator then sends the
+    /// app's server a CONSUMPTION_REQUEST, as Apple does).
+    public func beginRefundRequest(transactionId: String) async throws -> RefundRequestOutcome {
+        struct Body: Encodable { var reason: String }
+        _ = try await Self.post(
+            simulatorURL.appendingPathComponent("sim/transactions/\(transactionId)/refund-request"), body: Body(reason: "UNINTENDED_PURCHASE"))
+        return .requested
+    }
+
     /// The device's app transaction, signed by the simulator now.
     public func appTransaction() async throws -> String? {
         struct Answer: Decodable { var signedAppTransaction: String }

@@ -90,6 +90,15 @@ public struct SimulatorStoreKit: StandInStore {
     /// The simulator's device is always in step with its App Store.
     public func sync() async throws {}
 
+    public func showManageSubscriptions() async throws { try await device.showManageSubscriptions() }
+
+    public func beginRefundRequest(for transactionID: UInt64) async throws -> Transaction.RefundRequestStatus {
+        switch try await device.beginRefundRequest(transactionId: String(transactionID)) {
+        case .requested: .success
+        case .cancelled: .userCancelled
+        }
+    }
+
     public func appTransaction() async throws -> VerificationResult<AppTransaction> {
         guard let jws = try await device.appTransaction() else { throw StoreKitError.unknown }
         return .verified(AppTransaction(standInOriginalAppVersion: Self.claim("originalApplicationVersion", of: jws) ?? "", jws: jws))
@@ -120,7 +129,8 @@ public struct SimulatorStoreKit: StandInStore {
 /// (and for the listener its `updates()` starts).
 struct StoreKitOnSimulator: StoreFront {
     let store: SimulatorStoreKit
-    let adapter = StoreKitStoreFront()
+    /// With a window scene, as an app passes one: the customer center's sheets need it.
+    let adapter = StoreKitStoreFront(confirmIn: { UIWindowScene() })
 
     func purchase(productId: String, appAccountToken: UUID, offer: StoreOffer?) async throws -> StorePurchaseResult {
         try await StandIn.$store.withValue(store) {
@@ -148,6 +158,14 @@ struct StoreKitOnSimulator: StoreFront {
 
     func appTransaction() async throws -> String? {
         try await StandIn.$store.withValue(store) { try await adapter.appTransaction() }
+    }
+
+    func showManageSubscriptions() async throws {
+        try await StandIn.$store.withValue(store) { try await adapter.showManageSubscriptions() }
+    }
+
+    func beginRefundRequest(transactionId: String) async throws -> RefundRequestOutcome {
+        try await StandIn.$store.withValue(store) { try await adapter.beginRefundRequest(transactionId: transactionId) }
     }
 }
 #endif

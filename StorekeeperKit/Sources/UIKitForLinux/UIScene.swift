@@ -15,3 +15,9 @@ open class UIResponder {
 /// (`Product.purchase(confirmIn:options:)`).
 @MainActor
 open class UIScene: UIResponder {}
+
+/// As Apple documents it (developer.apple.com/documentation/uikit/uiwindowscene): a scene that
+/// manages the app's windows; the one StoreKit shows its sheets in (manage subscriptions, refund
+/// requests).
+@MainActor
+open class UIWindowScene: UIScene {}

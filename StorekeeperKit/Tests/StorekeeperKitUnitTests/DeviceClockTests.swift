@@ -64,6 +64,8 @@ import FoundationNetworking
         func restorable() async throws -> [StoreTransaction] { [] }
         func products(for ids: [String]) async throws -> [StoreProduct] { [] }
         func appTransaction() async throws -> String? { nil }
+        func showManageSubscriptions() async throws {}
+        func beginRefundRequest(transactionId: String) async throws -> RefundRequestOutcome { .cancelled }
     }
 
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeperkit-clock-\(UUID().uuidString)")
