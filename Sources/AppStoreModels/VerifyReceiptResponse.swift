@@ -195,6 +195,9 @@ public struct PendingRenewalInfo: Codable, Hashable, Sendable {
     public var expirationIntent: LenientString?
     public var isInBillingRetryPeriod: LenientString?
     public var gracePeriodExpiresDateMs: LenientString?
+    /// `0` while a price increase that needs the customer's consent waits for it, `1` once they
+    /// agreed; absent without one.
+    public var priceConsentStatus: LenientString?
 
     public init(
         autoRenewProductId: String?,
@@ -203,8 +206,10 @@ public struct PendingRenewalInfo: Codable, Hashable, Sendable {
         autoRenewStatus: Bool,
         expirationIntent: String? = nil,
         isInBillingRetryPeriod: Bool? = nil,
-        gracePeriodExpiresDate: Date? = nil
+        gracePeriodExpiresDate: Date? = nil,
+        priceConsentStatus: Int? = nil
     ) {
+        self.priceConsentStatus = priceConsentStatus.map { LenientString(String($0)) }
         self.autoRenewProductId = autoRenewProductId
         self.productId = productId
         self.originalTransactionId = LenientString(originalTransactionId)
@@ -222,5 +227,6 @@ public struct PendingRenewalInfo: Codable, Hashable, Sendable {
         case expirationIntent = "expiration_intent"
         case isInBillingRetryPeriod = "is_in_billing_retry_period"
         case gracePeriodExpiresDateMs = "grace_period_expires_date_ms"
+        case priceConsentStatus = "price_consent_status"
     }
 }

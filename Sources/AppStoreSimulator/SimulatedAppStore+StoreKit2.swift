@@ -39,7 +39,7 @@ extension SimulatedAppStore {
         if let token = transaction.appAccountToken { payload["appAccountToken"] = token }
         if let group = product?.subscriptionGroupIdentifier { payload["subscriptionGroupIdentifier"] = group }
         // StoreKit 2 prices are in milli-units of the currency.
-        if let micros = product?.priceMicros { payload["price"] = micros / 1000 }
+        if let micros = transaction.priceMicros ?? product?.priceMicros { payload["price"] = micros / 1000 }
         if let currency = product?.currency { payload["currency"] = currency }
         if let offer = transaction.offer {
             payload["offerType"] = offer.type
@@ -109,7 +109,10 @@ extension SimulatedAppStore {
             .flatMap { $0.offers ?? [] }.filter { $0.winBack == true }.map(\.id)
         if lapsed, !winBack.isEmpty { payload["eligibleWinBackOfferIds"] = winBack }
         // What the next period costs, in milli-units like a transaction's price.
-        if let micros = product?.priceMicros, let currency = product?.currency {
+        if let status = subscription.priceIncreaseStatus { payload["priceIncreaseStatus"] = status }
+        if let micros = subscription.priceIncrease?.priceMicros ?? subscription.priceMicros ?? product?.priceMicros,
+            let currency = product?.currency
+        {
             payload["renewalPrice"] = micros / 1000
             payload["currency"] = currency
         }
@@ -131,12 +134,13 @@ extension SimulatedAppStore {
     }
 
     /// Why the subscription lapsed, once it has: 2 billing error while Apple retries the charge,
-    /// else 1 the customer turned auto-renew off, 4 the product stopped renewing (the sandbox's
+    /// else 1 the customer turned auto-renew off, 3 they did not agree to a price increase, 4 the product stopped renewing (the sandbox's
     /// renewal limit). Nil while a period is running: turning auto-renew off says what will
     /// happen, not what happened.
     static func expirationIntent(_ subscription: SimulatorState.Subscription, latest: SimulatorState.Transaction?, now: Date) -> Int? {
         if subscription.billingFailedAt != nil { return 2 }
         guard let expires = latest?.expiresDate, expires <= now else { return nil }
+        if subscription.declinedPriceIncrease { return 3 }
         return subscription.autoRenew ? 4 : 1
     }
 

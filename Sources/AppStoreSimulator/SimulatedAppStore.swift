@@ -148,7 +148,7 @@ public final class SimulatedAppStore: Sendable {
                     PendingRenewalInfo(
                         autoRenewProductId: sub.autoRenewProductId ?? sub.productId, productId: sub.productId, originalTransactionId: originalId,
                         autoRenewStatus: sub.autoRenew, expirationIntent: intent.map(String.init),
-                        isInBillingRetryPeriod: inRetry, gracePeriodExpiresDate: sub.graceUntil))
+                        isInBillingRetryPeriod: inRetry, gracePeriodExpiresDate: sub.graceUntil, priceConsentStatus: sub.priceIncreaseStatus))
             }
             response.pendingRenewalInfo = pending
             if let fresh = try? await receipt(deviceId: device.id, now: now) {

@@ -83,6 +83,20 @@ extension SimulatorServer {
                 return Self.json(["signedAppTransaction": try await store.signedAppTransaction(device, app: app, now: store.now())])
             }
         }
+        // StoreKit's `Message.messages` on the device at launch: the App Store's sheets waiting
+        // for this customer (a price increase to agree to, a billing issue).
+        sim.get("devices/:device/messages") { _, context in
+            struct Message: Encodable {
+                var reason: String
+                var originalTransactionId: String
+            }
+            let deviceId = try Self.deviceId(context)
+            await store.state.advance(to: store.now())
+            let messages = await store.state.pendingMessages(deviceId).map {
+                Message(reason: $0.reason, originalTransactionId: $0.originalTransactionId)
+            }
+            return Self.json(["messages": messages])
+        }
         sim.get("devices/:device/receipt") { _, context in
             let deviceId = try Self.deviceId(context)
             return try await Self.guarded {
@@ -149,6 +163,28 @@ extension SimulatorServer {
                 return Self.json(["autoRenewProductId": body.productId])
             }
         }
+        // App Store Connect's new price for existing subscribers, effective at the next renewal.
+        sim.post("subscriptions/:original/price-increase") { request, context in
+            struct Body: Decodable {
+                var priceMicros: Int64
+                var consentRequired: Bool?
+            }
+            let id = try context.parameters.require("original")
+            let body: Body = try await Self.decode(request)
+            return try await Self.guarded {
+                let consent = body.consentRequired ?? true
+                try await store.state.raisePrice(originalTransactionId: id, to: body.priceMicros, consentRequired: consent, now: store.now())
+                return Self.json(["priceIncreaseStatus": consent ? 0 : 1])
+            }
+        }
+        // The customer agrees in StoreKit's price consent sheet.
+        sim.post("subscriptions/:original/price-increase/consent") { _, context in
+            let id = try context.parameters.require("original")
+            return try await Self.guarded {
+                try await store.state.agreeToPriceIncrease(originalTransactionId: id, now: store.now())
+                return Self.json(["priceIncreaseStatus": 1])
+            }
+        }
         sim.post("subscriptions/:original/billing-failure") { request, context in
             struct Body: Decodable { var gracePeriod: Bool? }
             let body: Body = (try? await Self.decode(request)) ?? Body(gracePeriod: false)
@@ -200,7 +236,8 @@ extension SimulatorServer {
             var views: [SoldTransactionView] = []
             for tx in await store.state.allTransactions() {
                 let bundleId = await store.state.device(tx.deviceId)?.bundleId ?? ""
-                let (price, currency) = await store.state.price(bundleId: bundleId, productId: tx.productId)
+                let (catalogPrice, currency) = await store.state.price(bundleId: bundleId, productId: tx.productId)
+                let price = tx.priceMicros ?? catalogPrice
                 let env = await store.state.device(tx.deviceId)?.environment.storageName ?? ""
                 views.append(
                     SoldTransactionView(

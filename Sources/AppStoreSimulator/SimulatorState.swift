@@ -31,6 +31,9 @@ actor SimulatorState {
         var modifiedDate: Date? = nil
         /// The offer the first period was bought with; renewals carry none.
         var offer: Offer? = nil
+        /// What this period was charged where it is not the catalog's price: a renewal after a
+        /// price increase took effect.
+        var priceMicros: Int64? = nil
 
         /// What Get Transaction History sorts by.
         var lastModified: Date { modifiedDate ?? purchaseDate }
@@ -84,6 +87,26 @@ actor SimulatorState {
         /// Another product of the group the customer chose for the next renewal (a downgrade or
         /// crossgrade waits for it): Apple's `autoRenewProductId` then names it.
         var autoRenewProductId: String? = nil
+        /// A price increase Apple announced for this subscriber, taking effect at the next renewal.
+        var priceIncrease: PriceIncrease? = nil
+        /// What each period costs since a price increase took effect (nil: the catalog's price).
+        var priceMicros: Int64? = nil
+        /// The renewal date came with a price increase the customer had not agreed to: the
+        /// subscription lapsed instead (expiration intent 3, EXPIRED `PRICE_INCREASE`).
+        var declinedPriceIncrease = false
+
+        /// Apple's `priceIncreaseStatus`: 0 while an increase that needs consent waits for it, 1
+        /// once agreed (or for one that needs none); nil without an increase.
+        var priceIncreaseStatus: Int? { priceIncrease.map { $0.consentRequired && !$0.agreed ? 0 : 1 } }
+    }
+
+    /// A new price for an existing subscriber (App Store Connect's price change for existing
+    /// subscribers). An increase beyond Apple's limits needs the customer's consent before the
+    /// renewal it applies to; one within them is only announced.
+    struct PriceIncrease: Sendable {
+        var priceMicros: Int64
+        var consentRequired: Bool
+        var agreed = false
     }
 
     struct Device: Sendable {
@@ -393,6 +416,16 @@ actor SimulatorState {
                 let latest = transactions[sub.latestTransactionId], latest.cancellationDate == nil,
                 let expires = latest.expiresDate, expires <= now
             {
+                // A price increase the customer never agreed to: Apple does not renew.
+                if let increase = sub.priceIncrease, increase.consentRequired, !increase.agreed {
+                    sub.autoRenew = false
+                    sub.declinedPriceIncrease = true
+                    break
+                }
+                if let increase = sub.priceIncrease {
+                    sub.priceMicros = increase.priceMicros
+                    sub.priceIncrease = nil
+                }
                 // A plan change waiting for this renewal takes effect now, in the same subscription.
                 if let next = sub.autoRenewProductId, let product = product(next, of: sub.deviceId) {
                     sub.productId = next
@@ -404,7 +437,7 @@ actor SimulatorState {
                     transactionId: id, originalTransactionId: sub.originalTransactionId, productId: sub.productId,
                     kind: .autoRenewable, quantity: 1, purchaseDate: expires, originalPurchaseDate: latest.originalPurchaseDate,
                     expiresDate: expires.addingTimeInterval(sub.period), cancellationDate: nil, webOrderLineItemId: newId(),
-                    deviceId: sub.deviceId, offer: sub.nextRenewalOffer)
+                    deviceId: sub.deviceId, offer: sub.nextRenewalOffer, priceMicros: sub.priceMicros)
                 sub.nextRenewalOffer = nil
                 transactions[id] = renewal
                 devices[sub.deviceId]?.transactionIds.append(id)
@@ -416,7 +449,8 @@ actor SimulatorState {
                 latest.cancellationDate == nil, let expires = latest.expiresDate, expires <= now
             {
                 sub.expiryAnnounced = true
-                record("EXPIRED", sub.autoRenew ? "PRODUCT_NOT_FOR_SALE" : "VOLUNTARY", sub.latestTransactionId, expires, subscription: sub)
+                let subtype = sub.declinedPriceIncrease ? "PRICE_INCREASE" : sub.autoRenew ? "PRODUCT_NOT_FOR_SALE" : "VOLUNTARY"
+                record("EXPIRED", subtype, sub.latestTransactionId, expires, subscription: sub)
             }
             subscriptions[key] = sub
         }
@@ -444,6 +478,44 @@ actor SimulatorState {
         sub.autoRenewProductId = next
         subscriptions[originalTransactionId] = sub
         record("DID_CHANGE_RENEWAL_PREF", next == nil ? nil : "DOWNGRADE", sub.latestTransactionId, now, subscription: sub)
+    }
+
+    /// Apple announces a new price for the subscriber's next renewals: PRICE_INCREASE, `PENDING`
+    /// while an increase that needs consent waits for it, `ACCEPTED` for one that needs none.
+    func raisePrice(originalTransactionId: String, to priceMicros: Int64, consentRequired: Bool, now: Date) throws {
+        advance(to: now)
+        guard var sub = subscriptions[originalTransactionId] else { throw unknownSubscription() }
+        guard priceMicros > 0, sub.billingFailedAt == nil, sub.autoRenew else {
+            throw Failure(status: 400, code: "not_renewing", message: "a price increase applies to a renewing subscription, at a positive price")
+        }
+        sub.priceIncrease = PriceIncrease(priceMicros: priceMicros, consentRequired: consentRequired)
+        subscriptions[originalTransactionId] = sub
+        record("PRICE_INCREASE", consentRequired ? "PENDING" : "ACCEPTED", sub.latestTransactionId, now, subscription: sub)
+    }
+
+    /// The customer agrees to the new price in StoreKit's price consent sheet: PRICE_INCREASE
+    /// `ACCEPTED`. Nothing waits for consent: 409.
+    func agreeToPriceIncrease(originalTransactionId: String, now: Date) throws {
+        advance(to: now)
+        guard var sub = subscriptions[originalTransactionId] else { throw unknownSubscription() }
+        guard var increase = sub.priceIncrease, increase.consentRequired, !increase.agreed else {
+            throw Failure(status: 409, code: "no_consent_pending", message: "no price increase waits for this customer's consent")
+        }
+        increase.agreed = true
+        sub.priceIncrease = increase
+        subscriptions[originalTransactionId] = sub
+        record("PRICE_INCREASE", "ACCEPTED", sub.latestTransactionId, now, subscription: sub)
+    }
+
+    /// What StoreKit's `Message.messages` hands a device at launch: a sheet per subscription
+    /// whose price increase waits for consent, and per one in billing retry.
+    func pendingMessages(_ deviceId: UUID) -> [(reason: String, originalTransactionId: String)] {
+        subscriptions.values.filter { $0.deviceId == deviceId }.sorted { $0.originalTransactionId < $1.originalTransactionId }
+            .compactMap { sub in
+                if sub.priceIncreaseStatus == 0 { return ("priceIncreaseConsent", sub.originalTransactionId) }
+                if sub.billingFailedAt != nil { return ("billingIssue", sub.originalTransactionId) }
+                return nil
+            }
     }
 
     /// A product of the app a device belongs to.
@@ -474,7 +546,7 @@ actor SimulatorState {
             transactionId: id, originalTransactionId: originalTransactionId, productId: sub.productId, kind: .autoRenewable,
             quantity: 1, purchaseDate: start, originalPurchaseDate: latest.originalPurchaseDate,
             expiresDate: start.addingTimeInterval(sub.period), cancellationDate: nil, webOrderLineItemId: newId(),
-            deviceId: sub.deviceId)
+            deviceId: sub.deviceId, priceMicros: sub.priceMicros)
         transactions[id] = renewal
         devices[sub.deviceId]?.transactionIds.append(id)
         sub.latestTransactionId = id

@@ -99,12 +99,13 @@ extension PostgresStore {
                 INSERT INTO subscriptions (app_id, original_transaction_id, app_user_id, product_id, environment,
                     latest_transaction_id, expires_date, revoked_at, auto_renew_enabled, auto_renew_product_id,
                     in_billing_retry, grace_period_expires_date, expiration_intent, updated_at, renewal_signed_at,
-                    win_back_offer_ids)
+                    win_back_offer_ids, price_increase_status)
                 VALUES (\(facts.appId), \(facts.originalTransactionId), \(facts.appUserId), \(facts.productId), \(facts.environment),
                     \(facts.latestTransactionId), \(StoredTime.ms(facts.expiresDate)), \(StoredTime.ms(facts.revokedAt)),
                     \(facts.autoRenewEnabled), \(facts.autoRenewProductId), \(facts.inBillingRetry),
                     \(StoredTime.ms(facts.gracePeriodExpiresDate)), \(facts.expirationIntent), \(StoredTime.ms(facts.updatedAt)),
-                    \(StoredTime.ms(facts.renewalSignedAt)), \(facts.winBackOfferIds.map(StoredJSON.encode)))
+                    \(StoredTime.ms(facts.renewalSignedAt)), \(facts.winBackOfferIds.map(StoredJSON.encode)),
+                    \(facts.priceIncreaseStatus))
                 ON CONFLICT (app_id, original_transaction_id) DO UPDATE SET app_user_id = excluded.app_user_id,
                     product_id = excluded.product_id, environment = excluded.environment,
                     latest_transaction_id = excluded.latest_transaction_id, expires_date = excluded.expires_date,
@@ -112,7 +113,8 @@ extension PostgresStore {
                     auto_renew_product_id = excluded.auto_renew_product_id, in_billing_retry = excluded.in_billing_retry,
                     grace_period_expires_date = excluded.grace_period_expires_date,
                     expiration_intent = excluded.expiration_intent, updated_at = excluded.updated_at,
-                    renewal_signed_at = excluded.renewal_signed_at, win_back_offer_ids = excluded.win_back_offer_ids
+                    renewal_signed_at = excluded.renewal_signed_at, win_back_offer_ids = excluded.win_back_offer_ids,
+                    price_increase_status = excluded.price_increase_status
                 """, logger: logger)
         }
         try await keepFigures(plan, appId: appId, insertedLedger: insertedLedger, connection: connection, logger: logger)
@@ -230,6 +232,7 @@ extension PostgresStore {
             expirationIntent: try row.value("expiration_intent"), updatedAt: try row.date("updated_at"))
         facts.renewalSignedAt = try row.optionalDate("renewal_signed_at")
         facts.winBackOfferIds = StoredJSON.decode([String].self, try row.value("win_back_offer_ids") as String?)
+        facts.priceIncreaseStatus = try row.value("price_increase_status")
         return facts
     }
 

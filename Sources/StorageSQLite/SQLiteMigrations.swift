@@ -35,6 +35,7 @@ enum SQLiteMigrations {
         ("M0027_CreditSpendKeysPerUser", m0027CreditSpendKeysPerUser),
         ("M0028_AdminTokens", m0028AdminTokens),
         ("M0029_AppTransactions", m0029AppTransactions),
+        ("M0030_PriceIncreases", m0030PriceIncreases),
     ]
 
     static var migrator: DatabaseMigrator {

@@ -101,8 +101,8 @@ extension SQLiteStore {
                     INSERT INTO subscriptions (app_id, original_transaction_id, app_user_id, product_id, environment,
                         latest_transaction_id, expires_date, revoked_at, auto_renew_enabled, auto_renew_product_id,
                         in_billing_retry, grace_period_expires_date, expiration_intent, updated_at, renewal_signed_at,
-                        win_back_offer_ids)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        win_back_offer_ids, price_increase_status)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (app_id, original_transaction_id) DO UPDATE SET app_user_id = excluded.app_user_id,
                         product_id = excluded.product_id, environment = excluded.environment,
                         latest_transaction_id = excluded.latest_transaction_id, expires_date = excluded.expires_date,
@@ -110,14 +110,15 @@ extension SQLiteStore {
                         auto_renew_product_id = excluded.auto_renew_product_id, in_billing_retry = excluded.in_billing_retry,
                         grace_period_expires_date = excluded.grace_period_expires_date,
                         expiration_intent = excluded.expiration_intent, updated_at = excluded.updated_at,
-                        renewal_signed_at = excluded.renewal_signed_at, win_back_offer_ids = excluded.win_back_offer_ids
+                        renewal_signed_at = excluded.renewal_signed_at, win_back_offer_ids = excluded.win_back_offer_ids,
+                        price_increase_status = excluded.price_increase_status
                     """
             ).execute(arguments: [
                 facts.appId, facts.originalTransactionId, facts.appUserId, facts.productId, facts.environment,
                 facts.latestTransactionId, StoredTime.ms(facts.expiresDate), StoredTime.ms(facts.revokedAt),
                 facts.autoRenewEnabled, facts.autoRenewProductId, facts.inBillingRetry,
                 StoredTime.ms(facts.gracePeriodExpiresDate), facts.expirationIntent, StoredTime.ms(facts.updatedAt),
-                StoredTime.ms(facts.renewalSignedAt), facts.winBackOfferIds.map(StoredJSON.encode),
+                StoredTime.ms(facts.renewalSignedAt), facts.winBackOfferIds.map(StoredJSON.encode), facts.priceIncreaseStatus,
             ])
         }
         try keepFigures(plan, appId: appId, insertedLedger: insertedLedger, db: db)
@@ -249,6 +250,7 @@ extension SQLiteStore {
             expirationIntent: row["expiration_intent"], updatedAt: StoredTime.date(row["updated_at"] as Int64))
         facts.renewalSignedAt = StoredTime.date(row["renewal_signed_at"] as Int64?)
         facts.winBackOfferIds = StoredJSON.decode([String].self, row["win_back_offer_ids"] as String?)
+        facts.priceIncreaseStatus = row["price_increase_status"]
         return facts
     }
 

@@ -121,6 +121,9 @@ public enum EventRule {
         if let before, let was = before.autoRenewEnabled, let enabled = after.autoRenewEnabled, was != enabled {
             changes.append((enabled ? .autoRenewEnabled : .autoRenewDisabled, nil))
         }
+        if let status = after.priceIncreaseStatus, status != before?.priceIncreaseStatus, status == 0 || status == 1 {
+            changes.append((status == 0 ? .priceIncreasePending : .priceIncreaseAgreed, .init(expiresDate: after.expiresDate)))
+        }
         if after.inBillingRetry, !wasRetrying {
             changes.append((.billingIssue, .init(expiresDate: after.expiresDate)))
         }

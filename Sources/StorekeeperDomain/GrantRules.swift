@@ -108,6 +108,7 @@ public enum SubscriptionFactsRule {
                 autoRenewEnabled: stored.autoRenewEnabled, autoRenewProductId: stored.autoRenewProductId, inBillingRetry: stored.inBillingRetry,
                 gracePeriodExpiresDate: stored.gracePeriodExpiresDate, expirationIntent: stored.expirationIntent, signedAt: storedAt,
                 winBackOfferIds: stored.winBackOfferIds)
+            renewal?.priceIncreaseStatus = stored.priceIncreaseStatus
         }
         var facts = SubscriptionFacts(
             appId: context.appId, originalTransactionId: originalId, appUserId: owner, productId: latest.productId,
@@ -118,6 +119,7 @@ public enum SubscriptionFactsRule {
             expirationIntent: renewal?.expirationIntent, updatedAt: context.now)
         facts.renewalSignedAt = renewal?.signedAt
         facts.winBackOfferIds = renewal?.winBackOfferIds
+        facts.priceIncreaseStatus = renewal?.priceIncreaseStatus
         if let stored, let storedExpiry = stored.expiresDate, let newExpiry = facts.expiresDate,
             newExpiry < storedExpiry, stored.appUserId.isSameIdentifier(as: owner)
         {

@@ -35,10 +35,12 @@ extension PurchaseEvidence {
         var renewals: [String: Renewal] = [:]
         for pending in response.pendingRenewalInfo ?? [] {
             guard let original = pending.originalTransactionId?.value, renewals[original] == nil else { continue }
-            renewals[original] = Renewal(
+            var renewal = Renewal(
                 autoRenewEnabled: pending.autoRenewStatus?.bool, autoRenewProductId: pending.autoRenewProductId,
                 inBillingRetry: pending.isInBillingRetryPeriod?.bool ?? false,
                 gracePeriodExpiresDate: pending.gracePeriodExpiresDateMs?.millisecondsDate, expirationIntent: pending.expirationIntent?.value)
+            renewal.priceIncreaseStatus = pending.priceConsentStatus?.int
+            renewals[original] = renewal
         }
         self.init(
             source: .receipt, bundleId: receipt.bundleId, environment: environment.storageName, purchases: Array(byId.values),
@@ -115,11 +117,13 @@ extension PurchaseEvidence {
             // A renewal info that came with a single transaction belongs to it even unlabelled.
             let original = renewal.originalTransactionId ?? (transactions.count == 1 ? purchases.first?.originalTransactionId : nil)
             guard let original, subscribed.contains(original), matched[original] == nil else { continue }
-            matched[original] = Renewal(
+            var facts = Renewal(
                 autoRenewEnabled: renewal.autoRenewStatus == 1, autoRenewProductId: renewal.autoRenewProductId,
                 inBillingRetry: renewal.isInBillingRetryPeriod ?? false, gracePeriodExpiresDate: renewal.gracePeriodExpiresDate?.date,
                 expirationIntent: renewal.expirationIntent.map(String.init), signedAt: renewal.signedDate?.date,
                 winBackOfferIds: renewal.eligibleWinBackOfferIds)
+            facts.priceIncreaseStatus = renewal.priceIncreaseStatus
+            matched[original] = facts
         }
         self.init(
             source: source, bundleId: transactions.first?.bundleId, environment: environment.storageName, purchases: purchases,

@@ -80,6 +80,10 @@ public struct PurchaseEvidence: Sendable, Hashable {
         public var signedAt: Date?
         /// Apple's `eligibleWinBackOfferIds`: the win-back offers it would sell the subscriber now.
         public var winBackOfferIds: [String]?
+        /// Apple's `priceIncreaseStatus` (verifyReceipt's `price_consent_status`): 0 while a
+        /// price increase that needs the customer's consent waits for it, 1 once agreed or for
+        /// one that needs none; nil without a price increase.
+        public var priceIncreaseStatus: Int? = nil
 
         public init(
             autoRenewEnabled: Bool?, autoRenewProductId: String?, inBillingRetry: Bool, gracePeriodExpiresDate: Date?,

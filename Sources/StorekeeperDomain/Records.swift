@@ -107,6 +107,8 @@ public struct SubscriptionFacts: Codable, Hashable, Sendable {
     public var renewalSignedAt: Date? = nil
     /// The win-back offers Apple's latest renewal info names for this subscriber (nil: none).
     public var winBackOfferIds: [String]? = nil
+    /// Apple's `priceIncreaseStatus` from the same renewal info (``PurchaseEvidence/Renewal``).
+    public var priceIncreaseStatus: Int? = nil
 
     public init(
         appId: String, originalTransactionId: String, appUserId: String, productId: String, environment: String,

@@ -34,6 +34,13 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
     /// Apple took the answer to a refund request (`details.refundPreference`, and in
     /// `details.reason` the rule that chose it). Apple's decision follows as `refund`, or not.
     public static let refundRequestAnswered = EventType(rawValue: "refund_request_answered")
+    /// Apple announced a higher price for the subscription's next renewals that needs the
+    /// customer's consent, and they have not given it: without it the subscription lapses at its
+    /// renewal date (`expiration`, reason 3). StoreKit asks them in a price consent sheet.
+    public static let priceIncreasePending = EventType(rawValue: "price_increase_pending")
+    /// The customer agreed to the higher price, or was told of one that needs no consent: the
+    /// subscription renews at it.
+    public static let priceIncreaseAgreed = EventType(rawValue: "price_increase_agreed")
     /// Access through Family Sharing ended (the purchaser left the family, or stopped sharing).
     public static let revoke = EventType(rawValue: "revoke")
     public static let nonRenewingPurchase = EventType(rawValue: "non_renewing_purchase")
@@ -90,7 +97,8 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
     /// Every type this version emits, in the order docs/EVENTS.md lists them.
     public static let all: [EventType] = [
         .initialPurchase, .renewal, .productChange, .autoRenewDisabled, .autoRenewEnabled, .expiration, .billingIssue,
-        .gracePeriod, .billingRecovered, .refund, .refundReversed, .refundRequested, .refundRequestAnswered, .revoke, .nonRenewingPurchase,
+        .gracePeriod, .billingRecovered, .refund, .refundReversed, .refundRequested, .refundRequestAnswered,
+        .priceIncreasePending, .priceIncreaseAgreed, .revoke, .nonRenewingPurchase,
         .consumablePurchase, .creditsSpent,
         .nonConsumablePurchase, .ownershipConflict, .transfer, .verificationInvalid, .provisionalAccessGranted,
         .provisionalAccessRemoved, .consentRescinded, .appleDown, .appleRecovered, .entitlementGranted, .entitlementRenewed,

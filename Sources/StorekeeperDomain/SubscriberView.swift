@@ -29,6 +29,24 @@ public struct SubscriberView: Codable, Hashable, Sendable {
         /// downgrade or crossgrade waits for the renewal): Apple's `autoRenewProductId` where it
         /// is not this subscription's product, while auto-renew is on.
         public var pendingProductId: String? = nil
+        /// A higher price Apple announced for the next renewals: `pending` while it waits for the
+        /// customer's consent (without it the subscription lapses at `expiresDate`), `agreed` once
+        /// given or where none is needed; nil without one. Apple's `priceIncreaseStatus`.
+        public var priceIncreaseStatus: PriceIncreaseStatus? = nil
+    }
+
+    /// Apple's `priceIncreaseStatus` by name.
+    public enum PriceIncreaseStatus: String, Codable, Hashable, Sendable {
+        case pending
+        case agreed
+
+        public init?(apple status: Int?) {
+            switch status {
+            case 0: self = .pending
+            case 1: self = .agreed
+            default: return nil
+            }
+        }
     }
 
     public struct NonRenewing: Codable, Hashable, Sendable {
@@ -127,6 +145,7 @@ public struct SubscriberView: Codable, Hashable, Sendable {
             if facts.autoRenewEnabled != false, let next = facts.autoRenewProductId, next != facts.productId {
                 subscription.pendingProductId = next
             }
+            subscription.priceIncreaseStatus = PriceIncreaseStatus(apple: facts.priceIncreaseStatus)
             return subscription
         }.sorted { ($0.productId, $0.originalTransactionId) < ($1.productId, $1.originalTransactionId) }
         active.formUnion(subs.filter(\.isActive).map(\.productId))

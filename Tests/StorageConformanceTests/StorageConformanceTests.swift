@@ -705,15 +705,15 @@ struct StorageConformanceTests {
         var purchase = PurchaseEvidence.Purchase(transactionId: "s1", originalTransactionId: "s1", productId: "monthly", purchaseDate: t0)
         purchase.expiresDate = t0.addingTimeInterval(30 * 86_400)
         for (tag, autoRenew, signedAt) in [("turned-off", false, t0 + 10), ("subscribed", true, t0 + 1)] {
+            var renewal = PurchaseEvidence.Renewal(
+                autoRenewEnabled: autoRenew, autoRenewProductId: "monthly", inBillingRetry: false, gracePeriodExpiresDate: nil,
+                expirationIntent: nil, signedAt: signedAt, winBackOfferIds: autoRenew ? nil : ["back50", "back25"])
+            renewal.priceIncreaseStatus = autoRenew ? nil : 0
             let submitted = try await SubmitEvidence(store: store)(submission(receipt: tag), now: t0)
             let leased = try #require(try await lease(store, at: t0).first { $0.jobId == submitted.verification.jobId })
             let evidence = PurchaseEvidence(
                 source: .notification, bundleId: "com.example", environment: "sandbox", purchases: [purchase],
-                renewals: [
-                    "s1": .init(
-                        autoRenewEnabled: autoRenew, autoRenewProductId: "monthly", inBillingRetry: false, gracePeriodExpiresDate: nil,
-                        expirationIntent: nil, signedAt: signedAt, winBackOfferIds: autoRenew ? nil : ["back50", "back25"])
-                ])
+                renewals: ["s1": renewal])
             _ = try await VerificationOutcomes(store: store).completeVerified(
                 leased, verificationId: submitted.verification.id, evidence: evidence,
                 report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil), request: request, now: t0)
@@ -721,6 +721,7 @@ struct StorageConformanceTests {
         let facts = try #require(try await store.subscriptions(appId: "app", appUserId: "alice").first)
         #expect(facts.autoRenewEnabled == false && facts.renewalSignedAt == t0 + 10)
         #expect(facts.winBackOfferIds == ["back50", "back25"], "the newer renewal info's win-back offers, kept in Apple's order")
+        #expect(facts.priceIncreaseStatus == 0, "and its price increase, waiting for consent")
     }
 
     @Test("a console sign-out is seen by every process until the session would have expired", arguments: StoreFactory.all)

@@ -151,6 +151,37 @@ struct EventRuleTests {
         #expect(moved.allSatisfy { $0.details?.fromAppUserId == "alice" && $0.details?.toAppUserId == "bob" })
     }
 
+    @Test("a price increase: pending once, agreed once, replays silent; the view and the entitlement name it; over when renewed past it")
+    func priceIncrease() throws {
+        var state = stored(after: evidence([purchase("1", expires: t0 + month)], renewals: ["1": renewal()]), context())
+        var step = 1
+        func next(_ status: Int?, purchases: [PurchaseEvidence.Purchase] = [purchase("1", expires: t0 + month)]) throws -> [EventType] {
+            step += 1
+            var info = renewal()
+            info.priceIncreaseStatus = status
+            let context = context(
+                verification: "v\(step)", subscriptions: state.subscriptions, bindings: state.bindings, existing: state.existing,
+                now: t0 + Double(step) * 3_600)
+            let answer = evidence(purchases, renewals: ["1": info])
+            let found = try events(answer, context).map(\.type)
+            state = stored(after: answer, context)
+            return found
+        }
+        #expect(try next(0) == [.priceIncreasePending])
+        #expect(try next(0) == [], "the same renewal info again is not news")
+        let view = SubscriberView.build(
+            appUserId: "alice", transactions: Array(state.existing.values), subscriptions: Array(state.subscriptions.values),
+            catalog: catalog, now: t0 + 86_400)
+        #expect(view.subscriptions.map(\.priceIncreaseStatus) == [.pending])
+        #expect(try next(1) == [.priceIncreaseAgreed])
+        #expect(try next(1) == [])
+        #expect(try next(7) == [], "a status Apple may add later is kept, not named")
+        #expect(state.subscriptions["1"]?.priceIncreaseStatus == 7)
+        let renewed = [purchase("1", expires: t0 + month), purchase("2", original: "1", at: t0 + month, expires: t0 + 2 * month)]
+        #expect(try next(nil, purchases: renewed) == [.renewal])
+        #expect(state.subscriptions["1"]?.priceIncreaseStatus == nil)
+    }
+
     @Test("subscription changes: auto-renew off and on, billing issue, grace period, recovery, expiration")
     func subscriptionLife() throws {
         var state = stored(after: evidence([purchase("1", expires: t0 + month)], renewals: ["1": renewal()]), context())

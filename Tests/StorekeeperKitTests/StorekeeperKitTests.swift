@@ -72,6 +72,8 @@ struct StorekeeperKitTests {
             try await front.beginRefundRequest(transactionId: transactionId)
         }
 
+        func messages() -> AsyncStream<StoreMessage> { front.messages() }
+
         func finish(_ transaction: StoreTransaction) async throws {
             if try await !granted(transaction.id) { finishedBeforeGrant.withLock { $0.append(transaction.id) } }
             try await front.finish(transaction)
@@ -413,6 +415,103 @@ struct StorekeeperKitTests {
                     let pro = try await sdk.entitlements().entitlements["pro"]
                     return pro?.productId == "com.example.pro.weekly" && pro?.pendingProductId == nil && pro?.isActive == true
                 }, "DID_RENEW in the new plan reaches the server")
+        }
+    }
+
+    @Test(
+        "a price increase: pending on the entitlement until the customer agrees; StoreKit's consent message held by the app, then displayed; agreed, it renews at the new price",
+        arguments: Front.allCases)
+    func priceIncrease(_ front: Front) async throws {
+        try await withKitStack { stack, key in
+            try await stack.sendNotifications()
+            let (_, store, transport) = try await shop(stack, front)
+            let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
+            guard case .granted = try await sdk.purchase(productId: "com.example.pro.monthly") else {
+                Issue.record("the plan was not granted")
+                return
+            }
+            let plan = try #require(try await stack.store.transactions(appId: "demo", appUserId: "ann").first)
+            #expect(try await sdk.entitlements().entitlements["pro"]?.priceIncreaseStatus == nil)
+            // Nothing to say yet: the stream ends empty.
+            var none: [StoreMessage] = []
+            for await message in sdk.storeMessages() { none.append(message) }
+            #expect(none.isEmpty)
+
+            struct Increase: Encodable {
+                var priceMicros: Int64
+                var consentRequired: Bool
+            }
+            let raised = try await stack.simulator.http.send(
+                .POST, "/sim/subscriptions/\(plan.originalTransactionId)/price-increase",
+                json: Increase(priceMicros: 6_990_000, consentRequired: true))
+            #expect(raised.status == 200, "\(raised.text)")
+            #expect(
+                try await eventually { try await sdk.entitlements().entitlements["pro"]?.priceIncreaseStatus == .pending },
+                "PRICE_INCREASE (PENDING) reaches the server")
+            #expect(try await stack.api.subscriber("ann").subscriptions.map(\.priceIncreaseStatus) == [.pending])
+
+            // The app listens, so StoreKit leaves the consent sheet to it; held, nothing is shown.
+            var held: [StoreMessage] = []
+            for await message in sdk.storeMessages() { held.append(message) }
+            #expect(held.map(\.reason) == [.priceIncreaseConsent])
+            #expect(store.inner.displayedMessages.isEmpty)
+            let consent = try #require(held.first)
+            try await consent.display()
+            #expect(store.inner.displayedMessages == [.priceIncreaseConsent])
+
+            // The customer agrees in the sheet.
+            let agreed = try await stack.simulator.http.send(.POST, "/sim/subscriptions/\(plan.originalTransactionId)/price-increase/consent")
+            #expect(agreed.status == 200, "\(agreed.text)")
+            #expect(
+                try await eventually { try await sdk.entitlements().entitlements["pro"]?.priceIncreaseStatus == .agreed },
+                "PRICE_INCREASE (ACCEPTED) reaches the server")
+            var after: [StoreMessage] = []
+            for await message in sdk.storeMessages() { after.append(message) }
+            #expect(after.isEmpty, "nothing waits for consent any more")
+            let events = try await stack.api.events("?limit=100").filter { $0.event.appUserId == "ann" }.map(\.event.type)
+            #expect(events.filter { $0 == .priceIncreasePending || $0 == .priceIncreaseAgreed } == [.priceIncreasePending, .priceIncreaseAgreed])
+
+            // The renewal is charged the new price, and the increase is behind it.
+            try await stack.simulator.advanceClock(seconds: 301)
+            #expect(
+                try await eventually {
+                    let renewals = try await stack.store.transactions(appId: "demo", appUserId: "ann").filter {
+                        $0.originalTransactionId == plan.originalTransactionId && $0.transactionId != plan.transactionId
+                    }
+                    let status = try await sdk.entitlements().entitlements["pro"]?.priceIncreaseStatus
+                    return !renewals.isEmpty && status == nil
+                }, "DID_RENEW at the new price reaches the server")
+            let sold = try await stack.simulator.http.send(.GET, "/sim/transactions")
+            #expect(sold.text.contains("6990000"), "the renewal was charged 6.99")
+        }
+    }
+
+    @Test(
+        "a price increase never agreed to: the subscription lapses at its renewal date with Apple's reason 3, and access ends",
+        arguments: Front.allCases)
+    func priceIncreaseDeclined(_ front: Front) async throws {
+        try await withKitStack { stack, key in
+            try await stack.sendNotifications()
+            let (_, store, transport) = try await shop(stack, front)
+            let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
+            guard case .granted = try await sdk.purchase(productId: "com.example.pro.monthly") else {
+                Issue.record("the plan was not granted")
+                return
+            }
+            let plan = try #require(try await stack.store.transactions(appId: "demo", appUserId: "ann").first)
+            let raised = try await stack.simulator.http.send(
+                .POST, "/sim/subscriptions/\(plan.originalTransactionId)/price-increase", json: ["priceMicros": 6_990_000])
+            #expect(raised.status == 200, "\(raised.text)")
+            #expect(try await eventually { try await sdk.entitlements().entitlements["pro"]?.priceIncreaseStatus == .pending })
+            try await stack.simulator.advanceClock(seconds: 301)
+            #expect(
+                try await eventually {
+                    try await stack.api.events("?limit=100").contains {
+                        $0.event.appUserId == "ann" && $0.event.type == .expiration && $0.event.details?.expirationReason == "3"
+                    }
+                }, "EXPIRED (PRICE_INCREASE) reaches the server")
+            let pro = try #require(try await sdk.entitlements().entitlements["pro"])
+            #expect(!pro.isActive && pro.willRenew == false)
         }
     }
 

@@ -64,4 +64,8 @@ public struct Entitlement: Codable, Hashable, Sendable {
     /// The plan the subscription behind it moves to at its next renewal, when the customer chose
     /// another (``SubscriberView/Subscription/pendingProductId``); access stays this plan's until then.
     public var pendingProductId: String? = nil
+    /// A higher price announced for the subscription behind it
+    /// (``SubscriberView/Subscription/priceIncreaseStatus``): `pending` means access lapses at
+    /// `expiresAt` unless the customer agrees.
+    public var priceIncreaseStatus: SubscriberView.PriceIncreaseStatus? = nil
 }

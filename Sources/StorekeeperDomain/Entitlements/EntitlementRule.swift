@@ -59,6 +59,7 @@ public enum EntitlementRule {
                     gracePeriodExpiresAt: subscription.status == .inGracePeriod ? subscription.gracePeriodExpiresDate : nil,
                     unsubscribed: subscription.autoRenewEnabled == false, source: source(latest))
                 entitlement.pendingProductId = subscription.pendingProductId
+                entitlement.priceIncreaseStatus = subscription.priceIncreaseStatus
                 return entitlement
             }
         }

@@ -87,14 +87,25 @@ public struct EntitlementInfo: Codable, Sendable, Hashable {
     /// The plan the subscription moves to at its next renewal, when the user chose another of
     /// the group (a downgrade waits for the renewal); this plan's access runs until then.
     public var pendingProductId: String?
+    /// A higher price announced for the subscription's next renewals: `pending` until the user
+    /// agrees (StoreKit's price consent sheet, `Storekeeper.storeMessages()`), and without that
+    /// access ends at `expiresAt`; `agreed` once they did, or where no consent is needed.
+    public var priceIncreaseStatus: PriceIncreaseStatus?
+
+    /// The server's `priceIncreaseStatus`.
+    public enum PriceIncreaseStatus: String, Codable, Sendable, Hashable {
+        case pending
+        case agreed
+    }
 
     public init(
         id: String, isActive: Bool, expiresAt: Date? = nil, willRenew: Bool? = nil, periodType: PeriodType = .normal, productId: String?,
         isPromotional: Bool = false, isFamilyShared: Bool = false, billingIssue: Bool = false, gracePeriodExpiresAt: Date? = nil,
         unsubscribed: Bool = false, billingIssueDetectedAt: Date? = nil, unsubscribeDetectedAt: Date? = nil, grantId: String? = nil,
-        pendingProductId: String? = nil
+        pendingProductId: String? = nil, priceIncreaseStatus: PriceIncreaseStatus? = nil
     ) {
         self.pendingProductId = pendingProductId
+        self.priceIncreaseStatus = priceIncreaseStatus
         self.billingIssueDetectedAt = billingIssueDetectedAt
         self.unsubscribeDetectedAt = unsubscribeDetectedAt
         self.grantId = grantId
@@ -129,6 +140,8 @@ public struct EntitlementInfo: Codable, Sendable, Hashable {
         var unsubscribeDetectedAt: Date?
         var grantId: String?
         var pendingProductId: String?
+        /// A value a newer server sends is left out rather than failing the answer.
+        var priceIncreaseStatus: String?
 
         var info: EntitlementInfo {
             EntitlementInfo(
@@ -136,7 +149,8 @@ public struct EntitlementInfo: Codable, Sendable, Hashable {
                 isPromotional: source == "promotional", isFamilyShared: ownership == "family_shared", billingIssue: billingIssue,
                 gracePeriodExpiresAt: gracePeriodExpiresAt,
                 unsubscribed: unsubscribed, billingIssueDetectedAt: billingIssueDetectedAt, unsubscribeDetectedAt: unsubscribeDetectedAt,
-                grantId: grantId, pendingProductId: pendingProductId)
+                grantId: grantId, pendingProductId: pendingProductId,
+                priceIncreaseStatus: priceIncreaseStatus.flatMap(PriceIncreaseStatus.init(rawValue:)))
         }
     }
 }

@@ -87,6 +87,38 @@ public protocol StoreFront: Sendable {
     /// `Transaction.beginRefundRequest(for:in:)`). Apple decides; its answer reaches the server
     /// as a notification (CONSUMPTION_REQUEST, then REFUND or REFUND_DECLINED).
     func beginRefundRequest(transactionId: String) async throws -> RefundRequestOutcome
+    /// The App Store's sheets waiting for this customer (StoreKit's `Message.messages`). Reading
+    /// it takes them from StoreKit, which otherwise shows them at launch: the app then shows each
+    /// with `StoreMessage.display()` when it suits. The stream ends when the caller stops iterating.
+    func messages() -> AsyncStream<StoreMessage>
+}
+
+/// A sheet the App Store has for this customer (StoreKit's `Message`): a higher price to agree
+/// to, a payment to fix. Held, it waits; `display()` shows it.
+public struct StoreMessage: Sendable {
+    public enum Reason: Sendable, Hashable {
+        /// A higher subscription price that needs the customer's consent; without it the
+        /// subscription lapses at its renewal date (the entitlement's `priceIncreaseStatus`).
+        case priceIncreaseConsent
+        /// A renewal could not be charged (the entitlement's `billingIssue`).
+        case billingIssue
+        /// A win-back offer for a lapsed subscriber.
+        case winBackOffer
+        /// Anything else the App Store has to say.
+        case generic
+    }
+
+    public let reason: Reason
+    let show: @Sendable () async throws -> Void
+
+    public init(reason: Reason, display: @escaping @Sendable () async throws -> Void) {
+        self.reason = reason
+        self.show = display
+    }
+
+    /// Shows the sheet now (StoreKit's `display(in:)`). What the customer decides there reaches
+    /// the server from Apple (PRICE_INCREASE, DID_RENEW …); call `entitlements()` afterwards.
+    public func display() async throws { try await show() }
 }
 
 /// What the refund request sheet came to.

@@ -165,6 +165,26 @@ public struct StoreKitStoreFront: StoreFront {
         #endif
     }
 
+    /// StoreKit's `Message.messages`, read on a task of its own that ends with the stream: from
+    /// then on StoreKit leaves the messages to the app. Each is shown in the window scene the
+    /// front was given. macOS has no App Store messages: the stream ends at once.
+    public func messages() -> AsyncStream<StoreMessage> {
+        #if canImport(UIKit)
+        let scene = confirmationScene
+        return AsyncStream { continuation in
+            let listening = Task {
+                for await message in Message.messages {
+                    continuation.yield(StoreMessage(reason: Self.reason(message.reason)) { try await Self.display(message, in: scene) })
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in listening.cancel() }
+        }
+        #else
+        return AsyncStream { $0.finish() }
+        #endif
+    }
+
     /// The customer center's sheets are shown in a window scene (UIKit); elsewhere, or without
     /// one, the app shows Apple's pages itself.
     static let needsAWindowScene = StorekeeperKitError(
@@ -175,6 +195,20 @@ public struct StoreKitStoreFront: StoreFront {
     static func showManageSubscriptions(in scene: (@MainActor @Sendable () -> UIScene?)?) async throws {
         guard let window = scene?() as? UIWindowScene else { throw needsAWindowScene }
         try await AppStore.showManageSubscriptions(in: window)
+    }
+
+    /// StoreKit's reasons by name; one this SDK does not know yet is `generic`.
+    static func reason(_ reason: Message.Reason) -> StoreMessage.Reason {
+        if reason == .priceIncreaseConsent { return .priceIncreaseConsent }
+        if #available(iOS 16.4, *), reason == .billingIssue { return .billingIssue }
+        if #available(iOS 18.0, *), reason == .winBackOffer { return .winBackOffer }
+        return .generic
+    }
+
+    @MainActor
+    static func display(_ message: Message, in scene: (@MainActor @Sendable () -> UIScene?)?) throws {
+        guard let window = scene?() as? UIWindowScene else { throw needsAWindowScene }
+        try message.display(in: window)
     }
 
     @MainActor

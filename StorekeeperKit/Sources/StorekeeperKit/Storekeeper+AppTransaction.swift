@@ -49,4 +49,15 @@ extension Storekeeper {
         }
         return try await store.beginRefundRequest(transactionId: transactionId)
     }
+
+    /// The App Store's messages for this customer, to show when the app chooses: a price
+    /// increase to agree to, a billing issue. StoreKit shows them at launch unless the app
+    /// listens; iterating this stream is listening, so start it early (at launch, beside
+    /// `listenForUpdates`) and keep each message until a calm moment, then `display()` it. An app
+    /// that never calls this leaves StoreKit to show them itself.
+    ///
+    ///     for await message in storekeeper.storeMessages() { deferred.append(message) }
+    ///     // later, outside the purchase flow:
+    ///     try await deferred.removeFirst().display()
+    public nonisolated func storeMessages() -> AsyncStream<StoreMessage> { store.messages() }
 }

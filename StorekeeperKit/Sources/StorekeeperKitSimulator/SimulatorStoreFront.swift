@@ -256,6 +256,55 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
         return .requested
     }
 
+    /// A message the App Store has for this device's customer, as the simulator lists it.
+    public struct PendingMessage: Sendable, Hashable {
+        public var reason: StoreMessage.Reason
+        public var originalTransactionId: String
+    }
+
+    /// The messages pending for this device's customer now (`GET /sim/devices/{id}/messages`).
+    public func pendingMessages() async throws -> [PendingMessage] {
+        struct Listed: Decodable {
+            var reason: String
+            var originalTransactionId: String
+        }
+        struct Answer: Decodable { var messages: [Listed] }
+        let answer = try await URLSessionTransport().send(
+            URLRequest(url: simulatorURL.appendingPathComponent("sim/devices/\(device.uuidString)/messages")))
+        guard answer.status == 200 else { throw URLError(.badServerResponse) }
+        return try JSONDecoder().decode(Answer.self, from: answer.body).messages.map { listed in
+            let reason: StoreMessage.Reason =
+                switch listed.reason {
+                case "priceIncreaseConsent": .priceIncreaseConsent
+                case "billingIssue": .billingIssue
+                case "winBackOffer": .winBackOffer
+                default: .generic
+                }
+            return PendingMessage(reason: reason, originalTransactionId: listed.originalTransactionId)
+        }
+    }
+
+    /// The messages shown on this device, in order (the sheet itself is the customer's: they
+    /// agree to a price increase through `POST /sim/subscriptions/{id}/price-increase/consent`).
+    public var displayedMessages: [StoreMessage.Reason] { lock.withLock { shownMessages } }
+    private var shownMessages: [StoreMessage.Reason] = []
+
+    /// Records that a message's sheet was shown.
+    public func displayed(_ reason: StoreMessage.Reason) { lock.withLock { shownMessages.append(reason) } }
+
+    /// The messages pending when read, as StoreKit hands them over at launch; the stream then ends.
+    public func messages() -> AsyncStream<StoreMessage> {
+        AsyncStream { continuation in
+            let listing = Task {
+                for pending in (try? await pendingMessages()) ?? [] {
+                    continuation.yield(StoreMessage(reason: pending.reason) { [self] in displayed(pending.reason) })
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in listing.cancel() }
+        }
+    }
+
     /// The device's app transaction, signed by the simulator now.
     public func appTransaction() async throws -> String? {
         struct Answer: Decodable { var signedAppTransaction: String }

@@ -99,6 +99,30 @@ public struct SimulatorStoreKit: StandInStore {
         }
     }
 
+    public func messages() async throws -> [Message] {
+        try await device.pendingMessages().map { pending in
+            let reason: Message.Reason =
+                switch pending.reason {
+                case .priceIncreaseConsent: .priceIncreaseConsent
+                case .billingIssue: .billingIssue
+                case .winBackOffer: .winBackOffer
+                case .generic: .generic
+                }
+            return Message(standInReason: reason, subject: pending.originalTransactionId)
+        }
+    }
+
+    public func display(_ message: Message) throws {
+        let reason: StoreMessage.Reason =
+            switch message.reason {
+            case .priceIncreaseConsent: .priceIncreaseConsent
+            case .billingIssue: .billingIssue
+            case .winBackOffer: .winBackOffer
+            default: .generic
+            }
+        device.displayed(reason)
+    }
+
     public func appTransaction() async throws -> VerificationResult<AppTransaction> {
         guard let jws = try await device.appTransaction() else { throw StoreKitError.unknown }
         return .verified(AppTransaction(standInOriginalAppVersion: Self.claim("originalApplicationVersion", of: jws) ?? "", jws: jws))
@@ -166,6 +190,23 @@ struct StoreKitOnSimulator: StoreFront {
 
     func beginRefundRequest(transactionId: String) async throws -> RefundRequestOutcome {
         try await StandIn.$store.withValue(store) { try await adapter.beginRefundRequest(transactionId: transactionId) }
+    }
+
+    /// The adapter's messages, each shown with the stand-in bound again: the app displays a
+    /// message later, outside the call that listed it.
+    func messages() -> AsyncStream<StoreMessage> {
+        let listed = StandIn.$store.withValue(store) { adapter.messages() }
+        let store = store
+        return AsyncStream { continuation in
+            let relay = Task {
+                for await message in listed {
+                    continuation.yield(
+                        StoreMessage(reason: message.reason) { try await StandIn.$store.withValue(store) { try await message.display() } })
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in relay.cancel() }
+        }
     }
 }
 #endif

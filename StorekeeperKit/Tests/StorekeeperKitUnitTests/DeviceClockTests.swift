@@ -66,6 +66,7 @@ import FoundationNetworking
         func appTransaction() async throws -> String? { nil }
         func showManageSubscriptions() async throws {}
         func beginRefundRequest(transactionId: String) async throws -> RefundRequestOutcome { .cancelled }
+        func messages() -> AsyncStream<StoreMessage> { AsyncStream { $0.finish() } }
     }
 
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeperkit-clock-\(UUID().uuidString)")
