@@ -73,6 +73,45 @@ extension SimulatorServer {
                     status: .created)
             }
         }
+        // App Store Connect's offer codes for a subscription offer of an app.
+        sim.post("apps/:bundleId/offer-codes") { request, context in
+            struct Body: Decodable {
+                var code: String
+                var productId: String
+                var referenceName: String
+                var discountType: String?
+                var period: String?
+                var priceMicros: Int64?
+                var oneTime: Bool?
+            }
+            let bundleId = try context.parameters.require("bundleId")
+            let body: Body = try await Self.decode(request)
+            return try await Self.guarded {
+                try await store.state.addOfferCode(
+                    body.code,
+                    .init(
+                        bundleId: bundleId, productId: body.productId, referenceName: body.referenceName,
+                        discountType: body.discountType ?? "FREE_TRIAL", period: body.period, priceMicros: body.priceMicros,
+                        oneTime: body.oneTime ?? true))
+                return Self.json(["code": body.code.uppercased()], status: .created)
+            }
+        }
+        // The customer types a code into StoreKit's offer code redemption sheet.
+        sim.post("devices/:device/offer-code-redemptions") { request, context in
+            struct Body: Decodable { var code: String }
+            let body: Body = try await Self.decode(request)
+            let deviceId = try Self.deviceId(context)
+            return try await Self.guarded {
+                let now = store.now()
+                let tx = try await store.state.redeem(code: body.code, deviceId: deviceId, now: now)
+                let receipt = try await store.receipt(deviceId: deviceId, now: now)
+                let signed = try await store.signedTransaction(tx, now: now)
+                return Self.json(
+                    PurchaseView(
+                        transaction: SimulatedAppStore.wire(tx), receipt: Data(receipt).base64EncodedString(), signedTransaction: signed),
+                    status: .created)
+            }
+        }
         // StoreKit's `AppTransaction.shared` on the device: its app transaction, signed now.
         sim.get("devices/:device/app-transaction") { _, context in
             let deviceId = try Self.deviceId(context)

@@ -158,6 +158,8 @@ actor SimulatorState {
     private var events: [Event] = []
     /// Refund requests Apple is deciding: transaction id → when it decides without an answer.
     private var refundRequests: [String: Date] = [:]
+    /// Offer codes by code, upper-cased (``OfferCode``).
+    var offerCodes: [String: OfferCode] = [:]
 
     init(configuration: SimulatorConfiguration) {
         self.configuration = configuration
@@ -203,7 +205,8 @@ actor SimulatorState {
 
     func purchase(
         deviceId: UUID, productId: String, quantity: Int, now: Date, appAccountToken: String? = nil, offer: Offer? = nil,
-        promotionalOffer: SignedPromotionalOffer? = nil, introductoryEligibility: String? = nil, winBackOffer: String? = nil
+        promotionalOffer: SignedPromotionalOffer? = nil, introductoryEligibility: String? = nil, winBackOffer: String? = nil,
+        redeemingCode: Bool = false
     ) throws -> Transaction {
         guard var device = devices[deviceId] else { throw Failure(status: 404, code: "unknown_device", message: "no device") }
         guard let app = apps[device.bundleId], let product = app.products.first(where: { $0.productId == productId }) else {
@@ -272,9 +275,8 @@ actor SimulatorState {
         transactions[id] = tx
         device.transactionIds.append(id)
         devices[deviceId] = device
-        record(
-            product.kind == .autoRenewable ? "SUBSCRIBED" : "ONE_TIME_CHARGE", product.kind == .autoRenewable ? "INITIAL_BUY" : nil, id,
-            now)
+        let type = redeemingCode ? "OFFER_REDEEMED" : product.kind == .autoRenewable ? "SUBSCRIBED" : "ONE_TIME_CHARGE"
+        record(type, product.kind == .autoRenewable ? "INITIAL_BUY" : nil, id, now)
         return tx
     }
 

@@ -74,6 +74,8 @@ struct StorekeeperKitTests {
 
         func messages() -> AsyncStream<StoreMessage> { front.messages() }
 
+        func presentOfferCodeRedeemSheet() async throws { try await front.presentOfferCodeRedeemSheet() }
+
         func finish(_ transaction: StoreTransaction) async throws {
             if try await !granted(transaction.id) { finishedBeforeGrant.withLock { $0.append(transaction.id) } }
             try await front.finish(transaction)
@@ -512,6 +514,66 @@ struct StorekeeperKitTests {
                 }, "EXPIRED (PRICE_INCREASE) reaches the server")
             let pro = try #require(try await sdk.entitlements().entitlements["pro"])
             #expect(!pro.isActive && pro.willRenew == false)
+        }
+    }
+
+    @Test(
+        "an offer code redeemed in the store's sheet arrives as an update, is posted for this user, granted with offer type 3 and finished once; a used one-time code buys nothing",
+        arguments: Front.allCases)
+    func offerCodeRedeemed(_ front: Front) async throws {
+        try await withKitStack { stack, key in
+            try await stack.sendNotifications()
+            struct Code: Encodable {
+                var code: String
+                var productId: String
+                var referenceName: String
+                var discountType: String
+                var period: String
+            }
+            let created = try await stack.simulator.http.send(
+                .POST, "/sim/apps/\(DemoConfiguration.bundleId)/offer-codes",
+                json: Code(
+                    code: "spring-7f3k", productId: "com.example.pro.monthly", referenceName: "spring", discountType: "FREE_TRIAL", period: "P1W"))
+            #expect(created.status == 201, "\(created.text)")
+            let (_, store, transport) = try await shop(stack, front)
+            let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
+            let heard = Heard()
+            let listening = Task {
+                await sdk.listenForUpdates(baseDelay: .milliseconds(50)) { tx, outcome in
+                    heard.outcomes.withLock { $0[tx.id, default: []].append(outcome) }
+                }
+            }
+            defer { listening.cancel() }
+            #expect(try await eventually { store.inner.listening > 0 })
+            // The customer closes the sheet: nothing happens.
+            try await sdk.presentOfferCodeRedeemSheet()
+            #expect(heard.outcomes.withLock { $0.isEmpty } && store.inner.redeemRefusals.isEmpty)
+
+            store.inner.setNextRedeemCode("SPRING-7F3K")
+            try await sdk.presentOfferCodeRedeemSheet()
+            #expect(
+                try await eventually {
+                    heard.outcomes.withLock { $0.values.joined().contains { if case .granted = $0 { true } else { false } } }
+                }, "the redeemed purchase is posted and granted")
+            let redeemed = try #require(try await stack.store.transactions(appId: "demo", appUserId: "ann").first)
+            #expect(redeemed.productId == "com.example.pro.monthly" && redeemed.offer?.type == 3 && redeemed.offer?.identifier == "spring")
+            #expect(store.finishedCount.withLock { $0[redeemed.transactionId] } == 1)
+            #expect(store.finishedBeforeGrant.withLock { $0 }.isEmpty)
+            #expect(try await store.unfinished().isEmpty)
+            let pro = try #require(try await sdk.entitlements().entitlements["pro"])
+            #expect(pro.isActive && pro.periodType == .promotional, "an offer code's period, as every offer but the introductory one")
+
+            // A one-time code redeems once: another customer typing it buys nothing.
+            let other = try await SimulatorStoreFront.createDevice(
+                simulatorURL: URL(string: stack.simulatorURL)!, bundleId: DemoConfiguration.bundleId)
+            let second = SimulatorStoreFront(simulatorURL: URL(string: stack.simulatorURL)!, device: other, stateDirectory: Self.stateDirectory())
+            second.setNextRedeemCode("spring-7f3k")
+            try await second.presentOfferCodeRedeemSheet()
+            #expect(second.redeemRefusals == ["offerCodeAlreadyRedeemed"])
+            #expect(try await second.unfinished().isEmpty)
+            second.setNextRedeemCode("NO-SUCH-CODE")
+            try await second.presentOfferCodeRedeemSheet()
+            #expect(second.redeemRefusals == ["offerCodeAlreadyRedeemed", "invalidOfferCode"])
         }
     }
 

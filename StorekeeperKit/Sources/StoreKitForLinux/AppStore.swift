@@ -18,4 +18,16 @@ public enum AppStore {
     public static func showManageSubscriptions(in scene: UIWindowScene) async throws {
         try await Product.store().showManageSubscriptions()
     }
+
+    /// The App Store's sheet where the customer redeems an offer code, in `scene`
+    /// (…/appstore/presentoffercoderedeemsheet(in:)): iOS 16+, Mac Catalyst 16+, visionOS 1+. The
+    /// purchase a code makes arrives through `Transaction.updates`.
+    @available(iOS 16.0, visionOS 1.0, *)
+    @available(macOS, unavailable)
+    @available(tvOS, unavailable)
+    @available(watchOS, unavailable)
+    @MainActor
+    public static func presentOfferCodeRedeemSheet(in scene: UIWindowScene) async throws {
+        try await Product.store().presentOfferCodeRedeemSheet()
+    }
 }

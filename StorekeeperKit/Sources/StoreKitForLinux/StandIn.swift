@@ -34,6 +34,8 @@ public protocol StandInStore: Sendable {
     func showManageSubscriptions() async throws
     /// The customer asks for a refund of `transactionID` (`Transaction.beginRefundRequest(for:in:)`).
     func beginRefundRequest(for transactionID: UInt64) async throws -> Transaction.RefundRequestStatus
+    /// The offer code redemption sheet was shown (`AppStore.presentOfferCodeRedeemSheet(in:)`).
+    func presentOfferCodeRedeemSheet() async throws
     /// The App Store's messages pending for the customer (`Message.messages`).
     func messages() async throws -> [Message]
     /// A message's sheet was shown (`Message.display(in:)`, which does not wait for the customer).

@@ -87,6 +87,11 @@ public protocol StoreFront: Sendable {
     /// `Transaction.beginRefundRequest(for:in:)`). Apple decides; its answer reaches the server
     /// as a notification (CONSUMPTION_REQUEST, then REFUND or REFUND_DECLINED).
     func beginRefundRequest(transactionId: String) async throws -> RefundRequestOutcome
+    /// Shows the App Store's sheet where the user redeems an offer code (StoreKit's
+    /// `AppStore.presentOfferCodeRedeemSheet(in:)`); returns when it is shown or closed, with
+    /// nothing to report. The purchase a code makes arrives through `updates()`, without an app
+    /// account token: the sheet cannot pass one.
+    func presentOfferCodeRedeemSheet() async throws
     /// The App Store's sheets waiting for this customer (StoreKit's `Message.messages`). Reading
     /// it takes them from StoreKit, which otherwise shows them at launch: the app then shows each
     /// with `StoreMessage.display()` when it suits. The stream ends when the caller stops iterating.

@@ -165,6 +165,14 @@ public struct StoreKitStoreFront: StoreFront {
         #endif
     }
 
+    public func presentOfferCodeRedeemSheet() async throws {
+        #if canImport(UIKit)
+        try await Self.presentOfferCodeRedeemSheet(in: confirmationScene)
+        #else
+        throw Self.needsAWindowScene
+        #endif
+    }
+
     /// StoreKit's `Message.messages`, read on a task of its own that ends with the stream: from
     /// then on StoreKit leaves the messages to the app. Each is shown in the window scene the
     /// front was given. macOS has no App Store messages: the stream ends at once.
@@ -195,6 +203,12 @@ public struct StoreKitStoreFront: StoreFront {
     static func showManageSubscriptions(in scene: (@MainActor @Sendable () -> UIScene?)?) async throws {
         guard let window = scene?() as? UIWindowScene else { throw needsAWindowScene }
         try await AppStore.showManageSubscriptions(in: window)
+    }
+
+    @MainActor
+    static func presentOfferCodeRedeemSheet(in scene: (@MainActor @Sendable () -> UIScene?)?) async throws {
+        guard let window = scene?() as? UIWindowScene else { throw needsAWindowScene }
+        try await AppStore.presentOfferCodeRedeemSheet(in: window)
     }
 
     /// StoreKit's reasons by name; one this SDK does not know yet is `generic`.

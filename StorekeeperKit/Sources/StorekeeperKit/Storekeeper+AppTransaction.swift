@@ -50,6 +50,14 @@ extension Storekeeper {
         return try await store.beginRefundRequest(transactionId: transactionId)
     }
 
+    /// The App Store's offer code redemption sheet (StoreKit's `presentOfferCodeRedeemSheet(in:)`).
+    /// StoreKit returns nothing from it: the purchase a code makes reaches the app as a store
+    /// update, which `start()` or `listenForUpdates` journals, posts for this user and finishes
+    /// once the server granted it, like any purchase. Keep one of them running while the sheet is up.
+    public func presentOfferCodeRedeemSheet() async throws {
+        try await store.presentOfferCodeRedeemSheet()
+    }
+
     /// The App Store's messages for this customer, to show when the app chooses: a price
     /// increase to agree to, a billing issue. StoreKit shows them at launch unless the app
     /// listens; iterating this stream is listening, so start it early (at launch, beside

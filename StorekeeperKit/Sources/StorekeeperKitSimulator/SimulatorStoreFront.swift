@@ -256,6 +256,46 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
         return .requested
     }
 
+    /// What the customer types into the next offer code redemption sheet (nil: they close it).
+    public func setNextRedeemCode(_ code: String?) { lock.withLock { nextRedeemCode = code } }
+    private var nextRedeemCode: String?
+    /// The store's refusals shown in the sheet (`invalidOfferCode`, `offerCodeAlreadyRedeemed`), in order.
+    public var redeemRefusals: [String] { lock.withLock { refusedCodes } }
+    private var refusedCodes: [String] = []
+
+    /// The sheet, with the customer typing the code set by `setNextRedeemCode`: the simulator
+    /// redeems it (`POST /sim/devices/{id}/offer-code-redemptions`) and the purchase arrives
+    /// through `updates()`, unfinished, as StoreKit hands it over. A refusal is shown in the
+    /// sheet, as Apple's is, and nothing arrives.
+    public func presentOfferCodeRedeemSheet() async throws {
+        guard
+            let code = lock.withLock({
+                defer { nextRedeemCode = nil }; return nextRedeemCode
+            })
+        else { return }
+        struct Body: Encodable { var code: String }
+        struct Answer: Decodable {
+            struct Transaction: Decodable {
+                var transaction_id: String
+                var product_id: String
+            }
+            var transaction: Transaction
+            var signedTransaction: String
+        }
+        let data: Data
+        do {
+            data = try await Self.post(
+                simulatorURL.appendingPathComponent("sim/devices/\(device.uuidString)/offer-code-redemptions"), body: Body(code: code))
+        } catch let refusal as StorekeeperKitError {
+            lock.withLock { refusedCodes.append(refusal.serverCode ?? "refused") }
+            return
+        }
+        let answer = try JSONDecoder().decode(Answer.self, from: data)
+        try deliver(
+            StoreTransaction(
+                id: answer.transaction.transaction_id, productId: answer.transaction.product_id, signedTransaction: answer.signedTransaction))
+    }
+
     /// A message the App Store has for this device's customer, as the simulator lists it.
     public struct PendingMessage: Sendable, Hashable {
         public var reason: StoreMessage.Reason

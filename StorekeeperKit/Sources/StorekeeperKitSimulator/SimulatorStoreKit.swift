@@ -99,6 +99,8 @@ public struct SimulatorStoreKit: StandInStore {
         }
     }
 
+    public func presentOfferCodeRedeemSheet() async throws { try await device.presentOfferCodeRedeemSheet() }
+
     public func messages() async throws -> [Message] {
         try await device.pendingMessages().map { pending in
             let reason: Message.Reason =
@@ -190,6 +192,10 @@ struct StoreKitOnSimulator: StoreFront {
 
     func beginRefundRequest(transactionId: String) async throws -> RefundRequestOutcome {
         try await StandIn.$store.withValue(store) { try await adapter.beginRefundRequest(transactionId: transactionId) }
+    }
+
+    func presentOfferCodeRedeemSheet() async throws {
+        try await StandIn.$store.withValue(store) { try await adapter.presentOfferCodeRedeemSheet() }
     }
 
     /// The adapter's messages, each shown with the stand-in bound again: the app displays a

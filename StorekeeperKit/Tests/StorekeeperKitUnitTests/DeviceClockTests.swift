@@ -67,6 +67,7 @@ import FoundationNetworking
         func showManageSubscriptions() async throws {}
         func beginRefundRequest(transactionId: String) async throws -> RefundRequestOutcome { .cancelled }
         func messages() -> AsyncStream<StoreMessage> { AsyncStream { $0.finish() } }
+        func presentOfferCodeRedeemSheet() async throws {}
     }
 
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeperkit-clock-\(UUID().uuidString)")
