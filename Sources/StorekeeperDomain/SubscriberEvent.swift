@@ -34,6 +34,12 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
     /// Apple took the answer to a refund request (`details.refundPreference`, and in
     /// `details.reason` the rule that chose it). Apple's decision follows as `refund`, or not.
     public static let refundRequestAnswered = EventType(rawValue: "refund_request_answered")
+    /// The app reports the user opened its refund request sheet for a transaction of theirs
+    /// (`details.reason`: `requested` or `cancelled`). Unsigned: for analytics and support only;
+    /// Apple's own word follows as `refund_requested` when the request reached it.
+    public static let refundRequestedInApp = EventType(rawValue: "refund_requested_in_app")
+    /// The app reports the user opened the App Store's manage-subscriptions sheet from it. Unsigned.
+    public static let manageSubscriptionsShownInApp = EventType(rawValue: "manage_subscriptions_shown_in_app")
     /// Apple announced a higher price for the subscription's next renewals that needs the
     /// customer's consent, and they have not given it: without it the subscription lapses at its
     /// renewal date (`expiration`, reason 3). StoreKit asks them in a price consent sheet.
@@ -98,7 +104,7 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
     public static let all: [EventType] = [
         .initialPurchase, .renewal, .productChange, .autoRenewDisabled, .autoRenewEnabled, .expiration, .billingIssue,
         .gracePeriod, .billingRecovered, .refund, .refundReversed, .refundRequested, .refundRequestAnswered,
-        .priceIncreasePending, .priceIncreaseAgreed, .revoke, .nonRenewingPurchase,
+        .refundRequestedInApp, .manageSubscriptionsShownInApp, .priceIncreasePending, .priceIncreaseAgreed, .revoke, .nonRenewingPurchase,
         .consumablePurchase, .creditsSpent,
         .nonConsumablePurchase, .ownershipConflict, .transfer, .verificationInvalid, .provisionalAccessGranted,
         .provisionalAccessRemoved, .consentRescinded, .appleDown, .appleRecovered, .entitlementGranted, .entitlementRenewed,

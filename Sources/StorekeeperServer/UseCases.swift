@@ -35,6 +35,7 @@ struct UseCases: Sendable {
     let adminTokens: ManageAdminTokens
     let attempts: CountAttempts
     let appTransactions: RecordAppTransaction
+    let customerCenter: RecordCustomerCenterAction
 
     init(store: any StorekeeperStore) {
         submitEvidence = SubmitEvidence(store: store)
@@ -67,5 +68,6 @@ struct UseCases: Sendable {
         adminTokens = ManageAdminTokens(store: store)
         attempts = CountAttempts(store: store)
         appTransactions = RecordAppTransaction(store: store)
+        customerCenter = RecordCustomerCenterAction(store: store)
     }
 }

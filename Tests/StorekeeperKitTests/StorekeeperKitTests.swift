@@ -594,6 +594,12 @@ struct StorekeeperKitTests {
             #expect(store.inner.manageSubscriptionsShown == 1)
 
             #expect(try await sdk.beginRefundRequest(transactionId: coins.transactionId) == .requested)
+            // The app's own reports, recorded before the calls returned.
+            let reported = try await stack.api.events("?limit=50").map(\.event).filter {
+                $0.appUserId == "ann" && [.manageSubscriptionsShownInApp, .refundRequestedInApp].contains($0.type)
+            }
+            #expect(reported.map(\.type) == [.manageSubscriptionsShownInApp, .refundRequestedInApp])
+            #expect(reported.last?.transactionId == coins.transactionId && reported.last?.details?.reason == "requested")
             #expect(
                 try await eventually {
                     try await stack.api.events("?limit=50").contains {

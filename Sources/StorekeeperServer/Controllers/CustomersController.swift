@@ -19,6 +19,9 @@ struct CustomersController {
         router.group("v1").post("subscribers/:appUserId/app-transaction") { request, ctx in
             try await postAppTransaction(request, appUserId: try ctx.parameters.decoded("appUserId"))
         }
+        router.group("v1").post("subscribers/:appUserId/customer-center-actions") { request, ctx in
+            try await postCustomerCenterAction(request, appUserId: try ctx.parameters.decoded("appUserId"))
+        }
         router.group("v1/admin/apps/:app").delete("subscribers/:appUserId") { request, ctx in
             try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
@@ -81,6 +84,44 @@ struct CustomersController {
             originalPlatform: payload.originalPlatform, signedDate: payload.signedAt ?? now, receivedAt: now)
         let stored = try await context.useCases.appTransactions(appId: caller.app.id, appUserId: appUserId, record)
         return try context.respond(request, caller, stored, requestBody: data)
+    }
+
+    /// The app reports a customer-center action of its user; the transaction it names must be
+    /// theirs (404 otherwise, as for one that does not exist).
+    func postCustomerCenterAction(_ request: Request, appUserId: String) async throws -> Response {
+        struct Body: Decodable {
+            var id: String
+            var action: String
+            var transactionId: String?
+            var outcome: String?
+        }
+        struct Recorded: Encodable {
+            var eventId: String
+            var type: EventType
+        }
+        let caller = try await context.authenticateCaller(request)
+        let appUserId = try await context.identify(caller, appUserId)
+        let data = try await context.body(request)
+        try AdminInput.refuseFields(data, except: ["id", "action", "transactionId", "outcome"], note: nil)
+        let body = try StorekeeperJSON.decode(Body.self, from: data)
+        guard let kind = CustomerCenterAction.Kind(rawValue: body.action) else {
+            throw StorekeeperError(.invalidRequest, "action: manage_subscriptions_shown or refund_requested")
+        }
+        var outcome: CustomerCenterAction.Outcome?
+        if let sent = body.outcome {
+            guard let known = CustomerCenterAction.Outcome(rawValue: sent) else {
+                throw StorekeeperError(.invalidRequest, "outcome: requested or cancelled")
+            }
+            outcome = known
+        }
+        let action = CustomerCenterAction(id: body.id, kind: kind, transactionId: body.transactionId, outcome: outcome)
+        let problems = action.problems
+        guard problems.isEmpty else { throw StorekeeperError(.invalidRequest, problems.joined(separator: "; ")) }
+        guard let event = try await context.useCases.customerCenter(appId: caller.app.id, appUserId: appUserId, action, now: context.now()) else {
+            throw StorekeeperError(.notFound, "no transaction \(body.transactionId ?? "") of this user")
+        }
+        context.signal.wake()
+        return try context.respond(request, caller, Recorded(eventId: event.id, type: event.type), requestBody: data)
     }
 
     /// A merge patch: a field sent sets it, `null` clears it, a field left out stays; `custom`

@@ -34,20 +34,37 @@ extension Storekeeper {
 extension Storekeeper {
     /// A customer center's "manage subscription": the App Store's own sheet (StoreKit's
     /// `showManageSubscriptions(in:)`). What the user changes there reaches the server as Apple's
-    /// notifications; call `entitlements()` when it returns.
+    /// notifications; call `entitlements()` when it returns. The server is told the sheet was
+    /// shown (`manage_subscriptions_shown_in_app`).
     public func showManageSubscriptions() async throws {
         try await store.showManageSubscriptions()
+        await reportCustomerCenter(["action": "manage_subscriptions_shown"])
     }
 
     /// A customer center's "request a refund" for one of the user's transactions: the App
     /// Store's sheet (StoreKit's `beginRefundRequest(for:in:)`). Apple decides; the server hears
     /// the request from Apple itself (CONSUMPTION_REQUEST: a `refund_requested` event, answered by
-    /// the app's refund policy) and the outcome (REFUND or REFUND_DECLINED), never from the app.
+    /// the app's refund policy) and the outcome (REFUND or REFUND_DECLINED). The app's own report,
+    /// `refund_requested_in_app` with what the sheet came to, is for analytics and support only.
     public func beginRefundRequest(transactionId: String) async throws -> RefundRequestOutcome {
         guard !transactionId.isEmpty, transactionId.utf8.allSatisfy({ (0x30...0x39).contains($0) }), UInt64(transactionId) != nil else {
             throw StorekeeperKitError(.refused, "\(transactionId) is not an App Store transaction id", serverCode: "invalid_transaction_id")
         }
-        return try await store.beginRefundRequest(transactionId: transactionId)
+        let outcome = try await store.beginRefundRequest(transactionId: transactionId)
+        await reportCustomerCenter([
+            "action": "refund_requested", "transactionId": transactionId, "outcome": outcome == .requested ? "requested" : "cancelled",
+        ])
+        return outcome
+    }
+
+    /// Tells the server what the user did in the customer center (`POST
+    /// …/customer-center-actions`), under a fresh key. Best effort: the sheet was shown whatever
+    /// the server says, and Apple's own notifications carry what changed.
+    func reportCustomerCenter(_ fields: [String: String]) async {
+        var fields = fields
+        fields["id"] = UUID().uuidString.lowercased()
+        guard let body = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]) else { return }
+        _ = try? await call("POST", subscriberPath("customer-center-actions"), body: body)
     }
 
     /// The App Store's offer code redemption sheet (StoreKit's `presentOfferCodeRedeemSheet(in:)`).
