@@ -39,7 +39,10 @@ extension SimulatedAppStore {
         if let token = transaction.appAccountToken { payload["appAccountToken"] = token }
         if let group = product?.subscriptionGroupIdentifier { payload["subscriptionGroupIdentifier"] = group }
         // StoreKit 2 prices are in milli-units of the currency.
-        if let micros = transaction.priceMicros ?? product?.priceMicros { payload["price"] = micros / 1000 }
+        if let micros = transaction.priceMicros ?? product?.priceMicros {
+            payload["price"] = micros / 1000 * (transaction.billedUpfront ? Int64(SimulatorState.paymentsPerCommitment) : 1)
+        }
+        if transaction.billedUpfront { payload["billingPlanType"] = "BILLED_UPFRONT" }
         if let currency = product?.currency { payload["currency"] = currency }
         if let offer = transaction.offer {
             payload["offerType"] = offer.type
@@ -113,7 +116,8 @@ extension SimulatedAppStore {
         if let micros = subscription.priceIncrease?.priceMicros ?? subscription.priceMicros ?? product?.priceMicros,
             let currency = product?.currency
         {
-            payload["renewalPrice"] = micros / 1000
+            payload["renewalPrice"] = micros / 1000 * (subscription.billedUpfront ? Int64(SimulatorState.paymentsPerCommitment) : 1)
+            if subscription.billedUpfront { payload["renewalBillingPlanType"] = "BILLED_UPFRONT" }
             payload["currency"] = currency
         }
         // A commitment plan renews month by month, and at the commitment's end into another

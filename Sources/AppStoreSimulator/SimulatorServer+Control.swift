@@ -56,6 +56,8 @@ extension SimulatorServer {
                 var introductoryOfferEligibility: String?
                 /// StoreKit's `winBackOffer(_:)`: the id of one of the product's win-back offers.
                 var winBackOffer: String?
+                /// StoreKit's `billingPlanType(_:)`: `MONTHLY` or `BILLED_UPFRONT`.
+                var billingPlanType: String?
             }
             let body: Body = try await Self.decode(request)
             let deviceId = try Self.deviceId(context)
@@ -64,7 +66,7 @@ extension SimulatorServer {
                 let tx = try await store.state.purchase(
                     deviceId: deviceId, productId: body.productId, quantity: body.quantity ?? 1, now: now, appAccountToken: body.appAccountToken,
                     offer: body.offer, promotionalOffer: body.promotionalOffer, introductoryEligibility: body.introductoryOfferEligibility,
-                    winBackOffer: body.winBackOffer)
+                    winBackOffer: body.winBackOffer, billingPlanType: body.billingPlanType)
                 let receipt = try await store.receipt(deviceId: deviceId, now: now)
                 let signed = try await store.signedTransaction(tx, now: now)
                 return Self.json(
@@ -276,7 +278,7 @@ extension SimulatorServer {
             for tx in await store.state.allTransactions() {
                 let bundleId = await store.state.device(tx.deviceId)?.bundleId ?? ""
                 let (catalogPrice, currency) = await store.state.price(bundleId: bundleId, productId: tx.productId)
-                let price = tx.priceMicros ?? catalogPrice
+                let price = (tx.priceMicros ?? catalogPrice).map { $0 * (tx.billedUpfront ? Int64(SimulatorState.paymentsPerCommitment) : 1) }
                 let env = await store.state.device(tx.deviceId)?.environment.storageName ?? ""
                 views.append(
                     SoldTransactionView(

@@ -34,6 +34,9 @@ actor SimulatorState {
         /// What this period was charged where it is not the catalog's price: a renewal after a
         /// price increase took effect.
         var priceMicros: Int64? = nil
+        /// A commitment product bought for the year at once (`BILLED_UPFRONT`) rather than by
+        /// the month: one 12-month period at twelve monthly prices, no commitment payments.
+        var billedUpfront = false
 
         /// What Get Transaction History sorts by.
         var lastModified: Date { modifiedDate ?? purchaseDate }
@@ -94,6 +97,8 @@ actor SimulatorState {
         /// The renewal date came with a price increase the customer had not agreed to: the
         /// subscription lapsed instead (expiration intent 3, EXPIRED `PRICE_INCREASE`).
         var declinedPriceIncrease = false
+        /// Bought `BILLED_UPFRONT`: every period is a year, charged at once.
+        var billedUpfront = false
 
         /// Apple's `priceIncreaseStatus`: 0 while an increase that needs consent waits for it, 1
         /// once agreed (or for one that needs none); nil without an increase.
@@ -206,7 +211,7 @@ actor SimulatorState {
     func purchase(
         deviceId: UUID, productId: String, quantity: Int, now: Date, appAccountToken: String? = nil, offer: Offer? = nil,
         promotionalOffer: SignedPromotionalOffer? = nil, introductoryEligibility: String? = nil, winBackOffer: String? = nil,
-        redeemingCode: Bool = false
+        redeemingCode: Bool = false, billingPlanType: String? = nil
     ) throws -> Transaction {
         guard var device = devices[deviceId] else { throw Failure(status: 404, code: "unknown_device", message: "no device") }
         guard let app = apps[device.bundleId], let product = app.products.first(where: { $0.productId == productId }) else {
@@ -233,6 +238,12 @@ actor SimulatorState {
         if let winBackOffer {
             offer = try winBack(winBackOffer, product: product, device: device, alongside: offer, now: now)
         }
+        // StoreKit's `billingPlanType(_:)`: only a product sold with a 12-month commitment has
+        // plans to choose from; without the option it is bought by the month.
+        if let billingPlanType, !configuration.commitmentProductIds.contains(productId) || !["MONTHLY", "BILLED_UPFRONT"].contains(billingPlanType) {
+            throw Failure(status: 400, code: "invalidBillingPlan", message: "\(productId) is not sold on the plan '\(billingPlanType)'")
+        }
+        let upfront = billingPlanType == "BILLED_UPFRONT"
         if let offer {
             guard product.kind == .autoRenewable else {
                 throw Failure(status: 400, code: "offer_not_applicable", message: "offers apply to auto-renewable subscriptions")
@@ -264,13 +275,15 @@ actor SimulatorState {
             quantity: product.kind == .consumable ? max(1, quantity) : 1, purchaseDate: now, originalPurchaseDate: now,
             expiresDate: nil, cancellationDate: nil, webOrderLineItemId: nil, deviceId: deviceId, appAccountToken: appAccountToken)
         if product.kind == .autoRenewable {
-            let period = configuration.acceleratedSeconds(forPeriod: product.period)
+            let period = configuration.acceleratedSeconds(forPeriod: product.period) * (upfront ? Double(Self.paymentsPerCommitment) : 1)
+            tx.billedUpfront = upfront
             tx.offer = offer
             tx.expiresDate = now.addingTimeInterval(offer?.period.map { configuration.acceleratedSeconds(forPeriod: $0) } ?? period)
             tx.webOrderLineItemId = newId()
             subscriptions[id] = Subscription(
                 originalTransactionId: id, deviceId: deviceId, productId: productId, period: period, autoRenew: true,
                 renewals: 0, billingFailedAt: nil, graceUntil: nil, latestTransactionId: id)
+            subscriptions[id]?.billedUpfront = upfront
         }
         transactions[id] = tx
         device.transactionIds.append(id)
@@ -439,7 +452,7 @@ actor SimulatorState {
                     transactionId: id, originalTransactionId: sub.originalTransactionId, productId: sub.productId,
                     kind: .autoRenewable, quantity: 1, purchaseDate: expires, originalPurchaseDate: latest.originalPurchaseDate,
                     expiresDate: expires.addingTimeInterval(sub.period), cancellationDate: nil, webOrderLineItemId: newId(),
-                    deviceId: sub.deviceId, offer: sub.nextRenewalOffer, priceMicros: sub.priceMicros)
+                    deviceId: sub.deviceId, offer: sub.nextRenewalOffer, priceMicros: sub.priceMicros, billedUpfront: sub.billedUpfront)
                 sub.nextRenewalOffer = nil
                 transactions[id] = renewal
                 devices[sub.deviceId]?.transactionIds.append(id)
@@ -548,7 +561,7 @@ actor SimulatorState {
             transactionId: id, originalTransactionId: originalTransactionId, productId: sub.productId, kind: .autoRenewable,
             quantity: 1, purchaseDate: start, originalPurchaseDate: latest.originalPurchaseDate,
             expiresDate: start.addingTimeInterval(sub.period), cancellationDate: nil, webOrderLineItemId: newId(),
-            deviceId: sub.deviceId, priceMicros: sub.priceMicros)
+            deviceId: sub.deviceId, priceMicros: sub.priceMicros, billedUpfront: sub.billedUpfront)
         transactions[id] = renewal
         devices[sub.deviceId]?.transactionIds.append(id)
         sub.latestTransactionId = id
@@ -687,7 +700,8 @@ actor SimulatorState {
     }
 
     func commitmentPosition(of transaction: Transaction) -> CommitmentPosition? {
-        guard transaction.kind == .autoRenewable, configuration.commitmentProductIds.contains(transaction.productId) else { return nil }
+        guard transaction.kind == .autoRenewable, !transaction.billedUpfront, configuration.commitmentProductIds.contains(transaction.productId)
+        else { return nil }
         let payments = deviceTransactions(transaction.deviceId)
             .filter { $0.originalTransactionId == transaction.originalTransactionId }
             .sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }

@@ -52,8 +52,8 @@ struct StorekeeperKitTests {
             self.granted = granted
         }
 
-        func purchase(productId: String, appAccountToken: UUID, offer: StoreOffer?) async throws -> StorePurchaseResult {
-            try await front.purchase(productId: productId, appAccountToken: appAccountToken, offer: offer)
+        func purchase(productId: String, appAccountToken: UUID, offer: StoreOffer?, billingPlan: BillingPlan?) async throws -> StorePurchaseResult {
+            try await front.purchase(productId: productId, appAccountToken: appAccountToken, offer: offer, billingPlan: billingPlan)
         }
 
         func unfinished() async throws -> [StoreTransaction] { try await front.unfinished() }
@@ -315,7 +315,8 @@ struct StorekeeperKitTests {
             // The store front hands the JWS to the store, which checks it: a forged one is refused.
             await #expect(throws: (any Error).self) {
                 try await store.purchase(
-                    productId: "com.example.pro.monthly", appAccountToken: sdk.appAccountToken, offer: .introductoryEligibility(jws: "a.b.c"))
+                    productId: "com.example.pro.monthly", appAccountToken: sdk.appAccountToken, offer: .introductoryEligibility(jws: "a.b.c"),
+                    billingPlan: nil)
             }
             let after = try await sdk.introductoryEligibility(productId: "com.example.pro.monthly")
             #expect(!after.eligible && after.reason == "subscribed_in_group", "\(after)")
@@ -574,6 +575,39 @@ struct StorekeeperKitTests {
             second.setNextRedeemCode("NO-SUCH-CODE")
             try await second.presentOfferCodeRedeemSheet()
             #expect(second.redeemRefusals == ["offerCodeAlreadyRedeemed", "invalidOfferCode"])
+        }
+    }
+
+    @Test(
+        "a billing plan chosen: a commitment product bought by the month (twelve payments committed) or upfront for the year (twelve monthly prices at once); a product without plans refuses one and charges nothing",
+        arguments: Front.allCases)
+    func billingPlan(_ front: Front) async throws {
+        try await withKitStack { stack, key in
+            try await stack.simulator.setCommitmentProducts(["com.example.pro.monthly"])
+            for (user, plan) in [("ann", BillingPlan.monthly), ("bob", BillingPlan.upfront)] {
+                let (_, store, transport) = try await shop(stack, front)
+                let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory(), user: user)
+                guard case .granted(let access) = try await sdk.purchase(productId: "com.example.pro.monthly", billingPlan: plan) else {
+                    Issue.record("\(plan) was not granted")
+                    return
+                }
+                #expect(access.isActive("pro"))
+                let subscription = try #require(try await stack.api.subscriber(user).subscriptions.first)
+                #expect(subscription.billingPlanType == plan.rawValue, "\(subscription)")
+                let stored = try #require(try await stack.store.transactions(appId: "demo", appUserId: user).first)
+                switch plan {
+                case .monthly:
+                    #expect(subscription.commitment?.totalBillingPeriods == 12 && subscription.commitment?.billingPeriodNumber == 1)
+                case .upfront:
+                    #expect(subscription.commitment == nil && stored.billingPlanType == "BILLED_UPFRONT")
+                    let days = try #require(stored.expiresDate).timeIntervalSince(stored.purchaseDate)
+                    #expect(days > 11 * 300, "a year's period (twelve accelerated months), not one")
+                }
+            }
+            let (_, store, transport) = try await shop(stack, front)
+            let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory(), user: "cal")
+            await #expect(throws: StorekeeperKitError.self) { try await sdk.purchase(productId: "com.example.removeads", billingPlan: .monthly) }
+            #expect(try await stack.store.transactions(appId: "demo", appUserId: "cal").isEmpty, "nothing charged or granted")
         }
     }
 

@@ -13,6 +13,7 @@ extension Product {
             case promotionalOffer(offerID: String, compactJWS: String)
             case promotionalOfferV1(offerID: String, keyID: String, nonce: UUID, signature: Data, timestamp: Int)
             case winBackOffer(offerID: String?)
+            case billingPlanType(String)
         }
 
         public let standInValue: StandInValue
@@ -39,6 +40,13 @@ extension Product {
         @available(iOS 18.0, macOS 15.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
         public static func winBackOffer(_ offer: Product.SubscriptionOffer) -> Product.PurchaseOption {
             PurchaseOption(standInValue: .winBackOffer(offerID: offer.id))
+        }
+
+        /// (…/purchaseoption/billingplantype(_:)): the plan of a subscription sold with a 12-month
+        /// commitment.
+        @available(iOS 26.4, macOS 26.4, tvOS 26.4, watchOS 26.4, visionOS 26.4, *)
+        public static func billingPlanType(_ type: Product.SubscriptionInfo.BillingPlanType) -> Product.PurchaseOption {
+            PurchaseOption(standInValue: .billingPlanType(type.rawValue))
         }
 
         /// (…/purchaseoption/promotionaloffer(offerid:keyid:nonce:signature:timestamp:)):

@@ -10,6 +10,18 @@ extension Product {
 
         let standInWinBackOffers: [Product.SubscriptionOffer]
 
+        /// (…/subscriptioninfo/billingplantype): how a subscription with a 12-month commitment is
+        /// billed. The raw values are the stand-in's (Apple's transaction names).
+        @available(iOS 26.4, macOS 26.4, tvOS 26.4, watchOS 26.4, visionOS 26.4, *)
+        public struct BillingPlanType: RawRepresentable, Hashable, Sendable {
+            public let rawValue: String
+            public init(rawValue: String) { self.rawValue = rawValue }
+            /// (…/billingplantype/monthly)
+            public static let monthly = BillingPlanType(rawValue: "MONTHLY")
+            /// (…/billingplantype/upfront)
+            public static let upFront = BillingPlanType(rawValue: "BILLED_UPFRONT")
+        }
+
         /// Not StoreKit's: the subscription as the stand-in's store lists it.
         public init(standInWinBackOffers: [Product.SubscriptionOffer]) {
             self.standInWinBackOffers = standInWinBackOffers

@@ -48,6 +48,14 @@ public enum StoreOffer: Sendable, Hashable {
     case winBack(offerId: String)
 }
 
+/// How a subscription sold with a 12-month commitment is billed (StoreKit's
+/// `Product.SubscriptionInfo.BillingPlanType`, iOS 26.4 and macOS 26.4): by the month, committing
+/// to twelve payments, or the year at once. Apple's names, as the server reports them.
+public enum BillingPlan: String, Sendable, Hashable, Codable {
+    case monthly = "MONTHLY"
+    case upfront = "BILLED_UPFRONT"
+}
+
 /// What a purchase at the store came to.
 public enum StorePurchaseResult: Sendable, Hashable {
     case purchased(StoreTransaction)
@@ -60,8 +68,8 @@ public enum StorePurchaseResult: Sendable, Hashable {
 /// test (or Linux) can buy through the App Store simulator instead.
 public protocol StoreFront: Sendable {
     /// Buys `productId` with `appAccountToken` set, with the offer the server signed for this
-    /// user when one is given.
-    func purchase(productId: String, appAccountToken: UUID, offer: StoreOffer?) async throws -> StorePurchaseResult
+    /// user when one is given, on `billingPlan` where the product offers a choice.
+    func purchase(productId: String, appAccountToken: UUID, offer: StoreOffer?, billingPlan: BillingPlan?) async throws -> StorePurchaseResult
     /// Transactions paid for and not finished yet (StoreKit's `Transaction.unfinished`).
     func unfinished() async throws -> [StoreTransaction]
     /// Tells the store the purchase was delivered (StoreKit's `finish()`).

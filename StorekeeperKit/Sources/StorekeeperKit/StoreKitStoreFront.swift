@@ -30,7 +30,8 @@ public struct StoreKitStoreFront: StoreFront {
     public init() {}
     #endif
 
-    public func purchase(productId: String, appAccountToken: UUID, offer: StoreOffer?) async throws -> StorePurchaseResult {
+    public func purchase(productId: String, appAccountToken: UUID, offer: StoreOffer?, billingPlan: BillingPlan?) async throws -> StorePurchaseResult
+    {
         guard let product = try await Product.products(for: [productId]).first else {
             throw StorekeeperKitError(.refused, "unknown_product: the App Store does not sell \(productId) to this account")
         }
@@ -60,6 +61,7 @@ public struct StoreKitStoreFront: StoreFront {
         case nil:
             break
         }
+        if let billingPlan { options.insert(try Self.billingPlanOption(billingPlan)) }
         #if canImport(UIKit)
         let result = try await Self.purchase(product, options: options, confirmIn: confirmationScene)
         #else
@@ -86,6 +88,19 @@ public struct StoreKitStoreFront: StoreFront {
                 .refused, "\(product.id) has no win-back offer \(offerId) at the store", serverCode: "invalidOfferIdentifier")
         }
         return .winBackOffer(offer)
+    }
+
+    /// StoreKit takes the plan as a purchase option from iOS 26.4 and macOS 26.4 (Xcode 26.4's
+    /// SDK); where it cannot, the purchase is refused rather than made on a plan the user did not pick.
+    static func billingPlanOption(_ plan: BillingPlan) throws -> Product.PurchaseOption {
+        let unsupported = StorekeeperKitError(
+            .refused, "choosing a billing plan needs iOS 26.4 or macOS 26.4", serverCode: "billing_plan_unsupported")
+        #if compiler(>=6.3)
+        guard #available(iOS 26.4, macOS 26.4, *) else { throw unsupported }
+        return .billingPlanType(plan == .monthly ? .monthly : .upFront)
+        #else
+        throw unsupported
+        #endif
     }
 
     #if canImport(UIKit)

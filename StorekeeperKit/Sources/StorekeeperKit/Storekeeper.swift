@@ -230,14 +230,21 @@ public actor Storekeeper {
             timestamp: signed.v1.timestamp, signature: signed.v1.signature)
     }
 
-    private func purchase(productId: String, offer: StoreOffer?) async throws -> Outcome {
+    /// Buys `productId`, a subscription sold with a 12-month commitment, on the billing plan
+    /// the user chose (`refused` with `billing_plan_unsupported` before iOS 26.4 and macOS 26.4,
+    /// and with the store's `invalidBillingPlan` for a product that offers no such plan).
+    public func purchase(productId: String, billingPlan: BillingPlan) async throws -> Outcome {
+        try await purchase(productId: productId, offer: nil, billingPlan: billingPlan)
+    }
+
+    private func purchase(productId: String, offer: StoreOffer?, billingPlan: BillingPlan? = nil) async throws -> Outcome {
         let token = appAccountToken
         let started = now()
         let user = appUserId
         try journal.update { $0.append(.init(productId: productId, appAccountToken: token, startedAt: started, appUserId: user)) }
         let result: StorePurchaseResult
         do {
-            result = try await store.purchase(productId: productId, appAccountToken: token, offer: offer)
+            result = try await store.purchase(productId: productId, appAccountToken: token, offer: offer, billingPlan: billingPlan)
         } catch {
             // Nothing was charged that the journal could name (an unknown product, a failed
             // sheet): the intent goes; a charge that did happen reaches `unfinished` or updates.

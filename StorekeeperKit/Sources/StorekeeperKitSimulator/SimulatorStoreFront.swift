@@ -63,7 +63,8 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
         return id
     }
 
-    public func purchase(productId: String, appAccountToken: UUID, offer: StoreOffer?) async throws -> StorePurchaseResult {
+    public func purchase(productId: String, appAccountToken: UUID, offer: StoreOffer?, billingPlan: BillingPlan?) async throws -> StorePurchaseResult
+    {
         let outcome = lock.withLock {
             defer { next = .completes }
             return next
@@ -76,7 +77,7 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
         case .cancelled: return .cancelled
         case .fails: throw URLError(.networkConnectionLost)
         }
-        let transaction = try await charge(productId: productId, appAccountToken: appAccountToken, offer: offer)
+        let transaction = try await charge(productId: productId, appAccountToken: appAccountToken, offer: offer, billingPlan: billingPlan)
         try update { $0[transaction.id] = transaction }
         return .purchased(transaction)
     }
@@ -119,7 +120,9 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
     public func decline(productId: String) { lock.withLock { _ = awaitingApproval.removeValue(forKey: productId) } }
 
     /// A purchase made at the simulator: a real signed transaction.
-    private func charge(productId: String, appAccountToken: UUID, offer: StoreOffer? = nil) async throws -> StoreTransaction {
+    private func charge(
+        productId: String, appAccountToken: UUID, offer: StoreOffer? = nil, billingPlan: BillingPlan? = nil
+    ) async throws -> StoreTransaction {
         struct Offer: Encodable { var jws: String }
         struct Body: Encodable {
             var productId: String
@@ -131,6 +134,8 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
             var introductoryOfferEligibility: String?
             /// As StoreKit sends a win-back offer: by its id.
             var winBackOffer: String?
+            /// As StoreKit sends `billingPlanType(_:)`, by Apple's name.
+            var billingPlanType: String?
         }
         struct Answer: Decodable {
             struct Transaction: Decodable { var transaction_id: String }
@@ -144,7 +149,7 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
                 productId: productId, quantity: 1, appAccountToken: appAccountToken.uuidString.lowercased(),
                 promotionalOffer: { if case .promotional(let signed)? = offer { Offer(jws: signed.jws) } else { nil } }(),
                 introductoryOfferEligibility: { if case .introductoryEligibility(let jws)? = offer { jws } else { nil } }(),
-                winBackOffer: { if case .winBack(let id)? = offer { id } else { nil } }()))
+                winBackOffer: { if case .winBack(let id)? = offer { id } else { nil } }(), billingPlanType: billingPlan?.rawValue))
         let answer = try JSONDecoder().decode(Answer.self, from: data)
         return StoreTransaction(id: answer.transaction.transaction_id, productId: productId, signedTransaction: answer.signedTransaction)
     }

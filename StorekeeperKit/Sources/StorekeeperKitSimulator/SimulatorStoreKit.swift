@@ -35,6 +35,7 @@ public struct SimulatorStoreKit: StandInStore {
     {
         var token: UUID?
         var offer: StoreOffer?
+        var billingPlan: BillingPlan?
         for option in options {
             switch option.standInValue {
             case .appAccountToken(let value): token = value
@@ -46,6 +47,9 @@ public struct SimulatorStoreKit: StandInStore {
             case .winBackOffer(let offerID):
                 guard let offerID else { throw StoreKitError.unsupported }
                 offer = .winBack(offerId: offerID)
+            case .billingPlanType(let raw):
+                guard let plan = BillingPlan(rawValue: raw) else { throw StoreKitError.unsupported }
+                billingPlan = plan
             case .promotionalOfferV1:
                 // The simulator checks V2 offers only (docs/OFFERS.md); StoreKit 26 deprecates V1.
                 throw StoreKitError.unsupported
@@ -55,7 +59,7 @@ public struct SimulatorStoreKit: StandInStore {
             // Every purchase the SDK makes carries its token; one without would be granted to nobody.
             throw StoreKitError.unsupported
         }
-        switch try await device.purchase(productId: product.id, appAccountToken: token, offer: offer) {
+        switch try await device.purchase(productId: product.id, appAccountToken: token, offer: offer, billingPlan: billingPlan) {
         case .purchased(let transaction): return .success(.verified(try Self.transaction(transaction)))
         case .pending: return .pending
         case .cancelled: return .userCancelled
@@ -158,9 +162,9 @@ struct StoreKitOnSimulator: StoreFront {
     /// With a window scene, as an app passes one: the customer center's sheets need it.
     let adapter = StoreKitStoreFront(confirmIn: { UIWindowScene() })
 
-    func purchase(productId: String, appAccountToken: UUID, offer: StoreOffer?) async throws -> StorePurchaseResult {
+    func purchase(productId: String, appAccountToken: UUID, offer: StoreOffer?, billingPlan: BillingPlan?) async throws -> StorePurchaseResult {
         try await StandIn.$store.withValue(store) {
-            try await adapter.purchase(productId: productId, appAccountToken: appAccountToken, offer: offer)
+            try await adapter.purchase(productId: productId, appAccountToken: appAccountToken, offer: offer, billingPlan: billingPlan)
         }
     }
 

@@ -57,7 +57,9 @@ import FoundationNetworking
 
     /// A store with nothing in it: these tests only read entitlements.
     struct EmptyStore: StoreFront {
-        func purchase(productId: String, appAccountToken: UUID, offer: StoreOffer?) async throws -> StorePurchaseResult { .cancelled }
+        func purchase(productId: String, appAccountToken: UUID, offer: StoreOffer?, billingPlan: BillingPlan?) async throws -> StorePurchaseResult {
+            .cancelled
+        }
         func unfinished() async throws -> [StoreTransaction] { [] }
         func finish(_ transaction: StoreTransaction) async throws {}
         func updates() -> AsyncStream<StoreTransaction> { AsyncStream { $0.finish() } }
