@@ -572,6 +572,41 @@ def check_commitment(name: str, judge: Judge, device: str, subscription: str, pr
         failures.append(f"{name} commitment: the subscription has no status")
 
 
+def check_plans_codes_and_prices(name: str, judge: Judge) -> None:
+    """The StoreKit paths of 2026: a commitment product bought upfront for the year, a price
+    increase announced and agreed to (the renewal info's priceIncreaseStatus 0, then 1), an offer
+    code redeemed in the sheet (offer type 3 under the code's reference name)."""
+    client = judge.client
+    device = sim("POST", "/sim/devices", {"bundleId": BUNDLE, "environment": name})["deviceId"]
+    upfront = sim("POST", f"/sim/devices/{device}/purchases", {"productId": COMMITMENT_PRODUCT, "billingPlanType": "BILLED_UPFRONT"})
+    tx = judge.verify("transaction", upfront["signedTransaction"], f"{name} upfront plan")
+    if tx is not None and (tx.rawBillingPlanType != "BILLED_UPFRONT" or tx.commitmentInfo is not None):
+        failures.append(f"{name} upfront plan: billingPlanType {tx.rawBillingPlanType}, commitmentInfo {tx.commitmentInfo}")
+    elif tx is not None:
+        count("upfront plans signed")
+    original = upfront["transaction"]["original_transaction_id"]
+    for step, expected in [("price-increase", 0), ("price-increase/consent", 1)]:
+        sim("POST", f"/sim/subscriptions/{original}/{step}", {"priceMicros": 9_990_000} if step == "price-increase" else None)
+        statuses = client.get_all_subscription_statuses(original)
+        infos = [judge.verify("renewal info", item.signedRenewalInfo, f"{name} {step} statuses")
+                 for group in statuses.data or [] for item in group.lastTransactions or [] if item.originalTransactionId == original]
+        if [info.priceIncreaseStatus if info else None for info in infos] != [expected]:
+            failures.append(f"{name} {step}: priceIncreaseStatus {[info.priceIncreaseStatus if info else None for info in infos]}, not [{expected}]")
+        else:
+            count("price increase renewal infos signed")
+    code = f"SPRING-{name.upper()}"
+    sim("POST", f"/sim/apps/{BUNDLE}/offer-codes",
+        {"code": code, "productId": COMMITMENT_PRODUCT, "referenceName": "spring", "discountType": "FREE_TRIAL", "period": "P1W"})
+    other = sim("POST", "/sim/devices", {"bundleId": BUNDLE, "environment": name})["deviceId"]
+    redeemed = sim("POST", f"/sim/devices/{other}/offer-code-redemptions", {"code": code})
+    tx = judge.verify("transaction", client.get_transaction_info(redeemed["transaction"]["transaction_id"]).signedTransactionInfo,
+                      f"{name} offer code")
+    if tx is not None and (tx.rawOfferType != 3 or tx.offerIdentifier != "spring"):
+        failures.append(f"{name} offer code: offerType {tx.rawOfferType}, offerIdentifier {tx.offerIdentifier}")
+    elif tx is not None:
+        count("offer code redemptions signed")
+
+
 def check_refunds(name: str, judge: Judge) -> None:
     """Each revocation is signed with its type and share: a refund of 25% is REFUND_PRORATED
     25000, a refund without a body REFUND_FULL 100000, Family Sharing stopped FAMILY_REVOKE
@@ -876,6 +911,7 @@ def main() -> int:
         monthly = next(p for p in app["products"] if p["productId"] == COMMITMENT_PRODUCT)
         guarded(f"{name} commitment plan", lambda: check_commitment(name, judge, device, subscription, monthly))
         guarded(f"{name} refunds", lambda: check_refunds(name, judge))
+        guarded(f"{name} plans, codes and prices", lambda: check_plans_codes_and_prices(name, judge))
         guarded(f"{name} paging", lambda: check_paging(name, judge))
 
         receipt = sim("GET", f"/sim/devices/{device}/receipt")["receipt"]
