@@ -67,12 +67,7 @@ extension SimulatorServer {
                     deviceId: deviceId, productId: body.productId, quantity: body.quantity ?? 1, now: now, appAccountToken: body.appAccountToken,
                     offer: body.offer, promotionalOffer: body.promotionalOffer, introductoryEligibility: body.introductoryOfferEligibility,
                     winBackOffer: body.winBackOffer, billingPlanType: body.billingPlanType)
-                let receipt = try await store.receipt(deviceId: deviceId, now: now)
-                let signed = try await store.signedTransaction(tx, now: now)
-                return Self.json(
-                    PurchaseView(
-                        transaction: SimulatedAppStore.wire(tx), receipt: Data(receipt).base64EncodedString(), signedTransaction: signed),
-                    status: .created)
+                return try await Self.sold(tx, by: store, now: now)
             }
         }
         // App Store Connect's offer codes for a subscription offer of an app.
@@ -106,12 +101,7 @@ extension SimulatorServer {
             return try await Self.guarded {
                 let now = store.now()
                 let tx = try await store.state.redeem(code: body.code, deviceId: deviceId, now: now)
-                let receipt = try await store.receipt(deviceId: deviceId, now: now)
-                let signed = try await store.signedTransaction(tx, now: now)
-                return Self.json(
-                    PurchaseView(
-                        transaction: SimulatedAppStore.wire(tx), receipt: Data(receipt).base64EncodedString(), signedTransaction: signed),
-                    status: .created)
+                return try await Self.sold(tx, by: store, now: now)
             }
         }
         // StoreKit's `AppTransaction.shared` on the device: its app transaction, signed now.
@@ -448,12 +438,7 @@ extension SimulatorServer {
             return try await Self.guarded {
                 let now = store.now()
                 let shared = try await store.state.shareWithFamily(transactionId: body.transactionId, memberDeviceId: deviceId, now: now)
-                return Self.json(
-                    PurchaseView(
-                        transaction: SimulatedAppStore.wire(shared),
-                        receipt: Data(try await store.receipt(deviceId: deviceId, now: now)).base64EncodedString(),
-                        signedTransaction: try await store.signedTransaction(shared, now: now)),
-                    status: .created)
+                return try await Self.sold(shared, by: store, now: now)
             }
         }
         sim.post("transactions/:transaction/reverse-refund") { _, context in

@@ -107,6 +107,16 @@ extension SimulatorServer {
         }
     }
 
+    /// What the device gets for a transaction it just bought: the transaction, its app
+    /// receipt and its StoreKit 2 signed form (201).
+    static func sold(_ tx: SimulatorState.Transaction, by store: SimulatedAppStore, now: Date) async throws -> Response {
+        let receipt = try await store.receipt(deviceId: tx.deviceId, now: now)
+        let signed = try await store.signedTransaction(tx, now: now)
+        return json(
+            PurchaseView(transaction: SimulatedAppStore.wire(tx), receipt: Data(receipt).base64EncodedString(), signedTransaction: signed),
+            status: .created)
+    }
+
     static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) -> Response {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601

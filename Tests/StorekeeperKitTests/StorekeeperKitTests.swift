@@ -204,6 +204,20 @@ struct StorekeeperKitTests {
         return (device, storeFront(stack, device, front, state: state), Switchboard())
     }
 
+    /// Ann subscribed to the monthly plan through `front`, with Apple's notifications flowing to
+    /// the server: her SDK, its store, and the plan's transaction as the server stored it.
+    func subscribed(
+        _ stack: LocalStack, _ key: P256.Signing.PublicKey, _ front: Front
+    ) async throws -> (sdk: Storekeeper, store: WatchedStore, plan: TransactionRecord) {
+        try await stack.sendNotifications()
+        let (_, store, transport) = try await shop(stack, front)
+        let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
+        guard case .granted = try await sdk.purchase(productId: "com.example.pro.monthly") else {
+            throw StorekeeperKitError(.refused, "the plan was not granted")
+        }
+        return (sdk, store, try #require(try await stack.store.transactions(appId: "demo", appUserId: "ann").first))
+    }
+
     static func stateDirectory() -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("storekeeperkit-\(UUID().uuidString)")
     }
@@ -389,14 +403,7 @@ struct StorekeeperKitTests {
                 configuration.apps[0].entitlements[pro].products.append("com.example.pro.weekly")
             }
         }) { stack, key in
-            try await stack.sendNotifications()
-            let (_, store, transport) = try await shop(stack, front)
-            let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
-            guard case .granted = try await sdk.purchase(productId: "com.example.pro.monthly") else {
-                Issue.record("the plan was not granted")
-                return
-            }
-            let plan = try #require(try await stack.store.transactions(appId: "demo", appUserId: "ann").first)
+            let (sdk, _, plan) = try await subscribed(stack, key, front)
             #expect(try await sdk.entitlements().entitlements["pro"]?.pendingProductId == nil)
 
             struct Change: Encodable { var productId: String }
@@ -426,14 +433,7 @@ struct StorekeeperKitTests {
         arguments: Front.allCases)
     func priceIncrease(_ front: Front) async throws {
         try await withKitStack { stack, key in
-            try await stack.sendNotifications()
-            let (_, store, transport) = try await shop(stack, front)
-            let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
-            guard case .granted = try await sdk.purchase(productId: "com.example.pro.monthly") else {
-                Issue.record("the plan was not granted")
-                return
-            }
-            let plan = try #require(try await stack.store.transactions(appId: "demo", appUserId: "ann").first)
+            let (sdk, store, plan) = try await subscribed(stack, key, front)
             #expect(try await sdk.entitlements().entitlements["pro"]?.priceIncreaseStatus == nil)
             // Nothing to say yet: the stream ends empty.
             var none: [StoreMessage] = []
@@ -494,14 +494,7 @@ struct StorekeeperKitTests {
         arguments: Front.allCases)
     func priceIncreaseDeclined(_ front: Front) async throws {
         try await withKitStack { stack, key in
-            try await stack.sendNotifications()
-            let (_, store, transport) = try await shop(stack, front)
-            let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
-            guard case .granted = try await sdk.purchase(productId: "com.example.pro.monthly") else {
-                Issue.record("the plan was not granted")
-                return
-            }
-            let plan = try #require(try await stack.store.transactions(appId: "demo", appUserId: "ann").first)
+            let (sdk, _, plan) = try await subscribed(stack, key, front)
             let raised = try await stack.simulator.http.send(
                 .POST, "/sim/subscriptions/\(plan.originalTransactionId)/price-increase", json: ["priceMicros": 6_990_000])
             #expect(raised.status == 200, "\(raised.text)")
