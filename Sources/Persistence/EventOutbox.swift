@@ -11,37 +11,24 @@ public struct EventBatch: Sendable {
     /// The app's catalog when the use case has it already (a grant loads it): the adapter then
     /// does not read it again for `SubscriberRows`.
     public var catalog: [Product]?
-    /// The subscriber's entitlements from their stored rows, at the transaction's `now`.
-    public var entitlements: @Sendable (SubscriberRows) -> SubscriberView
     /// The webhook endpoints (of the event's app, as stored) each event is delivered to: the
     /// adapter inserts one delivery and its job per id, in the same transaction.
     public var routes: @Sendable (SubscriberEvent, [WebhookEndpoint]) -> [String] = { event, endpoints in
         endpoints.filter { $0.accepts(event) }.map(\.id)
     }
 
-    public init(
-        events: [SubscriberEvent], catalog: [Product]? = nil, entitlements: @escaping @Sendable (SubscriberRows) -> SubscriberView
-    ) {
+    /// Each event carries the subscriber's view as ``SubscriberAssembly`` builds it from the rows
+    /// stored in the same transaction, at the transaction's `now`.
+    public init(events: [SubscriberEvent], catalog: [Product]? = nil) {
         self.events = events
         self.catalog = catalog
-        self.entitlements = entitlements
     }
 
     /// A test event for one endpoint only.
-    public static func test(_ event: SubscriberEvent, endpointId: String, now: Date) -> EventBatch {
-        var batch = EventBatch(events: [event], now: now)
+    public static func test(_ event: SubscriberEvent, endpointId: String) -> EventBatch {
+        var batch = EventBatch(events: [event])
         batch.routes = { _, endpoints in endpoints.contains { $0.id == endpointId } ? [endpointId] : [] }
         return batch
-    }
-
-    /// Entitlements built the way `GET /v1/subscribers/{id}` builds them.
-    public init(events: [SubscriberEvent], catalog: [Product]? = nil, now: Date) {
-        self.init(events: events, catalog: catalog) { rows in
-            SubscriberView.build(
-                appUserId: rows.appUserId, transactions: rows.transactions, subscriptions: rows.subscriptions,
-                catalog: Dictionary(rows.catalog.map { ($0.productId, $0) }, uniquingKeysWith: { $1 }), now: now,
-                provisional: rows.provisional, entitlements: rows.entitlements, promotional: rows.promotional)
-        }
     }
 }
 
@@ -63,6 +50,11 @@ public struct SubscriberRows: Sendable {
     public var suspension: AccessSuspension?
     /// Credits the user spent, taken from the view's balance.
     public var creditsSpent: Int
+    /// When each entitlement's billing issue and unsubscribe were first seen, as last stored.
+    public var entitlementStates: [String: EntitlementState] = [:]
+    /// The anonymous ids linked to the user.
+    public var aliases: [String] = []
+    public var appTransaction: CustomerAppTransaction? = nil
 
     public init(
         appUserId: String, transactions: [TransactionRecord], subscriptions: [SubscriptionFacts], provisional: [ProvisionalGrant],
@@ -99,8 +91,6 @@ public struct RecordedEvent: Sendable, Hashable {
 public protocol EventStore: Sendable {
     /// Events of `appId` after `cursor`, oldest first; only `types` when not empty.
     func events(appId: String, after cursor: Int64, types: [EventType], limit: Int) async throws -> [RecordedEvent]
-    /// What was recorded about one app user's entitlements at their last change.
-    func entitlementStates(appId: String, appUserId: String) async throws -> [String: EntitlementState]
     /// Events of one app user after sequence number `sequence`, oldest first.
     func subscriberEvents(appId: String, appUserId: String, afterSequence sequence: Int64, limit: Int) async throws -> [RecordedEvent]
     /// Deletes up to `limit` events recorded before `cutoff` whose deliveries have all been

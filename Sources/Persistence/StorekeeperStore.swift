@@ -53,6 +53,9 @@ public protocol NotificationStore: Sendable {
 
 /// What subscribers own and what was paid.
 public protocol LedgerStore: Sendable {
+    /// Everything one subscriber's view is built from (``SubscriberAssembly``), read in one
+    /// transaction so the parts agree with each other.
+    func subscriberRows(appId: String, appUserId: String, now: Date) async throws -> SubscriberRows
     func transactions(appId: String, appUserId: String) async throws -> [TransactionRecord]
     /// Every transaction of one customer's Apple account in this app, whichever app user
     /// holds it (Apple's `appTransactionId`), oldest first.

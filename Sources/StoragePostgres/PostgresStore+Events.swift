@@ -101,32 +101,19 @@ extension PostgresStore: EventStore {
             else { continue }
             event.sequence = sequenceValue
             if entitlements[event.appUserId] == nil {
-                let catalog: [Product]
-                if let known = batch.catalog {
-                    catalog = known
-                } else {
-                    catalog = try await products(connection, appId: event.appId, logger: logger)
+                let rows = try await subscriberRows(
+                    connection, appId: event.appId, appUserId: event.appUserId, catalog: batch.catalog, now: now, logger: logger)
+                let assembly = SubscriberAssembly(rows, now: now, trigger: event)
+                if let states = assembly.changedStates {
+                    try await connection.execute(
+                        """
+                        INSERT INTO entitlement_states (app_id, app_user_id, body, updated_at)
+                        VALUES (\(event.appId), \(event.appUserId), \(StoredJSON.encode(states)), \(StoredTime.ms(now)))
+                        ON CONFLICT (app_id, app_user_id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
+                        """, logger: logger)
                 }
-                let rows = SubscriberRows(
-                    appUserId: event.appUserId,
-                    transactions: try await transactions(connection, appId: event.appId, appUserId: event.appUserId, logger: logger),
-                    subscriptions: try await subscriptions(connection, appId: event.appId, appUserId: event.appUserId, logger: logger),
-                    provisional: try await provisionalGrants(
-                        connection, appId: event.appId, appUserId: event.appUserId, now: now, logger: logger),
-                    catalog: catalog, entitlements: try await entitlementDefinitions(connection, appId: event.appId, logger: logger),
-                    promotional: try await promotionalGrants(connection, appId: event.appId, appUserId: event.appUserId, logger: logger)
-                        .filter { $0.revokedAt == nil },
-                    attributes: try await attributes(connection, appId: event.appId, appUserId: event.appUserId, lock: false, logger: logger),
-                    suspension: try await suspension(connection, appId: event.appId, appUserId: event.appUserId, logger: logger),
-                    creditsSpent: try await creditsSpent(connection, appId: event.appId, appUserId: event.appUserId, logger: logger))
-                var view = batch.entitlements(rows)
-                view.deductSpent(rows.creditsSpent)
-                view.attributes = rows.attributes
-                view.apply(rows.suspension)
-                let changes = try await entitlementChanges(connection, trigger: event, view: view, rows: rows, now: now, logger: logger)
-                EntitlementChanges.annotate(&view.entitlements, with: changes.states)
-                entitlements[event.appUserId] = view
-                queue.append(contentsOf: changes.events)
+                entitlements[event.appUserId] = assembly.view
+                queue.append(contentsOf: assembly.events)
             }
             event.entitlements = entitlements[event.appUserId]
             try await connection.execute(
@@ -141,29 +128,37 @@ extension PostgresStore: EventStore {
         }
     }
 
-    /// The entitlement events of `trigger`'s change, with the states recorded for the next one.
-    static func entitlementChanges(
-        _ connection: PostgresConnection, trigger: SubscriberEvent, view: SubscriberView, rows: SubscriberRows, now: Date, logger: Logger
-    ) async throws -> EntitlementChanges.Outcome {
-        let before = try await entitlementStates(connection, appId: trigger.appId, appUserId: trigger.appUserId, logger: logger)
-        guard !before.isEmpty || !view.entitlements.isEmpty else { return EntitlementChanges.Outcome(events: [], states: [:]) }
-        let outcome = EntitlementChanges.evaluate(
-            before: before, after: view.entitlements, definitions: Set(rows.entitlements.map(\.id)), trigger: trigger, now: now)
-        if outcome.states != before {
-            try await connection.execute(
-                """
-                INSERT INTO entitlement_states (app_id, app_user_id, body, updated_at)
-                VALUES (\(trigger.appId), \(trigger.appUserId), \(StoredJSON.encode(outcome.states)), \(StoredTime.ms(now)))
-                ON CONFLICT (app_id, app_user_id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
-                """, logger: logger)
+    /// Everything the subscriber's view is built from, in one read-only transaction (one snapshot).
+    public func subscriberRows(appId: String, appUserId: String, now: Date) async throws -> SubscriberRows {
+        try await transaction { connection in
+            try await connection.execute("SET TRANSACTION READ ONLY", logger: self.logger)
+            return try await Self.subscriberRows(connection, appId: appId, appUserId: appUserId, catalog: nil, now: now, logger: self.logger)
         }
-        return outcome
     }
 
-    public func entitlementStates(appId: String, appUserId: String) async throws -> [String: EntitlementState] {
-        try await read { connection in
-            try await Self.entitlementStates(connection, appId: appId, appUserId: appUserId, logger: self.logger)
+    /// Everything `SubscriberView` is built from, as stored.
+    static func subscriberRows(
+        _ connection: PostgresConnection, appId: String, appUserId: String, catalog: [Product]?, now: Date, logger: Logger
+    ) async throws -> SubscriberRows {
+        let products: [Product]
+        if let catalog {
+            products = catalog
+        } else {
+            products = try await Self.products(connection, appId: appId, logger: logger)
         }
+        var rows = SubscriberRows(
+            appUserId: appUserId, transactions: try await transactions(connection, appId: appId, appUserId: appUserId, logger: logger),
+            subscriptions: try await subscriptions(connection, appId: appId, appUserId: appUserId, logger: logger),
+            provisional: try await provisionalGrants(connection, appId: appId, appUserId: appUserId, now: now, logger: logger),
+            catalog: products, entitlements: try await entitlementDefinitions(connection, appId: appId, logger: logger),
+            promotional: try await promotionalGrants(connection, appId: appId, appUserId: appUserId, logger: logger).filter { $0.revokedAt == nil },
+            attributes: try await attributes(connection, appId: appId, appUserId: appUserId, lock: false, logger: logger),
+            suspension: try await suspension(connection, appId: appId, appUserId: appUserId, logger: logger),
+            creditsSpent: try await creditsSpent(connection, appId: appId, appUserId: appUserId, logger: logger))
+        rows.entitlementStates = try await entitlementStates(connection, appId: appId, appUserId: appUserId, logger: logger)
+        rows.aliases = try await aliases(connection, appId: appId, appUserId: appUserId, logger: logger)
+        rows.appTransaction = try await appTransaction(connection, appId: appId, appUserId: appUserId, logger: logger)
+        return rows
     }
 
     static func entitlementStates(

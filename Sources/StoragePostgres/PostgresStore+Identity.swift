@@ -13,12 +13,13 @@ extension PostgresStore: IdentityStore {
     }
 
     public func aliases(appId: String, appUserId: String) async throws -> [String] {
-        try await read { connection in
-            try await connection.rows(
-                "SELECT alias_id FROM aliases WHERE app_id = \(appId) AND app_user_id = \(appUserId) ORDER BY created_at, alias_id",
-                logger: self.logger
-            ).map { try $0.value("alias_id", as: String.self) }
-        }
+        try await read { connection in try await Self.aliases(connection, appId: appId, appUserId: appUserId, logger: self.logger) }
+    }
+
+    static func aliases(_ connection: PostgresConnection, appId: String, appUserId: String, logger: Logger) async throws -> [String] {
+        try await connection.rows(
+            "SELECT alias_id FROM aliases WHERE app_id = \(appId) AND app_user_id = \(appUserId) ORDER BY created_at, alias_id", logger: logger
+        ).map { try $0.value("alias_id", as: String.self) }
     }
 
     public func link(

@@ -84,14 +84,12 @@ extension SQLiteStore: EventStore {
             event.sequence = sequence
             if entitlements[event.appUserId] == nil {
                 let rows = try subscriberRows(db, appId: event.appId, appUserId: event.appUserId, catalog: batch.catalog, now: now)
-                var view = batch.entitlements(rows)
-                view.deductSpent(rows.creditsSpent)
-                view.attributes = rows.attributes
-                view.apply(rows.suspension)
-                let changes = try entitlementChanges(db, trigger: event, view: view, rows: rows, now: now)
-                EntitlementChanges.annotate(&view.entitlements, with: changes.states)
-                entitlements[event.appUserId] = view
-                queue.append(contentsOf: changes.events)
+                let assembly = SubscriberAssembly(rows, now: now, trigger: event)
+                if let states = assembly.changedStates {
+                    try storeEntitlementStates(db, appId: event.appId, appUserId: event.appUserId, states: states, now: now)
+                }
+                entitlements[event.appUserId] = assembly.view
+                queue.append(contentsOf: assembly.events)
             }
             event.entitlements = entitlements[event.appUserId]
             try db.cachedStatement(
@@ -108,27 +106,13 @@ extension SQLiteStore: EventStore {
         }
     }
 
-    /// The entitlement events of `trigger`'s change, with the states recorded for the next one.
-    static func entitlementChanges(
-        _ db: Database, trigger: SubscriberEvent, view: SubscriberView, rows: SubscriberRows, now: Date
-    ) throws -> EntitlementChanges.Outcome {
-        let before = try entitlementStates(db, appId: trigger.appId, appUserId: trigger.appUserId)
-        guard !before.isEmpty || !view.entitlements.isEmpty else { return EntitlementChanges.Outcome(events: [], states: [:]) }
-        let outcome = EntitlementChanges.evaluate(
-            before: before, after: view.entitlements, definitions: Set(rows.entitlements.map(\.id)), trigger: trigger, now: now)
-        if outcome.states != before {
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO entitlement_states (app_id, app_user_id, body, updated_at) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (app_id, app_user_id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
-                    """
-            ).execute(arguments: [trigger.appId, trigger.appUserId, StoredJSON.encode(outcome.states), StoredTime.ms(now)])
-        }
-        return outcome
-    }
-
-    public func entitlementStates(appId: String, appUserId: String) async throws -> [String: EntitlementState] {
-        try await read { db in try Self.entitlementStates(db, appId: appId, appUserId: appUserId) }
+    static func storeEntitlementStates(_ db: Database, appId: String, appUserId: String, states: [String: EntitlementState], now: Date) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO entitlement_states (app_id, app_user_id, body, updated_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (app_id, app_user_id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
+                """
+        ).execute(arguments: [appId, appUserId, StoredJSON.encode(states), StoredTime.ms(now)])
     }
 
     static func entitlementStates(_ db: Database, appId: String, appUserId: String) throws -> [String: EntitlementState] {
@@ -137,9 +121,14 @@ extension SQLiteStore: EventStore {
         return StoredJSON.decode([String: EntitlementState].self, stored) ?? [:]
     }
 
+    /// Everything the subscriber's view is built from, in one read transaction.
+    public func subscriberRows(appId: String, appUserId: String, now: Date) async throws -> SubscriberRows {
+        try await read { db in try Self.subscriberRows(db, appId: appId, appUserId: appUserId, catalog: nil, now: now) }
+    }
+
     /// Everything `SubscriberView` is built from, as stored.
     static func subscriberRows(_ db: Database, appId: String, appUserId: String, catalog: [Product]?, now: Date) throws -> SubscriberRows {
-        SubscriberRows(
+        var rows = SubscriberRows(
             appUserId: appUserId, transactions: try transactions(db, appId: appId, appUserId: appUserId),
             subscriptions: try subscriptions(db, appId: appId, appUserId: appUserId),
             provisional: try provisionalGrants(db, appId: appId, appUserId: appUserId, now: now),
@@ -147,5 +136,9 @@ extension SQLiteStore: EventStore {
             promotional: try promotionalGrants(db, appId: appId, appUserId: appUserId).filter { $0.revokedAt == nil },
             attributes: try attributes(db, appId: appId, appUserId: appUserId), suspension: try suspension(db, appId: appId, appUserId: appUserId),
             creditsSpent: try creditsSpent(db, appId: appId, appUserId: appUserId))
+        rows.entitlementStates = try entitlementStates(db, appId: appId, appUserId: appUserId)
+        rows.aliases = try aliases(db, appId: appId, appUserId: appUserId)
+        rows.appTransaction = try appTransaction(db, appId: appId, appUserId: appUserId)
+        return rows
     }
 }

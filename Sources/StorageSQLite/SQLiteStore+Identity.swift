@@ -12,11 +12,13 @@ extension SQLiteStore: IdentityStore {
     }
 
     public func aliases(appId: String, appUserId: String) async throws -> [String] {
-        try await read { db in
-            try String.fetchAll(
-                db.cachedStatement(sql: "SELECT alias_id FROM aliases WHERE app_id = ? AND app_user_id = ? ORDER BY created_at, alias_id"),
-                arguments: [appId, appUserId])
-        }
+        try await read { db in try Self.aliases(db, appId: appId, appUserId: appUserId) }
+    }
+
+    static func aliases(_ db: Database, appId: String, appUserId: String) throws -> [String] {
+        try String.fetchAll(
+            db.cachedStatement(sql: "SELECT alias_id FROM aliases WHERE app_id = ? AND app_user_id = ? ORDER BY created_at, alias_id"),
+            arguments: [appId, appUserId])
     }
 
     public func link(

@@ -58,7 +58,7 @@ public struct AnswerRefundRequests: Sendable {
         answered.answer = answer
         answered.note = note
         answered.answeredAt = now
-        let events = answered.event(.refundRequestAnswered, now: now).map { EventBatch(events: [$0], now: now) }
+        let events = answered.event(.refundRequestAnswered, now: now).map { EventBatch(events: [$0]) }
         return try await store.finishRefundRequest(answered, events: events, now: now)
     }
 

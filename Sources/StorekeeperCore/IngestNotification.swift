@@ -118,7 +118,7 @@ public struct IngestNotification: Sendable {
             outcome = .consumptionRequested
             let request = try await Self.refundRequest(notice, notification, store: store, now: now)
             refundRequest = request
-            if let requested = request.event(.refundRequested, now: now) { events = EventBatch(events: [requested], now: now) }
+            if let requested = request.event(.refundRequested, now: now) { events = EventBatch(events: [requested]) }
         case .grant(let evidence, let hash):
             if let original = notification.originalTransactionId,
                 let owner = try await store.owner(appId: notification.appId, originalTransactionId: original)
@@ -204,6 +204,6 @@ public struct IngestNotification: Sendable {
                 type: .consentRescinded, appId: notification.appId, environment: notification.environment, appUserId: user,
                 occurredAt: occurredAt, recordedAt: now, source: .notification, details: .init(appTransactionId: appTransactionId))
         }
-        return (.consentRescinded, EventBatch(events: events, now: now))
+        return (.consentRescinded, EventBatch(events: events))
     }
 }

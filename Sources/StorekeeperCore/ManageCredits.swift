@@ -51,7 +51,7 @@ public struct ManageCredits: Sendable {
             guard case .spend(let after) = CreditSpendRule.decide(balance: balance, amount: amount) else { return nil }
             let spend = CreditSpend(
                 id: key, appId: appId, appUserId: appUserId, amount: amount, reason: reason, spentAt: now, balanceAfter: after)
-            return (spend, EventBatch(events: [spend.event(now: now)], now: now))
+            return (spend, EventBatch(events: [spend.event(now: now)]))
         }
         switch result {
         case .spent(let spend): return .spent(spend, replayed: false)

@@ -76,7 +76,7 @@ public struct ManageCustomers: Sendable {
             subject: "access"
         ).attributed(to: actor)
         return try await store.suspendAccess(
-            appId: appId, appUserId: appUserId, suspension: suspension, audit: audit, events: EventBatch(events: [event], now: now), now: now)
+            appId: appId, appUserId: appUserId, suspension: suspension, audit: audit, events: EventBatch(events: [event]), now: now)
     }
 
     /// Lifts a suspension (`access_restored`, then `entitlement_granted` for what is active
@@ -91,7 +91,7 @@ public struct ManageCustomers: Sendable {
             reason: actor.reason, subject: "access"
         ).attributed(to: actor)
         return try await store.restoreAccess(
-            appId: appId, appUserId: appUserId, audit: audit, events: EventBatch(events: [event], now: now), now: now)
+            appId: appId, appUserId: appUserId, audit: audit, events: EventBatch(events: [event]), now: now)
     }
 
     /// Apple says a parent or guardian withdrew consent for the customer holding `holders`'

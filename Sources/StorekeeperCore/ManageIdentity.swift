@@ -54,7 +54,7 @@ public struct ManageIdentity: Sendable {
         let cause = "login-" + UUID().uuidString.lowercased()
         let link = try await store.link(appId: appId, alias: anonymousId, to: appUserId, transfer: policy == .transfer, now: now) { moved in
             EventBatch(
-                events: IdentityLink.transferEvents(moved: moved, from: anonymousId, to: appUserId, appId: appId, cause: cause, now: now), now: now)
+                events: IdentityLink.transferEvents(moved: moved, from: anonymousId, to: appUserId, appId: appId, cause: cause, now: now))
         }
         return .linked(link)
     }

@@ -68,7 +68,7 @@ public struct ManagePromotionalGrants: Sendable {
             appUserId: request.appUserId, reason: request.reason, subject: id
         ).attributed(to: request.actor)
         let stored = try await store.recordPromotionalGrant(
-            grant, audit: audit, events: EventBatch(events: [grant.event(.promotionalGrant, reason: request.reason, now: now)], now: now),
+            grant, audit: audit, events: EventBatch(events: [grant.event(.promotionalGrant, reason: request.reason, now: now)]),
             now: now)
         return stored == grant ? .granted(grant, created: true) : answer(stored, to: request)
     }
@@ -102,7 +102,7 @@ public struct ManagePromotionalGrants: Sendable {
         guard
             let result = try await store.revokePromotionalGrant(
                 appId: appId, grantId: id, at: now, audit: audit,
-                events: { revoked in EventBatch(events: [revoked.event(.promotionalGrantRevoked, reason: reason, now: now)], now: now) },
+                events: { revoked in EventBatch(events: [revoked.event(.promotionalGrantRevoked, reason: reason, now: now)]) },
                 now: now)
         else { return .notFound }
         return .revoked(result.grant, changed: result.revoked)

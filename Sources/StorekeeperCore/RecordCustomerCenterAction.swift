@@ -22,7 +22,7 @@ public struct RecordCustomerCenterAction: Sendable {
             transaction = owned
         }
         let event = action.event(appId: appId, appUserId: appUserId, transaction: transaction, now: now)
-        try await store.recordEvents(EventBatch(events: [event], now: now), now: now)
+        try await store.recordEvents(EventBatch(events: [event]), now: now)
         return event
     }
 }

@@ -178,7 +178,7 @@ public struct VerificationOutcomes: Sendable {
             var writes: [LeasedWrite] = [.job(JobLifecycle.ending(event)), .verification(change)]
             if !provisional.isEmpty {
                 writes.append(.provisionalGrants(provisional))
-                writes.append(.events(EventBatch(events: EventRule.provisional(provisional, removed: false, now: now), now: now)))
+                writes.append(.events(EventBatch(events: EventRule.provisional(provisional, removed: false, now: now))))
             }
             return LeasedDecision(writes: writes, result: true)
         } ?? false
@@ -227,7 +227,7 @@ public struct VerificationOutcomes: Sendable {
         writes.append(
             .verification(
                 VerificationChange(id: verification.id, from: from, to: to, report: report, finalizes: true, grant: plan?.summary)))
-        if !events.isEmpty { writes.append(.events(EventBatch(events: events, catalog: catalog, now: now))) }
+        if !events.isEmpty { writes.append(.events(EventBatch(events: events, catalog: catalog))) }
         return LeasedDecision(writes: writes, result: result)
     }
 

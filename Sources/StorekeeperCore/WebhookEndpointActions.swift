@@ -97,7 +97,7 @@ public struct WebhookEndpointActions: Sendable {
         let event = SubscriberEvent(
             id: SubscriberEvent.id(type: .test, subject: endpoint.id, cause: UUID().uuidString.lowercased()), type: .test,
             appId: endpoint.appId, environment: nil, appUserId: "storekeeper_test", occurredAt: now, recordedAt: now)
-        try await store.recordEvents(.test(event, endpointId: endpoint.id, now: now), now: now)
+        try await store.recordEvents(.test(event, endpointId: endpoint.id), now: now)
         return event.id
     }
 

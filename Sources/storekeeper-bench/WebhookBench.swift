@@ -36,7 +36,7 @@ extension Bench {
                         id: "evt_bench_\(index)", type: .consumablePurchase, appId: app.id, environment: "sandbox", appUserId: "bench-\(index)",
                         productId: "com.example.coins100", occurredAt: now, recordedAt: now)
                 }
-                try await stack.store.recordEvents(EventBatch(events: batch, now: now), now: now)
+                try await stack.store.recordEvents(EventBatch(events: batch), now: now)
             }
             var delivering = stack.configuration
             delivering.runWorkers = true

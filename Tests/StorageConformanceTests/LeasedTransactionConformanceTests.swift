@@ -50,7 +50,7 @@ struct LeasedTransactionConformanceTests {
         }
         func record(_ events: [SubscriberEvent]) async throws {
             _ = try await store.withLease(lease, verificationId: submitted.verification.id, reading: .nothing, now: t0) { _, _ in
-                LeasedDecision(writes: [.events(EventBatch(events: events, now: self.t0))], result: true)
+                LeasedDecision(writes: [.events(EventBatch(events: events))], result: true)
             }
         }
         try await record([event("e1", "alice"), event("e2", "bob", .refund), event("e3", "alice")])

@@ -534,8 +534,7 @@ struct StorageConformanceTests {
             { @Sendable (previous: SharedAppleHealth?) -> EventBatch? in
                 EventBatch(
                     events: AppleHealthEvents.events(
-                        to: state, endpoint: endpoint, environment: "production", at: at, downSince: previous?.since, appIds: ["app"]),
-                    now: at)
+                        to: state, endpoint: endpoint, environment: "production", at: at, downSince: previous?.since, appIds: ["app"]))
             }
         }
         // No row counts as healthy: nothing to move.

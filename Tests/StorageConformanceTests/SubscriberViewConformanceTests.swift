@@ -1,4 +1,5 @@
 import Foundation
+import JobQueue
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain

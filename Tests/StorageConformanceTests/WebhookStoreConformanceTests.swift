@@ -46,8 +46,8 @@ struct WebhookStoreConformanceTests {
         let store = try await factory.make()
         try await store.createEndpoint(endpoint("all"))
         try await store.createEndpoint(endpoint("refunds", types: [.refund]))
-        try await store.recordEvents(EventBatch(events: [event("e1", "alice"), event("e2", "alice"), event("e3", "bob")], now: t0), now: t0)
-        try await store.recordEvents(EventBatch(events: [event("e1", "alice")], now: t0), now: t0)  // recorded already: nothing
+        try await store.recordEvents(EventBatch(events: [event("e1", "alice"), event("e2", "alice"), event("e3", "bob")]), now: t0)
+        try await store.recordEvents(EventBatch(events: [event("e1", "alice")]), now: t0)  // recorded already: nothing
         let leases = try await lease(store, at: t0)
         #expect(leases.count == 3, "one delivery per event for the endpoint without filters")
         #expect(try await store.deliveries(endpointId: "refunds", state: nil, limit: 10).isEmpty)
@@ -153,21 +153,21 @@ struct WebhookStoreConformanceTests {
         try await store.createEndpoint(endpoint("all", types: [.refund]))
         var old = [event("old1", "alice"), event("old2", "bob"), event("old3", "carol", .refund)]
         for index in old.indices { old[index].recordedAt = t0 - 40 * 86_400 }
-        try await store.recordEvents(EventBatch(events: old, now: t0), now: t0)
+        try await store.recordEvents(EventBatch(events: old), now: t0)
         // carol's refund goes to the endpoint and dies there: its event must stay for a replay.
         let lease = try #require(try await lease(store, at: t0).first)
         let work = try #require(try await store.deliveryForJob(jobId: lease.jobId))
         let outcomes = WebhookDeliveryOutcomes(store: store, schedule: WebhookRetrySchedule(delays: [1], maximumAge: 1, jitter: 0))
         let attempt = DeliveryAttempt(deliveryId: work.delivery.id, attempt: 1, at: t0, status: 410, latencyMs: 1)
         #expect(try await outcomes.finish(lease, work: work, outcome: .gone, attempt: attempt, now: t0, unitRandom: 0) != nil)
-        try await store.recordEvents(EventBatch(events: [event("new1", "alice")], now: t0), now: t0)
+        try await store.recordEvents(EventBatch(events: [event("new1", "alice")]), now: t0)
 
         #expect(try await store.deleteEvents(recordedBefore: t0 - 30 * 86_400, limit: 1) == 1, "in batches")
         #expect(try await store.deleteEvents(recordedBefore: t0 - 30 * 86_400, limit: 10) == 1)
         #expect(try await store.deleteEvents(recordedBefore: t0 - 30 * 86_400, limit: 10) == 0)
         let left = try await store.events(appId: "app", after: 0, types: [], limit: 10)
         #expect(left.map(\.event.id) == ["old3", "new1"])
-        try await store.recordEvents(EventBatch(events: [event("new2", "alice")], now: t0), now: t0)
+        try await store.recordEvents(EventBatch(events: [event("new2", "alice")]), now: t0)
         let all = try await store.events(appId: "app", after: 0, types: [], limit: 10)
         #expect(all.last?.cursor == 5 && all.last?.event.sequence == 3, "counters go on past deleted events")
     }

@@ -89,6 +89,10 @@ public struct CustomerErasure: Sendable, Hashable {
         var erased = view
         erased.appUserId = replaced(view.appUserId)
         erased.attributes = nil
+        // The anonymous ids linked to the customer and their Apple account's app transaction
+        // name them as surely as their id does: both go with the rows they came from.
+        erased.aliases = nil
+        erased.appTransaction = nil
         erased.accessSuspended = view.accessSuspended.map(erase)
         erased.history = view.history.map { record in
             var record = record

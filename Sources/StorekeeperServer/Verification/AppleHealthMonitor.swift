@@ -219,7 +219,7 @@ final class AppleHealthMonitor: Sendable {
             return try await store.moveSharedAppleHealth(endpoint: label, to: state, at: now) { previous in
                 let events = AppleHealthEvents.events(
                     to: state, endpoint: label, environment: environment, at: now, downSince: previous?.since, appIds: appIds)
-                return events.isEmpty ? nil : EventBatch(events: events, now: now)
+                return events.isEmpty ? nil : EventBatch(events: events)
             }
         } catch {
             logger.error("could not share Apple's health", metadata: ["endpoint": "\(label)", "error": "\(error)"])
