@@ -11,15 +11,17 @@ public struct RecordCustomerCenterAction: Sendable {
         self.store = store
     }
 
-    /// The event recorded (or recorded before under the same key); nil when the action names a
-    /// transaction that is not this user's, which records nothing and tells nothing of whose it is.
+    /// The event recorded (or recorded before under the same key); nil when the user has bought
+    /// nothing (a customer center is for customers: an anonymous id made up for the purpose cannot
+    /// fill the outbox) or the action names a transaction that is not theirs, which records
+    /// nothing and tells nothing of whose it is.
     public func callAsFunction(appId: String, appUserId: String, _ action: CustomerCenterAction, now: Date) async throws -> SubscriberEvent? {
+        let owned = try await store.transactions(appId: appId, appUserId: appUserId)
+        guard !owned.isEmpty else { return nil }
         var transaction: TransactionRecord?
         if let id = action.transactionId {
-            guard let owned = try await store.transactions(appId: appId, appUserId: appUserId).first(where: { $0.transactionId == id }) else {
-                return nil
-            }
-            transaction = owned
+            guard let named = owned.first(where: { $0.transactionId == id }) else { return nil }
+            transaction = named
         }
         let event = action.event(appId: appId, appUserId: appUserId, transaction: transaction, now: now)
         try await store.recordEvents(EventBatch(events: [event]), now: now)

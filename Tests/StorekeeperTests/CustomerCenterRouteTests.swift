@@ -11,7 +11,7 @@ import Testing
 @Suite("customer-center actions route")
 struct CustomerCenterRouteTests {
     @Test(
-        "recorded once per key for the caller's own user and transaction; another user's transaction, another user's path, a token-less call for a known user, a malformed body or key are refused and record nothing"
+        "recorded once per key for the caller's own user and transaction; another user's transaction, another user's path, a token-less call for a known user, a user who bought nothing (made-up anonymous ids), a malformed body or key are refused and record nothing"
     )
     func attacks() async throws {
         try await withStack(configure: { $0.apps[0].client?.allowAnonymous = true }) { stack in
@@ -57,6 +57,14 @@ struct CustomerCenterRouteTests {
             #expect(otherPath.status == 403 && otherPath.errorCode == "other_user", "\(otherPath.text)")
             let tokenless = try await post("ann", #"{"id":"k6","action":"manage_subscriptions_shown"}"#, as: DemoCallers.anonymous)
             #expect(tokenless.status == 401, "\(tokenless.text)")
+            // Ids that bought nothing, made up by the caller: no events, whatever the number of ids.
+            for user in ["$anon:" + UUID().uuidString.lowercased(), "$anon:" + UUID().uuidString.lowercased()] {
+                let made = try await post(user, #"{"id":"k14","action":"manage_subscriptions_shown"}"#, as: DemoCallers.anonymous)
+                #expect(made.status == 404, "\(made.text)")
+                #expect(try await recorded(user).isEmpty)
+            }
+            let newcomer = try await post("dee", #"{"id":"k15","action":"manage_subscriptions_shown"}"#, as: try DemoCallers.client(as: "dee"))
+            #expect(newcomer.status == 404, "\(newcomer.text)")
 
             for body in [
                 #"{"id":"k7","action":"refund_requested","outcome":"requested"}"#,

@@ -86,8 +86,8 @@ struct CustomersController {
         return try context.respond(request, caller, stored, requestBody: data)
     }
 
-    /// The app reports a customer-center action of its user; the transaction it names must be
-    /// theirs (404 otherwise, as for one that does not exist).
+    /// The app reports a customer-center action of its user, who must have bought something; the
+    /// transaction it names must be theirs (404 otherwise, as for one that does not exist).
     func postCustomerCenterAction(_ request: Request, appUserId: String) async throws -> Response {
         struct Body: Decodable {
             var id: String
@@ -118,7 +118,7 @@ struct CustomersController {
         let problems = action.problems
         guard problems.isEmpty else { throw StorekeeperError(.invalidRequest, problems.joined(separator: "; ")) }
         guard let event = try await context.useCases.customerCenter(appId: caller.app.id, appUserId: appUserId, action, now: context.now()) else {
-            throw StorekeeperError(.notFound, "no transaction \(body.transactionId ?? "") of this user")
+            throw StorekeeperError(.notFound, "no such transaction of this user (or none at all)")
         }
         context.signal.wake()
         return try context.respond(request, caller, Recorded(eventId: event.id, type: event.type), requestBody: data)
