@@ -59,6 +59,9 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     /// What Apple's Retention Messaging is answered with, first applying first (docs/RETENTION.md).
     public var retentionMessages: [RetentionChoice] = []
 
+    /// What Apple's signed data must claim to be believed for this app (the one rule, `AppTrust`).
+    public var trust: AppTrust { AppTrust(bundleId: bundleId, appAppleId: appAppleId, acceptsSandbox: acceptSandbox) }
+
     public init(
         id: String, bundleId: String, sharedSecret: String?, acceptSandbox: Bool = true, apiKey: String, products: [Product] = [],
         serverAPI: ServerAPIKeyConfiguration? = nil, client: ClientAccess? = nil, appAppleId: Int64? = nil

@@ -51,7 +51,7 @@ struct AppleActionsController {
             guard let signed = answer.signedAppTransactionInfo else {
                 throw StorekeeperError(.appleUnavailable, "Apple answered without a signed app transaction")
             }
-            let payload = try await verified(signed, app: app, environment: environment, what: "signed app transaction")
+            let payload = try await verified(signed, kind: .appTransaction, app: app, environment: environment, what: "signed app transaction")
             return try StorekeeperJSON.response(AppTransactionAnswer(environment: environment.storageName, appTransaction: payload))
         }
         transactions.get(":transactionId/refunds") { request, ctx in
@@ -204,17 +204,16 @@ struct AppleActionsController {
 
     /// Apple's answer is believed only once verified, like every other signed payload: its
     /// signature and chain, and that it is this app's in the environment that answered.
-    private func verified(_ signed: String, app: AppConfiguration, environment: AppStoreEnvironment, what: String) async throws -> JSONValue {
-        let verdict = try await context.signedTransactionGate.verifier.verify(
-            signed,
-            expecting: .init(
-                bundleId: app.bundleId, appAppleId: environment == .production ? app.appAppleId : nil, environment: environment.rawValue),
-            time: context.signedTransactionGate.validationTime(now: context.now()))
-        guard verdict.failures.isEmpty, let payload = verdict.json else {
-            throw StorekeeperError(
-                .appleUnavailable, "Apple's \(what) did not verify: \(verdict.failures.map(\.description).joined(separator: "; "))")
+    private func verified(
+        _ signed: String, kind: AppTrust.Kind = .transaction, app: AppConfiguration, environment: AppStoreEnvironment, what: String
+    ) async throws -> JSONValue {
+        switch await context.signedTransactionGate.trusted(signed, kind: kind, app: app, expectedEnvironment: environment, now: context.now()) {
+        case .success(let verdict):
+            guard let payload = verdict.json else { throw StorekeeperError(.appleUnavailable, "Apple's \(what) is not JSON") }
+            return payload
+        case .failure(let refusal):
+            throw StorekeeperError(.appleUnavailable, "Apple's \(what) did not verify: \(refusal.reason.rawValue): \(refusal.message)")
         }
-        return payload
     }
 
     /// `{"extendByDays": 1-90, "extendReasonCode": 0-3, "requestIdentifier": "<UUID>"}`, checked

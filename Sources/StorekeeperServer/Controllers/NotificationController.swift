@@ -118,10 +118,9 @@ struct NotificationIngest {
         case .verified(let notification): verified = notification
         case .unknownApp(let bundleId):
             throw StorekeeperError(.unknownApp, "no configured app has bundle id '\(bundleId ?? "(none)")'")
-        case .wrongAppAppleId(let expected, let found):
-            let code = FailureReason.jwsWrongAppAppleId.rawValue
-            context.metrics.increment(Metric.notificationsRejectedTotal, labels: ["reason": code])
-            throw StorekeeperError(.notificationRejected, "\(code): the notification names app \(found.map(String.init) ?? "none"), not \(expected)")
+        case .refused(let refusal):
+            context.metrics.increment(Metric.notificationsRejectedTotal, labels: ["reason": refusal.reason.rawValue])
+            throw StorekeeperError(.notificationRejected, "\(refusal.reason.rawValue): \(refusal.message)")
         }
         let app = verified.app
         // What the notification leads to: its signed transaction, granted to the owner of the
@@ -157,14 +156,14 @@ struct NotificationIngest {
     /// `appTransactionId`, or why there is none.
     private func rescindedConsent(_ payload: NotificationPayload, app: AppConfiguration, now: Date) async -> IngestNotification.Consent {
         guard let signed = payload.appData?.signedAppTransactionInfo else { return .unverified(.noAppTransaction) }
-        let environment = payload.environment
-        let verdict = try? await context.signedTransactionGate.verifier.verify(
-            signed,
-            expecting: .init(
-                bundleId: app.bundleId, appAppleId: environment == .production ? app.appAppleId : nil, environment: environment?.rawValue),
-            time: context.signedTransactionGate.validationTime(now: now))
-        guard let verdict else { return .unverified(.appTransactionUnreadable) }
-        if let first = verdict.failures.first { return .unverified(.rejected(FailureReason(rawValue: first.code))) }
+        let verdict: SignedDataVerdict
+        switch await context.signedTransactionGate.trusted(
+            signed, kind: .appTransaction, app: app, expectedEnvironment: payload.environment, now: now)
+        {
+        case .success(let trusted): verdict = trusted
+        case .failure(let refusal) where refusal.reason == .invalidSignedTransaction: return .unverified(.appTransactionUnreadable)
+        case .failure(let refusal): return .unverified(.rejected(refusal.reason))
+        }
         guard let appTransaction = try? JSONDecoder().decode(SignedAppTransaction.self, from: Data(verdict.payload)),
             let appTransactionId = appTransaction.appTransactionId, !appTransactionId.isEmpty
         else { return .unverified(.noAppTransactionId) }

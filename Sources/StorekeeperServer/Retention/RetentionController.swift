@@ -94,19 +94,8 @@ struct RetentionController {
         guard let requestIdentifier = payload.requestIdentifier, UUID(uuidString: requestIdentifier) != nil else {
             throw refuse("jws_not_a_realtime_request", "the signed payload names no request identifier: not a realtime request")
         }
-        switch payload.environment {
-        case .production?:
-            guard let expected = app.appAppleId, payload.appAppleId == expected else {
-                throw refuse("jws_wrong_app_apple_id", "the request is for app \(payload.appAppleId.map(String.init) ?? "none"), not this one")
-            }
-        case .sandbox?:
-            guard app.acceptSandbox else { throw refuse("jws_wrong_environment", "app '\(app.id)' does not accept the sandbox") }
-            if let named = payload.appAppleId, let expected = app.appAppleId, named != expected {
-                throw refuse("jws_wrong_app_apple_id", "the request is for app \(named), not this one")
-            }
-        default:
-            throw refuse("jws_wrong_environment", "environment \(payload.environment?.rawValue ?? "(none)")")
-        }
+        let claims = AppTrust.Claims(kind: .retentionRequest, bundleId: nil, appAppleId: payload.appAppleId, environment: payload.environment)
+        if let refusal = app.trust.refusal(of: claims) { throw refuse(refusal.reason.rawValue, refusal.message) }
         guard let signedAt = payload.signedDate?.date, signedAt > now.addingTimeInterval(-Self.maximumAge),
             signedAt < now.addingTimeInterval(Self.maximumSkew)
         else { throw refuse("jws_stale", "signed at \(payload.signedDate.map { "\($0.date)" } ?? "(no date)"), not within the last five minutes") }

@@ -78,7 +78,7 @@ struct SignedTransactionGate: Sendable {
     func check(_ jws: String, app: AppConfiguration, now: Date, signatures: Signatures = .verify) async throws -> Outcome {
         let verdict: SignedDataVerdict
         do {
-            verdict = try await self.verdict(jws, expecting: .init(bundleId: app.bundleId), now: now, signatures: signatures)
+            verdict = try await self.verdict(jws, expecting: .init(), now: now, signatures: signatures)
         } catch let error as SignedDataError {
             throw StorekeeperError(.invalidSignedTransaction, "not a signed transaction (\(error.code)): \(error.message)")
         }
@@ -89,10 +89,8 @@ struct SignedTransactionGate: Sendable {
         switch await notification(payload, apps: [app], now: now, signatures: signatures) {
         case .unknownApp(let bundleId):
             return .rejected(reason: .jwsWrongBundleId, message: "the notification is for '\(bundleId ?? "?")'")
-        case .wrongAppAppleId(let expected, let found):
-            return .rejected(
-                reason: .jwsWrongAppAppleId,
-                message: "the notification names app \(found.map(String.init) ?? "none"), not \(expected)")
+        case .refused(let refusal):
+            return .rejected(reason: refusal.reason, message: "the notification: \(refusal.message)")
         case .verified(let verified):
             switch verified.transaction {
             case nil:
@@ -112,7 +110,7 @@ struct SignedTransactionGate: Sendable {
     func appTransaction(_ jws: String, app: AppConfiguration, now: Date) async throws -> (SignedAppTransaction, AppStoreEnvironment) {
         let verdict: SignedDataVerdict
         do {
-            verdict = try await verifier.verify(jws, expecting: .init(bundleId: app.bundleId), time: validationTime(now: now))
+            verdict = try await verifier.verify(jws, expecting: .init(), time: validationTime(now: now))
         } catch let error as SignedDataError {
             throw StorekeeperError(.invalidAppTransaction, "not a signed app transaction (\(error.code)): \(error.message)")
         }
@@ -125,17 +123,44 @@ struct SignedTransactionGate: Sendable {
             throw StorekeeperError(
                 .appTransactionRejected, "the signed payload is not an app transaction (receiptType, appTransactionId, receiptCreationDate)")
         }
-        switch environment {
-        case .production:
-            if let expected = app.appAppleId, payload.appAppleId != expected {
-                throw StorekeeperError(
-                    .appTransactionRejected, "the app transaction names app \(payload.appAppleId.map(String.init) ?? "none"), not \(expected)")
-            }
-        case .sandbox where app.acceptSandbox: break
-        case .sandbox: throw StorekeeperError(.appTransactionRejected, "this app does not accept sandbox app transactions")
-        default: throw StorekeeperError(.appTransactionRejected, "environment \(environment.rawValue) is not accepted")
+        let claims = AppTrust.Claims(
+            kind: .appTransaction, bundleId: payload.bundleId, appAppleId: payload.appAppleId, environment: environment)
+        if let refusal = app.trust.refusal(of: claims) {
+            throw StorekeeperError(.appTransactionRejected, "\(refusal.reason.rawValue): \(refusal.message)")
         }
         return (payload, environment)
+    }
+
+    /// Apple's signed data of `kind` (an answer of the Server API, the app transaction a
+    /// notification carries), believed for `app` or refused: the signature and chain, then
+    /// `AppTrust.refusal(of:)` on whose data the payload says it is.
+    func trusted(
+        _ jws: String, kind: AppTrust.Kind, app: AppConfiguration, expectedEnvironment: AppStoreEnvironment?, now: Date
+    ) async -> Result<SignedDataVerdict, AppTrust.Refusal> {
+        let verdict: SignedDataVerdict
+        do {
+            verdict = try await verifier.verify(jws, expecting: .init(), time: validationTime(now: now))
+        } catch {
+            return .failure(AppTrust.Refusal(.invalidSignedTransaction, "not a compact JWS: \(error)"))
+        }
+        if let first = verdict.failures.first {
+            return .failure(AppTrust.Refusal(FailureReason(rawValue: first.code), verdict.failures.map(\.description).joined(separator: "; ")))
+        }
+        let identity = (try? verdict.decode(ClaimedIdentity.self)) ?? ClaimedIdentity()
+        let claims = AppTrust.Claims(
+            kind: kind, bundleId: identity.bundleId, appAppleId: identity.appAppleId, environment: identity.environment ?? identity.receiptType,
+            expectedEnvironment: expectedEnvironment)
+        if let refusal = app.trust.refusal(of: claims) { return .failure(refusal) }
+        return .success(verdict)
+    }
+
+    /// Whose data a payload says it is, whatever its kind (an app transaction names its
+    /// environment `receiptType`).
+    private struct ClaimedIdentity: Decodable {
+        var bundleId: String?
+        var appAppleId: Int64?
+        var environment: AppStoreEnvironment?
+        var receiptType: AppStoreEnvironment?
     }
 
     /// A notification whose outer signature verified, with what it carries verified too.
@@ -151,9 +176,8 @@ struct SignedTransactionGate: Sendable {
         case verified(VerifiedNotification)
         /// No app in the list has the notification's bundle id.
         case unknownApp(bundleId: String?)
-        /// A production notification for an app whose Apple id is configured names another one
-        /// (or none).
-        case wrongAppAppleId(expected: Int64, found: Int64?)
+        /// The app's trust rule refuses the notification (another Apple id, or none in production).
+        case refused(AppTrust.Refusal)
     }
 
     /// The one notification verifier, used by the notification endpoint (and its gap-fill) and by
@@ -163,9 +187,9 @@ struct SignedTransactionGate: Sendable {
         _ payload: NotificationPayload, apps: [AppConfiguration], now: Date, signatures: Signatures = .verify
     ) async -> NotificationVerdict {
         guard let app = apps.first(where: { $0.bundleId == payload.bundleId }) else { return .unknownApp(bundleId: payload.bundleId) }
-        if let expected = app.appAppleId, payload.environment == .production, payload.appAppleId != expected {
-            return .wrongAppAppleId(expected: expected, found: payload.appAppleId)
-        }
+        let claims = AppTrust.Claims(
+            kind: .notification, bundleId: payload.bundleId, appAppleId: payload.appAppleId, environment: payload.environment)
+        if let refusal = app.trust.refusal(of: claims) { return .refused(refusal) }
         guard let nested = payload.data?.signedTransactionInfo else {
             return .verified(VerifiedNotification(payload: payload, app: app, transaction: nil))
         }
@@ -183,13 +207,11 @@ struct SignedTransactionGate: Sendable {
             // The transaction must be of the environment the notification claims (Apple never
             // mixes them): a production notification cannot carry a sandbox purchase into the
             // production ledger.
-            let verdict = try await self.verdict(
-                nested, expecting: .init(bundleId: app.bundleId, environment: payload.environment?.rawValue), now: now,
-                signatures: signatures)
+            let verdict = try await self.verdict(nested, expecting: .init(), now: now, signatures: signatures)
             if let first = verdict.failures.first {
                 outcome = .rejected(reason: FailureReason(rawValue: first.code), message: verdict.failures.map(\.description).joined(separator: "; "))
             } else {
-                outcome = transactionOutcome(verdict, app: app, renewal: renewal)
+                outcome = transactionOutcome(verdict, app: app, renewal: renewal, expectedEnvironment: payload.environment)
             }
         } catch {
             outcome = .rejected(reason: .jwsNotATransaction, message: "the nested transaction is not a JWS: \(error)")
@@ -215,25 +237,25 @@ struct SignedTransactionGate: Sendable {
         return .success(renewal)
     }
 
-    private func transactionOutcome(_ verdict: SignedDataVerdict, app: AppConfiguration, renewal: SignedRenewalInfo?) -> Outcome {
+    /// `expectedEnvironment`: the notification's, when one carried the transaction (Apple never
+    /// mixes them, so a production notification cannot carry a sandbox purchase into the
+    /// production ledger).
+    private func transactionOutcome(
+        _ verdict: SignedDataVerdict, app: AppConfiguration, renewal: SignedRenewalInfo?, expectedEnvironment: AppStoreEnvironment? = nil
+    ) -> Outcome {
         guard let transaction = try? verdict.decode(SignedTransaction.self) else {
             return .rejected(reason: .jwsNotATransaction, message: "the signed payload is not a transaction")
         }
         let environment = transaction.environment ?? .production
+        let claims = AppTrust.Claims(
+            kind: .transaction, bundleId: transaction.bundleId, environment: environment, expectedEnvironment: expectedEnvironment)
+        if let refusal = app.trust.refusal(of: claims) { return .rejected(reason: refusal.reason, message: refusal.message) }
         let evidence: PurchaseEvidence
         do {
             evidence = try PurchaseEvidence(
                 signedTransactions: [transaction], renewals: renewal.map { [$0] } ?? [], environment: environment, source: .signedTransaction)
         } catch {
             return .rejected(reason: .jwsNotATransaction, message: "the signed transaction lacks a required field: \(error)")
-        }
-        switch environment {
-        case .production: break
-        case .sandbox where app.acceptSandbox: break
-        case .sandbox: return .rejected(reason: .sandboxNotAccepted, message: "this app does not accept sandbox purchases")
-        default:
-            // Xcode and LocalTesting data never reach here signed by a trusted root; anything else is refused.
-            return .rejected(reason: .jwsWrongEnvironment, message: "environment \(environment.rawValue) is not granted")
         }
         return .verified(transaction, evidence: evidence, environment: environment, notification: nil)
     }
