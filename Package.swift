@@ -197,6 +197,8 @@ let package = Package(
             name: "AppStoreSimulator",
             dependencies: [
                 "AppStoreModels",
+                // Its idle signal only: the generic queue's primitive, no Storekeeper code.
+                "JobQueue",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),

@@ -1,6 +1,7 @@
 import AppStoreModels
 import AsyncHTTPClient
 import Foundation
+import JobQueue
 public import Logging
 import NIOCore
 import NIOHTTP1
@@ -34,10 +35,14 @@ public struct NotificationSender: Service, CustomStringConvertible {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 while !Task.isCancelled, !Task.isShuttingDownGracefully {
+                    let pass = store.idle.passBegins()
                     let now = store.now()
+                    var found = false
                     if await store.state.sendsNotifications {
                         await store.state.advance(to: now)
-                        for event in await store.state.drainEvents() {
+                        let events = await store.state.drainEvents()
+                        found = !events.isEmpty
+                        for event in events {
                             do {
                                 try await store.enqueueNotification(for: event, now: now)
                             } catch {
@@ -57,6 +62,8 @@ public struct NotificationSender: Service, CustomStringConvertible {
                     for (id, test) in store.retention.takeUnstarted() {
                         group.addTask { await store.runPerformanceTest(id, test, client: client) }
                     }
+                    let underWay = await store.outbox.hasWork(now: now) || store.retention.hasWork
+                    store.idle.pass(pass, wasIdle: !found && !underWay)
                     try? await Task.sleep(for: tick)
                 }
             }

@@ -107,6 +107,9 @@ final class RetentionConfigurationState: Sendable {
     func anyTest(_ id: String) -> PerformanceTest? { tests.withLock { $0[id] } }
 
     /// Tests not yet under way, marked started: the sender runs each once.
+    /// Whether a performance test is waiting or under way.
+    var hasWork: Bool { tests.withLock { tests in tests.values.contains { !$0.finished } } }
+
     func takeUnstarted() -> [(String, PerformanceTest)] {
         tests.withLock { tests in
             let waiting = tests.filter { !$0.value.started && !$0.value.finished }

@@ -1,6 +1,7 @@
 import AppStoreModels
 import Crypto
 public import Foundation
+public import JobQueue
 import SwiftASN1
 import Synchronization
 
@@ -12,6 +13,9 @@ public final class SimulatedAppStore: Sendable {
     /// Every instant the store acts at; tests move it forward.
     public let clock = SimulatorClock()
     let stats = SimulatorStats()
+    /// Told by the notification sender after each pass whether it had nothing to do: nothing to
+    /// notify, no delivery due or under way, no retention test running (tests wait on it).
+    public let idle = IdleSignal()
     let configuration: SimulatorConfiguration
     /// Notifications created, with their delivery attempts (the notification history).
     let outbox = NotificationOutbox()

@@ -36,13 +36,16 @@ public final class JobRunner: Service, Sendable {
     private let logger: Logger
     private let now: @Sendable () -> Date
     private let signal: WakeSignal
+    /// Told after each pass whether it found nothing to do (tests wait on it; nil in production).
+    private let idle: IdleSignal?
     private let inFlight = Mutex<[String: JobLease]>([:])
     private let storeState: Mutex<FailureBackoff>
 
     public init(
         store: any JobStore, handlers: [any JobHandler], configuration: Configuration, signal: WakeSignal = WakeSignal(),
-        logger: Logger, now: @escaping @Sendable () -> Date = { Date() }
+        idle: IdleSignal? = nil, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.idle = idle
         self.store = store
         self.handlers = Dictionary(uniqueKeysWithValues: handlers.map { ($0.kind, $0) })
         self.configuration = configuration
@@ -63,6 +66,7 @@ public final class JobRunner: Service, Sendable {
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 while !stopping.withLock({ $0 }) && !Task.isCancelled {
+                    let pass = idle?.passBegins()
                     let capacity = configuration.concurrency - runningCount
                     var leased: [JobLease] = []
                     if capacity > 0 {
@@ -72,11 +76,13 @@ public final class JobRunner: Service, Sendable {
                                 owner: configuration.owner, now: now(), leaseDuration: configuration.leaseDuration)
                             storeRecovered()
                         } catch {
+                            if let pass { idle?.pass(pass, wasIdle: false) }
                             await signal.wait(timeout: storeFailed(error, doing: "leasing jobs"))
                             continue
                         }
                     }
                     inFlight.withLock { running in for lease in leased { running[lease.token + lease.jobId] = lease } }
+                    if let pass { idle?.pass(pass, wasIdle: capacity > 0 && leased.isEmpty && runningCount == 0) }
                     var batches: [String: [JobLease]] = [:]
                     for lease in leased {
                         if handlers[lease.kind] is any BatchJobHandler {

@@ -17,8 +17,9 @@ public enum StorekeeperApplication {
     /// runner; `extraServices` (a database's job-notification listener) run alongside.
     public static func build(
         configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient, logger: Logger,
-        signal: WakeSignal = WakeSignal(), extraServices: [any Service] = [], metrics: MetricsRegistry = MetricsRegistry(),
-        now: @escaping @Sendable () -> Date = { Date() }, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        signal: WakeSignal = WakeSignal(), idle: IdleSignal? = nil, extraServices: [any Service] = [],
+        metrics: MetricsRegistry = MetricsRegistry(), now: @escaping @Sendable () -> Date = { Date() },
+        onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
         try await prepareStorage(configuration: configuration, store: store, logger: logger, now: now)
         let context = try makeContext(
@@ -28,7 +29,7 @@ public enum StorekeeperApplication {
             ? try makeRunner(
                 configuration: configuration, store: store, httpClient: httpClient, metrics: metrics, signal: signal,
                 logger: logger, now: now, signedGate: context.signedTransactionGate, health: context.appleHealth,
-                calls: context.appleCalls)
+                calls: context.appleCalls, idle: idle)
             : nil
         var background: [any Service] = runner.map { [$0] } ?? []
         if configuration.runWorkers, let gapFill = makeGapFill(context: context) { background.append(gapFill) }
@@ -178,7 +179,7 @@ public enum StorekeeperApplication {
     static func makeRunner(
         configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient, metrics: MetricsRegistry,
         signal: WakeSignal, logger: Logger, now: @escaping @Sendable () -> Date, signedGate sharedGate: SignedTransactionGate?,
-        health: AppleHealthMonitor?, calls: AppleCallRecorder?
+        health: AppleHealthMonitor?, calls: AppleCallRecorder?, idle: IdleSignal? = nil
     ) throws -> JobRunner {
         let signedGate =
             try sharedGate
@@ -219,7 +220,7 @@ public enum StorekeeperApplication {
             now: now)
         return JobRunner(
             store: store, handlers: [handler, signedHandler, refreshHandler, webhookHandler, refundHandler], configuration: runnerConfiguration,
-            signal: signal, logger: logger, now: now)
+            signal: signal, idle: idle, logger: logger, now: now)
     }
 
     static func makeContext(

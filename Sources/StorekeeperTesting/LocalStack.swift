@@ -39,6 +39,11 @@ public final class LocalStack: Sendable {
     private let serverGroup: ServiceGroup?
     private let tasks: [Task<Void, any Error>]
     private let serverHTTPClient: HTTPClient
+    /// The simulator's notification sender's passes, and the server's job runner's (with the
+    /// signal that wakes it): what `settle()` waits on.
+    let simulatorIdle: IdleSignal
+    let serverIdle: IdleSignal?
+    let serverWake: WakeSignal
 
     public var api: StorekeeperClient {
         let app = configuration.apps[0]
@@ -149,9 +154,12 @@ public final class LocalStack: Sendable {
         let store = backend.store
         var serverGroup: ServiceGroup?
         var serverURL: String?
+        let serverIdle = IdleSignal()
+        let serverWake = WakeSignal()
         if startServer {
             let server = try await launch(
-                configuration: configuration, backend: backend, httpClient: serverHTTPClient, clock: sim.store.clock, logger: logger)
+                configuration: configuration, backend: backend, httpClient: serverHTTPClient, clock: sim.store.clock, logger: logger,
+                signal: serverWake, idle: serverIdle)
             tasks.append(server.task)
             serverURL = server.url
             serverGroup = server.group
@@ -168,15 +176,19 @@ public final class LocalStack: Sendable {
             httpClient: httpClient, simulator: SimulatorClient(http: HTTPJSONClient(httpClient: httpClient, baseURL: simulatorURL)),
             simulatorGroup: simulatorGroup, serverGroup: serverGroup, tasks: tasks, serverHTTPClient: serverHTTPClient,
             storePool: storePool, simulatorPKI: sim.store.pki, clock: sim.store.clock, gateway: gateway,
-            ownDatabase: ownDatabase)
+            ownDatabase: ownDatabase, idle: (sim.store.idle, startServer && configuration.runWorkers ? serverIdle : nil, serverWake))
     }
 
     private init(
         configuration: StorekeeperConfiguration, simulatorURL: String, serverURL: String?, store: any StorekeeperStore,
         httpClient: HTTPClient, simulator: SimulatorClient, simulatorGroup: ServiceGroup, serverGroup: ServiceGroup?,
         tasks: [Task<Void, any Error>], serverHTTPClient: HTTPClient, storePool: Task<Void, Never>?, simulatorPKI: SimulatorPKI,
-        clock: SimulatorClock, gateway: RefusingGateway?, ownDatabase: String?
+        clock: SimulatorClock, gateway: RefusingGateway?, ownDatabase: String?,
+        idle: (simulator: IdleSignal, server: IdleSignal?, wake: WakeSignal)
     ) {
+        self.simulatorIdle = idle.simulator
+        self.serverIdle = idle.server
+        self.serverWake = idle.wake
         self.ownDatabase = ownDatabase
         self.gateway = gateway
         self.clock = clock
@@ -292,23 +304,23 @@ public final class LocalStack: Sendable {
 
     /// Runs a server with its database's listener (the wake signal when it works, answers on HTTP).
     private static func launch(
-        configuration: StorekeeperConfiguration, backend: StorageBackend, httpClient: HTTPClient, clock: SimulatorClock, logger: Logger
+        configuration: StorekeeperConfiguration, backend: StorageBackend, httpClient: HTTPClient, clock: SimulatorClock, logger: Logger,
+        signal: WakeSignal = WakeSignal(), idle: IdleSignal? = nil
     ) async throws -> LaunchedServer {
-        let signal = WakeSignal()
         let listener = backend.makeListener(signal: configuration.runWorkers ? signal : nil, answersHTTP: true, logger: logger)
         return try await launch(
             configuration: configuration, store: backend.store, httpClient: httpClient, clock: clock, logger: logger, signal: signal,
-            extraServices: listener.map { [$0] } ?? [])
+            idle: idle, extraServices: listener.map { [$0] } ?? [])
     }
 
     /// Runs a server on the simulator's clock and waits for the port it listens on.
     private static func launch(
         configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient, clock: SimulatorClock,
-        logger: Logger, signal: WakeSignal = WakeSignal(), extraServices: [any Service] = []
+        logger: Logger, signal: WakeSignal = WakeSignal(), idle: IdleSignal? = nil, extraServices: [any Service] = []
     ) async throws -> LaunchedServer {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let app = try await StorekeeperApplication.build(
-            configuration: configuration, store: store, httpClient: httpClient, logger: logger, signal: signal,
+            configuration: configuration, store: store, httpClient: httpClient, logger: logger, signal: signal, idle: idle,
             extraServices: extraServices, now: { clock.now() }, onRunning: { port in continuation.yield(port) })
         let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
         let task = Task { try await group.run() }

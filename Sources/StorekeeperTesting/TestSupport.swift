@@ -52,6 +52,30 @@ public enum TestWait {
     public static var query: String { "wait=\(Int(seconds))" }
 }
 
+/// A signal a test waited on did not come within `TestWait.seconds`: the run would have hung.
+public struct TestWaitExpired: Error, CustomStringConvertible {
+    public var waitingFor: String
+    public var description: String { "waited \(Int(TestWait.seconds)) s for \(waitingFor)" }
+}
+
+/// Runs `wait` (which returns on a signal) bounded by `TestWait.seconds`: the bound only turns
+/// a hang into a failure that names what never came; a passing run never reaches it.
+public func withTestWait(_ waitingFor: String, _ wait: @escaping @Sendable () async -> Void) async throws {
+    try await withThrowingTaskGroup(of: Bool.self) { group in
+        group.addTask {
+            await wait()
+            return true
+        }
+        group.addTask {
+            try await Task.sleep(for: .seconds(TestWait.seconds))
+            return false
+        }
+        let ended = try await group.next() ?? false
+        group.cancelAll()
+        if !ended { throw TestWaitExpired(waitingFor: waitingFor) }
+    }
+}
+
 /// Waits until `condition` holds, for what another process does: a child `storekeeper`, a
 /// server seen only through its socket, or a receiver another process posts to has no signal a
 /// test could await, so the condition is polled every `interval`. The timeout only bounds a

@@ -84,8 +84,27 @@ struct StorekeeperKitTests {
     }
 
     /// What an updates listener reported, per transaction.
+    /// What the SDK's listener reported, by transaction id, and a signal on each report.
     final class Heard: Sendable {
         let outcomes = Mutex<[String: [Storekeeper.Outcome]]>([:])
+        private let reports: AsyncStream<Void>
+        private let reported: AsyncStream<Void>.Continuation
+
+        init() { (reports, reported) = AsyncStream.makeStream(of: Void.self) }
+
+        func record(_ id: String, _ outcome: Storekeeper.Outcome) {
+            outcomes.withLock { $0[id, default: []].append(outcome) }
+            reported.yield()
+        }
+
+        /// Returns once the reports heard so far satisfy `condition`, checked at each report
+        /// (one test reads one `Heard`).
+        func until(_ condition: @escaping @Sendable ([String: [Storekeeper.Outcome]]) -> Bool) async throws {
+            try await withTestWait("the listener's report") { [self] in
+                if outcomes.withLock({ condition($0) }) { return }
+                for await _ in reports where outcomes.withLock({ condition($0) }) { return }
+            }
+        }
     }
 
     /// Lets a test take the server away, or change answers on the way.
@@ -102,8 +121,22 @@ struct StorekeeperKitTests {
         /// While set, the server's answer is held back from the SDK for good. The request still
         /// reaches the server, on a task of its own that the SDK's deadline does not cancel.
         let holdAnswers = Mutex(false)
-        /// Requests the server answered.
+        /// Requests the server answered, and a signal at each.
         let forwarded = Mutex(0)
+        private let forwards = AsyncStream.makeStream(of: Void.self)
+
+        private func countForwarded() {
+            forwarded.withLock { $0 += 1 }
+            forwards.continuation.yield()
+        }
+
+        /// Returns once the server has answered `count` requests through this transport.
+        func untilForwarded(_ count: Int) async throws {
+            try await withTestWait("\(count) answers from the server") { [self] in
+                if forwarded.withLock({ $0 >= count }) { return }
+                for await _ in forwards.stream where forwarded.withLock({ $0 >= count }) { return }
+            }
+        }
         /// When set, every request is answered with this status (and `Retry-After`), as by an
         /// overloaded server or a proxy in front of it; `refused` counts them.
         let overloaded = Mutex<(status: Int, retryAfter: String?)?>(nil)
@@ -125,7 +158,7 @@ struct StorekeeperKitTests {
                 let inner = self.inner
                 let forwarded = Task {
                     _ = try await inner.send(request)
-                    self.forwarded.withLock { $0 += 1 }
+                    self.countForwarded()
                 }
                 _ = await forwarded.result
                 // Held until the SDK's deadline cancels the call: a stream that never yields ends
@@ -136,7 +169,7 @@ struct StorekeeperKitTests {
                 throw CancellationError()
             }
             var answer = try await inner.send(request)
-            forwarded.withLock { $0 += 1 }
+            countForwarded()
             if let path = request.url?.path { recorded.withLock { $0[path] = answer } }
             if tamper.withLock({ $0 }), !answer.body.isEmpty {
                 tampered.withLock { $0 += 1 }
@@ -349,9 +382,8 @@ struct StorekeeperKitTests {
                 try await stack.store.transactions(appId: "demo", appUserId: "ann").first { $0.productId == "com.example.pro.monthly" })
             try await stack.simulator.cancelAutoRenew(originalTransactionId: plan.originalTransactionId)
             try await stack.simulator.advanceClock(seconds: 2 * 86_400)
-            #expect(
-                try await eventually { try await sdk.winBackOffers().map(\.offerId) == ["winback"] },
-                "lapsed: the offer Apple's renewal info names")
+            try await stack.settle()
+            #expect(try await sdk.winBackOffers().map(\.offerId) == ["winback"], "lapsed: the offer Apple's renewal info names")
 
             // Bought as any purchase: journaled, posted, granted, then finished once.
             let offer = try #require(try await sdk.winBackOffers().first)
@@ -410,9 +442,8 @@ struct StorekeeperKitTests {
             let changed = try await stack.simulator.http.send(
                 .POST, "/sim/subscriptions/\(plan.originalTransactionId)/renewal-product", json: Change(productId: "com.example.pro.weekly"))
             #expect(changed.status == 200, "\(changed.text)")
-            #expect(
-                try await eventually { try await sdk.entitlements().entitlements["pro"]?.pendingProductId == "com.example.pro.weekly" },
-                "DID_CHANGE_RENEWAL_PREF reaches the server")
+            try await stack.settle()
+            #expect(try await sdk.entitlements().entitlements["pro"]?.pendingProductId == "com.example.pro.weekly", "DID_CHANGE_RENEWAL_PREF reaches the server")
             let pending = try #require(try await sdk.entitlements().entitlements["pro"])
             #expect(pending.isActive && pending.productId == "com.example.pro.monthly", "access stays the current plan's until the renewal")
             let view = try await stack.api.subscriber("ann")
@@ -420,11 +451,11 @@ struct StorekeeperKitTests {
 
             // The renewal moves the subscription to the plan chosen.
             try await stack.simulator.advanceClock(seconds: 301)
+            try await stack.settle()
+            let renewed = try await sdk.entitlements().entitlements["pro"]
             #expect(
-                try await eventually {
-                    let pro = try await sdk.entitlements().entitlements["pro"]
-                    return pro?.productId == "com.example.pro.weekly" && pro?.pendingProductId == nil && pro?.isActive == true
-                }, "DID_RENEW in the new plan reaches the server")
+                renewed?.productId == "com.example.pro.weekly" && renewed?.pendingProductId == nil && renewed?.isActive == true,
+                "DID_RENEW in the new plan reaches the server")
         }
     }
 
@@ -448,9 +479,8 @@ struct StorekeeperKitTests {
                 .POST, "/sim/subscriptions/\(plan.originalTransactionId)/price-increase",
                 json: Increase(priceMicros: 6_990_000, consentRequired: true))
             #expect(raised.status == 200, "\(raised.text)")
-            #expect(
-                try await eventually { try await sdk.entitlements().entitlements["pro"]?.priceIncreaseStatus == .pending },
-                "PRICE_INCREASE (PENDING) reaches the server")
+            try await stack.settle()
+            #expect(try await sdk.entitlements().entitlements["pro"]?.priceIncreaseStatus == .pending, "PRICE_INCREASE (PENDING) reaches the server")
             #expect(try await stack.api.subscriber("ann").subscriptions.map(\.priceIncreaseStatus) == [.pending])
 
             // The app listens, so StoreKit leaves the consent sheet to it; held, nothing is shown.
@@ -465,9 +495,8 @@ struct StorekeeperKitTests {
             // The customer agrees in the sheet.
             let agreed = try await stack.simulator.http.send(.POST, "/sim/subscriptions/\(plan.originalTransactionId)/price-increase/consent")
             #expect(agreed.status == 200, "\(agreed.text)")
-            #expect(
-                try await eventually { try await sdk.entitlements().entitlements["pro"]?.priceIncreaseStatus == .agreed },
-                "PRICE_INCREASE (ACCEPTED) reaches the server")
+            try await stack.settle()
+            #expect(try await sdk.entitlements().entitlements["pro"]?.priceIncreaseStatus == .agreed, "PRICE_INCREASE (ACCEPTED) reaches the server")
             var after: [StoreMessage] = []
             for await message in sdk.storeMessages() { after.append(message) }
             #expect(after.isEmpty, "nothing waits for consent any more")
@@ -476,14 +505,12 @@ struct StorekeeperKitTests {
 
             // The renewal is charged the new price, and the increase is behind it.
             try await stack.simulator.advanceClock(seconds: 301)
-            #expect(
-                try await eventually {
-                    let renewals = try await stack.store.transactions(appId: "demo", appUserId: "ann").filter {
-                        $0.originalTransactionId == plan.originalTransactionId && $0.transactionId != plan.transactionId
-                    }
-                    let status = try await sdk.entitlements().entitlements["pro"]?.priceIncreaseStatus
-                    return !renewals.isEmpty && status == nil
-                }, "DID_RENEW at the new price reaches the server")
+            try await stack.settle()
+            let renewals = try await stack.store.transactions(appId: "demo", appUserId: "ann").filter {
+                $0.originalTransactionId == plan.originalTransactionId && $0.transactionId != plan.transactionId
+            }
+            let statusAfterRenewal = try await sdk.entitlements().entitlements["pro"]?.priceIncreaseStatus
+            #expect(!renewals.isEmpty && statusAfterRenewal == nil, "DID_RENEW at the new price reaches the server")
             let sold = try await stack.simulator.http.send(.GET, "/sim/transactions")
             #expect(sold.text.contains("6990000"), "the renewal was charged 6.99")
         }
@@ -498,13 +525,13 @@ struct StorekeeperKitTests {
             let raised = try await stack.simulator.http.send(
                 .POST, "/sim/subscriptions/\(plan.originalTransactionId)/price-increase", json: ["priceMicros": 6_990_000])
             #expect(raised.status == 200, "\(raised.text)")
-            #expect(try await eventually { try await sdk.entitlements().entitlements["pro"]?.priceIncreaseStatus == .pending })
+            try await stack.settle()
+            #expect(try await sdk.entitlements().entitlements["pro"]?.priceIncreaseStatus == .pending)
             try await stack.simulator.advanceClock(seconds: 301)
+            try await stack.settle()
             #expect(
-                try await eventually {
-                    try await stack.api.events("?limit=100").contains {
-                        $0.event.appUserId == "ann" && $0.event.type == .expiration && $0.event.details?.expirationReason == "3"
-                    }
+                try await stack.api.events("?limit=100").contains {
+                    $0.event.appUserId == "ann" && $0.event.type == .expiration && $0.event.details?.expirationReason == "3"
                 }, "EXPIRED (PRICE_INCREASE) reaches the server")
             let pro = try #require(try await sdk.entitlements().entitlements["pro"])
             #expect(!pro.isActive && pro.willRenew == false)
@@ -534,21 +561,18 @@ struct StorekeeperKitTests {
             let heard = Heard()
             let listening = Task {
                 await sdk.listenForUpdates(baseDelay: .milliseconds(50)) { tx, outcome in
-                    heard.outcomes.withLock { $0[tx.id, default: []].append(outcome) }
+                    heard.record(tx.id, outcome)
                 }
             }
             defer { listening.cancel() }
-            #expect(try await eventually { store.inner.listening > 0 })
+            try await withTestWait("the app's listener") { await store.inner.untilListening() }
             // The customer closes the sheet: nothing happens.
             try await sdk.presentOfferCodeRedeemSheet()
             #expect(heard.outcomes.withLock { $0.isEmpty } && store.inner.redeemRefusals.isEmpty)
 
             store.inner.setNextRedeemCode("SPRING-7F3K")
             try await sdk.presentOfferCodeRedeemSheet()
-            #expect(
-                try await eventually {
-                    heard.outcomes.withLock { $0.values.joined().contains { if case .granted = $0 { true } else { false } } }
-                }, "the redeemed purchase is posted and granted")
+            try await heard.until { $0.values.joined().contains { if case .granted = $0 { true } else { false } } }
             let redeemed = try #require(try await stack.store.transactions(appId: "demo", appUserId: "ann").first)
             #expect(redeemed.productId == "com.example.pro.monthly" && redeemed.offer?.type == 3 && redeemed.offer?.identifier == "spring")
             #expect(store.finishedCount.withLock { $0[redeemed.transactionId] } == 1)
@@ -627,11 +651,10 @@ struct StorekeeperKitTests {
             }
             #expect(reported.map(\.type) == [.manageSubscriptionsShownInApp, .refundRequestedInApp])
             #expect(reported.last?.transactionId == coins.transactionId && reported.last?.details?.reason == "requested")
+            try await stack.settle()
             #expect(
-                try await eventually {
-                    try await stack.api.events("?limit=50").contains {
-                        $0.event.type == .refundRequested && $0.event.appUserId == "ann" && $0.event.transactionId == coins.transactionId
-                    }
+                try await stack.api.events("?limit=50").contains {
+                    $0.event.type == .refundRequested && $0.event.appUserId == "ann" && $0.event.transactionId == coins.transactionId
                 }, "Apple's CONSUMPTION_REQUEST reaches the server")
             // Not an App Store transaction id: refused before any sheet.
             await #expect(throws: StorekeeperKitError.self) { try await sdk.beginRefundRequest(transactionId: "not-a-number") }
@@ -723,11 +746,8 @@ struct StorekeeperKitTests {
             let (device, store, transport) = try await shop(stack, front)
             let sdk = kit(stack, key, store: store, transport: transport, state: Self.stateDirectory())
             let heard = Heard()
-            let (reported, done) = AsyncStream.makeStream(of: Void.self)
             await sdk.start { transaction, outcome in
-                guard let transaction else { return }
-                heard.outcomes.withLock { $0[transaction.id, default: []].append(outcome) }
-                done.yield()
+                if let transaction { heard.record(transaction.id, outcome) }
             }
             #expect(await sdk.isListening)
             // Bought on another device: the store hands it over once the listener is open.
@@ -735,9 +755,9 @@ struct StorekeeperKitTests {
             let elsewhere = try await stack.simulator.purchase(device: device, productId: "com.example.removeads", appAccountToken: token)
             let transaction = StoreTransaction(
                 id: elsewhere.transactionId, productId: "com.example.removeads", signedTransaction: elsewhere.signedTransaction)
-            #expect(try await eventually { store.inner.listening > 0 })
+            try await withTestWait("the app's listener") { await store.inner.untilListening() }
             try store.inner.deliver(transaction)
-            for await _ in reported { if heard.outcomes.withLock({ $0[transaction.id] }) != nil { break } }
+            try await heard.until { $0[transaction.id] != nil }
             guard case .granted? = heard.outcomes.withLock({ $0[transaction.id]?.last }) else {
                 Issue.record("\(heard.outcomes.withLock { $0 })")
                 return
@@ -779,14 +799,11 @@ struct StorekeeperKitTests {
             #expect(try await sdk.purchase(productId: "com.example.removeads") == .pending(.awaitingApproval))
             let heard = Heard()
             await sdk.start { transaction, outcome in
-                if let transaction { heard.outcomes.withLock { $0[transaction.id, default: []].append(outcome) } }
+                if let transaction { heard.record(transaction.id, outcome) }
             }
-            #expect(try await eventually { store.inner.listening > 0 })
+            try await withTestWait("the app's listener") { await store.inner.untilListening() }
             let approved = try await store.inner.approve(productId: "com.example.removeads")
-            #expect(
-                try await eventually {
-                    heard.outcomes.withLock { $0[approved.id] ?? [] }.contains { if case .granted = $0 { true } else { false } }
-                })
+            try await heard.until { ($0[approved.id] ?? []).contains { if case .granted = $0 { true } else { false } } }
             #expect(store.finishedCount.withLock { $0[approved.id] } == 1)
             #expect(try Self.journaled(state) == 0)
             #expect(try await sdk.entitlements().isActive("no_ads"))
@@ -794,12 +811,9 @@ struct StorekeeperKitTests {
             // Apple refunds it: the revoked copy arrives through updates, is posted, and the
             // access goes; the update is finished like any other.
             _ = try await store.inner.refund(approved)
-            #expect(
-                try await eventually {
-                    heard.outcomes.withLock { $0[approved.id] ?? [] }.contains {
-                        if case .granted(let entitlements) = $0 { !entitlements.isActive("no_ads") } else { false }
-                    }
-                })
+            try await heard.until {
+                ($0[approved.id] ?? []).contains { if case .granted(let entitlements) = $0 { !entitlements.isActive("no_ads") } else { false } }
+            }
             await sdk.stop()
             #expect(store.finishedCount.withLock { $0[approved.id] } == 2)
             #expect(try await !sdk.entitlements().isActive("no_ads"))
@@ -848,7 +862,7 @@ struct StorekeeperKitTests {
             let retrying = Task {
                 try await sdk.deliverPendingWithBackoff(attempts: 30, baseDelay: .milliseconds(50), maximumDelay: .milliseconds(200))
             }
-            #expect(try await eventually { try await store.unfinished().count == 1 })
+            #expect(try await store.unfinished().count == 1)
             transport.down.withLock { $0 = false }
             let outcomes = try await retrying.value
             #expect(outcomes.values.allSatisfy { if case .granted = $0 { true } else { false } } && !outcomes.isEmpty, "\(outcomes)")
@@ -870,7 +884,8 @@ struct StorekeeperKitTests {
             let impatient = kit(stack, key, store: store, transport: transport, state: state, requestTimeout: 2)
             #expect(try await impatient.purchase(productId: "com.example.coins100") == .pending(.serverUnavailable))
             #expect(try await store.unfinished().count == 1 && store.finishedCount.withLock { $0.isEmpty }, "not finished without a granted answer")
-            #expect(try await eventually { transport.forwarded.withLock { $0 } == 1 }, "the post reached the server")
+            try await transport.untilForwarded(1)
+            #expect(transport.forwarded.withLock { $0 } == 1, "the post reached the server")
             // The server answers in time again: the next launch resends, and it is granted once.
             transport.holdAnswers.withLock { $0 = false }
             let sdk = kit(stack, key, store: store, transport: transport, state: state)
@@ -891,7 +906,7 @@ struct StorekeeperKitTests {
             let heard = Heard()
             let listening = Task {
                 await sdk.listenForUpdates(baseDelay: .milliseconds(50)) { tx, outcome in
-                    heard.outcomes.withLock { $0[tx.id, default: []].append(outcome) }
+                    heard.record(tx.id, outcome)
                 }
             }
             defer { listening.cancel() }
@@ -901,13 +916,10 @@ struct StorekeeperKitTests {
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.removeads", appAccountToken: token)
             let transaction = StoreTransaction(
                 id: bought.transactionId, productId: "com.example.removeads", signedTransaction: bought.signedTransaction)
-            #expect(try await eventually { store.inner.listening > 0 })
+            try await withTestWait("the app's listener") { await store.inner.untilListening() }
             try store.inner.deliver(transaction)
             // The listener reports after the finish: wait for the report, then count finishes.
-            #expect(
-                try await eventually {
-                    heard.outcomes.withLock { $0[transaction.id] ?? [] }.contains { if case .granted = $0 { true } else { false } }
-                })
+            try await heard.until { ($0[transaction.id] ?? []).contains { if case .granted = $0 { true } else { false } } }
             #expect(store.finishedCount.withLock { $0[transaction.id] } == 1)
             #expect(try await sdk.entitlements().owns("com.example.removeads"))
             #expect(try await store.unfinished().isEmpty)

@@ -74,20 +74,23 @@ struct NotificationDeliveryTests {
 
             // The month ends; Apple renews and says so (DID_RENEW).
             try await stack.simulator.advanceClock(seconds: month + 1)
-            #expect(try await eventually { (try await subscription(stack, "alice")?.expiresDate ?? .distantPast) > firstExpiry })
+            try await stack.settle()
+            #expect((try await subscription(stack, "alice")?.expiresDate ?? .distantPast) > firstExpiry)
 
             // Apple cannot charge at the next month's end: billing retry with a grace period,
             // access kept.
             try await stack.simulator.failBilling(originalTransactionId: bought.originalTransactionId, gracePeriod: true)
             try await stack.simulator.advanceClock(seconds: month + 1)
-            #expect(try await eventually { try await subscription(stack, "alice")?.status == .inGracePeriod })
+            try await stack.settle()
+            #expect(try await subscription(stack, "alice")?.status == .inGracePeriod)
             #expect(try await subscription(stack, "alice")?.isActive == true)
 
             // The charge goes through (DID_RENEW / BILLING_RECOVERY): a month from now.
             let recovered = try #require(
                 try await stack.simulator.http.send(.POST, "/sim/subscriptions/\(bought.originalTransactionId)/billing-recovery").json[
                     "transaction_id"] as? String)
-            #expect(try await eventually { try await subscription(stack, "alice")?.status == .active })
+            try await stack.settle()
+            #expect(try await subscription(stack, "alice")?.status == .active)
 
             // Apple refunds the current period (REFUND), which also ends auto-renewal. Should a
             // month have ended meanwhile after all, the period Apple renewed into is refunded too.
@@ -95,11 +98,9 @@ struct NotificationDeliveryTests {
             if let latest = try await latestPeriod(stack, of: bought.originalTransactionId), !latest.refunded {
                 try await stack.simulator.refund(transactionId: latest.transactionId)
             }
-            #expect(
-                try await eventually {
-                    guard try await subscription(stack, "alice")?.status == .revoked else { return false }
-                    return try await settled(stack)
-                })
+            try await stack.settle()
+            #expect(try await subscription(stack, "alice")?.status == .revoked)
+            #expect(try await settled(stack))
             #expect(try await subscription(stack, "alice")?.isActive == false)
 
             let sent = try await stack.simulator.notifications()
@@ -123,8 +124,10 @@ struct NotificationDeliveryTests {
                     .status == 200)
             // The purchase's SUBSCRIBED is created (and delivered) before a fault is set, so the
             // fault applies to the notification it is meant for, however late Apple's sender runs.
-            #expect(try await eventually { try await created(stack, "SUBSCRIBED") })
-            #expect(try await eventually { try await stack.simulator.notifications().allSatisfy { $0["delivered"] as? Bool == true } })
+            try await stack.settle()
+            #expect(try await created(stack, "SUBSCRIBED"))
+            try await stack.settle()
+            #expect(try await stack.simulator.notifications().allSatisfy { $0["delivered"] as? Bool == true })
 
             // DID_FAIL_TO_RENEW is held back and arrives after the recovery's DID_RENEW, once the
             // server has finished the recovery's work (released at the test's word: delivery
@@ -132,23 +135,25 @@ struct NotificationDeliveryTests {
             // (and signed) the failure's notification, so the recovery's is signed later.
             try await stack.simulator.setNotificationFaults(hold: 1)
             try await stack.simulator.failBilling(originalTransactionId: bought.originalTransactionId, gracePeriod: false)
-            #expect(try await eventually { try await created(stack, "DID_FAIL_TO_RENEW") })
+            try await stack.settle()
+            #expect(try await created(stack, "DID_FAIL_TO_RENEW"))
             try await stack.simulator.recoverBilling(originalTransactionId: bought.originalTransactionId)
-            #expect(try await eventually { try await created(stack, "DID_RENEW") })
-            #expect(
-                try await eventually {
-                    let sent = try await stack.simulator.notifications()
-                    guard sent.last?["notificationType"] as? String == "DID_RENEW", sent.last?["delivered"] as? Bool == true else { return false }
-                    return try await stack.store.verificationCounts().keys.allSatisfy { $0.isFinal }
-                })
+            try await stack.settle()
+            #expect(try await created(stack, "DID_RENEW"))
+            try await stack.settle()
+            let sentBeforeRelease = try await stack.simulator.notifications()
+            #expect(sentBeforeRelease.last?["notificationType"] as? String == "DID_RENEW" && sentBeforeRelease.last?["delivered"] as? Bool == true)
+            #expect(try await stack.store.verificationCounts().keys.allSatisfy { $0.isFinal })
             #expect(try await stack.simulator.releaseHeldNotifications() == 1)
-            #expect(try await eventually { try await stack.simulator.notifications().allSatisfy { $0["delivered"] as? Bool == true } })
+            try await stack.settle()
+            #expect(try await stack.simulator.notifications().allSatisfy { $0["delivered"] as? Bool == true })
             let sent = try await stack.simulator.notifications()
             let order = sent.compactMap { $0["notificationType"] as? String }
             #expect(order.suffix(2) == ["DID_FAIL_TO_RENEW", "DID_RENEW"], "created in this order")
             // Both were delivered; once the server has also finished the work they caused, the
             // late failure has had every chance to undo the recovery.
-            #expect(try await eventually { try await settled(stack) })
+            try await stack.settle()
+            #expect(try await settled(stack))
             let afterBoth = try #require(try await subscription(stack, "alice"))
             #expect(afterBoth.status == .active, "the late failure does not undo the recovery: \(afterBoth)")
             let told = try await stack.api.events("").filter { $0.event.appUserId == "alice" }.map(\.event.type)
@@ -159,12 +164,9 @@ struct NotificationDeliveryTests {
             let transactions = try await stack.store.transactions(appId: "demo", appUserId: "alice")
             let latest = try #require(transactions.max { ($0.expiresDate ?? .distantPast) < ($1.expiresDate ?? .distantPast) })
             try await stack.simulator.refund(transactionId: latest.transactionId)
-            #expect(
-                try await eventually {
-                    let refund = try await stack.simulator.notifications().last
-                    return (refund?["attempts"] as? [[String: Any]])?.count == 2
-                })
-            #expect(try await eventually { try await subscription(stack, "alice")?.status == .revoked })
+            try await stack.settle()
+            #expect((try await stack.simulator.notifications().last?["attempts"] as? [[String: Any]])?.count == 2)
+            #expect(try await subscription(stack, "alice")?.status == .revoked)
             let ledger = try await stack.api.adminGet("/v1/admin/apps/demo/ledger")
             let entries = ledger.json["entries"] as? [[String: Any]] ?? []
             #expect(
@@ -186,9 +188,11 @@ struct NotificationDeliveryTests {
 
             // In order: refunded, then reversed.
             try await stack.simulator.refund(transactionId: first.transactionId)
-            #expect(try await eventually { try await !owns() })
+            try await stack.settle()
+            #expect(try await !owns())
             try await stack.simulator.reverseRefund(transactionId: first.transactionId)
-            #expect(try await eventually { try await owns() })
+            try await stack.settle()
+            #expect(try await owns())
             let ledger = try await stack.api.adminGet("/v1/admin/apps/demo/ledger").json["entries"] as? [[String: Any]] ?? []
             #expect(Set(ledger.compactMap { $0["event"] as? String }) == ["purchase", "refund", "refund_reversed"], "\(ledger)")
 
@@ -199,31 +203,29 @@ struct NotificationDeliveryTests {
                 try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: second.signedTransaction, wait: TestWait.seconds)
                     .status == 200)
             // The purchase's own notification exists before the fault is set: the REFUND is held.
-            #expect(try await eventually { try await created(stack, "ONE_TIME_CHARGE", transactionId: second.transactionId) })
+            try await stack.settle()
+            #expect(try await created(stack, "ONE_TIME_CHARGE", transactionId: second.transactionId))
             try await stack.simulator.setNotificationFaults(hold: 1)
             try await stack.simulator.refund(transactionId: second.transactionId)
             // The reversal waits until Apple has created (and signed) the REFUND's notification,
             // so the reversal's is signed later.
-            #expect(try await eventually { try await created(stack, "REFUND", transactionId: second.transactionId) })
+            try await stack.settle()
+            #expect(try await created(stack, "REFUND", transactionId: second.transactionId))
             try await stack.simulator.reverseRefund(transactionId: second.transactionId)
+            try await stack.settle()
             #expect(
-                try await eventually {
-                    let reversal = try await stack.simulator.notifications().contains {
-                        $0["notificationType"] as? String == "REFUND_REVERSED" && $0["transactionId"] as? String == second.transactionId
-                            && $0["delivered"] as? Bool == true
-                    }
-                    guard reversal else { return false }
-                    return try await stack.store.verificationCounts().keys.allSatisfy { $0.isFinal || $0 == .configurationError }
+                try await stack.simulator.notifications().contains {
+                    $0["notificationType"] as? String == "REFUND_REVERSED" && $0["transactionId"] as? String == second.transactionId
+                        && $0["delivered"] as? Bool == true
                 })
+            #expect(try await stack.store.verificationCounts().keys.allSatisfy { $0.isFinal || $0 == .configurationError })
             #expect(try await stack.simulator.releaseHeldNotifications() == 1, "the REFUND, held until now")
-            #expect(
-                try await eventually {
-                    let sent = try await stack.simulator.notifications()
-                    return sent.count >= 6 && sent.allSatisfy { $0["delivered"] as? Bool == true }
-                })
             // Delivered; once the server has also finished the work they caused, the late REFUND
             // has had every chance to undo the reversal.
-            #expect(try await eventually { try await settled(stack) })
+            try await stack.settle()
+            let sentAfterRelease = try await stack.simulator.notifications()
+            #expect(sentAfterRelease.count >= 6 && sentAfterRelease.allSatisfy { $0["delivered"] as? Bool == true })
+            #expect(try await settled(stack))
             let coins = try await stack.store.transactions(appId: "demo", appUserId: "alice").first { $0.transactionId == second.transactionId }
             #expect(coins?.cancellationDate == nil && coins?.reinstatedAt != nil, "the late refund does not undo the reversal")
             let told = try await stack.api.events("").filter { $0.event.transactionId == second.transactionId }.map(\.event.type)
@@ -241,11 +243,13 @@ struct NotificationDeliveryTests {
                 try await stack.api.postSignedTransaction(appUserId: "alice", signedTransaction: bought.signedTransaction, wait: TestWait.seconds)
                     .status == 200)
             // The purchase's SUBSCRIBED exists before the fault is set: the REFUND is the one lost.
-            #expect(try await eventually { try await created(stack, "SUBSCRIBED") })
+            try await stack.settle()
+            #expect(try await created(stack, "SUBSCRIBED"))
 
             try await stack.simulator.setNotificationFaults(drop: 1)
             try await stack.simulator.refund(transactionId: bought.transactionId)
-            #expect(try await eventually { try await stack.simulator.notifications().last?["notificationType"] as? String == "REFUND" })
+            try await stack.settle()
+            #expect(try await stack.simulator.notifications().last?["notificationType"] as? String == "REFUND")
             let lost = try #require(try await stack.simulator.notifications().last)
             #expect(lost["delivered"] as? Bool == false)
 
@@ -287,7 +291,8 @@ struct NotificationDeliveryTests {
             try await stack.sendNotifications(to: "http://127.0.0.1:9/v1/notifications/appstore")
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             _ = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
-            #expect(try await eventually { (try await stack.simulator.notifications().first?["attempts"] as? [[String: Any]])?.count ?? 0 >= 1 })
+            try await stack.settle()
+            #expect((try await stack.simulator.notifications().first?["attempts"] as? [[String: Any]])?.count ?? 0 >= 1)
             try await stack.sendNotifications()
             #expect(try await eventually { try await stack.simulator.notifications().first?["delivered"] as? Bool == true })
             let attempts = try #require(try await stack.simulator.notifications().first?["attempts"] as? [[String: Any]])
@@ -317,7 +322,8 @@ struct NotificationDeliveryTests {
             #expect(try await stack.api.subscriber("bob").activeEntitlements.contains("com.example.removeads"))
 
             try await stack.simulator.revoke(transactionId: shared.transactionId)
-            #expect(try await eventually { try await !stack.api.subscriber("bob").activeEntitlements.contains("com.example.removeads") })
+            try await stack.settle()
+            #expect(try await !stack.api.subscriber("bob").activeEntitlements.contains("com.example.removeads"))
             #expect(try await stack.api.subscriber("alice").activeEntitlements.contains("com.example.removeads"), "the buyer keeps it")
 
             // Nobody paid for the shared copy: the ledger shows no money for it.

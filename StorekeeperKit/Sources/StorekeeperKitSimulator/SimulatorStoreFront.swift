@@ -220,11 +220,37 @@ public final class SimulatorStoreFront: StoreFront, @unchecked Sendable {
     /// How many `updates()` streams are open (a test hands a transaction over once one is).
     public var listening: Int { lock.withLock { listeners.count } }
 
+    /// Returns once an `updates()` stream is open: the signal a test waits on before it hands a
+    /// transaction over (the app's listener opens its stream on a task of its own).
+    /// Returns at once when the task is cancelled.
+    public func untilListening() async {
+        let id = UUID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let open = lock.withLock { () -> Bool in
+                    if !listeners.isEmpty || Task.isCancelled { return true }
+                    listeningWaiters[id] = continuation
+                    return false
+                }
+                if open { continuation.resume() }
+            }
+        } onCancel: {
+            lock.withLock { listeningWaiters.removeValue(forKey: id) }?.resume()
+        }
+    }
+
+    private var listeningWaiters: [UUID: CheckedContinuation<Void, Never>] = [:]
+
     public func updates() -> AsyncStream<StoreTransaction> {
         let id = UUID()
         let (stream, continuation) = AsyncStream.makeStream(of: StoreTransaction.self)
         continuation.onTermination = { [weak self] _ in self?.lock.withLock { _ = self?.listeners.removeValue(forKey: id) } }
-        lock.withLock { listeners[id] = continuation }
+        let waiting = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            listeners[id] = continuation
+            defer { listeningWaiters = [:] }
+            return Array(listeningWaiters.values)
+        }
+        for waiter in waiting { waiter.resume() }
         return stream
     }
 
