@@ -8,23 +8,33 @@ extension LocalStack {
     /// notification the simulator had to send was sent and answered (the server stores a
     /// notification with the job it causes before it answers), and the server's job runner
     /// then found no job due and none running. A job may make Apple notify again (a refund
-    /// answer, an extension) and a delivery makes jobs, so both are awaited in turn until one
-    /// round in which neither did any work. Waits on the two loops' idle signals, never on a
-    /// timer; work scheduled for later (a retry, a duplicate sent moments after) is not awaited.
+    /// answer, an extension) and a delivery makes jobs, so both are awaited in turn until a
+    /// round in which the simulator did no work (the server's periodic work, a held delivery
+    /// looked at again, does not hold it up: a runner's pass with nothing due is idle). Waits on
+    /// the two loops' idle signals, never on a timer; a retry scheduled for later is not awaited.
     /// Throws `TestWaitExpired` if that did not happen within `TestWait.seconds`.
     public func settle() async throws {
         let (simulatorIdle, serverIdle, serverWake) = (simulatorIdle, serverIdle, serverWake)
         try await withTestWait("the simulator and the server to settle") {
             while true {
-                let before = (simulatorIdle.busyPasses, serverIdle?.busyPasses)
+                let before = simulatorIdle.busyPasses
                 await simulatorIdle.nextIdle()
-                if let serverIdle {
-                    serverWake.wake()
-                    await serverIdle.nextIdle()
-                }
-                if simulatorIdle.busyPasses == before.0, serverIdle?.busyPasses == before.1 { return }
+                guard let serverIdle else { return }
+                serverWake.wake()
+                await serverIdle.nextIdle()
+                // What the server's jobs asked of Apple (a refund answer, an extension) is seen
+                // by the simulator's next pass: settled when that pass, too, found nothing.
+                await simulatorIdle.nextIdle()
+                if simulatorIdle.busyPasses == before { return }
             }
         }
+    }
+
+    /// `condition` read once everything caused so far has run (`settle()`): what a test asks
+    /// after an action whose effects another loop carries out.
+    public func whenSettled(_ condition: () async throws -> Bool) async throws -> Bool {
+        try await settle()
+        return try await condition()
     }
 
     /// Waits until the queue has nothing to do at the clock's current instant: no job due and

@@ -443,7 +443,9 @@ struct StorekeeperKitTests {
                 .POST, "/sim/subscriptions/\(plan.originalTransactionId)/renewal-product", json: Change(productId: "com.example.pro.weekly"))
             #expect(changed.status == 200, "\(changed.text)")
             try await stack.settle()
-            #expect(try await sdk.entitlements().entitlements["pro"]?.pendingProductId == "com.example.pro.weekly", "DID_CHANGE_RENEWAL_PREF reaches the server")
+            #expect(
+                try await sdk.entitlements().entitlements["pro"]?.pendingProductId == "com.example.pro.weekly",
+                "DID_CHANGE_RENEWAL_PREF reaches the server")
             let pending = try #require(try await sdk.entitlements().entitlements["pro"])
             #expect(pending.isActive && pending.productId == "com.example.pro.monthly", "access stays the current plan's until the renewal")
             let view = try await stack.api.subscriber("ann")

@@ -170,7 +170,7 @@ struct APITests {
             ]
             // Counters are bumped just after the outcome they count is stored: polled, not read once.
             var metrics = ""
-            _ = try await eventually {
+            _ = try await stack.whenSettled {
                 metrics = try await http.send(.GET, "/metrics").text
                 return expected.allSatisfy { metrics.contains($0) }
             }

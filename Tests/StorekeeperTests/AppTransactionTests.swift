@@ -51,7 +51,7 @@ struct AppTransactionTests {
             // Apple: the customer withdrew consent. Both holders are told, once each.
             let rescinded = try await stack.simulator.http.send(.POST, "/sim/devices/\(device.uuidString)/rescind-consent")
             #expect(rescinded.status == 202, "\(rescinded.text)")
-            let told = try await eventually { try await api.events("?types=consent_rescinded").count >= 2 }
+            let told = try await stack.whenSettled { try await api.events("?types=consent_rescinded").count >= 2 }
             #expect(told)
             let events = try await api.events("?types=consent_rescinded")
             #expect(events.map(\.event.appUserId).sorted() == ["ann", "bob"])

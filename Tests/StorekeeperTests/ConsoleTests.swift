@@ -228,7 +228,7 @@ struct ConsoleTests {
             let receipt = try await stack.simulator.purchase(device: device, productId: "com.example.removeads").receipt
             let posted = try await stack.api.postReceipt(appUserId: "stuck", receipt: receipt)
             let id = try #require(posted.json["id"] as? String, "\(posted.text)")
-            #expect(try await eventually { try await stack.api.verification(id).json["state"] as? String == "retry_scheduled" })
+            #expect(try await stack.whenSettled { try await stack.api.verification(id).json["state"] as? String == "retry_scheduled" })
             try await stack.simulator.setFaults(FaultConfiguration.none)
 
             let reader = browser()
@@ -339,7 +339,7 @@ struct ConsoleTests {
             #expect(page.text.contains("class=\"retry\">Retry</button>"))
             // Apple's notification of the purchase, with the original transaction it spoke of.
             #expect(
-                try await eventually {
+                try await stack.whenSettled {
                     let notifications =
                         try await admin.get("/console/apps/demo/customers/erin").text
                         .split(separator: "<table id=\"customer-notifications\">").last?.split(separator: "</table>").first ?? ""
@@ -412,7 +412,7 @@ struct ConsoleTests {
                 #expect(try await stack.api.postReceipt(appUserId: "dana", receipt: bought.receipt, wait: TestWait.seconds).status == 200)
                 let deadPath = "/v1/admin/apps/demo/webhooks/\(endpointId)/deliveries?state=dead"
                 #expect(
-                    try await eventually {
+                    try await stack.whenSettled {
                         (try await stack.api.http.send(.GET, deadPath, headers: adminHeaders).json["deliveries"] as? [Any])?.count == 1
                     })
 
@@ -451,7 +451,7 @@ struct ConsoleTests {
                 // The second endpoint's dead letter, skipped for good from the console.
                 let secondDead = "/v1/admin/apps/demo/webhooks/\(skippedEndpoint)/deliveries?state=dead"
                 #expect(
-                    try await eventually {
+                    try await stack.whenSettled {
                         (try await stack.api.http.send(.GET, secondDead, headers: adminHeaders).json["deliveries"] as? [Any])?.count == 1
                     })
                 let dead = try await stack.api.http.send(.GET, secondDead, headers: adminHeaders)

@@ -148,7 +148,7 @@ struct CreditsRouteTests {
             let bought = try await Self.buyCoins(stack, "alice", packs: 2)
             #expect(try await Self.spend(stack, "alice", amount: 150, key: "big").status == 200)
             try await stack.simulator.refund(transactionId: bought[0].transactionId)
-            #expect(try await eventually { try await stack.api.subscriber("alice").creditBalance == -50 }, "the refund takes back 100 credits")
+            #expect(try await stack.whenSettled { try await stack.api.subscriber("alice").creditBalance == -50 }, "the refund takes back 100 credits")
             let refused = try await Self.spend(stack, "alice", amount: 1, key: "small")
             #expect(refused.status == 409 && (refused.json["error"] as? [String: Any])?["balance"] as? Int == -50, "\(refused.text)")
             _ = try await Self.buyCoins(stack, "alice", packs: 1)

@@ -51,7 +51,7 @@ struct EntitlementTests {
                 #expect(recorded.event.entitlements?.entitlements == view.entitlements)
 
                 // And the webhook carries them as sent.
-                #expect(try await eventually { receiver.received.contains { $0.json["appUserId"] as? String == "tess" } })
+                #expect(try await stack.whenSettled { receiver.received.contains { $0.json["appUserId"] as? String == "tess" } })
                 let hook = try #require(receiver.received.last { $0.json["appUserId"] as? String == "tess" })
                 let sent = (hook.json["entitlements"] as? [String: Any])?["entitlements"] as? [String: Any]
                 let sentPro = try #require(sent?["pro"] as? [String: Any], "\(hook.json)")

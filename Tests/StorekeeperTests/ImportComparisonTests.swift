@@ -41,10 +41,10 @@ struct ImportComparisonTests {
             // Live: each purchase posted by its app; then Apple's notifications for a month and a week.
             let population = try await ImportPopulation.buy(
                 count: 52, simulator: stack.simulator, bundleId: demoBundle, live: stack.api, prefix: "live")
-            #expect(try await eventually { try await settled(stack.store) }, "the purchases are verified")
+            #expect(try await stack.whenSettled { try await settled(stack.store) }, "the purchases are verified")
             try await stack.sendNotifications()
             try await population.age(simulator: stack.simulator, seconds: Self.month * 37 / 30 + 5)
-            #expect(try await eventually { try await settled(stack.store) }, "Apple told the live server everything")
+            #expect(try await stack.whenSettled { try await settled(stack.store) }, "Apple told the live server everything")
             let everything = LedgerQuery(appId: "demo", environment: "production", from: .distantPast, to: .distantFuture)
             let seenLive = try await population.snapshot(subscriber: stack.api.subscriber, ledger: try await stack.store.ledger(everything))
 

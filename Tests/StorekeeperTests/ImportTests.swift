@@ -57,7 +57,7 @@ struct ImportTests {
             #expect(malformed.status == 400 && malformed.text.contains("rows[1]: transaction id"), "\(malformed.text)")
             #expect(try await stack.api.subscriber("imp-8").history.isEmpty)
             #expect(
-                try await eventually {
+                try await stack.whenSettled {
                     try await post().prefix(5).allSatisfy { (($0["verification"] as? [String: Any])?["state"] as? String) == "verified" }
                 })
             #expect(try await stack.api.subscriber("imp-1").entitlements["pro"]?.isActive == true)

@@ -178,7 +178,7 @@ struct MetricsTests {
 
             // Counters are bumped just after the outcome they count is stored: polled, not read once.
             var scrape = try PrometheusText("")
-            _ = try await eventually {
+            _ = try await stack.whenSettled {
                 scrape = try PrometheusText(try await stack.api.http.send(.GET, "/metrics").text)
                 return scrape.value("storekeeper_grants_total") == 1
             }

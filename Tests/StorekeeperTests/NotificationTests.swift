@@ -129,7 +129,7 @@ struct NotificationTests {
                 // come: the duplicate stored no second one.
                 let endpointId = try #require((created.json["endpoint"] as? [String: Any])?["id"] as? String)
                 #expect(
-                    try await eventually {
+                    try await stack.whenSettled {
                         try await stack.store.deliveries(endpointId: endpointId, state: nil, limit: 10).map(\.state) == [.delivered]
                     })
                 let received = receiver.received
@@ -229,7 +229,7 @@ struct NotificationTests {
             try await stack.sendNotifications()
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
             let bought = try await stack.simulator.purchase(device: device, productId: "com.example.pro.monthly")
-            let delivered = try await eventually {
+            let delivered = try await stack.whenSettled {
                 try await stack.simulator.notifications().contains {
                     $0["transactionId"] as? String == bought.transactionId && $0["delivered"] as? Bool == true
                 }

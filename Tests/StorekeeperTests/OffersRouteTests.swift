@@ -179,7 +179,7 @@ struct OffersRouteTests {
             try await stack.simulator.advanceClock(seconds: 301)
             // The EXPIRED notification's renewal info names the offer; the server keeps it.
             #expect(
-                try await eventually {
+                try await stack.whenSettled {
                     try await stack.api.http.send(.GET, path, headers: DemoCallers.backend).json["offers"].map { ($0 as? [Any])?.isEmpty == false }
                         ?? false
                 }, "the lapse reaches the server")

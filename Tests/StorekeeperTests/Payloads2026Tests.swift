@@ -42,7 +42,7 @@ struct Payloads2026Tests {
 
             // A month later Apple renews and tells the server: the second payment of twelve.
             try await stack.simulator.advanceClock(seconds: Self.month + 1)
-            let renewed = try await eventually {
+            let renewed = try await stack.whenSettled {
                 try await api.subscriber("erin").subscriptions.first?.commitment?.billingPeriodNumber == 2
             }
             let second = try await api.subscriber("erin").subscriptions.first
@@ -55,7 +55,7 @@ struct Payloads2026Tests {
                 try await api.postSignedTransaction(appUserId: "erin", signedTransaction: coins.signedTransaction, wait: TestWait.seconds).status
                     == 200)
             try await stack.simulator.refund(transactionId: coins.transactionId, percentage: 25_000)
-            let refunded = try await eventually {
+            let refunded = try await stack.whenSettled {
                 try await api.subscriber("erin").history.first { $0.transactionId == coins.transactionId }?.cancellationDate != nil
             }
             #expect(refunded)
@@ -76,7 +76,7 @@ struct Payloads2026Tests {
                     == 200)
             try await stack.simulator.refund(transactionId: more.transactionId)
             #expect(
-                try await eventually {
+                try await stack.whenSettled {
                     try await api.subscriber("erin").history.first { $0.transactionId == more.transactionId }?.revocationType == "REFUND_FULL"
                 })
             let full = try await api.adminGet("/v1/admin/apps/demo/ledger?environment=production")

@@ -28,7 +28,7 @@ struct RefundRequestTests {
     /// The stored request for `transactionId`, once it has left `pending`.
     static func answered(_ stack: LocalStack, _ transactionId: String) async throws -> [String: Any]? {
         var found: [String: Any]?
-        let ended = try await eventually {
+        let ended = try await stack.whenSettled {
             let reply = try await stack.api.adminGet("/v1/admin/apps/demo/refund-requests?transactionId=\(transactionId)")
             found = (reply.json["requests"] as? [[String: Any]])?.first
             return found.map { $0["state"] as? String != "pending" } ?? false
@@ -46,7 +46,7 @@ struct RefundRequestTests {
     }
 
     static func notified(_ stack: LocalStack, _ type: String, _ transactionId: String) async throws -> Bool {
-        try await eventually {
+        try await stack.whenSettled {
             try await stack.simulator.notifications().contains {
                 $0["notificationType"] as? String == type && $0["transactionId"] as? String == transactionId && $0["delivered"] as? Bool == true
             }
@@ -90,7 +90,7 @@ struct RefundRequestTests {
             let sent = try #require(try await stack.simulator.consumptionV2(transactionId: unlock.transactionId))
             #expect(sent["refundPreference"] as? String == "GRANT_FULL" && sent["consumptionPercentage"] == nil, "\(sent)")
             #expect(
-                try await eventually {
+                try await stack.whenSettled {
                     try await !stack.api.subscriber("alice").activeEntitlements.contains("com.example.removeads")
                 }, "refunded and revoked")
         }

@@ -65,7 +65,7 @@ struct ResilienceTests {
             // Meanwhile: every verification shows its failed attempt, the reason and the next retry.
             for id in ids {
                 var seen: [String: Any] = [:]
-                let retrying = try await eventually {
+                let retrying = try await stack.whenSettled {
                     seen = try await stack.api.verification(id).json
                     return seen["state"] as? String == "retry_scheduled"
                 }
@@ -77,7 +77,7 @@ struct ResilienceTests {
             }
             // The counter is bumped just after the retry is stored: polled, not read once.
             #expect(
-                try await eventually {
+                try await stack.whenSettled {
                     try await stack.api.http.send(.GET, "/metrics").text.contains(
                         "storekeeper_verification_retries_total{reason=\"apple_http_503\"}")
                 })

@@ -62,7 +62,7 @@ struct RetentionTests {
             // A month later it has renewed once: the offer, signed for this request, is taken.
             try await stack.simulator.advanceClock(seconds: 301)
             #expect(
-                try await eventually {
+                try await stack.whenSettled {
                     try await stack.api.subscriber("alice").history.filter { $0.productId == "com.example.pro.monthly" }.count == 2
                 }, "the renewal is stored")
             let offered = try await stack.simulator.askRetention(originalTransactionId: bought.originalTransactionId)
@@ -91,7 +91,7 @@ struct RetentionTests {
             #expect(gone.json["status"] as? String == "auto_renew_off", "\(gone.text)")
             #expect((gone.json["retention"] as? [String: Any])?["kind"] as? String == "message", "the default message, then the cancel")
             #expect(
-                try await eventually { try await stack.api.subscriber("carol").subscriptions.first?.autoRenewEnabled == false },
+                try await stack.whenSettled { try await stack.api.subscriber("carol").subscriptions.first?.autoRenewEnabled == false },
                 "the cancel reaches the server")
 
             let other = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
@@ -101,14 +101,14 @@ struct RetentionTests {
                     .status == 200)
             try await stack.simulator.advanceClock(seconds: 301)
             #expect(
-                try await eventually {
+                try await stack.whenSettled {
                     try await stack.api.subscriber("dave").history.filter { $0.productId == "com.example.pro.monthly" }.count == 2
                 })
             let kept = try await stack.simulator.http.send(.POST, "/sim/subscriptions/\(loyal.originalTransactionId)/cancel-auto-renew")
             #expect(kept.json["status"] as? String == "kept_with_offer", "\(kept.text)")
             try await stack.simulator.advanceClock(seconds: 301)
             #expect(
-                try await eventually {
+                try await stack.whenSettled {
                     try await stack.api.subscriber("dave").history.contains {
                         $0.productId == "com.example.pro.monthly" && $0.offer?.identifier == "pro_comeback"
                     }
@@ -128,7 +128,7 @@ struct RetentionTests {
             try await stack.simulator.failBilling(originalTransactionId: bought.originalTransactionId, gracePeriod: false)
             try await stack.simulator.advanceClock(seconds: 301)
             #expect(
-                try await eventually {
+                try await stack.whenSettled {
                     try await stack.api.subscriber("bob").subscriptions.first?.status == .inBillingRetry
                 }, "billing retry is stored")
             let asked = try await stack.simulator.askRetention(originalTransactionId: bought.originalTransactionId)
@@ -211,7 +211,7 @@ extension RetentionTests {
                 let expiry = try #require(try await stack.api.subscriber("erin").subscriptions.first?.expiresDate)
                 try await stack.simulator.advanceClock(seconds: expiry.timeIntervalSince(stack.clock.now()) + 5)
                 #expect(
-                    try await eventually { try await stack.api.subscriber("erin").activeEntitlements.isEmpty }, "the subscription lapsed")
+                    try await stack.whenSettled { try await stack.api.subscriber("erin").activeEntitlements.isEmpty }, "the subscription lapsed")
                 let lapsed = try await stack.simulator.askRetention(originalTransactionId: bought.originalTransactionId)
                 #expect(lapsed["kind"] as? String == "promotionalOffer", "\(lapsed)")
             })

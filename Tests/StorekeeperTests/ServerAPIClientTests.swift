@@ -339,7 +339,7 @@ struct ServerAPIClientTests {
             #expect(noURL?.httpStatus == 404 && noURL?.apiErrorCode == 4_040_007, "Apple's ServerNotificationURLNotFoundError")
             try await stack.sendNotifications()
             let token = try #require(try await api.requestTestNotification(environment: .production).testNotificationToken)
-            let delivered = try await eventually {
+            let delivered = try await stack.whenSettled {
                 let status = try await api.testNotificationStatus(token, environment: .production)
                 return status.sendAttempts?.contains { $0.sendAttemptResult == "SUCCESS" } == true
             }

@@ -81,7 +81,7 @@ struct SubscriberLifeTests {
         /// Waits until the server has told everything the script did so far, then compares.
         func told(_ step: String, _ more: [Expected], user: String = user) async throws {
             expected += more
-            let complete = try await eventually {
+            let complete = try await stack.whenSettled {
                 guard try await settled(stack) else { return false }
                 return try await events(api, user).count >= expected.count
             }
@@ -177,7 +177,7 @@ struct SubscriberLifeTests {
             try await stack.simulator.setNotificationFaults(drop: 1)
             try await stack.simulator.advanceClock(seconds: Self.month)
             #expect(
-                try await eventually {
+                try await stack.whenSettled {
                     try await stack.simulator.notifications().filter { $0["notificationType"] as? String == "DID_RENEW" }.count == 3
                 })
             if route == .shuffledNotifications { try await stack.simulator.setNotificationFaults(duplicate: 1_000) }
@@ -244,7 +244,7 @@ struct SubscriberLifeTests {
         #expect(mine.last?.entitlements?.activeEntitlements.contains(Self.monthly) == false)
         #expect(mine.first { $0.type == .expiration }?.details?.expirationReason == "1")
         let all = try await events(api, user) + events(api, "member") + events(api, "someone else")
-        #expect(try await eventually { Set(receiver.received.map(\.id)).isSuperset(of: all.map(\.id)) })
+        #expect(try await stack.whenSettled { Set(receiver.received.map(\.id)).isSuperset(of: all.map(\.id)) })
         var firstSeen: [String] = []
         for received in receiver.received where received.json["appUserId"] as? String == user && !firstSeen.contains(received.id) {
             firstSeen.append(received.id)

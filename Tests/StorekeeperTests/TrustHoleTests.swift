@@ -312,7 +312,7 @@ struct TrustHoleTests {
                 #expect(test.status == 202, "\(test.text)")
                 var attempts: [[String: Any]] = []
                 #expect(
-                    try await eventually {
+                    try await stack.whenSettled {
                         let reply = try await http.send(.GET, "/v1/admin/apps/demo/webhooks/whep_rebound/deliveries", headers: admin(stack))
                         let deliveries = reply.json["deliveries"] as? [[String: Any]] ?? []
                         attempts = deliveries.flatMap { $0["attempts"] as? [[String: Any]] ?? [] }
@@ -363,7 +363,7 @@ struct TrustHoleTests {
                 #expect(try await stack.api.postReceipt(appUserId: user, receipt: first.receipt, wait: TestWait.seconds).status == 200)
                 var deadId = ""
                 #expect(
-                    try await eventually {
+                    try await stack.whenSettled {
                         let reply = try await http.send(.GET, "\(base)/deliveries?state=dead", headers: admin(stack))
                         let dead = (reply.json["deliveries"] as? [[String: Any]] ?? []).compactMap { $0["delivery"] as? [String: Any] }
                             .filter { ($0["appUserId"] as? String) == user }
@@ -434,7 +434,7 @@ struct TrustHoleTests {
             let ledger = try await http.send(.GET, "/v1/admin/apps/demo/ledger?environment=sandbox", headers: admin(stack))
             let rows = (ledger.json["entries"] as? [[String: Any]]) ?? []
             let subscriber = try await http.send(.GET, "/v1/subscribers/ivy", headers: ["Authorization": "Bearer \(stack.api.apiKey)"])
-            #expect(try await eventually { receiver.received.filter { $0.json["appUserId"] as? String == "ivy" }.count >= 6 })
+            #expect(try await stack.whenSettled { receiver.received.filter { $0.json["appUserId"] as? String == "ivy" }.count >= 6 })
             let feed = try await http.send(.GET, "/v1/events?limit=100", headers: ["Authorization": "Bearer \(stack.api.apiKey)"])
             for (transactionId, instant) in expected {
                 let row = rows.first { $0["transactionId"] as? String == transactionId }

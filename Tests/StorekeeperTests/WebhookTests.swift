@@ -136,14 +136,14 @@ struct WebhookTests {
             #expect(resumed.status == 200 && resumed.json["state"] as? String == "active")
             let replay = try await api.http.send(.POST, "/v1/admin/apps/demo/webhooks/\(endpointId)/replay", headers: admin(api))
             #expect(replay.status == 202 && replay.json["replayed"] as? Int == 1)
-            #expect(try await eventually { receiver.received.contains { $0.json["transactionId"] as? String == last.transactionId } })
+            #expect(try await stack.whenSettled { receiver.received.contains { $0.json["transactionId"] as? String == last.transactionId } })
             let ids = receiver.received.map(\.id)
             #expect(Set(ids).count == ids.count, "each event delivered once to the accepting receiver")
 
             // A test event goes to this endpoint only.
             let test = try await api.http.send(.POST, "/v1/admin/apps/demo/webhooks/\(endpointId)/test", headers: admin(api))
             #expect(test.status == 202)
-            #expect(try await eventually { receiver.received.contains { $0.json["type"] as? String == "test" } })
+            #expect(try await stack.whenSettled { receiver.received.contains { $0.json["type"] as? String == "test" } })
 
             // Its series are on `/metrics` while it exists; deleted, its id is named nowhere there.
             let series = "storekeeper_webhook_deliveries_total{endpoint=\"\(endpointId)\",outcome=\"delivered\"}"
