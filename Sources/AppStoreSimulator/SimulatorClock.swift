@@ -36,6 +36,15 @@ public final class SimulatorClock: Sendable {
         }
     }
 
+    /// Lets a frozen clock run again with the wall clock, from the instant it stands at.
+    public func thaw() {
+        state.withLock { state in
+            guard let frozenAt = state.frozenAt else { return }
+            state.offset = frozenAt.timeIntervalSinceNow
+            state.frozenAt = nil
+        }
+    }
+
     /// Moves the clock forward; time never runs backwards (Apple's dates only grow).
     public func advance(by seconds: TimeInterval) {
         guard seconds > 0, seconds.isFinite else { return }

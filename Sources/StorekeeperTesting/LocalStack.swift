@@ -270,7 +270,10 @@ public final class LocalStack: Sendable {
     /// answers (another process does the work on that database).
     public func startIndependentServer(
         databasePath: String, runWorkers: Bool = true, logLevel: Logger.Level = .warning
-    ) async throws -> (api: StorekeeperClient, store: any StorekeeperStore, stop: @Sendable () async throws -> Void) {
+    ) async throws -> (
+        api: StorekeeperClient, store: any StorekeeperStore, stop: @Sendable () async throws -> Void,
+        quiet: @Sendable () async throws -> Void
+    ) {
         var configuration = self.configuration
         configuration.databasePath = databasePath
         configuration.port = 0
@@ -281,7 +284,9 @@ public final class LocalStack: Sendable {
         let pool = backend.postgres?.runInBackground()
         try await backend.prepare()
         let client = StorekeeperApplication.makeHTTPClient(configuration: configuration)
-        let server = try await Self.launch(configuration: configuration, backend: backend, httpClient: client, clock: clock, logger: logger)
+        let (wake, idle) = (WakeSignal(), IdleSignal())
+        let server = try await Self.launch(
+            configuration: configuration, backend: backend, httpClient: client, clock: clock, logger: logger, signal: wake, idle: idle)
         let api = StorekeeperClient(
             http: HTTPJSONClient(httpClient: httpClient, baseURL: server.url), apiKey: configuration.apps[0].apiKey,
             adminKey: configuration.adminKey)
@@ -292,6 +297,14 @@ public final class LocalStack: Sendable {
                 _ = try? await server.task.value
                 try await client.shutdown()
                 pool?.cancel()
+            },
+            {
+                // Its job runner's idle signal, as `quiet()` for the stack's own server.
+                guard runWorkers else { return }
+                try await withTestWait("the independent server's job runner to go idle") {
+                    wake.wake()
+                    await idle.nextIdle()
+                }
             }
         )
     }

@@ -61,9 +61,15 @@ final class HeldUntilShutdownHandler: JobHandler {
     let kind = "verify_receipt"
     let started = Mutex(0)
     let finished = Mutex(0)
+    /// Open once four jobs have started (the runner's concurrency).
+    let fourStarted = OneShotSignal()
 
     func run(_ lease: JobLease) async -> JobOutcome {
-        started.withLock { $0 += 1 }
+        if started.withLock({
+            $0 += 1; return $0
+        }) == 4 {
+            fourStarted.open()
+        }
         // The job runs inside the runner's service, so it sees the group's graceful shutdown. The
         // runner registered its own handler (stop leasing) first, and shutdown handlers run in
         // order, so the runner has stopped leasing before this returns.
@@ -149,8 +155,7 @@ struct JobRunnerTests {
         configuration.shutdownGrace = 600
         let runner = JobRunner(store: store, handlers: [handler], configuration: configuration, logger: Logger(label: "test"))
         try await whileRunning(runner) {
-            let inFlight = try await eventually { handler.started.withLock { $0 } >= 4 }
-            #expect(inFlight, "four jobs in flight")
+            try await withTestWait("four jobs in flight") { await handler.fourStarted.wait() }
         }
         #expect(handler.started.withLock { $0 } == 4)
         #expect(handler.finished.withLock { $0 } == 4)

@@ -67,7 +67,7 @@ struct AppleOutageTests {
             // instant the waiting were told to come back around it.)
             for step in 1...3 {
                 stack.clock.advance(by: 3)
-                #expect(try await eventually { try await calls() - before > probing }, "step \(step): the probe calls")
+                #expect(try await stack.whenSettled { try await calls() - before > probing }, "step \(step): the probe calls")
                 #expect(try await stack.quiet())
                 let now = try await calls() - before
                 #expect(now - probing <= 2, "step \(step): \(now - probing) calls; one probe (and its hop) expected")
@@ -80,7 +80,7 @@ struct AppleOutageTests {
             try await stack.simulator.setFaults(FaultConfiguration.none)
             stack.clock.advance(by: 3)
             #expect(
-                try await eventually {
+                try await stack.whenSettled {
                     let metrics = try await api.http.send(.GET, "/metrics").text
                     return metrics.contains(#"storekeeper_apple_health{endpoint="verify_receipt_production",state="healthy"} 1"#)
                 }, "the probe after the return finds Apple healthy")

@@ -291,7 +291,8 @@ struct ProcessHardeningTests {
         let ids = try await run.postWhileAppleHangs(count: 3)
         run.server.process.send(SIGTERM)
         // Apple would hold these calls for ten minutes; a generous deadline still proves the bound.
-        _ = try await eventually { !run.server.process.isRunning }
+        let process = run.server.process
+        _ = await ends(Task { _ = await process.exit() }, within: TestWait.seconds)
         #expect(!run.server.process.isRunning, "still running after SIGTERM")
         if run.server.process.isRunning { run.server.killNine() }
         #expect(

@@ -92,7 +92,7 @@ struct WebhookTests {
             let more = try await stack.simulator.purchase(device: device, productId: "com.example.coins100")
             #expect(try await api.postReceipt(appUserId: "grace", receipt: more.receipt, wait: TestWait.seconds).status == 200)
             #expect(
-                try await eventually {
+                try await stack.whenSettled {
                     let pending = try await api.http.send(
                         .GET, "/v1/admin/apps/demo/webhooks/\(endpointId)/deliveries?state=pending", headers: admin(api))
                     let deliveries = pending.json["deliveries"] as? [[String: Any]] ?? []
