@@ -19,7 +19,7 @@ public enum StorekeeperApplication {
         configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient, logger: Logger,
         signal: WakeSignal = WakeSignal(), idle: IdleSignal? = nil, extraServices: [any Service] = [],
         metrics: MetricsRegistry = MetricsRegistry(), now: @escaping @Sendable () -> Date = { Date() },
-        onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        routeListing: RouteListing? = nil, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
         try await prepareStorage(configuration: configuration, store: store, logger: logger, now: now)
         let context = try makeContext(
@@ -72,6 +72,7 @@ public enum StorekeeperApplication {
         AppleActionsController(context: context).register(on: routes)
         OperationsController(context: context, runner: runner).register(on: routes)
         try ConsoleController(context: context).register(on: routes)
+        routeListing?.fill(from: routes.known)
         let limits = ConnectionLimits.establish(configuration: configuration)
         limits.log(to: logger, idleTimeoutSeconds: configuration.idleTimeoutSeconds)
 

@@ -44,6 +44,8 @@ public final class LocalStack: Sendable {
     let simulatorIdle: IdleSignal
     let serverIdle: IdleSignal?
     let serverWake: WakeSignal
+    /// Every route the stack's server registered (method and pattern).
+    public let routes: RouteListing
 
     public var api: StorekeeperClient {
         let app = configuration.apps[0]
@@ -156,10 +158,11 @@ public final class LocalStack: Sendable {
         var serverURL: String?
         let serverIdle = IdleSignal()
         let serverWake = WakeSignal()
+        let routes = RouteListing()
         if startServer {
             let server = try await launch(
                 configuration: configuration, backend: backend, httpClient: serverHTTPClient, clock: sim.store.clock, logger: logger,
-                signal: serverWake, idle: serverIdle)
+                signal: serverWake, idle: serverIdle, routes: routes)
             tasks.append(server.task)
             serverURL = server.url
             serverGroup = server.group
@@ -176,7 +179,8 @@ public final class LocalStack: Sendable {
             httpClient: httpClient, simulator: SimulatorClient(http: HTTPJSONClient(httpClient: httpClient, baseURL: simulatorURL)),
             simulatorGroup: simulatorGroup, serverGroup: serverGroup, tasks: tasks, serverHTTPClient: serverHTTPClient,
             storePool: storePool, simulatorPKI: sim.store.pki, clock: sim.store.clock, gateway: gateway,
-            ownDatabase: ownDatabase, idle: (sim.store.idle, startServer && configuration.runWorkers ? serverIdle : nil, serverWake))
+            ownDatabase: ownDatabase, idle: (sim.store.idle, startServer && configuration.runWorkers ? serverIdle : nil, serverWake),
+            routes: routes)
     }
 
     private init(
@@ -184,8 +188,9 @@ public final class LocalStack: Sendable {
         httpClient: HTTPClient, simulator: SimulatorClient, simulatorGroup: ServiceGroup, serverGroup: ServiceGroup?,
         tasks: [Task<Void, any Error>], serverHTTPClient: HTTPClient, storePool: Task<Void, Never>?, simulatorPKI: SimulatorPKI,
         clock: SimulatorClock, gateway: RefusingGateway?, ownDatabase: String?,
-        idle: (simulator: IdleSignal, server: IdleSignal?, wake: WakeSignal)
+        idle: (simulator: IdleSignal, server: IdleSignal?, wake: WakeSignal), routes: RouteListing
     ) {
+        self.routes = routes
         self.simulatorIdle = idle.simulator
         self.serverIdle = idle.server
         self.serverWake = idle.wake
@@ -318,23 +323,24 @@ public final class LocalStack: Sendable {
     /// Runs a server with its database's listener (the wake signal when it works, answers on HTTP).
     private static func launch(
         configuration: StorekeeperConfiguration, backend: StorageBackend, httpClient: HTTPClient, clock: SimulatorClock, logger: Logger,
-        signal: WakeSignal = WakeSignal(), idle: IdleSignal? = nil
+        signal: WakeSignal = WakeSignal(), idle: IdleSignal? = nil, routes: RouteListing? = nil
     ) async throws -> LaunchedServer {
         let listener = backend.makeListener(signal: configuration.runWorkers ? signal : nil, answersHTTP: true, logger: logger)
         return try await launch(
             configuration: configuration, store: backend.store, httpClient: httpClient, clock: clock, logger: logger, signal: signal,
-            idle: idle, extraServices: listener.map { [$0] } ?? [])
+            idle: idle, routes: routes, extraServices: listener.map { [$0] } ?? [])
     }
 
     /// Runs a server on the simulator's clock and waits for the port it listens on.
     private static func launch(
         configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient, clock: SimulatorClock,
-        logger: Logger, signal: WakeSignal = WakeSignal(), idle: IdleSignal? = nil, extraServices: [any Service] = []
+        logger: Logger, signal: WakeSignal = WakeSignal(), idle: IdleSignal? = nil, routes: RouteListing? = nil,
+        extraServices: [any Service] = []
     ) async throws -> LaunchedServer {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let app = try await StorekeeperApplication.build(
             configuration: configuration, store: store, httpClient: httpClient, logger: logger, signal: signal, idle: idle,
-            extraServices: extraServices, now: { clock.now() }, onRunning: { port in continuation.yield(port) })
+            extraServices: extraServices, now: { clock.now() }, routeListing: routes, onRunning: { port in continuation.yield(port) })
         let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
         let task = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()

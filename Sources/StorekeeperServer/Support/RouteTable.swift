@@ -73,3 +73,27 @@ final class KnownRoutes: Sendable {
         return allowed.sorted()
     }
 }
+
+/// One route as registered: its method and path pattern (`/v1/subscribers/{appUserId}`).
+public struct RegisteredRoute: Sendable, Hashable, CustomStringConvertible {
+    public var method: String
+    public var path: String
+    public var description: String { "\(method) \(path)" }
+}
+
+/// Where `StorekeeperApplication.build` lists every route it registered: a test compares the
+/// list with the credential each route must need, so a route added without one is noticed.
+public final class RouteListing: Sendable {
+    private let state = Mutex<[RegisteredRoute]>([])
+
+    public init() {}
+
+    public var routes: [RegisteredRoute] { state.withLock { $0 } }
+
+    func fill(from known: KnownRoutes) {
+        let routes = known.all.flatMap { path, methods in
+            methods.map { RegisteredRoute(method: $0.rawValue, path: path.description) }
+        }
+        state.withLock { $0 = routes.sorted { ($0.path, $0.method) < ($1.path, $1.method) } }
+    }
+}
