@@ -66,9 +66,12 @@ actor NotificationOutbox {
     func setFaults(_ faults: Faults) { self.faults = faults }
 
     /// Whether a delivery is under way, due at `now`, or a first one not yet made (a duplicate or
-    /// a reordered one is sent moments after the others): only a retry, on Apple's schedule of
-    /// hours, is work for later.
-    func hasWork(now: Date) -> Bool { inFlight > 0 || queue.contains { $0.due <= now || $0.attempt == 0 } }
+    /// a reordered one is sent moments after the others). A retry, on Apple's schedule of hours,
+    /// is work too while time runs (`retriesToCome`: it comes due by itself); on a frozen clock
+    /// it waits for the test to move time.
+    func hasWork(now: Date, retriesToCome: Bool) -> Bool {
+        inFlight > 0 || queue.contains { $0.due <= now || $0.attempt == 0 || retriesToCome }
+    }
 
     /// Records a new notification and schedules its delivery, applying the pending faults.
     func add(_ item: Item, now: Date) {

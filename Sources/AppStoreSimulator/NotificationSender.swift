@@ -62,7 +62,7 @@ public struct NotificationSender: Service, CustomStringConvertible {
                     for (id, test) in store.retention.takeUnstarted() {
                         group.addTask { await store.runPerformanceTest(id, test, client: client) }
                     }
-                    let underWay = await store.outbox.hasWork(now: now) || store.retention.hasWork
+                    let underWay = await store.outbox.hasWork(now: now, retriesToCome: !store.clock.isFrozen) || store.retention.hasWork
                     store.idle.pass(pass, wasIdle: !found && !underWay)
                     try? await Task.sleep(for: tick)
                 }

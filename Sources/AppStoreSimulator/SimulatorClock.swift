@@ -29,6 +29,9 @@ public final class SimulatorClock: Sendable {
         state.withLock { state in state.frozenAt.map { $0.timeIntervalSinceNow } ?? state.offset }
     }
 
+    /// Whether only `advance` moves the clock.
+    public var isFrozen: Bool { state.withLock { $0.frozenAt != nil } }
+
     /// Stops the clock at its current instant: from now on only `advance` moves it.
     public func freeze() {
         state.withLock { state in

@@ -11,7 +11,9 @@ extension LocalStack {
     /// answer, an extension) and a delivery makes jobs, so both are awaited in turn until a
     /// round in which the simulator did no work (the server's periodic work, a held delivery
     /// looked at again, does not hold it up: a runner's pass with nothing due is idle). Waits on
-    /// the two loops' idle signals, never on a timer; a retry scheduled for later is not awaited.
+    /// the two loops' idle signals, never on a timer. A notification Apple will send again (a
+    /// delivery the server did not take, on a busy machine) is awaited while the clock runs; on
+    /// a frozen clock it waits for the test to move time, as a job due later does.
     /// Throws `TestWaitExpired` if that did not happen within `TestWait.seconds`.
     public func settle() async throws {
         let (simulatorIdle, serverIdle, serverWake) = (simulatorIdle, serverIdle, serverWake)

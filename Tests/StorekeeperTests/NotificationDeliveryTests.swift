@@ -287,6 +287,8 @@ struct NotificationDeliveryTests {
         // Retries 1, 2, … 10 hours apart: at 300 s a month the first comes 0.42 s after the failure
         // and the last some 23 s later, so the URL fixed late on a slow machine still gets one.
         try await Self.withAPIStack(configureSimulator: { $0.notificationRetryHours = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] }) { stack in
+            // Time moves at the test's word: a retry comes due only when the test moves past it.
+            stack.clock.freeze()
             // Nobody listens on port 9 of loopback: every delivery fails.
             try await stack.sendNotifications(to: "http://127.0.0.1:9/v1/notifications/appstore")
             let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")

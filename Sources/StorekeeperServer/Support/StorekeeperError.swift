@@ -91,15 +91,23 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
     /// A number the caller acts on, beside `code` and `message` (`insufficient_credits`: the balance).
     public var balance: Int?
 
-    public init(_ code: Code, _ message: String, cause: (any Error)? = nil, headers: HTTPFields = [:]) {
+    /// Where the error was raised (`#fileID`, `#line`): in logs and `description`, never in an answer.
+    public var file: String
+    public var line: Int
+
+    public init(
+        _ code: Code, _ message: String, cause: (any Error)? = nil, headers: HTTPFields = [:], file: String = #fileID, line: Int = #line
+    ) {
         self.code = code
         self.message = message
         self.cause = cause
         self.headers = headers
+        self.file = file
+        self.line = line
     }
 
     public var description: String {
-        "\(code): \(message)" + (cause.map { " (cause: \($0))" } ?? "")
+        "\(code): \(message)" + (cause.map { " (cause: \($0))" } ?? "") + " [\(file):\(line)]"
     }
 
     public var status: HTTPResponse.Status { code.status }

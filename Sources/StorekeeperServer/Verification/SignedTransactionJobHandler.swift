@@ -30,7 +30,7 @@ struct SignedTransactionJobHandler: VerificationJobHandler {
             // this job's evidence); the reread checks its claims against the app as configured now.
             outcome = try await gate.check(jws, app: app, now: at, signatures: .verifiedAtAcceptance)
         } catch {
-            outcome = .rejected(reason: .invalidSignedTransaction, message: "\(error)")
+            outcome = .rejected(reason: .invalidSignedTransaction, message: (error as? StorekeeperError)?.message ?? "\(error)")
         }
         switch outcome {
         case .rejected(let reason, _):
