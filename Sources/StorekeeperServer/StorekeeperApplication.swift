@@ -41,7 +41,7 @@ public enum StorekeeperApplication {
         background.insert(makeAppleCallFlusher(recorder: context.appleCalls, store: store, logger: logger, now: now), at: 0)
 
         let router = Router(context: StorekeeperRequestContext.self, options: .autoGenerateHeadEndpoints)
-        let routes = RouteTable(router: router, adminGate: AdminGate(context: context))
+        let routes = RouteTable(router: router, context: context)
         // Outermost, so it sees every answer as sent (errors already turned into responses). It
         // reports to the process's `MetricsSystem`: `serve` points that at `metrics`.
         router.add(middleware: MetricsMiddleware())

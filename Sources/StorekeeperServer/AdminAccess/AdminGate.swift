@@ -18,8 +18,8 @@ struct AdminGate: Sendable {
     static let tokenPrefix = "skadmin_"
 
     /// The principal the request is made by, allowed to reach this route; throws 401, 403 or 429.
-    func admit(_ request: Request, route: RouterPath, parameters: Parameters) async throws -> AdminPrincipal {
-        let guesses = "admin:\(RequestSource.address ?? "unknown")"
+    func admit(_ request: Request, route: RouterPath, parameters: Parameters, source: String?) async throws -> AdminPrincipal {
+        let guesses = "admin:\(source ?? "unknown")"
         let limit = AttemptLimit.adminCredentials(ratePerSecond: context.configuration.adminKeyGuessesPerSecond)
         let now = context.now()
         // An address that keeps sending wrong credentials is refused before any is compared
@@ -69,14 +69,16 @@ struct AdminGate: Sendable {
 
     /// Records a change the route's use case keeps no audit entry of, once it has succeeded. The
     /// change is made by then: a failure to record it is logged and counted, not answered.
-    func audit(_ request: Request, route: RouterPath, parameters: Parameters, response: Response, principal: AdminPrincipal) async {
+    func audit(
+        _ request: Request, route: RouterPath, parameters: Parameters, source: String?, response: Response, principal: AdminPrincipal
+    ) async {
         let segments = Self.segments(route)
         guard (200..<300).contains(Int(response.status.code)),
             AdminAccessRule.needsGateAudit(method: request.method.rawValue, segments: segments)
         else { return }
         let actor = AuditActor(
             name: principal.name, reason: request.headers[AdminInput.reasonHeader] ?? "",
-            declared: request.headers[AdminInput.actorHeader], from: RequestSource.address)
+            declared: request.headers[AdminInput.actorHeader], from: source)
         do {
             try await context.useCases.adminTokens.recordChange(
                 id: AuditEntry.freshId(), appId: try? Self.app(route, parameters), method: request.method.rawValue,
@@ -115,21 +117,19 @@ struct AdminGate: Sendable {
     }
 }
 
-/// The admin principal of the request being answered, set by `AdminGate` around the route.
-enum AdminSession {
-    @TaskLocal static var principal: AdminPrincipal?
-}
-
-/// A route's responder behind `AdminGate`.
+/// A route's responder behind `AdminGate`: the operator it admits goes in the context, where
+/// the route's `AdminRequestContext` reads it.
 struct AdminGatedResponder<Wrapped: HTTPResponder>: HTTPResponder where Wrapped.Context == StorekeeperRequestContext {
     let gate: AdminGate
     let route: RouterPath
     let wrapped: Wrapped
 
     func respond(to request: Request, context: StorekeeperRequestContext) async throws -> Response {
-        let principal = try await gate.admit(request, route: route, parameters: context.parameters)
-        let response = try await AdminSession.$principal.withValue(principal) { try await wrapped.respond(to: request, context: context) }
-        await gate.audit(request, route: route, parameters: context.parameters, response: response, principal: principal)
+        var admitted = context
+        let principal = try await gate.admit(request, route: route, parameters: context.parameters, source: context.source)
+        admitted.admitted = .admin(principal)
+        let response = try await wrapped.respond(to: request, context: admitted)
+        await gate.audit(request, route: route, parameters: context.parameters, source: context.source, response: response, principal: principal)
         return response
     }
 }

@@ -45,12 +45,12 @@ struct ClientGate: Sendable {
     /// budget that real users share. The token is checked first; a failed or missing one is
     /// limited by the caller's address (`sourceRatePerSecond`), a verified user by their own
     /// bucket, and only then, for admitted calls, the client key's overload guard.
-    func admit(_ app: AppConfiguration, request: Request, now: Date) async throws -> Caller {
+    func admit(_ app: AppConfiguration, request: Request, source: String?, now: Date) async throws -> Caller {
         guard let access = app.client else { throw StorekeeperError(.unauthorized, "unknown API key") }
         _ = try ResponseSigner.nonce(request)  // a malformed nonce is refused before any work
         // Failed calls and anonymous calls from one address have budgets of their own: a flood
         // of bad tokens never spends what anonymous users at the same address need.
-        let address = RequestSource.address ?? "unknown"
+        let address = source ?? "unknown"
         let failed = "failed:\(app.id):\(address)"
         let source = "anonymous:\(app.id):\(address)"
         let sourceBurst = max(10, 10 * access.sourceRatePerSecond)
@@ -89,25 +89,5 @@ struct ClientGate: Sendable {
         let seconds = max(1, Int(wait.rounded(.up)))
         throw StorekeeperError(
             .rateLimited, "too many requests for \(what); retry in \(seconds) s", headers: [.retryAfter: String(seconds)])
-    }
-}
-
-extension ServerContext {
-    /// A JSON answer to an app route. A client call that sent `Storekeeper-Nonce` gets it
-    /// signed when its app has a signing key (errors are never signed: an app must not act on
-    /// an unsigned answer).
-    /// `requestBody`: what a POST carried, covered by the signature.
-    func respond<T: Encodable>(
-        _ request: Request, _ caller: Caller, _ value: T, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:],
-        requestBody: ByteBuffer? = nil
-    ) throws -> Response {
-        var headers = headers
-        headers[.contentType] = "application/json"
-        let data = try StorekeeperJSON.makeEncoder().encode(value)
-        if case .client(let app, _) = caller, let signer = clientGate.signers[app.id], let nonce = try ResponseSigner.nonce(request) {
-            headers[ResponseSigner.signatureHeader] = try signer.header(
-                nonce: nonce, request: request, requestBody: requestBody, status: Int(status.code), body: Array(data), now: now())
-        }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

@@ -11,65 +11,64 @@ import StorekeeperDomain
 /// access granted or revoked in the operator's name (recorded with its audit entry and events by
 /// `ManagePromotionalGrants`), and a refresh from the App Store Server API.
 extension ConsoleController {
-    func registerCustomerActions<Routes: RouterMethods>(on console: Routes) where Routes.Context == StorekeeperRequestContext {
-        console.post("apps/:app/customers/:id/promotional-grants") { request, ctx in
-            try await acting(request, needsAdmin: true) { session, text in
-                let app = try context.app(id: try ctx.parameters.decoded("app"))
-                let id = try await context.useCases.identity.resolve(appId: app.id, appUserId: try ctx.parameters.decoded("id"))
-                let form = Self.decodeForm(GrantForm.self, text)
-                let duration = form?.duration.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
-                let outcome = try await context.useCases.promotionalGrants.grant(
-                    ManagePromotionalGrants.GrantRequest(
-                        appId: app.id, appUserId: id, entitlementId: form?.entitlementId ?? "", duration: duration,
-                        actor: session.auditActor(reason: ""), reason: form?.reason ?? "", grantId: nil),
-                    now: context.now())
-                let notice: String =
-                    switch outcome {
-                    case .granted(let grant, _): "Granted \(grant.entitlementId) (\(grant.id))."
-                    case .invalid(let problems): "Not granted: \(problems.joined(separator: "; "))."
-                    case .unknownEntitlement: "Not granted: no such entitlement."
-                    case .conflict: "Not granted: the grant id is taken."
-                    }
-                if case .granted = outcome { context.signal.wake() }
-                return customerRedirect(app.id, id, notice, session)
-            }
-        }
-        console.post("apps/:app/promotional-grants/:grantId/revoke") { request, ctx in
-            try await acting(request, needsAdmin: true) { session, text in
-                let app = try context.app(id: try ctx.parameters.decoded("app"))
-                let grantId = try ctx.parameters.decoded("grantId")
-                let form = Self.decodeForm(RevokeForm.self, text)
-                let outcome = try await context.useCases.promotionalGrants.revoke(
-                    appId: app.id, grantId: grantId, actor: session.auditActor(reason: ""), reason: form?.reason ?? "", now: context.now())
-                let notice: String =
-                    switch outcome {
-                    case .revoked: "Revoked grant \(grantId)."
-                    case .alreadyEnded: "Grant \(grantId) had ended on its own."
-                    case .notFound: "No grant \(grantId)."
-                    case .invalid(let problems): "Not revoked: \(problems.joined(separator: "; "))."
-                    }
-                if case .revoked = outcome { context.signal.wake() }
-                return customerRedirect(app.id, form?.appUserId ?? "", notice, session)
-            }
-        }
-        console.post("apps/:app/customers/:id/refresh") { request, ctx in
-            try await acting(request, needsAdmin: true) { session, _ in
-                let app = try context.app(id: try ctx.parameters.decoded("app"))
-                let id = try await context.useCases.identity.resolve(appId: app.id, appUserId: try ctx.parameters.decoded("id"))
-                guard context.serverAPIClients[app.id] != nil else {
-                    return customerRedirect(app.id, id, "This app has no App Store Server API key: nothing to refresh from.", session)
+    func registerCustomerActions(on actions: RouterGroup<ConsoleRequestContext>) {
+        actions.post("apps/:app/customers/:id/promotional-grants") { request, ctx in
+            let session = ctx.session
+            let text = ctx.form
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            let id = try await context.useCases.identity.resolve(appId: app.id, appUserId: try ctx.parameters.decoded("id"))
+            let form = Self.decodeForm(GrantForm.self, text)
+            let duration = form?.duration.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
+            let outcome = try await context.useCases.promotionalGrants.grant(
+                ManagePromotionalGrants.GrantRequest(
+                    appId: app.id, appUserId: id, entitlementId: form?.entitlementId ?? "", duration: duration,
+                    actor: ctx.actor, reason: form?.reason ?? "", grantId: nil),
+                now: context.now())
+            let notice: String =
+                switch outcome {
+                case .granted(let grant, _): "Granted \(grant.entitlementId) (\(grant.id))."
+                case .invalid(let problems): "Not granted: \(problems.joined(separator: "; "))."
+                case .unknownEntitlement: "Not granted: no such entitlement."
+                case .conflict: "Not granted: the grant id is taken."
                 }
-                guard
-                    let result = try await context.useCases.refreshSubscriber(
-                        appId: app.id, appUserId: id, actor: session.auditActor(reason: ""), now: context.now())
-                else {
-                    return customerRedirect(app.id, id, "No purchase of this customer is known: nothing to refresh.", session)
+            if case .granted = outcome { context.signal.wake() }
+            return customerRedirect(app.id, id, notice, session)
+        }
+        actions.post("apps/:app/promotional-grants/:grantId/revoke") { request, ctx in
+            let session = ctx.session
+            let text = ctx.form
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            let grantId = try ctx.parameters.decoded("grantId")
+            let form = Self.decodeForm(RevokeForm.self, text)
+            let outcome = try await context.useCases.promotionalGrants.revoke(
+                appId: app.id, grantId: grantId, actor: ctx.actor, reason: form?.reason ?? "", now: context.now())
+            let notice: String =
+                switch outcome {
+                case .revoked: "Revoked grant \(grantId)."
+                case .alreadyEnded: "Grant \(grantId) had ended on its own."
+                case .notFound: "No grant \(grantId)."
+                case .invalid(let problems): "Not revoked: \(problems.joined(separator: "; "))."
                 }
-                context.signal.wake()
-                context.logger.notice(
-                    "console: refresh", metadata: ["account": "\(session.name)", "verification": "\(result.verification.id)"])
-                return customerRedirect(app.id, id, "Refresh requested: verification \(result.verification.id).", session)
+            if case .revoked = outcome { context.signal.wake() }
+            return customerRedirect(app.id, form?.appUserId ?? "", notice, session)
+        }
+        actions.post("apps/:app/customers/:id/refresh") { request, ctx in
+            let session = ctx.session
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            let id = try await context.useCases.identity.resolve(appId: app.id, appUserId: try ctx.parameters.decoded("id"))
+            guard context.serverAPIClients[app.id] != nil else {
+                return customerRedirect(app.id, id, "This app has no App Store Server API key: nothing to refresh from.", session)
             }
+            guard
+                let result = try await context.useCases.refreshSubscriber(
+                    appId: app.id, appUserId: id, actor: ctx.actor, now: context.now())
+            else {
+                return customerRedirect(app.id, id, "No purchase of this customer is known: nothing to refresh.", session)
+            }
+            context.signal.wake()
+            context.logger.notice(
+                "console: refresh", metadata: ["account": "\(session.name)", "verification": "\(result.verification.id)"])
+            return customerRedirect(app.id, id, "Refresh requested: verification \(result.verification.id).", session)
         }
     }
 

@@ -14,59 +14,59 @@ extension ConsoleController {
     /// Rows shown on the ledger page; the downloads hold every row of the range.
     static let ledgerRowsShown = 500
 
-    func registerOperations<Routes: RouterMethods>(on console: Routes) where Routes.Context == StorekeeperRequestContext {
-        console.get("apps/:app/ledger") { request, ctx in
-            try await page(request) { session in try await ledgerPage(request, ctx, session) }
+    func registerOperations(pages: RouterGroup<ConsoleRequestContext>, actions: RouterGroup<ConsoleRequestContext>) {
+        pages.get("apps/:app/ledger") { request, ctx in
+            try await ledgerPage(request, ctx)
         }
         for format in ["csv", "json"] {
-            console.get("apps/:app/ledger.\(format)") { request, ctx in
-                try await page(request) { _ in try await ledgerDownload(request, ctx, format: format) }
+            pages.get("apps/:app/ledger.\(format)") { request, ctx in
+                try await ledgerDownload(request, ctx, format: format)
             }
         }
-        console.get("health") { request, _ in
-            try await page(request) { session in try await healthPage(session) }
+        pages.get("health") { _, ctx in
+            try await healthPage(ctx.session)
         }
-        console.get("apps/:app/webhooks") { request, ctx in
-            try await page(request) { session in try await webhooksPage(request, ctx, session) }
+        pages.get("apps/:app/webhooks") { request, ctx in
+            try await webhooksPage(request, ctx)
         }
         // Dead letters back to the queue: one, or all of an endpoint's (admin, CSRF token).
-        console.post("apps/:app/webhooks/:endpoint/replay") { request, ctx in
-            try await acting(request, needsAdmin: true) { session, text in
-                let app = try context.app(id: try ctx.parameters.decoded("app"))
-                let endpointId = try ctx.parameters.decoded("endpoint")
-                let delivery = Self.decodeForm(ReplayForm.self, text)?.deliveryId.flatMap { $0.isEmpty ? nil : $0 }
-                var replayed = 0
-                if let endpoint = try await context.useCases.webhookEndpoints.endpoint(appId: app.id, id: endpointId) {
-                    replayed = try await context.useCases.webhookEndpoints.replay(
-                        endpoint: endpoint, deliveryId: delivery, actor: session.auditActor(reason: ""), now: context.now())
-                }
-                if replayed > 0 { context.signal.wake() }
-                context.logger.notice(
-                    "console: webhook replay",
-                    metadata: ["account": "\(session.name)", "endpoint": "\(endpointId)", "replayed": "\(replayed)"])
-                let notice = "Replayed \(replayed) dead deliver\(replayed == 1 ? "y" : "ies") of endpoint \(endpointId)."
-                return redirect("/console/apps/\(Self.pathSegment(app.id))/webhooks?\(noticeQuery(notice, session))")
+        actions.post("apps/:app/webhooks/:endpoint/replay") { request, ctx in
+            let session = ctx.session
+            let text = ctx.form
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            let endpointId = try ctx.parameters.decoded("endpoint")
+            let delivery = Self.decodeForm(ReplayForm.self, text)?.deliveryId.flatMap { $0.isEmpty ? nil : $0 }
+            var replayed = 0
+            if let endpoint = try await context.useCases.webhookEndpoints.endpoint(appId: app.id, id: endpointId) {
+                replayed = try await context.useCases.webhookEndpoints.replay(
+                    endpoint: endpoint, deliveryId: delivery, actor: ctx.actor, now: context.now())
             }
+            if replayed > 0 { context.signal.wake() }
+            context.logger.notice(
+                "console: webhook replay",
+                metadata: ["account": "\(session.name)", "endpoint": "\(endpointId)", "replayed": "\(replayed)"])
+            let notice = "Replayed \(replayed) dead deliver\(replayed == 1 ? "y" : "ies") of endpoint \(endpointId)."
+            return redirect("/console/apps/\(Self.pathSegment(app.id))/webhooks?\(noticeQuery(notice, session))")
         }
         // One dead letter given up for good, so its subscriber's later events go on without it (admin, CSRF token).
-        console.post("apps/:app/webhooks/:endpoint/skip") { request, ctx in
-            try await acting(request, needsAdmin: true) { session, text in
-                let app = try context.app(id: try ctx.parameters.decoded("app"))
-                let endpointId = try ctx.parameters.decoded("endpoint")
-                let delivery = Self.decodeForm(ReplayForm.self, text)?.deliveryId ?? ""
-                var skipped = false
-                if !delivery.isEmpty, let endpoint = try await context.useCases.webhookEndpoints.endpoint(appId: app.id, id: endpointId) {
-                    skipped = try await context.useCases.webhookEndpoints.skip(
-                        endpoint: endpoint, deliveryId: delivery, actor: session.auditActor(reason: ""), now: context.now())
-                }
-                if skipped { context.signal.wake() }
-                context.logger.notice(
-                    "console: webhook skip",
-                    metadata: ["account": "\(session.name)", "endpoint": "\(endpointId)", "skipped": "\(skipped)"])
-                let notice =
-                    skipped ? "Skipped dead delivery \(delivery) of endpoint \(endpointId)." : "No such dead delivery of endpoint \(endpointId)."
-                return redirect("/console/apps/\(Self.pathSegment(app.id))/webhooks?\(noticeQuery(notice, session))")
+        actions.post("apps/:app/webhooks/:endpoint/skip") { request, ctx in
+            let session = ctx.session
+            let text = ctx.form
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            let endpointId = try ctx.parameters.decoded("endpoint")
+            let delivery = Self.decodeForm(ReplayForm.self, text)?.deliveryId ?? ""
+            var skipped = false
+            if !delivery.isEmpty, let endpoint = try await context.useCases.webhookEndpoints.endpoint(appId: app.id, id: endpointId) {
+                skipped = try await context.useCases.webhookEndpoints.skip(
+                    endpoint: endpoint, deliveryId: delivery, actor: ctx.actor, now: context.now())
             }
+            if skipped { context.signal.wake() }
+            context.logger.notice(
+                "console: webhook skip",
+                metadata: ["account": "\(session.name)", "endpoint": "\(endpointId)", "skipped": "\(skipped)"])
+            let notice =
+                skipped ? "Skipped dead delivery \(delivery) of endpoint \(endpointId)." : "No such dead delivery of endpoint \(endpointId)."
+            return redirect("/console/apps/\(Self.pathSegment(app.id))/webhooks?\(noticeQuery(notice, session))")
         }
     }
 
@@ -75,7 +75,8 @@ extension ConsoleController {
     /// Recent deliveries per endpoint the success rate is taken over.
     static let recentDeliveries = 200
 
-    private func ledgerPage(_ request: Request, _ ctx: StorekeeperRequestContext, _ session: ConsoleSession) async throws -> Response {
+    private func ledgerPage(_ request: Request, _ ctx: ConsoleRequestContext) async throws -> Response {
+        let session = ctx.session
         let app = try context.app(id: try ctx.parameters.decoded("app"))
         let query = try AdminController.ledgerQuery(QueryInput(request), appId: app.id)
         let entries = try await context.useCases.purchases.ledger(query)
@@ -109,7 +110,7 @@ extension ConsoleController {
     }
 
     /// The ledger of the range as the admin API gives it (`format=csv|json`), as a download.
-    private func ledgerDownload(_ request: Request, _ ctx: StorekeeperRequestContext, format: String) async throws -> Response {
+    private func ledgerDownload(_ request: Request, _ ctx: ConsoleRequestContext, format: String) async throws -> Response {
         let app = try context.app(id: try ctx.parameters.decoded("app"))
         let entries = try await context.useCases.purchases.ledger(try AdminController.ledgerQuery(QueryInput(request), appId: app.id))
         var response =
@@ -192,7 +193,8 @@ extension ConsoleController {
         return render("Apple health and the queue", "health", data, session: session)
     }
 
-    private func webhooksPage(_ request: Request, _ ctx: StorekeeperRequestContext, _ session: ConsoleSession) async throws -> Response {
+    private func webhooksPage(_ request: Request, _ ctx: ConsoleRequestContext) async throws -> Response {
+        let session = ctx.session
         let app = try context.app(id: try ctx.parameters.decoded("app"))
         let actions = context.useCases.webhookEndpoints
         let endpoints = try await actions.endpoints(appId: app.id)

@@ -64,63 +64,56 @@ struct ConsoleController {
             headers[.xContentTypeOptions] = "nosniff"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: ConsoleTemplates.stylesheet)))
         }
-        console.get("login") { request, _ in
-            if try await session(request) != nil { return redirect("/console") }
+        console.group().add(middleware: ConsoleAdmission(console: self, need: .optional)).get("login") { request, ctx in
+            if case .console = ctx.admitted { return redirect("/console") }
             return loginPage(request, status: .ok, notice: nil)
         }
         console.post("login") { request, _ in try await signIn(request) }
-        console.post("logout") { request, _ in
-            try await acting(request, needsAdmin: false) { session, _ in
-                let expires = StoredTime.date(session.expires)
-                gate.revoke(session.nonce, until: expires, now: context.now())
-                try await context.useCases.consoleSessions.signOut(nonce: session.nonce, expires: expires, now: context.now())
-                var response = redirect("/console/login")
-                response.setCookie(expired(ConsoleSession.cookieName, request))
-                return response
-            }
+        let pages = group(console, .page)
+        let actions = group(console, .action(needsAdmin: true))
+        group(console, .action(needsAdmin: false)).post("logout") { request, ctx in
+            let session = ctx.session
+            let expires = StoredTime.date(session.expires)
+            gate.revoke(session.nonce, until: expires, now: context.now())
+            try await context.useCases.consoleSessions.signOut(nonce: session.nonce, expires: expires, now: context.now())
+            var response = redirect("/console/login")
+            response.setCookie(expired(ConsoleSession.cookieName, request))
+            return response
         }
-        console.get("") { request, _ in
-            guard try await session(request) != nil else { return redirect("/console/login") }
-            return redirect("/console/apps/\(Self.pathSegment(context.apps[0].id))")
+        pages.get("") { _, _ in redirect("/console/apps/\(Self.pathSegment(context.apps[0].id))") }
+        pages.get("apps/:app") { request, ctx in try await overview(request, ctx) }
+        pages.get("apps/:app/customers") { request, ctx in try await customers(request, ctx) }
+        pages.get("apps/:app/customers/:id") { request, ctx in try await customer(request, ctx) }
+        pages.get("verifications") { request, ctx in try await verifications(request, ctx.session) }
+        registerOperations(pages: pages, actions: actions)
+        registerCustomerActions(on: actions)
+        actions.post("verifications/:id/retry") { _, ctx in
+            let id = try ctx.parameters.decoded("id")
+            let outcome = try await context.useCases.requeueVerification(
+                verificationId: id, actor: ctx.actor, now: context.now())
+            if outcome == .requeued { context.signal.wake() }
+            let done: String =
+                switch outcome {
+                case .requeued: "requeued"
+                case .busy: "busy"
+                case .notFound: "not_found"
+                case .refused: "refused"
+                }
+            context.logger.notice("console: verification retry", metadata: ["verification": "\(id)", "outcome": "\(done)"])
+            return redirect("/console/verifications?done=\(done)&id=\(Self.pathSegment(id))")
         }
-        console.get("apps/:app") { request, ctx in
-            try await page(request) { session in try await overview(request, ctx, session) }
-        }
-        console.get("apps/:app/customers") { request, ctx in
-            try await page(request) { session in try await customers(request, ctx, session) }
-        }
-        console.get("apps/:app/customers/:id") { request, ctx in
-            try await page(request) { session in try await customer(request, ctx, session) }
-        }
-        console.get("verifications") { request, _ in
-            try await page(request) { session in try await verifications(request, session) }
-        }
-        registerOperations(on: console)
-        registerCustomerActions(on: console)
-        console.post("verifications/:id/retry") { request, ctx in
-            try await acting(request, needsAdmin: true) { session, _ in
-                let id = try ctx.parameters.decoded("id")
-                let outcome = try await context.useCases.requeueVerification(
-                    verificationId: id, actor: session.auditActor(reason: ""), now: context.now())
-                if outcome == .requeued { context.signal.wake() }
-                let done: String =
-                    switch outcome {
-                    case .requeued: "requeued"
-                    case .busy: "busy"
-                    case .notFound: "not_found"
-                    case .refused: "refused"
-                    }
-                context.logger.notice("console: verification retry", metadata: ["verification": "\(id)", "outcome": "\(done)"])
-                return redirect("/console/verifications?done=\(done)&id=\(Self.pathSegment(id))")
-            }
-        }
+    }
+
+    /// Console routes under `console` behind `ConsoleAdmission`: their context carries the session.
+    private func group(_ console: RouterGroup<StorekeeperRequestContext>, _ need: ConsoleAdmission.Need) -> RouterGroup<ConsoleRequestContext> {
+        console.group().add(middleware: ConsoleAdmission(console: self, need: need)).group(context: ConsoleRequestContext.self)
     }
 
     // MARK: - Sessions
 
     /// The session the request's cookie carries: signed, not expired, and not signed out here or
     /// (the stored sign-outs, learnt once) in another process.
-    private func session(_ request: Request) async throws -> ConsoleSession? {
+    func session(_ request: Request) async throws -> ConsoleSession? {
         guard let value = request.cookies[ConsoleSession.cookieName]?.value,
             let session = signer.session(from: value, now: context.now()), !gate.isRevoked(session.nonce)
         else { return nil }
@@ -211,44 +204,10 @@ struct ConsoleController {
         Cookie(name: name, value: "", maxAge: 0, path: "/console", secure: Self.isSecure(request), httpOnly: true, sameSite: .strict)
     }
 
-    /// A page for anyone signed in; without a session, the sign-in page. A request the API would
-    /// refuse (an unknown app, a malformed range) is shown as a page with the same status.
-    func page(_ request: Request, _ body: (ConsoleSession) async throws -> Response) async throws -> Response {
-        guard let session = try await session(request) else { return redirect("/console/login") }
-        do {
-            return try await body(session)
-        } catch let error as StorekeeperError {
-            return render("Not shown", "message", ["text": error.message, "back": "/console"], session: session, status: error.status)
-        }
-    }
-
-    /// An action: a session, the form's CSRF token, and the admin role where `needsAdmin`. The
-    /// body is read once, here, and handed to the action as the form's text.
-    func acting(_ request: Request, needsAdmin: Bool, _ body: (ConsoleSession, String) async throws -> Response) async throws -> Response {
-        struct ActionForm: Decodable { var csrf: String? }
-        guard let session = try await session(request) else { return redirect("/console/login") }
-        let text = try await Self.formText(request)
-        guard let text, let form = Self.decodeForm(ActionForm.self, text), signer.csrfMatches(form.csrf, nonce: session.nonce) else {
-            return render(
-                "Refused", "message",
-                ["text": "The form was not sent from this console (no valid CSRF token): nothing was done.", "back": "/console"],
-                session: session, status: .forbidden)
-        }
-        guard !needsAdmin || session.role == .admin else {
-            return render(
-                "Refused", "message", ["text": "Your role (\(session.role.rawValue)) may look but not act.", "back": "/console"], session: session,
-                status: .forbidden)
-        }
-        do {
-            return try await body(session, text)
-        } catch let error as StorekeeperError {
-            return render("Not done", "message", ["text": error.message, "back": "/console"], session: session, status: error.status)
-        }
-    }
-
     // MARK: - Pages
 
-    private func overview(_ request: Request, _ ctx: StorekeeperRequestContext, _ session: ConsoleSession) async throws -> Response {
+    private func overview(_ request: Request, _ ctx: ConsoleRequestContext) async throws -> Response {
+        let session = ctx.session
         let app = try context.app(id: try ctx.parameters.decoded("app"))
         let query = QueryInput(request)
         let environment = try query.oneOf("environment", ["production", "sandbox"]) ?? "production"
@@ -303,7 +262,8 @@ struct ConsoleController {
         return render("\(app.id): overview (\(environment))", "overview", data, session: session)
     }
 
-    private func customers(_ request: Request, _ ctx: StorekeeperRequestContext, _ session: ConsoleSession) async throws -> Response {
+    private func customers(_ request: Request, _ ctx: ConsoleRequestContext) async throws -> Response {
+        let session = ctx.session
         let app = try context.app(id: try ctx.parameters.decoded("app"))
         let text = (Self.formField("q", in: request) ?? "").trimmingCharacters(in: .whitespaces)
         let results = try await context.useCases.findCustomers.search(appId: app.id, text: text).map { found -> [String: Any] in
@@ -326,7 +286,8 @@ struct ConsoleController {
         }
     }
 
-    private func customer(_ request: Request, _ ctx: StorekeeperRequestContext, _ session: ConsoleSession) async throws -> Response {
+    private func customer(_ request: Request, _ ctx: ConsoleRequestContext) async throws -> Response {
+        let session = ctx.session
         let app = try context.app(id: try ctx.parameters.decoded("app"))
         let requested = try ctx.parameters.decoded("id")
         let id = try await context.useCases.identity.resolve(appId: app.id, appUserId: requested)

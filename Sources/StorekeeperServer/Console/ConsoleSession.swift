@@ -13,11 +13,6 @@ struct ConsoleSession: Codable, Sendable, Hashable {
     var nonce: String
 
     static let cookieName = "storekeeper_console"
-
-    /// The operator as the audit log names them, from the address they signed in from.
-    func auditActor(reason: String) -> AuditActor {
-        AuditActor(name: "console:\(name)", reason: reason, from: RequestSource.address)
-    }
 }
 
 /// Signs and reads session cookies and derives CSRF tokens (HMAC-SHA256).

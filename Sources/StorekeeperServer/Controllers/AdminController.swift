@@ -12,14 +12,12 @@ struct AdminController {
     let context: ServerContext
 
     func register(on router: RouteTable) {
-        let admin = router.group("v1/admin")
+        let admin = router.admin("v1/admin")
         admin.get("apps/:app/products") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             return try StorekeeperJSON.response(["products": try await context.useCases.catalog.products(appId: app.id)])
         }
         admin.post("apps/:app/products") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let product = try await decodeProduct(request, productId: nil)
             guard try await context.useCases.catalog.create(appId: app.id, product: product, now: context.now()) else {
@@ -28,14 +26,12 @@ struct AdminController {
             return try StorekeeperJSON.response(product, status: .created)
         }
         admin.put("apps/:app/products/:productId") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let product = try await decodeProduct(request, productId: try ctx.parameters.decoded("productId"))
             try await context.useCases.catalog.save(appId: app.id, product: product, now: context.now())
             return try StorekeeperJSON.response(product)
         }
         admin.delete("apps/:app/products/:productId") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let productId = try ctx.parameters.decoded("productId")
             guard try await context.useCases.catalog.delete(appId: app.id, productId: productId) else {
@@ -44,7 +40,6 @@ struct AdminController {
             return Response(status: .noContent)
         }
         admin.get("apps/:app/storekit-config") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let file = StoreKitConfigurationFile.contents(
                 appId: app.id, products: try await context.useCases.catalog.products(appId: app.id), groups: app.subscriptionGroups,
@@ -56,13 +51,11 @@ struct AdminController {
         }
         registerEntitlements(on: admin)
         admin.get("verifications") { request, _ in
-            try context.authenticateAdmin(request)
             return try await listVerifications(request)
         }
         admin.post("verifications/:id/retry") { request, ctx in
-            try context.authenticateAdmin(request)
             let id = try ctx.parameters.decoded("id")
-            switch try await context.useCases.requeueVerification(verificationId: id, actor: try AdminInput.actor(request), now: context.now()) {
+            switch try await context.useCases.requeueVerification(verificationId: id, actor: try AdminInput.actor(request, ctx), now: context.now()) {
             case .requeued: break
             case .notFound: throw StorekeeperError(.notFound, "no verification '\(id)'")
             case .busy: throw StorekeeperError(.verificationBusy, "verification '\(id)' is being verified right now")
@@ -75,26 +68,21 @@ struct AdminController {
             return try StorekeeperJSON.response(context.view(record), status: .accepted)
         }
         admin.post("apps/:app/notifications/gap-fill") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             return try await gapFill(request, app: app)
         }
         admin.post("apps/:app/users/:appUserId/refresh") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
-            return try await refresh(request, app: app, appUserId: try ctx.parameters.decoded("appUserId"))
+            return try await refresh(request, ctx, app: app, appUserId: try ctx.parameters.decoded("appUserId"))
         }
         admin.get("apps/:app/app-transactions/:appTransactionId") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             return try await appTransactionOwners(app: app, id: try ctx.parameters.decoded("appTransactionId"))
         }
         admin.get("apple-health") { request, _ in
-            try context.authenticateAdmin(request)
             return try StorekeeperJSON.response(AppleHealthView(context.appleHealth?.snapshot() ?? [], now: context.now()))
         }
         admin.get("apps/:app/ledger") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             return try await ledger(request, app: app)
         }
@@ -120,13 +108,13 @@ struct AdminController {
 
     /// Queues a refresh of one subscriber from the App Store Server API (their known original
     /// transactions' history and renewal info) and waits for it like a submission (`?wait=`).
-    private func refresh(_ request: Request, app: AppConfiguration, appUserId: String) async throws -> Response {
+    private func refresh(_ request: Request, _ ctx: AdminRequestContext, app: AppConfiguration, appUserId: String) async throws -> Response {
         let appUserId = try await context.resolve(app, appUserId)
         let wait = try QueryInput(request).wait(cap: context.configuration.maxWaitSeconds) ?? min(5, context.configuration.maxWaitSeconds)
         guard context.serverAPIClients[app.id] != nil else {
             throw StorekeeperError(.serverAPINotConfigured, "app '\(app.id)' has no serverAPI key")
         }
-        let actor = try AdminInput.actor(request)
+        let actor = try AdminInput.actor(request, ctx)
         guard
             let result = try await context.useCases.refreshSubscriber(appId: app.id, appUserId: appUserId, actor: actor, now: context.now())
         else {
@@ -159,18 +147,16 @@ struct AdminController {
 
     /// The app's named entitlements: listed, created or replaced whole by id, deleted. A change
     /// shows in every subscriber answer and event from then on (they are built at read time).
-    private func registerEntitlements(on admin: RouterGroup<RouteTable.Context>) {
+    private func registerEntitlements(on admin: RouterGroup<AdminRequestContext>) {
         admin.get("apps/:app/entitlements") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             return try StorekeeperJSON.response(["entitlements": try await context.useCases.catalog.entitlements(appId: app.id)])
         }
         admin.put("apps/:app/entitlements/:entitlementId") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let id = try ctx.parameters.decoded("entitlementId")
             struct Body: Decodable { var products: [String] }
-            let actor = try AdminInput.actor(request)
+            let actor = try AdminInput.actor(request, ctx)
             let data = try await context.body(request)
             let body = try StorekeeperJSON.decode(Body.self, from: data)
             try AdminInput.refuseFields(data, except: ["products"], note: "the path names the entitlement")
@@ -180,12 +166,11 @@ struct AdminController {
             return try StorekeeperJSON.response(definition)
         }
         admin.delete("apps/:app/entitlements/:entitlementId") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let id = try ctx.parameters.decoded("entitlementId")
             guard
                 try await context.useCases.catalog.deleteEntitlement(
-                    appId: app.id, entitlementId: id, actor: try AdminInput.actor(request), now: context.now())
+                    appId: app.id, entitlementId: id, actor: try AdminInput.actor(request, ctx), now: context.now())
             else {
                 throw StorekeeperError(.notFound, "no entitlement '\(id)'")
             }

@@ -41,10 +41,10 @@ struct AdminTokensController {
     }
 
     func register(on router: RouteTable) {
-        let admin = router.group("v1/admin")
+        let admin = router.admin("v1/admin")
         let known = router.known
-        admin.get("whoami") { request, _ in
-            let principal = try context.authenticateAdmin(request)
+        admin.get("whoami") { request, ctx in
+            let principal = ctx.principal
             var routes: [Identity.Route] = []
             for (path, methods) in known.all where RouteTable.isAdmin(path) {
                 let segments = AdminGate.segments(path)
@@ -61,11 +61,9 @@ struct AdminTokensController {
                 Identity(name: principal.name, role: principal.role, apps: principal.apps.map { $0.sorted() }, routes: routes))
         }
         admin.get("tokens") { request, _ in
-            try context.authenticateAdmin(request)
             return try StorekeeperJSON.response(["tokens": try await context.useCases.adminTokens.tokens()])
         }
-        admin.post("tokens") { request, _ in
-            try context.authenticateAdmin(request)
+        admin.post("tokens") { request, ctx in
             struct Body: Decodable {
                 var name: String
                 var role: AdminRole
@@ -80,33 +78,29 @@ struct AdminTokensController {
             }
             switch try await context.useCases.adminTokens.create(
                 ManageAdminTokens.NewToken(name: body.name, role: body.role, apps: body.apps), knownApps: Set(context.apps.map(\.id)),
-                secretHash: AdminGate.hash(secret), actor: try AdminInput.actor(request), now: context.now())
+                secretHash: AdminGate.hash(secret), actor: try AdminInput.actor(request, ctx), now: context.now())
             {
             case .created(let token): return try StorekeeperJSON.response(Issued(token: token, secret: secret), status: .created)
             case .invalid(let problems): throw StorekeeperError(.invalidRequest, problems.joined(separator: "; "))
             }
         }
         admin.post("tokens/:id/revoke") { request, ctx in
-            try context.authenticateAdmin(request)
             let id = try ctx.parameters.decoded("id")
-            let outcome = try await context.useCases.adminTokens.revoke(id: id, actor: try AdminInput.actor(request), now: context.now())
+            let outcome = try await context.useCases.adminTokens.revoke(id: id, actor: try AdminInput.actor(request, ctx), now: context.now())
             return try answer(outcome, id: id, secret: nil)
         }
         admin.post("tokens/:id/rotate") { request, ctx in
-            try context.authenticateAdmin(request)
             let id = try ctx.parameters.decoded("id")
             let overlap = try QueryInput(request).integer("overlapSeconds", in: 0...Self.maximumOverlapSeconds) ?? Self.defaultOverlapSeconds
             let secret = AdminGate.newSecret()
             let outcome = try await context.useCases.adminTokens.rotate(
-                id: id, overlapSeconds: overlap, secretHash: AdminGate.hash(secret), actor: try AdminInput.actor(request), now: context.now())
+                id: id, overlapSeconds: overlap, secretHash: AdminGate.hash(secret), actor: try AdminInput.actor(request, ctx), now: context.now())
             return try answer(outcome, id: id, secret: secret)
         }
         admin.get("audit") { request, _ in
-            try context.authenticateAdmin(request)
             return try await audit(request, appIds: nil)
         }
-        router.group("v1/admin/apps/:app").get("audit") { request, ctx in
-            try context.authenticateAdmin(request)
+        router.admin("v1/admin/apps/:app").get("audit") { request, ctx in
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             return try await audit(request, appIds: [app.id])
         }

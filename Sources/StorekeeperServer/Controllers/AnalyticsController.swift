@@ -9,9 +9,9 @@ struct AnalyticsController {
     let context: ServerContext
 
     func register(on router: RouteTable) {
-        let metrics = router.group("v1/admin/apps/:app/metrics")
+        let metrics = router.admin("v1/admin/apps/:app/metrics")
         metrics.get("revenue") { request, ctx in
-            let (app, query) = try admit(request, ctx)
+            let (app, query) = try appAndQuery(request, ctx)
             let environment = try query.environment()
             let interval = try query.interval()
             let from = try query.date("from") ?? Date.distantPast
@@ -22,7 +22,7 @@ struct AnalyticsController {
             return try StorekeeperJSON.response(report)
         }
         metrics.get("subscriptions") { request, ctx in
-            let (app, query) = try admit(request, ctx)
+            let (app, query) = try appAndQuery(request, ctx)
             let environment = try query.environment()
             let interval = try query.interval()
             let now = context.now()
@@ -33,7 +33,7 @@ struct AnalyticsController {
             return try StorekeeperJSON.response(report)
         }
         metrics.get("cohorts") { request, ctx in
-            let (app, query) = try admit(request, ctx)
+            let (app, query) = try appAndQuery(request, ctx)
             let environment = try query.environment()
             let now = context.now()
             let (from, to, omitted) = try Self.range(query, interval: .month, now: now)
@@ -44,9 +44,9 @@ struct AnalyticsController {
         }
     }
 
-    private func admit(_ request: Request, _ ctx: some RequestContext) throws -> (AppConfiguration, QueryInput) {
-        try context.authenticateAdmin(request)
-        return (try context.app(id: try ctx.parameters.decoded("app")), QueryInput(request))
+    /// The app in the route's path, and the query.
+    private func appAndQuery(_ request: Request, _ ctx: AdminRequestContext) throws -> (AppConfiguration, QueryInput) {
+        (try context.app(id: try ctx.parameters.decoded("app")), QueryInput(request))
     }
 
     /// `from`/`to` for figures by period: by default the twelve periods up to now; never more than

@@ -15,21 +15,20 @@ struct AppController {
     let context: ServerContext
 
     func register(on router: RouteTable) {
-        let v1 = router.group("v1")
-        v1.get("products") { request, _ in try await products(request) }
-        v1.post("receipts") { request, _ in try await submitReceipt(request) }
-        v1.post("transactions") { request, _ in try await submitSignedTransaction(request) }
-        v1.get("verifications/:id") { request, ctx in try await verification(request, id: try ctx.parameters.decoded("id")) }
+        let v1 = router.callers("v1")
+        v1.get("products") { request, ctx in try await products(request, ctx.caller) }
+        v1.post("receipts") { request, ctx in try await submitReceipt(request, ctx.caller) }
+        v1.post("transactions") { request, ctx in try await submitSignedTransaction(request, ctx.caller) }
+        v1.get("verifications/:id") { request, ctx in try await verification(request, ctx.caller, id: try ctx.parameters.decoded("id")) }
         v1.get("subscribers/:appUserId") { request, ctx in
-            try await subscriber(request, appUserId: try ctx.parameters.decoded("appUserId"))
+            try await subscriber(request, ctx.caller, appUserId: try ctx.parameters.decoded("appUserId"))
         }
     }
 
     /// Server-mode step 1: the products the app may offer (Ready for Sale only).
-    func products(_ request: Request) async throws -> Response {
-        let caller = try await context.authenticateCaller(request)
+    func products(_ request: Request, _ caller: Caller) async throws -> Response {
         let sellable = try await context.useCases.catalog.sellable(appId: caller.app.id)
-        return try context.respond(request, caller, ["products": sellable])
+        return try StorekeeperJSON.response(["products": sellable])
     }
 
     struct ReceiptBody: Decodable {
@@ -41,8 +40,7 @@ struct AppController {
         var hints: [String: String]?
     }
 
-    func submitReceipt(_ request: Request) async throws -> Response {
-        let caller = try await context.authenticateCaller(request)
+    func submitReceipt(_ request: Request, _ caller: Caller) async throws -> Response {
         let app = caller.app
         // Every input is checked before anything is stored.
         let wait = try waitSeconds(request)
@@ -73,9 +71,9 @@ struct AppController {
             verification = try await context.waitForFinal(verification, seconds: wait)
         }
         let done = verification.state.isFinal || verification.state == .configurationError
-        return try context.respond(
-            request, caller, context.view(verification), status: done ? .ok : .accepted,
-            headers: [.location: "/v1/verifications/\(verification.id)"], requestBody: posted)
+        return try StorekeeperJSON.response(
+            context.view(verification), status: done ? .ok : .accepted,
+            headers: [.location: "/v1/verifications/\(verification.id)"])
     }
 
     /// The submission use case in a span of its own, named by the verification it made or found:
@@ -102,8 +100,7 @@ struct AppController {
 
     /// StoreKit 2: verified locally at once (no Apple call), granted by a job with the same rules
     /// as receipts. Answers when granted (normally milliseconds), or 202 after `wait` seconds.
-    func submitSignedTransaction(_ request: Request) async throws -> Response {
-        let caller = try await context.authenticateCaller(request)
+    func submitSignedTransaction(_ request: Request, _ caller: Caller) async throws -> Response {
         let app = caller.app
         let wait = try waitSeconds(request) ?? min(5, context.configuration.maxWaitSeconds)
         let posted = try await context.body(request)
@@ -119,9 +116,9 @@ struct AppController {
         if result.created { context.signal.wake() }
         let verification = try await context.waitForFinal(result.verification, seconds: wait)
         let done = verification.state.isFinal || verification.state == .configurationError
-        return try context.respond(
-            request, caller, context.view(verification), status: done ? .ok : .accepted,
-            headers: [.location: "/v1/verifications/\(verification.id)"], requestBody: posted)
+        return try StorekeeperJSON.response(
+            context.view(verification), status: done ? .ok : .accepted,
+            headers: [.location: "/v1/verifications/\(verification.id)"])
     }
 
     /// A receipt as the server takes it from anyone (the app, its backend, an import): white
@@ -170,20 +167,18 @@ struct AppController {
         return String(decoding: text.utf8.filter { !isSpace($0) }, as: UTF8.self)
     }
 
-    func verification(_ request: Request, id: String) async throws -> Response {
-        let caller = try await context.authenticateCaller(request)
+    func verification(_ request: Request, _ caller: Caller, id: String) async throws -> Response {
         guard let verification = try await context.useCases.verifications.verification(id: id, appId: caller.app.id) else {
             throw StorekeeperError(.notFound, "no verification '\(id)'")
         }
         _ = try await context.identify(caller, verification.appUserId)
-        return try context.respond(request, caller, context.view(verification))
+        return try StorekeeperJSON.response(context.view(verification))
     }
 
-    func subscriber(_ request: Request, appUserId: String) async throws -> Response {
-        let caller = try await context.authenticateCaller(request)
+    func subscriber(_ request: Request, _ caller: Caller, appUserId: String) async throws -> Response {
         let app = caller.app
         let user = try await context.identify(caller, appUserId)
         let view = try await context.useCases.readSubscriber(appId: app.id, appUserId: user, now: context.now())
-        return try context.respond(request, caller, view)
+        return try StorekeeperJSON.response(view)
     }
 }

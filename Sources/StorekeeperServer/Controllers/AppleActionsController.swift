@@ -17,7 +17,7 @@ struct AppleActionsController {
 
     func register(on router: RouteTable) {
         registerMassExtension(on: router)
-        let transactions = router.group("v1/admin/apps/:app/transactions")
+        let transactions = router.admin("v1/admin/apps/:app/transactions")
         transactions.post(":transactionId/finish") { request, ctx in
             let (app, client, placement) = try context.appleCall(request, ctx)
             let id = try transactionId(ctx, "transactionId")
@@ -76,7 +76,7 @@ struct AppleActionsController {
             context.metrics.increment(Metric.appleActionsTotal, labels: ["action": "refund_history", "app": app.id])
             return try StorekeeperJSON.response(RefundsAnswer(transactionId: id, environment: environment.storageName, refunds: refunds))
         }
-        router.group("v1/admin/apps/:app/orders").get(":orderId") { request, ctx in
+        router.admin("v1/admin/apps/:app/orders").get(":orderId") { request, ctx in
             let (app, client, placement) = try context.appleCall(request, ctx)
             let orderId = try ctx.parameters.decoded("orderId")
             // Apple's order ids (on the customer's invoice) are letters and digits.
@@ -94,7 +94,7 @@ struct AppleActionsController {
             return try StorekeeperJSON.response(
                 OrderAnswer(orderId: orderId, environment: environment.storageName, valid: valid, transactions: transactions))
         }
-        router.group("v1/admin/apps/:app/subscriptions").put(":originalTransactionId/renewal-extension") { request, ctx in
+        router.admin("v1/admin/apps/:app/subscriptions").put(":originalTransactionId/renewal-extension") { request, ctx in
             let (app, client, placement) = try context.appleCall(request, ctx)
             let id = try transactionId(ctx, "originalTransactionId", digits: 20)
             let extension_ = try await renewalExtension(request)
@@ -117,7 +117,7 @@ struct AppleActionsController {
     /// the status (its `complete`, `succeededCount` and `failedCount`) with the same request
     /// identifier, which also makes a retried request idempotent at Apple.
     private func registerMassExtension(on router: RouteTable) {
-        let products = router.group("v1/admin/apps/:app/products")
+        let products = router.admin("v1/admin/apps/:app/products")
         products.post(":productId/renewal-extension") { request, ctx in
             let (app, client, placement) = try context.appleCall(request, ctx)
             let productId = try await subscriptionProduct(app, ctx)
@@ -186,7 +186,7 @@ struct AppleActionsController {
 
     /// A product of the app's catalog that renews: extending anything else means nothing at Apple,
     /// so any other product id is, for this route, a subscription that does not exist.
-    private func subscriptionProduct(_ app: AppConfiguration, _ ctx: some RequestContext) async throws -> String {
+    private func subscriptionProduct(_ app: AppConfiguration, _ ctx: AdminRequestContext) async throws -> String {
         let productId = try ctx.parameters.decoded("productId")
         guard let product = try await context.useCases.catalog.products(appId: app.id).first(where: { $0.productId == productId }) else {
             throw StorekeeperError(.notFound, "no product '\(productId)' in app '\(app.id)'")
@@ -281,7 +281,7 @@ struct AppleActionsController {
     /// digits; anything else is refused here rather than sent to Apple. Calls that take only a
     /// transaction id (not an app transaction id) take at most 20 digits, as Apple does (a 64-bit
     /// number); a longer one is refused here, not by Apple.
-    private func transactionId(_ ctx: some RequestContext, _ name: String, digits: Int = 40) throws -> String {
+    private func transactionId(_ ctx: AdminRequestContext, _ name: String, digits: Int = 40) throws -> String {
         let id = try ctx.parameters.decoded(name)
         guard (1...digits).contains(id.utf8.count), id.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
             throw StorekeeperError(.invalidRequest, "\(name) must be an App Store transaction id (up to \(digits) decimal digits)")

@@ -16,9 +16,9 @@ struct CreditsController {
     static let pageLimit = 1_000
 
     func register(on router: RouteTable) {
-        let subscriber = router.group("v1/subscribers/:appUserId/credits")
-        subscriber.post("spend") { request, ctx in try await spend(request, appUserId: try ctx.parameters.decoded("appUserId")) }
-        subscriber.get { request, ctx in try await history(request, appUserId: try ctx.parameters.decoded("appUserId")) }
+        let subscriber = router.callers("v1/subscribers/:appUserId/credits")
+        subscriber.post("spend") { request, ctx in try await spend(request, ctx.caller, appUserId: try ctx.parameters.decoded("appUserId")) }
+        subscriber.get { request, ctx in try await history(request, ctx.caller, appUserId: try ctx.parameters.decoded("appUserId")) }
     }
 
     struct SpendBody: Decodable {
@@ -52,8 +52,7 @@ struct CreditsController {
         }
     }
 
-    func spend(_ request: Request, appUserId: String) async throws -> Response {
-        let caller = try await context.authenticateCaller(request)
+    func spend(_ request: Request, _ caller: Caller, appUserId: String) async throws -> Response {
         if case .client(let app, let token) = caller {
             guard app.client?.spendCredits == true else {
                 throw StorekeeperError(.clientKeyNotAllowed, "app '\(app.id)' spends credits from its backend only (client.spendCredits is off)")
@@ -71,8 +70,7 @@ struct CreditsController {
         switch outcome {
         case .spent(let spend, let replayed):
             if !replayed { context.signal.wake() }
-            return try context.respond(
-                request, caller, SpendAnswer(spend: SpendEntry(spend), balance: spend.balanceAfter, replayed: replayed), requestBody: data)
+            return try StorekeeperJSON.response(SpendAnswer(spend: SpendEntry(spend), balance: spend.balanceAfter, replayed: replayed))
         case .invalid(let problems): throw StorekeeperError(.invalidRequest, problems.joined(separator: "; "))
         case .insufficient(let balance):
             var error = StorekeeperError(.insufficientCredits, "the balance is \(balance) credits: \(body.amount ?? 0) cannot be spent")
@@ -95,8 +93,7 @@ struct CreditsController {
         var nextBefore: Int64?
     }
 
-    func history(_ request: Request, appUserId: String) async throws -> Response {
-        let caller = try await context.authenticateCaller(request)
+    func history(_ request: Request, _ caller: Caller, appUserId: String) async throws -> Response {
         let user = try await context.identify(caller, appUserId)
         let query = QueryInput(request)
         let limit = try query.integer("limit", in: 1...Self.pageLimit) ?? 100
@@ -105,6 +102,6 @@ struct CreditsController {
         let answer = HistoryAnswer(
             appUserId: user, balance: history.balance, purchased: history.purchased, spent: history.spent,
             spends: history.spends.map { SpendEntry($0.spend) }, nextBefore: history.spends.count == limit ? history.spends.last?.cursor : nil)
-        return try context.respond(request, caller, answer)
+        return try StorekeeperJSON.response(answer)
     }
 }

@@ -13,35 +13,33 @@ struct CustomersController {
     let context: ServerContext
 
     func register(on router: RouteTable) {
-        router.group("v1").patch("subscribers/:appUserId/attributes") { request, ctx in
-            try await updateAttributes(request, appUserId: try ctx.parameters.decoded("appUserId"))
+        router.callers("v1").patch("subscribers/:appUserId/attributes") { request, ctx in
+            try await updateAttributes(request, ctx.caller, appUserId: try ctx.parameters.decoded("appUserId"))
         }
-        router.group("v1").post("subscribers/:appUserId/app-transaction") { request, ctx in
-            try await postAppTransaction(request, appUserId: try ctx.parameters.decoded("appUserId"))
+        router.callers("v1").post("subscribers/:appUserId/app-transaction") { request, ctx in
+            try await postAppTransaction(request, ctx.caller, appUserId: try ctx.parameters.decoded("appUserId"))
         }
-        router.group("v1").post("subscribers/:appUserId/customer-center-actions") { request, ctx in
-            try await postCustomerCenterAction(request, appUserId: try ctx.parameters.decoded("appUserId"))
+        router.callers("v1").post("subscribers/:appUserId/customer-center-actions") { request, ctx in
+            try await postCustomerCenterAction(request, ctx.caller, appUserId: try ctx.parameters.decoded("appUserId"))
         }
-        router.group("v1/admin/apps/:app").delete("subscribers/:appUserId") { request, ctx in
-            try context.authenticateAdmin(request)
+        router.admin("v1/admin/apps/:app").delete("subscribers/:appUserId") { request, ctx in
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let appUserId = try await context.resolve(app, try ctx.parameters.decoded("appUserId"))
-            let actor = try AdminInput.actor(request)
+            let actor = try AdminInput.actor(request, ctx)
             guard let deletion = try await context.useCases.customers.delete(appId: app.id, appUserId: appUserId, actor: actor, now: context.now())
             else { throw StorekeeperError(.notFound, "nothing is stored of that user") }
             return try StorekeeperJSON.response(deletion)
         }
-        registerSuspension(on: router.group("v1/admin/apps/:app"))
+        registerSuspension(on: router.admin("v1/admin/apps/:app"))
     }
 
     /// An operator withholds a subscriber's access (fraud, a dispute) or lifts a suspension, a
     /// parent's withdrawn consent's included.
-    private func registerSuspension(on admin: RouterGroup<RouteTable.Context>) {
+    private func registerSuspension(on admin: RouterGroup<AdminRequestContext>) {
         admin.put("subscribers/:appUserId/suspension") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let appUserId = try await context.resolve(app, try ctx.parameters.decoded("appUserId"))
-            let actor = try AdminInput.actor(request)
+            let actor = try AdminInput.actor(request, ctx)
             let data = try await context.body(request)
             try AdminInput.refuseFields(data, except: ["reason"], note: nil)
             struct Body: Decodable { var reason: String }
@@ -54,12 +52,11 @@ struct CustomersController {
             return try StorekeeperJSON.response(suspension, status: changed ? .created : .ok)
         }
         admin.delete("subscribers/:appUserId/suspension") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let appUserId = try await context.resolve(app, try ctx.parameters.decoded("appUserId"))
             guard
                 try await context.useCases.customers.restore(
-                    appId: app.id, appUserId: appUserId, actor: try AdminInput.actor(request), now: context.now())
+                    appId: app.id, appUserId: appUserId, actor: try AdminInput.actor(request, ctx), now: context.now())
             else { throw StorekeeperError(.notFound, "that user's access is not suspended") }
             context.signal.wake()
             return Response(status: .noContent)
@@ -70,9 +67,8 @@ struct CustomersController {
     /// once it verifies as Apple's for this app. Whoever may act for the user may post it (an
     /// anonymous id's follows them when they log in); it proves how the app was obtained, not
     /// who the user is, so it grants nothing by itself.
-    func postAppTransaction(_ request: Request, appUserId: String) async throws -> Response {
+    func postAppTransaction(_ request: Request, _ caller: Caller, appUserId: String) async throws -> Response {
         struct Body: Decodable { var signedAppTransaction: String }
-        let caller = try await context.authenticateCaller(request)
         let appUserId = try await context.identify(caller, appUserId)
         let data = try await context.body(request)
         let body = try StorekeeperJSON.decode(Body.self, from: data)
@@ -83,12 +79,12 @@ struct CustomersController {
             originalAppVersion: payload.originalApplicationVersion, originalPurchaseDate: payload.originalPurchaseDate?.date,
             originalPlatform: payload.originalPlatform, signedDate: payload.signedAt ?? now, receivedAt: now)
         let stored = try await context.useCases.appTransactions(appId: caller.app.id, appUserId: appUserId, record)
-        return try context.respond(request, caller, stored, requestBody: data)
+        return try StorekeeperJSON.response(stored)
     }
 
     /// The app reports a customer-center action of its user, who must have bought something; the
     /// transaction it names must be theirs (404 otherwise, as for one that does not exist).
-    func postCustomerCenterAction(_ request: Request, appUserId: String) async throws -> Response {
+    func postCustomerCenterAction(_ request: Request, _ caller: Caller, appUserId: String) async throws -> Response {
         struct Body: Decodable {
             var id: String
             var action: String
@@ -99,7 +95,6 @@ struct CustomersController {
             var eventId: String
             var type: EventType
         }
-        let caller = try await context.authenticateCaller(request)
         let appUserId = try await context.identify(caller, appUserId)
         let data = try await context.body(request)
         try AdminInput.refuseFields(data, except: ["id", "action", "transactionId", "outcome"], note: nil)
@@ -121,13 +116,12 @@ struct CustomersController {
             throw StorekeeperError(.notFound, "no such transaction of this user (or none at all)")
         }
         context.signal.wake()
-        return try context.respond(request, caller, Recorded(eventId: event.id, type: event.type), requestBody: data)
+        return try StorekeeperJSON.response(Recorded(eventId: event.id, type: event.type))
     }
 
     /// A merge patch: a field sent sets it, `null` clears it, a field left out stays; `custom`
     /// likewise key by key.
-    func updateAttributes(_ request: Request, appUserId: String) async throws -> Response {
-        let caller = try await context.authenticateCaller(request)
+    func updateAttributes(_ request: Request, _ caller: Caller, appUserId: String) async throws -> Response {
         let appUserId = try await context.identify(caller, appUserId)
         if case .client(_, nil) = caller {
             // Personal data about a user: only a user token can say whose it is.
@@ -136,7 +130,7 @@ struct CustomersController {
         let data = try await context.body(request)
         let change = try Self.change(Data(data.readableBytesView))
         switch try await context.useCases.customers.update(appId: caller.app.id, appUserId: appUserId, change: change, now: context.now()) {
-        case .success(let attributes): return try context.respond(request, caller, attributes, requestBody: data)
+        case .success(let attributes): return try StorekeeperJSON.response(attributes)
         case .failure(let refused): throw StorekeeperError(.invalidRequest, refused.problems.joined(separator: "; "))
         }
     }

@@ -14,10 +14,10 @@ struct EventFeedController {
     static let defaultLimit = 100
 
     func register(on router: RouteTable) {
-        let v1 = router.group("v1")
-        v1.get("events") { request, _ in try await feed(request) }
+        let v1 = router.backend("v1")
+        v1.get("events") { request, ctx in try await feed(request, ctx.app) }
         v1.get("subscribers/:appUserId/events") { request, ctx in
-            try await subscriberFeed(request, appUserId: try ctx.parameters.decoded("appUserId"))
+            try await subscriberFeed(request, ctx.app, appUserId: try ctx.parameters.decoded("appUserId"))
         }
     }
 
@@ -32,8 +32,7 @@ struct EventFeedController {
         var nextCursor: Int64
     }
 
-    func feed(_ request: Request) async throws -> Response {
-        let app = try context.authenticateApp(request)
+    func feed(_ request: Request, _ app: AppConfiguration) async throws -> Response {
         let query = QueryInput(request)
         let after = Int64(try query.integer("after", in: 0...Int.max) ?? 0)
         let limit = try query.integer("limit", in: 1...Self.maximumLimit) ?? Self.defaultLimit
@@ -45,8 +44,7 @@ struct EventFeedController {
             Page(events: events.map { Page.Entry(cursor: $0.cursor, event: $0.event) }, nextCursor: events.last?.cursor ?? after))
     }
 
-    func subscriberFeed(_ request: Request, appUserId: String) async throws -> Response {
-        let app = try context.authenticateApp(request)
+    func subscriberFeed(_ request: Request, _ app: AppConfiguration, appUserId: String) async throws -> Response {
         let user = try await context.resolve(app, appUserId)
         let query = QueryInput(request)
         let after = Int64(try query.integer("after", in: 0...Int.max) ?? 0)

@@ -10,8 +10,8 @@ struct IdentityController {
     let context: ServerContext
 
     func register(on router: RouteTable) {
-        router.group("v1").post("subscribers/:appUserId/aliases") { request, ctx in
-            try await logIn(request, appUserId: try ctx.parameters.decoded("appUserId"))
+        router.callers("v1").post("subscribers/:appUserId/aliases") { request, ctx in
+            try await logIn(request, ctx.caller, appUserId: try ctx.parameters.decoded("appUserId"))
         }
     }
 
@@ -19,8 +19,7 @@ struct IdentityController {
     /// app's backend, or the app with that user's token). Knowing the anonymous id is the proof
     /// that its purchases are this person's: StorekeeperKit makes it at random and keeps it on
     /// the device, and a known user's id is never accepted in its place.
-    func logIn(_ request: Request, appUserId: String) async throws -> Response {
-        let caller = try await context.authenticateCaller(request)
+    func logIn(_ request: Request, _ caller: Caller, appUserId: String) async throws -> Response {
         if case .client(_, nil) = caller {
             throw StorekeeperError(.userTokenRequired, "signing in needs the user token of the known user in 'Storekeeper-User-Token'")
         }
@@ -52,7 +51,6 @@ struct IdentityController {
         }
         if !transactions.isEmpty { context.signal.wake() }
         let aliases = try await context.useCases.identity.aliases(appId: app.id, appUserId: user)
-        return try context.respond(
-            request, caller, Answer(appUserId: user, outcome: name, transactionIds: transactions.sorted(), aliases: aliases), requestBody: data)
+        return try StorekeeperJSON.response(Answer(appUserId: user, outcome: name, transactionIds: transactions.sorted(), aliases: aliases))
     }
 }

@@ -16,8 +16,7 @@ struct ImportController {
     static let batchLimit = 1_000
 
     func register(on router: RouteTable) {
-        router.group("v1/admin/apps/:app").post("imports") { request, ctx in
-            try context.authenticateAdmin(request)
+        router.admin("v1/admin/apps/:app").post("imports") { request, ctx in
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let data = try await context.body(request)
             try AdminInput.refuseFields(

@@ -12,10 +12,9 @@ struct OfferingsController {
     let context: ServerContext
 
     func register(on router: RouteTable) {
-        router.group("v1").get("offerings") { request, _ in try await offerings(request) }
-        let admin = router.group("v1/admin/apps/:app")
+        router.callers("v1").get("offerings") { request, ctx in try await offerings(request, ctx.caller) }
+        let admin = router.admin("v1/admin/apps/:app")
         admin.get("offerings") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let (offerings, targeting) = try await context.useCases.offerings.offerings(appId: app.id)
             struct Listing: Encodable {
@@ -25,9 +24,8 @@ struct OfferingsController {
             return try StorekeeperJSON.response(Listing(offerings: offerings, targeting: targeting))
         }
         admin.put("offerings/:offeringId") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
-            let actor = try AdminInput.actor(request)
+            let actor = try AdminInput.actor(request, ctx)
             struct Body: Decodable {
                 var description: String?
                 var packages: [OfferingPackage]
@@ -45,11 +43,10 @@ struct OfferingsController {
             return try StorekeeperJSON.response(offering)
         }
         admin.delete("offerings/:offeringId") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let id = try ctx.parameters.decoded("offeringId")
             switch try await context.useCases.offerings.delete(
-                appId: app.id, offeringId: id, actor: try AdminInput.actor(request), now: context.now())
+                appId: app.id, offeringId: id, actor: try AdminInput.actor(request, ctx), now: context.now())
             {
             case .deleted: return Response(status: .noContent)
             case .notFound: throw StorekeeperError(.notFound, "no offering '\(id)'")
@@ -59,9 +56,8 @@ struct OfferingsController {
             }
         }
         admin.put("offering-targeting") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
-            let actor = try AdminInput.actor(request)
+            let actor = try AdminInput.actor(request, ctx)
             let data = try await context.body(request)
             try AdminInput.refuseFields(
                 data, except: ["current", "rules"], nested: ["rules": ["id", "offering", "storefronts", "minAppVersion", "maxAppVersion"]], note: nil)
@@ -77,20 +73,18 @@ struct OfferingsController {
     }
 
     /// One user's override: read, set, cleared.
-    private func registerOverrides(on admin: RouterGroup<RouteTable.Context>) {
+    private func registerOverrides(on admin: RouterGroup<AdminRequestContext>) {
         struct Override: Codable { var offeringId: String? }
         admin.get("subscribers/:appUserId/offering-override") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let appUserId = try await context.resolve(app, try ctx.parameters.decoded("appUserId"))
             return try StorekeeperJSON.response(
                 Override(offeringId: try await context.useCases.offerings.override(appId: app.id, appUserId: appUserId)))
         }
         admin.put("subscribers/:appUserId/offering-override") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let appUserId = try await context.resolve(app, try ctx.parameters.decoded("appUserId"))
-            let actor = try AdminInput.actor(request)
+            let actor = try AdminInput.actor(request, ctx)
             let data = try await context.body(request)
             try AdminInput.refuseFields(data, except: ["offeringId"], note: nil)
             guard let offeringId = try StorekeeperJSON.decode(Override.self, from: data).offeringId else {
@@ -104,11 +98,10 @@ struct OfferingsController {
             }
         }
         admin.delete("subscribers/:appUserId/offering-override") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let appUserId = try await context.resolve(app, try ctx.parameters.decoded("appUserId"))
             switch try await context.useCases.offerings.setOverride(
-                appId: app.id, appUserId: appUserId, offeringId: nil, actor: try AdminInput.actor(request), now: context.now())
+                appId: app.id, appUserId: appUserId, offeringId: nil, actor: try AdminInput.actor(request, ctx), now: context.now())
             {
             case .noOverride: throw StorekeeperError(.notFound, "'\(appUserId)' has no offering override")
             default: return Response(status: .noContent)
@@ -119,8 +112,7 @@ struct OfferingsController {
     /// What the app is shown now. The user is the one the caller proved: a client's user token,
     /// or `appUserId` from the app's backend; an anonymous client gets no user's override.
     /// `storefront` and `appVersion` only choose what to show, so the caller's word is enough.
-    func offerings(_ request: Request) async throws -> Response {
-        let caller = try await context.authenticateCaller(request)
+    func offerings(_ request: Request, _ caller: Caller) async throws -> Response {
         let query = QueryInput(request)
         var named: String?
         if let asked = query.string("appUserId") { named = try await context.identify(caller, asked) }
@@ -144,7 +136,7 @@ struct OfferingsController {
             audience.appVersion = version
         }
         let selection = try await context.useCases.offerings.forApp(appId: caller.app.id, appUserId: user, audience: audience)
-        return try context.respond(request, caller, selection)
+        return try StorekeeperJSON.response(selection)
     }
 }
 

@@ -12,10 +12,14 @@ struct OffersController {
     let context: ServerContext
 
     func register(on router: RouteTable) {
-        let subscriber = router.group("v1/subscribers/:appUserId/offers")
-        subscriber.post("promotional") { request, ctx in try await promotional(request, appUserId: try ctx.parameters.decoded("appUserId")) }
-        subscriber.post("introductory") { request, ctx in try await introductory(request, appUserId: try ctx.parameters.decoded("appUserId")) }
-        subscriber.get("win-back") { request, ctx in try await winBack(request, appUserId: try ctx.parameters.decoded("appUserId")) }
+        let subscriber = router.callers("v1/subscribers/:appUserId/offers")
+        subscriber.post("promotional") { request, ctx in
+            try await promotional(request, ctx.caller, appUserId: try ctx.parameters.decoded("appUserId"))
+        }
+        subscriber.post("introductory") { request, ctx in
+            try await introductory(request, ctx.caller, appUserId: try ctx.parameters.decoded("appUserId"))
+        }
+        subscriber.get("win-back") { request, ctx in try await winBack(request, ctx.caller, appUserId: try ctx.parameters.decoded("appUserId")) }
     }
 
     struct WinBackAnswer: Encodable {
@@ -32,8 +36,7 @@ struct OffersController {
     /// The win-back offers Apple would sell the user now. Nothing is signed: StoreKit takes a
     /// win-back offer by its id, and Apple decides again at purchase. A client still needs the
     /// user's token: which offers a user is shown says they lapsed.
-    func winBack(_ request: Request, appUserId: String) async throws -> Response {
-        let caller = try await context.authenticateCaller(request)
+    func winBack(_ request: Request, _ caller: Caller, appUserId: String) async throws -> Response {
         if case .client(_, nil) = caller {
             throw StorekeeperError(.userTokenRequired, "offers from the app need a user token in 'Storekeeper-User-Token'")
         }
@@ -41,16 +44,13 @@ struct OffersController {
         let app = caller.app
         let offers = try await context.useCases.offers.winBack(
             appId: app.id, appUserId: user, offers: app.offers, groups: app.subscriptionGroups, now: context.now())
-        return try context.respond(
-            request, caller,
+        return try StorekeeperJSON.response(
             WinBackAnswer(
                 offers: offers.map {
                     .init(offerId: $0.offerId, productId: $0.productId, originalTransactionId: $0.originalTransactionId, configured: $0.configured)
                 }))
     }
 
-    /// The caller, the user it acts for, and the app's offer signer. A client needs a user token:
-    /// a signature lets whoever holds it buy at the offer's price.
     /// Counts an offer signature for the user, or refuses it (429) past
     /// `offerSignaturesPerUserPerDay`, counted in the database for every process.
     private func countSignature(appId: String, user: String, now: Date) async throws {
@@ -62,8 +62,9 @@ struct OffersController {
         try await context.useCases.attempts.record(key, limit: limit, now: now)
     }
 
-    private func prepare(_ request: Request, appUserId: String) async throws -> (Caller, String, OfferSigner) {
-        let caller = try await context.authenticateCaller(request)
+    /// The user the caller acts for, and the app's offer signer. A client needs a user token:
+    /// a signature lets whoever holds it buy at the offer's price.
+    private func prepare(_ caller: Caller, appUserId: String) async throws -> (String, OfferSigner) {
         if case .client(_, nil) = caller {
             throw StorekeeperError(.userTokenRequired, "offers from the app need a user token in 'Storekeeper-User-Token'")
         }
@@ -71,7 +72,7 @@ struct OffersController {
         guard let signer = context.offerSigners[caller.app.id] else {
             throw StorekeeperError(.offerSigningNotConfigured, "app '\(caller.app.id)' has no In-App Purchase key to sign offers with")
         }
-        return (caller, user, signer)
+        return (user, signer)
     }
 
     struct PromotionalBody: Decodable {
@@ -91,8 +92,8 @@ struct OffersController {
         var jws: String
     }
 
-    func promotional(_ request: Request, appUserId: String) async throws -> Response {
-        let (caller, user, signer) = try await prepare(request, appUserId: appUserId)
+    func promotional(_ request: Request, _ caller: Caller, appUserId: String) async throws -> Response {
+        let (user, signer) = try await prepare(caller, appUserId: appUserId)
         let data = try await context.body(request)
         try AdminInput.refuseFields(data, except: ["productId", "offerId"], note: nil)
         let body = try StorekeeperJSON.decode(PromotionalBody.self, from: data)
@@ -115,11 +116,9 @@ struct OffersController {
         let v1 = try signer.promotionalV1(productId: offer.productId, offerId: offer.id, appAccountToken: token, nonce: UUID(), timestamp: timestamp)
         let jws = try await signer.promotionalV2(
             productId: offer.productId, offerId: offer.id, transactionId: answer.customerTransactionId, now: now, nonce: UUID())
-        return try context.respond(
-            request, caller,
+        return try StorekeeperJSON.response(
             PromotionalAnswer(
-                productId: offer.productId, offerId: offer.id, reason: answer.decision.reason, appAccountToken: token, v1: v1, jws: jws),
-            requestBody: data)
+                productId: offer.productId, offerId: offer.id, reason: answer.decision.reason, appAccountToken: token, v1: v1, jws: jws))
     }
 
     struct IntroductoryBody: Decodable {
@@ -136,8 +135,8 @@ struct OffersController {
         var jws: String?
     }
 
-    func introductory(_ request: Request, appUserId: String) async throws -> Response {
-        let (caller, user, signer) = try await prepare(request, appUserId: appUserId)
+    func introductory(_ request: Request, _ caller: Caller, appUserId: String) async throws -> Response {
+        let (user, signer) = try await prepare(caller, appUserId: appUserId)
         let data = try await context.body(request)
         try AdminInput.refuseFields(data, except: ["productId"], note: nil)
         let body = try StorekeeperJSON.decode(IntroductoryBody.self, from: data)
@@ -153,9 +152,7 @@ struct OffersController {
             jws = try await signer.introductoryEligibility(
                 productId: body.productId, allow: answer.decision.eligible, transactionId: transactionId, now: context.now(), nonce: UUID())
         }
-        return try context.respond(
-            request, caller,
-            IntroductoryAnswer(productId: body.productId, eligible: answer.decision.eligible, reason: answer.decision.reason, jws: jws),
-            requestBody: data)
+        return try StorekeeperJSON.response(
+            IntroductoryAnswer(productId: body.productId, eligible: answer.decision.eligible, reason: answer.decision.reason, jws: jws))
     }
 }

@@ -11,9 +11,8 @@ struct PromotionalGrantsController {
     let context: ServerContext
 
     func register(on router: RouteTable) {
-        let admin = router.group("v1/admin/apps/:app")
+        let admin = router.admin("v1/admin/apps/:app")
         admin.post("subscribers/:appUserId/promotional-grants") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let appUserId = try await context.resolve(app, try ctx.parameters.decoded("appUserId"))
             struct Body: Decodable {
@@ -28,7 +27,7 @@ struct PromotionalGrantsController {
             let outcome = try await context.useCases.promotionalGrants.grant(
                 ManagePromotionalGrants.GrantRequest(
                     appId: app.id, appUserId: appUserId, entitlementId: body.entitlementId, duration: body.duration,
-                    actor: try AdminInput.actor(request, declared: body.actor),
+                    actor: try AdminInput.actor(request, ctx, declared: body.actor),
                     reason: body.reason, grantId: body.grantId),
                 now: context.now())
             switch outcome {
@@ -42,14 +41,12 @@ struct PromotionalGrantsController {
             }
         }
         admin.get("subscribers/:appUserId/promotional-grants") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let appUserId = try await context.resolve(app, try ctx.parameters.decoded("appUserId"))
             return try StorekeeperJSON.response(
                 ["grants": try await context.useCases.promotionalGrants.grants(appId: app.id, appUserId: appUserId)])
         }
         admin.post("promotional-grants/:grantId/revoke") { request, ctx in
-            try context.authenticateAdmin(request)
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let grantId = try ctx.parameters.decoded("grantId")
             struct Body: Decodable {
@@ -58,7 +55,8 @@ struct PromotionalGrantsController {
             }
             let body = try StorekeeperJSON.decode(Body.self, from: try await context.body(request))
             switch try await context.useCases.promotionalGrants.revoke(
-                appId: app.id, grantId: grantId, actor: try AdminInput.actor(request, declared: body.actor), reason: body.reason, now: context.now())
+                appId: app.id, grantId: grantId, actor: try AdminInput.actor(request, ctx, declared: body.actor), reason: body.reason,
+                now: context.now())
             {
             case .revoked(let grant, _):
                 context.signal.wake()

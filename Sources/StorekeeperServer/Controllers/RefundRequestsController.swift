@@ -11,8 +11,7 @@ struct RefundRequestsController {
     static let pageLimit = 500
 
     func register(on router: RouteTable) {
-        router.group("v1/admin/apps/:app").get("refund-requests") { request, ctx in
-            try context.authenticateAdmin(request)
+        router.admin("v1/admin/apps/:app").get("refund-requests") { request, ctx in
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let query = QueryInput(request)
             let limit = try query.integer("limit", in: 1...Self.pageLimit) ?? 100

@@ -5,13 +5,12 @@ import Hummingbird
 import StorekeeperCore
 
 /// What every operator route that calls Apple with the app's In-App Purchase key shares: the
-/// admin check, the app's client and the environment asked for, and Apple's answer in
+/// app's client and the environment asked for, and Apple's answer in
 /// Storekeeper's terms.
 extension ServerContext {
     func appleCall(
-        _ request: Request, _ ctx: some RequestContext
+        _ request: Request, _ ctx: AdminRequestContext
     ) throws -> (AppConfiguration, AppStoreServerAPIClient, AppStoreServerAPIClient.Placement) {
-        try authenticateAdmin(request)
         let app = try self.app(id: try ctx.parameters.decoded("app"))
         guard let client = serverAPIClients[app.id] else {
             throw StorekeeperError(.serverAPINotConfigured, "app '\(app.id)' has no serverAPI key")

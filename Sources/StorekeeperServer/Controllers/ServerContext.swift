@@ -41,31 +41,6 @@ struct ServerContext: Sendable {
         return app
     }
 
-    /// The app whose secret API key the request carries: routes for the app's backend only. A
-    /// client key is recognised and refused (403). Every key is compared, matched or not, in
-    /// constant time.
-    func authenticateApp(_ request: Request) throws -> AppConfiguration {
-        guard let token = Self.token(request) else {
-            throw StorekeeperError(.unauthorized, "missing API key: send 'Authorization: Bearer <app API key>'")
-        }
-        let (backend, client) = match(token)
-        if let backend { return backend }
-        if client != nil { throw StorekeeperError(.clientKeyNotAllowed, "this route takes the app's secret API key, not a client key") }
-        throw StorekeeperError(.unauthorized, "unknown API key")
-    }
-
-    /// The caller of a route open to apps: the backend's secret key, or a client key admitted by
-    /// `clientGate` (user token, rate limits).
-    func authenticateCaller(_ request: Request) async throws -> Caller {
-        guard let token = Self.token(request) else {
-            throw StorekeeperError(.unauthorized, "missing API key: send 'Authorization: Bearer <app API key or client key>'")
-        }
-        let (backend, client) = match(token)
-        if let backend { return .backend(backend) }
-        if let client { return try await clientGate.admit(client, request: request, now: now()) }
-        throw StorekeeperError(.unauthorized, "unknown API key")
-    }
-
     /// The apps whose secret key, and whose client key, equal `token`.
     func match(_ token: String) -> (backend: AppConfiguration?, client: AppConfiguration?) {
         var backend: AppConfiguration?
@@ -75,17 +50,6 @@ struct ServerContext: Sendable {
             if let key = app.client?.key, KeyComparison.equal(key, token) { client = app }
         }
         return (backend, client)
-    }
-
-    /// The operator a route under `v1/admin` is answered for: `AdminGate` admitted them before
-    /// the route ran (credential, role, app). Outside a gated route there is none, and the
-    /// request is refused.
-    @discardableResult
-    func authenticateAdmin(_ request: Request) throws -> AdminPrincipal {
-        guard let principal = AdminSession.principal else {
-            throw StorekeeperError(.unauthorized, "missing admin credential: send 'Authorization: Bearer <admin key or admin token>'")
-        }
-        return principal
     }
 
     static func token(_ request: Request) -> String? {

@@ -27,10 +27,10 @@ struct WebhookController {
     static let rotationOverlapSeconds: Double = 86_400
 
     func register(on router: RouteTable) {
-        let admin = router.group("v1/admin/apps/:app/webhooks")
+        let admin = router.admin("v1/admin/apps/:app/webhooks")
         admin.post("") { request, ctx in try await create(request, appId: try ctx.parameters.decoded("app")) }
         admin.get("") { request, ctx in
-            let app = try authorized(request, ctx)
+            let app = try pathApp(ctx)
             return try StorekeeperJSON.response([
                 "endpoints": try await context.useCases.webhookEndpoints.endpoints(appId: app.id).map(EndpointView.init)
             ])
@@ -40,7 +40,7 @@ struct WebhookController {
         }
         admin.patch(":id") { request, ctx in try await update(request, ctx) }
         admin.delete(":id") { request, ctx in
-            let app = try authorized(request, ctx)
+            let app = try pathApp(ctx)
             let id = try ctx.parameters.decoded("id")
             guard try await actions.delete(appId: app.id, id: id, now: context.now()) else {
                 throw StorekeeperError(.notFound, "no webhook endpoint '\(id)'")
@@ -56,7 +56,7 @@ struct WebhookController {
             let endpoint = try await endpoint(request, ctx)
             let delivery = try ctx.parameters.decoded("delivery")
             let replayed = try await actions.replay(
-                endpoint: endpoint, deliveryId: delivery, actor: try AdminInput.actor(request), now: context.now())
+                endpoint: endpoint, deliveryId: delivery, actor: try AdminInput.actor(request, ctx), now: context.now())
             guard replayed == 1 else { throw StorekeeperError(.notFound, "no dead delivery '\(delivery)' for this endpoint") }
             context.signal.wake()
             return try StorekeeperJSON.response(["replayed": replayed], status: .accepted)
@@ -64,7 +64,8 @@ struct WebhookController {
         admin.post(":id/deliveries/:delivery/skip") { request, ctx in
             let endpoint = try await endpoint(request, ctx)
             let delivery = try ctx.parameters.decoded("delivery")
-            guard try await actions.skip(endpoint: endpoint, deliveryId: delivery, actor: try AdminInput.actor(request), now: context.now()) else {
+            guard try await actions.skip(endpoint: endpoint, deliveryId: delivery, actor: try AdminInput.actor(request, ctx), now: context.now())
+            else {
                 throw StorekeeperError(.notFound, "no dead delivery '\(delivery)' for this endpoint")
             }
             context.signal.wake()
@@ -72,7 +73,8 @@ struct WebhookController {
         }
         admin.post(":id/replay") { request, ctx in
             let endpoint = try await endpoint(request, ctx)
-            let replayed = try await actions.replay(endpoint: endpoint, deliveryId: nil, actor: try AdminInput.actor(request), now: context.now())
+            let replayed = try await actions.replay(
+                endpoint: endpoint, deliveryId: nil, actor: try AdminInput.actor(request, ctx), now: context.now())
             if replayed > 0 { context.signal.wake() }
             return try StorekeeperJSON.response(["replayed": replayed], status: .accepted)
         }
@@ -129,13 +131,13 @@ struct WebhookController {
         var secret: String
     }
 
-    private func authorized(_ request: Request, _ ctx: StorekeeperRequestContext) throws -> AppConfiguration {
-        try context.authenticateAdmin(request)
-        return try context.app(id: try ctx.parameters.decoded("app"))
+    /// The app in the route's path.
+    private func pathApp(_ ctx: AdminRequestContext) throws -> AppConfiguration {
+        try context.app(id: try ctx.parameters.decoded("app"))
     }
 
-    private func endpoint(_ request: Request, _ ctx: StorekeeperRequestContext) async throws -> WebhookEndpoint {
-        let app = try authorized(request, ctx)
+    private func endpoint(_ request: Request, _ ctx: AdminRequestContext) async throws -> WebhookEndpoint {
+        let app = try pathApp(ctx)
         let id = try ctx.parameters.decoded("id")
         guard let endpoint = try await context.useCases.webhookEndpoints.endpoint(appId: app.id, id: id) else {
             throw StorekeeperError(.notFound, "no webhook endpoint '\(id)'")
@@ -144,7 +146,6 @@ struct WebhookController {
     }
 
     private func create(_ request: Request, appId: String) async throws -> Response {
-        try context.authenticateAdmin(request)
         let app = try context.app(id: appId)
         let body = try Self.endpointBody(try await context.body(request))
         guard let url = body.url else { throw StorekeeperError(.invalidWebhook, "url is required") }
@@ -161,7 +162,7 @@ struct WebhookController {
     /// The use cases behind the operator's routes.
     private var actions: WebhookEndpointActions { context.useCases.webhookEndpoints }
 
-    private func update(_ request: Request, _ ctx: StorekeeperRequestContext) async throws -> Response {
+    private func update(_ request: Request, _ ctx: AdminRequestContext) async throws -> Response {
         let stored = try await endpoint(request, ctx)
         var edited = stored
         let body = try Self.endpointBody(try await context.body(request))
@@ -184,7 +185,7 @@ struct WebhookController {
         }
     }
 
-    private func rotate(_ request: Request, _ ctx: StorekeeperRequestContext) async throws -> Response {
+    private func rotate(_ request: Request, _ ctx: AdminRequestContext) async throws -> Response {
         let stored = try await endpoint(request, ctx)
         var edited = stored
         let now = context.now()
@@ -198,14 +199,14 @@ struct WebhookController {
         return try StorekeeperJSON.response(CreatedView(endpoint: EndpointView(endpoint), secret: secret))
     }
 
-    private func sendTest(_ request: Request, _ ctx: StorekeeperRequestContext) async throws -> Response {
+    private func sendTest(_ request: Request, _ ctx: AdminRequestContext) async throws -> Response {
         let endpoint = try await endpoint(request, ctx)
         let eventId = try await actions.sendTest(to: endpoint, now: context.now())
         context.signal.wake()
         return try StorekeeperJSON.response(["eventId": eventId], status: .accepted)
     }
 
-    private func deliveries(_ request: Request, _ ctx: StorekeeperRequestContext) async throws -> Response {
+    private func deliveries(_ request: Request, _ ctx: AdminRequestContext) async throws -> Response {
         let endpoint = try await endpoint(request, ctx)
         let query = QueryInput(request)
         let state = try query.oneOf("state", WebhookDelivery.State.allCases.map(\.rawValue)).flatMap(WebhookDelivery.State.init(rawValue:))

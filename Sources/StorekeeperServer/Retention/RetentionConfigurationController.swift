@@ -19,7 +19,7 @@ struct RetentionConfigurationController {
     static let maximumImageBytes = 16 * 1024 * 1024
 
     func register(on router: RouteTable) {
-        let retention = router.group("v1/admin/apps/:app/retention")
+        let retention = router.admin("v1/admin/apps/:app/retention")
         retention.get("messages") { request, ctx in
             let (app, client, environment) = try call(request, ctx)
             let list = try await context.apple(.only(environment)) { try await client.retentionMessages(environment: environment) }
@@ -73,7 +73,7 @@ struct RetentionConfigurationController {
         registerPerformanceTest(on: retention)
     }
 
-    private func registerDefaults(on retention: RouterGroup<StorekeeperRequestContext>) {
+    private func registerDefaults(on retention: RouterGroup<AdminRequestContext>) {
         retention.get("default-messages/:productId/:locale") { request, ctx in
             let (app, client, environment) = try call(request, ctx)
             let (productId, locale) = try productAndLocale(ctx)
@@ -112,7 +112,7 @@ struct RetentionConfigurationController {
         }
     }
 
-    private func registerRealtimeURL(on retention: RouterGroup<StorekeeperRequestContext>) {
+    private func registerRealtimeURL(on retention: RouterGroup<AdminRequestContext>) {
         retention.get("realtime-url") { request, ctx in
             let (app, client, environment) = try call(request, ctx)
             let answer = try await context.apple(.only(environment)) { try await client.realtimeURL(environment: environment) }
@@ -140,7 +140,7 @@ struct RetentionConfigurationController {
         }
     }
 
-    private func registerPerformanceTest(on retention: RouterGroup<StorekeeperRequestContext>) {
+    private func registerPerformanceTest(on retention: RouterGroup<AdminRequestContext>) {
         retention.post("performance-tests") { request, ctx in
             let (app, client, _) = try call(request, ctx)
             let body = try StorekeeperJSON.decode(RetentionPerformanceTestRequest.self, from: try await context.body(request))
@@ -175,7 +175,7 @@ struct RetentionConfigurationController {
     }
 
     /// The app, its client and the one environment the call names.
-    private func call(_ request: Request, _ ctx: some RequestContext) throws -> (AppConfiguration, AppStoreServerAPIClient, AppStoreEnvironment) {
+    private func call(_ request: Request, _ ctx: AdminRequestContext) throws -> (AppConfiguration, AppStoreServerAPIClient, AppStoreEnvironment) {
         let (app, client, placement) = try context.appleCall(request, ctx)
         return (app, client, AppleActionsController.single(placement))
     }
@@ -185,13 +185,13 @@ struct RetentionConfigurationController {
     }
 
     /// Apple's identifiers here are UUIDs the developer chooses; sent lowercased, as Apple lists them.
-    private func identifier(_ ctx: some RequestContext, _ name: String) throws -> String {
+    private func identifier(_ ctx: AdminRequestContext, _ name: String) throws -> String {
         let id = try ctx.parameters.decoded(name)
         guard RetentionConfiguration.isUUID(id) else { throw StorekeeperError(.invalidRequest, "\(name) must be a UUID") }
         return id.lowercased()
     }
 
-    private func productAndLocale(_ ctx: some RequestContext) throws -> (String, String) {
+    private func productAndLocale(_ ctx: AdminRequestContext) throws -> (String, String) {
         let productId = try ctx.parameters.decoded("productId")
         let locale = try ctx.parameters.decoded("locale")
         var problems: [String] = []

@@ -125,10 +125,10 @@ enum AdminInput {
 
     /// The authenticated operator (`AdminGate`), with the name they gave themselves
     /// (`Storekeeper-Actor`, or `declared` from the body), their reason and their address.
-    static func actor(_ request: Request, declared: String? = nil) throws -> AuditActor {
+    static func actor(_ request: Request, _ context: AdminRequestContext, declared: String? = nil) throws -> AuditActor {
         let actor = AuditActor(
-            name: AdminSession.principal?.name ?? "unauthenticated", reason: request.headers[reasonHeader] ?? "",
-            declared: declared ?? request.headers[actorHeader], from: RequestSource.address)
+            name: context.principal.name, reason: request.headers[reasonHeader] ?? "",
+            declared: declared ?? request.headers[actorHeader], from: context.source)
         let problems = actor.problems()
         guard problems.isEmpty else { throw StorekeeperError(.invalidRequest, problems.joined(separator: "; ")) }
         return actor

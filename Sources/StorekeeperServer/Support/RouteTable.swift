@@ -11,11 +11,42 @@ struct RouteTable: RouterMethods {
     let router: Router<StorekeeperRequestContext>
     let known = KnownRoutes()
     /// Admits every route under `v1/admin` before it runs.
-    let adminGate: AdminGate?
+    let adminGate: AdminGate
+    /// Makes the credential middleware of app route groups.
+    let context: ServerContext
 
-    init(router: Router<StorekeeperRequestContext>, adminGate: AdminGate? = nil) {
+    init(router: Router<StorekeeperRequestContext>, context: ServerContext) {
         self.router = router
-        self.adminGate = adminGate
+        self.context = context
+        adminGate = AdminGate(context: context)
+    }
+
+    /// Routes under `path` open to apps: the backend's secret key, or a client key its gate
+    /// admits. Their context carries the caller.
+    /// A client's answers are signed (`ResponseSigning`).
+    func callers(_ path: RouterPath) -> RouterGroup<CallerRequestContext> {
+        appKeyGroup(path, .backendOrClient)
+            .add(
+                middleware: ResponseSigning(
+                    signers: context.clientGate.signers, maxBodyBytes: context.configuration.maxBodyBytes, now: context.now)
+            )
+            .group(context: CallerRequestContext.self)
+    }
+
+    /// Routes under `path` for an app's backend alone: its secret key. Their context carries the app.
+    func backend(_ path: RouterPath) -> RouterGroup<BackendRequestContext> {
+        appKeyGroup(path, .backendOnly).group(context: BackendRequestContext.self)
+    }
+
+    /// Routes under `path`, which must lie under `v1/admin`: `adminGate` admits every request
+    /// before it reaches one. Their context carries the operator.
+    func admin(_ path: RouterPath) -> RouterGroup<AdminRequestContext> {
+        precondition(Self.isAdmin(path), "admin routes live under v1/admin")
+        return group(path, context: AdminRequestContext.self)
+    }
+
+    private func appKeyGroup(_ path: RouterPath, _ callers: AppKeyAuthentication.Callers) -> RouterGroup<Context> {
+        group(path).add(middleware: AppKeyAuthentication(callers: callers, context: context))
     }
 
     /// Whether `path` is an operator's route, which `adminGate` guards.
@@ -27,7 +58,7 @@ struct RouteTable: RouterMethods {
     func on<Responder: HTTPResponder>(_ path: RouterPath, method: HTTPRequest.Method, responder: Responder) -> Self
     where Responder.Context == Context {
         known.record(path, method)
-        if let adminGate, Self.isAdmin(path) {
+        if Self.isAdmin(path) {
             router.on(path, method: method, responder: AdminGatedResponder(gate: adminGate, route: path, wrapped: responder))
         } else {
             router.on(path, method: method, responder: responder)

@@ -144,7 +144,8 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
 /// framework's (unknown route, body too large) into stable codes, a database that cannot be
 /// used right now into 503 `storage_unavailable` with `Retry-After` (nothing was stored, so the
 /// same request may be sent again), anything else into a 500 whose details are logged, never sent.
-struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+struct ErrorMiddleware: RouterMiddleware {
+    typealias Context = StorekeeperRequestContext
     let health: StorageHealth
     let now: @Sendable () -> Date
     /// Tells a wrong method on a known path (405) from an unknown path (404).
@@ -154,10 +155,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     let trustedProxies: [IPNetwork]
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let peer = (context as? any RemoteAddressRequestContext)?.remoteAddress?.ipAddress
+        var context = context
         let forwarded = HTTPField.Name(ClientAddress.forwardedForHeader).map { request.headers[values: $0] } ?? []
-        let source = ClientAddress.resolve(peer: peer, forwardedFor: forwarded, trusted: trustedProxies)
-        return try await RequestSource.$address.withValue(source) { try await answer(request, context: context, next: next) }
+        context.source = ClientAddress.resolve(peer: context.remoteAddress?.ipAddress, forwardedFor: forwarded, trusted: trustedProxies)
+        return try await answer(request, context: context, next: next)
     }
 
     private func answer(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
