@@ -186,7 +186,7 @@ let package = Package(
         .target(
             name: "StorekeeperCore",
             dependencies: [
-                "StorekeeperDomain", "Persistence", "JobQueue",
+                "AppStoreModels", "StorekeeperDomain", "Persistence", "JobQueue",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings

@@ -16,6 +16,10 @@ public struct ManageCatalog: Sendable {
         try await store.products(appId: appId)
     }
 
+    public func product(appId: String, productId: String) async throws -> Product? {
+        try await store.product(appId: appId, productId: productId)
+    }
+
     /// What an app may offer for sale now.
     public func sellable(appId: String) async throws -> [Product] {
         try await store.products(appId: appId).filter { $0.status == .readyForSale }

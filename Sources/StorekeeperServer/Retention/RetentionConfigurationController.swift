@@ -177,7 +177,7 @@ struct RetentionConfigurationController {
     /// The app, its client and the one environment the call names.
     private func call(_ request: Request, _ ctx: AdminRequestContext) throws -> (AppConfiguration, AppStoreServerAPIClient, AppStoreEnvironment) {
         let (app, client, placement) = try context.appleCall(request, ctx)
-        return (app, client, AppleActionsController.single(placement))
+        return (app, client, placement.single)
     }
 
     private func count(_ action: String, _ app: AppConfiguration) {

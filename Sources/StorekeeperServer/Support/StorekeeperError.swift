@@ -3,6 +3,7 @@ public import HTTPTypes
 public import Hummingbird
 import Logging
 import NIOCore
+import StorekeeperCore
 
 /// The one error type the HTTP API returns. `Code` is a struct, so codes can be added without
 /// breaking callers; each code maps to exactly one HTTP status, here and nowhere else.
@@ -112,6 +113,18 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
 
     public var status: HTTPResponse.Status { code.status }
 
+    /// An action at Apple not done (`ActAtApple`), in the API's codes.
+    init(_ error: AppleActionError) {
+        let code: Code =
+            switch error.kind {
+            case .invalidRequest: .invalidRequest
+            case .notFound: .notFound
+            case .rejected: .appleRejected
+            case .unavailable: .appleUnavailable
+            }
+        self.init(code, error.message, cause: error.cause)
+    }
+
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         Self.errorResponse(code: code.name, message: message, status: code.status, headers: headers, balance: balance)
     }
@@ -163,7 +176,12 @@ struct ErrorMiddleware: RouterMiddleware {
 
     private func answer(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
-            let response = try await next(request, context)
+            let response: Response
+            do {
+                response = try await next(request, context)
+            } catch let error as AppleActionError {
+                throw StorekeeperError(error)
+            }
             if request.method != .get, request.method != .head, (200..<300).contains(response.status.code) { health.succeeded() }
             return response
         } catch let error as StorekeeperError {
