@@ -1,11 +1,11 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// Names seen within a sliding window, so a signed request is answered once: the first use of a
 /// name within `window` is allowed, any later one refused. Entries older than the window are
 /// dropped as new ones arrive, and at most `capacity` are kept (then the oldest go first), so a
 /// flood cannot grow memory without bound. Time is an input.
-final class RetentionReplayGuard: Sendable {
+public final class RetentionReplayGuard: Sendable {
     private struct State {
         var seen: [String: Date] = [:]
         /// Names in the order they were seen, to drop the oldest.
@@ -13,17 +13,17 @@ final class RetentionReplayGuard: Sendable {
         var start = 0
     }
 
-    let window: TimeInterval
-    let capacity: Int
+    public let window: TimeInterval
+    public let capacity: Int
     private let state = Mutex(State())
 
-    init(window: TimeInterval, capacity: Int = 100_000) {
+    public init(window: TimeInterval, capacity: Int = 100_000) {
         self.window = window
         self.capacity = capacity
     }
 
     /// Whether this is the first use of `name` within the window (and records it).
-    func first(_ name: String, now: Date) -> Bool {
+    public func first(_ name: String, now: Date) -> Bool {
         state.withLock { state in
             let horizon = now.addingTimeInterval(-window)
             while state.start < state.order.count,
