@@ -7,11 +7,10 @@ import Persistence
 import StorekeeperCore
 import StorekeeperDomain
 
-/// Answers one refund request: sends what `AnswerRefundRequests` decided to Apple's Send
-/// Consumption Information v2 and records it. Apple unavailable or rate-limiting: retried with
-/// backoff (from Retry-After when Apple gave one), never later than the request's deadline, at
-/// which the request expires unanswered. At least once: a runner that dies after Apple took the
-/// answer and before recording it sends it again, and Apple keeps the last.
+/// Runs one refund request's job (`AnswerRefundRequests.run`: decide, send to Apple, record);
+/// only the job's outcome, the count and the log are here. Apple unavailable or rate-limiting:
+/// retried with backoff (from Retry-After when Apple gave one), never later than the request's
+/// deadline, at which the request expires unanswered.
 struct RefundRequestJobHandler: JobHandler {
     let kind = answerRefundRequestJobKind
     let answers: AnswerRefundRequests
@@ -23,59 +22,59 @@ struct RefundRequestJobHandler: JobHandler {
     let now: @Sendable () -> Date
 
     func run(_ lease: JobLease) async -> JobOutcome {
-        let at = now()
         do {
-            switch try await answers.prepare(jobId: lease.jobId, policy: { apps[$0]?.refundRequests }, now: at) {
-            case .done(let state):
+            let run = try await answers.run(
+                jobId: lease.jobId, attempt: lease.attempt, policy: { apps[$0]?.refundRequests },
+                apple: { clients[$0].map(ConsumptionSender.init(client:)) }, retry: retry, unitRandom: Double.random(in: 0...1), now: now)
+            switch run {
+            case .ended(let state, let refusal):
+                if let refusal {
+                    logger.error("Apple refused a refund request's answer", metadata: ["job": "\(lease.jobId)", "error": "\(refusal)"])
+                }
                 count(state)
                 return .completed
-            case .send(let request, let answer, let note):
-                return try await send(request, answer: answer, note: note, client: clients[request.appId], attempt: lease.attempt, at: at)
+            case .retry(let at, let reason, let transactionId):
+                metrics.increment(Metric.refundRequestsTotal, labels: ["outcome": "retry"])
+                logger.warning(
+                    "Apple did not take a refund request's answer; trying again",
+                    metadata: ["transaction": "\(transactionId)", "reason": "\(reason)", "next": "\(at)"])
+                return .retry(at: at, reason: reason)
             }
         } catch {
             logger.error("a refund request could not be read or recorded", metadata: ["job": "\(lease.jobId)", "error": "\(error)"])
-            return .retry(at: at.addingTimeInterval(5), reason: FailureReason.storageError.rawValue)
+            return .retry(at: now().addingTimeInterval(5), reason: FailureReason.storageError.rawValue)
         }
     }
 
-    private func send(
-        _ request: RefundRequest, answer: ConsumptionAnswer, note: String, client: AppStoreServerAPIClient?, attempt: Int, at: Date
-    ) async throws -> JobOutcome {
-        guard let client else {
-            count(try await answers.failed(request, note: "server_api_not_configured", now: at))
-            return .completed
-        }
+    private func count(_ state: RefundRequest.State) {
+        metrics.increment(Metric.refundRequestsTotal, labels: ["outcome": state.rawValue])
+    }
+}
+
+/// `AnswerRefundRequests`' port to Apple over the app's `AppStoreServerAPIClient`: v2, and where
+/// the environment has no v2 endpoint (a 404 that is not one of Apple's errors) the same answer
+/// in v1's terms.
+struct ConsumptionSender: AppleConsumptionAPI {
+    let client: AppStoreServerAPIClient
+
+    func send(_ answer: ConsumptionAnswer, transactionId: String, environment: AppStoreEnvironment) async -> ConsumptionDelivery {
         let body = ConsumptionRequestV2(
             customerConsented: answer.customerConsented, sampleContentProvided: answer.sampleContentProvided,
             deliveryStatus: answer.deliveryStatus, consumptionPercentage: answer.consumptionPercentage,
             refundPreference: answer.refundPreference)
-        let environment: AppStoreEnvironment = request.environment == "sandbox" ? .sandbox : .production
-        var note = note
         do {
             do {
-                try await client.sendConsumptionInformation(request.transactionId, body, in: .only(environment))
+                try await client.sendConsumptionInformation(transactionId, body, in: .only(environment))
+                return .taken(note: "")
             } catch let error as ServerAPIError where error.code == .apiError && error.httpStatus == 404 && error.apiErrorCode == nil {
-                // No v2 endpoint there (a 404 that is not one of Apple's errors): the same answer as v1.
-                try await client.sendConsumptionInformation(request.transactionId, Self.v1(answer), environment: environment)
-                note += " (v1)"
+                try await client.sendConsumptionInformation(transactionId, Self.v1(answer), environment: environment)
+                return .taken(note: " (v1)")
             }
         } catch let error as ServerAPIError where error.isTransient {
-            let wait = retry.delay(afterAttempt: attempt, unitRandom: Double.random(in: 0...1))
-            // Never past the deadline: the run at the deadline ends the request as expired.
-            let next = min(max(error.retryAfter ?? at.addingTimeInterval(wait), at), request.deadline)
-            metrics.increment(Metric.refundRequestsTotal, labels: ["outcome": "retry"])
-            logger.warning(
-                "Apple did not take a refund request's answer; trying again",
-                metadata: ["transaction": "\(request.transactionId)", "error": "\(error)", "next": "\(next)"])
-            return .retry(at: next, reason: error.code.rawValue)
+            return .unavailable(reason: error.code.rawValue, retryAfter: error.retryAfter)
         } catch {
-            logger.error("Apple refused a refund request's answer", metadata: ["transaction": "\(request.transactionId)", "error": "\(error)"])
-            count(try await answers.failed(request, note: "\(error)", now: now()))
-            return .completed
+            return .refused("\(error)")
         }
-        try await answers.sent(request, answer: answer, note: note, now: now())
-        count(.sent)
-        return .completed
     }
 
     /// The answer in Send Consumption Information v1's terms: what v2 says, and "undeclared" (0)
@@ -102,7 +101,4 @@ struct RefundRequestJobHandler: JobHandler {
             sampleContentProvided: answer.sampleContentProvided, deliveryStatus: delivery, refundPreference: preference)
     }
 
-    private func count(_ state: RefundRequest.State) {
-        metrics.increment(Metric.refundRequestsTotal, labels: ["outcome": state.rawValue])
-    }
 }
