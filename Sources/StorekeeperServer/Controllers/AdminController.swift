@@ -97,13 +97,9 @@ struct AdminController {
         let policy = context.configuration.notificationGapFill
         let seconds = try QueryInput(request).seconds("lookbackSeconds", maximum: 180 * 86_400, excludingZero: true) ?? policy.lookbackSeconds
         let now = context.now()
-        do {
-            let report = try await NotificationGapFill(context: context, policy: policy).fill(
-                app, from: now.addingTimeInterval(-seconds), to: now, cause: "operator")
-            return try StorekeeperJSON.response(report)
-        } catch let error as ServerAPIError {
-            throw StorekeeperError(.appleUnavailable, "App Store Server API: \(error)")
-        }
+        let report = try await NotificationGapFill(context: context, policy: policy).fill(
+            app, from: now.addingTimeInterval(-seconds), to: now, cause: "operator")
+        return try StorekeeperJSON.response(report)
     }
 
     /// Queues a refresh of one subscriber from the App Store Server API (their known original

@@ -170,3 +170,10 @@ struct NotificationIngest {
         return .appTransaction(id: appTransactionId, occurredAt: payload.signedDate?.date ?? now)
     }
 }
+
+/// The gap-fill takes each notification of Apple's history through here, as if delivered.
+extension NotificationIngest: NotificationReceiving {
+    func receive(signedPayload: String) async throws -> Bool {
+        try await ingest(signedPayload: signedPayload).duplicate
+    }
+}

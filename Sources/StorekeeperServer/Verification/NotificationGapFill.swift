@@ -20,17 +20,6 @@ struct NotificationGapFill: Service, CustomStringConvertible {
     let context: ServerContext
     let policy: NotificationGapFillPolicy
 
-    /// What one pull found.
-    struct Report: Codable, Sendable, Equatable {
-        var examined = 0
-        /// Notifications not seen before, now stored and processed.
-        var recovered = 0
-        var duplicates = 0
-        /// Refused or unreadable entries (counted in metrics by reason).
-        var failed = 0
-        var pages = 0
-    }
-
     /// After a failed pull (Apple down, the database not migrated yet) the next comes sooner.
     static let retryAfterFailureSeconds: Double = 30
 
@@ -68,55 +57,34 @@ struct NotificationGapFill: Service, CustomStringConvertible {
         }
     }
 
-    /// One pull of `[from, to)` (`NotificationGapFillWindows`): every page of each window, each
-    /// notification through the same ingest as a delivered one. Kept with what it found, or why
-    /// it failed, for the health page (`cause`: `scheduled` or `operator`).
-    func fill(_ app: AppConfiguration, from: Date, to: Date, cause: String) async throws -> Report {
-        guard context.serverAPIClients[app.id] != nil else { return Report() }
-        let startedAt = context.now()
-        var report = Report()
-        var failure: (any Error)?
-        do {
-            try await pull(app, from: from, to: to, into: &report)
-        } catch {
-            failure = error
-        }
-        let run = GapFillRun(
-            cause: cause, appId: app.id, startedAt: startedAt, from: from, to: to, examined: report.examined, recovered: report.recovered,
-            duplicates: report.duplicates, failed: report.failed, pages: report.pages, error: failure.map { String("\($0)".prefix(500)) })
-        do {
-            try await context.useCases.gapFillHistory.record(run)
-        } catch {
-            context.logger.warning("could not keep the gap-fill's result", metadata: ["app": "\(app.id)", "error": "\(error)"])
-        }
-        if let failure { throw failure }
+    /// One pull of `[from, to)` (`FillNotificationGaps`), counted in `/metrics`.
+    func fill(_ app: AppConfiguration, from: Date, to: Date, cause: String) async throws -> FillNotificationGaps.Report {
+        guard let client = context.serverAPIClients[app.id] else { return FillNotificationGaps.Report() }
+        let report = try await FillNotificationGaps(record: context.useCases.gapFillHistory.record)(
+            appId: app.id, acceptsSandbox: app.acceptSandbox, onlyFailures: policy.onlyFailures, from: from, to: to, cause: cause,
+            apple: NotificationHistoryReader(client: client), receiver: NotificationIngest(context: context), now: context.now,
+            unrecorded: { error in
+                context.logger.warning("could not keep the gap-fill's result", metadata: ["app": "\(app.id)", "error": "\(error)"])
+            })
+        context.metrics.increment(Metric.gapFillRecoveredTotal, labels: ["app": app.id], by: report.recovered)
         return report
     }
+}
 
-    private func pull(_ app: AppConfiguration, from: Date, to: Date, into report: inout Report) async throws {
-        guard let client = context.serverAPIClients[app.id] else { return }
-        let ingest = NotificationIngest(context: context)
-        for window in NotificationGapFillWindows.windows(from: from, to: to, acceptsSandbox: app.acceptSandbox) {
-            let environment = window.environment
-            let request = NotificationHistoryRequest(
-                startDate: window.start, endDate: window.end, onlyFailures: policy.onlyFailures ? true : nil)
-            var token: String?
-            repeat {
-                let page = try await client.notificationHistory(request, paginationToken: token, environment: environment)
-                report.pages += 1
-                for item in page.notificationHistory ?? [] {
-                    guard let signed = item.signedPayload else { continue }
-                    report.examined += 1
-                    do {
-                        let answer = try await ingest.ingest(signedPayload: signed)
-                        if answer.duplicate { report.duplicates += 1 } else { report.recovered += 1 }
-                    } catch {
-                        report.failed += 1
-                    }
-                }
-                token = page.hasMore == true ? page.paginationToken : nil
-            } while token != nil
+/// `FillNotificationGaps`' port to Apple over the app's `AppStoreServerAPIClient`; a failed call
+/// is Apple unavailable (`AppleActionError`).
+struct NotificationHistoryReader: AppleNotificationHistory {
+    let client: AppStoreServerAPIClient
+
+    func page(
+        _ request: NotificationHistoryRequest, paginationToken: String?, environment: AppStoreEnvironment
+    ) async throws
+        -> NotificationHistoryResponse
+    {
+        do {
+            return try await client.notificationHistory(request, paginationToken: paginationToken, environment: environment)
+        } catch let error as ServerAPIError {
+            throw AppleActionError(.unavailable, "App Store Server API: \(error)", cause: error)
         }
-        context.metrics.increment(Metric.gapFillRecoveredTotal, labels: ["app": app.id], by: report.recovered)
     }
 }
