@@ -123,26 +123,16 @@ struct NotificationIngest {
             throw StorekeeperError(.notificationRejected, "\(refusal.reason.rawValue): \(refusal.message)")
         }
         let app = verified.app
-        // What the notification leads to: its signed transaction, granted to the owner of the
-        // original transaction through the same path as a StoreKit 2 POST.
-        var purchase = IngestNotification.Purchase.none(type == .test ? .test : .noTransaction)
-        var originalTransactionId: String?
-        switch verified.transaction {
-        case nil:
-            break
-        case .rejected(let reason, _)?:
-            purchase = .rejected(reason)
-        case .verified(let transaction, _, _, _)?:
-            originalTransactionId = transaction.originalTransactionId ?? transaction.transactionId
-            if type == .consumptionRequest {
-                purchase =
-                    transaction.transactionId.map {
-                        .consumptionRequest(.init(transactionId: $0, reason: payload.data?.consumptionRequestReason, policy: app.refundRequests))
-                    } ?? .none(.noTransaction)
-            } else {
-                purchase = .grant(.notification(signedPayload: signedPayload), evidenceHash: sha256Hex(Data(signedPayload.utf8)))
+        let fact: IngestNotification.TransactionFact? =
+            switch verified.transaction {
+            case nil: nil
+            case .rejected(let reason, _)?: .rejected(reason)
+            case .verified(let transaction, _, _, _)?:
+                .verified(transactionId: transaction.transactionId, originalTransactionId: transaction.originalTransactionId)
             }
-        }
+        let (purchase, originalTransactionId) = IngestNotification.classify(
+            type: type, transaction: fact, consumptionRequestReason: payload.data?.consumptionRequestReason, refundPolicy: app.refundRequests,
+            signedPayload: signedPayload, evidenceHash: sha256Hex(Data(signedPayload.utf8)))
         var notification = IngestNotification.Notification(
             appId: app.id, notificationUUID: uuid, notificationType: type.rawValue, subtype: payload.subtype,
             signedDate: payload.signedDate?.date, originalTransactionId: originalTransactionId,
