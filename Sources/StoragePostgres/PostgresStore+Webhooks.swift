@@ -263,6 +263,7 @@ extension PostgresStore: WebhookStore {
         let status = attempt.status.map(Int64.init)
         let finalizedAt: Int64? = job.finalizes ? StoredTime.ms(now) as Int64 : nil
         let uncounted: Int64 = job.uncountsAttempt ? 1 : 0
+        let nowMs = StoredTime.ms(now)
         let row = try await connection.rows(
             """
             WITH held AS (
@@ -285,6 +286,14 @@ extension PostgresStore: WebhookStore {
                     \(Int64(attempt.latencyMs)), \(attempt.error), \(attempt.responseExcerpt)
                 FROM ended
                 ON CONFLICT DO NOTHING
+            ), following AS (
+                -- Delivered: the subscriber's next event for this endpoint waited for this one, and goes now.
+                UPDATE jobs SET run_at = \(nowMs)
+                WHERE \(change.to == .delivered) AND state = 'available' AND run_at > \(nowMs) AND EXISTS (SELECT 1 FROM ended) AND id = (
+                    SELECT later.job_id FROM webhook_deliveries later JOIN webhook_deliveries done ON done.id = \(change.deliveryId)
+                    WHERE later.endpoint_id = done.endpoint_id AND later.app_user_id = done.app_user_id
+                      AND later.sequence > done.sequence AND later.state = 'pending'
+                    ORDER BY later.sequence LIMIT 1)
             )
             SELECT (SELECT count(*) FROM held) AS held, (SELECT count(*) FROM delivery) AS changed
             """, logger: logger

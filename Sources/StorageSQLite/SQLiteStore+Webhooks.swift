@@ -227,6 +227,18 @@ extension SQLiteStore: WebhookStore {
                 ])
             guard db.changesCount == 1 else { throw StorageConflict("delivery \(change.deliveryId) is no longer \(change.from)") }
             if let pause = change.pause { try Self.pause(db, endpointId: pause.endpointId, pause.transition, now: now) }
+            if change.to == .delivered {
+                // The subscriber's next event for this endpoint waited for this one: it goes now.
+                try db.cachedStatement(
+                    sql: """
+                        UPDATE jobs SET run_at = ? WHERE state = 'available' AND run_at > ? AND id = (
+                            SELECT later.job_id FROM webhook_deliveries later JOIN webhook_deliveries done ON done.id = ?
+                            WHERE later.endpoint_id = done.endpoint_id AND later.app_user_id = done.app_user_id
+                              AND later.sequence > done.sequence AND later.state = 'pending'
+                            ORDER BY later.sequence LIMIT 1)
+                        """
+                ).execute(arguments: [StoredTime.ms(now), StoredTime.ms(now), change.deliveryId])
+            }
             return true
         }
     }

@@ -147,6 +147,32 @@ struct WebhookStoreConformanceTests {
         #expect(try await store.endpoints(appId: "app").map(\.id) == ["refunds"])
     }
 
+    @Test("a delivered event makes the subscriber's next one for the endpoint due at once, not at its wait's end", arguments: StoreFactory.all)
+    func nextGoesAtOnce(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        try await store.createEndpoint(endpoint("all"))
+        try await store.recordEvents(EventBatch(events: [event("e1", "alice"), event("e2", "alice"), event("e3", "bob")]), now: t0)
+        let leases = try await lease(store, at: t0)
+        var works: [String: (JobLease, DeliveryWork)] = [:]
+        for lease in leases {
+            let work = try #require(try await store.deliveryForJob(jobId: lease.jobId))
+            works[work.payload.id] = (lease, work)
+        }
+        let (e1Lease, e1) = try #require(works["e1"])
+        let (e2Lease, _) = try #require(works["e2"])
+        let (e3Lease, _) = try #require(works["e3"])
+        // Alice's second waits behind her first, bob's is put off for a reason of its own.
+        #expect(try await store.retryJob(e2Lease, at: t0 + 30, reason: "waiting_for_earlier_event", now: t0))
+        #expect(try await store.retryJob(e3Lease, at: t0 + 30, reason: "endpoint_paused", now: t0))
+        let outcomes = WebhookDeliveryOutcomes(store: store, schedule: WebhookRetrySchedule(delays: [10], maximumAge: 60, jitter: 0))
+        let attempt = DeliveryAttempt(deliveryId: e1.delivery.id, attempt: 1, at: t0 + 1, status: 200, latencyMs: 3)
+        #expect(
+            try await outcomes.finish(e1Lease, work: e1, outcome: .delivered(status: 200), attempt: attempt, now: t0 + 1, unitRandom: 0) == .delivered
+        )
+        let due = try await lease(store, at: t0 + 1).map(\.payload)
+        #expect(due == [try #require(works["e2"]).1.delivery.id], "alice's next goes now; bob's keeps its time")
+    }
+
     @Test("retention deletes old events nothing needs, keeps those a dead delivery needs, and never reuses a cursor", arguments: StoreFactory.all)
     func retention(factory: StoreFactory) async throws {
         let store = try await factory.make()

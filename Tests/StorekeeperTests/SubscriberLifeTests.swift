@@ -244,7 +244,9 @@ struct SubscriberLifeTests {
         #expect(mine.last?.entitlements?.activeEntitlements.contains(Self.monthly) == false)
         #expect(mine.first { $0.type == .expiration }?.details?.expirationReason == "1")
         let all = try await events(api, user) + events(api, "member") + events(api, "someone else")
-        #expect(try await stack.whenSettled { Set(receiver.received.map(\.id)).isSuperset(of: all.map(\.id)) })
+        let delivered = try await stack.whenSettled { Set(receiver.received.map(\.id)).isSuperset(of: all.map(\.id)) }
+        let received = Set(receiver.received.map(\.id))
+        #expect(delivered, "not delivered: \(all.filter { !received.contains($0.id) }.map { "\($0.type.rawValue) \($0.id)" })")
         var firstSeen: [String] = []
         for received in receiver.received where received.json["appUserId"] as? String == user && !firstSeen.contains(received.id) {
             firstSeen.append(received.id)
