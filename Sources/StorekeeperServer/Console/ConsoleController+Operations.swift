@@ -78,7 +78,7 @@ extension ConsoleController {
     private func ledgerPage(_ request: Request, _ ctx: ConsoleRequestContext) async throws -> Response {
         let session = ctx.session
         let app = try context.app(id: try ctx.parameters.decoded("app"))
-        let query = try AdminController.ledgerQuery(QueryInput(request), appId: app.id)
+        let query = try LedgerController.ledgerQuery(QueryInput(request), appId: app.id)
         let entries = try await context.useCases.purchases.ledger(query)
         let products = try await context.useCases.catalog.products(appId: app.id)
         // The same range for the downloads, as the page was asked.
@@ -112,7 +112,7 @@ extension ConsoleController {
     /// The ledger of the range as the admin API gives it (`format=csv|json`), as a download.
     private func ledgerDownload(_ request: Request, _ ctx: ConsoleRequestContext, format: String) async throws -> Response {
         let app = try context.app(id: try ctx.parameters.decoded("app"))
-        let entries = try await context.useCases.purchases.ledger(try AdminController.ledgerQuery(QueryInput(request), appId: app.id))
+        let entries = try await context.useCases.purchases.ledger(try LedgerController.ledgerQuery(QueryInput(request), appId: app.id))
         var response =
             format == "csv"
             ? Response(

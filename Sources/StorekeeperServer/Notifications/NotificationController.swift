@@ -9,7 +9,7 @@ import StorekeeperCore
 import StorekeeperDomain
 
 /// App Store Server Notifications V2 for every configured app and both environments, on one
-/// URL. Apple authenticates by signing: the signed payload is verified before anything is
+/// URL, and the operator's pull of what Apple could not deliver (`NotificationGapFill`). Apple authenticates by signing: the signed payload is verified before anything is
 /// stored, and the answer is 200 only after the notification is durably stored (with the grant
 /// job its signed transaction causes, in the same transaction). A second delivery of the same
 /// notification (Apple retries) changes nothing.
@@ -18,6 +18,24 @@ struct NotificationController {
 
     func register(on router: RouteTable) {
         router.group("v1").post("notifications/appstore") { request, _ in try await receive(request) }
+        router.admin("v1/admin").post("apps/:app/notifications/gap-fill") { request, ctx in
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            return try await gapFill(request, app: app)
+        }
+    }
+
+    /// Pulls Apple's notification history now (`?lookbackSeconds=`, default the policy's) and
+    /// answers what it found; the scheduled gap-fill does the same every interval.
+    private func gapFill(_ request: Request, app: AppConfiguration) async throws -> Response {
+        guard context.serverAPIClients[app.id] != nil else {
+            throw StorekeeperError(.serverAPINotConfigured, "app '\(app.id)' has no serverAPI key")
+        }
+        let policy = context.configuration.notificationGapFill
+        let seconds = try QueryInput(request).seconds("lookbackSeconds", maximum: 180 * 86_400, excludingZero: true) ?? policy.lookbackSeconds
+        let now = context.now()
+        let report = try await NotificationGapFill(context: context, policy: policy).fill(
+            app, from: now.addingTimeInterval(-seconds), to: now, cause: "operator")
+        return try StorekeeperJSON.response(report)
     }
 
     struct Body: Decodable {
