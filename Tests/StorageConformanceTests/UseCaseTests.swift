@@ -201,3 +201,72 @@ extension UseCaseTests {
         #expect(try await actions.delete(appId: "app", id: "e", now: t0) == false)
     }
 }
+
+extension UseCaseTests {
+    /// Apple as a refresh meets it: an answer, or a failure.
+    struct FakeHistory: AppleHistoryFetching {
+        var answer: Result<AppleHistoryOutcome, AppleCallFailure>
+        func fetch(transactionIds: [String], now: Date) async throws -> AppleHistoryOutcome { try answer.get() }
+    }
+
+    /// Apple's health saying one thing, and counting what it was told.
+    final class FakeHealth: AppleAvailability, @unchecked Sendable {
+        let admission: AppleHealth.Admission
+        var recorded: [Bool] = []
+        init(_ admission: AppleHealth.Admission) { self.admission = admission }
+        func admitting(now: Date) async -> AppleHealth.Admission { admission }
+        func record(answered: Bool, probe: Bool, sentAt: Date, now: Date) async { recorded.append(answered) }
+        func delayAfterFailure(sentAt: Date, scheduled: TimeInterval, now: Date, unitRandom: Double) async -> TimeInterval { scheduled }
+    }
+
+    @Test(
+        "RefreshFromServerAPI: Apple down waits uncounted; a transient failure retries after Apple's wait; a refused key holds; a refusal is invalid",
+        arguments: StoreFactory.all)
+    func refreshFromServerAPI(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        let outcomes = VerificationOutcomes(store: store)
+        let refresh = RefreshFromServerAPI(outcomes: outcomes)
+        func run(_ user: String, history: FakeHistory?, health: FakeHealth?) async throws -> (RefreshFromServerAPI.Step, VerificationRecord) {
+            let submitted = try await SubmitEvidence(store: store)(
+                EvidenceSubmission(appId: "app", appUserId: user, evidenceHash: user, evidence: .receipt(base64: "cmVjZWlwdA==")), now: t0)
+            let lease = try #require(try await leaseReceiptJobs(store, at: t0).first { $0.jobId == submitted.verification.jobId })
+            #expect(try await outcomes.markVerifying(lease, verificationId: submitted.verification.id, now: t0))
+            let step = try await refresh(
+                lease, verificationId: submitted.verification.id, transactionIds: ["1"], configurationFingerprint: "f", history: history,
+                health: health, retry: RetryPolicy(base: 10, cap: 10, jitter: 0), probeCapSeconds: 5, unitRandom: { 0 }, now: { self.t0 })
+            return (step, try #require(try await store.verification(id: submitted.verification.id)))
+        }
+        func failure(_ code: String, transient: Bool = false, retryAfter: Date? = nil, refused: Bool = false) -> FakeHistory {
+            FakeHistory(
+                answer: .failure(
+                    AppleCallFailure(
+                        code: code, isTransient: transient, retryAfter: retryAfter, appleAnswered: !transient, credentialsRefused: refused)))
+        }
+        let down = FakeHealth(.wait(until: t0.addingTimeInterval(30)))
+        let (waited, waiting) = try await run("down", history: failure("never_called"), health: down)
+        guard case .ended("apple_down") = waited else { throw TestFailure("\(waited)") }
+        #expect(waiting.state == .retryScheduled && waiting.reason == .appleDown && waiting.nextAttemptAt == t0.addingTimeInterval(30))
+        #expect(down.recorded.isEmpty, "Apple was not called")
+
+        let health = FakeHealth(.call)
+        let (retried, retrying) = try await run(
+            "busy", history: failure("rate_limited", transient: true, retryAfter: t0.addingTimeInterval(100)), health: health)
+        guard case .ended("retry") = retried else { throw TestFailure("\(retried)") }
+        #expect(retrying.state == .retryScheduled && retrying.reason == .serverAPI("rate_limited"))
+        #expect(retrying.nextAttemptAt == t0.addingTimeInterval(100), "Apple's wait, longer than the schedule's 10 s")
+        #expect(health.recorded == [false])
+
+        let (_, held) = try await run("key", history: failure("unauthorized", refused: true), health: nil)
+        #expect(held.state == .configurationError && held.reason == .serverAPI("unauthorized"))
+        let (_, refused) = try await run(
+            "refused", history: FakeHistory(answer: .success(.rejected(reason: .serverAPINoTransactions, message: ""))), health: nil)
+        #expect(refused.state == .invalid && refused.reason == .serverAPINoTransactions)
+        let (_, unconfigured) = try await run("nokey", history: nil, health: nil)
+        #expect(unconfigured.state == .configurationError && unconfigured.reason == .serverAPINotConfigured)
+    }
+
+    struct TestFailure: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+}
