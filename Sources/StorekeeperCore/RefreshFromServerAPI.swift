@@ -50,6 +50,8 @@ public protocol AppleAvailability: Sendable {
     /// The wait before the next attempt after a failed call sent at `sentAt`: none when Apple
     /// came back meanwhile, round the probe while it is down, else `scheduled`.
     func delayAfterFailure(sentAt: Date, scheduled: TimeInterval, now: Date, unitRandom: Double) async -> TimeInterval
+    /// Since when the endpoint has been down in this process; nil while it is not.
+    func downSince() -> Date?
 }
 
 /// Refreshes one subscriber from the App Store Server API (an operator's refresh, or the stand-in

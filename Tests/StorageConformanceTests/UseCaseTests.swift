@@ -1,3 +1,4 @@
+import AppStoreModels
 import Foundation
 import JobQueue
 import Persistence
@@ -217,6 +218,7 @@ extension UseCaseTests {
         func admitting(now: Date) async -> AppleHealth.Admission { admission }
         func record(answered: Bool, probe: Bool, sentAt: Date, now: Date) async { recorded.append(answered) }
         func delayAfterFailure(sentAt: Date, scheduled: TimeInterval, now: Date, unitRandom: Double) async -> TimeInterval { scheduled }
+        func downSince() -> Date? { nil }
     }
 
     @Test(
@@ -268,5 +270,89 @@ extension UseCaseTests {
     struct TestFailure: Error, CustomStringConvertible {
         var description: String
         init(_ description: String) { self.description = description }
+    }
+}
+
+extension UseCaseTests {
+    /// verifyReceipt answering the same each time, counting its calls.
+    final class FakeReceipts: AppleReceiptVerifying, @unchecked Sendable {
+        let answer: AttemptClassification
+        var calls: [String] = []
+        init(_ answer: AttemptClassification) { self.answer = answer }
+        func verify(in environment: AppStoreEnvironment) async -> AttemptClassification {
+            calls.append(environment.storageName)
+            return answer
+        }
+    }
+
+    final class FakeObserver: ReceiptAttemptObserver, @unchecked Sendable {
+        var told: [String] = []
+        func rejectedLocally(_ reason: FailureReason) { told.append("rejected \(reason.rawValue)") }
+        func finishedInvalid() { told.append("invalid") }
+        func held(_ reason: FailureReason) { told.append("held \(reason.rawValue)") }
+        func standIn(_ outcome: RunReceiptAttempt.StandIn, reason: FailureReason) {
+            switch outcome {
+            case .appleDown: told.append("stand-in apple_down")
+            case .verified: told.append("stand-in verified")
+            case .rejected(let refusal, _): told.append("stand-in \(refusal.rawValue)")
+            case .unavailable: told.append("stand-in unavailable")
+            }
+        }
+        func retried(reason: FailureReason, waitingForApple: Bool, provisional: Int) {
+            told.append("retry \(reason.rawValue)\(waitingForApple ? " waiting" : "")")
+        }
+    }
+
+    @Test(
+        "RunReceiptAttempt: a forged receipt never reaches Apple; Apple down waits uncounted; a failure falls to the stand-in, then retries; a wrong secret holds",
+        arguments: StoreFactory.all)
+    func receiptAttempt(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        let outcomes = VerificationOutcomes(store: store)
+        let local = RunReceiptAttempt.LocalCheck.verified(
+            .init(
+                bundleId: "com.example.app", environment: .production,
+                purchases: [
+                    .init(
+                        productId: "monthly", transactionId: "2", originalTransactionId: "1", purchaseDate: t0, expiresDate: nil,
+                        cancellationDate: nil)
+                ]))
+        func run(
+            _ user: String, local: RunReceiptAttempt.LocalCheck, apple: FakeReceipts, standIn: FakeHistory? = nil, health: FakeHealth? = nil
+        ) async throws -> (VerificationRecord, [String], RunReceiptAttempt.Step) {
+            let submitted = try await SubmitEvidence(store: store)(
+                EvidenceSubmission(appId: "app", appUserId: user, evidenceHash: user, evidence: .receipt(base64: "cmVjZWlwdA==")), now: t0)
+            let lease = try #require(try await leaseReceiptJobs(store, at: t0).first { $0.jobId == submitted.verification.jobId })
+            let record = try #require(try await store.verification(id: submitted.verification.id))
+            #expect(try await outcomes.markVerifying(lease, verificationId: record.id, now: t0))
+            let observer = FakeObserver()
+            let attempt = RunReceiptAttempt(
+                outcomes: outcomes,
+                settings: .init(retry: RetryPolicy(base: 10, cap: 10, jitter: 0), probeCapSeconds: 5, outagePolicy: OutagePolicy()),
+                observer: observer, unitRandom: { 0 }, now: { self.t0 })
+            let step = try await attempt(
+                lease, verification: record, local: local,
+                app: .init(id: "app", bundleId: "com.example.app", acceptsSandbox: false, fingerprint: "f"),
+                apple: .init(verifyReceipt: apple, serverAPI: standIn, health: { _ in health }))
+            return (try #require(try await store.verification(id: record.id)), observer.told, step)
+        }
+        let never = FakeReceipts(.transient(reason: .appleTimeout, status: nil))
+        let (forged, forgedTold, _) = try await run("forged", local: .rejected(.receiptSignatureInvalid), apple: never)
+        #expect(forged.state == .invalid && forged.reason == .receiptSignatureInvalid && forgedTold == ["rejected receipt_signature_invalid"])
+        let (waiting, waitingTold, _) = try await run("down", local: local, apple: never, health: FakeHealth(.wait(until: t0.addingTimeInterval(30))))
+        #expect(never.calls.isEmpty, "Apple is not called while it is down")
+        #expect(waiting.state == .retryScheduled && waiting.reason == .appleDown && waitingTold == ["retry apple_down waiting"])
+
+        let failing = FakeReceipts(.transient(reason: .appleTimeout, status: nil))
+        let refusing = FakeHistory(answer: .success(.rejected(reason: .serverAPINoTransactions, message: "")))
+        let health = FakeHealth(.call)
+        let (retrying, retryTold, _) = try await run("timeout", local: local, apple: failing, standIn: refusing, health: health)
+        #expect(failing.calls == ["production"] && health.recorded == [false, true])
+        #expect(retrying.state == .retryScheduled && retrying.reason == .appleTimeout && retrying.nextAttemptAt == t0.addingTimeInterval(10))
+        #expect(retryTold == ["stand-in server_api_no_transactions", "retry apple_timeout"])
+
+        let (held, heldTold, _) = try await run(
+            "secret", local: .unchecked, apple: FakeReceipts(.configurationError(reason: .sharedSecretMismatch, status: AppStoreStatus(21004))))
+        #expect(held.state == .configurationError && held.reason == .sharedSecretMismatch && heldTold == ["held shared_secret_mismatch"])
     }
 }

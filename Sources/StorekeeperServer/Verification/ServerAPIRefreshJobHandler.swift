@@ -80,4 +80,6 @@ struct EndpointHealth: AppleAvailability {
     func delayAfterFailure(sentAt: Date, scheduled: TimeInterval, now: Date, unitRandom: Double) async -> TimeInterval {
         await monitor.delayAfterFailure(endpoint, sentAt: sentAt, scheduled: scheduled, now: now, unitRandom: unitRandom)
     }
+
+    func downSince() -> Date? { monitor.downSince(endpoint) }
 }
