@@ -219,7 +219,9 @@ public enum StorekeeperApplication {
             logger: logger, now: now)
         let refundHandler = RefundRequestJobHandler(
             answers: AnswerRefundRequests(store: store),
-            clients: clients, apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }), metrics: metrics, logger: logger,
+            senders: clients.mapValues(ConsumptionSender.init(client:)),
+            apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }),
+            metrics: metrics, logger: logger,
             now: now)
         return JobRunner(
             store: store, handlers: [handler, signedHandler, refreshHandler, webhookHandler, refundHandler], configuration: runnerConfiguration,

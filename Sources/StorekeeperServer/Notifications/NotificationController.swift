@@ -1,6 +1,5 @@
 import AppStoreCrypto
 import AppStoreModels
-import Crypto
 import Foundation
 import Hummingbird
 import JobQueue
@@ -115,67 +114,19 @@ struct NotificationIngest {
 
     func ingest(signedPayload: String) async throws -> Answer {
         let now = context.now()
-        let verdict: SignedDataVerdict
-        do {
-            verdict = try await context.signedTransactionGate.verifier.verify(
-                signedPayload, expecting: .init(), time: context.signedTransactionGate.validationTime(now: now))
-        } catch let error as SignedDataError {
-            throw StorekeeperError(.invalidNotification, "not a signed notification (\(error.code)): \(error.message)")
-        }
-        if let first = verdict.failures.first {
-            context.metrics.increment(Metric.notificationsRejectedTotal, labels: ["reason": first.code])
-            throw StorekeeperError(.notificationRejected, "\(first.code): \(verdict.failures.map(\.description).joined(separator: "; "))")
-        }
-        guard let payload = SignedTransactionGate.notificationPayload(verdict), let type = payload.notificationType,
-            let uuid = payload.notificationUUID
-        else { throw StorekeeperError(.invalidNotification, "the signed payload is not a V2 notification") }
-        // The one notification verifier (the grant job uses it too): the app by bundle id, the
-        // nested renewal info and signed transaction verified for it.
-        let verified: SignedTransactionGate.VerifiedNotification
-        switch await context.signedTransactionGate.notification(payload, apps: context.apps, now: now) {
-        case .verified(let notification): verified = notification
-        case .unknownApp(let bundleId):
-            throw StorekeeperError(.unknownApp, "no configured app has bundle id '\(bundleId ?? "(none)")'")
-        case .refused(let refusal):
-            context.metrics.increment(Metric.notificationsRejectedTotal, labels: ["reason": refusal.reason.rawValue])
-            throw StorekeeperError(.notificationRejected, "\(refusal.reason.rawValue): \(refusal.message)")
-        }
-        let app = verified.app
-        let fact: IngestNotification.TransactionFact? =
-            switch verified.transaction {
-            case nil: nil
-            case .rejected(let reason, _)?: .rejected(reason)
-            case .verified(let transaction, _, _, _)?:
-                .verified(transactionId: transaction.transactionId, originalTransactionId: transaction.originalTransactionId)
-            }
+        let verified = try await NotificationVerifier(gate: context.signedTransactionGate, apps: context.apps, metrics: context.metrics)
+            .verify(signedPayload, now: now)
+        let (app, payload, type) = (verified.app, verified.payload, verified.type)
         let (purchase, originalTransactionId) = IngestNotification.classify(
-            type: type, transaction: fact, consumptionRequestReason: payload.data?.consumptionRequestReason, refundPolicy: app.refundRequests,
-            signedPayload: signedPayload, evidenceHash: sha256Hex(Data(signedPayload.utf8)))
+            type: type, transaction: verified.transaction, consumptionRequestReason: payload.data?.consumptionRequestReason,
+            refundPolicy: app.refundRequests, signedPayload: signedPayload, evidenceHash: sha256Hex(Data(signedPayload.utf8)))
         var notification = IngestNotification.Notification(
-            appId: app.id, notificationUUID: uuid, notificationType: type.rawValue, subtype: payload.subtype,
+            appId: app.id, notificationUUID: verified.uuid, notificationType: type.rawValue, subtype: payload.subtype,
             signedDate: payload.signedDate?.date, originalTransactionId: originalTransactionId,
             environment: payload.environment?.storageName, payload: signedPayload, version: .v2, purchase: purchase,
-            consent: type == .rescindConsent ? await rescindedConsent(payload, app: app, now: now) : nil)
+            consent: verified.consent)
         notification.consentPolicy = app.rescindConsentPolicy
         return try await ingest(notification)
-    }
-
-    /// RESCIND_CONSENT's signed app transaction, verified for this app: the customer's
-    /// `appTransactionId`, or why there is none.
-    private func rescindedConsent(_ payload: NotificationPayload, app: AppConfiguration, now: Date) async -> IngestNotification.Consent {
-        guard let signed = payload.appData?.signedAppTransactionInfo else { return .unverified(.noAppTransaction) }
-        let verdict: SignedDataVerdict
-        switch await context.signedTransactionGate.trusted(
-            signed, kind: .appTransaction, app: app, expectedEnvironment: payload.environment, now: now)
-        {
-        case .success(let trusted): verdict = trusted
-        case .failure(let refusal) where refusal.reason == .invalidSignedTransaction: return .unverified(.appTransactionUnreadable)
-        case .failure(let refusal): return .unverified(.rejected(refusal.reason))
-        }
-        guard let appTransaction = try? JSONDecoder().decode(SignedAppTransaction.self, from: Data(verdict.payload)),
-            let appTransactionId = appTransaction.appTransactionId, !appTransactionId.isEmpty
-        else { return .unverified(.noAppTransactionId) }
-        return .appTransaction(id: appTransactionId, occurredAt: payload.signedDate?.date ?? now)
     }
 }
 

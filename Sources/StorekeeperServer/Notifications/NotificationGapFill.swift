@@ -1,5 +1,3 @@
-import AppStoreClient
-import AppStoreModels
 import Foundation
 import JobQueue
 import Logging
@@ -68,23 +66,5 @@ struct NotificationGapFill: Service, CustomStringConvertible {
             })
         context.metrics.increment(Metric.gapFillRecoveredTotal, labels: ["app": app.id], by: report.recovered)
         return report
-    }
-}
-
-/// `FillNotificationGaps`' port to Apple over the app's `AppStoreServerAPIClient`; a failed call
-/// is Apple unavailable (`AppleActionError`).
-struct NotificationHistoryReader: AppleNotificationHistory {
-    let client: AppStoreServerAPIClient
-
-    func page(
-        _ request: NotificationHistoryRequest, paginationToken: String?, environment: AppStoreEnvironment
-    ) async throws
-        -> NotificationHistoryResponse
-    {
-        do {
-            return try await client.notificationHistory(request, paginationToken: paginationToken, environment: environment)
-        } catch let error as ServerAPIError {
-            throw AppleActionError(.unavailable, "App Store Server API: \(error)", cause: error)
-        }
     }
 }

@@ -1,5 +1,3 @@
-import AppStoreClient
-import AppStoreCrypto
 import AppStoreModels
 import Foundation
 import Hummingbird
@@ -54,28 +52,5 @@ struct RetentionController {
 
     private func count(_ outcome: String) {
         context.metrics.increment(Metric.retentionRequestsTotal, labels: ["outcome": outcome])
-    }
-}
-
-/// `AnswerRetentionRequest`'s port for Apple's signed payloads: the process's verifier (signature,
-/// chain, validity), no kind assumed.
-struct GateSignedPayloads: AppleSignedPayloads {
-    let gate: SignedTransactionGate
-
-    func check(_ signed: String, now: Date) async -> SignedPayloadCheck {
-        guard let verdict = try? await gate.verifier.verify(signed, expecting: .init(), time: gate.validationTime(now: now)) else {
-            return .malformed
-        }
-        if let failure = verdict.failures.first { return .failed(code: failure.code, message: failure.description) }
-        return .verified(Data(verdict.payload))
-    }
-}
-
-/// `AnswerRetentionRequest`'s port for signing an offer: the app's `OfferSigner`, a fresh nonce each time.
-struct OfferSigning: PromotionalOfferSigning {
-    let signer: OfferSigner
-
-    func promotionalV2(productId: String, offerId: String, transactionId: String, now: Date) async throws -> String {
-        try await signer.promotionalV2(productId: productId, offerId: offerId, transactionId: transactionId, now: now, nonce: UUID())
     }
 }

@@ -1,4 +1,3 @@
-import AppStoreClient
 import AppStoreModels
 import Foundation
 import JobQueue
@@ -44,42 +43,4 @@ struct ServerAPIRefreshJobHandler: VerificationJobHandler {
         }
         return .finishedByHandler
     }
-}
-
-/// `RefreshFromServerAPI`'s port to Apple: the app's `ServerAPIHistory`, its client's failures as
-/// `AppleCallFailure`.
-struct HistorySource: AppleHistoryFetching {
-    let history: ServerAPIHistory
-    let app: AppConfiguration
-
-    func fetch(transactionIds: [String], now: Date) async throws -> AppleHistoryOutcome {
-        do {
-            switch try await history.fetch(transactionIds: transactionIds, app: app, now: now) {
-            case .verified(let evidence, let environment, _): return .verified(evidence, environment: environment)
-            case .rejected(let reason, let message): return .rejected(reason: reason, message: message)
-            }
-        } catch let error as ServerAPIError {
-            throw AppleCallFailure(
-                code: error.code.rawValue, isTransient: error.isTransient, retryAfter: error.retryAfter,
-                appleAnswered: ServerAPIHistory.appleAnswered(error), credentialsRefused: error.code == .unauthorized)
-        }
-    }
-}
-
-/// One endpoint of this process's `AppleHealthMonitor`, as the application layer's port.
-struct EndpointHealth: AppleAvailability {
-    let monitor: AppleHealthMonitor
-    let endpoint: AppleHealthMonitor.Endpoint
-
-    func admitting(now: Date) async -> AppleHealth.Admission { await monitor.admitting(endpoint, now: now) }
-
-    func record(answered: Bool, probe: Bool, sentAt: Date, now: Date) async {
-        await monitor.record(endpoint, answered: answered, probe: probe, sentAt: sentAt, now: now)
-    }
-
-    func delayAfterFailure(sentAt: Date, scheduled: TimeInterval, now: Date, unitRandom: Double) async -> TimeInterval {
-        await monitor.delayAfterFailure(endpoint, sentAt: sentAt, scheduled: scheduled, now: now, unitRandom: unitRandom)
-    }
-
-    func downSince() -> Date? { monitor.downSince(endpoint) }
 }
