@@ -356,3 +356,26 @@ extension UseCaseTests {
         #expect(held.state == .configurationError && held.reason == .sharedSecretMismatch && heldTold == ["held shared_secret_mismatch"])
     }
 }
+
+extension UseCaseTests {
+    struct FakeChecker: SignedEvidenceChecking {
+        let answer: SignedEvidenceCheck
+        func check(_ jws: String, now: Date) async -> SignedEvidenceCheck { answer }
+    }
+
+    @Test("RecheckSignedEvidence: stored evidence that no longer holds for the app ends the verification invalid", arguments: StoreFactory.all)
+    func recheckSignedEvidence(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        let outcomes = VerificationOutcomes(store: store)
+        let submitted = try await SubmitEvidence(store: store)(
+            EvidenceSubmission(appId: "app", appUserId: "alice", evidenceHash: "jws", evidence: .receipt(base64: "cmVjZWlwdA==")), now: t0)
+        let lease = try #require(try await leaseReceiptJobs(store, at: t0).first)
+        #expect(try await outcomes.markVerifying(lease, verificationId: submitted.verification.id, now: t0))
+        let step = try await RecheckSignedEvidence(outcomes: outcomes)(
+            lease, verificationId: submitted.verification.id, evidence: "jws", checker: FakeChecker(answer: .rejected(.bundleIdMismatch)),
+            now: t0)
+        guard case .invalid = step else { throw TestFailure("\(step)") }
+        let ended = try #require(try await store.verification(id: submitted.verification.id))
+        #expect(ended.state == .invalid && ended.reason == .bundleIdMismatch)
+    }
+}

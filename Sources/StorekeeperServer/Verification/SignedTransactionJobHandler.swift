@@ -1,4 +1,3 @@
-import AppStoreModels
 import Foundation
 import JobQueue
 import Logging
@@ -6,10 +5,9 @@ import Persistence
 import StorekeeperCore
 import StorekeeperDomain
 
-/// Grants one StoreKit 2 signed transaction or V2 notification, verified when it arrived (no
-/// Apple call), then granted
-/// through the same planner, ledger and exactly-once keys as receipts, in the transaction that
-/// completes the job. Usually done within milliseconds of the POST, which waits for it.
+/// Runs one StoreKit 2 signed transaction's or V2 notification's job (`RecheckSignedEvidence`)
+/// and grants what still holds the way every verification kind does. Usually done within
+/// milliseconds of the POST, which waits for it.
 struct SignedTransactionJobHandler: VerificationJobHandler {
     let kind = verifySignedTransactionJobKind
     let outcomes: VerificationOutcomes
@@ -24,26 +22,15 @@ struct SignedTransactionJobHandler: VerificationJobHandler {
         _ lease: JobLease, verification: VerificationRecord, data jws: String, app: AppConfiguration
     ) async throws -> JobOutcome {
         let at = now()
-        let outcome: SignedTransactionGate.Outcome
-        do {
-            // Its signatures were verified when it was posted or sent (nothing else is stored as
-            // this job's evidence); the reread checks its claims against the app as configured now.
-            outcome = try await gate.check(jws, app: app, now: at, signatures: .verifiedAtAcceptance)
-        } catch {
-            outcome = .rejected(reason: .invalidSignedTransaction, message: (error as? StorekeeperError)?.message ?? "\(error)")
-        }
-        switch outcome {
-        case .rejected(let reason, _):
-            let report = AttemptReport(statuses: [], environment: nil, reason: reason)
-            _ = try await outcomes.finishInvalid(lease, verificationId: verification.id, report: report, now: at)
+        switch try await RecheckSignedEvidence(outcomes: outcomes)(
+            lease, verificationId: verification.id, evidence: jws, checker: GateEvidenceChecker(gate: gate, app: app), now: at)
+        {
+        case .invalid:
             metrics.increment(Metric.verificationsFinishedTotal, labels: ["outcome": "invalid"])
-        case .verified(let transaction, let evidence, let environment, let notification):
-            // Refunds and their reversals are ordered by when Apple signed what says so.
+        case .grant(let evidence, let report, let signedAt, let reversesRefunds):
             try await grant(
-                lease, verification: verification, app: app, evidence: evidence,
-                report: AttemptReport(statuses: [], environment: environment.storageName, reason: nil),
-                evidenceSignedAt: notification?.signedDate?.date ?? transaction.signedDate?.date,
-                reversesRefunds: notification?.notificationType == .refundReversed, now: at)
+                lease, verification: verification, app: app, evidence: evidence, report: report, evidenceSignedAt: signedAt,
+                reversesRefunds: reversesRefunds, now: at)
         }
         return .finishedByHandler
     }
