@@ -21,7 +21,7 @@ struct AppleActionsController {
             let (app, actions, placement) = try context.appleActions(request, ctx)
             let id = try ctx.parameters.decoded("transactionId")
             let environment = try await actions.finish(transactionId: id, in: placement)
-            count("finish_transaction", app)
+            context.countAppleAction("finish_transaction", app)
             return try StorekeeperJSON.response(ActionAnswer(transactionId: id, environment: environment.storageName, finished: true))
         }
         transactions.put(":transactionId/app-account-token") { request, ctx in
@@ -29,7 +29,7 @@ struct AppleActionsController {
             let id = try ctx.parameters.decoded("transactionId")
             let (token, environment) = try await actions.setAppAccountToken(
                 originalTransactionId: id, token: try await accountToken(request), in: placement)
-            count("set_app_account_token", app)
+            context.countAppleAction("set_app_account_token", app)
             return try StorekeeperJSON.response(ActionAnswer(originalTransactionId: id, environment: environment.storageName, appAccountToken: token))
         }
         transactions.put(":transactionId/consumption") { request, ctx in
@@ -37,7 +37,7 @@ struct AppleActionsController {
             let id = try ctx.parameters.decoded("transactionId")
             let body = try StorekeeperJSON.decode(ConsumptionRequestV2.self, from: try await context.body(request))
             let environment = try await actions.sendConsumption(transactionId: id, body, in: placement)
-            count("send_consumption", app)
+            context.countAppleAction("send_consumption", app)
             return try StorekeeperJSON.response(
                 ActionAnswer(transactionId: id, environment: environment.storageName, consumptionSent: true), status: .accepted)
         }
@@ -51,14 +51,14 @@ struct AppleActionsController {
             let (app, actions, placement) = try context.appleActions(request, ctx)
             let id = try ctx.parameters.decoded("transactionId")
             let (refunds, environment) = try await actions.refunds(transactionId: id, in: placement, now: context.now())
-            count("refund_history", app)
+            context.countAppleAction("refund_history", app)
             return try StorekeeperJSON.response(RefundsAnswer(transactionId: id, environment: environment.storageName, refunds: refunds))
         }
         router.admin("v1/admin/apps/:app/orders").get(":orderId") { request, ctx in
             let (app, actions, placement) = try context.appleActions(request, ctx)
             let orderId = try ctx.parameters.decoded("orderId")
             let (valid, transactions, environment) = try await actions.order(orderId: orderId, in: placement, now: context.now())
-            count("order_lookup", app)
+            context.countAppleAction("order_lookup", app)
             return try StorekeeperJSON.response(
                 OrderAnswer(orderId: orderId, environment: environment.storageName, valid: valid, transactions: transactions))
         }
@@ -67,7 +67,7 @@ struct AppleActionsController {
             let id = try ctx.parameters.decoded("originalTransactionId")
             let body = try StorekeeperJSON.decode(ExtendRenewalDateRequest.self, from: try await context.body(request))
             let (answer, environment) = try await actions.extendRenewal(originalTransactionId: id, body, in: placement)
-            count("extend_renewal_date", app)
+            context.countAppleAction("extend_renewal_date", app)
             return try StorekeeperJSON.response(
                 ExtensionAnswer(
                     originalTransactionId: answer.originalTransactionId ?? id, environment: environment.storageName,
@@ -97,7 +97,7 @@ struct AppleActionsController {
                     extendByDays: body.extendByDays, extendReasonCode: body.extendReasonCode, requestIdentifier: body.requestIdentifier,
                     productId: productId, storefrontCountryCodes: body.storefrontCountryCodes),
                 in: placement)
-            count("extend_renewal_dates", app)
+            context.countAppleAction("extend_renewal_dates", app)
             return try StorekeeperJSON.response(
                 MassExtensionAnswer(
                     productId: productId, environment: environment.storageName, requestIdentifier: answer.requestIdentifier ?? body.requestIdentifier,
@@ -115,10 +115,6 @@ struct AppleActionsController {
                     complete: status.complete == true, completeDate: StoredTime.date(status.completeDate),
                     succeededCount: status.succeededCount, failedCount: status.failedCount))
         }
-    }
-
-    private func count(_ action: String, _ app: AppConfiguration) {
-        context.metrics.increment(Metric.appleActionsTotal, labels: ["action": action, "app": app.id])
     }
 
     /// `{"appAccountToken": "<UUID>"}`, or `{"appUserId": "…"}` for the token StorekeeperKit

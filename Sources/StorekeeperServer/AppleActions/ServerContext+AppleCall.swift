@@ -17,6 +17,11 @@ extension ServerContext {
         return (app, client, ApplePlacement.asked(asked, acceptsSandbox: app.acceptSandbox))
     }
 
+    /// An operator's action at Apple done, in `/metrics` by action and app.
+    func countAppleAction(_ action: String, _ app: AppConfiguration) {
+        metrics.increment(Metric.appleActionsTotal, labels: ["action": action, "app": app.id])
+    }
+
     /// The operator's Apple actions on the app in the path, and the placement asked for.
     func appleActions(_ request: Request, _ ctx: AdminRequestContext) throws -> (AppConfiguration, ActAtApple, ApplePlacement) {
         let (app, client, placement) = try appleCall(request, ctx)

@@ -21,39 +21,39 @@ struct RetentionConfigurationController {
         retention.get("messages") { request, ctx in
             let (app, configure) = try configuring(request, ctx)
             let messages = try await configure.messages()
-            count("retention_messages", app)
+            context.countAppleAction("retention_messages", app)
             return try StorekeeperJSON.response(MessagesAnswer(environment: configure.environment.storageName, messages: messages))
         }
         retention.put("messages/:messageIdentifier") { request, ctx in
             let (app, configure) = try configuring(request, ctx)
             let message = try StorekeeperJSON.decode(UploadRetentionMessage.self, from: try await context.body(request))
             let id = try await configure.uploadMessage(try ctx.parameters.decoded("messageIdentifier"), message)
-            count("retention_message_upload", app)
+            context.countAppleAction("retention_message_upload", app)
             return try StorekeeperJSON.response(Answer(environment: configure.environment.storageName, messageIdentifier: id, uploaded: true))
         }
         retention.delete("messages/:messageIdentifier") { request, ctx in
             let (app, configure) = try configuring(request, ctx)
             let id = try await configure.deleteMessage(try ctx.parameters.decoded("messageIdentifier"))
-            count("retention_message_delete", app)
+            context.countAppleAction("retention_message_delete", app)
             return try StorekeeperJSON.response(Answer(environment: configure.environment.storageName, messageIdentifier: id, deleted: true))
         }
         retention.get("images") { request, ctx in
             let (app, configure) = try configuring(request, ctx)
             let images = try await configure.images()
-            count("retention_images", app)
+            context.countAppleAction("retention_images", app)
             return try StorekeeperJSON.response(ImagesAnswer(environment: configure.environment.storageName, images: images))
         }
         retention.put("images/:imageIdentifier") { request, ctx in
             let (app, configure) = try configuring(request, ctx)
             let size = try QueryInput(request).oneOf("imageSize", RetentionImageSize.known.map(\.rawValue)).map(RetentionImageSize.init(rawValue:))
             let id = try await configure.uploadImage(try ctx.parameters.decoded("imageIdentifier"), png: try await image(request), size: size)
-            count("retention_image_upload", app)
+            context.countAppleAction("retention_image_upload", app)
             return try StorekeeperJSON.response(Answer(environment: configure.environment.storageName, imageIdentifier: id, uploaded: true))
         }
         retention.delete("images/:imageIdentifier") { request, ctx in
             let (app, configure) = try configuring(request, ctx)
             let id = try await configure.deleteImage(try ctx.parameters.decoded("imageIdentifier"))
-            count("retention_image_delete", app)
+            context.countAppleAction("retention_image_delete", app)
             return try StorekeeperJSON.response(Answer(environment: configure.environment.storageName, imageIdentifier: id, deleted: true))
         }
         registerDefaults(on: retention)
@@ -66,7 +66,7 @@ struct RetentionConfigurationController {
             let (app, configure) = try configuring(request, ctx)
             let (productId, locale) = (try ctx.parameters.decoded("productId"), try ctx.parameters.decoded("locale"))
             let id = try await configure.defaultMessage(productId: productId, locale: locale)
-            count("retention_default_get", app)
+            context.countAppleAction("retention_default_get", app)
             return try StorekeeperJSON.response(
                 DefaultAnswer(environment: configure.environment.storageName, productId: productId, locale: locale, messageIdentifier: id))
         }
@@ -75,7 +75,7 @@ struct RetentionConfigurationController {
             let (productId, locale) = (try ctx.parameters.decoded("productId"), try ctx.parameters.decoded("locale"))
             let body = try StorekeeperJSON.decode(RetentionDefaultMessage.self, from: try await context.body(request))
             let id = try await configure.setDefaultMessage(productId: productId, locale: locale, messageIdentifier: body.messageIdentifier)
-            count("retention_default_put", app)
+            context.countAppleAction("retention_default_put", app)
             return try StorekeeperJSON.response(
                 DefaultAnswer(environment: configure.environment.storageName, productId: productId, locale: locale, messageIdentifier: id))
         }
@@ -83,7 +83,7 @@ struct RetentionConfigurationController {
             let (app, configure) = try configuring(request, ctx)
             let (productId, locale) = (try ctx.parameters.decoded("productId"), try ctx.parameters.decoded("locale"))
             try await configure.deleteDefaultMessage(productId: productId, locale: locale)
-            count("retention_default_delete", app)
+            context.countAppleAction("retention_default_delete", app)
             return try StorekeeperJSON.response(
                 DefaultAnswer(environment: configure.environment.storageName, productId: productId, locale: locale, deleted: true))
         }
@@ -93,20 +93,20 @@ struct RetentionConfigurationController {
         retention.get("realtime-url") { request, ctx in
             let (app, configure) = try configuring(request, ctx)
             let url = try await configure.realtimeURL()
-            count("retention_realtime_url_get", app)
+            context.countAppleAction("retention_realtime_url_get", app)
             return try StorekeeperJSON.response(URLAnswer(environment: configure.environment.storageName, realtimeURL: url))
         }
         retention.put("realtime-url") { request, ctx in
             let (app, configure) = try configuring(request, ctx)
             let body = try StorekeeperJSON.decode(RetentionRealtimeURL.self, from: try await context.body(request))
             let url = try await configure.setRealtimeURL(body.realtimeURL, appId: app.id)
-            count("retention_realtime_url_put", app)
+            context.countAppleAction("retention_realtime_url_put", app)
             return try StorekeeperJSON.response(URLAnswer(environment: configure.environment.storageName, realtimeURL: url))
         }
         retention.delete("realtime-url") { request, ctx in
             let (app, configure) = try configuring(request, ctx)
             try await configure.deleteRealtimeURL()
-            count("retention_realtime_url_delete", app)
+            context.countAppleAction("retention_realtime_url_delete", app)
             return try StorekeeperJSON.response(URLAnswer(environment: configure.environment.storageName, deleted: true))
         }
     }
@@ -116,7 +116,7 @@ struct RetentionConfigurationController {
             let (app, configure) = try configuring(request, ctx)
             let body = try StorekeeperJSON.decode(RetentionPerformanceTestRequest.self, from: try await context.body(request))
             let started = try await configure.startPerformanceTest(originalTransactionId: body.originalTransactionId)
-            count("retention_performance_test", app)
+            context.countAppleAction("retention_performance_test", app)
             return try StorekeeperJSON.response(
                 TestAnswer(environment: AppStoreEnvironment.sandbox.storageName, requestId: started.requestId, config: started.config),
                 status: .accepted)
@@ -124,7 +124,7 @@ struct RetentionConfigurationController {
         retention.get("performance-tests/:requestId") { request, ctx in
             let (app, configure) = try configuring(request, ctx)
             let (id, result) = try await configure.performanceTestResult(requestId: try ctx.parameters.decoded("requestId"))
-            count("retention_performance_result", app)
+            context.countAppleAction("retention_performance_result", app)
             return try StorekeeperJSON.response(
                 TestAnswer(
                     environment: AppStoreEnvironment.sandbox.storageName, requestId: id, config: result.config, target: result.target,
@@ -137,10 +137,6 @@ struct RetentionConfigurationController {
     private func configuring(_ request: Request, _ ctx: AdminRequestContext) throws -> (AppConfiguration, ConfigureRetention) {
         let (app, client, placement) = try context.appleCall(request, ctx)
         return (app, ConfigureRetention(apple: AppleRetentionAdapter(client: client, context: context), environment: placement.single))
-    }
-
-    private func count(_ action: String, _ app: AppConfiguration) {
-        context.metrics.increment(Metric.appleActionsTotal, labels: ["action": action, "app": app.id])
     }
 
     /// The image as sent (`Content-Type: image/png`), at most `maximumImageBytes`.
