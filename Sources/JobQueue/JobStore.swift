@@ -2,6 +2,12 @@ public import Foundation
 
 /// The database seam of the queue. Every adapter passes the same conformance suite.
 public protocol JobStore: Sendable {
+    /// Woken after every commit that queues a job or makes one due (never before the commit, so
+    /// whoever is woken finds it), by the store itself: this process's runners wait on it, and no
+    /// caller has to remember to wake them. Stores shared by processes also relay other processes'
+    /// commits to it.
+    var queued: WakeSignal { get }
+
     /// Leases up to `limit` jobs of the given kinds that are due at `now`, including running jobs
     /// whose lease has expired (their holder is presumed dead). One statement, one transaction.
     func leaseJobs(kinds: [String], limit: Int, owner: String, now: Date, leaseDuration: TimeInterval) async throws -> [JobLease]

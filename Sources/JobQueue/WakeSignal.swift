@@ -26,6 +26,15 @@ public final class WakeSignal: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
+    /// Whether a wake came while nobody waited, forgetting it: for a caller that looks instead of
+    /// waiting (what a store announced, checked right after the call that should have).
+    public func takePending() -> Bool {
+        state.withLock { state in
+            defer { state.pending = false }
+            return state.pending
+        }
+    }
+
     /// Returns after a wake, after `timeout` seconds, or when the task is cancelled.
     public func wait(timeout: Double) async {
         let token = state.withLock { state -> Int in

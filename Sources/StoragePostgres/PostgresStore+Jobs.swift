@@ -75,7 +75,6 @@ extension PostgresStore: JobStore {
     public func releaseWaitingJobs(kinds: [String], now: Date, perSecond: Double?) async throws -> Int {
         guard !kinds.isEmpty else { return 0 }
         let nowMs = StoredTime.ms(now)
-        let channel = jobChannel
         return try await transaction(on: .work) { connection in
             let released: Int
             if let perSecond, perSecond > 0 {
@@ -100,7 +99,7 @@ extension PostgresStore: JobStore {
                     RETURNING 1
                     """, logger: self.logger)
             }
-            if released > 0 { try await Self.announceJobs(connection, channel: channel, logger: self.logger) }
+            if released > 0 { QueuedJobs.note() }
             return released
         }
     }
@@ -145,10 +144,5 @@ extension PostgresStore: JobStore {
             WHERE id = \(lease.jobId) AND state = \(transition.from.rawValue) AND lease_token = \(lease.token)
             RETURNING 1
             """, logger: logger) == 1
-    }
-
-    /// Tells listening workers that jobs are due; delivered when the surrounding transaction commits.
-    static func announceJobs(_ connection: PostgresConnection, channel: String, logger: Logger) async throws {
-        try await connection.execute("SELECT pg_notify(\(channel), '')", logger: logger)
     }
 }

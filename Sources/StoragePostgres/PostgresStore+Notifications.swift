@@ -68,7 +68,6 @@ extension PostgresStore {
                 """, logger: self.logger)
             return NotificationResult(created: true, verification: result.verification)
         }
-        if result.verification != nil { jobAnnouncer.committed([""]) }
         return result
     }
 }

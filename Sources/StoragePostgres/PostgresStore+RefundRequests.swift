@@ -22,6 +22,7 @@ extension PostgresStore: RefundRequestStore {
             INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
             VALUES (\(jobId), \(answerRefundRequestJobKind), \(request.notificationUUID), \(JobLifecycle.initial.rawValue), 0, \(nowMs), \(nowMs))
             """, logger: logger)
+        QueuedJobs.note()
     }
 
     public func refundRequest(appId: String, notificationUUID: String) async throws -> RefundRequest? {

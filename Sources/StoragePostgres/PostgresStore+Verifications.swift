@@ -23,7 +23,6 @@ extension PostgresStore {
                 created = false
             }
             if created {
-                jobAnnouncer.committed([""])
                 return SubmissionResult(verification: .pending(pending, submission: submission, at: StoredTime.date(nowMs)), created: true)
             }
         }
@@ -33,7 +32,6 @@ extension PostgresStore {
         let result = try await transaction { connection in
             try await Self.accept(connection, submission, now: now, decide: decide, logger: self.logger)
         }
-        if result.created { jobAnnouncer.committed([""]) }
         return result
     }
 
@@ -73,11 +71,12 @@ extension PostgresStore {
             )
             SELECT 1 FROM verification
             """, logger: logger)
+        if created == 1 { QueuedJobs.note() }
         return created == 1
     }
 
     /// Four round trips in all: BEGIN, store receipt + read latest, insert job + verification,
-    /// COMMIT. The caller announces the job once committed.
+    /// COMMIT. The job is announced once committed (`QueuedJobs`).
     static func accept(
         _ connection: PostgresConnection, _ submission: EvidenceSubmission, now: Date, decide: SubmissionDecision, logger: Logger
     ) async throws -> SubmissionResult {
@@ -113,6 +112,7 @@ extension PostgresStore {
                 )
                 SELECT 1
                 """, logger: logger)
+            QueuedJobs.note()
             if !pending.claims.isEmpty {
                 // One sequence value for the whole submission; a refresh keeps the user's place in
                 // line and follows its newest verification.
@@ -225,7 +225,7 @@ extension PostgresStore {
         _ selection: QueuedSelection, now: Date, _ decide: @escaping @Sendable ([QueuedVerification]) throws -> QueuedDecision<T>
     ) async throws -> T {
         let logger = self.logger
-        let (jobChannel, channel) = (self.jobChannel, verificationChannel)
+        let channel = verificationChannel
         let (result, changed) = try await transaction { connection -> (T, [String]) in
             let rows: [PostgresRandomAccessRow]
             switch selection {
@@ -251,17 +251,14 @@ extension PostgresStore {
                     leaseExpiresAt: StoredTime.date(try row.value("lease_expires_at", as: Int64?.self)))
             }
             let decision = try decide(queued)
-            var movedJobs = false
             for write in decision.writes {
                 switch write {
                 case .verification(let change): try await Self.change(connection, change, now: now, logger: logger)
                 case .job(let id, let transition):
                     try await Self.moveJob(connection, id: id, transition, now: now, logger: logger)
-                    movedJobs = true
                 case .audit(let entry): try await Self.recordAudit(connection, entry, logger: logger)
                 }
             }
-            if movedJobs { try await Self.announceJobs(connection, channel: jobChannel, logger: logger) }
             // Delivered at commit to the processes holding `?wait=` answers.
             for id in decision.changedVerifications { try await connection.execute("SELECT pg_notify(\(channel), \(id))", logger: logger) }
             return (decision.result, decision.changedVerifications)
@@ -284,6 +281,7 @@ extension PostgresStore {
             RETURNING 1
             """, logger: logger)
         guard moved == 1 else { throw StorageConflict("job \(id) is no longer \(transition.from)") }
+        QueuedJobs.note()
     }
 
     public func verificationCounts() async throws -> [VerificationState: Int] {

@@ -117,6 +117,7 @@ extension PostgresStore: WebhookStore {
                     INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
                     VALUES (\(jobId), \(deliverWebhookJobKind), \(id), \(replay.jobState.rawValue), 0, \(nowMs), \(nowMs))
                     """, logger: self.logger)
+                QueuedJobs.note()
                 let moved = try await connection.count(
                     """
                     UPDATE webhook_deliveries SET state = \(replay.to.rawValue), job_id = \(jobId), next_attempt_at = \(nowMs),
@@ -155,6 +156,7 @@ extension PostgresStore: WebhookStore {
             UPDATE jobs SET run_at = \(nowMs) WHERE state = 'available' AND run_at > \(nowMs)
               AND id IN (SELECT job_id FROM webhook_deliveries WHERE endpoint_id = \(endpointId) AND state = 'pending')
             """, logger: self.logger)
+        QueuedJobs.note()
     }
 
     /// One round trip for the batch's deliveries, each with its event's body and when an earlier
@@ -298,6 +300,8 @@ extension PostgresStore: WebhookStore {
             SELECT (SELECT count(*) FROM held) AS held, (SELECT count(*) FROM delivery) AS changed
             """, logger: logger
         ).first
+        // A delivered one may have made the subscriber's next delivery due (`following`).
+        if change.to == .delivered { QueuedJobs.note() }
         return (try row?.value("held", as: Int64.self) == 1, try row?.value("changed", as: Int64.self) == 1)
     }
 
@@ -363,6 +367,7 @@ extension PostgresStore: WebhookStore {
                 INSERT INTO jobs (id, kind, payload, state, attempt, run_at, created_at)
                 VALUES (\(jobId), \(deliverWebhookJobKind), \(id), \(JobLifecycle.initial.rawValue), 0, \(nowMs), \(nowMs))
                 """, logger: logger)
+            QueuedJobs.note()
         }
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-import JobQueue
+public import JobQueue
 public import Logging
 public import Persistence
 import PostgresNIO
@@ -110,6 +110,9 @@ public final class PostgresStore: Service, Sendable {
     /// Announce queued jobs on `jobChannel` and changed verifications on `verificationChannel`,
     /// after the commits (see `CommitAnnouncer` for why).
     let jobAnnouncer = CommitAnnouncer()
+    /// Woken after this process's commits that queued jobs (`QueuedJobs`) and, by
+    /// `PostgresJobListener`, after other processes' announcements.
+    public let queued = WakeSignal()
     let verificationAnnouncer = CommitAnnouncer()
     /// Opens right before the requests' pool runs; every statement on that pool (`migrate()`, the
     /// first call of every process, among them) waits for it, so that none is issued to a pool
@@ -210,7 +213,7 @@ public final class PostgresStore: Service, Sendable {
         try await withSpan("postgresql transaction", ofKind: .client) { span in
             span.attributes["db.system.name"] = "postgresql"
             span.attributes["storekeeper.db.pool"] = pool == .requests ? "requests" : "work"
-            return try await retryingTransaction(on: pool, body)
+            return try await announcingQueuedJobs { try await retryingTransaction(on: pool, body) }
         }
     }
 
@@ -242,7 +245,7 @@ public final class PostgresStore: Service, Sendable {
         try await withSpan(spanName, ofKind: .client) { span in
             span.attributes["db.system.name"] = "postgresql"
             await started(pool).wait()
-            return try await client(pool).withConnection { connection in try await body(connection) }
+            return try await announcingQueuedJobs { try await client(pool).withConnection { connection in try await body(connection) } }
         }
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import JobQueue
+public import JobQueue
 public import Persistence
 import Tracing
 
@@ -20,6 +20,8 @@ public final class SQLiteStore: Sendable {
     let pool: DatabasePool
     let committer = GroupCommitter()
     public let verificationWatch = VerificationWatch()
+    /// Woken after each commit that queued a job or made one due (`QueuedJobsObserver`).
+    public let queued = WakeSignal()
     public let path: String
 
     public init(configuration: Configuration) throws {
@@ -36,6 +38,7 @@ public final class SQLiteStore: Sendable {
         }
         pool = try DatabasePool(path: configuration.path, configuration: config)
         path = configuration.path
+        pool.add(transactionObserver: QueuedJobsObserver(signal: queued), extent: .databaseLifetime)
     }
 
     /// Applies every migration not yet applied. Safe to run at each start and concurrently.

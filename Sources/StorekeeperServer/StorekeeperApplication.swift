@@ -13,21 +13,21 @@ import StorekeeperCore
 /// `@main` only reads configuration and calls this.
 public enum StorekeeperApplication {
     /// Prepares storage (catalog seeds, configuration holds) and returns the application,
-    /// with the job runner as one of its services when `runWorkers` is on. `signal` wakes the
-    /// runner; `extraServices` (a database's job-notification listener) run alongside.
+    /// with the job runner as one of its services when `runWorkers` is on. The store's `queued`
+    /// signal wakes the runner; `extraServices` (a database's job-notification listener) run alongside.
     public static func build(
         configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient, logger: Logger,
-        signal: WakeSignal = WakeSignal(), idle: IdleSignal? = nil, extraServices: [any Service] = [],
+        idle: IdleSignal? = nil, extraServices: [any Service] = [],
         metrics: MetricsRegistry = MetricsRegistry(), now: @escaping @Sendable () -> Date = { Date() },
         routeListing: RouteListing? = nil, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
         try await prepareStorage(configuration: configuration, store: store, logger: logger, now: now)
         let context = try makeContext(
-            configuration: configuration, store: store, httpClient: httpClient, metrics: metrics, signal: signal, logger: logger, now: now)
+            configuration: configuration, store: store, httpClient: httpClient, metrics: metrics, logger: logger, now: now)
         let runner =
             configuration.runWorkers
             ? try makeRunner(
-                configuration: configuration, store: store, httpClient: httpClient, metrics: metrics, signal: signal,
+                configuration: configuration, store: store, httpClient: httpClient, metrics: metrics,
                 logger: logger, now: now, signedGate: context.signedTransactionGate, health: context.appleHealth,
                 calls: context.appleCalls, idle: idle)
             : nil
@@ -144,13 +144,13 @@ public enum StorekeeperApplication {
     /// `calls`: where its calls to Apple are tallied (kept by `makeAppleCallFlusher`'s service).
     public static func makeRunner(
         configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient,
-        metrics: MetricsRegistry = MetricsRegistry(), signal: WakeSignal = WakeSignal(), logger: Logger,
+        metrics: MetricsRegistry = MetricsRegistry(), logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }, calls: AppleCallRecorder? = nil
     ) throws -> JobRunner {
-        try makeRunner(
-            configuration: configuration, store: store, httpClient: httpClient, metrics: metrics, signal: signal, logger: logger,
+        return try makeRunner(
+            configuration: configuration, store: store, httpClient: httpClient, metrics: metrics, logger: logger,
             now: now, signedGate: nil,
-            health: makeHealth(configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger), calls: calls)
+            health: makeHealth(configuration: configuration, store: store, metrics: metrics, logger: logger), calls: calls)
     }
 
     /// The service that keeps a process's tallied calls to Apple in the database (the health
@@ -163,12 +163,12 @@ public enum StorekeeperApplication {
 
     /// One per process: every worker shares what it learns of Apple.
     static func makeHealth(
-        configuration: StorekeeperConfiguration, store: any StorekeeperStore, metrics: MetricsRegistry, signal: WakeSignal, logger: Logger
+        configuration: StorekeeperConfiguration, store: any StorekeeperStore, metrics: MetricsRegistry, logger: Logger
     ) -> AppleHealthMonitor? {
         guard configuration.appleHealth.enabled else { return nil }
         return AppleHealthMonitor(
             policy: configuration.appleHealth.policy(), store: store,
-            signal: signal, metrics: metrics, logger: logger,
+            metrics: metrics, logger: logger,
             waitingKinds: [
                 // A receipt's verification waits for verifyReceipt, and for the Server API when
                 // that stands in; a subscriber refresh waits for the Server API.
@@ -181,7 +181,7 @@ public enum StorekeeperApplication {
     /// `signedGate`: the API's own, so both share one chain cache and one OCSP answer cache.
     static func makeRunner(
         configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient, metrics: MetricsRegistry,
-        signal: WakeSignal, logger: Logger, now: @escaping @Sendable () -> Date, signedGate sharedGate: SignedTransactionGate?,
+        logger: Logger, now: @escaping @Sendable () -> Date, signedGate sharedGate: SignedTransactionGate?,
         health: AppleHealthMonitor?, calls: AppleCallRecorder?, idle: IdleSignal? = nil
     ) throws -> JobRunner {
         let signedGate =
@@ -225,19 +225,19 @@ public enum StorekeeperApplication {
             now: now)
         return JobRunner(
             store: store, handlers: [handler, signedHandler, refreshHandler, webhookHandler, refundHandler], configuration: runnerConfiguration,
-            signal: signal, idle: idle, logger: logger, now: now)
+            signal: store.queued, idle: idle, logger: logger, now: now)
     }
 
     static func makeContext(
         configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient, metrics: MetricsRegistry,
-        signal: WakeSignal, logger: Logger, now: @escaping @Sendable () -> Date
+        logger: Logger, now: @escaping @Sendable () -> Date
     ) throws -> ServerContext {
         // The API's own processes call Apple too (OCSP while a purchase is posted), so every
         // process keeps Apple's health, not only the ones with workers.
-        let health = makeHealth(configuration: configuration, store: store, metrics: metrics, signal: signal, logger: logger)
+        let health = makeHealth(configuration: configuration, store: store, metrics: metrics, logger: logger)
         let calls = AppleCallRecorder()
         var context = ServerContext(
-            configuration: configuration, useCases: UseCases(store: store), metrics: metrics, signal: signal, logger: logger,
+            configuration: configuration, useCases: UseCases(store: store), metrics: metrics, logger: logger,
             now: now, storageHealth: StorageHealth(),
             receiptGate: try ReceiptGate(configuration: configuration.receiptTrust),
             signedTransactionGate: try SignedTransactionGate(
@@ -261,11 +261,11 @@ public enum StorekeeperApplication {
     /// The notification gap-fill for worker-only processes (nil when no app has a Server API key
     /// or the gap-fill is off).
     public static func makeGapFillService(
-        configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient, signal: WakeSignal, logger: Logger
+        configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient, logger: Logger
     ) throws -> (any Service)? {
         makeGapFill(
             context: try makeContext(
-                configuration: configuration, store: store, httpClient: httpClient, metrics: MetricsRegistry(), signal: signal,
+                configuration: configuration, store: store, httpClient: httpClient, metrics: MetricsRegistry(),
                 logger: logger, now: { Date() }))
     }
 

@@ -157,12 +157,12 @@ public final class LocalStack: Sendable {
         var serverGroup: ServiceGroup?
         var serverURL: String?
         let serverIdle = IdleSignal()
-        let serverWake = WakeSignal()
+        let serverWake = store.queued
         let routes = RouteListing()
         if startServer {
             let server = try await launch(
                 configuration: configuration, backend: backend, httpClient: serverHTTPClient, clock: sim.store.clock, logger: logger,
-                signal: serverWake, idle: serverIdle, routes: routes)
+                idle: serverIdle, routes: routes)
             tasks.append(server.task)
             serverURL = server.url
             serverGroup = server.group
@@ -289,9 +289,9 @@ public final class LocalStack: Sendable {
         let pool = backend.postgres?.runInBackground()
         try await backend.prepare()
         let client = StorekeeperApplication.makeHTTPClient(configuration: configuration)
-        let (wake, idle) = (WakeSignal(), IdleSignal())
+        let (wake, idle) = (backend.store.queued, IdleSignal())
         let server = try await Self.launch(
-            configuration: configuration, backend: backend, httpClient: client, clock: clock, logger: logger, signal: wake, idle: idle)
+            configuration: configuration, backend: backend, httpClient: client, clock: clock, logger: logger, idle: idle)
         let api = StorekeeperClient(
             http: HTTPJSONClient(httpClient: httpClient, baseURL: server.url), apiKey: configuration.apps[0].apiKey,
             adminKey: configuration.adminKey)
@@ -323,23 +323,23 @@ public final class LocalStack: Sendable {
     /// Runs a server with its database's listener (the wake signal when it works, answers on HTTP).
     private static func launch(
         configuration: StorekeeperConfiguration, backend: StorageBackend, httpClient: HTTPClient, clock: SimulatorClock, logger: Logger,
-        signal: WakeSignal = WakeSignal(), idle: IdleSignal? = nil, routes: RouteListing? = nil
+        idle: IdleSignal? = nil, routes: RouteListing? = nil
     ) async throws -> LaunchedServer {
-        let listener = backend.makeListener(signal: configuration.runWorkers ? signal : nil, answersHTTP: true, logger: logger)
+        let listener = backend.makeListener(wakesRunners: configuration.runWorkers, answersHTTP: true, logger: logger)
         return try await launch(
-            configuration: configuration, store: backend.store, httpClient: httpClient, clock: clock, logger: logger, signal: signal,
+            configuration: configuration, store: backend.store, httpClient: httpClient, clock: clock, logger: logger,
             idle: idle, routes: routes, extraServices: listener.map { [$0] } ?? [])
     }
 
     /// Runs a server on the simulator's clock and waits for the port it listens on.
     private static func launch(
         configuration: StorekeeperConfiguration, store: any StorekeeperStore, httpClient: HTTPClient, clock: SimulatorClock,
-        logger: Logger, signal: WakeSignal = WakeSignal(), idle: IdleSignal? = nil, routes: RouteListing? = nil,
+        logger: Logger, idle: IdleSignal? = nil, routes: RouteListing? = nil,
         extraServices: [any Service] = []
     ) async throws -> LaunchedServer {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let app = try await StorekeeperApplication.build(
-            configuration: configuration, store: store, httpClient: httpClient, logger: logger, signal: signal, idle: idle,
+            configuration: configuration, store: store, httpClient: httpClient, logger: logger, idle: idle,
             extraServices: extraServices, now: { clock.now() }, routeListing: routes, onRunning: { port in continuation.yield(port) })
         let group = ServiceGroup(services: [app], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
         let task = Task { try await group.run() }

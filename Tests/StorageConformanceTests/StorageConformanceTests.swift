@@ -504,6 +504,28 @@ struct StorageConformanceTests {
         #expect(try await lease(store, at: now.addingTimeInterval(1)).map(\.jobId) == [jobIds[2]])
     }
 
+    @Test(
+        "the store announces queued work after the commit that queued it, and only then: no caller has to wake the runners",
+        arguments: StoreFactory.all)
+    func queuedWorkAnnounced(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        _ = store.queued.takePending()
+        let first = try await SubmitEvidence(store: store)(submission(), now: t0)
+        #expect(first.created && store.queued.takePending(), "a new verification's job")
+        let again = try await SubmitEvidence(store: store)(submission(), now: t0.addingTimeInterval(1))
+        #expect(!again.created && !store.queued.takePending(), "the same post queues nothing")
+        _ = try await store.verificationCounts()
+        #expect(!store.queued.takePending(), "a read queues nothing")
+        let held = try #require(try await lease(store, at: t0).first)
+        #expect(!store.queued.takePending(), "a lease queues nothing")
+        #expect(try await store.retryJob(held, at: t0.addingTimeInterval(3_600), reason: "apple_down", now: t0))
+        _ = store.queued.takePending()
+        #expect(try await store.releaseWaitingJobs(kinds: ["other_kind"], now: t0) == 0)
+        #expect(!store.queued.takePending(), "nothing released, nothing announced")
+        #expect(try await store.releaseWaitingJobs(kinds: ["verify_receipt"], now: t0) == 1)
+        #expect(store.queued.takePending(), "a released wait is due now")
+    }
+
     @Test("released at a rate: the n-th oldest waiting job is due n ÷ rate seconds later", arguments: StoreFactory.all)
     func releaseAtRate(factory: StoreFactory) async throws {
         let store = try await factory.make()

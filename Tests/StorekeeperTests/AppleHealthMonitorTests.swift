@@ -19,7 +19,7 @@ struct AppleHealthMonitorTests {
 
     func monitor(_ store: any StorekeeperStore) -> AppleHealthMonitor {
         AppleHealthMonitor(
-            policy: policy, store: store, signal: WakeSignal(), metrics: MetricsRegistry(), logger: Logger(label: "test"),
+            policy: policy, store: store, metrics: MetricsRegistry(), logger: Logger(label: "test"),
             releasePerSecond: 50, appIds: ["app", "other"])
     }
 
@@ -138,7 +138,7 @@ struct AppleHealthMonitorTests {
     func sandboxEvents(factory: StoreFactory) async throws {
         let store = try await factory.make()
         let health = AppleHealthMonitor(
-            policy: policy, store: store, signal: WakeSignal(), metrics: MetricsRegistry(), logger: Logger(label: "test"),
+            policy: policy, store: store, metrics: MetricsRegistry(), logger: Logger(label: "test"),
             appIds: ["app", "production_only"], sandboxAppIds: ["app"])
         let sandbox = AppleHealthMonitor.Endpoint.verifyReceipt("sandbox")
         for _ in 0..<policy.downAfterFailures { await health.record(sandbox, answered: false, probe: false, now: referenceTime) }

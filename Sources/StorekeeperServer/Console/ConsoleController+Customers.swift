@@ -31,7 +31,6 @@ extension ConsoleController {
                 case .unknownEntitlement: "Not granted: no such entitlement."
                 case .conflict: "Not granted: the grant id is taken."
                 }
-            if case .granted = outcome { context.signal.wake() }
             return customerRedirect(app.id, id, notice, session)
         }
         actions.post("apps/:app/promotional-grants/:grantId/revoke") { request, ctx in
@@ -49,7 +48,6 @@ extension ConsoleController {
                 case .notFound: "No grant \(grantId)."
                 case .invalid(let problems): "Not revoked: \(problems.joined(separator: "; "))."
                 }
-            if case .revoked = outcome { context.signal.wake() }
             return customerRedirect(app.id, form?.appUserId ?? "", notice, session)
         }
         actions.post("apps/:app/customers/:id/refresh") { request, ctx in
@@ -65,7 +63,6 @@ extension ConsoleController {
             else {
                 return customerRedirect(app.id, id, "No purchase of this customer is known: nothing to refresh.", session)
             }
-            context.signal.wake()
             context.logger.notice(
                 "console: refresh", metadata: ["account": "\(session.name)", "verification": "\(result.verification.id)"])
             return customerRedirect(app.id, id, "Refresh requested: verification \(result.verification.id).", session)

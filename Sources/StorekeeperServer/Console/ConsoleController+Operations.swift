@@ -41,7 +41,6 @@ extension ConsoleController {
                 replayed = try await context.useCases.webhookEndpoints.replay(
                     endpoint: endpoint, deliveryId: delivery, actor: ctx.actor, now: context.now())
             }
-            if replayed > 0 { context.signal.wake() }
             context.logger.notice(
                 "console: webhook replay",
                 metadata: ["account": "\(session.name)", "endpoint": "\(endpointId)", "replayed": "\(replayed)"])
@@ -60,7 +59,6 @@ extension ConsoleController {
                 skipped = try await context.useCases.webhookEndpoints.skip(
                     endpoint: endpoint, deliveryId: delivery, actor: ctx.actor, now: context.now())
             }
-            if skipped { context.signal.wake() }
             context.logger.notice(
                 "console: webhook skip",
                 metadata: ["account": "\(session.name)", "endpoint": "\(endpointId)", "skipped": "\(skipped)"])

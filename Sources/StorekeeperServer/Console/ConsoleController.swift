@@ -91,7 +91,6 @@ struct ConsoleController {
             let id = try ctx.parameters.decoded("id")
             let outcome = try await context.useCases.requeueVerification(
                 verificationId: id, actor: ctx.actor, now: context.now())
-            if outcome == .requeued { context.signal.wake() }
             let done: String =
                 switch outcome {
                 case .requeued: "requeued"

@@ -69,7 +69,6 @@ struct CreditsController {
             now: context.now())
         switch outcome {
         case .spent(let spend, let replayed):
-            if !replayed { context.signal.wake() }
             return try StorekeeperJSON.response(SpendAnswer(spend: SpendEntry(spend), balance: spend.balanceAfter, replayed: replayed))
         case .invalid(let problems): throw StorekeeperError(.invalidRequest, problems.joined(separator: "; "))
         case .insufficient(let balance):

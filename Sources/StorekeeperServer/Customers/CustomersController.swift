@@ -47,7 +47,6 @@ struct CustomersController {
             guard (1...1000).contains(reason.unicodeScalars.count) else { throw StorekeeperError(.invalidRequest, "reason: 1-1000 characters") }
             let changed = try await context.useCases.customers.suspend(
                 appId: app.id, appUserId: appUserId, reason: reason, actor: actor, cause: nil, now: context.now())
-            context.signal.wake()
             let suspension = try await context.useCases.customers.suspension(appId: app.id, appUserId: appUserId)
             return try StorekeeperJSON.response(suspension, status: changed ? .created : .ok)
         }
@@ -58,7 +57,6 @@ struct CustomersController {
                 try await context.useCases.customers.restore(
                     appId: app.id, appUserId: appUserId, actor: try AdminInput.actor(request, ctx), now: context.now())
             else { throw StorekeeperError(.notFound, "that user's access is not suspended") }
-            context.signal.wake()
             return Response(status: .noContent)
         }
     }
@@ -115,7 +113,6 @@ struct CustomersController {
         guard let event = try await context.useCases.customerCenter(appId: caller.app.id, appUserId: appUserId, action, now: context.now()) else {
             throw StorekeeperError(.notFound, "no such transaction of this user (or none at all)")
         }
-        context.signal.wake()
         return try StorekeeperJSON.response(Recorded(eventId: event.id, type: event.type))
     }
 

@@ -49,7 +49,6 @@ struct IdentityController {
         case .linked(.linked(let moved)): (name, transactions) = ("linked", moved.map(\.transactionId))
         case .linked(.keptWithAnonymous(let owned)): (name, transactions) = ("kept_with_anonymous", owned.map(\.transactionId))
         }
-        if !transactions.isEmpty { context.signal.wake() }
         let aliases = try await context.useCases.identity.aliases(appId: app.id, appUserId: user)
         return try StorekeeperJSON.response(Answer(appUserId: user, outcome: name, transactionIds: transactions.sorted(), aliases: aliases))
     }

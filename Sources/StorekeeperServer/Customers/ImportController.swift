@@ -33,19 +33,16 @@ struct ImportController {
             let malformed = rows.enumerated().flatMap { index, row in row.problems().map { "rows[\(index)]: \($0)" } }
             guard malformed.isEmpty else { throw StorekeeperError(.invalidRequest, malformed.prefix(20).joined(separator: "; ")) }
             var results: [RowResult] = []
-            var created = false
             for (index, row) in rows.enumerated() {
                 do {
                     let submission = try await submission(for: row, app: app)
                     let result = try await context.useCases.importCustomers(submission, now: context.now())
-                    created = created || result.created
                     results.append(
                         RowResult(index: index, appUserId: row.appUserId, verification: context.view(result.verification), created: result.created))
                 } catch let error as StorekeeperError {
                     results.append(RowResult(index: index, appUserId: row.appUserId, error: error.code.name, message: error.message))
                 }
             }
-            if created { context.signal.wake() }
             return try StorekeeperJSON.response(["results": results])
         }
     }

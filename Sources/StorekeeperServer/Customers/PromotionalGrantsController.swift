@@ -32,7 +32,6 @@ struct PromotionalGrantsController {
                 now: context.now())
             switch outcome {
             case .granted(let grant, let created):
-                context.signal.wake()
                 return try StorekeeperJSON.response(grant, status: created ? .created : .ok)
             case .invalid(let problems): throw StorekeeperError(.invalidRequest, problems.joined(separator: "; "))
             case .unknownEntitlement: throw StorekeeperError(.notFound, "no entitlement '\(body.entitlementId)' in app '\(app.id)'")
@@ -59,7 +58,6 @@ struct PromotionalGrantsController {
                 now: context.now())
             {
             case .revoked(let grant, _):
-                context.signal.wake()
                 return try StorekeeperJSON.response(grant)
             case .alreadyEnded(let grant):
                 throw StorekeeperError(.conflict, "grant '\(grant.id)' ended on its own; nothing to revoke")

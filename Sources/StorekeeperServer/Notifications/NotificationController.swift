@@ -100,7 +100,6 @@ struct NotificationIngest {
     private func ingest(_ notification: IngestNotification.Notification) async throws -> Answer {
         let result = try await context.useCases.ingestNotification(notification, now: context.now())
         // A submission to verify, or events (a rescinded consent's, its policy's) to deliver.
-        if result.verificationId != nil || notification.consent != nil { context.signal.wake() }
         context.metrics.increment(
             Metric.notificationsTotal,
             labels: [

@@ -16,7 +16,6 @@ struct ServerContext: Sendable {
     /// The only way a route reaches storage.
     let useCases: UseCases
     let metrics: MetricsRegistry
-    let signal: WakeSignal
     let logger: Logger
     let now: @Sendable () -> Date
     /// The last storage failure real work ran into, reported by `/healthz`.

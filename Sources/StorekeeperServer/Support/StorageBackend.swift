@@ -1,5 +1,5 @@
 import Foundation
-public import JobQueue
+import JobQueue
 public import Logging
 public import Persistence
 public import ServiceLifecycle
@@ -67,13 +67,15 @@ public struct StorageBackend: Sendable {
     /// Services that must run before anything uses the store, first in the service group.
     public var services: [any Service] { postgres.map { [$0] } ?? [] }
 
-    /// A service relaying other processes' commits: waking `signal` when one enqueues a job (nil:
-    /// this process runs no jobs), and the store's verification watch when one changes a
-    /// verification (`answersHTTP`). Nil when the database has no such channel (SQLite: one
-    /// process enqueues, runs and answers, and is told directly).
-    public func makeListener(signal: WakeSignal?, answersHTTP: Bool, logger: Logger) -> (any Service)? {
-        guard signal != nil || answersHTTP else { return nil }
-        return postgres.map { PostgresJobListener(store: $0, signal: signal, relaysVerifications: answersHTTP, logger: logger) }
+    /// A service relaying other processes' commits: waking the store's `queued` signal when one
+    /// enqueues a job (`wakesRunners`: this process runs jobs), and the store's verification watch
+    /// when one changes a verification (`answersHTTP`). Nil when the database has no such channel
+    /// (SQLite: one process enqueues, runs and answers, and is told directly).
+    public func makeListener(wakesRunners: Bool, answersHTTP: Bool, logger: Logger) -> (any Service)? {
+        guard wakesRunners || answersHTTP else { return nil }
+        return postgres.map {
+            PostgresJobListener(store: $0, signal: wakesRunners ? $0.queued : nil, relaysVerifications: answersHTTP, logger: logger)
+        }
     }
 }
 

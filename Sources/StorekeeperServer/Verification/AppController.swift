@@ -61,7 +61,6 @@ struct AppController {
         submission.hints = body.hints ?? [:]
         let result = try await submit(submission)
         if result.created {
-            context.signal.wake()
             context.metrics.increment(Metric.receiptsAcceptedTotal, labels: ["app": app.id])
         } else {
             context.metrics.increment(Metric.receiptsDeduplicatedTotal, labels: ["app": app.id])
@@ -113,7 +112,6 @@ struct AppController {
                 carried: transaction.appAccountToken, appUserIds: ids, caller: caller, backendToken: body.appAccountToken)
         }
         let result = try await submit(submission)
-        if result.created { context.signal.wake() }
         let verification = try await context.waitForFinal(result.verification, seconds: wait)
         let done = verification.state.isFinal || verification.state == .configurationError
         return try StorekeeperJSON.response(

@@ -28,7 +28,6 @@ final class AppleHealthMonitor: Sendable {
 
     let policy: AppleHealth.Policy
     let store: any AppleHealthStore
-    let signal: WakeSignal
     let metrics: MetricsRegistry
     let logger: Logger
     /// Job kinds that wait for each of Apple's APIs (`Endpoint.api`), released when it answers
@@ -46,7 +45,7 @@ final class AppleHealthMonitor: Sendable {
     private let sharedReads = Mutex<[Endpoint: (at: Date, row: SharedAppleHealth?)]>([:])
 
     init(
-        policy: AppleHealth.Policy, store: any AppleHealthStore, signal: WakeSignal, metrics: MetricsRegistry, logger: Logger,
+        policy: AppleHealth.Policy, store: any AppleHealthStore, metrics: MetricsRegistry, logger: Logger,
         waitingKinds: [String: [String]] = ["verify_receipt": [verifyReceiptJobKind]], releasePerSecond: Double? = nil, appIds: [String] = [],
         sandboxAppIds: [String]? = nil
     ) {
@@ -54,7 +53,6 @@ final class AppleHealthMonitor: Sendable {
         self.sandboxAppIds = sandboxAppIds ?? appIds
         self.policy = policy
         self.store = store
-        self.signal = signal
         self.metrics = metrics
         self.logger = logger
         self.waitingKinds = waitingKinds
@@ -202,7 +200,6 @@ final class AppleHealthMonitor: Sendable {
             } catch {
                 logger.error("could not release the verifications waiting for Apple", metadata: ["error": "\(error)"])
             }
-            signal.wake()
             var recovered = metadata
             recovered["released"] = "\(released)"
             logger.notice("Apple answers again: waiting verifications released", metadata: recovered)

@@ -23,7 +23,6 @@ struct VerificationAdminController {
             case .busy: throw StorekeeperError(.verificationBusy, "verification '\(id)' is being verified right now")
             case .refused(let state): throw StorekeeperError(.conflict, "verification '\(id)' cannot be requeued from \(state.rawValue)")
             }
-            context.signal.wake()
             guard let record = try await context.useCases.verifications.verification(id: id, appId: nil) else {
                 throw StorekeeperError(.notFound, "no verification '\(id)'")
             }
@@ -52,7 +51,6 @@ struct VerificationAdminController {
         else {
             throw StorekeeperError(.notFound, "no purchase of '\(appUserId)' is known: nothing to refresh")
         }
-        context.signal.wake()
         let verification = try await context.waitForFinal(result.verification, seconds: wait)
         return try StorekeeperJSON.response(
             context.view(verification), status: verification.state.isFinal ? .ok : .accepted,

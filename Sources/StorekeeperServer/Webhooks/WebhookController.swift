@@ -58,7 +58,6 @@ struct WebhookController {
             let replayed = try await actions.replay(
                 endpoint: endpoint, deliveryId: delivery, actor: try AdminInput.actor(request, ctx), now: context.now())
             guard replayed == 1 else { throw StorekeeperError(.notFound, "no dead delivery '\(delivery)' for this endpoint") }
-            context.signal.wake()
             return try StorekeeperJSON.response(["replayed": replayed], status: .accepted)
         }
         admin.post(":id/deliveries/:delivery/skip") { request, ctx in
@@ -68,14 +67,12 @@ struct WebhookController {
             else {
                 throw StorekeeperError(.notFound, "no dead delivery '\(delivery)' for this endpoint")
             }
-            context.signal.wake()
             return try StorekeeperJSON.response(["skipped": delivery])
         }
         admin.post(":id/replay") { request, ctx in
             let endpoint = try await endpoint(request, ctx)
             let replayed = try await actions.replay(
                 endpoint: endpoint, deliveryId: nil, actor: try AdminInput.actor(request, ctx), now: context.now())
-            if replayed > 0 { context.signal.wake() }
             return try StorekeeperJSON.response(["replayed": replayed], status: .accepted)
         }
     }
@@ -168,7 +165,6 @@ struct WebhookController {
         let body = try Self.endpointBody(try await context.body(request))
         try Self.apply(body, to: &edited, destinations: context.configuration.webhooks.destinationPolicy)
         let endpoint = try await saved(edited, over: stored, requested: body.state)
-        if endpoint.state == .active { context.signal.wake() }
         return try StorekeeperJSON.response(EndpointView(endpoint))
     }
 
@@ -202,7 +198,6 @@ struct WebhookController {
     private func sendTest(_ request: Request, _ ctx: AdminRequestContext) async throws -> Response {
         let endpoint = try await endpoint(request, ctx)
         let eventId = try await actions.sendTest(to: endpoint, now: context.now())
-        context.signal.wake()
         return try StorekeeperJSON.response(["eventId": eventId], status: .accepted)
     }
 

@@ -93,15 +93,14 @@ struct Serve: AsyncParsableCommand {
         let httpClient = StorekeeperApplication.makeHTTPClient(configuration: configuration)
         let metrics = MetricsRegistry()
         metrics.bootstrapProcess()
-        let signal = WakeSignal()
-        let listener = backend.makeListener(signal: configuration.runWorkers ? signal : nil, answersHTTP: true, logger: logger)
+        let listener = backend.makeListener(wakesRunners: configuration.runWorkers, answersHTTP: true, logger: logger)
         let ready = configuration
         services.append(
             DeferredService {
                 try await CommandConfigurationLoading.prepareDatabase(backend)
                 logger.info("database ready", metadata: ["database": "\(backend.description)"])
                 return try await StorekeeperApplication.build(
-                    configuration: ready, store: backend.store, httpClient: httpClient, logger: logger, signal: signal,
+                    configuration: ready, store: backend.store, httpClient: httpClient, logger: logger,
                     extraServices: listener.map { [$0] } ?? [], metrics: metrics)
             })
         // First in the group, so it stops last and flushes the others' spans.

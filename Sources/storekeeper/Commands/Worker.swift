@@ -23,7 +23,6 @@ struct Worker: AsyncParsableCommand {
         let configuration = try CommandConfigurationLoading.load(file: config, flags: flags)
         let backend = try CommandConfigurationLoading.openDatabase(configuration: configuration, logger: logger)
         let httpClient = StorekeeperApplication.makeHTTPClient(configuration: configuration)
-        let signal = WakeSignal()
         let calls = AppleCallRecorder()
         var services = backend.services
         // Before the runner: services stop in reverse order, so its last flush follows the runner's last call.
@@ -35,11 +34,11 @@ struct Worker: AsyncParsableCommand {
                 logger.info(
                     "worker ready", metadata: ["database": "\(backend.description)", "concurrency": "\(configuration.workers)"])
                 return try StorekeeperApplication.makeRunner(
-                    configuration: configuration, store: backend.store, httpClient: httpClient, signal: signal, logger: logger, calls: calls)
+                    configuration: configuration, store: backend.store, httpClient: httpClient, logger: logger, calls: calls)
             })
-        if let listener = backend.makeListener(signal: signal, answersHTTP: false, logger: logger) { services.append(listener) }
+        if let listener = backend.makeListener(wakesRunners: true, answersHTTP: false, logger: logger) { services.append(listener) }
         if let gapFill = try StorekeeperApplication.makeGapFillService(
-            configuration: configuration, store: backend.store, httpClient: httpClient, signal: signal, logger: logger)
+            configuration: configuration, store: backend.store, httpClient: httpClient, logger: logger)
         {
             services.append(gapFill)
         }
