@@ -7,6 +7,7 @@ import StorekeeperCore
 struct UseCases: Sendable {
     let submitEvidence: SubmitEvidence
     let ingestNotification: IngestNotification
+    let receiveNotification: ReceiveNotification
     let awaitVerification: AwaitVerification
     let verifications: ReadVerifications
     let requeueVerification: RequeueVerification
@@ -40,6 +41,7 @@ struct UseCases: Sendable {
     init(store: any StorekeeperStore) {
         submitEvidence = SubmitEvidence(store: store)
         ingestNotification = IngestNotification(store: store)
+        receiveNotification = ReceiveNotification(ingest: ingestNotification)
         awaitVerification = AwaitVerification(store: store)
         verifications = ReadVerifications(store: store)
         requeueVerification = RequeueVerification(store: store)

@@ -378,4 +378,61 @@ extension UseCaseTests {
         let ended = try #require(try await store.verification(id: submitted.verification.id))
         #expect(ended.state == .invalid && ended.reason == .bundleIdMismatch)
     }
+
+    /// Apple's notification as the tests script its verification; nil: refused.
+    struct FakeNotificationVerifier: NotificationVerifying {
+        let type: NotificationType?
+        var transaction: IngestNotification.TransactionFact?
+
+        func verify(_ signedPayload: String, now: Date) async throws -> VerifiedNotification {
+            guard let type else { throw TestFailure("refused: not Apple's") }
+            let payload = try JSONDecoder().decode(
+                NotificationPayload.self,
+                from: Data(#"{"notificationType":"\#(type.rawValue)","notificationUUID":"n-1","data":{"environment":"Sandbox"}}"#.utf8))
+            return VerifiedNotification(
+                appId: "app", refundPolicy: RefundPolicy(), consentPolicy: .record, type: type, uuid: "n-1", payload: payload,
+                evidenceHash: "hash-of-\(signedPayload)", transaction: transaction, consent: nil)
+        }
+    }
+
+    @Test(
+        "ReceiveNotification: nothing is stored unless verified; a verified one is classified and stored once, a purchase nobody owns left",
+        arguments: StoreFactory.all)
+    func receiveNotification(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        let receive = ReceiveNotification(ingest: IngestNotification(store: store))
+        await #expect(throws: TestFailure.self) { try await receive("jws", verifier: FakeNotificationVerifier(type: nil), now: t0) }
+        let renewal = FakeNotificationVerifier(type: .didRenew, transaction: .verified(transactionId: "t-2", originalTransactionId: "o-1"))
+        let (notification, first) = try await receive("jws", verifier: renewal, now: t0)
+        #expect(first.created && first.outcome == .unowned && first.verificationId == nil)
+        #expect(notification.notificationUUID == "n-1" && notification.originalTransactionId == "o-1" && notification.version == .v2)
+        guard case .grant(_, let hash) = notification.purchase, hash == "hash-of-jws" else { throw TestFailure("\(notification.purchase)") }
+        let (_, again) = try await receive("jws", verifier: renewal, now: t0.addingTimeInterval(1))
+        #expect(!again.created, "Apple's second delivery changes nothing")
+        let stored = try await store.notifications(appId: "app", originalTransactionIds: ["o-1"], limit: 10)
+        #expect(stored.count == 1)
+    }
+
+    struct FakeAppTransactionVerifier: AppTransactionVerifying {
+        let json: String?
+
+        func verify(_ jws: String, now: Date) async throws -> (SignedAppTransaction, AppStoreEnvironment) {
+            guard let json else { throw TestFailure("refused: not this app's") }
+            return (try JSONDecoder().decode(SignedAppTransaction.self, from: Data(json.utf8)), .sandbox)
+        }
+    }
+
+    @Test("RecordAppTransaction: kept only once verified, with what Apple signed", arguments: StoreFactory.all)
+    func recordAppTransaction(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        let record = RecordAppTransaction(store: store)
+        await #expect(throws: TestFailure.self) {
+            try await record(appId: "app", appUserId: "dana", signed: "jws", verifier: FakeAppTransactionVerifier(json: nil), now: t0)
+        }
+        #expect(try await store.appTransaction(appId: "app", appUserId: "dana") == nil)
+        let signed = #"{"appTransactionId":"at-1","originalApplicationVersion":"1.0","receiptType":"Sandbox"}"#
+        let kept = try await record(appId: "app", appUserId: "dana", signed: "jws", verifier: FakeAppTransactionVerifier(json: signed), now: t0)
+        #expect(kept.appTransactionId == "at-1" && kept.originalAppVersion == "1.0" && kept.environment == "Sandbox")
+        #expect(try await store.appTransaction(appId: "app", appUserId: "dana") == kept)
+    }
 }

@@ -70,13 +70,9 @@ struct CustomersController {
         let appUserId = try await context.identify(caller, appUserId)
         let data = try await context.body(request)
         let body = try StorekeeperJSON.decode(Body.self, from: data)
-        let now = context.now()
-        let (payload, environment) = try await context.signedTransactionGate.appTransaction(body.signedAppTransaction, app: caller.app, now: now)
-        let record = CustomerAppTransaction(
-            appTransactionId: payload.appTransactionId ?? "", environment: environment.rawValue,
-            originalAppVersion: payload.originalApplicationVersion, originalPurchaseDate: payload.originalPurchaseDate?.date,
-            originalPlatform: payload.originalPlatform, signedDate: payload.signedAt ?? now, receivedAt: now)
-        let stored = try await context.useCases.appTransactions(appId: caller.app.id, appUserId: appUserId, record)
+        let stored = try await context.useCases.appTransactions(
+            appId: caller.app.id, appUserId: appUserId, signed: body.signedAppTransaction,
+            verifier: GateAppTransactions(gate: context.signedTransactionGate, app: caller.app), now: context.now())
         return try StorekeeperJSON.response(stored)
     }
 

@@ -98,8 +98,11 @@ struct NotificationIngest {
     /// One transaction (`IngestNotification`): the notification once per UUID and what it
     /// causes; then the answer.
     private func ingest(_ notification: IngestNotification.Notification) async throws -> Answer {
-        let result = try await context.useCases.ingestNotification(notification, now: context.now())
-        // A submission to verify, or events (a rescinded consent's, its policy's) to deliver.
+        answer(notification, try await context.useCases.ingestNotification(notification, now: context.now()))
+    }
+
+    /// The answer to Apple, and the notification counted by type, version and outcome.
+    private func answer(_ notification: IngestNotification.Notification, _ result: IngestNotification.Result) -> Answer {
         context.metrics.increment(
             Metric.notificationsTotal,
             labels: [
@@ -112,20 +115,10 @@ struct NotificationIngest {
     }
 
     func ingest(signedPayload: String) async throws -> Answer {
-        let now = context.now()
-        let verified = try await NotificationVerifier(gate: context.signedTransactionGate, apps: context.apps, metrics: context.metrics)
-            .verify(signedPayload, now: now)
-        let (app, payload, type) = (verified.app, verified.payload, verified.type)
-        let (purchase, originalTransactionId) = IngestNotification.classify(
-            type: type, transaction: verified.transaction, consumptionRequestReason: payload.data?.consumptionRequestReason,
-            refundPolicy: app.refundRequests, signedPayload: signedPayload, evidenceHash: sha256Hex(Data(signedPayload.utf8)))
-        var notification = IngestNotification.Notification(
-            appId: app.id, notificationUUID: verified.uuid, notificationType: type.rawValue, subtype: payload.subtype,
-            signedDate: payload.signedDate?.date, originalTransactionId: originalTransactionId,
-            environment: payload.environment?.storageName, payload: signedPayload, version: .v2, purchase: purchase,
-            consent: verified.consent)
-        notification.consentPolicy = app.rescindConsentPolicy
-        return try await ingest(notification)
+        let (notification, result) = try await context.useCases.receiveNotification(
+            signedPayload, verifier: NotificationVerifier(gate: context.signedTransactionGate, apps: context.apps, metrics: context.metrics),
+            now: context.now())
+        return answer(notification, result)
     }
 }
 

@@ -7,24 +7,15 @@ import StorekeeperDomain
 /// Apple's V2 notification, verified for the app it names before anything in it is believed:
 /// the payload's signature and chain, the app by bundle id, the nested renewal info and signed
 /// transaction verified for it (`SignedTransactionGate.notification`, the one notification
-/// verifier the grant job uses too), and a rescinded consent's signed app transaction. What
-/// leaves here are facts; a refusal is counted by its reason and answered.
-struct NotificationVerifier {
+/// verifier the grant job uses too), and a rescinded consent's signed app transaction: the
+/// `NotificationVerifying` port of `ReceiveNotification`. What leaves here are facts; a refusal
+/// is counted by its reason and answered.
+struct NotificationVerifier: NotificationVerifying {
     let gate: SignedTransactionGate
     let apps: [AppConfiguration]
     let metrics: MetricsRegistry
 
-    struct Verified {
-        var app: AppConfiguration
-        var type: NotificationType
-        var uuid: String
-        var payload: NotificationPayload
-        var transaction: IngestNotification.TransactionFact?
-        /// RESCIND_CONSENT's app transaction; nil for every other type.
-        var consent: IngestNotification.Consent?
-    }
-
-    func verify(_ signedPayload: String, now: Date) async throws -> Verified {
+    func verify(_ signedPayload: String, now: Date) async throws -> VerifiedNotification {
         let verdict: SignedDataVerdict
         do {
             verdict = try await gate.verifier.verify(signedPayload, expecting: .init(), time: gate.validationTime(now: now))
@@ -54,9 +45,11 @@ struct NotificationVerifier {
             case .verified(let transaction, _, _, _)?:
                 .verified(transactionId: transaction.transactionId, originalTransactionId: transaction.originalTransactionId)
             }
-        return Verified(
-            app: verified.app, type: type, uuid: uuid, payload: payload, transaction: transaction,
-            consent: type == .rescindConsent ? await rescindedConsent(payload, app: verified.app, now: now) : nil)
+        let app = verified.app
+        return VerifiedNotification(
+            appId: app.id, refundPolicy: app.refundRequests, consentPolicy: app.rescindConsentPolicy, type: type, uuid: uuid,
+            payload: payload, evidenceHash: sha256Hex(Data(signedPayload.utf8)), transaction: transaction,
+            consent: type == .rescindConsent ? await rescindedConsent(payload, app: app, now: now) : nil)
     }
 
     /// RESCIND_CONSENT's signed app transaction, verified for this app: the customer's

@@ -140,15 +140,13 @@ struct AppController {
     ) async throws -> EvidenceSubmission {
         let jws = Self.withoutWhitespace(signed)
         guard !jws.isEmpty else { throw StorekeeperError(.invalidSignedTransaction, "signedTransaction is empty") }
-        switch try await context.signedTransactionGate.check(jws, app: app, now: context.now()) {
+        let verifier = GateSignedTransactions(gate: context.signedTransactionGate, app: app)
+        switch try await AcceptSignedTransaction()(jws, appId: app.id, appUserId: appUserId, verifier: verifier, now: context.now(), owned: owned) {
         case .rejected(let reason, let message):
             context.metrics.increment(Metric.signedTransactionsRejectedTotal, labels: ["reason": reason.rawValue])
             throw StorekeeperError(.signedTransactionRejected, "\(reason.rawValue): \(message)")
-        case .verified(let transaction, _, _, _):
-            try owned(transaction)
-            return EvidenceSubmission(
-                appId: app.id, appUserId: appUserId, evidenceHash: sha256Hex(Data(jws.utf8)), evidence: .signedTransaction(jws: jws),
-                claims: [transaction.originalTransactionId ?? transaction.transactionId].compactMap { $0 })
+        case .submission(let submission):
+            return submission
         }
     }
 
