@@ -241,6 +241,9 @@ let package = Package(
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
+            // The console's templates and stylesheet, files a designer edits, compiled into the
+            // binary (`PackageResources`), so a deployment is still one file.
+            resources: [.embedInCode("Console/Templates")],
             swiftSettings: swiftSettings
         ),
 

@@ -206,7 +206,22 @@ VIOLATIONS = []
 
 
 def shot(driver, name):
+    """The page as it is now, in light and in dark (the stylesheet follows the system's setting),
+    each judged by axe: contrast is checked in both palettes."""
+    driver.execute_script("window.scrollTo(0, 0)")
     driver.save_screenshot(f"{SHOTS}/{name}.png")
+    judge(driver, name)
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+    try:
+        check(driver.execute_script("return matchMedia('(prefers-color-scheme: dark)').matches"), f"{name}: shown dark")
+        driver.execute_script("window.scrollTo(0, 0)")
+        driver.save_screenshot(f"{SHOTS}/{name}-dark.png")
+        judge(driver, f"{name} (dark)")
+    finally:
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
+
+
+def judge(driver, name):
     Axe(driver).inject()
     # The whole document (axe's own `run` wrapper would pass the options where axe-core reads a
     # context). One rule is off: `dlitem` in this axe-core does not know that the HTML standard lets

@@ -1,48 +1,30 @@
 /// A bar chart drawn on the server as SVG (no script, no external file): one bar per period.
-/// Text is escaped here, as every value in a template is.
+/// The geometry is decided here; the markup is the `chart` template's, which escapes every text.
 struct ConsoleChart {
     var title: String
     var bars: [(label: String, value: Int64, text: String)]
 
-    func svg() -> String {
-        let width = 600
-        let height = 200
-        let top = 16
-        let bottom = 28
+    static let width = 600
+    static let height = 200
+    static let top = 18
+    static let bottom = 28
+
+    /// The `chart` partial's context.
+    func context() -> [String: Any] {
+        let (width, height, top, bottom) = (Self.width, Self.height, Self.top, Self.bottom)
         let largest = max(bars.map(\.value).max() ?? 0, 1)
         let slot = bars.isEmpty ? width : width / bars.count
-        var out = """
-            <svg class="chart" role="img" viewBox="0 0 \(width) \(height)" xmlns="http://www.w3.org/2000/svg" aria-label="\(Self.escape(title))">
-            <title>\(Self.escape(title))</title>
-            """
-        for (index, bar) in bars.enumerated() {
-            let value = max(bar.value, 0)
+        let barWidth = max(slot * 3 / 4, 1)
+        let shapes: [[String: Any]] = bars.enumerated().map { index, bar in
             // Pixels, not money: a bar's height is its share of the tallest.
-            let barHeight = Int((Double(value) / Double(largest)) * Double(height - top - bottom))
+            let barHeight = Int((Double(max(bar.value, 0)) / Double(largest)) * Double(height - top - bottom))
             let x = index * slot + slot / 8
             let y = height - bottom - barHeight
-            out +=
-                "<rect x=\"\(x)\" y=\"\(y)\" width=\"\(max(slot * 3 / 4, 1))\" height=\"\(barHeight)\"><title>\(Self.escape(bar.label)): \(Self.escape(bar.text))</title></rect>"
-            if bars.count <= 16 {
-                out += "<text x=\"\(x)\" y=\"\(max(y - 2, 10))\">\(Self.escape(bar.text))</text>"
-                out += "<text x=\"\(x)\" y=\"\(height - 10)\">\(Self.escape(bar.label))</text>"
-            }
+            return [
+                "x": x, "y": y, "barWidth": barWidth, "barHeight": barHeight, "middle": x + barWidth / 2, "label": bar.label,
+                "text": bar.text, "labelled": bars.count <= 16, "textY": max(y - 4, 12), "labelY": height - 10,
+            ]
         }
-        return out + "</svg>"
-    }
-
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
+        return ["title": title, "width": width, "height": height, "baseline": height - bottom, "bars": shapes]
     }
 }

@@ -247,8 +247,8 @@ struct ConsoleController {
                 bars: metrics.periods.map {
                     (label: Self.label($0.start, interval), value: Int64($0.closing.activeSubscriptions), text: "\($0.closing.activeSubscriptions)")
                 }
-            ).svg(),
-            "revenueChart": ConsoleChart(title: "Net revenue by \(interval.rawValue) in \(chartCurrency ?? "—")", bars: revenueBars).svg(),
+            ).context(),
+            "revenueChart": ConsoleChart(title: "Net revenue by \(interval.rawValue) in \(chartCurrency ?? "—")", bars: revenueBars).context(),
             "revenue": revenueRows,
             "periods": metrics.periods.map { period -> [String: Any] in
                 [
