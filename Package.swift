@@ -218,7 +218,7 @@ let package = Package(
             name: "StorekeeperServer",
             dependencies: [
                 "AppStoreModels", "AppStoreClient", "StorekeeperDomain", "StorekeeperCore", "Persistence", "JobQueue", "StorageSQLite",
-                "StoragePostgres", "AppStoreCrypto",
+                "StoragePostgres", "AppStoreCrypto", "StorekeeperConsole",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -238,12 +238,18 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
-            // The console's templates and stylesheet, files a designer edits, compiled into the
-            // binary (`PackageResources`), so a deployment is still one file.
-            resources: [.embedInCode("Console/Templates")],
+            swiftSettings: swiftSettings
+        ),
+
+        /// The operators' console as pages: its templates and stylesheet (files a designer edits,
+        /// compiled into the binary so a deployment is still one file), a typed view model per
+        /// page built by a pure presenter, and the renderer. No HTTP, sessions or storage.
+        .target(
+            name: "StorekeeperConsole",
+            dependencies: ["StorekeeperDomain", "Persistence", "StorekeeperCore", .product(name: "Mustache", package: "swift-mustache")],
+            resources: [.embedInCode("Templates")],
             swiftSettings: swiftSettings
         ),
 
@@ -336,6 +342,12 @@ let package = Package(
         // MARK: - Tests
 
         /// Pure layers: wire models, domain rules, state machines, use-case decisions. Seconds.
+        /// The console's presenters and templates, rendered without a server or a browser.
+        .testTarget(
+            name: "StorekeeperConsoleTests",
+            dependencies: ["StorekeeperConsole", "StorekeeperDomain", "Persistence", "StorekeeperCore"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "StorekeeperDomainTests",
             dependencies: [

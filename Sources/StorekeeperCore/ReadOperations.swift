@@ -29,6 +29,19 @@ public struct ReadOperations: Sendable {
         public var waiting: Int
         /// Seconds since the oldest of those was submitted (0 when none).
         public var oldestWaitingSeconds: Double
+
+        public init(
+            jobs: [JobState: Int], verifications: [VerificationState: Int], flagged: Int, deliveries: [WebhookDelivery.State: Int],
+            pausedEndpoints: Int, waiting: Int, oldestWaitingSeconds: Double
+        ) {
+            self.jobs = jobs
+            self.verifications = verifications
+            self.flagged = flagged
+            self.deliveries = deliveries
+            self.pausedEndpoints = pausedEndpoints
+            self.waiting = waiting
+            self.oldestWaitingSeconds = oldestWaitingSeconds
+        }
     }
 
     public func counts(appIds: [String], flagBefore: Date, now: Date) async throws -> Counts {

@@ -4,6 +4,7 @@ import Hummingbird
 import JobQueue
 import Logging
 import Persistence
+import StorekeeperConsole
 import StorekeeperCore
 import StorekeeperDomain
 
@@ -82,8 +83,8 @@ extension ConsoleController {
             "grants": grants.map { grant -> [String: Any] in
                 let running = grant.revokedAt == nil && (grant.expiresAt.map { $0 > now } ?? true)
                 return [
-                    "id": grant.id, "entitlement": grant.entitlementId, "from": Self.instant(grant.startsAt),
-                    "until": grant.expiresAt.map(Self.instant) ?? "for life", "revoked": grant.revokedAt.map(Self.instant) ?? "—",
+                    "id": grant.id, "entitlement": grant.entitlementId, "from": ConsoleFormat.instant(grant.startsAt),
+                    "until": grant.expiresAt.map(ConsoleFormat.instant) ?? "for life", "revoked": grant.revokedAt.map(ConsoleFormat.instant) ?? "—",
                     "by": grant.actor, "reason": grant.reason, "canRevoke": admin && running,
                 ]
             },
@@ -108,7 +109,8 @@ extension ConsoleController {
             "notifications": notifications.map { notification -> [String: Any] in
                 [
                     "type": notification.notificationType + (notification.subtype.map { " / \($0)" } ?? ""),
-                    "signed": notification.signedDate.map(Self.instant) ?? "—", "received": notification.receivedAt.map(Self.instant) ?? "—",
+                    "signed": notification.signedDate.map(ConsoleFormat.instant) ?? "—",
+                    "received": notification.receivedAt.map(ConsoleFormat.instant) ?? "—",
                     "original": notification.originalTransactionId ?? "—", "outcome": notification.outcome.rawValue,
                     "verification": notification.verificationId ?? "—",
                 ]
@@ -116,14 +118,14 @@ extension ConsoleController {
             "provisional": provisional.map { grant -> [String: Any] in
                 [
                     "product": grant.productId, "transaction": grant.transactionId, "verification": grant.verificationId,
-                    "until": Self.instant(grant.expiresAt),
+                    "until": ConsoleFormat.instant(grant.expiresAt),
                 ]
             },
-            "verifications": verifications.map { verificationRow($0, session: session, csrf: csrf) },
+            "verifications": verifications.map { VerificationRow($0, mayAct: session.role == .admin, csrf: csrf) },
             "events": events.map { recorded -> [String: Any] in
                 let event = recorded.event
                 return [
-                    "sequence": event.sequence, "type": event.type.rawValue, "occurred": Self.instant(event.occurredAt),
+                    "sequence": event.sequence, "type": event.type.rawValue, "occurred": ConsoleFormat.instant(event.occurredAt),
                     "product": event.productId ?? "—", "transaction": event.transactionId ?? "—",
                     "source": event.source?.rawValue ?? "—",
                 ]
@@ -132,13 +134,13 @@ extension ConsoleController {
                 [
                     "endpoint": delivery.endpointId, "sequence": delivery.sequence, "event": delivery.eventId, "state": delivery.state.rawValue,
                     "attempts": delivery.attempts, "last": delivery.lastStatus.map { "HTTP \($0)" } ?? delivery.lastError ?? "—",
-                    "updated": Self.instant(delivery.updatedAt),
+                    "updated": ConsoleFormat.instant(delivery.updatedAt),
                 ]
             },
             "audit": audit.map { recorded -> [String: Any] in
                 let entry = recorded.entry
                 return [
-                    "at": Self.instant(entry.at), "actor": entry.actor, "action": entry.action, "subject": entry.subject,
+                    "at": ConsoleFormat.instant(entry.at), "actor": entry.actor, "action": entry.action, "subject": entry.subject,
                     "reason": entry.reason,
                 ]
             },

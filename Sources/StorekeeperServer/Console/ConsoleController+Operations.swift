@@ -5,6 +5,7 @@ import JobQueue
 import Logging
 import NIOCore
 import Persistence
+import StorekeeperConsole
 import StorekeeperCore
 import StorekeeperDomain
 
@@ -82,29 +83,8 @@ extension ConsoleController {
         // The same range for the downloads, as the page was asked.
         let range = request.uri.query.map { "?\($0)" } ?? ""
         let base = "/console/apps/\(Self.pathSegment(app.id))/ledger"
-        let shown = entries.suffix(Self.ledgerRowsShown).reversed()
-        let data: [String: Any] = [
-            "products": products.map { product -> [String: Any] in
-                [
-                    "id": product.productId, "type": product.type.rawValue, "status": product.status.rawValue,
-                    "price": product.priceMicros.map { "\(Self.money($0)) \(product.currency ?? "")" } ?? "—", "duration": product.duration ?? "—",
-                ]
-            },
-            "environments": ["production", "sandbox"].map { ["value": $0, "selected": $0 == query.environment] },
-            "from": query.from == .distantPast ? "" : Self.day(query.from), "to": query.to == .distantFuture ? "" : Self.day(query.to),
-            "csv": base + ".csv" + range, "json": base + ".json" + range, "count": entries.count, "cut": entries.count > shown.count,
-            "shown": shown.count,
-            "rows": shown.map { entry -> [String: Any] in
-                [
-                    "purchased": Self.instant(entry.purchaseDate), "user": entry.appUserId, "product": entry.productId,
-                    "transaction": entry.transactionId, "event": entry.event.rawValue,
-                    "amount": entry.priceMicros.map { "\(Self.money($0)) \(entry.currency ?? "")" } ?? "—",
-                    "proceeds": entry.proceedsMicros.map(Self.money) ?? "—", "storefront": entry.storefront ?? "—",
-                    "estimated": entry.estimated ? "yes" : "no",
-                ]
-            },
-        ]
-        return render("\(app.id): catalog and ledger", "ledger", data, session: session)
+        let page = LedgerPage(products: products, entries: entries, query: query, limit: Self.ledgerRowsShown, downloads: (base, range))
+        return render("\(app.id): catalog and ledger", "ledger", page, session: session)
     }
 
     /// The ledger of the range as the admin API gives it (`format=csv|json`), as a download.
@@ -129,66 +109,25 @@ extension ConsoleController {
     /// The gap-fill's pulls the health page lists (one per app and interval, per process).
     static let gapFillsShown = 50
 
-    /// A duration as an operator reads it: seconds, minutes or hours and minutes.
-    static func duration(_ seconds: TimeInterval) -> String {
-        let whole = max(0, Int(seconds.rounded(.down)))
-        if whole < 60 { return "\(whole) s" }
-        if whole < 3_600 { return "\(whole / 60) min \(whole % 60) s" }
-        return "\(whole / 3_600) h \(whole % 3_600 / 60) min"
-    }
-
     private func healthPage(_ session: ConsoleSession) async throws -> Response {
         let now = context.now()
         let flagAfter = context.configuration.flagAfterSeconds
         let counts = try await context.useCases.operations.counts(
             appIds: context.apps.map(\.id), flagBefore: now.addingTimeInterval(-flagAfter), now: now)
-        let data: [String: Any] = [
-            "endpoints": (context.appleHealth?.snapshot() ?? []).map { endpoint, health -> [String: Any] in
-                [
-                    "endpoint": endpoint.label, "state": health.state.rawValue, "since": Self.instant(health.since),
-                    "failures": health.consecutiveFailures, "nextProbe": health.nextProbeAt.map(Self.instant) ?? "—",
-                ]
-            },
-            "callHours": Self.callHoursShown,
-            "calls": try await context.appleCalls.exclusively {
+        let page = HealthPage(
+            endpoints: (context.appleHealth?.snapshot() ?? []).map { (label: $0.label, health: $1) },
+            calls: try await context.appleCalls.exclusively {
                 try await context.useCases.appleCalls.hours(
                     since: now.addingTimeInterval(-Double(Self.callHoursShown - 1) * 3_600), unflushed: context.appleCalls.unflushed)
-            }.map { hour -> [String: Any] in
-                [
-                    "hour": Self.instant(hour.hour), "endpoint": hour.endpoint, "calls": hour.all.count,
-                    "outcomes": hour.outcomes.map { "\($0.outcome) × \($0.count)" }.joined(separator: ", "),
-                    "p50": hour.all.percentile(0.5)?.description ?? "—", "p95": hour.all.percentile(0.95)?.description ?? "—",
-                    "p99": hour.all.percentile(0.99)?.description ?? "—",
-                    "mean": hour.all.count == 0 ? "—" : "\(hour.all.totalMilliseconds / hour.all.count) ms",
-                ]
             },
-            "outageDays": Self.outageDays,
-            "outages": try await context.useCases.operations.outages(since: now.addingTimeInterval(-Double(Self.outageDays) * 86_400)).map {
-                outage -> [String: Any] in
-                [
-                    "endpoint": outage.endpoint, "began": Self.instant(outage.began), "ended": outage.ended.map(Self.instant) ?? "not yet",
-                    "lasted": Self.duration((outage.ended ?? now).timeIntervalSince(outage.began)),
-                ]
-            },
-            "notifications": try await context.useCases.operations.notificationCounts(since: now.addingTimeInterval(-86_400)).map {
-                count -> [String: Any] in
-                ["app": count.appId, "type": count.notificationType, "outcome": count.outcome.rawValue, "count": count.count]
-            },
-            "gapFillShown": Self.gapFillsShown,
-            "gapFills": try await context.useCases.gapFillHistory.runs(
-                since: now.addingTimeInterval(-GapFillRun.keptSeconds), limit: Self.gapFillsShown
-            ).map { run -> [String: Any] in
-                [
-                    "app": run.appId, "started": Self.instant(run.startedAt), "cause": run.cause,
-                    "window": "\(Self.instant(run.from)) – \(Self.instant(run.to))", "examined": run.examined, "recovered": run.recovered,
-                    "duplicates": run.duplicates, "failed": run.failed, "error": run.error ?? "—",
-                ]
-            },
-            "verificationStates": VerificationState.allCases.map { ["state": $0.rawValue, "count": counts.verifications[$0] ?? 0] },
-            "flagAfter": "\(Int(flagAfter)) s", "flagged": counts.flagged, "waiting": counts.waiting,
-            "oldestWaiting": counts.waiting == 0 ? "—" : "\(Int(counts.oldestWaitingSeconds)) s",
-        ]
-        return render("Apple health and the queue", "health", data, session: session)
+            callHours: Self.callHoursShown,
+            outages: try await context.useCases.operations.outages(since: now.addingTimeInterval(-Double(Self.outageDays) * 86_400)),
+            outageDays: Self.outageDays,
+            notifications: try await context.useCases.operations.notificationCounts(since: now.addingTimeInterval(-86_400)),
+            gapFills: try await context.useCases.gapFillHistory.runs(
+                since: now.addingTimeInterval(-GapFillRun.keptSeconds), limit: Self.gapFillsShown),
+            gapFillShown: Self.gapFillsShown, counts: counts, flagAfterSeconds: flagAfter, now: now)
+        return render("Apple health and the queue", "health", page, session: session)
     }
 
     private func webhooksPage(_ request: Request, _ ctx: ConsoleRequestContext) async throws -> Response {
@@ -218,7 +157,8 @@ extension ConsoleController {
                     return [
                         "id": delivery.id, "event": delivery.eventId, "user": delivery.appUserId, "attempts": delivery.attempts,
                         "last": last.map { $0.status.map { "HTTP \($0)" } ?? $0.error ?? "no answer" } ?? "—",
-                        "at": last.map { Self.instant($0.at) } ?? "—", "canAct": canAct, "csrf": csrf, "endpointPath": Self.pathSegment(endpoint.id),
+                        "at": last.map { ConsoleFormat.instant($0.at) } ?? "—", "canAct": canAct, "csrf": csrf,
+                        "endpointPath": Self.pathSegment(endpoint.id),
                     ]
                 },
                 "hasDead": !dead.isEmpty, "canAct": canAct && !dead.isEmpty, "csrf": csrf,

@@ -3,9 +3,9 @@ import HTTPTypes
 import Hummingbird
 import JobQueue
 import Logging
-import Mustache
 import NIOCore
 import Persistence
+import StorekeeperConsole
 import StorekeeperCore
 import StorekeeperDomain
 
@@ -16,7 +16,7 @@ import StorekeeperDomain
 /// operators look and never act. Pages carry no script and a Content-Security-Policy forbidding any.
 struct ConsoleController {
     let context: ServerContext
-    let library: MustacheLibrary
+    let renderer: ConsoleRenderer
     let signer: ConsoleSessionSigner
     let gate: ConsoleGate
     let accounts: [String: ConsoleOperator]
@@ -31,7 +31,7 @@ struct ConsoleController {
 
     init(context: ServerContext) throws {
         self.context = context
-        library = try ConsoleTemplates.library()
+        renderer = try ConsoleRenderer()
         signer = ConsoleSessionSigner(adminKey: context.configuration.adminKey)
         accounts = context.configuration.console.accounts
         gate = ConsoleGate()
@@ -143,7 +143,8 @@ struct ConsoleController {
         let attempts = context.useCases.attempts
         if let until = try await attempts.blockedUntil(key, limit: .consoleSignIn, now: now) {
             return loginPage(
-                request, status: .tooManyRequests, notice: "Too many failed sign-ins: try again after \(Self.instant(until)).", account: account)
+                request, status: .tooManyRequests, notice: "Too many failed sign-ins: try again after \(ConsoleFormat.instant(until)).",
+                account: account)
         }
         let signedIn: (String, ConsoleRole)?
         if account.isEmpty {
@@ -217,48 +218,8 @@ struct ConsoleController {
             appId: app.id, environment: environment, from: from, to: to, interval: interval, now: now, reporting: app.reporting)
         let revenue = try await context.useCases.revenue(
             appId: app.id, environment: environment, from: interval.start(of: from), to: to, interval: interval, reporting: app.reporting)
-        let snapshot = metrics.current.snapshot
-        var revenueRows: [[String: Any]] = []
-        for period in revenue.periods {
-            for figures in period.currencies {
-                revenueRows.append([
-                    "period": Self.day(period.start), "currency": figures.currency, "sales": figures.sales,
-                    "gross": Self.money(figures.grossMicros), "refunds": "\(figures.refunds) (\(Self.money(figures.refundsMicros)))",
-                    "net": Self.money(figures.netMicros), "netMicros": "\(figures.netMicros)", "proceeds": Self.money(figures.proceedsMicros),
-                ])
-            }
-        }
-        let chartCurrency = revenue.reporting?.currency ?? revenue.totals.first?.currency
-        // Every period of the range, those without sales at zero, as in the other chart.
-        let revenueByStart = Dictionary(revenue.periods.map { ($0.start, $0) }, uniquingKeysWith: { a, _ in a })
-        let revenueBars = metrics.periods.map { period in
-            let figures = revenueByStart[period.start].flatMap { $0.reporting ?? $0.currencies.first { $0.currency == chartCurrency } }
-            return (label: Self.label(period.start, interval), value: figures?.netMicros ?? 0, text: Self.money(figures?.netMicros ?? 0))
-        }
-        let data: [String: Any] = [
-            "environments": ["production", "sandbox"].map { ["value": $0, "selected": $0 == environment] },
-            "intervals": ReportInterval.allCases.map { ["value": $0.rawValue, "selected": $0 == interval] },
-            "interval": interval.rawValue, "from": Self.day(from), "to": Self.day(min(to, now)),
-            "active": snapshot.activeSubscriptions, "trials": snapshot.activeTrials, "billingRetry": metrics.current.inBillingRetry,
-            "grace": metrics.current.inGracePeriod,
-            "mrr": snapshot.mrr.map { ["currency": $0.currency, "micros": "\($0.micros)", "amount": Self.money($0.micros)] },
-            "activeChart": ConsoleChart(
-                title: "Paying subscriptions at each \(interval.rawValue)'s close",
-                bars: metrics.periods.map {
-                    (label: Self.label($0.start, interval), value: Int64($0.closing.activeSubscriptions), text: "\($0.closing.activeSubscriptions)")
-                }
-            ).context(),
-            "revenueChart": ConsoleChart(title: "Net revenue by \(interval.rawValue) in \(chartCurrency ?? "—")", bars: revenueBars).context(),
-            "revenue": revenueRows,
-            "periods": metrics.periods.map { period -> [String: Any] in
-                [
-                    "period": Self.day(period.start), "activeAtStart": period.activeAtStart, "activeAtClose": period.closing.activeSubscriptions,
-                    "newSubscriptions": period.newSubscriptions, "trialsStarted": period.trialsStarted, "trialsConverted": period.trialsConverted,
-                    "churned": period.churned, "creditsSold": period.creditsSold,
-                ]
-            },
-        ]
-        return render("\(app.id): overview (\(environment))", "overview", data, session: session)
+        let page = OverviewPage(metrics: metrics, revenue: revenue, environment: environment, interval: interval, from: from, to: min(to, now))
+        return render("\(app.id): overview (\(environment))", "overview", page, session: session)
     }
 
     private func customers(_ request: Request, _ ctx: ConsoleRequestContext) async throws -> Response {
@@ -296,22 +257,22 @@ struct ConsoleController {
             "entitlements": view.entitlements.keys.sorted().map { key -> [String: Any] in
                 let entitlement = view.entitlements[key]!
                 return [
-                    "id": key, "active": entitlement.isActive ? "yes" : "no", "expires": entitlement.expiresAt.map(Self.instant) ?? "never",
-                    "renewal": Self.renewal(entitlement), "product": entitlement.productId ?? "—", "source": entitlement.source.rawValue,
+                    "id": key, "active": entitlement.isActive ? "yes" : "no", "expires": entitlement.expiresAt.map(ConsoleFormat.instant) ?? "never",
+                    "renewal": ConsoleFormat.renewal(entitlement), "product": entitlement.productId ?? "—", "source": entitlement.source.rawValue,
                 ]
             },
             "subscriptions": view.subscriptions.map { subscription -> [String: Any] in
                 [
                     "product": subscription.productId, "original": subscription.originalTransactionId, "status": subscription.status.rawValue,
-                    "expires": subscription.expiresDate.map(Self.instant) ?? "—",
+                    "expires": subscription.expiresDate.map(ConsoleFormat.instant) ?? "—",
                     "renews": subscription.autoRenewEnabled.map { $0 ? "yes" : "no" } ?? "—",
                 ]
             },
             "transactions": view.history.map { record -> [String: Any] in
                 [
-                    "id": record.transactionId, "product": record.productId, "purchased": Self.instant(record.purchaseDate),
-                    "charged": record.price.map { "\(Self.money(($0.micros ?? 0) * Int64(record.quantity))) \($0.currency)" } ?? "—",
-                    "storefront": record.storefront ?? "—", "refunded": record.cancellationDate.map(Self.instant) ?? "—",
+                    "id": record.transactionId, "product": record.productId, "purchased": ConsoleFormat.instant(record.purchaseDate),
+                    "charged": record.price.map { "\(ConsoleFormat.money(($0.micros ?? 0) * Int64(record.quantity))) \($0.currency)" } ?? "—",
+                    "storefront": record.storefront ?? "—", "refunded": record.cancellationDate.map(ConsoleFormat.instant) ?? "—",
                     "environment": record.environment,
                 ]
             },
@@ -335,39 +296,22 @@ struct ConsoleController {
             case "refused": "Verification \(query.string("id") ?? "") cannot be requeued from its state."
             default: nil
             }
-        let data: [String: Any] = [
-            "states": VerificationState.allCases.map { ["value": $0.rawValue, "selected": $0 == state] },
-            "rows": records.map { verificationRow($0, session: session, csrf: csrf) },
-        ]
-        return render("Verifications", "verifications", data, session: session, notice: notice)
-    }
-
-    /// One verification as a table row, with a retry button for an admin.
-    func verificationRow(_ record: VerificationRecord, session: ConsoleSession, csrf: String) -> [String: Any] {
-        [
-            "id": record.id, "user": record.appUserId, "state": record.state.rawValue, "attempts": record.attempts,
-            "statuses": record.appleStatuses.map(String.init).joined(separator: " "), "reason": record.reason?.rawValue ?? "",
-            "created": Self.instant(record.createdAt), "canRetry": session.role == .admin && record.state != .verifying, "csrf": csrf,
-        ]
+        let page = VerificationsPage(records, state: state, mayAct: session.role == .admin, csrf: csrf)
+        return render("Verifications", "verifications", page, session: session, notice: notice)
     }
 
     // MARK: - Rendering
 
     func render(
-        _ title: String, _ template: String, _ data: [String: Any], session: ConsoleSession?, status: HTTPResponse.Status = .ok,
-        notice: String? = nil
+        _ title: String, _ template: String, _ data: Any, session: ConsoleSession?, status: HTTPResponse.Status = .ok, notice: String? = nil
     ) -> Response {
-        let body = library.render(data, withTemplate: template) ?? ""
-        var page: [String: Any] = ["title": title, "body": body]
-        if let notice { page["notice"] = notice }
-        if let session {
-            page["signedIn"] = true
-            page["operator"] = session.name
-            page["role"] = session.role.rawValue
-            page["csrf"] = signer.csrfToken(for: session.nonce)
-            page["apps"] = context.apps.map { ["id": $0.id] }
-        }
-        let html = library.render(page, withTemplate: "layout") ?? ""
+        let layout =
+            session.map {
+                ConsoleRenderer.Layout(
+                    title: title, notice: notice, operator: $0.name, role: $0.role.rawValue, csrf: signer.csrfToken(for: $0.nonce),
+                    appIds: context.apps.map(\.id))
+            } ?? ConsoleRenderer.Layout(title: title, notice: notice)
+        let html = renderer.page(template, data, layout: layout)
         var headers = HTTPFields()
         headers[.contentType] = "text/html; charset=utf-8"
         headers[.cacheControl] = "no-store"
@@ -431,40 +375,6 @@ struct ConsoleController {
 
     static func isSecure(_ request: Request) -> Bool {
         request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https"
-    }
-
-    /// Exact: an amount in micro-units as a decimal, trailing zeros past the cents dropped.
-    static func money(_ micros: Int64) -> String {
-        let sign = micros < 0 ? "-" : ""
-        let magnitude = micros.magnitude
-        var fraction = String(magnitude % 1_000_000)
-        fraction = String(repeating: "0", count: 6 - fraction.count) + fraction
-        while fraction.count > 2, fraction.hasSuffix("0") { fraction.removeLast() }
-        return "\(sign)\(magnitude / 1_000_000).\(fraction)"
-    }
-
-    /// A chart's label: short enough for a dozen side by side.
-    static func label(_ date: Date, _ interval: ReportInterval) -> String {
-        let day = day(date)
-        return interval == .month ? String(day.prefix(7)) : String(day.suffix(5))
-    }
-
-    static func day(_ date: Date) -> String {
-        String(instant(date).prefix(10))
-    }
-
-    /// What support is asked about first: will it renew, and if not, why (Apple's billing retry,
-    /// with its grace period, or the subscriber's own choice).
-    static func renewal(_ entitlement: Entitlement) -> String {
-        if entitlement.billingIssue {
-            return entitlement.gracePeriodExpiresAt.map { "billing issue, grace until \(instant($0))" } ?? "billing issue"
-        }
-        if entitlement.unsubscribed { return "turned off" }
-        return entitlement.willRenew.map { $0 ? "renews" : "does not renew" } ?? "—"
-    }
-
-    static func instant(_ date: Date) -> String {
-        date.formatted(.iso8601)
     }
 
     static func pathSegment(_ text: String) -> String {

@@ -1,12 +1,12 @@
-import Mustache
+public import Mustache
 
 /// The console's pages as Mustache templates, compiled once at start from the files in
-/// `Console/Templates/` (embedded in the binary by SwiftPM, so the server stays one file): a
-/// designer edits them and the stylesheet without reading Swift. Every value goes through `{{…}}`,
-/// which escapes HTML; `{{{…}}}` only takes a page's body the console rendered itself. No script
+/// `Templates/` (embedded in the binary by SwiftPM, so the server stays one file): a designer
+/// edits them and the stylesheet without reading Swift. Every value goes through `{{…}}`, which
+/// escapes HTML; `{{{…}}}` only takes a page's body the console rendered itself. No script
 /// anywhere: the Content-Security-Policy forbids it.
-enum ConsoleTemplates {
-    static func library() throws -> MustacheLibrary {
+public enum ConsoleTemplates {
+    public static func library() throws -> MustacheLibrary {
         var library = MustacheLibrary()
         for (name, bytes) in all { try library.register(String(decoding: bytes, as: UTF8.self), named: name) }
         return library
@@ -23,5 +23,5 @@ enum ConsoleTemplates {
     ]
 
     /// Served at /console/static/console.css: a page carries no inline style either.
-    static let stylesheet = String(decoding: PackageResources.console_css, as: UTF8.self)
+    public static let stylesheet = String(decoding: PackageResources.console_css, as: UTF8.self)
 }
