@@ -44,4 +44,10 @@ public enum ConsoleFormat {
         if whole < 3_600 { return "\(whole / 60) min \(whole % 60) s" }
         return "\(whole / 3_600) h \(whole % 3_600 / 60) min"
     }
+
+    /// Text as one segment of a console URL: everything but unreserved characters escaped, so a
+    /// user id (which may be any text) can neither leave its segment nor add a query.
+    public static func pathSegment(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? ""
+    }
 }

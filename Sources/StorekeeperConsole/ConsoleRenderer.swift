@@ -48,10 +48,10 @@ public struct ConsoleRenderer: Sendable {
         library = try ConsoleTemplates.library()
     }
 
-    /// `model`: the page's view model, a typed page (`OverviewPage`) or a dictionary of values.
-    public func page(_ template: String, _ model: Any, layout: Layout) -> String {
+    /// The page's view model rendered with its template, inside the layout.
+    public func render<Page: ConsolePage>(_ page: Page, layout: Layout) -> String {
         var framed = layout
-        framed.body = library.render(model, withTemplate: template) ?? ""
+        framed.body = library.render(page, withTemplate: Page.template) ?? ""
         return library.render(framed, withTemplate: "layout") ?? ""
     }
 }

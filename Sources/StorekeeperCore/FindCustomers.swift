@@ -18,6 +18,11 @@ public struct FindCustomers: Sendable {
     public struct Found: Sendable, Hashable {
         public var appUserId: String
         public var via: Via
+
+        public init(appUserId: String, via: Via) {
+            self.appUserId = appUserId
+            self.via = via
+        }
     }
 
     /// At most this many customers (an e-mail or an Apple account shared by many users).

@@ -32,7 +32,7 @@ struct HealthPageTests {
         let verified = try #require(page.verificationStates.first { $0.state == "verified" })
         #expect(verified.count == 5 && page.verificationStates.count == VerificationState.allCases.count)
         #expect((page.flagAfter, page.flagged, page.waiting, page.oldestWaiting) == ("300 s", 1, 2, "95 s"))
-        let html = try ConsoleRenderer().page("health", page, layout: .init(title: "Apple health and the queue", notice: nil))
+        let html = try ConsoleRenderer().render(page, layout: .init(title: "Apple health and the queue", notice: nil))
         #expect(html.contains(#"<td class="state" data-state="healthy">healthy</td>"#))
         #expect(html.contains(#"<td class="ended">not yet</td>"#) && html.contains("No call to Apple in these hours."))
         #expect(html.contains(#"<dd id="oldest-waiting">95 s</dd>"#))

@@ -77,8 +77,8 @@ struct OverviewPageTests {
 
     @Test("rendered in the layout: every figure in its place, what an operator typed escaped, the chart drawn as SVG")
     func rendered() throws {
-        let html = try ConsoleRenderer().page(
-            "overview", Self.page(),
+        let html = try ConsoleRenderer().render(
+            Self.page(),
             layout: .init(title: "demo <b>overview</b>", notice: nil, operator: "ann&co", role: "admin", csrf: "t", appIds: ["demo"]))
         #expect(html.contains(#"<dd id="active-subscriptions">3</dd>"#))
         #expect(html.contains(#"data-currency="USD" data-micros="14970000">14.97</dd>"#))
@@ -93,7 +93,7 @@ struct OverviewPageTests {
 
     @Test("signed out: the frame shows no navigation, no operator and no form token")
     func signedOut() throws {
-        let html = try ConsoleRenderer().page("message", ["text": "Signed out.", "back": "/console"], layout: .init(title: "Bye", notice: "done"))
+        let html = try ConsoleRenderer().render(MessagePage("Signed out."), layout: .init(title: "Bye", notice: "done"))
         #expect(html.contains("<p>Signed out.</p>") && html.contains(#"<p role="status" class="notice">done</p>"#))
         #expect(!html.contains("<nav") && !html.contains("operator") && !html.contains("csrf"))
     }

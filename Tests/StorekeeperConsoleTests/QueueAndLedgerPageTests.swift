@@ -29,7 +29,7 @@ struct QueueAndLedgerPageTests {
         #expect(admin.rows[0].created == "2026-11-01T00:00:00Z" && admin.rows[0].csrf == "token")
         let reader = VerificationsPage(records, state: nil, mayAct: false, csrf: "token")
         #expect(reader.rows.allSatisfy { !$0.canRetry } && reader.states.allSatisfy { !$0.selected })
-        let html = try ConsoleRenderer().page("verifications", admin, layout: .init(title: "Verifications", notice: nil))
+        let html = try ConsoleRenderer().render(admin, layout: .init(title: "Verifications", notice: nil))
         #expect(html.contains(#"<td class="state" data-state="retry_scheduled">retry_scheduled</td>"#))
         #expect(html.contains("&lt;b&gt;ann&lt;/b&gt;") && !html.contains("<b>ann</b>"), "a user id is text, never markup")
         #expect(html.components(separatedBy: #"class="retry""#).count == 2, "one retry button")

@@ -1,4 +1,5 @@
 import Hummingbird
+import StorekeeperConsole
 import StorekeeperDomain
 
 /// Admits a request to a group of console routes before any of them runs, so no page or action
@@ -37,7 +38,7 @@ struct ConsoleAdmission: RouterMiddleware {
             do {
                 return try await next(request, admitted)
             } catch let error as StorekeeperError {
-                return console.render("Not shown", "message", ["text": error.message, "back": "/console"], session: session, status: error.status)
+                return console.render("Not shown", MessagePage(error.message), session: session, status: error.status)
             }
         case .action(let needsAdmin):
             struct ActionForm: Decodable { var csrf: String? }
@@ -46,20 +47,18 @@ struct ConsoleAdmission: RouterMiddleware {
                 console.signer.csrfMatches(form.csrf, nonce: session.nonce)
             else {
                 return console.render(
-                    "Refused", "message",
-                    ["text": "The form was not sent from this console (no valid CSRF token): nothing was done.", "back": "/console"],
-                    session: session, status: .forbidden)
+                    "Refused", MessagePage("The form was not sent from this console (no valid CSRF token): nothing was done."), session: session,
+                    status: .forbidden)
             }
             guard !needsAdmin || session.role == .admin else {
                 return console.render(
-                    "Refused", "message", ["text": "Your role (\(session.role.rawValue)) may look but not act.", "back": "/console"],
-                    session: session, status: .forbidden)
+                    "Refused", MessagePage("Your role (\(session.role.rawValue)) may look but not act."), session: session, status: .forbidden)
             }
             admitted.admitted = .console(session, form: text)
             do {
                 return try await next(request, admitted)
             } catch let error as StorekeeperError {
-                return console.render("Not done", "message", ["text": error.message, "back": "/console"], session: session, status: error.status)
+                return console.render("Not done", MessagePage(error.message), session: session, status: error.status)
             }
         }
     }

@@ -70,89 +70,31 @@ extension ConsoleController {
         }
     }
 
-    /// What a customer's page adds for promotional access and the refresh.
-    func customerActions(appId: String, appUserId: String, session: ConsoleSession) async throws -> [String: Any] {
-        let now = context.now()
-        let grants = try await context.useCases.promotionalGrants.grants(appId: appId, appUserId: appUserId)
-        let definitions = try await context.useCases.catalog.entitlements(appId: appId)
-        let admin = session.role == .admin
-        return [
-            "canAct": admin, "csrf": signer.csrfToken(for: session.nonce), "appPath": Self.pathSegment(appId),
-            "userPath": Self.pathSegment(appUserId), "userId": appUserId, "entitlementIds": definitions.map(\.id),
-            "serverAPI": context.serverAPIClients[appId] != nil,
-            "grants": grants.map { grant -> [String: Any] in
-                let running = grant.revokedAt == nil && (grant.expiresAt.map { $0 > now } ?? true)
-                return [
-                    "id": grant.id, "entitlement": grant.entitlementId, "from": ConsoleFormat.instant(grant.startsAt),
-                    "until": grant.expiresAt.map(ConsoleFormat.instant) ?? "for life", "revoked": grant.revokedAt.map(ConsoleFormat.instant) ?? "—",
-                    "by": grant.actor, "reason": grant.reason, "canRevoke": admin && running,
-                ]
-            },
-        ]
-    }
-
-    /// What happened to the customer: access granted while Apple could not be asked, Apple's
-    /// notifications about their purchases (newest first) and what the server did with each, their verifications (newest first, with retry), the
-    /// events recorded for them (the first `historyLimit`, in order), their webhook deliveries
-    /// (per endpoint, the latest first) and what operators did (the audit log, newest first).
-    func customerHistory(appId: String, appUserId: String, session: ConsoleSession) async throws -> [String: Any] {
-        let csrf = signer.csrfToken(for: session.nonce)
-        let verifications = try await context.useCases.verifications.list(
-            appId: appId, appUserId: appUserId, limit: Self.historyLimit)
-        let events = try await context.useCases.eventFeed.subscriberEvents(
-            appId: appId, appUserId: appUserId, afterSequence: 0, limit: Self.historyLimit)
-        let audit = try await context.useCases.promotionalGrants.audit(appId: appId, appUserId: appUserId, limit: Self.historyLimit)
-        let deliveries = try await context.useCases.webhookEndpoints.deliveries(appId: appId, appUserId: appUserId, limit: Self.historyLimit)
-        let provisional = try await context.useCases.verifications.provisionalAccess(appId: appId, appUserId: appUserId, now: context.now())
-        let notifications = try await context.useCases.purchases.notifications(appId: appId, appUserId: appUserId, limit: Self.historyLimit)
-        return [
-            "notifications": notifications.map { notification -> [String: Any] in
-                [
-                    "type": notification.notificationType + (notification.subtype.map { " / \($0)" } ?? ""),
-                    "signed": notification.signedDate.map(ConsoleFormat.instant) ?? "—",
-                    "received": notification.receivedAt.map(ConsoleFormat.instant) ?? "—",
-                    "original": notification.originalTransactionId ?? "—", "outcome": notification.outcome.rawValue,
-                    "verification": notification.verificationId ?? "—",
-                ]
-            },
-            "provisional": provisional.map { grant -> [String: Any] in
-                [
-                    "product": grant.productId, "transaction": grant.transactionId, "verification": grant.verificationId,
-                    "until": ConsoleFormat.instant(grant.expiresAt),
-                ]
-            },
-            "verifications": verifications.map { VerificationRow($0, mayAct: session.role == .admin, csrf: csrf) },
-            "events": events.map { recorded -> [String: Any] in
-                let event = recorded.event
-                return [
-                    "sequence": event.sequence, "type": event.type.rawValue, "occurred": ConsoleFormat.instant(event.occurredAt),
-                    "product": event.productId ?? "—", "transaction": event.transactionId ?? "—",
-                    "source": event.source?.rawValue ?? "—",
-                ]
-            },
-            "deliveries": deliveries.map { delivery -> [String: Any] in
-                [
-                    "endpoint": delivery.endpointId, "sequence": delivery.sequence, "event": delivery.eventId, "state": delivery.state.rawValue,
-                    "attempts": delivery.attempts, "last": delivery.lastStatus.map { "HTTP \($0)" } ?? delivery.lastError ?? "—",
-                    "updated": ConsoleFormat.instant(delivery.updatedAt),
-                ]
-            },
-            "audit": audit.map { recorded -> [String: Any] in
-                let entry = recorded.entry
-                return [
-                    "at": ConsoleFormat.instant(entry.at), "actor": entry.actor, "action": entry.action, "subject": entry.subject,
-                    "reason": entry.reason,
-                ]
-            },
-            "historyLimit": Self.historyLimit,
-        ]
+    /// What a customer's page shows besides their view: promotional access and the refresh, access
+    /// granted while Apple could not be asked, Apple's notifications about their purchases (newest
+    /// first) and what the server did with each, their verifications (newest first), the events
+    /// recorded for them (the first `historyLimit`, in order), their webhook deliveries (per
+    /// endpoint, the latest first) and what operators did (the audit log, newest first).
+    func customerFacts(appId: String, appUserId: String, view: SubscriberView) async throws -> CustomerPage.Facts {
+        let useCases = context.useCases
+        return CustomerPage.Facts(
+            appId: appId, appUserId: appUserId, view: view,
+            grants: try await useCases.promotionalGrants.grants(appId: appId, appUserId: appUserId),
+            entitlementIds: try await useCases.catalog.entitlements(appId: appId).map(\.id), serverAPI: context.serverAPIClients[appId] != nil,
+            verifications: try await useCases.verifications.list(appId: appId, appUserId: appUserId, limit: Self.historyLimit),
+            events: try await useCases.eventFeed.subscriberEvents(appId: appId, appUserId: appUserId, afterSequence: 0, limit: Self.historyLimit),
+            audit: try await useCases.promotionalGrants.audit(appId: appId, appUserId: appUserId, limit: Self.historyLimit),
+            deliveries: try await useCases.webhookEndpoints.deliveries(appId: appId, appUserId: appUserId, limit: Self.historyLimit),
+            provisional: try await useCases.verifications.provisionalAccess(appId: appId, appUserId: appUserId, now: context.now()),
+            notifications: try await useCases.purchases.notifications(appId: appId, appUserId: appUserId, limit: Self.historyLimit),
+            historyLimit: Self.historyLimit)
     }
 
     /// Rows of each history table on a customer's page.
     static let historyLimit = 200
 
     private func customerRedirect(_ app: String, _ user: String, _ notice: String, _ session: ConsoleSession) -> Response {
-        redirect("/console/apps/\(Self.pathSegment(app))/customers/\(Self.pathSegment(user))?\(noticeQuery(notice, session))")
+        redirect("/console/apps/\(ConsoleFormat.pathSegment(app))/customers/\(ConsoleFormat.pathSegment(user))?\(noticeQuery(notice, session))")
     }
 }
 

@@ -46,7 +46,7 @@ extension ConsoleController {
                 "console: webhook replay",
                 metadata: ["account": "\(session.name)", "endpoint": "\(endpointId)", "replayed": "\(replayed)"])
             let notice = "Replayed \(replayed) dead deliver\(replayed == 1 ? "y" : "ies") of endpoint \(endpointId)."
-            return redirect("/console/apps/\(Self.pathSegment(app.id))/webhooks?\(noticeQuery(notice, session))")
+            return redirect("/console/apps/\(ConsoleFormat.pathSegment(app.id))/webhooks?\(noticeQuery(notice, session))")
         }
         // One dead letter given up for good, so its subscriber's later events go on without it (admin, CSRF token).
         actions.post("apps/:app/webhooks/:endpoint/skip") { request, ctx in
@@ -65,7 +65,7 @@ extension ConsoleController {
                 metadata: ["account": "\(session.name)", "endpoint": "\(endpointId)", "skipped": "\(skipped)"])
             let notice =
                 skipped ? "Skipped dead delivery \(delivery) of endpoint \(endpointId)." : "No such dead delivery of endpoint \(endpointId)."
-            return redirect("/console/apps/\(Self.pathSegment(app.id))/webhooks?\(noticeQuery(notice, session))")
+            return redirect("/console/apps/\(ConsoleFormat.pathSegment(app.id))/webhooks?\(noticeQuery(notice, session))")
         }
     }
 
@@ -82,9 +82,9 @@ extension ConsoleController {
         let products = try await context.useCases.catalog.products(appId: app.id)
         // The same range for the downloads, as the page was asked.
         let range = request.uri.query.map { "?\($0)" } ?? ""
-        let base = "/console/apps/\(Self.pathSegment(app.id))/ledger"
+        let base = "/console/apps/\(ConsoleFormat.pathSegment(app.id))/ledger"
         let page = LedgerPage(products: products, entries: entries, query: query, limit: Self.ledgerRowsShown, downloads: (base, range))
-        return render("\(app.id): catalog and ledger", "ledger", page, session: session)
+        return render("\(app.id): catalog and ledger", page, session: session)
     }
 
     /// The ledger of the range as the admin API gives it (`format=csv|json`), as a download.
@@ -97,7 +97,7 @@ extension ConsoleController {
                 status: .ok, headers: [.contentType: "text/csv; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(string: LedgerCSV.render(entries))))
             : try StorekeeperJSON.response(["entries": entries])
-        response.headers[.contentDisposition] = "attachment; filename=\"ledger-\(Self.pathSegment(app.id)).\(format)\""
+        response.headers[.contentDisposition] = "attachment; filename=\"ledger-\(ConsoleFormat.pathSegment(app.id)).\(format)\""
         response.headers[.cacheControl] = "no-store"
         return response
     }
@@ -127,7 +127,7 @@ extension ConsoleController {
             gapFills: try await context.useCases.gapFillHistory.runs(
                 since: now.addingTimeInterval(-GapFillRun.keptSeconds), limit: Self.gapFillsShown),
             gapFillShown: Self.gapFillsShown, counts: counts, flagAfterSeconds: flagAfter, now: now)
-        return render("Apple health and the queue", "health", page, session: session)
+        return render("Apple health and the queue", page, session: session)
     }
 
     private func webhooksPage(_ request: Request, _ ctx: ConsoleRequestContext) async throws -> Response {
@@ -140,35 +140,14 @@ extension ConsoleController {
             appIds: [app.id], flagBefore: now.addingTimeInterval(-context.configuration.flagAfterSeconds), now: now)
         let csrf = signer.csrfToken(for: session.nonce)
         let canAct = session.role == .admin
-        var rows: [[String: Any]] = []
+        var watched: [WebhooksPage.Watched] = []
         for endpoint in endpoints {
-            // Of the latest deliveries that ended, the share delivered (none ended: no rate).
             let (delivered, ended) = try await actions.outcomes(endpointId: endpoint.id, limit: Self.recentDeliveries)
             let dead = try await actions.deliveries(endpointId: endpoint.id, state: .dead, limit: Self.deadLettersShown)
-            // Never the signing secrets: the URL, the state, what it receives.
-            rows.append([
-                "id": endpoint.id, "path": Self.pathSegment(endpoint.id), "url": endpoint.url, "state": endpoint.state.rawValue,
-                "paused": endpoint.pausedReason ?? "—",
-                "types": endpoint.eventTypes.isEmpty ? "every event" : endpoint.eventTypes.map(\.rawValue).joined(separator: ", "),
-                "successRate": ended == 0 ? "—" : "\(delivered * 100 / ended)% of \(ended)",
-                "dead": dead.map { history -> [String: Any] in
-                    let delivery = history.delivery
-                    let last = history.attempts.last
-                    return [
-                        "id": delivery.id, "event": delivery.eventId, "user": delivery.appUserId, "attempts": delivery.attempts,
-                        "last": last.map { $0.status.map { "HTTP \($0)" } ?? $0.error ?? "no answer" } ?? "—",
-                        "at": last.map { ConsoleFormat.instant($0.at) } ?? "—", "canAct": canAct, "csrf": csrf,
-                        "endpointPath": Self.pathSegment(endpoint.id),
-                    ]
-                },
-                "hasDead": !dead.isEmpty, "canAct": canAct && !dead.isEmpty, "csrf": csrf,
-            ])
+            watched.append(WebhooksPage.Watched(endpoint: endpoint, delivered: delivered, ended: ended, dead: dead))
         }
-        let data: [String: Any] = [
-            "app": Self.pathSegment(app.id), "endpoints": rows,
-            "deliveries": WebhookDelivery.State.allCases.map { ["state": $0.rawValue, "count": counts.deliveries[$0] ?? 0] },
-        ]
-        return render("\(app.id): webhooks", "webhooks", data, session: session, notice: sealedNotice(request, session))
+        let page = WebhooksPage(appId: app.id, watched: watched, deliveryCounts: counts.deliveries, mayAct: canAct, csrf: csrf)
+        return render("\(app.id): webhooks", page, session: session, notice: sealedNotice(request, session))
     }
 }
 

@@ -80,7 +80,7 @@ struct ConsoleController {
             response.setCookie(expired(ConsoleSession.cookieName, request))
             return response
         }
-        pages.get("") { _, _ in redirect("/console/apps/\(Self.pathSegment(context.apps[0].id))") }
+        pages.get("") { _, _ in redirect("/console/apps/\(ConsoleFormat.pathSegment(context.apps[0].id))") }
         pages.get("apps/:app") { request, ctx in try await overview(request, ctx) }
         pages.get("apps/:app/customers") { request, ctx in try await customers(request, ctx) }
         pages.get("apps/:app/customers/:id") { request, ctx in try await customer(request, ctx) }
@@ -99,7 +99,7 @@ struct ConsoleController {
                 case .refused: "refused"
                 }
             context.logger.notice("console: verification retry", metadata: ["verification": "\(id)", "outcome": "\(done)"])
-            return redirect("/console/verifications?done=\(done)&id=\(Self.pathSegment(id))")
+            return redirect("/console/verifications?done=\(done)&id=\(ConsoleFormat.pathSegment(id))")
         }
     }
 
@@ -184,7 +184,7 @@ struct ConsoleController {
     private func loginPage(_ request: Request, status: HTTPResponse.Status, notice: String?, account: String = "") -> Response {
         // Double-submit: the form's token must equal this cookie, which only this origin can read.
         let token = request.cookies[Self.loginCookieName(request)]?.value ?? ConsoleSessionSigner.randomNonce()
-        var response = render("Sign in", "login", ["csrf": token, "account": account], session: nil, status: status, notice: notice)
+        var response = render("Sign in", SignInPage(csrf: token, account: account), session: nil, status: status, notice: notice)
         response.setCookie(
             Cookie(
                 name: Self.loginCookieName(request), value: token, maxAge: 3_600, path: Self.loginCookiePath(request),
@@ -219,31 +219,15 @@ struct ConsoleController {
         let revenue = try await context.useCases.revenue(
             appId: app.id, environment: environment, from: interval.start(of: from), to: to, interval: interval, reporting: app.reporting)
         let page = OverviewPage(metrics: metrics, revenue: revenue, environment: environment, interval: interval, from: from, to: min(to, now))
-        return render("\(app.id): overview (\(environment))", "overview", page, session: session)
+        return render("\(app.id): overview (\(environment))", page, session: session)
     }
 
     private func customers(_ request: Request, _ ctx: ConsoleRequestContext) async throws -> Response {
         let session = ctx.session
         let app = try context.app(id: try ctx.parameters.decoded("app"))
         let text = (Self.formField("q", in: request) ?? "").trimmingCharacters(in: .whitespaces)
-        let results = try await context.useCases.findCustomers.search(appId: app.id, text: text).map { found -> [String: Any] in
-            ["app": Self.pathSegment(app.id), "id": found.appUserId, "encoded": Self.pathSegment(found.appUserId), "how": Self.describe(found.via)]
-        }
-        let data: [String: Any] = ["query": text, "searched": !text.isEmpty, "found": !results.isEmpty, "results": results]
-        return render("\(app.id): customers", "customers", data, session: session)
-    }
-
-    /// How a search result was found, in words.
-    static func describe(_ via: FindCustomers.Via) -> String {
-        switch via {
-        case .appUserId: "by app user id"
-        case .alias: "by an alias (an anonymous id they had)"
-        case .appTransactionId: "holds a purchase of that Apple account (app transaction id)"
-        case .matched(.transactionId): "holds that transaction"
-        case .matched(.originalTransactionId): "holds that original transaction"
-        case .matched(.appAccountToken): "bought with that appAccountToken"
-        case .matched(.email): "by e-mail"
-        }
+        let page = CustomersPage(appId: app.id, query: text, found: try await context.useCases.findCustomers.search(appId: app.id, text: text))
+        return render("\(app.id): customers", page, session: session)
     }
 
     private func customer(_ request: Request, _ ctx: ConsoleRequestContext) async throws -> Response {
@@ -252,34 +236,10 @@ struct ConsoleController {
         let requested = try ctx.parameters.decoded("id")
         let id = try await context.useCases.identity.resolve(appId: app.id, appUserId: requested)
         let view = try await context.useCases.readSubscriber(appId: app.id, appUserId: id, now: context.now())
-        var data: [String: Any] = [
-            "id": id, "aliases": view.aliases ?? [], "credits": view.creditBalance,
-            "entitlements": view.entitlements.keys.sorted().map { key -> [String: Any] in
-                let entitlement = view.entitlements[key]!
-                return [
-                    "id": key, "active": entitlement.isActive ? "yes" : "no", "expires": entitlement.expiresAt.map(ConsoleFormat.instant) ?? "never",
-                    "renewal": ConsoleFormat.renewal(entitlement), "product": entitlement.productId ?? "—", "source": entitlement.source.rawValue,
-                ]
-            },
-            "subscriptions": view.subscriptions.map { subscription -> [String: Any] in
-                [
-                    "product": subscription.productId, "original": subscription.originalTransactionId, "status": subscription.status.rawValue,
-                    "expires": subscription.expiresDate.map(ConsoleFormat.instant) ?? "—",
-                    "renews": subscription.autoRenewEnabled.map { $0 ? "yes" : "no" } ?? "—",
-                ]
-            },
-            "transactions": view.history.map { record -> [String: Any] in
-                [
-                    "id": record.transactionId, "product": record.productId, "purchased": ConsoleFormat.instant(record.purchaseDate),
-                    "charged": record.price.map { "\(ConsoleFormat.money(($0.micros ?? 0) * Int64(record.quantity))) \($0.currency)" } ?? "—",
-                    "storefront": record.storefront ?? "—", "refunded": record.cancellationDate.map(ConsoleFormat.instant) ?? "—",
-                    "environment": record.environment,
-                ]
-            },
-        ]
-        data.merge(try await customerActions(appId: app.id, appUserId: id, session: session)) { _, new in new }
-        data.merge(try await customerHistory(appId: app.id, appUserId: id, session: session)) { _, new in new }
-        return render("\(app.id): customer", "customer", data, session: session, notice: sealedNotice(request, session))
+        let page = CustomerPage(
+            try await customerFacts(appId: app.id, appUserId: id, view: view), mayAct: session.role == .admin,
+            csrf: signer.csrfToken(for: session.nonce), now: context.now())
+        return render("\(app.id): customer", page, session: session, notice: sealedNotice(request, session))
     }
 
     private func verifications(_ request: Request, _ session: ConsoleSession) async throws -> Response {
@@ -297,13 +257,13 @@ struct ConsoleController {
             default: nil
             }
         let page = VerificationsPage(records, state: state, mayAct: session.role == .admin, csrf: csrf)
-        return render("Verifications", "verifications", page, session: session, notice: notice)
+        return render("Verifications", page, session: session, notice: notice)
     }
 
     // MARK: - Rendering
 
     func render(
-        _ title: String, _ template: String, _ data: Any, session: ConsoleSession?, status: HTTPResponse.Status = .ok, notice: String? = nil
+        _ title: String, _ page: some ConsolePage, session: ConsoleSession?, status: HTTPResponse.Status = .ok, notice: String? = nil
     ) -> Response {
         let layout =
             session.map {
@@ -311,7 +271,7 @@ struct ConsoleController {
                     title: title, notice: notice, operator: $0.name, role: $0.role.rawValue, csrf: signer.csrfToken(for: $0.nonce),
                     appIds: context.apps.map(\.id))
             } ?? ConsoleRenderer.Layout(title: title, notice: notice)
-        let html = renderer.page(template, data, layout: layout)
+        let html = renderer.render(page, layout: layout)
         var headers = HTTPFields()
         headers[.contentType] = "text/html; charset=utf-8"
         headers[.cacheControl] = "no-store"
@@ -326,7 +286,7 @@ struct ConsoleController {
     /// session (`ConsoleSessionSigner.noticeSeal`).
     func noticeQuery(_ notice: String, _ session: ConsoleSession) -> String {
         let notice = String(notice.prefix(300))
-        return "notice=\(Self.pathSegment(notice))&ns=\(signer.noticeSeal(notice, nonce: session.nonce))"
+        return "notice=\(ConsoleFormat.pathSegment(notice))&ns=\(signer.noticeSeal(notice, nonce: session.nonce))"
     }
 
     /// The notice of the action that sent the operator here, shown as text, if this console
@@ -375,10 +335,6 @@ struct ConsoleController {
 
     static func isSecure(_ request: Request) -> Bool {
         request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https"
-    }
-
-    static func pathSegment(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? ""
     }
 
 }
