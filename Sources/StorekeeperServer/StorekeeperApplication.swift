@@ -191,12 +191,14 @@ public enum StorekeeperApplication {
         let serverAPIs = clients.mapValues { ServerAPIHistory(client: $0, gate: signedGate) }
         let outcomes = VerificationOutcomes(store: store)
         var handler = VerifyReceiptJobHandler(
-            outcomes: outcomes, client: VerifyReceiptClient(httpClient: httpClient, endpoints: configuration.appleEndpoints),
+            outcomes: outcomes,
+            verifiers: ReceiptVerifiers(
+                client: VerifyReceiptClient(httpClient: httpClient, endpoints: configuration.appleEndpoints),
+                timeout: configuration.attemptTimeoutSeconds, metrics: metrics, calls: calls, now: now),
             gate: try ReceiptGate(configuration: configuration.receiptTrust), serverAPIs: serverAPIs,
             apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }), configuration: configuration,
             metrics: metrics, logger: logger, now: now)
         handler.health = health
-        handler.calls = calls
         let signedHandler = SignedTransactionJobHandler(
             outcomes: outcomes, gate: signedGate,
             apps: Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.id, $0) }), configuration: configuration,

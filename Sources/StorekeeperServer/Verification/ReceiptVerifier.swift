@@ -33,3 +33,17 @@ struct ReceiptVerifier: AppleReceiptVerifying {
         return classification
     }
 }
+
+/// Composition's maker of the verifyReceipt port: the client and the call's settings are held
+/// here, so a job handler only hands over the request its job carries.
+struct ReceiptVerifiers: Sendable {
+    let client: VerifyReceiptClient
+    let timeout: Double
+    let metrics: MetricsRegistry
+    let calls: AppleCallRecorder?
+    let now: @Sendable () -> Date
+
+    func callAsFunction(_ request: VerifyReceiptRequest) -> ReceiptVerifier {
+        ReceiptVerifier(client: client, request: request, timeout: timeout, metrics: metrics, calls: calls, now: now)
+    }
+}

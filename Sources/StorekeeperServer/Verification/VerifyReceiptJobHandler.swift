@@ -1,4 +1,3 @@
-import AppStoreClient
 import AppStoreCrypto
 import AppStoreModels
 import Foundation
@@ -15,7 +14,8 @@ import StorekeeperDomain
 struct VerifyReceiptJobHandler: VerificationJobHandler {
     let kind = verifyReceiptJobKind
     let outcomes: VerificationOutcomes
-    let client: VerifyReceiptClient
+    /// verifyReceipt, one port per job's request.
+    let verifiers: ReceiptVerifiers
     let gate: ReceiptGate?
     /// Per app with a Server API key: stands in for verifyReceipt while it fails.
     let serverAPIs: [String: ServerAPIHistory]
@@ -26,8 +26,6 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
     let now: @Sendable () -> Date
     /// Apple's health in this process: while verifyReceipt is down, only probes call it.
     var health: AppleHealthMonitor? = nil
-    /// Tallies each call to verifyReceipt for the health page.
-    var calls: AppleCallRecorder? = nil
 
     func verify(
         _ lease: JobLease, verification: VerificationRecord, data receipt: String, app: AppConfiguration
@@ -48,8 +46,7 @@ struct VerifyReceiptJobHandler: VerificationJobHandler {
             now: now)
         let monitor = health
         let apple = RunReceiptAttempt.Apple(
-            verifyReceipt: ReceiptVerifier(
-                client: client, request: request, timeout: configuration.attemptTimeoutSeconds, metrics: metrics, calls: calls, now: now),
+            verifyReceipt: verifiers(request),
             serverAPI: serverAPIs[app.id].map { HistorySource(history: $0, app: app) },
             health: { name in monitor.map { EndpointHealth(monitor: $0, endpoint: .init(name)) } })
         let step = try await attempt(
