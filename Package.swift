@@ -49,6 +49,7 @@ let package = Package(
     products: [
         /// The app's SDK: what an iOS app adds.
         .library(name: "StorekeeperKit", targets: ["StorekeeperKit"]),
+        .library(name: "StorekeeperWire", targets: ["StorekeeperWire"]),
         .executable(name: "storekeeper", targets: ["storekeeper"]),
         .executable(name: "storekeeper-bench", targets: ["storekeeper-bench"]),
         .library(name: "StorekeeperServer", targets: ["StorekeeperServer"]),
@@ -88,10 +89,13 @@ let package = Package(
     targets: [
         // MARK: - The app's SDK
 
+        /// The API's wire contract shared by the server and the SDK (StorekeeperKit/Sources/
+        /// StorekeeperWire): Foundation only. The error codes with their statuses, so far.
+        .target(name: "StorekeeperWire", path: "StorekeeperKit/Sources/StorekeeperWire", swiftSettings: sdkSettings),
         /// The SDK (StorekeeperKit/Sources/StorekeeperKit): Foundation and swift-crypto only.
         .target(
             name: "StorekeeperKit",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")] + sdkStoreKit + sdkSecurity,
+            dependencies: ["StorekeeperWire", .product(name: "Crypto", package: "swift-crypto")] + sdkStoreKit + sdkSecurity,
             path: "StorekeeperKit/Sources/StorekeeperKit",
             swiftSettings: sdkSettings
         ),
@@ -218,7 +222,7 @@ let package = Package(
             name: "StorekeeperServer",
             dependencies: [
                 "AppStoreModels", "AppStoreClient", "StorekeeperDomain", "StorekeeperCore", "Persistence", "JobQueue", "StorageSQLite",
-                "StoragePostgres", "AppStoreCrypto", "StorekeeperConsole",
+                "StoragePostgres", "AppStoreCrypto", "StorekeeperConsole", "StorekeeperWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -421,6 +425,7 @@ let package = Package(
         .testTarget(
             name: "StorekeeperTests",
             dependencies: [
+                "StorekeeperWire",
                 "AppStoreModels", "AppStoreClient", "StorekeeperDomain", "StorekeeperCore", "Persistence", "JobQueue", "StorageSQLite",
                 "AppStoreSimulator", "SimulatorSetup", "StorekeeperServer", "StorekeeperTesting", "TestFixtures", "AppStoreCrypto",
                 .product(name: "X509", package: "swift-certificates"),

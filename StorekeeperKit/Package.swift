@@ -39,6 +39,7 @@ let package = Package(
     platforms: [.iOS(.v16), .macOS(.v13)],
     products: [
         .library(name: "StorekeeperKit", targets: ["StorekeeperKit"]),
+        .library(name: "StorekeeperWire", targets: ["StorekeeperWire"]),
         /// The App Store simulator as the store, for Linux and tests (never linked into an app).
         .library(name: "StorekeeperKitSimulator", targets: ["StorekeeperKitSimulator"]),
     ],
@@ -46,9 +47,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2")
     ],
     targets: [
+        /// The API's wire contract, shared with the server: the error codes with their statuses.
+        .target(name: "StorekeeperWire", swiftSettings: upcoming),
         .target(
             name: "StorekeeperKit",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")] + storeKit + security,
+            dependencies: ["StorekeeperWire", .product(name: "Crypto", package: "swift-crypto")] + storeKit + security,
             swiftSettings: upcoming),
         .target(
             name: "StorekeeperKitSimulator", dependencies: ["StorekeeperKit"] + storeKit, swiftSettings: upcoming),

@@ -1,4 +1,5 @@
 import StorekeeperServer
+import StorekeeperWire
 import Testing
 
 @Suite("StorekeeperError: where it was raised, in logs only")

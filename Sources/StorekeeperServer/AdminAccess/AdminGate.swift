@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperWire
 
 /// Admits every request under `v1/admin` before its route runs: the credential (the configured
 /// admin key, or a named token looked up on each request, so a revocation holds at once on every

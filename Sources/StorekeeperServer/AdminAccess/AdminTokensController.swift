@@ -4,6 +4,7 @@ import Hummingbird
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperWire
 
 /// Operators' named tokens and the audit log. Only translation: `ManageAdminTokens` decides;
 /// `AdminGate` has already admitted the caller (tokens: `admin` on every app).

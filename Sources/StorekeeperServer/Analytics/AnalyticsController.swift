@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperWire
 
 /// Figures for operators and finance, computed from the ledger and subscription facts
 /// (docs/ANALYTICS.md). Admin only; the definitions live in the domain, this only translates.

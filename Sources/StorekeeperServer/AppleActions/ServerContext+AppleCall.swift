@@ -3,6 +3,7 @@ import AppStoreModels
 import Foundation
 import Hummingbird
 import StorekeeperCore
+import StorekeeperWire
 
 /// What every operator route that calls Apple with the app's In-App Purchase key shares: the
 /// app's client and the environment asked for, and Apple's answer in Storekeeper's terms.

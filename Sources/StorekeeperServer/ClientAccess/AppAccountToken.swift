@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import StorekeeperWire
 
 /// The `appAccountToken` an app sets on a purchase for one of its users, derived one way from
 /// the app user id so that Apple never sees the id itself (DOMAIN.md §4 rule 7) and the server

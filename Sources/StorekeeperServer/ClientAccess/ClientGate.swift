@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import StorekeeperDomain
+import StorekeeperWire
 
 /// Who is calling an app route.
 enum Caller: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import StorekeeperWire
 
 /// Signs what a route open to apps answers a client that sent `Storekeeper-Nonce`, when its app
 /// has a signing key (`ResponseSigner`): the request's body is read here first, so the

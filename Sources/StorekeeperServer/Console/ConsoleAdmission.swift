@@ -1,6 +1,7 @@
 import Hummingbird
 import StorekeeperConsole
 import StorekeeperDomain
+import StorekeeperWire
 
 /// Admits a request to a group of console routes before any of them runs, so no page or action
 /// can forget the session, the CSRF token or the role. A page answers a missing session with the

@@ -5,6 +5,7 @@ import JobQueue
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperWire
 
 /// Spending a user's credits and reading their history. The app's backend may spend for any
 /// user; the app itself only with a user token for that user, and only where the app's

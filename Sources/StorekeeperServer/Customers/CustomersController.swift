@@ -5,6 +5,7 @@ import JobQueue
 import NIOCore
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperWire
 
 /// A customer's own data: attributes set by the app's backend (any user) or the app (its own
 /// user, proven by a user token), and an operator's deletion of a customer. Only translation:

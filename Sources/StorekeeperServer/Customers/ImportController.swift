@@ -5,6 +5,7 @@ import JobQueue
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperWire
 
 /// Existing customers imported by an operator (`storekeeper import FILE` posts here in
 /// batches; docs/IMPORT.md). Each row is checked like the post it stands for, then becomes a

@@ -3,6 +3,7 @@ import Hummingbird
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperWire
 
 /// The pull feed of the outbox, for backends that cannot receive webhooks: the app's events in
 /// commit order by cursor, and one subscriber's in sequence order. Authenticated by the app's key.

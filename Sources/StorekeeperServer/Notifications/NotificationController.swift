@@ -6,6 +6,7 @@ import JobQueue
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperWire
 
 /// App Store Server Notifications V2 for every configured app and both environments, on one
 /// URL, and the operator's pull of what Apple could not deliver (`NotificationGapFill`). Apple authenticates by signing: the signed payload is verified before anything is

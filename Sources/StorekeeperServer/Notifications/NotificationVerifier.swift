@@ -3,6 +3,7 @@ import AppStoreModels
 import Foundation
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperWire
 
 /// Apple's V2 notification, verified for the app it names before anything in it is believed:
 /// the payload's signature and chain, the app by bundle id, the nested renewal info and signed

@@ -5,6 +5,7 @@ import NIOCore
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperWire
 
 /// Offerings: what an app is shown (`GET /v1/offerings`) and the operator routes that edit
 /// them, their targeting and users' overrides. Only translation: `ManageOfferings` decides.

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperWire
 
 /// What StoreKit needs from the server to apply an offer: a promotional offer's signatures (V1
 /// and the V2 JWS) and the introductory-offer eligibility JWS, for the user the caller proved

@@ -2,6 +2,7 @@ import AppStoreModels
 import Foundation
 import Hummingbird
 import StorekeeperCore
+import StorekeeperWire
 
 /// Operator routes over Apple's Retention Messaging configuration calls, with the app's In-App
 /// Purchase key (`ConfigureRetention`: what is checked before Apple is called): the messages and

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperWire
 
 /// Apple's Retention Messaging calls this (the app's realtime URL, `POST /v1/retention/{app}`)
 /// while a subscriber looks at cancelling, and shows what it answers. No key: the request is

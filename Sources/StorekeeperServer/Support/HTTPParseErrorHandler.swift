@@ -2,6 +2,7 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
+import StorekeeperWire
 
 /// Answers a request the HTTP parser refused before any route saw it (request line and headers
 /// too large, malformed framing) with the same JSON error every route uses, then closes the

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdCore
 import NIOCore
 import StorekeeperDomain
+import StorekeeperWire
 
 /// Path parameters as the client meant them. Hummingbird hands a route the raw segment, so an id
 /// that needed encoding (`frank%20smith`, `jos%C3%A9`, `a%2Fb`) would be looked up still encoded

@@ -9,6 +9,7 @@ import Persistence
 import ServiceLifecycle
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperWire
 
 /// What every controller needs. Built once at start.
 struct ServerContext: Sendable {

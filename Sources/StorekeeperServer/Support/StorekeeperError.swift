@@ -4,85 +4,14 @@ public import Hummingbird
 import Logging
 import NIOCore
 import StorekeeperCore
+public import StorekeeperWire
 
-/// The one error type the HTTP API returns. `Code` is a struct, so codes can be added without
-/// breaking callers; each code maps to exactly one HTTP status, here and nowhere else.
+/// The one error type the HTTP API returns. Its code is one of the wire module's (`ErrorCode`, an
+/// open set shared with the SDK), each answered with exactly one HTTP status: `status` below is
+/// the only place that status becomes the HTTP layer's.
 public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        public let name: String
-        public let status: HTTPResponse.Status
-        private init(_ name: String, _ status: HTTPResponse.Status) {
-            self.name = name
-            self.status = status
-        }
-
-        public static let invalidRequest = Code("invalid_request", .badRequest)
-        public static let invalidJSON = Code("invalid_json", .badRequest)
-        public static let invalidReceipt = Code("invalid_receipt", .badRequest)
-        public static let receiptBundleMismatch = Code("receipt_bundle_mismatch", .unprocessableContent)
-        public static let invalidSignedTransaction = Code("invalid_signed_transaction", .badRequest)
-        /// A readable signed transaction that must not be granted; the message names the failure code.
-        public static let signedTransactionRejected = Code("signed_transaction_rejected", .unprocessableContent)
-        public static let appAccountTokenMismatch = Code("app_account_token_mismatch", .conflict)
-        public static let invalidNotification = Code("invalid_notification", .badRequest)
-        /// Not a compact JWS at all, where an app transaction was expected.
-        public static let invalidAppTransaction = Code("invalid_app_transaction", .badRequest)
-        /// A JWS that is not a verified app transaction of this app (chain, signature, bundle,
-        /// environment, or another kind of payload).
-        public static let appTransactionRejected = Code("app_transaction_rejected", .unprocessableContent)
-        /// Signature, chain or claims of a notification failed; the message names the failure code.
-        public static let notificationRejected = Code("notification_rejected", .forbidden)
-        public static let unknownApp = Code("unknown_app", .unprocessableContent)
-        public static let invalidAppUserId = Code("invalid_app_user_id", .badRequest)
-        public static let invalidProduct = Code("invalid_product", .badRequest)
-        public static let unknownEventType = Code("unknown_event_type", .badRequest)
-        public static let invalidWebhook = Code("invalid_webhook", .badRequest)
-        /// A webhook URL whose host is loopback, private, link-local, reserved or a numeric
-        /// spelling of an address (docs/SECURITY.md).
-        public static let webhookDestinationRefused = Code("webhook_destination_refused", .badRequest)
-        public static let unauthorized = Code("unauthorized", .unauthorized)
-        /// A client key with user tokens on, and no token.
-        public static let userTokenRequired = Code("user_token_required", .unauthorized)
-        /// A user token that is forged, expired, too long-lived or from another issuer.
-        public static let invalidUserToken = Code("invalid_user_token", .unauthorized)
-        /// A client key on a route only the app's backend (secret key) or an operator may use.
-        public static let clientKeyNotAllowed = Code("client_key_not_allowed", .forbidden)
-        /// A client acting for another user than the one it proved to be.
-        public static let otherUser = Code("other_user", .forbidden)
-        public static let rateLimited = Code("rate_limited", .tooManyRequests)
-        public static let forbidden = Code("forbidden", .forbidden)
-        public static let notFound = Code("not_found", .notFound)
-        public static let methodNotAllowed = Code("method_not_allowed", .methodNotAllowed)
-        public static let conflict = Code("conflict", .conflict)
-        public static let payloadTooLarge = Code("payload_too_large", .contentTooLarge)
-        public static let unsupportedMediaType = Code("unsupported_media_type", .unsupportedMediaType)
-        public static let verificationBusy = Code("verification_in_progress", .conflict)
-        public static let unavailable = Code("service_unavailable", .serviceUnavailable)
-        /// The database refused a write or read (disk full, I/O error, locked beyond its timeout,
-        /// unreachable): nothing was stored, so the client may send the same request again.
-        public static let storageUnavailable = Code("storage_unavailable", .serviceUnavailable)
-        /// The request line and headers together exceed what the server reads before a body.
-        public static let headersTooLarge = Code("headers_too_large", .init(code: 431, reasonPhrase: "Request Header Fields Too Large"))
-        /// The app has no In-App Purchase key, so the App Store Server API cannot be asked.
-        public static let serverAPINotConfigured = Code("server_api_not_configured", .conflict)
-        /// The app has no In-App Purchase key to sign offers with (`offerSigning` or `serverAPI`).
-        public static let offerSigningNotConfigured = Code("offer_signing_not_configured", .conflict)
-        /// The user may not take the offer (docs/OFFERS.md); the message names the reason.
-        public static let offerNotEligible = Code("offer_not_eligible", .forbidden)
-        /// A Retention Messaging request that is not the App Store's for this app, now (the message names the check).
-        public static let retentionRequestRejected = Code("retention_request_rejected", .forbidden)
-        /// The user's credit balance (the error's `balance`) is below the amount; nothing spent.
-        public static let insufficientCredits = Code("insufficient_credits", .conflict)
-        /// The `Idempotency-Key` was used before for another request; nothing done.
-        public static let idempotencyKeyReused = Code("idempotency_key_reused", .conflict)
-        /// Apple's Server API did not answer (down, rate limiting, refused our key).
-        public static let appleUnavailable = Code("apple_unavailable", .badGateway)
-        /// Apple refused what an operator asked it to do (the message carries Apple's error code).
-        public static let appleRejected = Code("apple_rejected", .unprocessableContent)
-        public static let internalError = Code("internal_error", .internalServerError)
-
-        public var description: String { name }
-    }
+    /// The API's error codes: `StorekeeperWire.ErrorCode`, the list the SDK reads too.
+    public typealias Code = ErrorCode
 
     public var code: Code
     public var message: String
@@ -237,5 +166,30 @@ extension StorekeeperError {
     static func tooManyAttempts(_ what: String, until: Date, now: Date) -> StorekeeperError {
         let seconds = max(1, Int((until.timeIntervalSince(now) - 0.001).rounded(.up)))
         return StorekeeperError(.rateLimited, "\(what); retry in \(seconds) s", headers: [.retryAfter: String(seconds)])
+    }
+}
+
+extension ErrorCode {
+    public var name: String { rawValue }
+
+    /// The code's status as the HTTP layer writes it, with its reason phrase. A code this server
+    /// does not answer with (none reaches here) would be a 500.
+    public var status: HTTPResponse.Status {
+        switch httpStatus {
+        case 400: .badRequest
+        case 401: .unauthorized
+        case 403: .forbidden
+        case 404: .notFound
+        case 405: .methodNotAllowed
+        case 409: .conflict
+        case 413: .contentTooLarge
+        case 415: .unsupportedMediaType
+        case 422: .unprocessableContent
+        case 429: .tooManyRequests
+        case 431: HTTPResponse.Status(code: 431, reasonPhrase: "Request Header Fields Too Large")
+        case 502: .badGateway
+        case 503: .serviceUnavailable
+        default: .internalServerError
+        }
     }
 }

@@ -8,6 +8,7 @@ import NIOCore
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperWire
 import Tracing
 
 /// Routes an app's backend calls, authenticated by the app's API key.

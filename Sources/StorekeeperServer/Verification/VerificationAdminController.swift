@@ -4,6 +4,7 @@ import JobQueue
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperWire
 
 /// Operators' routes over verifications: listed by state, requeued, a subscriber refreshed from
 /// the App Store Server API, and Apple's health as this process's workers see it.

@@ -5,6 +5,7 @@ import NIOCore
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperWire
 
 /// Operator routes for an app's webhook endpoints and their deliveries (admin key). A secret is
 /// shown once, when it is made (create, rotate); nothing else ever returns it.

@@ -1,3 +1,5 @@
+import StorekeeperWire
+
 /// Why a purchase or a delivered transaction is not settled yet; it stays journaled (and
 /// unfinished at the store) and is sent again.
 public enum PendingReason: Sendable, Hashable, CustomStringConvertible {
@@ -45,10 +47,10 @@ public enum RefusalCode: Sendable, Hashable, CustomStringConvertible {
 
     init(serverCode: String) {
         self =
-            switch serverCode {
-            case "app_account_token_mismatch": .appAccountTokenMismatch
-            case "other_user": .otherUser
-            case "signed_transaction_rejected": .signedTransactionRejected
+            switch ErrorCode(rawValue: serverCode) {
+            case .appAccountTokenMismatch: .appAccountTokenMismatch
+            case .otherUser: .otherUser
+            case .signedTransactionRejected: .signedTransactionRejected
             default: .other(serverCode)
             }
     }
