@@ -48,4 +48,20 @@ struct WireContractTests {
         #expect(decoded.map(\.httpStatus) == [429, 0] && decoded[0] == .rateLimited && decoded[1].rawValue == "from_the_future")
         #expect(String(decoding: try JSONEncoder().encode(decoded), as: UTF8.self) == #"["rate_limited","from_the_future"]"#)
     }
+
+    @Test("the error body the server writes is the one the SDK reads: code, message, and a balance only where one is given")
+    func errorBody() throws {
+        // Keys in any order (JSONEncoder's is not fixed): the fields, and no others.
+        func fields(_ data: Data) throws -> [String: String] {
+            let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: [String: Any]])
+            #expect(Array(object.keys) == ["error"])
+            return try #require(object["error"]).mapValues { "\($0)" }
+        }
+        let written = try JSONEncoder().encode(ErrorBody(code: .insufficientCredits, message: "balance 3", balance: 3))
+        #expect(try fields(written) == ["code": "insufficient_credits", "message": "balance 3", "balance": "3"])
+        let plain = try JSONEncoder().encode(ErrorBody(code: .notFound, message: "no such verification"))
+        #expect(try fields(plain) == ["code": "not_found", "message": "no such verification"])
+        let read = try JSONDecoder().decode(ErrorBody.self, from: written)
+        #expect(read.error.code == .insufficientCredits && read.error.code.httpStatus == 409 && read.error.balance == 3)
+    }
 }

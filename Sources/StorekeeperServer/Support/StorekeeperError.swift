@@ -70,15 +70,7 @@ public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertibl
     /// `{"error":{"code","message"}}`, also written by the channel handler that answers requests
     /// the HTTP parser refused before any route saw them.
     static func errorBody(code: String, message: String, balance: Int? = nil) -> Data {
-        struct Body: Encodable {
-            struct Inner: Encodable {
-                var code: String
-                var message: String
-                var balance: Int?
-            }
-            var error: Inner
-        }
-        return (try? JSONEncoder().encode(Body(error: .init(code: code, message: message, balance: balance)))) ?? Data()
+        (try? JSONEncoder().encode(ErrorBody(code: ErrorCode(rawValue: code), message: message, balance: balance))) ?? Data()
     }
 }
 

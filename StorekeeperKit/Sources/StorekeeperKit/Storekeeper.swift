@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import StorekeeperWire
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -605,15 +606,8 @@ public actor Storekeeper {
     }
 
     func refusal(_ answer: ServerAnswer) -> StorekeeperKitError {
-        struct Body: Decodable {
-            struct Inner: Decodable {
-                var code: String
-                var message: String
-            }
-            var error: Inner
-        }
-        let error = try? JSONDecoder().decode(Body.self, from: answer.body).error
-        let code = error?.code ?? "http_\(answer.status)"
+        let error = try? JSONDecoder().decode(ErrorBody.self, from: answer.body).error
+        let code = error?.code.rawValue ?? "http_\(answer.status)"
         return StorekeeperKitError(.refused, "\(code): \(error?.message ?? "")", serverCode: code)
     }
 }
