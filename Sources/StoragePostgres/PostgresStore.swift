@@ -239,19 +239,24 @@ public final class PostgresStore: Service, Sendable {
 
     /// Runs one statement outside an explicit transaction: PostgreSQL commits it on its own, so
     /// a write that fits in one statement costs one round trip. Not retried: callers fall back.
-    func statement<T: Sendable>(
-        _ spanName: String = "postgresql statement", on pool: Pool = .requests, _ body: @Sendable (PostgresConnection) async throws -> T
+    func statement<T: Sendable>(on pool: Pool = .requests, _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await announcingQueuedJobs { try await connection("postgresql statement", on: pool, body) }
+    }
+
+    /// Runs one read-only statement outside an explicit transaction (it queues nothing, so
+    /// nothing is announced).
+    func read<T: Sendable>(on pool: Pool = .requests, _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await connection("postgresql read", on: pool, body)
+    }
+
+    private func connection<T: Sendable>(
+        _ spanName: String, on pool: Pool, _ body: @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
         try await withSpan(spanName, ofKind: .client) { span in
             span.attributes["db.system.name"] = "postgresql"
             await started(pool).wait()
-            return try await announcingQueuedJobs { try await client(pool).withConnection { connection in try await body(connection) } }
+            return try await client(pool).withConnection { connection in try await body(connection) }
         }
-    }
-
-    /// Runs one read-only statement outside an explicit transaction.
-    func read<T: Sendable>(on pool: Pool = .requests, _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        try await statement("postgresql read", on: pool, body)
     }
 }
 

@@ -52,11 +52,6 @@ public struct HealthPage: Sendable, Hashable {
         public var error: String
     }
 
-    public struct StateCount: Sendable, Hashable {
-        public var state: String
-        public var count: Int
-    }
-
     public var endpoints: [Endpoint]
     public var callHours: Int
     public var calls: [CallHour]
@@ -65,7 +60,7 @@ public struct HealthPage: Sendable, Hashable {
     public var notifications: [NotificationRow]
     public var gapFillShown: Int
     public var gapFills: [GapFillRow]
-    public var verificationStates: [StateCount]
+    public var verificationStates: [ConsoleCount]
     public var flagAfter: String
     public var flagged: Int
     public var waiting: Int
@@ -108,7 +103,7 @@ public struct HealthPage: Sendable, Hashable {
                 window: "\(ConsoleFormat.instant(run.from)) – \(ConsoleFormat.instant(run.to))", examined: run.examined,
                 recovered: run.recovered, duplicates: run.duplicates, failed: run.failed, error: run.error ?? "—")
         }
-        verificationStates = VerificationState.allCases.map { StateCount(state: $0.rawValue, count: counts.verifications[$0] ?? 0) }
+        verificationStates = VerificationState.allCases.map { ConsoleCount(state: $0.rawValue, count: counts.verifications[$0] ?? 0) }
         flagAfter = "\(Int(flagAfterSeconds)) s"
         flagged = counts.flagged
         waiting = counts.waiting

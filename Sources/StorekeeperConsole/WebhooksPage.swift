@@ -48,14 +48,9 @@ public struct WebhooksPage: Sendable {
         public var csrf: String
     }
 
-    public struct DeliveryCount: Sendable, Hashable {
-        public var state: String
-        public var count: Int
-    }
-
     public var app: String
     public var endpoints: [Endpoint]
-    public var deliveries: [DeliveryCount]
+    public var deliveries: [ConsoleCount]
 
     public init(appId: String, watched: [Watched], deliveryCounts: [WebhookDelivery.State: Int], mayAct: Bool, csrf: String) {
         app = ConsoleFormat.pathSegment(appId)
@@ -75,6 +70,6 @@ public struct WebhooksPage: Sendable {
                 successRate: item.ended == 0 ? "—" : "\(item.delivered * 100 / item.ended)% of \(item.ended)", dead: dead,
                 hasDead: !dead.isEmpty, canAct: mayAct && !dead.isEmpty, csrf: csrf)
         }
-        deliveries = WebhookDelivery.State.allCases.map { DeliveryCount(state: $0.rawValue, count: deliveryCounts[$0] ?? 0) }
+        deliveries = WebhookDelivery.State.allCases.map { ConsoleCount(state: $0.rawValue, count: deliveryCounts[$0] ?? 0) }
     }
 }
