@@ -85,6 +85,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         // Only with the `OTel` trait (see `traits`): not built otherwise.
         .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
+        // Tests only: reads docs/openapi.yaml for the wire contract's check without a server.
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
         // MARK: - The app's SDK
@@ -158,7 +160,7 @@ let package = Package(
         /// Storage ports and records shared by every database adapter.
         .target(
             name: "Persistence",
-            dependencies: ["StorekeeperDomain", "JobQueue"],
+            dependencies: ["StorekeeperDomain", "JobQueue", "StorekeeperWire"],
             swiftSettings: swiftSettings
         ),
 
@@ -166,7 +168,7 @@ let package = Package(
         .target(
             name: "StorageSQLite",
             dependencies: [
-                "Persistence", "StorekeeperDomain", "JobQueue", .product(name: "GRDB", package: "GRDB.swift"),
+                "Persistence", "StorekeeperDomain", "JobQueue", "StorekeeperWire", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: swiftSettings
@@ -176,7 +178,7 @@ let package = Package(
         .target(
             name: "StoragePostgres",
             dependencies: [
-                "Persistence", "JobQueue", "StorekeeperDomain",
+                "Persistence", "JobQueue", "StorekeeperDomain", "StorekeeperWire",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -347,6 +349,13 @@ let package = Package(
 
         /// Pure layers: wire models, domain rules, state machines, use-case decisions. Seconds.
         /// The console's presenters and templates, rendered without a server or a browser.
+        /// The wire contract against docs/openapi.yaml, with no server: one encoded sample of every
+        /// `WireMessage`, held against its schema.
+        .testTarget(
+            name: "WireContractTests",
+            dependencies: ["StorekeeperWire", .product(name: "Yams", package: "Yams")],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "StorekeeperConsoleTests",
             dependencies: ["StorekeeperConsole", "StorekeeperDomain", "Persistence", "StorekeeperCore"],
@@ -378,7 +387,7 @@ let package = Package(
             name: "StorageConformanceTests",
             dependencies: [
                 "AppStoreModels", "StorekeeperDomain", "StorekeeperCore", "Persistence", "JobQueue", "StorageSQLite", "StoragePostgres",
-                "AppStoreSimulator", "StorekeeperTesting", "TestFixtures",
+                "AppStoreSimulator", "StorekeeperTesting", "TestFixtures", "StorekeeperWire",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -414,7 +423,7 @@ let package = Package(
             name: "StorekeeperKitTests",
             dependencies: [
                 "AppStoreSimulator", "StorekeeperServer", "StorekeeperTesting", "Persistence", "StorekeeperDomain",
-                "StorekeeperKit",
+                "StorekeeperKit", "StorekeeperWire",
                 "StorekeeperKitSimulator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,3 +1,5 @@
+import StorekeeperWire
+
 /// The tables that name a customer by app user id, for the adapters' deletion (one list, so
 /// both backends and the test that checks every table agree).
 public enum CustomerTables {

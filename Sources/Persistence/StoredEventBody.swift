@@ -1,4 +1,5 @@
 public import StorekeeperDomain
+import StorekeeperWire
 
 /// How an event's body column is written: events recorded before M0010 hold the stored
 /// dialect (`StoredJSON`, dates in milliseconds), later ones the wire dialect. The column

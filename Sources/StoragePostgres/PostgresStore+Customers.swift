@@ -3,6 +3,7 @@ import Logging
 public import Persistence
 import PostgresNIO
 public import StorekeeperDomain
+import StorekeeperWire
 
 extension PostgresStore: CustomerStore {
     public func attributes(appId: String, appUserId: String) async throws -> SubscriberAttributes? {

@@ -3,6 +3,7 @@ import Logging
 public import Persistence
 import PostgresNIO
 public import StorekeeperDomain
+import StorekeeperWire
 
 extension PostgresStore: EventStore {
     public func events(appId: String, after cursor: Int64, types: [EventType], limit: Int) async throws -> [RecordedEvent] {

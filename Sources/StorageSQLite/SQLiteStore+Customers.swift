@@ -2,6 +2,7 @@ public import Foundation
 import GRDB
 public import Persistence
 public import StorekeeperDomain
+import StorekeeperWire
 
 extension SQLiteStore: CustomerStore {
     public func attributes(appId: String, appUserId: String) async throws -> SubscriberAttributes? {

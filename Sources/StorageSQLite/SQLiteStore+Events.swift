@@ -2,6 +2,7 @@ public import Foundation
 import GRDB
 public import Persistence
 public import StorekeeperDomain
+import StorekeeperWire
 
 extension SQLiteStore: EventStore {
     public func events(appId: String, after cursor: Int64, types: [EventType], limit: Int) async throws -> [RecordedEvent] {

@@ -4,6 +4,7 @@ import Persistence
 import StorekeeperCore
 import StorekeeperDomain
 import StorekeeperTesting
+import StorekeeperWire
 import TestFixtures
 import Testing
 

@@ -8,6 +8,7 @@ import StorekeeperKit
 import StorekeeperKitSimulator
 import StorekeeperServer
 import StorekeeperTesting
+import StorekeeperWire
 import Synchronization
 import Testing
 

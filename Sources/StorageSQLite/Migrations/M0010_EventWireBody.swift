@@ -1,4 +1,5 @@
 import GRDB
+import StorekeeperWire
 
 extension SQLiteMigrations {
     /// Events recorded from now on hold their wire form (WireJSON), sent by webhooks as stored.

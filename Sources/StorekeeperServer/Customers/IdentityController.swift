@@ -27,30 +27,21 @@ struct IdentityController {
         let user = try await context.identify(caller, appUserId)
         let data = try await context.body(request)
         try AdminInput.refuseFields(data, except: ["anonymousId"], note: nil)
-        struct Body: Decodable { var anonymousId: String }
-        let anonymousId = try StorekeeperJSON.decode(Body.self, from: data).anonymousId
+        let anonymousId = try StorekeeperJSON.decode(LogInRequest.self, from: data).anonymousId
         let app = caller.app
         let outcome = try await context.useCases.identity.logIn(
             appId: app.id, anonymousId: anonymousId, appUserId: user, policy: app.logInPolicy, now: context.now())
-        struct Answer: Encodable {
-            var appUserId: String
-            /// `linked`, `already_linked`, `kept_with_anonymous`.
-            var outcome: String
-            /// Transactions moved to the user (`transfer`), or kept by the anonymous id (`keep`).
-            var transactionIds: [String]
-            var aliases: [String]
-        }
-        let (name, transactions): (String, [String])
+        let (name, transactions): (LogInAnswer.Outcome, [String])
         switch outcome {
         case .invalid(let problem): throw StorekeeperError(.invalidRequest, problem)
         case .tooManyAliases(let most):
             throw StorekeeperError(.conflict, "this user has \(most) anonymous ids linked, the most allowed: nothing linked")
         case .linked(.linkedElsewhere): throw StorekeeperError(.conflict, "that anonymous id is linked to another user")
-        case .linked(.alreadyLinked): (name, transactions) = ("already_linked", [])
-        case .linked(.linked(let moved)): (name, transactions) = ("linked", moved.map(\.transactionId))
-        case .linked(.keptWithAnonymous(let owned)): (name, transactions) = ("kept_with_anonymous", owned.map(\.transactionId))
+        case .linked(.alreadyLinked): (name, transactions) = (.alreadyLinked, [])
+        case .linked(.linked(let moved)): (name, transactions) = (.linked, moved.map(\.transactionId))
+        case .linked(.keptWithAnonymous(let owned)): (name, transactions) = (.keptWithAnonymous, owned.map(\.transactionId))
         }
         let aliases = try await context.useCases.identity.aliases(appId: app.id, appUserId: user)
-        return try StorekeeperJSON.response(Answer(appUserId: user, outcome: name, transactionIds: transactions.sorted(), aliases: aliases))
+        return try StorekeeperJSON.response(LogInAnswer(appUserId: user, outcome: name, transactionIds: transactions.sorted(), aliases: aliases))
     }
 }

@@ -51,7 +51,7 @@ struct ImportController {
     struct RowResult: Encodable {
         var index: Int
         var appUserId: String
-        var verification: VerificationView?
+        var verification: StorekeeperWire.Verification?
         var created: Bool?
         /// Why the row was refused before anything was stored.
         var error: String?

@@ -23,17 +23,6 @@ struct OffersController {
         subscriber.get("win-back") { request, ctx in try await winBack(request, ctx.caller, appUserId: try ctx.parameters.decoded("appUserId")) }
     }
 
-    struct WinBackAnswer: Encodable {
-        struct Offer: Encodable {
-            var offerId: String
-            var productId: String
-            var originalTransactionId: String
-            var configured: Bool
-        }
-
-        var offers: [Offer]
-    }
-
     /// The win-back offers Apple would sell the user now. Nothing is signed: StoreKit takes a
     /// win-back offer by its id, and Apple decides again at purchase. A client still needs the
     /// user's token: which offers a user is shown says they lapsed.
@@ -46,9 +35,10 @@ struct OffersController {
         let offers = try await context.useCases.offers.winBack(
             appId: app.id, appUserId: user, offers: app.offers, groups: app.subscriptionGroups, now: context.now())
         return try StorekeeperJSON.response(
-            WinBackAnswer(
+            WinBackOffers(
                 offers: offers.map {
-                    .init(offerId: $0.offerId, productId: $0.productId, originalTransactionId: $0.originalTransactionId, configured: $0.configured)
+                    WinBackOffer(
+                        offerId: $0.offerId, productId: $0.productId, originalTransactionId: $0.originalTransactionId, configured: $0.configured)
                 }))
     }
 
@@ -76,28 +66,11 @@ struct OffersController {
         return (user, signer)
     }
 
-    struct PromotionalBody: Decodable {
-        var productId: String
-        var offerId: String
-    }
-
-    struct PromotionalAnswer: Encodable {
-        var productId: String
-        var offerId: String
-        /// Why the user may take it (`current_subscriber`, `lapsed_subscriber`).
-        var reason: String
-        /// The token the V1 signature covers: the purchase must carry it (StorekeeperKit sets it).
-        var appAccountToken: String
-        var v1: OfferSigner.PromotionalV1
-        /// For `Product.PurchaseOption.promotionalOffer(_:compactJWS:)`.
-        var jws: String
-    }
-
     func promotional(_ request: Request, _ caller: Caller, appUserId: String) async throws -> Response {
         let (user, signer) = try await prepare(caller, appUserId: appUserId)
         let data = try await context.body(request)
         try AdminInput.refuseFields(data, except: ["productId", "offerId"], note: nil)
-        let body = try StorekeeperJSON.decode(PromotionalBody.self, from: data)
+        let body = try StorekeeperJSON.decode(PromotionalOfferRequest.self, from: data)
         let app = caller.app
         guard let offer = app.offers.first(where: { $0.productId == body.productId && $0.id == body.offerId }) else {
             throw StorekeeperError(.notFound, "no offer '\(body.offerId.prefix(64))' of product '\(body.productId.prefix(200))' is configured")
@@ -118,29 +91,16 @@ struct OffersController {
         let jws = try await signer.promotionalV2(
             productId: offer.productId, offerId: offer.id, transactionId: answer.customerTransactionId, now: now, nonce: UUID())
         return try StorekeeperJSON.response(
-            PromotionalAnswer(
-                productId: offer.productId, offerId: offer.id, reason: answer.decision.reason, appAccountToken: token, v1: v1, jws: jws))
-    }
-
-    struct IntroductoryBody: Decodable {
-        var productId: String
-    }
-
-    struct IntroductoryAnswer: Encodable {
-        var productId: String
-        var eligible: Bool
-        /// `new_to_group` or `subscribed_in_group`.
-        var reason: String
-        /// For `Product.PurchaseOption.introductoryOfferEligibility(compactJWS:)`; nil when no
-        /// transaction of the user is known (Apple's JWS names one; StoreKit then decides alone).
-        var jws: String?
+            PromotionalOfferSignature(
+                productId: offer.productId, offerId: offer.id, reason: answer.decision.reason, appAccountToken: token,
+                v1: .init(keyIdentifier: v1.keyIdentifier, nonce: v1.nonce, timestamp: v1.timestamp, signature: v1.signature), jws: jws))
     }
 
     func introductory(_ request: Request, _ caller: Caller, appUserId: String) async throws -> Response {
         let (user, signer) = try await prepare(caller, appUserId: appUserId)
         let data = try await context.body(request)
         try AdminInput.refuseFields(data, except: ["productId"], note: nil)
-        let body = try StorekeeperJSON.decode(IntroductoryBody.self, from: data)
+        let body = try StorekeeperJSON.decode(IntroductoryOfferRequest.self, from: data)
         let app = caller.app
         guard
             let answer = try await context.useCases.offers.introductory(
@@ -154,6 +114,6 @@ struct OffersController {
                 productId: body.productId, allow: answer.decision.eligible, transactionId: transactionId, now: context.now(), nonce: UUID())
         }
         return try StorekeeperJSON.response(
-            IntroductoryAnswer(productId: body.productId, eligible: answer.decision.eligible, reason: answer.decision.reason, jws: jws))
+            IntroductoryEligibility(productId: body.productId, eligible: answer.decision.eligible, reason: answer.decision.reason, jws: jws))
     }
 }

@@ -86,41 +86,35 @@ struct ServerContext: Sendable {
         !verification.state.isFinal && verification.createdAt < now().addingTimeInterval(-configuration.flagAfterSeconds)
     }
 
-    func view(_ verification: VerificationRecord) -> VerificationView {
-        VerificationView(record: verification, flagged: isFlagged(verification))
+    func view(_ verification: VerificationRecord) -> StorekeeperWire.Verification {
+        StorekeeperWire.Verification(record: verification, flagged: isFlagged(verification))
     }
 }
 
-/// `GET /v1/verifications/{id}` body.
-struct VerificationView: Codable {
-    var id: String
-    var appUserId: String
-    var state: VerificationState
-    var reason: String?
-    var attempts: Int
-    var appleStatuses: [Int]
-    var environment: String?
-    var nextAttemptAt: Date?
-    var createdAt: Date
-    var updatedAt: Date
-    var finalizedAt: Date?
-    var flagged: Bool
-    var grant: GrantSummary?
-
+extension StorekeeperWire.Verification {
+    /// The answer of the verification routes, from the record; `nextAttemptAt` only while a
+    /// retry is scheduled.
     init(record: VerificationRecord, flagged: Bool) {
-        id = record.id
-        appUserId = record.appUserId
-        state = record.state
-        reason = record.reason?.rawValue
-        attempts = record.attempts
-        appleStatuses = record.appleStatuses
-        environment = record.environment
-        nextAttemptAt = record.state == .retryScheduled ? record.nextAttemptAt : nil
-        createdAt = record.createdAt
-        updatedAt = record.updatedAt
-        finalizedAt = record.finalizedAt
-        self.flagged = flagged
-        grant = record.grant
+        self.init(
+            id: record.id, appUserId: record.appUserId, state: State(rawValue: record.state.rawValue), reason: record.reason?.rawValue,
+            attempts: record.attempts, appleStatuses: record.appleStatuses, environment: record.environment,
+            nextAttemptAt: record.state == .retryScheduled ? record.nextAttemptAt : nil, createdAt: record.createdAt, updatedAt: record.updatedAt,
+            finalizedAt: record.finalizedAt, flagged: flagged, grant: record.grant.map(Grant.init))
+    }
+}
+
+extension StorekeeperWire.Verification.Grant {
+    init(_ summary: GrantSummary) {
+        self.init(
+            granted: summary.granted, alreadyGranted: summary.alreadyGranted, revoked: summary.revoked,
+            conflicts: summary.conflicts.map {
+                .init(code: $0.code, transactionId: $0.transactionId, originalTransactionId: $0.originalTransactionId, productId: $0.productId)
+            },
+            transfers: summary.transfers.map {
+                .init(originalTransactionId: $0.originalTransactionId, fromAppUserId: $0.fromAppUserId, toAppUserId: $0.toAppUserId)
+            },
+            unknownProducts: summary.unknownProducts, creditsAdded: summary.creditsAdded, subscriptionsUpdated: summary.subscriptionsUpdated,
+            reinstated: summary.reinstated)
     }
 }
 

@@ -88,23 +88,13 @@ struct AppController {
         }
     }
 
-    struct SignedTransactionBody: Decodable {
-        var appUserId: String
-        /// The JWS from StoreKit 2 (`Transaction.jwsRepresentation`).
-        var signedTransaction: String
-        /// The UUID this backend gave the user as `appAccountToken` at purchase, if any. Only the
-        /// backend's secret key may vouch for a token that is not the derived one; from the app it
-        /// must still equal the transaction's.
-        var appAccountToken: String?
-    }
-
     /// StoreKit 2: verified locally at once (no Apple call), granted by a job with the same rules
     /// as receipts. Answers when granted (normally milliseconds), or 202 after `wait` seconds.
     func submitSignedTransaction(_ request: Request, _ caller: Caller) async throws -> Response {
         let app = caller.app
         let wait = try waitSeconds(request) ?? min(5, context.configuration.maxWaitSeconds)
         let posted = try await context.body(request)
-        let body = try StorekeeperJSON.decode(SignedTransactionBody.self, from: posted)
+        let body = try StorekeeperJSON.decode(SignedTransactionSubmission.self, from: posted)
         let user = try await context.identify(caller, body.appUserId)
         let ids = try await context.useCases.identity.ids(appId: app.id, appUserId: user)
         let submission = try await signedTransactionSubmission(body.signedTransaction, app: app, appUserId: user) { transaction in

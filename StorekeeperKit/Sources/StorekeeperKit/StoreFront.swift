@@ -1,4 +1,5 @@
 import Foundation
+public import StorekeeperWire
 
 /// A transaction as the store hands it to the app: its id and Apple's signed form.
 public struct StoreTransaction: Codable, Sendable, Hashable {
@@ -142,23 +143,8 @@ public enum RefundRequestOutcome: Sendable, Hashable {
     case cancelled
 }
 
-/// The server's decision on a product's introductory offer for this user.
-public struct IntroductoryEligibility: Codable, Sendable, Hashable {
-    public var productId: String
-    public var eligible: Bool
-    /// `new_to_group` or `subscribed_in_group`.
-    public var reason: String
-    /// For StoreKit's `introductoryOfferEligibility(compactJWS:)`; nil when the server knows no
-    /// transaction of the user.
-    public var jws: String?
-}
+/// The server's decision on a product's introductory offer for this user (the wire type).
+public typealias IntroductoryEligibility = StorekeeperWire.IntroductoryEligibility
 
-/// A win-back offer Apple names for this lapsed user.
-public struct WinBackOffer: Codable, Sendable, Hashable {
-    public var offerId: String
-    public var productId: String
-    /// The lapsed subscription whose renewal info names it.
-    public var originalTransactionId: String
-    /// Whether the app's server configuration lists the offer.
-    public var configured: Bool
-}
+/// A win-back offer Apple names for this lapsed user (the wire type).
+public typealias WinBackOffer = StorekeeperWire.WinBackOffer

@@ -1,4 +1,5 @@
 import Foundation
+import StorekeeperWire
 
 /// How the customer obtained the app, as the server verified and kept it from the device's app
 /// transaction (docs/SDK.md): the version they first got, to grandfather those who bought the app
@@ -24,7 +25,7 @@ extension Storekeeper {
         let body = try JSONSerialization.data(withJSONObject: ["signedAppTransaction": jws])
         let answer = try await call("POST", subscriberPath("app-transaction"), body: body)
         guard answer.status == 200 else { throw refusal(answer) }
-        guard let info = try? Self.serverDecoder().decode(AppTransactionInfo.self, from: answer.body) else {
+        guard let info = try? WireJSON.makeDecoder().decode(AppTransactionInfo.self, from: answer.body) else {
             throw StorekeeperKitError(.forgedAnswer, "not an app transaction answer")
         }
         return info

@@ -1,4 +1,5 @@
 import Foundation
+import StorekeeperWire
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -19,18 +20,12 @@ extension Storekeeper {
         if IdentityState.isAnonymous(previous) {
             // What the anonymous id bought and has not delivered goes first, under its own id.
             _ = try? await deliverPending()
-            struct Body: Encodable { var anonymousId: String }
-            struct Answer: Decodable {
-                var appUserId: String
-                var outcome: String
-                var transactionIds: [String]
-            }
             let target = "/v1/subscribers/" + (appUserId.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? appUserId) + "/aliases"
             let previousToken = self.userToken
             self.userToken = userToken
             let answer: ServerAnswer
             do {
-                answer = try await call("POST", target, body: try JSONEncoder().encode(Body(anonymousId: previous)))
+                answer = try await call("POST", target, body: try JSONEncoder().encode(LogInRequest(anonymousId: previous)))
             } catch {
                 self.userToken = previousToken
                 throw error
@@ -39,14 +34,15 @@ extension Storekeeper {
                 self.userToken = previousToken
                 throw refusal(answer)
             }
-            guard let decoded = try? JSONDecoder().decode(Answer.self, from: answer.body), decoded.appUserId.utf8.elementsEqual(appUserId.utf8)
+            guard let decoded = try? WireJSON.makeDecoder().decode(LogInAnswer.self, from: answer.body),
+                decoded.appUserId.utf8.elementsEqual(appUserId.utf8)
             else {
                 self.userToken = previousToken
                 throw StorekeeperKitError(.forgedAnswer, "not a logIn answer for \(appUserId)")
             }
             switch decoded.outcome {
-            case "linked": result = .linked(transferred: decoded.transactionIds)
-            case "already_linked": result = .alreadyLinked
+            case .linked: result = .linked(transferred: decoded.transactionIds)
+            case .alreadyLinked: result = .alreadyLinked
             default: result = .keptWithAnonymous(transactionIds: decoded.transactionIds)
             }
         }

@@ -162,10 +162,10 @@ public actor Storekeeper {
     /// StoreKit takes in place of its own records (docs/OFFERS.md). `jws` is nil when the server
     /// knows no transaction of the user: StoreKit then decides alone.
     public func introductoryEligibility(productId: String) async throws -> IntroductoryEligibility {
-        let body = try JSONSerialization.data(withJSONObject: ["productId": productId])
+        let body = try JSONEncoder().encode(IntroductoryOfferRequest(productId: productId))
         let answer = try await call("POST", subscriberPath("offers/introductory"), body: body)
         guard answer.status == 200 else { throw refusal(answer) }
-        guard let decided = try? JSONDecoder().decode(IntroductoryEligibility.self, from: answer.body), decided.productId == productId else {
+        guard let decided = try? WireJSON.makeDecoder().decode(IntroductoryEligibility.self, from: answer.body), decided.productId == productId else {
             throw StorekeeperKitError(.forgedAnswer, "not an eligibility answer for \(productId)")
         }
         return decided
@@ -182,10 +182,9 @@ public actor Storekeeper {
     /// The win-back offers Apple would sell this user now (a lapsed subscriber; docs/OFFERS.md).
     /// StoreKit sells them by id (`Product.SubscriptionInfo.winBackOffers`); nothing is signed.
     public func winBackOffers() async throws -> [WinBackOffer] {
-        struct Answer: Decodable { var offers: [WinBackOffer] }
         let answer = try await call("GET", subscriberPath("offers/win-back"), body: nil)
         guard answer.status == 200 else { throw refusal(answer) }
-        guard let listed = try? JSONDecoder().decode(Answer.self, from: answer.body) else {
+        guard let listed = try? WireJSON.makeDecoder().decode(WinBackOffers.self, from: answer.body) else {
             throw StorekeeperKitError(.forgedAnswer, "not a win-back answer")
         }
         return listed.offers
@@ -209,25 +208,16 @@ public actor Storekeeper {
 
     /// The server's signature of a promotional offer for this user (docs/OFFERS.md).
     public func signedOffer(productId: String, offerId: String) async throws -> SignedPromotionalOffer {
-        struct Answer: Decodable {
-            struct V1: Decodable {
-                var keyIdentifier: String
-                var nonce: UUID
-                var timestamp: Int64
-                var signature: String
-            }
-            var offerId: String
-            var v1: V1
-            var jws: String
-        }
-        let body = try JSONSerialization.data(withJSONObject: ["productId": productId, "offerId": offerId])
+        let body = try JSONEncoder().encode(PromotionalOfferRequest(productId: productId, offerId: offerId))
         let answer = try await call("POST", subscriberPath("offers/promotional"), body: body)
         guard answer.status == 200 else { throw refusal(answer) }
-        guard let signed = try? JSONDecoder().decode(Answer.self, from: answer.body), signed.offerId == offerId else {
+        guard let signed = try? WireJSON.makeDecoder().decode(PromotionalOfferSignature.self, from: answer.body), signed.offerId == offerId,
+            let nonce = UUID(uuidString: signed.v1.nonce)
+        else {
             throw StorekeeperKitError(.forgedAnswer, "not a signed offer")
         }
         return SignedPromotionalOffer(
-            offerId: signed.offerId, jws: signed.jws, keyIdentifier: signed.v1.keyIdentifier, nonce: signed.v1.nonce,
+            offerId: signed.offerId, jws: signed.jws, keyIdentifier: signed.v1.keyIdentifier, nonce: nonce,
             timestamp: signed.v1.timestamp, signature: signed.v1.signature)
     }
 
@@ -355,14 +345,9 @@ public actor Storekeeper {
     /// user's anonymous id before `logIn` linked it.
     func deliver(_ transaction: StoreTransaction, journaledFor user: String? = nil) async throws -> Outcome {
         if let user, user != appUserId, !identity.linked.contains(user) { return .pending(.anotherUser) }
-        struct Post: Encodable {
-            var appUserId: String
-            var signedTransaction: String
-            /// The server refuses a transaction bought with another user's token.
-            var appAccountToken: String
-        }
+        // The server refuses a transaction bought with another user's token.
         let body = try JSONEncoder().encode(
-            Post(
+            SignedTransactionSubmission(
                 appUserId: appUserId, signedTransaction: transaction.signedTransaction,
                 appAccountToken: appAccountToken.uuidString.lowercased()))
         let answer: ServerAnswer
@@ -386,28 +371,15 @@ public actor Storekeeper {
     /// transaction to *this* user (granted now, granted before, or refunded while owned);
     /// another account's hold on it is reported and leaves it unfinished.
     private func settle(_ transaction: StoreTransaction, answer: ServerAnswer) async throws -> Outcome {
-        struct Verification: Decodable {
-            struct Conflict: Decodable { var transactionId: String }
-            struct Grant: Decodable {
-                var granted: [String]?
-                var alreadyGranted: [String]?
-                var revoked: [String]?
-                var conflicts: [Conflict]?
-            }
-            var appUserId: String
-            var state: String
-            var reason: String?
-            var grant: Grant?
-        }
-        let verification = try JSONDecoder().decode(Verification.self, from: answer.body)
+        let verification = try WireJSON.makeDecoder().decode(Verification.self, from: answer.body)
         guard verification.appUserId.utf8.elementsEqual(appUserId.utf8) else { return .pending(.forgedAnswer) }
         switch verification.state {
-        case "verified": break
-        case "invalid": return try await refused(transaction, .invalid(reason: verification.reason), "the server found the transaction invalid")
-        default: return .pending(.verifying(state: verification.state))
+        case .verified: break
+        case .invalid: return try await refused(transaction, .invalid(reason: verification.reason), "the server found the transaction invalid")
+        default: return .pending(.verifying(state: verification.state.rawValue))
         }
         let grant = verification.grant
-        if grant?.conflicts?.contains(where: { $0.transactionId == transaction.id }) == true {
+        if grant?.conflicts.contains(where: { $0.transactionId == transaction.id }) == true {
             return .ownedByAnotherAccount(message: "transaction \(transaction.id) is granted to another account of this app")
         }
         let mine = (grant?.granted ?? []) + (grant?.alreadyGranted ?? []) + (grant?.revoked ?? [])
@@ -456,18 +428,6 @@ public actor Storekeeper {
         "/v1/subscribers/" + (appUserId.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? appUserId)
     }
 
-    /// The server writes ISO 8601 dates with milliseconds (`2026-04-01T09:30:00.000Z`).
-    static func serverDecoder() -> JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .custom { decoder in
-            let text = try decoder.singleValueContainer().decode(String.self)
-            if let date = try? Date(text, strategy: .iso8601.year().month().day().time(includingFractionalSeconds: true)) { return date }
-            if let date = try? Date(text, strategy: .iso8601) { return date }
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not an ISO 8601 date: \(text)"))
-        }
-        return decoder
-    }
-
     private static func entitlements(_ body: Data, user: String, verifiedAt: Date) throws -> Entitlements {
         struct View: Decodable {
             var appUserId: String
@@ -476,7 +436,7 @@ public actor Storekeeper {
             /// Absent from servers older than named entitlements.
             var entitlements: [String: EntitlementInfo.Wire]?
         }
-        guard let view = try? serverDecoder().decode(View.self, from: body) else {
+        guard let view = try? WireJSON.makeDecoder().decode(View.self, from: body) else {
             throw StorekeeperKitError(.forgedAnswer, "not a subscriber answer")
         }
         guard view.appUserId.utf8.elementsEqual(user.utf8) else { throw StorekeeperKitError(.forgedAnswer, "another user's entitlements") }

@@ -1,6 +1,8 @@
 /// The body of every error answer, `{"error":{"code","message"}}` (and `balance` where a code
 /// says so): written by the server, read by the SDK, from this one type.
-public struct ErrorBody: Codable, Sendable, Hashable {
+public struct ErrorBody: WireMessage {
+    public static let location = WireLocation.schema("Error")
+
     public struct Detail: Codable, Sendable, Hashable {
         public var code: ErrorCode
         /// For people; may change.

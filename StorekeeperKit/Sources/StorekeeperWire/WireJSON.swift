@@ -1,9 +1,9 @@
 public import Foundation
 
-/// The API's JSON dialect (ISO 8601 dates with milliseconds, sorted keys), defined here so that
-/// an adapter can store an event in the very form it is sent in: a webhook delivery then posts
-/// the stored bytes, with no decode and encode per delivery (they were a tenth of a delivery's
-/// CPU, docs/BENCHMARKS.md). The server's `StorekeeperJSON` encodes with the same encoder.
+/// The API's JSON dialect (ISO 8601 dates with milliseconds, sorted keys): the server writes
+/// with it, the SDK reads with it, and a storage adapter stores an event in the very form it is
+/// sent in, so a webhook delivery posts the stored bytes with no decode and encode per delivery
+/// (they were a tenth of a delivery's CPU, docs/BENCHMARKS.md).
 public enum WireJSON {
     /// A value type from FoundationEssentials: no ICU formatter is built per date.
     public static let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)

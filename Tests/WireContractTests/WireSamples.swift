@@ -1,0 +1,56 @@
+import Foundation
+import StorekeeperWire
+
+/// One encoded sample of every `WireMessage` (two where optional fields change the shape): every
+/// optional field set in one, none in the other, values as the server writes them.
+enum WireSamples {
+    static let instant = Date(timeIntervalSince1970: 1_780_000_000.123)
+
+    static let grant = Verification.Grant(
+        granted: ["2000000000000001"], alreadyGranted: ["2000000000000000"], revoked: [],
+        conflicts: [
+            .init(
+                code: Verification.Grant.Conflict.ownedByAnotherUser, transactionId: "2000000000000002", originalTransactionId: "2000000000000002",
+                productId: "com.example.pro.monthly")
+        ],
+        transfers: [.init(originalTransactionId: "2000000000000003", fromAppUserId: "user-7", toAppUserId: "user-8")],
+        unknownProducts: ["com.example.unknown"], creditsAdded: 100, subscriptionsUpdated: ["2000000000000000"], reinstated: ["2000000000000004"])
+
+    static let all: [any WireMessage] = [
+        ErrorBody(code: .insufficientCredits, message: "the balance is 3", balance: 3),
+        ErrorBody(code: .notFound, message: "no such verification"),
+        Verification(
+            id: "3f2a9c1e-8d2b-4b8e-9a41-7c2d5e6f7a01", appUserId: "user-8", state: .retryScheduled, reason: "apple_http_503", attempts: 2,
+            appleStatuses: [21005, 21005],
+            environment: "sandbox", nextAttemptAt: instant.addingTimeInterval(30), createdAt: instant, updatedAt: instant.addingTimeInterval(5),
+            finalizedAt: nil, flagged: true, grant: nil),
+        Verification(
+            id: "3f2a9c1e-8d2b-4b8e-9a41-7c2d5e6f7a02", appUserId: "user-8", state: .verified, attempts: 1, appleStatuses: [0],
+            environment: "production", createdAt: instant,
+            updatedAt: instant, finalizedAt: instant, flagged: false, grant: grant),
+        Verification(
+            id: "3f2a9c1e-8d2b-4b8e-9a41-7c2d5e6f7a03", appUserId: "user-8", state: .pending, attempts: 0, appleStatuses: [], createdAt: instant,
+            updatedAt: instant, flagged: false),
+        grant,
+        Verification.Grant(),
+        SignedTransactionSubmission(
+            appUserId: "user-8", signedTransaction: "eyJhbGciOiJFUzI1NiJ9.e30.c2ln", appAccountToken: "0f6a3c1e-8d2b-4b8e-9a41-7c2d5e6f7a8b"),
+        SignedTransactionSubmission(appUserId: "user-8", signedTransaction: "eyJhbGciOiJFUzI1NiJ9.e30.c2ln"),
+        LogInRequest(anonymousId: "$anon:0f6a3c1e-8d2b-4b8e-9a41-7c2d5e6f7a8b"),
+        LogInAnswer(
+            appUserId: "user-8", outcome: .linked, transactionIds: ["2000000000000001"], aliases: ["$anon:0f6a3c1e-8d2b-4b8e-9a41-7c2d5e6f7a8b"]),
+        WinBackOffers(offers: [
+            .init(offerId: "come_back", productId: "com.example.pro.monthly", originalTransactionId: "2000000000000000", configured: true)
+        ]),
+        PromotionalOfferRequest(productId: "com.example.pro.monthly", offerId: "loyal_50"),
+        PromotionalOfferSignature(
+            productId: "com.example.pro.monthly", offerId: "loyal_50", reason: "current_subscriber",
+            appAccountToken: "0f6a3c1e-8d2b-4b8e-9a41-7c2d5e6f7a8b",
+            v1: .init(
+                keyIdentifier: "KEY123ABCD", nonce: "5b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e", timestamp: 1_780_000_000_123, signature: "MEUCIQ=="),
+            jws: "eyJhbGciOiJFUzI1NiJ9.e30.c2ln"),
+        IntroductoryOfferRequest(productId: "com.example.pro.monthly"),
+        IntroductoryEligibility(productId: "com.example.pro.monthly", eligible: true, reason: "new_to_group", jws: "eyJhbGciOiJFUzI1NiJ9.e30.c2ln"),
+        IntroductoryEligibility(productId: "com.example.pro.monthly", eligible: false, reason: "subscribed_in_group", jws: nil),
+    ]
+}
