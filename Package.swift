@@ -92,7 +92,7 @@ let package = Package(
         // MARK: - The app's SDK
 
         /// The API's wire contract shared by the server and the SDK (StorekeeperKit/Sources/
-        /// StorekeeperWire): Foundation only. The error codes with their statuses, so far.
+        /// StorekeeperWire): Foundation only. The error codes, the JSON dialect, the app routes' messages.
         .target(name: "StorekeeperWire", path: "StorekeeperKit/Sources/StorekeeperWire", swiftSettings: sdkSettings),
         /// The SDK (StorekeeperKit/Sources/StorekeeperKit): Foundation and swift-crypto only.
         .target(
@@ -146,10 +146,14 @@ let package = Package(
         /// Pure domain rules: catalog, verification lifecycle, grants, entitlements. No I/O.
         .target(name: "StorekeeperDomain", dependencies: ["AppStoreModels"], swiftSettings: swiftSettings),
 
+        /// `CodedError`: the one error shape (code, message, cause, file, line) every module throws.
+        .target(name: "StorekeeperErrors", swiftSettings: swiftSettings),
+
         /// Generic durable job queue: job lifecycle, retry policy, runner service over a store port.
         .target(
             name: "JobQueue",
             dependencies: [
+                "StorekeeperErrors",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -178,7 +182,7 @@ let package = Package(
         .target(
             name: "StoragePostgres",
             dependencies: [
-                "Persistence", "JobQueue", "StorekeeperDomain", "StorekeeperWire",
+                "Persistence", "JobQueue", "StorekeeperDomain", "StorekeeperWire", "StorekeeperErrors",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -192,7 +196,7 @@ let package = Package(
         .target(
             name: "StorekeeperCore",
             dependencies: [
-                "AppStoreModels", "StorekeeperDomain", "Persistence", "JobQueue",
+                "AppStoreModels", "StorekeeperDomain", "Persistence", "JobQueue", "StorekeeperErrors",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
@@ -224,7 +228,7 @@ let package = Package(
             name: "StorekeeperServer",
             dependencies: [
                 "AppStoreModels", "AppStoreClient", "StorekeeperDomain", "StorekeeperCore", "Persistence", "JobQueue", "StorageSQLite",
-                "StoragePostgres", "AppStoreCrypto", "StorekeeperConsole", "StorekeeperWire",
+                "StoragePostgres", "AppStoreCrypto", "StorekeeperConsole", "StorekeeperWire", "StorekeeperErrors",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -267,7 +271,7 @@ let package = Package(
             name: "StorekeeperTesting",
             dependencies: [
                 "AppStoreModels", "AppStoreSimulator", "SimulatorSetup", "StorekeeperServer", "StorageSQLite", "StoragePostgres", "StorekeeperDomain",
-                "JobQueue", "AppStoreClient", "Persistence", "TestFixtures",
+                "JobQueue", "AppStoreClient", "Persistence", "TestFixtures", "StorekeeperErrors",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -365,6 +369,7 @@ let package = Package(
             name: "StorekeeperDomainTests",
             dependencies: [
                 "AppStoreModels", "AppStoreCrypto", "StorekeeperDomain", "StorekeeperCore", "Persistence", "JobQueue", "TestFixtures",
+                "StorekeeperErrors",
             ],
             swiftSettings: swiftSettings
         ),
@@ -434,7 +439,7 @@ let package = Package(
         .testTarget(
             name: "StorekeeperTests",
             dependencies: [
-                "StorekeeperWire",
+                "StorekeeperWire", "StorekeeperErrors",
                 "AppStoreModels", "AppStoreClient", "StorekeeperDomain", "StorekeeperCore", "Persistence", "JobQueue", "StorageSQLite",
                 "AppStoreSimulator", "SimulatorSetup", "StorekeeperServer", "StorekeeperTesting", "TestFixtures", "AppStoreCrypto",
                 .product(name: "X509", package: "swift-certificates"),

@@ -1,4 +1,5 @@
 public import Foundation
+public import StorekeeperErrors
 
 /// The database seam of the queue. Every adapter passes the same conformance suite.
 public protocol JobStore: Sendable {
@@ -42,24 +43,15 @@ public protocol JobStore: Sendable {
     func jobCounts() async throws -> [JobState: Int]
 }
 
-public struct JobStoreError: Error, Hashable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private let name: String
-        private init(_ name: String) { self.name = name }
-        public static let leaseLost = Code("lease_lost")
-        public static let notFound = Code("not_found")
-        public var description: String { name }
-    }
+/// The job store's own errors (`CodedError` over `JobStoreErrorCode`).
+public typealias JobStoreError = CodedError<JobStoreErrorCode>
 
-    public var code: Code
-    public var message: String
-
-    public init(code: Code, message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { "\(code): \(message)" }
+public struct JobStoreErrorCode: Hashable, Sendable, CustomStringConvertible {
+    private let name: String
+    private init(_ name: String) { self.name = name }
+    public static let leaseLost = JobStoreErrorCode("lease_lost")
+    public static let notFound = JobStoreErrorCode("not_found")
+    public var description: String { name }
 }
 
 extension JobStore {

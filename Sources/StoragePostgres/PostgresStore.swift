@@ -4,6 +4,7 @@ public import Logging
 public import Persistence
 import PostgresNIO
 public import ServiceLifecycle
+public import StorekeeperErrors
 import Tracing
 
 /// The shared storage adapter: any number of API and worker processes on one PostgreSQL
@@ -48,7 +49,7 @@ public final class PostgresStore: Service, Sendable {
         public init(url text: String) throws {
             guard let components = URLComponents(string: text), let scheme = components.scheme,
                 scheme == "postgres" || scheme == "postgresql"
-            else { throw PostgresStoreError(code: .invalidURL, message: "not a postgres:// URL") }
+            else { throw PostgresStoreError(.invalidURL, "not a postgres:// URL") }
             if let host = components.host, !host.isEmpty { self.host = host }
             if let port = components.port { self.port = port }
             if let user = components.user, !user.isEmpty { username = user.removingPercentEncoding ?? user }
@@ -59,18 +60,18 @@ public final class PostgresStore: Service, Sendable {
                 switch item.name {
                 case "schema":
                     guard let value = item.value, Self.isIdentifier(value) else {
-                        throw PostgresStoreError(code: .invalidURL, message: "schema must be a plain identifier ([a-z_][a-z0-9_]*)")
+                        throw PostgresStoreError(.invalidURL, "schema must be a plain identifier ([a-z_][a-z0-9_]*)")
                     }
                     schema = value
                 case "max_connections":
                     guard let value = item.value.flatMap(Int.init), value > 0 else {
-                        throw PostgresStoreError(code: .invalidURL, message: "max_connections must be a positive integer")
+                        throw PostgresStoreError(.invalidURL, "max_connections must be a positive integer")
                     }
                     maximumConnections = value
                 case "sslmode":
                     requireTLS = item.value == "require"
                 default:
-                    throw PostgresStoreError(code: .invalidURL, message: "unknown URL parameter '\(item.name)'")
+                    throw PostgresStoreError(.invalidURL, "unknown URL parameter '\(item.name)'")
                 }
             }
         }
@@ -123,7 +124,7 @@ public final class PostgresStore: Service, Sendable {
 
     public init(configuration: Configuration, logger: Logger) throws {
         guard Configuration.isIdentifier(configuration.schema) else {
-            throw PostgresStoreError(code: .invalidURL, message: "schema must be a plain identifier ([a-z_][a-z0-9_]*)")
+            throw PostgresStoreError(.invalidURL, "schema must be a plain identifier ([a-z_][a-z0-9_]*)")
         }
         var pg = PostgresClient.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
@@ -261,24 +262,14 @@ public final class PostgresStore: Service, Sendable {
 }
 
 /// Errors of the PostgreSQL adapter itself (configuration, schema); database errors pass through.
-public struct PostgresStoreError: Error, Hashable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private let name: String
-        private init(_ name: String) { self.name = name }
-        public static let invalidURL = Code("invalid_database_url")
-        public static let unknownMigration = Code("unknown_migration")
-        public var description: String { name }
-    }
+public typealias PostgresStoreError = CodedError<PostgresStoreErrorCode>
 
-    public var code: Code
-    public var message: String
-
-    public init(code: Code, message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { "\(code): \(message)" }
+public struct PostgresStoreErrorCode: Hashable, Sendable, CustomStringConvertible {
+    private let name: String
+    private init(_ name: String) { self.name = name }
+    public static let invalidURL = PostgresStoreErrorCode("invalid_database_url")
+    public static let unknownMigration = PostgresStoreErrorCode("unknown_migration")
+    public var description: String { name }
 }
 
 // MARK: Row access

@@ -1,6 +1,7 @@
 public import AppStoreModels
 public import Foundation
 public import StorekeeperDomain
+public import StorekeeperErrors
 
 /// Where a call about a transaction goes: the one environment the operator named, or production
 /// first and the sandbox when production does not know the id.
@@ -67,30 +68,20 @@ public protocol AppleSignedAnswers: Sendable {
         -> Result<JSONValue?, AppTrust.Refusal>
 }
 
-/// Why an action at Apple was not done. The edge maps each kind to one HTTP status
+/// Why an action at Apple was not done. The edge maps each code to one HTTP status
 /// (`StorekeeperError`); the message says what to change, with Apple's error code when Apple
 /// refused.
-public struct AppleActionError: Error, Sendable, CustomStringConvertible {
-    public enum Kind: Sendable, Hashable {
-        /// The operator's input, refused before Apple is called.
-        case invalidRequest
-        /// An id or product nobody knows: not in the catalog, or not at Apple.
-        case notFound
-        /// Apple refused the request (its error code in the message).
-        case rejected
-        /// Apple did not answer, answered out of bounds, or its answer did not verify.
-        case unavailable
-    }
+public typealias AppleActionError = CodedError<AppleActionCode>
 
-    public var kind: Kind
-    public var message: String
-    public var cause: (any Error)?
+public enum AppleActionCode: String, Sendable, Hashable, CustomStringConvertible {
+    /// The operator's input, refused before Apple is called.
+    case invalidRequest = "invalid_request"
+    /// An id or product nobody knows: not in the catalog, or not at Apple.
+    case notFound = "not_found"
+    /// Apple refused the request (its error code in the message).
+    case rejected
+    /// Apple did not answer, answered out of bounds, or its answer did not verify.
+    case unavailable
 
-    public init(_ kind: Kind, _ message: String, cause: (any Error)? = nil) {
-        self.kind = kind
-        self.message = message
-        self.cause = cause
-    }
-
-    public var description: String { "\(kind): \(message)" + (cause.map { " (cause: \($0))" } ?? "") }
+    public var description: String { rawValue }
 }

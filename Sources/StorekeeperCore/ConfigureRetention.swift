@@ -1,5 +1,6 @@
 public import AppStoreModels
 public import Foundation
+import StorekeeperErrors
 
 /// Apple's Retention Messaging configuration calls, with one app's In-App Purchase key. The
 /// server's adapter calls Apple (answering at once while Apple is known to be down); tests pass

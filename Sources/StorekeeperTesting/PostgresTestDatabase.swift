@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 public import StoragePostgres
+import StorekeeperErrors
 
 /// The PostgreSQL server the test suite and benchmarks use, named by
 /// `STOREKEEPER_TEST_POSTGRES_URL` (scripts/test.sh starts a throwaway cluster and sets it).
@@ -15,7 +16,7 @@ public enum PostgresTestDatabase {
 
     /// The test server's URL with a fresh schema name, for stores and for whole processes.
     public static func freshURL(prefix: String = "t") throws -> String {
-        guard let url else { throw PostgresStoreError(code: .invalidURL, message: "STOREKEEPER_TEST_POSTGRES_URL is not set") }
+        guard let url else { throw PostgresStoreError(.invalidURL, "STOREKEEPER_TEST_POSTGRES_URL is not set") }
         let schema = "\(prefix)_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16))"
         return url + (url.contains("?") ? "&" : "?") + "schema=\(schema)"
     }

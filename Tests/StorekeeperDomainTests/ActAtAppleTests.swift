@@ -2,6 +2,7 @@ import AppStoreModels
 import Foundation
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import Synchronization
 import Testing
 
@@ -139,12 +140,12 @@ struct ActAtAppleTests {
         return ActAtApple(apple: apple, signed: FakeSigned(), appId: "demo", product: { catalog[$0] })
     }
 
-    func refused(_ kind: AppleActionError.Kind, _ body: () async throws -> Void) async -> String? {
+    func refused(_ kind: AppleActionCode, _ body: () async throws -> Void) async -> String? {
         do {
             try await body()
             return nil
         } catch let error as AppleActionError {
-            #expect(error.kind == kind, "\(error)")
+            #expect(error.code == kind, "\(error)")
             return error.message
         } catch {
             Issue.record("not an AppleActionError: \(error)")

@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import StorekeeperCore
+import StorekeeperErrors
 import Synchronization
 import Testing
 
@@ -63,7 +64,7 @@ struct ConfigureRetentionTests {
             try await body()
             return nil
         } catch let error as AppleActionError {
-            #expect(error.kind == .invalidRequest, "\(error)")
+            #expect(error.code == .invalidRequest, "\(error)")
             return error.message
         } catch {
             Issue.record("not an AppleActionError: \(error)")

@@ -3,6 +3,7 @@ import Foundation
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import Synchronization
 import Testing
 

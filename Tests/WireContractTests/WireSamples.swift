@@ -52,5 +52,17 @@ enum WireSamples {
         IntroductoryOfferRequest(productId: "com.example.pro.monthly"),
         IntroductoryEligibility(productId: "com.example.pro.monthly", eligible: true, reason: "new_to_group", jws: "eyJhbGciOiJFUzI1NiJ9.e30.c2ln"),
         IntroductoryEligibility(productId: "com.example.pro.monthly", eligible: false, reason: "subscribed_in_group", jws: nil),
+        AppTransactionSubmission(signedAppTransaction: "eyJhbGciOiJFUzI1NiJ9.e30.c2ln"),
+        AppTransactionInfo(
+            appTransactionId: "705000000000001", environment: "Production", originalAppVersion: "41", originalPurchaseDate: instant,
+            originalPlatform: "iOS", signedDate: instant, receivedAt: instant),
+        AppTransactionInfo(
+            appTransactionId: "705000000000001", environment: "Sandbox", originalAppVersion: nil, originalPurchaseDate: nil, originalPlatform: nil,
+            signedDate: instant, receivedAt: instant),
+        CustomerCenterActionReport(id: "5b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e", action: CustomerCenterActionReport.manageSubscriptionsShown),
+        CustomerCenterActionReport(
+            id: "5b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4f", action: CustomerCenterActionReport.refundRequested, transactionId: "2000000000000001",
+            outcome: "requested"),
+        CustomerCenterActionRecorded(eventId: "evt_01", type: "refund_requested_in_app"),
     ]
 }

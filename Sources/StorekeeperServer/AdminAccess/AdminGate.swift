@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// Admits every request under `v1/admin` before its route runs: the credential (the configured

@@ -4,6 +4,7 @@ import Hummingbird
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// Operators' named tokens and the audit log. Only translation: `ManageAdminTokens` decides;

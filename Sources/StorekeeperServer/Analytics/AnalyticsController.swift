@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// Figures for operators and finance, computed from the ledger and subscription facts

@@ -4,6 +4,7 @@ import Hummingbird
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// Operator routes that act at Apple on one customer's purchase, through the app's App Store

@@ -3,6 +3,7 @@ import AppStoreModels
 import Foundation
 import Hummingbird
 import StorekeeperCore
+import StorekeeperErrors
 import StorekeeperWire
 
 /// What every operator route that calls Apple with the app's In-App Purchase key shares: the

@@ -3,6 +3,7 @@ import Hummingbird
 import NIOCore
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// The app's catalog as operators edit it: products (and the Xcode StoreKit configuration file

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import StorekeeperErrors
 import StorekeeperWire
 
 /// The `appAccountToken` an app sets on a purchase for one of its users, derived one way from

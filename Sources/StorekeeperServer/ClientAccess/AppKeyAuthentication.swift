@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import StorekeeperErrors
 import StorekeeperWire
 
 /// Admits a request to an app route group before any of its routes runs: the app's secret key

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// Who is calling an app route.
@@ -88,7 +89,6 @@ struct ClientGate: Sendable {
     private func limit(_ name: String, rate: Double, burst: Double, now: Date, what: String) throws {
         guard let wait = limiter.take(name, ratePerSecond: rate, burst: burst, now: now) else { return }
         let seconds = max(1, Int(wait.rounded(.up)))
-        throw StorekeeperError(
-            .rateLimited, "too many requests for \(what); retry in \(seconds) s", headers: [.retryAfter: String(seconds)])
+        throw StorekeeperError(.rateLimited, "too many requests for \(what); retry in \(seconds) s", cause: RetryAfter(seconds: seconds))
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import StorekeeperErrors
 import StorekeeperWire
 
 /// Signs what a client route answers, so an app can tell Storekeeper's answer from one forged

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import StorekeeperErrors
 import StorekeeperWire
 
 /// Signs what a route open to apps answers a client that sent `Storekeeper-Nonce`, when its app

@@ -1,6 +1,7 @@
 import Hummingbird
 import StorekeeperConsole
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// Admits a request to a group of console routes before any of them runs, so no page or action

@@ -5,6 +5,7 @@ import JobQueue
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// Spending a user's credits and reading their history. The app's backend may spend for any
@@ -73,9 +74,9 @@ struct CreditsController {
             return try StorekeeperJSON.response(SpendAnswer(spend: SpendEntry(spend), balance: spend.balanceAfter, replayed: replayed))
         case .invalid(let problems): throw StorekeeperError(.invalidRequest, problems.joined(separator: "; "))
         case .insufficient(let balance):
-            var error = StorekeeperError(.insufficientCredits, "the balance is \(balance) credits: \(body.amount ?? 0) cannot be spent")
-            error.balance = balance
-            throw error
+            throw StorekeeperError(
+                .insufficientCredits, "the balance is \(balance) credits: \(body.amount ?? 0) cannot be spent", cause: CreditBalance(balance: balance)
+            )
         case .keyReused:
             throw StorekeeperError(.idempotencyKeyReused, "this Idempotency-Key was used for another spend; use a new key for a new spend")
         }

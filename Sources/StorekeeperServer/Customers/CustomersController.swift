@@ -5,6 +5,7 @@ import JobQueue
 import NIOCore
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// A customer's own data: attributes set by the app's backend (any user) or the app (its own
@@ -67,33 +68,26 @@ struct CustomersController {
     /// anonymous id's follows them when they log in); it proves how the app was obtained, not
     /// who the user is, so it grants nothing by itself.
     func postAppTransaction(_ request: Request, _ caller: Caller, appUserId: String) async throws -> Response {
-        struct Body: Decodable { var signedAppTransaction: String }
         let appUserId = try await context.identify(caller, appUserId)
         let data = try await context.body(request)
-        let body = try StorekeeperJSON.decode(Body.self, from: data)
+        let body = try StorekeeperJSON.decode(AppTransactionSubmission.self, from: data)
         let stored = try await context.useCases.appTransactions(
             appId: caller.app.id, appUserId: appUserId, signed: body.signedAppTransaction,
             verifier: GateAppTransactions(gate: context.signedTransactionGate, app: caller.app), now: context.now())
-        return try StorekeeperJSON.response(stored)
+        return try StorekeeperJSON.response(
+            AppTransactionInfo(
+                appTransactionId: stored.appTransactionId, environment: stored.environment, originalAppVersion: stored.originalAppVersion,
+                originalPurchaseDate: stored.originalPurchaseDate, originalPlatform: stored.originalPlatform, signedDate: stored.signedDate,
+                receivedAt: stored.receivedAt))
     }
 
     /// The app reports a customer-center action of its user, who must have bought something; the
     /// transaction it names must be theirs (404 otherwise, as for one that does not exist).
     func postCustomerCenterAction(_ request: Request, _ caller: Caller, appUserId: String) async throws -> Response {
-        struct Body: Decodable {
-            var id: String
-            var action: String
-            var transactionId: String?
-            var outcome: String?
-        }
-        struct Recorded: Encodable {
-            var eventId: String
-            var type: EventType
-        }
         let appUserId = try await context.identify(caller, appUserId)
         let data = try await context.body(request)
         try AdminInput.refuseFields(data, except: ["id", "action", "transactionId", "outcome"], note: nil)
-        let body = try StorekeeperJSON.decode(Body.self, from: data)
+        let body = try StorekeeperJSON.decode(CustomerCenterActionReport.self, from: data)
         guard let kind = CustomerCenterAction.Kind(rawValue: body.action) else {
             throw StorekeeperError(.invalidRequest, "action: manage_subscriptions_shown or refund_requested")
         }
@@ -110,7 +104,7 @@ struct CustomersController {
         guard let event = try await context.useCases.customerCenter(appId: caller.app.id, appUserId: appUserId, action, now: context.now()) else {
             throw StorekeeperError(.notFound, "no such transaction of this user (or none at all)")
         }
-        return try StorekeeperJSON.response(Recorded(eventId: event.id, type: event.type))
+        return try StorekeeperJSON.response(CustomerCenterActionRecorded(eventId: event.id, type: event.type.rawValue))
     }
 
     /// A merge patch: a field sent sets it, `null` clears it, a field left out stays; `custom`

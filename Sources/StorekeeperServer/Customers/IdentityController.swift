@@ -3,6 +3,7 @@ import Hummingbird
 import JobQueue
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// Anonymous ids linked to the known user they became (`logIn`; docs/IDENTITY.md). Only

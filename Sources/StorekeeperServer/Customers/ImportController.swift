@@ -5,6 +5,7 @@ import JobQueue
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// Existing customers imported by an operator (`storekeeper import FILE` posts here in

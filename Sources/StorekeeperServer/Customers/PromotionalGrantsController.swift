@@ -4,6 +4,7 @@ import JobQueue
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// Operator routes that give or end access without a purchase.

@@ -3,6 +3,7 @@ import Hummingbird
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// The pull feed of the outbox, for backends that cannot receive webhooks: the app's events in

@@ -6,6 +6,7 @@ import JobQueue
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// App Store Server Notifications V2 for every configured app and both environments, on one

@@ -2,6 +2,7 @@ import AppStoreClient
 import AppStoreModels
 import Foundation
 import StorekeeperCore
+import StorekeeperErrors
 
 /// `FillNotificationGaps`' port to Apple over the app's `AppStoreServerAPIClient`; a failed call
 /// is Apple unavailable (`AppleActionError`).

@@ -3,6 +3,7 @@ import AppStoreModels
 import Foundation
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// Apple's V2 notification, verified for the app it names before anything in it is believed:

@@ -5,6 +5,7 @@ import NIOCore
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// Offerings: what an app is shown (`GET /v1/offerings`) and the operator routes that edit

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// What StoreKit needs from the server to apply an offer: a promotional offer's signatures (V1

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// Operators' view of Apple's refund requests and what was answered (docs/REFUNDS.md). Only

@@ -2,6 +2,7 @@ import AppStoreModels
 import Foundation
 import Hummingbird
 import StorekeeperCore
+import StorekeeperErrors
 import StorekeeperWire
 
 /// Operator routes over Apple's Retention Messaging configuration calls, with the app's In-App

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// Apple's Retention Messaging calls this (the app's realtime URL, `POST /v1/retention/{app}`)

@@ -3,6 +3,7 @@ import Hummingbird
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// The ledger as finance reads it: JSON or CSV over a range, and the transactions of one Apple

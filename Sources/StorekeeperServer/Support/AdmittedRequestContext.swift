@@ -1,5 +1,6 @@
 import Hummingbird
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// The context of a route open to apps: the backend's secret key or a client key admitted by

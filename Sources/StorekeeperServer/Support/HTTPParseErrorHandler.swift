@@ -41,10 +41,10 @@ final class HTTPParseErrorHandler: ChannelDuplexHandler, RemovableChannelHandler
             return
         }
         answered = true
-        let (status, code, message): (HTTPResponse.Status, StorekeeperError.Code, String) =
+        let (status, code, message): (HTTPResponse.Status, ErrorCode, String) =
             parseError == .headerOverflow
             ? (
-                StorekeeperError.Code.headersTooLarge.status, .headersTooLarge,
+                ErrorCode.headersTooLarge.status, .headersTooLarge,
                 "request headers exceed \(headerLimitBytes) bytes or \(headerFieldLimit) fields"
             )
             : (.badRequest, .invalidRequest, "malformed HTTP request: \(parseError)")

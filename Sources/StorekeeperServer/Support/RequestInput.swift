@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdCore
 import NIOCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// Path parameters as the client meant them. Hummingbird hands a route the raw segment, so an id

@@ -9,6 +9,7 @@ import Persistence
 import ServiceLifecycle
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// What every controller needs. Built once at start.

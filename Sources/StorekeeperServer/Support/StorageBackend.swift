@@ -5,6 +5,7 @@ public import Persistence
 public import ServiceLifecycle
 public import StoragePostgres
 import StorageSQLite
+import StorekeeperErrors
 
 /// The database a process works on, chosen by `databasePath`: a file path opens the embedded
 /// SQLite store, a `postgres://` URL the shared PostgreSQL store. Everything above the storage

@@ -4,54 +4,50 @@ public import Hummingbird
 import Logging
 import NIOCore
 import StorekeeperCore
+public import StorekeeperErrors
 public import StorekeeperWire
 
-/// The one error type the HTTP API returns. Its code is one of the wire module's (`ErrorCode`, an
-/// open set shared with the SDK), each answered with exactly one HTTP status: `status` below is
-/// the only place that status becomes the HTTP layer's.
-public struct StorekeeperError: Error, HTTPResponseError, CustomStringConvertible {
-    /// The API's error codes: `StorekeeperWire.ErrorCode`, the list the SDK reads too.
-    public typealias Code = ErrorCode
+/// The errors the HTTP API answers with: `CodedError` over the wire module's `ErrorCode` (an open
+/// set shared with the SDK), each code answered with exactly one HTTP status (`status` below is
+/// the only place a code becomes the HTTP layer's). What an answer carries beside the code and
+/// message travels as the cause: `RetryAfter` (a 429's `Retry-After`) and `CreditBalance` (the
+/// `balance` of `insufficient_credits`).
+public typealias StorekeeperError = CodedError<ErrorCode>
 
-    public var code: Code
-    public var message: String
-    public var cause: (any Error)?
-    /// Headers the answer must carry (`Allow` on a 405, `Retry-After` on a 503).
-    public var headers: HTTPFields
-    /// A number the caller acts on, beside `code` and `message` (`insufficient_credits`: the balance).
-    public var balance: Int?
+/// The cause of a refusal the caller may try again after `seconds`: the answer's `Retry-After`.
+public struct RetryAfter: Error, Sendable, CustomStringConvertible {
+    public var seconds: Int
+    public var description: String { "retry after \(seconds) s" }
+}
 
-    /// Where the error was raised (`#fileID`, `#line`): in logs and `description`, never in an answer.
-    public var file: String
-    public var line: Int
+/// The cause of `insufficient_credits`: the user's balance, which the answer states.
+public struct CreditBalance: Error, Sendable, CustomStringConvertible {
+    public var balance: Int
+    public var description: String { "balance \(balance)" }
+}
 
-    public init(
-        _ code: Code, _ message: String, cause: (any Error)? = nil, headers: HTTPFields = [:], file: String = #fileID, line: Int = #line
-    ) {
-        self.code = code
-        self.message = message
-        self.cause = cause
-        self.headers = headers
-        self.file = file
-        self.line = line
-    }
-
-    public var description: String {
-        "\(code): \(message)" + (cause.map { " (cause: \($0))" } ?? "") + " [\(file):\(line)]"
-    }
-
+extension CodedError: ResponseGenerator, HTTPResponseError where Code == ErrorCode {
     public var status: HTTPResponse.Status { code.status }
 
-    /// An action at Apple not done (`ActAtApple`), in the API's codes.
+    /// `Retry-After` for a refusal whose cause says when.
+    public var headers: HTTPFields {
+        guard let wait = cause as? RetryAfter else { return [:] }
+        return [.retryAfter: String(wait.seconds)]
+    }
+
+    /// `insufficient_credits`: the balance the answer states.
+    public var balance: Int? { (cause as? CreditBalance)?.balance }
+
+    /// An action at Apple not done (`ActAtApple`), in the API's codes, raised where it was.
     init(_ error: AppleActionError) {
         let code: Code =
-            switch error.kind {
+            switch error.code {
             case .invalidRequest: .invalidRequest
             case .notFound: .notFound
             case .rejected: .appleRejected
             case .unavailable: .appleUnavailable
             }
-        self.init(code, error.message, cause: error.cause)
+        self.init(code, error.message, cause: error.cause, file: error.file, line: error.line)
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
@@ -121,11 +117,11 @@ struct ErrorMiddleware: RouterMiddleware {
             if error.status == .notFound, let allowed = routes.allowedMethods(path: request.uri.path) {
                 let allow = allowed.joined(separator: ", ")
                 return StorekeeperError.errorResponse(
-                    code: StorekeeperError.Code.methodNotAllowed.name,
+                    code: ErrorCode.methodNotAllowed.name,
                     message: "\(request.method.rawValue) is not allowed on this path; allowed: \(allow)", status: .methodNotAllowed,
                     headers: [.allow: allow])
             }
-            let code: StorekeeperError.Code =
+            let code: ErrorCode =
                 switch error.status {
                 case .notFound: .notFound
                 case .methodNotAllowed: .methodNotAllowed
@@ -147,17 +143,17 @@ struct ErrorMiddleware: RouterMiddleware {
         health.failed(error, now: now())
         if wasHealthy { context.logger.error("storage unavailable", metadata: ["error": "\(error)"]) }
         return StorekeeperError.errorResponse(
-            code: StorekeeperError.Code.storageUnavailable.name, message: "the database cannot be used right now; nothing was stored, retry later",
+            code: ErrorCode.storageUnavailable.name, message: "the database cannot be used right now; nothing was stored, retry later",
             status: .serviceUnavailable, headers: [.retryAfter: String(StorageHealth.retryAfterSeconds)])
     }
 }
 
-extension StorekeeperError {
+extension CodedError where Code == ErrorCode {
     /// 429 with `Retry-After`: the whole seconds until `until` (at least 1; a sliver of a
     /// millisecond past a whole second is not another second).
-    static func tooManyAttempts(_ what: String, until: Date, now: Date) -> StorekeeperError {
+    static func tooManyAttempts(_ what: String, until: Date, now: Date, file: String = #fileID, line: Int = #line) -> StorekeeperError {
         let seconds = max(1, Int((until.timeIntervalSince(now) - 0.001).rounded(.up)))
-        return StorekeeperError(.rateLimited, "\(what); retry in \(seconds) s", headers: [.retryAfter: String(seconds)])
+        return StorekeeperError(.rateLimited, "\(what); retry in \(seconds) s", cause: RetryAfter(seconds: seconds), file: file, line: line)
     }
 }
 

@@ -2,6 +2,7 @@ public import Foundation
 import Hummingbird
 import NIOCore
 import Persistence
+import StorekeeperErrors
 import StorekeeperWire
 
 /// One JSON dialect for the whole API: ISO 8601 dates with milliseconds, sorted keys.

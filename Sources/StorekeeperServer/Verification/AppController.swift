@@ -8,6 +8,7 @@ import NIOCore
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 import Tracing
 

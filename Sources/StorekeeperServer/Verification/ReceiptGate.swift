@@ -1,6 +1,7 @@
 import AppStoreCrypto
 import Foundation
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 import SwiftASN1
 import X509

@@ -3,6 +3,7 @@ import AppStoreModels
 import AsyncHTTPClient
 import Foundation
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 import SwiftASN1
 import X509

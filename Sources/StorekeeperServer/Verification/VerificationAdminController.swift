@@ -4,6 +4,7 @@ import JobQueue
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// Operators' routes over verifications: listed by state, requeued, a subscriber refreshed from

@@ -5,6 +5,7 @@ import NIOCore
 import Persistence
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperErrors
 import StorekeeperWire
 
 /// Operator routes for an app's webhook endpoints and their deliveries (admin key). A secret is

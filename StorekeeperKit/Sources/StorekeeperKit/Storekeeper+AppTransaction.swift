@@ -1,20 +1,9 @@
 import Foundation
-import StorekeeperWire
+public import StorekeeperWire
 
 /// How the customer obtained the app, as the server verified and kept it from the device's app
-/// transaction (docs/SDK.md): the version they first got, to grandfather those who bought the app
-/// before it went free.
-public struct AppTransactionInfo: Codable, Sendable, Hashable {
-    public var appTransactionId: String
-    /// `Production` or `Sandbox`.
-    public var environment: String
-    /// The app version first obtained (the build number on iOS, as Apple states it).
-    public var originalAppVersion: String?
-    public var originalPurchaseDate: Date?
-    public var originalPlatform: String?
-    /// When Apple signed the copy the server keeps (the newest it was sent).
-    public var signedDate: Date
-}
+/// transaction (docs/SDK.md; the wire type).
+public typealias AppTransactionInfo = StorekeeperWire.AppTransactionInfo
 
 extension Storekeeper {
     /// Sends the device's app transaction to the server, which verifies Apple's signature and
@@ -22,7 +11,7 @@ extension Storekeeper {
     /// it once per launch, or before deciding on grandfathered access: StoreKit caches the value.
     public func postAppTransaction() async throws -> AppTransactionInfo? {
         guard let jws = try await store.appTransaction() else { return nil }
-        let body = try JSONSerialization.data(withJSONObject: ["signedAppTransaction": jws])
+        let body = try JSONEncoder().encode(AppTransactionSubmission(signedAppTransaction: jws))
         let answer = try await call("POST", subscriberPath("app-transaction"), body: body)
         guard answer.status == 200 else { throw refusal(answer) }
         guard let info = try? WireJSON.makeDecoder().decode(AppTransactionInfo.self, from: answer.body) else {
@@ -39,7 +28,7 @@ extension Storekeeper {
     /// shown (`manage_subscriptions_shown_in_app`).
     public func showManageSubscriptions() async throws {
         try await store.showManageSubscriptions()
-        await reportCustomerCenter(["action": "manage_subscriptions_shown"])
+        await reportCustomerCenter(CustomerCenterActionReport(id: Self.reportId(), action: CustomerCenterActionReport.manageSubscriptionsShown))
     }
 
     /// A customer center's "request a refund" for one of the user's transactions: the App
@@ -52,21 +41,23 @@ extension Storekeeper {
             throw StorekeeperKitError(.refused, "\(transactionId) is not an App Store transaction id", serverCode: "invalid_transaction_id")
         }
         let outcome = try await store.beginRefundRequest(transactionId: transactionId)
-        await reportCustomerCenter([
-            "action": "refund_requested", "transactionId": transactionId, "outcome": outcome == .requested ? "requested" : "cancelled",
-        ])
+        await reportCustomerCenter(
+            CustomerCenterActionReport(
+                id: Self.reportId(), action: CustomerCenterActionReport.refundRequested, transactionId: transactionId,
+                outcome: outcome == .requested ? "requested" : "cancelled"))
         return outcome
     }
 
     /// Tells the server what the user did in the customer center (`POST
     /// …/customer-center-actions`), under a fresh key. Best effort: the sheet was shown whatever
     /// the server says, and Apple's own notifications carry what changed.
-    func reportCustomerCenter(_ fields: [String: String]) async {
-        var fields = fields
-        fields["id"] = UUID().uuidString.lowercased()
-        guard let body = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]) else { return }
+    func reportCustomerCenter(_ report: CustomerCenterActionReport) async {
+        guard let body = try? WireJSON.makeEncoder().encode(report) else { return }
         _ = try? await call("POST", subscriberPath("customer-center-actions"), body: body)
     }
+
+    /// A fresh key for one report.
+    static func reportId() -> String { UUID().uuidString.lowercased() }
 
     /// The App Store's offer code redemption sheet (StoreKit's `presentOfferCodeRedeemSheet(in:)`).
     /// StoreKit returns nothing from it: the purchase a code makes reaches the app as a store
