@@ -12,12 +12,22 @@ import Synchronization
 /// matters (whoever is woken finds the commit done) and takes that lock once per round trip
 /// instead of once per commit. A process that dies between a commit and its announcement costs
 /// the other processes one poll: runners poll for jobs, and `?wait=` answers re-read on timeout.
+///
+/// `spacing` is the least time between two statements: under a steady stream of commits that
+/// queue jobs the hints go out as one statement per spacing instead of one per round trip, each
+/// of which PostgreSQL serializes and every listener wakes for. A listener learns of a job at most
+/// that much later, where it would otherwise wait for its poll.
 final class CommitAnnouncer: Sendable {
     /// Payloads not yet sent, in the order first asked, each once.
     private let pending = Mutex<(order: [String], seen: Set<String>)>(([], []))
     private let signal = WakeSignal()
+    private let spacing: Duration
     /// Payloads per statement: a burst is announced in several statements, not one unbounded one.
     static let batchLimit = 1_000
+
+    init(spacing: Duration = .zero) {
+        self.spacing = spacing
+    }
 
     /// After a commit (never before: whoever is woken must find it).
     func committed(_ payloads: some Sequence<String>) {
@@ -41,6 +51,7 @@ final class CommitAnnouncer: Sendable {
                 }
                 if batch.isEmpty { break }
                 try? await send(batch)
+                if spacing > .zero { try? await Task.sleep(for: spacing) }
             }
         }
     }

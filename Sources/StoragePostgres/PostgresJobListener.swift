@@ -32,8 +32,10 @@ public struct PostgresJobListener: Service, CustomStringConvertible {
             await withTaskGroup(of: Void.self) { group in
                 if let signal {
                     group.addTask {
-                        await listen(on: store.jobChannel, name: "job") { _ in
-                            signal.wake()
+                        let own = store.announcerId
+                        await listen(on: store.jobChannel, name: "job") { payload in
+                            // This store's own commits woke its runners already.
+                            if payload != own { signal.wake() }
                         } reconnected: {
                             signal.wake()
                         }

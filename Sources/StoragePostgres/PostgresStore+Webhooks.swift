@@ -296,12 +296,15 @@ extension PostgresStore: WebhookStore {
                     WHERE later.endpoint_id = done.endpoint_id AND later.app_user_id = done.app_user_id
                       AND later.sequence > done.sequence AND later.state = 'pending'
                     ORDER BY later.sequence LIMIT 1)
+                RETURNING 1
             )
-            SELECT (SELECT count(*) FROM held) AS held, (SELECT count(*) FROM delivery) AS changed
+            SELECT (SELECT count(*) FROM held) AS held, (SELECT count(*) FROM delivery) AS changed,
+                (SELECT count(*) FROM following) AS following
             """, logger: logger
         ).first
-        // A delivered one may have made the subscriber's next delivery due (`following`).
-        if change.to == .delivered { QueuedJobs.note() }
+        // Announced only when a delivered one made the subscriber's next delivery due: every
+        // delivery waking the runners sent each of them to lease nothing (docs/BENCHMARKS.md).
+        if try row?.value("following", as: Int64.self) == 1 { QueuedJobs.note() }
         return (try row?.value("held", as: Int64.self) == 1, try row?.value("changed", as: Int64.self) == 1)
     }
 

@@ -110,7 +110,10 @@ public final class PostgresStore: Service, Sendable {
     public let verificationWatch = VerificationWatch()
     /// Announce queued jobs on `jobChannel` and changed verifications on `verificationChannel`,
     /// after the commits (see `CommitAnnouncer` for why).
-    let jobAnnouncer = CommitAnnouncer()
+    let jobAnnouncer = CommitAnnouncer(spacing: .milliseconds(10))
+    /// The payload of this store's job announcements: its own listener skips them (the commit
+    /// already woke this process's runners), so only other processes wake.
+    let announcerId = UUID().uuidString
     /// Woken after this process's commits that queued jobs (`QueuedJobs`) and, by
     /// `PostgresJobListener`, after other processes' announcements.
     public let queued = WakeSignal()

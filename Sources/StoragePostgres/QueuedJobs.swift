@@ -27,7 +27,7 @@ extension PostgresStore {
         let result = try await QueuedJobs.$current.withValue(queued) { try await body() }
         if queued.any {
             self.queued.wake()
-            jobAnnouncer.committed([""])
+            jobAnnouncer.committed([announcerId])
         }
         return result
     }
