@@ -16,6 +16,14 @@ enum WireSamples {
         transfers: [.init(originalTransactionId: "2000000000000003", fromAppUserId: "user-7", toAppUserId: "user-8")],
         unknownProducts: ["com.example.unknown"], creditsAdded: 100, subscriptionsUpdated: ["2000000000000000"], reinstated: ["2000000000000004"])
 
+    static let monthly = CatalogProduct(
+        productId: "com.example.pro.monthly", type: "auto_renewable", status: "ready_for_sale", duration: "P1M", priceMicros: 9_990_000,
+        currency: "USD", displayName: "Pro, monthly")
+    static let coins = CatalogProduct(productId: "com.example.coins.100", type: "consumable", status: "ready_for_sale", creditAmount: 100)
+
+    static let spend = CreditSpendEntry(
+        id: "spend-0001", appUserId: "user-8", amount: 25, reason: "unlocked a level", spentAt: instant, balanceAfter: 75)
+
     static let all: [any WireMessage] = [
         ErrorBody(code: .insufficientCredits, message: "the balance is 3", balance: 3),
         ErrorBody(code: .notFound, message: "no such verification"),
@@ -64,5 +72,25 @@ enum WireSamples {
             id: "5b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4f", action: CustomerCenterActionReport.refundRequested, transactionId: "2000000000000001",
             outcome: "requested"),
         CustomerCenterActionRecorded(eventId: "evt_01", type: "refund_requested_in_app"),
+        monthly,
+        coins,
+        ProductList(products: [monthly, coins]),
+        OfferingsAnswer(
+            currentOfferingId: "default", selectedBy: "rule", ruleId: "eu-2",
+            offerings: [
+                .init(
+                    id: "default", description: "Pro at full price",
+                    packages: [
+                        .init(id: "$monthly", productId: monthly.productId, product: monthly),
+                        .init(id: "coins", productId: coins.productId, product: coins),
+                    ],
+                    metadata: ["headline": .string("Go Pro"), "trialDays": .number(7), "badge": .null, "colors": .array([.string("#112233")])])
+            ]),
+        OfferingsAnswer(currentOfferingId: nil, selectedBy: "none", ruleId: nil, offerings: []),
+        CreditSpendRequest(amount: 25, reason: "unlocked a level"),
+        spend,
+        CreditSpendAnswer(spend: spend, balance: 75, replayed: false),
+        CreditHistory(appUserId: "user-8", balance: 75, purchased: 100, spent: 25, spends: [spend], nextBefore: 41),
+        CreditHistory(appUserId: "user-8", balance: 0, purchased: 0, spent: 0, spends: [], nextBefore: nil),
     ]
 }

@@ -15,7 +15,8 @@ struct CatalogController {
         let admin = router.admin("v1/admin")
         admin.get("apps/:app/products") { request, ctx in
             let app = try context.app(id: try ctx.parameters.decoded("app"))
-            return try StorekeeperJSON.response(["products": try await context.useCases.catalog.products(appId: app.id)])
+            return try StorekeeperJSON.response(
+                ProductList(products: try await context.useCases.catalog.products(appId: app.id).map(CatalogProduct.init)))
         }
         admin.post("apps/:app/products") { request, ctx in
             let app = try context.app(id: try ctx.parameters.decoded("app"))

@@ -23,37 +23,6 @@ struct CreditsController {
         subscriber.get { request, ctx in try await history(request, ctx.caller, appUserId: try ctx.parameters.decoded("appUserId")) }
     }
 
-    struct SpendBody: Decodable {
-        var amount: Int?
-        var reason: String?
-    }
-
-    struct SpendAnswer: Encodable {
-        var spend: SpendEntry
-        /// The balance right after this spend (a replay answers the stored spend as it was).
-        var balance: Int
-        /// True when the same request was answered before under this key: nothing spent now.
-        var replayed: Bool
-    }
-
-    struct SpendEntry: Encodable {
-        var id: String
-        var appUserId: String
-        var amount: Int
-        var reason: String
-        var spentAt: Date
-        var balanceAfter: Int
-
-        init(_ spend: CreditSpend) {
-            id = spend.id
-            appUserId = spend.appUserId
-            amount = spend.amount
-            reason = spend.reason
-            spentAt = spend.spentAt
-            balanceAfter = spend.balanceAfter
-        }
-    }
-
     func spend(_ request: Request, _ caller: Caller, appUserId: String) async throws -> Response {
         if case .client(let app, let token) = caller {
             guard app.client?.spendCredits == true else {
@@ -64,14 +33,14 @@ struct CreditsController {
         let user = try await context.identify(caller, appUserId)
         let data = try await context.body(request)
         try AdminInput.refuseFields(data, except: ["amount", "reason"], note: nil)
-        let body = try StorekeeperJSON.decode(SpendBody.self, from: data)
+        let body = try StorekeeperJSON.decode(CreditSpendRequest.self, from: data)
         let outcome = try await context.useCases.credits.spend(
             ManageCredits.SpendRequest(
                 appId: caller.app.id, appUserId: user, key: request.headers[Self.idempotencyKeyHeader], amount: body.amount, reason: body.reason),
             now: context.now())
         switch outcome {
         case .spent(let spend, let replayed):
-            return try StorekeeperJSON.response(SpendAnswer(spend: SpendEntry(spend), balance: spend.balanceAfter, replayed: replayed))
+            return try StorekeeperJSON.response(CreditSpendAnswer(spend: CreditSpendEntry(spend), balance: spend.balanceAfter, replayed: replayed))
         case .invalid(let problems): throw StorekeeperError(.invalidRequest, problems.joined(separator: "; "))
         case .insufficient(let balance):
             throw StorekeeperError(
@@ -82,27 +51,24 @@ struct CreditsController {
         }
     }
 
-    struct HistoryAnswer: Encodable {
-        var appUserId: String
-        var balance: Int
-        /// Credits of the user's consumables not refunded.
-        var purchased: Int
-        var spent: Int
-        /// Newest first.
-        var spends: [SpendEntry]
-        /// Pass as `before` for the next page; absent on the last.
-        var nextBefore: Int64?
-    }
-
     func history(_ request: Request, _ caller: Caller, appUserId: String) async throws -> Response {
         let user = try await context.identify(caller, appUserId)
         let query = QueryInput(request)
         let limit = try query.integer("limit", in: 1...Self.pageLimit) ?? 100
         let before = try query.integer("before", in: 1...Int.max).map(Int64.init)
         let history = try await context.useCases.credits.history(appId: caller.app.id, appUserId: user, before: before, limit: limit)
-        let answer = HistoryAnswer(
+        let answer = CreditHistory(
             appUserId: user, balance: history.balance, purchased: history.purchased, spent: history.spent,
-            spends: history.spends.map { SpendEntry($0.spend) }, nextBefore: history.spends.count == limit ? history.spends.last?.cursor : nil)
+            spends: history.spends.map { CreditSpendEntry($0.spend) },
+            nextBefore: history.spends.count == limit ? history.spends.last?.cursor : nil)
         return try StorekeeperJSON.response(answer)
+    }
+}
+
+extension CreditSpendEntry {
+    init(_ spend: StorekeeperDomain.CreditSpend) {
+        self.init(
+            id: spend.id, appUserId: spend.appUserId, amount: spend.amount, reason: spend.reason, spentAt: spend.spentAt,
+            balanceAfter: spend.balanceAfter)
     }
 }

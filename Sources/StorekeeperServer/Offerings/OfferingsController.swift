@@ -138,7 +138,7 @@ struct OfferingsController {
             audience.appVersion = version
         }
         let selection = try await context.useCases.offerings.forApp(appId: caller.app.id, appUserId: user, audience: audience)
-        return try StorekeeperJSON.response(selection)
+        return try StorekeeperJSON.response(OfferingsAnswer(selection))
     }
 }
 

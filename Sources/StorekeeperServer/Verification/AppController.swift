@@ -30,7 +30,7 @@ struct AppController {
     /// Server-mode step 1: the products the app may offer (Ready for Sale only).
     func products(_ request: Request, _ caller: Caller) async throws -> Response {
         let sellable = try await context.useCases.catalog.sellable(appId: caller.app.id)
-        return try StorekeeperJSON.response(["products": sellable])
+        return try StorekeeperJSON.response(ProductList(products: sellable.map(CatalogProduct.init)))
     }
 
     struct ReceiptBody: Decodable {

@@ -1,4 +1,5 @@
 import Foundation
+public import StorekeeperWire
 
 /// What the paywall shows, as the server decided it (docs/OFFERINGS.md), each package joined to
 /// the store's product so the paywall can show its localized name and price.
@@ -117,69 +118,13 @@ public struct StoreProduct: Sendable, Hashable {
     }
 }
 
-/// A JSON value from an offering's metadata.
-public enum JSONMetadata: Codable, Sendable, Hashable {
-    case null
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case array([JSONMetadata])
-    case object([String: JSONMetadata])
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONMetadata].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSONMetadata].self))
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .null: try container.encodeNil()
-        case .bool(let value): try container.encode(value)
-        case .number(let value): try container.encode(value)
-        case .string(let value): try container.encode(value)
-        case .array(let value): try container.encode(value)
-        case .object(let value): try container.encode(value)
-        }
-    }
-
-    public var string: String? { if case .string(let value) = self { value } else { nil } }
-}
+/// A JSON value from an offering's metadata (the wire type).
+public typealias JSONMetadata = StorekeeperWire.JSONMetadata
 
 extension Offerings {
-    /// The server's answer as sent (`GET /v1/offerings`).
-    struct Wire: Decodable {
-        struct WireOffering: Decodable {
-            struct WirePackage: Decodable {
-                var id: String
-                var productId: String
-            }
-            var id: String
-            var description: String?
-            var packages: [WirePackage]
-            var metadata: [String: JSONMetadata]?
-        }
-        var currentOfferingId: String?
-        var selectedBy: String
-        var ruleId: String?
-        var offerings: [WireOffering]
-    }
-
     /// The answer joined to the store's products: a package whose product the store does not
     /// sell to this user (not in `products`) is left out, since it could not be bought.
-    init(_ wire: Wire, products: [StoreProduct]) {
+    init(_ wire: OfferingsAnswer, products: [StoreProduct]) {
         let byId = Dictionary(products.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var all: [String: Offering] = [:]
         for offering in wire.offerings {

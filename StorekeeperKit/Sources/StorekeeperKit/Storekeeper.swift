@@ -114,13 +114,9 @@ public actor Storekeeper {
 
     /// Product ids the server says may be sold (then ask StoreKit for their localized details).
     public func sellableProductIds() async throws -> [String] {
-        struct Body: Decodable {
-            struct Product: Decodable { var productId: String }
-            var products: [Product]
-        }
         let answer = try await call("GET", "/v1/products", body: nil)
         guard answer.status == 200 else { throw refusal(answer) }
-        return try JSONDecoder().decode(Body.self, from: answer.body).products.map(\.productId)
+        return try WireJSON.makeDecoder().decode(ProductList.self, from: answer.body).products.map(\.productId)
     }
 
     /// What the paywall shows (docs/OFFERINGS.md): the server's offerings for this user, each
@@ -133,7 +129,7 @@ public actor Storekeeper {
         if let appVersion { query.append("appVersion=" + (appVersion.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? "")) }
         let answer = try await call("GET", "/v1/offerings" + (query.isEmpty ? "" : "?" + query.joined(separator: "&")), body: nil)
         guard answer.status == 200 else { throw refusal(answer) }
-        guard let wire = try? JSONDecoder().decode(Offerings.Wire.self, from: answer.body) else {
+        guard let wire = try? WireJSON.makeDecoder().decode(OfferingsAnswer.self, from: answer.body) else {
             throw StorekeeperKitError(.forgedAnswer, "not an offerings answer")
         }
         let ids = Array(Set(wire.offerings.flatMap { $0.packages.map(\.productId) })).sorted()
