@@ -112,7 +112,7 @@ let package = Package(
         // MARK: - Targets
 
         /// Apple's wire shapes (verifyReceipt JSON, status codes). Foundation only.
-        .target(name: "AppStoreModels", swiftSettings: swiftSettings),
+        .target(name: "AppStoreModels", dependencies: ["StorekeeperWire"], swiftSettings: swiftSettings),
 
         /// HTTP clients for Apple's endpoints: verifyReceipt and the App Store Server API.
         .target(
@@ -135,6 +135,7 @@ let package = Package(
         .target(
             name: "AppStoreCrypto",
             dependencies: [
+                "StorekeeperWire",
                 "AppStoreModels",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -144,7 +145,7 @@ let package = Package(
         ),
 
         /// Pure domain rules: catalog, verification lifecycle, grants, entitlements. No I/O.
-        .target(name: "StorekeeperDomain", dependencies: ["AppStoreModels"], swiftSettings: swiftSettings),
+        .target(name: "StorekeeperDomain", dependencies: ["AppStoreModels", "StorekeeperWire"], swiftSettings: swiftSettings),
 
         /// `CodedError`: the one error shape (code, message, cause, file, line) every module throws.
         .target(name: "StorekeeperErrors", swiftSettings: swiftSettings),
@@ -196,6 +197,7 @@ let package = Package(
         .target(
             name: "StorekeeperCore",
             dependencies: [
+                "StorekeeperWire",
                 "AppStoreModels", "StorekeeperDomain", "Persistence", "JobQueue", "StorekeeperErrors",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -300,6 +302,7 @@ let package = Package(
         .executableTarget(
             name: "storekeeper",
             dependencies: [
+                "StorekeeperWire",
                 "StorekeeperServer", "AppStoreSimulator", "SimulatorSetup", "StorageSQLite", "StoragePostgres", "Persistence",
                 "StorekeeperCore", "StorekeeperDomain", "AppStoreClient", "JobQueue", "AppStoreCrypto", "AppStoreModels",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -343,6 +346,7 @@ let package = Package(
         .executableTarget(
             name: "SignedDataFuzzer",
             dependencies: [
+                "StorekeeperWire",
                 "AppStoreCrypto", "AppStoreModels", .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
@@ -368,6 +372,7 @@ let package = Package(
         .testTarget(
             name: "StorekeeperDomainTests",
             dependencies: [
+                "StorekeeperWire",
                 "AppStoreModels", "AppStoreCrypto", "StorekeeperDomain", "StorekeeperCore", "Persistence", "JobQueue", "TestFixtures",
                 "StorekeeperErrors",
             ],
@@ -378,6 +383,7 @@ let package = Package(
         .testTarget(
             name: "AppStoreCryptoTests",
             dependencies: [
+                "StorekeeperWire",
                 "AppStoreCrypto", "AppStoreModels", "AppStoreSimulator", "TestFixtures",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -1,6 +1,7 @@
-public import AppStoreModels
+import AppStoreModels
 import Crypto
 public import Foundation
+public import StorekeeperWire
 import SwiftASN1
 import Synchronization
 @_spi(FixedExpiryValidationTime) import X509

@@ -1,6 +1,7 @@
 import AppStoreModels
 import Crypto
 public import Foundation
+import StorekeeperWire
 import SwiftASN1
 import Synchronization
 @_spi(FixedExpiryValidationTime) public import X509

@@ -1,4 +1,5 @@
 import Foundation
+public import StorekeeperWire
 
 /// Why bytes are not JSON, with the offset where reading stopped.
 public struct JSONParseError: Error, Hashable, Sendable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import Foundation
+public import StorekeeperWire
 
 /// Where a value sits, built only when an error needs it (a path array per field would cost
 /// more than the decoding).

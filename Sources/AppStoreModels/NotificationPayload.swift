@@ -1,4 +1,5 @@
 import Foundation
+public import StorekeeperWire
 
 /// The outer payload of an App Store Server Notification V2 (`responseBodyV2DecodedPayload`).
 /// Its nested `signedTransactionInfo` and `signedRenewalInfo` are JWS of their own, verified separately.

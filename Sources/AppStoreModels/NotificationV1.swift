@@ -1,4 +1,5 @@
 import Foundation
+public import StorekeeperWire
 
 /// A legacy (version 1) App Store Server Notification: plain JSON, no signature, authenticated
 /// only by `password`, the app's shared secret. Read tolerantly: its shape changed over the

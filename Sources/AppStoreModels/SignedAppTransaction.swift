@@ -1,4 +1,5 @@
 public import Foundation
+public import StorekeeperWire
 
 /// The app transaction (`AppTransaction`): proof the app was obtained from the App Store.
 public struct SignedAppTransaction: Codable, Hashable, Sendable {

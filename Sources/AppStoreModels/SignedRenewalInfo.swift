@@ -1,4 +1,5 @@
 import Foundation
+public import StorekeeperWire
 
 /// Renewal information of an auto-renewable subscription (`JWSRenewalInfoDecodedPayload`).
 public struct SignedRenewalInfo: Codable, Hashable, Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+public import StorekeeperWire
 
 // The decoded payloads of Apple's signed data (JWS), one file per Apple type: StoreKit 2
 // transactions, renewal infos, App Store Server Notifications V2 and app transactions. Dates are

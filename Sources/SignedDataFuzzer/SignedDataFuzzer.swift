@@ -1,6 +1,7 @@
 import AppStoreCrypto
 import AppStoreModels
 import Foundation
+import StorekeeperWire
 import SwiftASN1
 import X509
 

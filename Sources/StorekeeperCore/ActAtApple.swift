@@ -2,6 +2,7 @@ public import AppStoreModels
 public import Foundation
 public import StorekeeperDomain
 import StorekeeperErrors
+public import StorekeeperWire
 
 /// An operator acts at Apple on one customer's purchase through the app's App Store Server API
 /// key: the calls Apple added in 2025-2026 (App Store Server API 1.20). Every input is checked

@@ -2,6 +2,7 @@ public import AppStoreModels
 public import Foundation
 public import StorekeeperDomain
 public import StorekeeperErrors
+public import StorekeeperWire
 
 /// Where a call about a transaction goes: the one environment the operator named, or production
 /// first and the sandbox when production does not know the id.

@@ -1,5 +1,6 @@
-public import AppStoreModels
+import AppStoreModels
 public import Foundation
+public import StorekeeperWire
 
 /// One operator action, kept for whoever later asks who did what, to what and why.
 public struct AuditEntry: Codable, Hashable, Sendable {

@@ -2,6 +2,7 @@ import AppStoreCrypto
 import AppStoreModels
 import AppStoreSimulator
 import Foundation
+import StorekeeperWire
 import SwiftASN1
 import TestFixtures
 import Testing

@@ -6,6 +6,7 @@ import StorageSQLite
 import StorekeeperCore
 import StorekeeperDomain
 import StorekeeperTesting
+import StorekeeperWire
 import TestFixtures
 import Testing
 

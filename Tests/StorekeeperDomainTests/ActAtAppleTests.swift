@@ -3,6 +3,7 @@ import Foundation
 import StorekeeperCore
 import StorekeeperDomain
 import StorekeeperErrors
+import StorekeeperWire
 import Synchronization
 import Testing
 

@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import StorekeeperDomain
+import StorekeeperWire
 import Testing
 
 /// Customers' attributes as a merge patch, and what deleting a customer does to a row.

@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import StorekeeperWire
 import TestFixtures
 import Testing
 

@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import StorekeeperDomain
+import StorekeeperWire
 import Testing
 
 /// Which offering an app is told is current, and what an operator may save.

@@ -1,5 +1,6 @@
-public import AppStoreModels
+import AppStoreModels
 import Foundation
+public import StorekeeperWire
 
 /// What a paywall shows, named so the server can change it without an app release: packages in
 /// the order the paywall lists them, each one product, and free-form metadata for the paywall

@@ -1,4 +1,5 @@
-public import AppStoreModels
+import AppStoreModels
+public import StorekeeperWire
 
 /// The offerings an app is shown and which one is current for this caller (docs/OFFERINGS.md):
 /// a user's override, else the first rule that matches, else the default. An override or rule

@@ -4,6 +4,7 @@ import AppStoreModels
 import Foundation
 import StorekeeperCore
 import StorekeeperDomain
+import StorekeeperWire
 
 /// `ActAtApple`'s port to Apple over the app's `AppStoreServerAPIClient`: each call through
 /// `ServerContext.apple` (answered at once while Apple is known to be down; Apple's refusals as

@@ -22,22 +22,8 @@ extension OfferingsAnswer {
                     packages: offering.packages.map { Offering.Package(id: $0.id, productId: $0.productId, product: CatalogProduct($0.product)) },
                     metadata: offering.metadata.flatMap { metadata in
                         guard case .object(let fields) = metadata else { return nil }
-                        return fields.mapValues(JSONMetadata.init)
+                        return fields
                     })
             })
-    }
-}
-
-extension JSONMetadata {
-    /// The same value: both keep numbers as JSON doubles.
-    init(_ value: JSONValue) {
-        switch value {
-        case .null: self = .null
-        case .bool(let flag): self = .bool(flag)
-        case .number(let number): self = .number(number)
-        case .string(let text): self = .string(text)
-        case .array(let items): self = .array(items.map(JSONMetadata.init))
-        case .object(let fields): self = .object(fields.mapValues(JSONMetadata.init))
-        }
     }
 }

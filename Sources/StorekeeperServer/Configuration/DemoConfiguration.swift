@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 public import StorekeeperDomain
+import StorekeeperWire
 
 /// The configuration `storekeeper serve --simulator` uses when no file is given: one app that
 /// sells one product of every type, with well-known demo keys. Never use it in production.

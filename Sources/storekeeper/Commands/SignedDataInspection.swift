@@ -1,6 +1,7 @@
 import AppStoreCrypto
 import AppStoreModels
 import Foundation
+import StorekeeperWire
 import X509
 
 /// `storekeeper inspect` for StoreKit 2 signed data: verifies the JWS (and, for a notification,

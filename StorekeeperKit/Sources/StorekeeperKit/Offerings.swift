@@ -119,7 +119,7 @@ public struct StoreProduct: Sendable, Hashable {
 }
 
 /// A JSON value from an offering's metadata (the wire type).
-public typealias JSONMetadata = StorekeeperWire.JSONMetadata
+public typealias JSONMetadata = StorekeeperWire.JSONValue
 
 extension Offerings {
     /// The answer joined to the store's products: a package whose product the store does not

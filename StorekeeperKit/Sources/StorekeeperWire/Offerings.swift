@@ -22,9 +22,9 @@ public struct OfferingsAnswer: WireMessage {
         public var description: String?
         public var packages: [Package]
         /// Free-form JSON for the paywall.
-        public var metadata: [String: JSONMetadata]?
+        public var metadata: [String: JSONValue]?
 
-        public init(id: String, description: String?, packages: [Package], metadata: [String: JSONMetadata]?) {
+        public init(id: String, description: String?, packages: [Package], metadata: [String: JSONValue]?) {
             self.id = id
             self.description = description
             self.packages = packages
@@ -45,45 +45,4 @@ public struct OfferingsAnswer: WireMessage {
         self.ruleId = ruleId
         self.offerings = offerings
     }
-}
-
-/// A JSON value from an offering's metadata.
-public enum JSONMetadata: Codable, Sendable, Hashable {
-    case null
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case array([JSONMetadata])
-    case object([String: JSONMetadata])
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONMetadata].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSONMetadata].self))
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .null: try container.encodeNil()
-        case .bool(let value): try container.encode(value)
-        case .number(let value): try container.encode(value)
-        case .string(let value): try container.encode(value)
-        case .array(let value): try container.encode(value)
-        case .object(let value): try container.encode(value)
-        }
-    }
-
-    public var string: String? { if case .string(let value) = self { value } else { nil } }
 }

@@ -1,7 +1,8 @@
 import Foundation
 
-/// Any JSON value, kept as sent. Signed payloads keep every field this way besides their typed
-/// properties, so a field Apple adds tomorrow is stored and shown, not dropped.
+/// Any JSON value, kept as sent: the server keeps every field of Apple's signed payloads this way
+/// besides their typed properties (a field Apple adds tomorrow is stored and shown, not dropped),
+/// and an offering's free-form metadata travels to the SDK as it (`JSONMetadata` there).
 public enum JSONValue: Codable, Hashable, Sendable {
     case null
     case bool(Bool)
@@ -38,4 +39,9 @@ public enum JSONValue: Codable, Hashable, Sendable {
         case .object(let value): try container.encode(value)
         }
     }
+}
+
+extension JSONValue {
+    /// The text, when this is a string.
+    public var string: String? { if case .string(let value) = self { value } else { nil } }
 }
