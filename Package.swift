@@ -361,9 +361,12 @@ let package = Package(
         /// `WireMessage`, held against its schema.
         .testTarget(
             name: "WireContractTests",
-            dependencies: ["StorekeeperWire", .product(name: "Yams", package: "Yams")],
+            dependencies: ["StorekeeperWire", "WireSamples", .product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings
         ),
+        /// One encoded sample of every shared message: the contract tests hold them against the
+        /// API document, the server's tests against the forms it stores.
+        .target(name: "WireSamples", dependencies: ["StorekeeperWire"], path: "Tests/WireSamples", swiftSettings: swiftSettings),
         .testTarget(
             name: "StorekeeperConsoleTests",
             dependencies: ["StorekeeperConsole", "StorekeeperDomain", "Persistence", "StorekeeperCore"],
@@ -424,6 +427,7 @@ let package = Package(
             name: "StorekeeperKitUnitChecks",
             dependencies: [
                 "StorekeeperKit",
+                "StorekeeperWire",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "StorekeeperKit/Tests/StorekeeperKitUnitTests",
@@ -445,7 +449,7 @@ let package = Package(
         .testTarget(
             name: "StorekeeperTests",
             dependencies: [
-                "StorekeeperWire", "StorekeeperErrors",
+                "StorekeeperWire", "StorekeeperErrors", "WireSamples",
                 "AppStoreModels", "AppStoreClient", "StorekeeperDomain", "StorekeeperCore", "Persistence", "JobQueue", "StorageSQLite",
                 "AppStoreSimulator", "SimulatorSetup", "StorekeeperServer", "StorekeeperTesting", "TestFixtures", "AppStoreCrypto",
                 .product(name: "X509", package: "swift-certificates"),

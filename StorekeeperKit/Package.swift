@@ -59,7 +59,7 @@ let package = Package(
         /// against the server live in the server package (StorekeeperKitTests).
         .testTarget(
             name: "StorekeeperKitUnitTests",
-            dependencies: ["StorekeeperKit", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["StorekeeperKit", "StorekeeperWire", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: upcoming),
     ] + storeKitForLinux
 )

@@ -1,3 +1,5 @@
+public import StorekeeperWire
+
 /// Apple's environment names. A struct so that an unknown value is kept as sent.
 public struct AppStoreEnvironment: RawStringValue {
     public var rawValue: String

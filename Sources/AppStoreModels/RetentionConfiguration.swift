@@ -1,3 +1,5 @@
+public import StorekeeperWire
+
 /// The Retention Messaging API's configuration calls: the messages and images Apple shows, the
 /// default message per product and locale, the realtime URL, and the performance test Apple
 /// runs against that URL before it may be used in production. Shapes as Apple documents them;

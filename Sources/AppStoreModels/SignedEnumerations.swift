@@ -1,4 +1,5 @@
 import Foundation
+public import StorekeeperWire
 
 /// `type` of a transaction.
 public struct SignedProductType: RawStringValue {

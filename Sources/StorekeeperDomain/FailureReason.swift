@@ -1,4 +1,5 @@
-public import AppStoreModels
+import AppStoreModels
+public import StorekeeperWire
 
 /// Why a verification is invalid, held or retrying, as stored in `reason`, shown by the API and
 /// used as a metric label. A string-backed value: stored rows and codes derived from Apple's

@@ -1,4 +1,5 @@
-public import AppStoreModels
+import AppStoreModels
+public import StorekeeperWire
 
 /// What ingesting an App Store Server Notification decided, as stored with it, answered to the
 /// caller and counted in `storekeeper_notifications_total`. A string-backed value: a rejected

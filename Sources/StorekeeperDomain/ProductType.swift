@@ -1,4 +1,5 @@
-public import AppStoreModels
+import AppStoreModels
+public import StorekeeperWire
 
 /// App Store Connect product types. Stored by raw value; unknown values are kept.
 public struct ProductType: RawStringValue {

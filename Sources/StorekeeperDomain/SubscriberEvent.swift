@@ -1,5 +1,6 @@
-public import AppStoreModels
+import AppStoreModels
 public import Foundation
+public import StorekeeperWire
 
 /// What happened to a subscriber, named for the developer of the app's backend. A string-backed
 /// value: events stored by a later version may carry types this one does not list, and a

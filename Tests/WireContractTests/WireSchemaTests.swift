@@ -1,6 +1,7 @@
 import Foundation
 import StorekeeperWire
 import Testing
+import WireSamples
 
 /// Every message the server and the SDK exchange through `StorekeeperWire`, encoded as the server
 /// encodes it and held against docs/openapi.yaml, with no server running.
@@ -77,7 +78,7 @@ struct WireSchemaTests {
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
             "../../StorekeeperKit/Sources/StorekeeperWire")
         var declared: Set<String> = []
-        let expression = try NSRegularExpression(pattern: #"struct (\w+): WireMessage\b"#)
+        let expression = try NSRegularExpression(pattern: #"(?:struct|extension) (?:\w+\.)*(\w+): WireMessage\b"#)
         for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) where file.hasSuffix(".swift") {
             let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
             for match in expression.matches(in: text, range: NSRange(text.startIndex..., in: text)) {

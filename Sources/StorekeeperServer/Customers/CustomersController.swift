@@ -118,7 +118,9 @@ struct CustomersController {
         let data = try await context.body(request)
         let change = try Self.change(Data(data.readableBytesView))
         switch try await context.useCases.customers.update(appId: caller.app.id, appUserId: appUserId, change: change, now: context.now()) {
-        case .success(let attributes): return try StorekeeperJSON.response(attributes)
+        case .success(let attributes):
+            return try StorekeeperJSON.response(
+                Subscriber.SubscriberAttributes(email: attributes.email, displayName: attributes.displayName, custom: attributes.custom))
         case .failure(let refused): throw StorekeeperError(.invalidRequest, refused.problems.joined(separator: "; "))
         }
     }
@@ -131,26 +133,27 @@ struct CustomersController {
         if let extra = object.keys.sorted().first(where: { !["email", "displayName", "custom"].contains($0) }) {
             throw StorekeeperError(.invalidRequest, "\(extra): unknown field (email, displayName, custom)")
         }
-        func field(_ name: String) throws -> AttributeChange.Field {
-            guard let value = object[name] else { return .keep }
-            if value is NSNull { return .clear }
-            guard let text = value as? String else { throw StorekeeperError(.invalidRequest, "\(name): a string or null") }
-            return .set(text)
+        let patch: AttributesPatch
+        do {
+            patch = try WireJSON.makeDecoder().decode(AttributesPatch.self, from: data)
+        } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
+            let path = context.codingPath.map { String($0.stringValue.prefix(64)) }.joined(separator: ".")
+            throw StorekeeperError(.invalidRequest, path == "custom" ? "custom: an object of strings or nulls" : "\(path): a string or null")
+        } catch {
+            throw StorekeeperError(.invalidRequest, "body: email, displayName and custom, each a string or null")
         }
-        var change = AttributeChange(email: try field("email"), displayName: try field("displayName"))
-        if object["custom"] is NSNull {
-            change.clearCustom = true
-        } else if let custom = object["custom"] {
-            guard let entries = custom as? [String: Any] else { throw StorekeeperError(.invalidRequest, "custom: an object of strings or nulls") }
-            for (key, value) in entries {
-                if value is NSNull {
-                    change.custom[key] = .some(nil)
-                } else if let text = value as? String {
-                    change.custom[key] = .some(text)
-                } else {
-                    throw StorekeeperError(.invalidRequest, "custom.\(key.prefix(64)): a string or null")
-                }
+        func field(_ field: AttributesPatch.Field<String>) -> AttributeChange.Field {
+            switch field {
+            case .keep: .keep
+            case .clear: .clear
+            case .set(let value): .set(value)
             }
+        }
+        var change = AttributeChange(email: field(patch.email), displayName: field(patch.displayName))
+        switch patch.custom {
+        case .keep: break
+        case .clear: change.clearCustom = true
+        case .set(let entries): change.custom = entries
         }
         return change
     }

@@ -23,17 +23,6 @@ struct EventFeedController {
         }
     }
 
-    /// One page: the events and where to ask next (the last one's position, or `after` when the
-    /// page is empty, so a reader can always store `nextCursor` and ask again).
-    struct Page: Encodable {
-        struct Entry: Encodable {
-            var cursor: Int64
-            var event: SubscriberEvent
-        }
-        var events: [Entry]
-        var nextCursor: Int64
-    }
-
     func feed(_ request: Request, _ app: AppConfiguration) async throws -> Response {
         let query = QueryInput(request)
         let after = Int64(try query.integer("after", in: 0...Int.max) ?? 0)
@@ -43,7 +32,7 @@ struct EventFeedController {
         let types = asked.isEmpty ? EventType.all.filter { $0 != .test } : asked
         let events = try await context.useCases.eventFeed.events(appId: app.id, after: after, types: types, limit: limit)
         return try StorekeeperJSON.response(
-            Page(events: events.map { Page.Entry(cursor: $0.cursor, event: $0.event) }, nextCursor: events.last?.cursor ?? after))
+            EventPage(events: events.map { .init(cursor: $0.cursor, event: .init($0.event)) }, nextCursor: events.last?.cursor ?? after))
     }
 
     func subscriberFeed(_ request: Request, _ app: AppConfiguration, appUserId: String) async throws -> Response {
@@ -53,7 +42,8 @@ struct EventFeedController {
         let limit = try query.integer("limit", in: 1...Self.maximumLimit) ?? Self.defaultLimit
         let events = try await context.useCases.eventFeed.subscriberEvents(appId: app.id, appUserId: user, afterSequence: after, limit: limit)
         return try StorekeeperJSON.response(
-            Page(events: events.map { Page.Entry(cursor: $0.cursor, event: $0.event) }, nextCursor: events.last?.event.sequence ?? after))
+            EventPage(
+                events: events.map { .init(cursor: $0.cursor, event: .init($0.event)) }, nextCursor: events.last?.event.sequence ?? after))
     }
 
     /// `types=refund,renewal`: each must be a type this server emits, so a misspelt filter is an

@@ -167,6 +167,6 @@ struct AppController {
         let app = caller.app
         let user = try await context.identify(caller, appUserId)
         let view = try await context.useCases.readSubscriber(appId: app.id, appUserId: user, now: context.now())
-        return try StorekeeperJSON.response(view)
+        return try StorekeeperJSON.response(Subscriber(view))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StorekeeperWire
 
 /// What the user owns, as the server last said in a verified answer.
 public struct Entitlements: Codable, Sendable, Hashable {
@@ -39,13 +40,16 @@ public struct EntitlementInfo: Codable, Sendable, Hashable {
         case other(String)
 
         public init(from decoder: any Decoder) throws {
-            let text = try decoder.singleValueContainer().decode(String.self)
-            switch text {
+            self.init(Subscriber.Entitlement.PeriodType(rawValue: try decoder.singleValueContainer().decode(String.self)))
+        }
+
+        init(_ wire: Subscriber.Entitlement.PeriodType) {
+            switch wire.rawValue {
             case "normal": self = .normal
             case "trial": self = .trial
             case "introductory": self = .introductory
             case "promotional": self = .promotional
-            default: self = .other(text)
+            case let text: self = .other(text)
             }
         }
 
@@ -122,35 +126,16 @@ public struct EntitlementInfo: Codable, Sendable, Hashable {
         self.unsubscribed = unsubscribed
     }
 
-    /// The server's wire form (`ownership`: `purchased` or `family_shared`; `source`: `purchase`
-    /// or `promotional`).
-    struct Wire: Decodable {
-        var id: String
-        var isActive: Bool
-        var expiresAt: Date?
-        var willRenew: Bool?
-        var periodType: PeriodType
-        var productId: String?
-        var ownership: String?
-        var source: String?
-        var billingIssue: Bool
-        var gracePeriodExpiresAt: Date?
-        var unsubscribed: Bool
-        var billingIssueDetectedAt: Date?
-        var unsubscribeDetectedAt: Date?
-        var grantId: String?
-        var pendingProductId: String?
-        /// A value a newer server sends is left out rather than failing the answer.
-        var priceIncreaseStatus: String?
-
-        var info: EntitlementInfo {
-            EntitlementInfo(
-                id: id, isActive: isActive, expiresAt: expiresAt, willRenew: willRenew, periodType: periodType, productId: productId,
-                isPromotional: source == "promotional", isFamilyShared: ownership == "family_shared", billingIssue: billingIssue,
-                gracePeriodExpiresAt: gracePeriodExpiresAt,
-                unsubscribed: unsubscribed, billingIssueDetectedAt: billingIssueDetectedAt, unsubscribeDetectedAt: unsubscribeDetectedAt,
-                grantId: grantId, pendingProductId: pendingProductId,
-                priceIncreaseStatus: priceIncreaseStatus.flatMap(PriceIncreaseStatus.init(rawValue:)))
-        }
+    /// From the server's answer (`ownership`: `purchased` or `family_shared`; `source`:
+    /// `purchase`, `promotional` or `import`). A price-increase status a newer server sends is
+    /// left out rather than failing the answer.
+    init(_ wire: Subscriber.Entitlement) {
+        self.init(
+            id: wire.id, isActive: wire.isActive, expiresAt: wire.expiresAt, willRenew: wire.willRenew, periodType: PeriodType(wire.periodType),
+            productId: wire.productId, isPromotional: wire.source == .promotional, isFamilyShared: wire.ownership == .familyShared,
+            billingIssue: wire.billingIssue, gracePeriodExpiresAt: wire.gracePeriodExpiresAt, unsubscribed: wire.unsubscribed,
+            billingIssueDetectedAt: wire.billingIssueDetectedAt, unsubscribeDetectedAt: wire.unsubscribeDetectedAt, grantId: wire.grantId,
+            pendingProductId: wire.pendingProductId,
+            priceIncreaseStatus: wire.priceIncreaseStatus.flatMap { PriceIncreaseStatus(rawValue: $0.rawValue) })
     }
 }

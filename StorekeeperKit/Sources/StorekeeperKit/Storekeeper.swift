@@ -425,20 +425,13 @@ public actor Storekeeper {
     }
 
     private static func entitlements(_ body: Data, user: String, verifiedAt: Date) throws -> Entitlements {
-        struct View: Decodable {
-            var appUserId: String
-            var activeEntitlements: [String]
-            var creditBalance: Int?
-            /// Absent from servers older than named entitlements.
-            var entitlements: [String: EntitlementInfo.Wire]?
-        }
-        guard let view = try? WireJSON.makeDecoder().decode(View.self, from: body) else {
+        guard let view = try? WireJSON.makeDecoder().decode(Subscriber.self, from: body) else {
             throw StorekeeperKitError(.forgedAnswer, "not a subscriber answer")
         }
         guard view.appUserId.utf8.elementsEqual(user.utf8) else { throw StorekeeperKitError(.forgedAnswer, "another user's entitlements") }
         return Entitlements(
             appUserId: view.appUserId, activeEntitlements: view.activeEntitlements, creditBalance: view.creditBalance, verifiedAt: verifiedAt,
-            entitlements: (view.entitlements ?? [:]).mapValues(\.info))
+            entitlements: view.entitlements.mapValues(EntitlementInfo.init))
     }
 
     /// The cached entitlements, if younger than the staleness limit.

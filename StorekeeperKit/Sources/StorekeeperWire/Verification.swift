@@ -7,15 +7,9 @@ public struct Verification: WireMessage {
     public static let location = WireLocation.schema("Verification")
 
     /// The verification's lifecycle state. Open: a state a newer server sends decodes too.
-    public struct State: RawRepresentable, Codable, Sendable, Hashable, CustomStringConvertible {
+    public struct State: RawStringValue {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
-        public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(rawValue)
-        }
-        public var description: String { rawValue }
 
         public static let pending = State(rawValue: "pending")
         public static let verifying = State(rawValue: "verifying")

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import StorekeeperWire
 import Testing
 
 @testable import StorekeeperKit
@@ -35,7 +36,7 @@ import FoundationNetworking
             guard reachable else { throw URLError(.cannotConnectToHost) }
             let target = String(request.url!.absoluteString.dropFirst("https://sk.example".count))
             let nonce = request.value(forHTTPHeaderField: "Storekeeper-Nonce") ?? ""
-            let body = try JSONSerialization.data(withJSONObject: ["appUserId": "amy", "activeEntitlements": owns])
+            let body = try WireJSON.makeEncoder().encode(Subscriber(appUserId: "amy", asOf: now, activeEntitlements: owns))
             let ts = Int64(now.timeIntervalSince1970)
             let message =
                 Data("storekeeper-response-v2\n\(nonce)\nGET \(target)\n\(AnswerCheck.digest(nil))\n200\n\(ts)\nk1\n".utf8) + body

@@ -1,5 +1,6 @@
-/// A string-backed value whose unknown values are kept as sent (Apple adds environments,
-/// types and statuses over time). Encodes and decodes as a bare JSON string.
+/// A string-backed value whose unknown values are kept as sent: Apple adds environments, types
+/// and statuses over time, and a newer server adds states an older app must still decode.
+/// Encodes and decodes as a bare JSON string.
 public protocol RawStringValue: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible
 where RawValue == String {
     init(rawValue: String)
