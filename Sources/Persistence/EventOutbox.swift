@@ -24,6 +24,24 @@ public struct EventBatch: Sendable {
         self.catalog = catalog
     }
 
+    /// Ids of `events` that are not recorded themselves: they only make the adapter assess their
+    /// subscriber again at the transaction's `now`, recording the entitlement events that causes.
+    public var unrecorded: Set<String> = []
+
+    /// The subscriber's entitlements assessed again at `now` because one was due to lapse: time
+    /// passing is the change, so nothing but the entitlement events it causes is recorded. The
+    /// ids derive from the subscriber and the instant due, so any number of sweeps record one
+    /// `entitlement_expired`; the adapter takes the subscriber's event locks before reading.
+    public static func reassessment(_ lapse: DueLapse, now: Date) -> EventBatch {
+        let due = StoredTime.ms(lapse.due)
+        let trigger = SubscriberEvent(
+            id: "evt_lapse_\(SubscriberEvent.fingerprint(lapse.appId, lapse.appUserId))_\(due)", type: .reassessment, appId: lapse.appId,
+            environment: nil, appUserId: lapse.appUserId, occurredAt: lapse.due, recordedAt: now)
+        var batch = EventBatch(events: [trigger])
+        batch.unrecorded = [trigger.id]
+        return batch
+    }
+
     /// A test event for one endpoint only.
     public static func test(_ event: SubscriberEvent, endpointId: String) -> EventBatch {
         var batch = EventBatch(events: [event])
@@ -87,8 +105,29 @@ public struct RecordedEvent: Sendable, Hashable {
     }
 }
 
+/// A subscriber with an entitlement due to lapse by `due`.
+public struct DueLapse: Sendable, Hashable {
+    public var appId: String
+    public var appUserId: String
+    public var due: Date
+
+    public init(appId: String, appUserId: String, due: Date) {
+        self.appId = appId
+        self.appUserId = appUserId
+        self.due = due
+    }
+}
+
+extension EventType {
+    /// The trigger of a reassessment (``EventBatch/reassessment(_:now:)``); never recorded.
+    public static let reassessment = EventType(rawValue: "reassessment")
+}
+
 /// The outbox, read: the app's feed and one subscriber's.
 public protocol EventStore: Sendable {
+    /// Subscribers whose stored entitlement states have one lapsing at or before `now`, the
+    /// earliest first (an index on the instant, so the sweep costs what is due).
+    func dueLapses(at now: Date, limit: Int) async throws -> [DueLapse]
     /// Events of `appId` after `cursor`, oldest first; only `types` when not empty.
     func events(appId: String, after cursor: Int64, types: [EventType], limit: Int) async throws -> [RecordedEvent]
     /// Events of one app user after sequence number `sequence`, oldest first.

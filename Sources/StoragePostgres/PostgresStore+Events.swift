@@ -76,7 +76,37 @@ extension PostgresStore: EventStore {
         // subscriber's entitlements are first built, after their sequence row is locked: two
         // transactions about one subscriber read and write its entitlement states in turn).
         var queue = batch.events[...]
+        /// The subscriber's view once per batch, assembled with the first of their events as
+        /// the trigger; the entitlement events it causes join the queue.
+        func assemble(_ event: SubscriberEvent, always: Bool) async throws {
+            guard entitlements[event.appUserId] == nil else { return }
+            let rows = try await subscriberRows(
+                connection, appId: event.appId, appUserId: event.appUserId, catalog: batch.catalog, now: now, logger: logger)
+            let assembly = SubscriberAssembly(rows, now: now, trigger: event)
+            if let states = assembly.changedStates ?? (always ? rows.entitlementStates : nil) {
+                try await storeEntitlementStates(connection, appId: event.appId, appUserId: event.appUserId, states: states, now: now, logger: logger)
+            }
+            entitlements[event.appUserId] = assembly.view
+            queue.append(contentsOf: assembly.events)
+        }
         while var event = queue.popFirst() {
+            if batch.unrecorded.contains(event.id) {
+                // The locks a recorded event takes, in the same order (the app's cursor row, then
+                // the subscriber's sequence row), before the rows are read: a sweep and a
+                // verification of one subscriber assess in turn, each on what the other committed.
+                try await connection.execute(
+                    """
+                    WITH cursor AS (
+                        INSERT INTO event_cursors (app_id, last_cursor) VALUES (\(event.appId), 0)
+                        ON CONFLICT (app_id) DO UPDATE SET last_cursor = event_cursors.last_cursor RETURNING 1
+                    )
+                    INSERT INTO event_sequences (app_id, app_user_id, last_sequence) SELECT \(event.appId), \(event.appUserId), 0 FROM cursor
+                    ON CONFLICT (app_id, app_user_id) DO UPDATE SET last_sequence = event_sequences.last_sequence
+                    """, logger: logger)
+                // Its states are stored even unchanged, so the next lapse moves on.
+                try await assemble(event, always: true)
+                continue
+            }
             // One round trip: an event already recorded (a repeated transaction) takes no
             // counter values; a new one takes the app's next cursor and the user's next sequence.
             guard
@@ -101,21 +131,7 @@ extension PostgresStore: EventStore {
                 let sequenceValue = try counters.value("last_sequence", as: Int64?.self)
             else { continue }
             event.sequence = sequenceValue
-            if entitlements[event.appUserId] == nil {
-                let rows = try await subscriberRows(
-                    connection, appId: event.appId, appUserId: event.appUserId, catalog: batch.catalog, now: now, logger: logger)
-                let assembly = SubscriberAssembly(rows, now: now, trigger: event)
-                if let states = assembly.changedStates {
-                    try await connection.execute(
-                        """
-                        INSERT INTO entitlement_states (app_id, app_user_id, body, updated_at)
-                        VALUES (\(event.appId), \(event.appUserId), \(StoredJSON.encode(states)), \(StoredTime.ms(now)))
-                        ON CONFLICT (app_id, app_user_id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
-                        """, logger: logger)
-                }
-                entitlements[event.appUserId] = assembly.view
-                queue.append(contentsOf: assembly.events)
-            }
+            try await assemble(event, always: false)
             event.entitlements = entitlements[event.appUserId]
             try await connection.execute(
                 """
@@ -126,6 +142,34 @@ extension PostgresStore: EventStore {
             if endpoints[event.appId] == nil { endpoints[event.appId] = try await Self.endpoints(connection, appId: event.appId, logger: logger) }
             try await enqueueDeliveries(
                 connection, event: event, endpointIds: batch.routes(event, endpoints[event.appId] ?? []), now: now, logger: logger)
+        }
+    }
+
+    static func storeEntitlementStates(
+        _ connection: PostgresConnection, appId: String, appUserId: String, states: [String: EntitlementState], now: Date, logger: Logger
+    ) async throws {
+        try await connection.execute(
+            """
+            INSERT INTO entitlement_states (app_id, app_user_id, body, updated_at, next_lapse_at)
+            VALUES (\(appId), \(appUserId), \(StoredJSON.encode(states)), \(StoredTime.ms(now)),
+                \(StoredTime.ms(EntitlementState.nextLapse(states, after: now))))
+            ON CONFLICT (app_id, app_user_id) DO UPDATE
+            SET body = excluded.body, updated_at = excluded.updated_at, next_lapse_at = excluded.next_lapse_at
+            """, logger: logger)
+    }
+
+    public func dueLapses(at now: Date, limit: Int) async throws -> [DueLapse] {
+        try await read(on: .work) { connection in
+            try await connection.rows(
+                """
+                SELECT app_id, app_user_id, next_lapse_at FROM entitlement_states
+                WHERE next_lapse_at <= \(StoredTime.ms(now)) ORDER BY next_lapse_at LIMIT \(limit)
+                """, logger: self.logger
+            ).map {
+                DueLapse(
+                    appId: try $0.value("app_id", as: String.self), appUserId: try $0.value("app_user_id", as: String.self),
+                    due: StoredTime.date(try $0.value("next_lapse_at", as: Int64.self)))
+            }
         }
     }
 

@@ -36,6 +36,7 @@ enum SQLiteMigrations {
         ("M0028_AdminTokens", m0028AdminTokens),
         ("M0029_AppTransactions", m0029AppTransactions),
         ("M0030_PriceIncreases", m0030PriceIncreases),
+        ("M0031_EntitlementLapses", m0031EntitlementLapses),
     ]
 
     static var migrator: DatabaseMigrator {

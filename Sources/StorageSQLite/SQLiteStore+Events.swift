@@ -64,7 +64,24 @@ extension SQLiteStore: EventStore {
         // The batch's events, then the entitlement events they cause (appended as each
         // subscriber's entitlements are first built).
         var queue = batch.events[...]
+        /// The subscriber's view once per batch, assembled with the first of their events as
+        /// the trigger; the entitlement events it causes join the queue.
+        func assemble(_ event: SubscriberEvent, always: Bool) throws {
+            guard entitlements[event.appUserId] == nil else { return }
+            let rows = try subscriberRows(db, appId: event.appId, appUserId: event.appUserId, catalog: batch.catalog, now: now)
+            let assembly = SubscriberAssembly(rows, now: now, trigger: event)
+            if let states = assembly.changedStates ?? (always ? rows.entitlementStates : nil) {
+                try storeEntitlementStates(db, appId: event.appId, appUserId: event.appUserId, states: states, now: now)
+            }
+            entitlements[event.appUserId] = assembly.view
+            queue.append(contentsOf: assembly.events)
+        }
         while var event = queue.popFirst() {
+            if batch.unrecorded.contains(event.id) {
+                // Its states are stored even unchanged, so the next lapse moves on.
+                try assemble(event, always: true)
+                continue
+            }
             guard try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM events WHERE id = ?"), arguments: [event.id]) == nil else { continue }
             guard
                 let cursor = try Int64.fetchOne(
@@ -83,15 +100,7 @@ extension SQLiteStore: EventStore {
                             """), arguments: [event.appId, event.appUserId])
             else { throw StorageConflict("event counters of \(event.appId) returned no row") }
             event.sequence = sequence
-            if entitlements[event.appUserId] == nil {
-                let rows = try subscriberRows(db, appId: event.appId, appUserId: event.appUserId, catalog: batch.catalog, now: now)
-                let assembly = SubscriberAssembly(rows, now: now, trigger: event)
-                if let states = assembly.changedStates {
-                    try storeEntitlementStates(db, appId: event.appId, appUserId: event.appUserId, states: states, now: now)
-                }
-                entitlements[event.appUserId] = assembly.view
-                queue.append(contentsOf: assembly.events)
-            }
+            try assemble(event, always: false)
             event.entitlements = entitlements[event.appUserId]
             try db.cachedStatement(
                 sql: """
@@ -110,10 +119,25 @@ extension SQLiteStore: EventStore {
     static func storeEntitlementStates(_ db: Database, appId: String, appUserId: String, states: [String: EntitlementState], now: Date) throws {
         try db.cachedStatement(
             sql: """
-                INSERT INTO entitlement_states (app_id, app_user_id, body, updated_at) VALUES (?, ?, ?, ?)
-                ON CONFLICT (app_id, app_user_id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at
+                INSERT INTO entitlement_states (app_id, app_user_id, body, updated_at, next_lapse_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (app_id, app_user_id) DO UPDATE
+                SET body = excluded.body, updated_at = excluded.updated_at, next_lapse_at = excluded.next_lapse_at
                 """
-        ).execute(arguments: [appId, appUserId, StoredJSON.encode(states), StoredTime.ms(now)])
+        ).execute(arguments: [
+            appId, appUserId, StoredJSON.encode(states), StoredTime.ms(now), StoredTime.ms(EntitlementState.nextLapse(states, after: now)),
+        ])
+    }
+
+    public func dueLapses(at now: Date, limit: Int) async throws -> [DueLapse] {
+        try await read { db in
+            try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT app_id, app_user_id, next_lapse_at FROM entitlement_states
+                        WHERE next_lapse_at <= ? ORDER BY next_lapse_at LIMIT ?
+                        """), arguments: [StoredTime.ms(now), limit]
+            ).map { DueLapse(appId: $0["app_id"], appUserId: $0["app_user_id"], due: StoredTime.date($0["next_lapse_at"] as Int64)) }
+        }
     }
 
     static func entitlementStates(_ db: Database, appId: String, appUserId: String) throws -> [String: EntitlementState] {

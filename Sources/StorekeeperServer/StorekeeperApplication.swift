@@ -35,6 +35,11 @@ public enum StorekeeperApplication {
         if configuration.runWorkers, let gapFill = makeGapFill(context: context) { background.append(gapFill) }
         if configuration.runWorkers {
             background.append(EventRetention(store: store, retentionDays: configuration.eventRetentionDays, logger: logger, now: now))
+            if configuration.lapseSweepSeconds > 0 {
+                background.append(
+                    EntitlementLapses(
+                        record: RecordLapses(store: store), intervalSeconds: configuration.lapseSweepSeconds, logger: logger, now: now))
+            }
         }
         // Every process calls Apple (the API's own OCSP while a purchase is posted, too). First:
         // services stop in reverse order, so its last flush follows the workers' last call.

@@ -78,6 +78,9 @@ public final class LocalStack: Sendable {
         c.maxWaitSeconds = TestWait.seconds
         // The suite's receivers listen on loopback; the destination tests turn this off.
         c.webhooks.allowPrivateDestinations = true
+        // The simulator's months pass in minutes: a sweep on the wall clock's timer would add
+        // events at moments no test chooses. The lapse tests call the sweep at instants of their own.
+        c.lapseSweepSeconds = 0
         if serverAPI { for index in c.apps.indices { c.apps[index].serverAPI = .generated() } }
         return c
     }

@@ -57,7 +57,7 @@ struct ConfigurationTests {
         "retry.jitter": .double(0.1), "flagAfterSeconds": .double(600), "excludeOldTransactions": .bool(true),
         "bindingPolicy": .string("transfer"), "maxBodyBytes": .int(4096), "maxWaitSeconds": .double(5),
         "idleTimeoutSeconds": .double(11), "requestTimeoutSeconds": .double(22), "maxConnections": .int(100),
-        "shutdownGraceSeconds": .double(4), "eventRetentionDays": .double(7), "webhooks.timeoutSeconds": .double(3),
+        "shutdownGraceSeconds": .double(4), "eventRetentionDays": .double(7), "lapseSweepSeconds": .double(45), "webhooks.timeoutSeconds": .double(3),
         "webhooks.retrySchedule.delays": .doubleArray([1, 2.5, 60]), "webhooks.retrySchedule.maximumAge": .double(1000),
         "webhooks.retrySchedule.jitter": .double(0.3), "webhooks.retrySchedule.maximumRetryAfter": .double(500),
         "webhooks.allowPrivateDestinations": .bool(true), "webhooks.allowedDestinationNetworks": .stringArray(["10.0.0.0/8", "fd00::/8"]),

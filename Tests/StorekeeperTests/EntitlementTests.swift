@@ -1,12 +1,15 @@
 import AppStoreSimulator
 import Foundation
+import Logging
 import NIOHTTP1
 import Persistence
+import StorekeeperCore
 import StorekeeperDomain
-import StorekeeperServer
 import StorekeeperTesting
 import TestFixtures
 import Testing
+
+@testable import StorekeeperServer
 
 /// Named entitlements over real HTTP with the simulator: what a purchase unlocks, as the
 /// subscriber answer, the event feed and a webhook say it, and the admin routes that define them.
@@ -110,6 +113,28 @@ struct EntitlementTests {
             #expect(try await http.send(.DELETE, "\(base)/vip", headers: admin(stack)).status == 204)
             #expect(try await http.send(.DELETE, "\(base)/vip", headers: admin(stack)).status == 404)
             #expect(try await http.send(.GET, "/v1/admin/apps/nope/entitlements", headers: admin(stack)).status == 404)
+        }
+    }
+
+    @Test("a grant's end passes in silence: the lapse sweep tells entitlement_expired at once, in the feed and the answer")
+    func lapseSweep() async throws {
+        try await withStack { stack in
+            stack.clock.freeze()
+            defer { stack.clock.thaw() }
+            let body = #"{"entitlementId":"pro","duration":"P1D","actor":"support@example.com","reason":"a day on us"}"#
+            let created = try await stack.api.http.send(
+                .POST, "/v1/admin/apps/demo/subscribers/lena/promotional-grants", headers: admin(stack), body: Data(body.utf8))
+            #expect(created.status == 201, "\(created.text)")
+            let sweep = EntitlementLapses(
+                record: RecordLapses(store: stack.store), intervalSeconds: 30, logger: Logger(label: "test"), now: stack.clock.now)
+            #expect(try await sweep.sweep(at: stack.clock.now()) == 0, "a day to go")
+
+            stack.clock.advance(by: 86_400 + 30)
+            #expect(try await sweep.sweep(at: stack.clock.now()) == 1)
+            let expired = try await stack.api.events("?types=entitlement_expired").map(\.event).filter { $0.appUserId == "lena" }
+            #expect(expired.count == 1 && expired.first?.details?.entitlementId == "pro")
+            #expect(try await stack.api.subscriber("lena").entitlements["pro"]?.isActive == false)
+            #expect(try await sweep.sweep(at: stack.clock.now()) == 0, "told once")
         }
     }
 

@@ -15,6 +15,16 @@ public struct EntitlementState: Codable, Hashable, Sendable {
     public var billingIssueDetectedAt: Date?
     /// When auto-renew was first seen off, while it stays off.
     public var unsubscribeDetectedAt: Date?
+    /// While active, when access ends by time alone if nothing more is heard (the period's end,
+    /// or the grace period's); nil for access without an end. The lapse sweep tells
+    /// `entitlement_expired` from it when Apple stays silent about a subscription, a non-renewing
+    /// period runs out or a promotional grant ends: nobody else would.
+    public var lapsesAt: Date? = nil
+
+    /// The first instant after `now` at which one of `states` lapses.
+    public static func nextLapse(_ states: [String: EntitlementState], after now: Date) -> Date? {
+        states.values.compactMap(\.lapsesAt).filter { $0 > now }.min()
+    }
 }
 
 /// The entitlement events of one change of a subscriber's purchases, decided from the states
@@ -81,7 +91,8 @@ public enum EntitlementChanges {
                 billingIssue: current.billingIssue,
                 unsubscribed: current.unsubscribed,
                 billingIssueDetectedAt: current.billingIssue ? (previous?.billingIssueDetectedAt ?? now) : nil,
-                unsubscribeDetectedAt: current.unsubscribed ? (previous?.unsubscribeDetectedAt ?? now) : nil)
+                unsubscribeDetectedAt: current.unsubscribed ? (previous?.unsubscribeDetectedAt ?? now) : nil,
+                lapsesAt: current.isActive ? (current.gracePeriodExpiresAt ?? current.expiresAt) : nil)
         }
         return Outcome(events: events, states: states)
     }

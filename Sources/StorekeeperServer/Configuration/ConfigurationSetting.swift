@@ -151,6 +151,7 @@ public struct ConfigurationSetting: Sendable {
         .int("maxConnections") { $0.maxConnections = $1 },
         .double("shutdownGraceSeconds") { $0.shutdownGraceSeconds = $1 },
         .double("eventRetentionDays") { $0.eventRetentionDays = $1 },
+        .double("lapseSweepSeconds") { $0.lapseSweepSeconds = $1 },
         .double("webhooks.timeoutSeconds") { $0.webhooks.timeoutSeconds = $1 },
         .doubles("webhooks.retrySchedule.delays") { $0.webhooks.retrySchedule.delays = $1 },
         .double("webhooks.retrySchedule.maximumAge") { $0.webhooks.retrySchedule.maximumAge = $1 },

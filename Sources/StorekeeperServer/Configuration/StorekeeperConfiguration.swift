@@ -86,6 +86,9 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
     public var webhooks = WebhookSettings()
     /// Events older than this are deleted (hourly), unless a delivery still needs them.
     public var eventRetentionDays: Double = 30
+    /// How often the lapse sweep tells the entitlements whose end has come (docs/ENTITLEMENTS.md,
+    /// "Time that passes"); 0 turns it off (a deployment whose other processes sweep).
+    public var lapseSweepSeconds: Double = 30
     /// When Apple counts as down, and how it is probed meanwhile.
     public var appleHealth = AppleHealthSettings()
     /// The operators' console at /console: operator accounts and session length (docs/CONSOLE.md).
@@ -100,7 +103,7 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
             adminKeyGuessesPerSecond, offerSignaturesPerUserPerDay
         case notificationGapFill
         case idleTimeoutSeconds, requestTimeoutSeconds, maxConnections, shutdownGraceSeconds, webhooks
-        case eventRetentionDays, appleHealth, console
+        case eventRetentionDays, lapseSweepSeconds, appleHealth, console
     }
 
     /// Every problem, each naming its key (`apps[1].apiKey: …`). Empty when valid.
@@ -137,6 +140,7 @@ public struct StorekeeperConfiguration: Encodable, Sendable {
         if !(webhooks.timeoutSeconds > 0) { problems.append("webhooks.timeoutSeconds: must be positive") }
         if !(webhooks.heldRecheckSeconds > 0) { problems.append("webhooks.heldRecheckSeconds: must be positive") }
         if !(eventRetentionDays > 0) { problems.append("eventRetentionDays: must be positive") }
+        if !(0...3_600).contains(lapseSweepSeconds) { problems.append("lapseSweepSeconds: 0 (off) to 3600") }
         problems += appleHealth.problems
         problems += console.problems
         let schedule = webhooks.retrySchedule
