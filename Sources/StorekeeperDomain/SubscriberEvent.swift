@@ -88,6 +88,12 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
     public static let entitlementBillingIssue = EventType(rawValue: "entitlement_billing_issue")
     /// It no longer gives access (lapsed, or billing retry after the grace period).
     public static let entitlementExpired = EventType(rawValue: "entitlement_expired")
+    /// A grace period behind an entitlement ran out with the renewal still failing: access ends
+    /// (`entitlement_expired` alongside it; `details.gracePeriodExpiresDate` the instant).
+    public static let gracePeriodExpired = EventType(rawValue: "grace_period_expired")
+    /// A promotional grant reached its end (`details.grantId`, `details.expiresDate`); its
+    /// entitlement's `entitlement_expired` alongside it unless something else still grants it.
+    public static let promotionalGrantExpired = EventType(rawValue: "promotional_grant_expired")
     /// Every purchase behind it was refunded, revoked or moved to another user.
     public static let entitlementRevoked = EventType(rawValue: "entitlement_revoked")
     /// An operator granted an entitlement (`details.entitlementId`, `details.grantId`) until
@@ -109,7 +115,8 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
         .consumablePurchase, .creditsSpent,
         .nonConsumablePurchase, .ownershipConflict, .transfer, .verificationInvalid, .provisionalAccessGranted,
         .provisionalAccessRemoved, .consentRescinded, .appleDown, .appleRecovered, .entitlementGranted, .entitlementRenewed,
-        .entitlementBillingIssue, .entitlementExpired, .entitlementRevoked, .promotionalGrant, .promotionalGrantRevoked, .accessSuspended,
+        .entitlementBillingIssue, .entitlementExpired, .gracePeriodExpired, .entitlementRevoked, .promotionalGrant, .promotionalGrantRevoked,
+        .promotionalGrantExpired, .accessSuspended,
         .accessRestored, .test,
     ]
 }

@@ -24,35 +24,49 @@ extension StorageConformanceTests {
             Issue.record("not granted: \(granted)")
             return
         }
-        // Alice's monthly subscription, auto-renew on; Apple says nothing more.
+        /// A monthly subscription Apple tells once, at `now`, and then says nothing more about.
+        func subscribe(_ user: String, _ id: String, expires: Date, graceUntil: Date? = nil, now: Date) async throws {
+            var purchase = PurchaseEvidence.Purchase(transactionId: id, originalTransactionId: id, productId: "monthly", purchaseDate: t0)
+            purchase.expiresDate = expires
+            let submitted = try await SubmitEvidence(store: store)(submission(user: user, receipt: "lapse-\(id)"), now: now)
+            let leased = try #require(try await lease(store, at: now).first { $0.jobId == submitted.verification.jobId })
+            _ = try await VerificationOutcomes(store: store).completeVerified(
+                leased, verificationId: submitted.verification.id,
+                evidence: PurchaseEvidence(
+                    source: .notification, bundleId: "com.example", environment: "sandbox", purchases: [purchase],
+                    renewals: [
+                        id: .init(
+                            autoRenewEnabled: true, autoRenewProductId: "monthly", inBillingRetry: graceUntil != nil,
+                            gracePeriodExpiresDate: graceUntil, expirationIntent: nil, signedAt: now)
+                    ]),
+                report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil), request: request, now: now)
+        }
+        // Alice's renews in a month; Carol's renewal failed a day in, and her grace runs 2 days more.
         let renewsAt = t0.addingTimeInterval(30 * 86_400)
-        var purchase = PurchaseEvidence.Purchase(transactionId: "l1", originalTransactionId: "l1", productId: "monthly", purchaseDate: t0)
-        purchase.expiresDate = renewsAt
-        let submitted = try await SubmitEvidence(store: store)(submission(receipt: "lapse"), now: t0)
-        let leased = try #require(try await lease(store, at: t0).first { $0.jobId == submitted.verification.jobId })
-        _ = try await VerificationOutcomes(store: store).completeVerified(
-            leased, verificationId: submitted.verification.id,
-            evidence: PurchaseEvidence(
-                source: .notification, bundleId: "com.example", environment: "sandbox", purchases: [purchase],
-                renewals: [
-                    "l1": .init(
-                        autoRenewEnabled: true, autoRenewProductId: "monthly", inBillingRetry: false, gracePeriodExpiresDate: nil,
-                        expirationIntent: nil, signedAt: t0)
-                ]),
-            report: AttemptReport(statuses: [0], environment: "sandbox", reason: nil), request: request, now: t0)
+        try await subscribe("alice", "l1", expires: renewsAt, now: t0)
+        let graceEnd = t0.addingTimeInterval(3 * 86_400)
+        try await subscribe("carol", "l2", expires: t0.addingTimeInterval(86_400), graceUntil: graceEnd, now: t0.addingTimeInterval(90_000))
 
         let sweep = RecordLapses(store: store)
         func expired() async throws -> [SubscriberEvent] {
             try await store.events(appId: "app", after: 0, types: [.entitlementExpired], limit: 100).map(\.event)
         }
-        #expect(try await sweep(now: t0.addingTimeInterval(86_400), limit: 10) == 0, "nothing is due before its end")
+        #expect(try await sweep(now: t0.addingTimeInterval(90_000), limit: 10) == 0, "nothing is due before its end")
         #expect(try await expired().isEmpty)
+
+        // Carol's grace period runs out with the renewal still failing.
+        #expect(try await sweep(now: graceEnd.addingTimeInterval(5), limit: 10) == 1)
+        let carol = try await store.events(appId: "app", after: 0, types: [.entitlementExpired, .gracePeriodExpired], limit: 10).map(\.event)
+        #expect(carol.map(\.type) == [.entitlementExpired, .gracePeriodExpired] && carol.allSatisfy { $0.appUserId == "carol" })
+        #expect(carol.last?.details?.gracePeriodExpiresDate == graceEnd && carol.allSatisfy { $0.occurredAt == graceEnd })
 
         // A week on, Bob's grant has ended: one event, dated at the grant's end, recorded now.
         let weekOn = t0.addingTimeInterval(7 * 86_400 + 20)
         #expect(try await sweep(now: weekOn, limit: 10) == 1)
-        let bob = try await expired()
-        #expect(bob.map(\.appUserId) == ["bob"] && bob.first?.details?.grantId == grant.id && bob.first?.details?.entitlementId == "pro")
+        let bob = try await expired().filter { $0.appUserId == "bob" }
+        #expect(bob.count == 1 && bob.first?.details?.grantId == grant.id && bob.first?.details?.entitlementId == "pro")
+        let grantEnded = try await store.events(appId: "app", after: 0, types: [.promotionalGrantExpired], limit: 10).map(\.event)
+        #expect(grantEnded.map(\.appUserId) == ["bob"] && grantEnded.first?.details?.grantId == grant.id)
         #expect(bob.first?.occurredAt == grant.expiresAt && bob.first?.recordedAt == weekOn)
         #expect(bob.first?.entitlements?.entitlements["pro"]?.isActive == false, "the event carries the view at its instant")
         #expect(try await sweep(now: weekOn.addingTimeInterval(1), limit: 10) == 0, "told once: nothing is due any more")

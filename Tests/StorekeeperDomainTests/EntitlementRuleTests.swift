@@ -308,7 +308,7 @@ struct EntitlementChangesTests {
         #expect(again.events.isEmpty && again.states == first.states)
     }
 
-    @Test("a later end while active is a renewal; a billing issue is told once with the instant it was first seen; then expiry")
+    @Test("a later end while active is a renewal; a billing issue is told once with the instant it was first seen; then expiry, and the grace period's end")
     func renewalBillingExpiry() {
         let granted = Self.run([:], Self.entitlements(expires: 30 * Self.day, at: Self.day)).states
         let renewed = Self.run(granted, Self.entitlements(expires: 60 * Self.day, at: 31 * Self.day))
@@ -320,7 +320,10 @@ struct EntitlementChangesTests {
         let stillGrace = Self.run(grace.states, Self.entitlements(expires: 60 * Self.day, at: 62 * Self.day, retry: true, grace: 66 * Self.day))
         #expect(stillGrace.events.isEmpty && stillGrace.states["pro"]?.billingIssueDetectedAt == Self.t0.addingTimeInterval(5))
         let lapsed = Self.run(stillGrace.states, Self.entitlements(expires: 60 * Self.day, at: 67 * Self.day, retry: true, grace: 66 * Self.day))
-        #expect(lapsed.events.map(\.type) == [.entitlementExpired, .entitlementExpired])
+        // The grace period ran out with the renewal still failing: said as such beside the expiry.
+        #expect(lapsed.events.map(\.type) == [.entitlementExpired, .gracePeriodExpired, .entitlementExpired, .gracePeriodExpired])
+        #expect(lapsed.events.last?.details?.gracePeriodExpiresDate == Self.t0.addingTimeInterval(66 * Self.day))
+        #expect(lapsed.states["pro"]?.lapsesAt == nil && grace.states["pro"]?.lapsesAt == Self.t0.addingTimeInterval(66 * Self.day))
     }
 
     @Test("gone entirely (refunded) is a revocation; a definition removed is forgotten without an event")

@@ -85,7 +85,18 @@ public enum EntitlementChanges {
                 events.append(event(.entitlementRenewed, id, current, previous))
             }
             if current.billingIssue && previous?.billingIssue != true { events.append(event(.entitlementBillingIssue, id, current, previous)) }
-            if !current.isActive && wasActive { events.append(event(.entitlementExpired, id, current, previous)) }
+            if !current.isActive && wasActive {
+                events.append(event(.entitlementExpired, id, current, previous))
+                // What ran out, where it was a grace period or an operator's grant.
+                if let previous, previous.billingIssue, let graceEnd = previous.lapsesAt, previous.expiresAt.map({ graceEnd > $0 }) ?? false {
+                    var ended = event(.gracePeriodExpired, id, current, previous)
+                    ended.details?.gracePeriodExpiresDate = graceEnd
+                    events.append(ended)
+                }
+                if current.source == .promotional, let grantId = current.grantId, previous?.grantId == grantId {
+                    events.append(event(.promotionalGrantExpired, id, current, previous))
+                }
+            }
             states[id] = EntitlementState(
                 isActive: current.isActive, expiresAt: current.expiresAt, transactionId: current.transactionId, grantId: current.grantId,
                 billingIssue: current.billingIssue,
