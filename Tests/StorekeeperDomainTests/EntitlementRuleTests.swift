@@ -308,7 +308,7 @@ struct EntitlementChangesTests {
         #expect(again.events.isEmpty && again.states == first.states)
     }
 
-    @Test("a later end while active is a renewal; a billing issue is told once with the instant it was first seen; then expiry, and the grace period's end")
+    @Test("a later end is a renewal; a billing issue is told once with the instant first seen; then expiry, and the grace period's end")
     func renewalBillingExpiry() {
         let granted = Self.run([:], Self.entitlements(expires: 30 * Self.day, at: Self.day)).states
         let renewed = Self.run(granted, Self.entitlements(expires: 60 * Self.day, at: 31 * Self.day))
