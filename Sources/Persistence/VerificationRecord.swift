@@ -189,12 +189,56 @@ public struct LedgerQuery: Sendable {
     public var environment: String
     public var from: Date
     public var to: Date
+    /// Entries after this one in the ledger's order (purchase date, transaction id, event).
+    public var after: LedgerPosition?
+    /// At most this many; nil for all (the figures computed over a range).
+    public var limit: Int?
 
-    public init(appId: String, environment: String, from: Date, to: Date) {
+    public init(appId: String, environment: String, from: Date, to: Date, after: LedgerPosition? = nil, limit: Int? = nil) {
         self.appId = appId
         self.environment = environment
         self.from = from
         self.to = to
+        self.after = after
+        self.limit = limit
+    }
+}
+
+/// Where an entry stands in the ledger's order: its purchase date, transaction id and event,
+/// which are unique together, so a page ends at an entry and the next starts after it however
+/// many entries are added meanwhile (a keyset, not an offset).
+public struct LedgerPosition: Sendable, Hashable {
+    public var purchaseDate: Date
+    public var transactionId: String
+    public var event: LedgerEntry.Event
+
+    public init(purchaseDate: Date, transactionId: String, event: LedgerEntry.Event) {
+        self.purchaseDate = purchaseDate
+        self.transactionId = transactionId
+        self.event = event
+    }
+
+    public init(_ entry: LedgerEntry) {
+        self.init(purchaseDate: entry.purchaseDate, transactionId: entry.transactionId, event: entry.event)
+    }
+
+    /// Opaque to a reader: base64url of the three, a line each.
+    public var token: String {
+        Data("\(StoredTime.ms(purchaseDate))\n\(event.rawValue)\n\(transactionId)".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Nil for anything `token` did not write.
+    public init?(token: String) {
+        guard token.utf8.count <= 1_024 else { return nil }
+        var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else { return nil }
+        let parts = text.split(separator: "\n", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, let ms = Int64(parts[0]), let event = LedgerEntry.Event(rawValue: String(parts[1])), !parts[2].isEmpty else {
+            return nil
+        }
+        self.init(purchaseDate: StoredTime.date(ms), transactionId: String(parts[2]), event: event)
     }
 }
 

@@ -303,12 +303,18 @@ extension PostgresStore {
     }
 
     public func ledger(_ query: LedgerQuery) async throws -> [LedgerEntry] {
-        try await read { connection in
+        // Without a position or a limit, the bounds stand in for them (a position before every
+        // entry, no limit), so there is one statement.
+        let position = query.after ?? LedgerPosition(purchaseDate: query.from, transactionId: "", event: .purchase)
+        let afterDate = query.after == nil ? Int64.min : StoredTime.ms(position.purchaseDate)
+        let limit = query.limit.map(Int64.init) ?? Int64.max
+        return try await read { connection in
             try await connection.rows(
                 """
                 SELECT * FROM ledger WHERE app_id = \(query.appId) AND environment = \(query.environment)
                   AND purchase_date >= \(StoredTime.ms(query.from)) AND purchase_date < \(StoredTime.ms(query.to))
-                ORDER BY purchase_date, id
+                  AND (purchase_date, transaction_id, event) > (\(afterDate), \(position.transactionId), \(position.event.rawValue))
+                ORDER BY purchase_date, transaction_id, event LIMIT \(limit)
                 """, logger: self.logger
             ).map(Self.ledgerEntry(from:))
         }

@@ -311,12 +311,23 @@ extension SQLiteStore {
 
     public func ledger(_ query: LedgerQuery) async throws -> [LedgerEntry] {
         try await read { db in
-            try Row.fetchAll(
+            var arguments: StatementArguments = [query.appId, query.environment, StoredTime.ms(query.from), StoredTime.ms(query.to)]
+            var after = ""
+            if let position = query.after {
+                after = "AND (purchase_date, transaction_id, event) > (?, ?, ?)"
+                arguments += [StoredTime.ms(position.purchaseDate), position.transactionId, position.event.rawValue]
+            }
+            var limit = ""
+            if let count = query.limit {
+                limit = "LIMIT ?"
+                arguments += [count]
+            }
+            return try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
-                        SELECT * FROM ledger WHERE app_id = ? AND environment = ? AND purchase_date >= ? AND purchase_date < ?
-                        ORDER BY purchase_date, id
-                        """), arguments: [query.appId, query.environment, StoredTime.ms(query.from), StoredTime.ms(query.to)]
+                        SELECT * FROM ledger WHERE app_id = ? AND environment = ? AND purchase_date >= ? AND purchase_date < ? \(after)
+                        ORDER BY purchase_date, transaction_id, event \(limit)
+                        """), arguments: arguments
             ).map(Self.ledgerEntry(from:))
         }
     }

@@ -213,7 +213,8 @@ struct StorageConformanceTests {
         try await grantSigned(store, [refunded], tag: "i3", signedAt: t0.addingTimeInterval(61))
         let ledger = try await store.ledger(LedgerQuery(appId: "app", environment: "sandbox", from: .distantPast, to: .distantFuture))
         #expect(
-            ledger.map { "\($0.transactionId) \($0.event.rawValue) \($0.imported)" } == ["1 purchase true", "2 purchase false", "1 refund false"])
+            ledger.map { "\($0.transactionId) \($0.event.rawValue) \($0.imported)" } == ["1 purchase true", "1 refund false", "2 purchase false"],
+            "a purchase date's rows by transaction id, then event")
     }
 
     @Test(

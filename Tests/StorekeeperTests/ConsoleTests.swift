@@ -515,6 +515,25 @@ struct ConsoleTests {
             }
             #expect(try await admin.get("/console/apps/demo/ledger?from=2026-02-01&to=2026-01-01").status == 400)
 
+            // A page at a time: each page's cursor leads to the next, the last has none.
+            let whole = try await stack.api.http.send(.GET, "/v1/admin/apps/demo/ledger", headers: adminHeaders)
+            let all = try #require(whole.json["entries"] as? [[String: Any]]).compactMap { $0["transactionId"] as? String }
+            #expect(all.count == 2 && whole.json["nextCursor"] == nil)
+            var paged: [String] = []
+            var after = ""
+            for _ in 0..<3 {
+                let page = try await stack.api.http.send(.GET, "/v1/admin/apps/demo/ledger?limit=1\(after)", headers: adminHeaders)
+                #expect(page.status == 200, "\(page.text)")
+                paged += (page.json["entries"] as? [[String: Any]] ?? []).compactMap { $0["transactionId"] as? String }
+                guard let cursor = page.json["nextCursor"] as? String else { break }
+                after = "&after=\(cursor)"
+            }
+            #expect(paged == all, "pages in order, each entry once")
+            for bad in ["after=not-a-cursor", "after=", "limit=0", "limit=1001"] {
+                let refused = try await stack.api.http.send(.GET, "/v1/admin/apps/demo/ledger?\(bad)", headers: adminHeaders)
+                #expect(refused.status == 400 && (refused.json["error"] as? [String: Any])?["code"] as? String == "invalid_request", "\(bad)")
+            }
+
             var health = try await admin.get("/console/health")
             #expect(health.status == 200 && health.text.contains("data-state=\"verified\">2</dd>"), "\(health.text)")
             #expect(health.text.contains("<p>No outage.</p>"))

@@ -90,13 +90,7 @@ extension ConsoleController {
     /// The ledger of the range as the admin API gives it (`format=csv|json`), as a download.
     private func ledgerDownload(_ request: Request, _ ctx: ConsoleRequestContext, format: String) async throws -> Response {
         let app = try context.app(id: try ctx.parameters.decoded("app"))
-        let entries = try await context.useCases.purchases.ledger(try LedgerController.ledgerQuery(QueryInput(request), appId: app.id))
-        var response =
-            format == "csv"
-            ? Response(
-                status: .ok, headers: [.contentType: "text/csv; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(string: LedgerCSV.render(entries))))
-            : try StorekeeperJSON.response(["entries": entries])
+        var response = try await LedgerController.ledger(request, app: app, format: format, context: context)
         response.headers[.contentDisposition] = "attachment; filename=\"ledger-\(ConsoleFormat.pathSegment(app.id)).\(format)\""
         response.headers[.cacheControl] = "no-store"
         return response

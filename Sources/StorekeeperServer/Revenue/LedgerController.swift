@@ -19,7 +19,7 @@ struct LedgerController {
         }
         admin.get("apps/:app/ledger") { request, ctx in
             let app = try context.app(id: try ctx.parameters.decoded("app"))
-            return try await ledger(request, app: app)
+            return try await Self.ledger(request, app: app, context: context)
         }
     }
 
@@ -51,20 +51,54 @@ struct LedgerController {
         return LedgerQuery(appId: appId, environment: environment, from: from, to: to)
     }
 
-    private func ledger(_ request: Request, app: AppConfiguration) async throws -> Response {
+    /// Most entries one JSON page holds, and what one holds unless asked for fewer.
+    static let maximumPage = 1_000
+    /// The CSV export's read size: the rows of the whole range are written as they are read, a
+    /// page at a time, so a month of a million rows never sits in memory.
+    static let exportPage = 1_000
+
+    struct Page: Encodable {
+        var entries: [LedgerEntry]
+        /// Pass as `after` for the next page; absent on the last.
+        var nextCursor: String?
+    }
+
+    /// The API's answer, and the console's downloads (`format` from their path): a page of JSON
+    /// (`limit`, `after`), or the whole range as CSV, streamed.
+    static func ledger(_ request: Request, app: AppConfiguration, format: String? = nil, context: ServerContext) async throws -> Response {
         let query = QueryInput(request)
-        let ledgerQuery = try Self.ledgerQuery(query, appId: app.id)
-        let format = try query.oneOf("format", ["json", "csv"]) ?? "json"
-        let entries = try await context.useCases.purchases.ledger(ledgerQuery)
+        var ledgerQuery = try Self.ledgerQuery(query, appId: app.id)
+        let format = try format ?? query.oneOf("format", ["json", "csv"]) ?? "json"
+        if let token = query.string("after") {
+            guard let position = LedgerPosition(token: token) else {
+                throw StorekeeperError(.invalidRequest, "after: a nextCursor this server gave")
+            }
+            ledgerQuery.after = position
+        }
+        let purchases = context.useCases.purchases
         switch format {
-        case "json":
-            return try StorekeeperJSON.response(["entries": entries])
         case "csv":
+            let first = ledgerQuery
             return Response(
                 status: .ok, headers: [.contentType: "text/csv; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(string: LedgerCSV.render(entries))))
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: LedgerCSV.headerLine))
+                    var page = first
+                    page.limit = Self.exportPage
+                    while true {
+                        let entries = try await purchases.ledger(page)
+                        if !entries.isEmpty { try await writer.write(ByteBuffer(string: LedgerCSV.lines(entries))) }
+                        guard entries.count == Self.exportPage, let last = entries.last else { break }
+                        page.after = LedgerPosition(last)
+                    }
+                    try await writer.finish(nil)
+                })
         default:
-            throw StorekeeperError(.invalidRequest, "format must be 'json' or 'csv'")
+            let limit = try query.integer("limit", in: 1...Self.maximumPage) ?? Self.maximumPage
+            ledgerQuery.limit = limit
+            let entries = try await purchases.ledger(ledgerQuery)
+            let next = entries.count == limit ? entries.last.map { LedgerPosition($0).token } : nil
+            return try StorekeeperJSON.response(Page(entries: entries, nextCursor: next))
         }
     }
 }
@@ -77,10 +111,15 @@ enum LedgerCSV {
         "offer_type", "offer_identifier", "offer_discount_type", "offer_period", "commission_rate", "proceeds_micros",
     ]
 
-    static func render(_ entries: [LedgerEntry]) -> String {
+    static let headerLine = header.joined(separator: ",") + "\r\n"
+
+    static func render(_ entries: [LedgerEntry]) -> String { headerLine + lines(entries) }
+
+    /// One line per entry, each ending with CRLF.
+    static func lines(_ entries: [LedgerEntry]) -> String {
         let f = ISO8601DateFormatter()
         f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        var lines = [header.joined(separator: ",")]
+        var lines: [String] = []
         for e in entries {
             let identity: [String] = [
                 e.appId, e.appUserId, e.productId, e.productType.rawValue, e.transactionId, e.originalTransactionId, e.environment,
@@ -97,6 +136,6 @@ enum LedgerCSV {
             let fields = identity + money + offer
             lines.append(fields.map(CSVField.quote).joined(separator: ","))
         }
-        return lines.joined(separator: "\r\n") + "\r\n"
+        return lines.map { $0 + "\r\n" }.joined()
     }
 }
