@@ -45,11 +45,11 @@ extension SQLiteStore: JobStore {
     }
 
     public func endAttempt(_ lease: JobLease, _ transition: JobLifecycle.Transition, now: Date) async throws -> Bool {
-        try await write { db in try Self.endAttempt(db, lease, transition, now: now) }
+        try await write(priority: .work) { db in try Self.endAttempt(db, lease, transition, now: now) }
     }
 
     public func releaseJob(_ lease: JobLease, now: Date) async throws -> Bool {
-        try await write { db in
+        try await write(priority: .work) { db in
             let release = JobLifecycle.ending(.released(at: now, reason: releasedReason))
             return try Self.endAttempt(db, lease, release, now: now)
         }

@@ -11,7 +11,7 @@ extension SQLiteStore: LeasedTransactions {
         _ lease: JobLease, verificationId: String, reading query: GrantFactsQuery, now: Date,
         _ decide: @escaping @Sendable (LeasedVerification?, GrantFacts) throws -> LeasedDecision<T>
     ) async throws -> T? {
-        let committed = try await write { db -> LeasedCommit<T>? in
+        let committed = try await write(priority: .work) { db -> LeasedCommit<T>? in
             guard try Self.holdsLease(db, lease) else { return nil }
             let verification = try Row.fetchOne(
                 db.cachedStatement(sql: "SELECT id, app_id, app_user_id, state, hints FROM verifications WHERE id = ?"), arguments: [verificationId]

@@ -201,7 +201,7 @@ extension SQLiteStore: WebhookStore {
     }
 
     public func finishDeliveryAttempt(_ lease: JobLease, _ change: DeliveryChange, now: Date) async throws -> Bool {
-        try await write { db in
+        try await write(priority: .work) { db in
             guard try Self.endAttempt(db, lease, change.job, now: now) else { return false }
             let attempt = change.attempt
             try db.cachedStatement(

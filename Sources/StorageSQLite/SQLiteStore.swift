@@ -47,11 +47,14 @@ public final class SQLiteStore: Sendable {
     }
 
     /// Every write of the port goes through here: one unit of the group commit (one savepoint in
-    /// a transaction shared with whatever else is waiting), traced as one database span.
-    func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    /// a transaction shared with whatever else is waiting), traced as one database span. Workers'
+    /// writes pass `.work`: requests go before them.
+    func write<T: Sendable>(
+        priority: GroupCommitter.Priority = .request, _ work: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
         try await withSpan("sqlite write", ofKind: .client) { span in
             span.attributes["db.system.name"] = "sqlite"
-            return try await committer.write(pool: pool, work)
+            return try await committer.write(pool: pool, priority: priority, work)
         }
     }
 
