@@ -47,7 +47,7 @@ final class GroupCommitter: Sendable {
     /// Told the number of units waiting after each one joins a queue (tests wait on it).
     let enqueued: (@Sendable (Int) -> Void)?
 
-    init(maximumBatch: Int = 256, workBatch: Int = 32, enqueued: (@Sendable (Int) -> Void)? = nil) {
+    init(maximumBatch: Int = 256, workBatch: Int = 8, enqueued: (@Sendable (Int) -> Void)? = nil) {
         self.maximumBatch = maximumBatch
         self.workBatch = min(workBatch, maximumBatch)
         self.enqueued = enqueued
