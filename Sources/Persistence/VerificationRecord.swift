@@ -222,23 +222,15 @@ public struct LedgerPosition: Sendable, Hashable {
         self.init(purchaseDate: entry.purchaseDate, transactionId: entry.transactionId, event: entry.event)
     }
 
-    /// Opaque to a reader: base64url of the three, a line each.
-    public var token: String {
-        Data("\(StoredTime.ms(purchaseDate))\n\(event.rawValue)\n\(transactionId)".utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-    }
+    /// Opaque to a reader (``PageToken``).
+    public var token: String { PageToken.make([String(StoredTime.ms(purchaseDate)), event.rawValue, transactionId]) }
 
     /// Nil for anything `token` did not write.
     public init?(token: String) {
-        guard token.utf8.count <= 1_024 else { return nil }
-        var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else { return nil }
-        let parts = text.split(separator: "\n", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, let ms = Int64(parts[0]), let event = LedgerEntry.Event(rawValue: String(parts[1])), !parts[2].isEmpty else {
+        guard let parts = PageToken.parts(token, count: 3), let ms = Int64(parts[0]), let event = LedgerEntry.Event(rawValue: parts[1]) else {
             return nil
         }
-        self.init(purchaseDate: StoredTime.date(ms), transactionId: String(parts[2]), event: event)
+        self.init(purchaseDate: StoredTime.date(ms), transactionId: parts[2], event: event)
     }
 }
 

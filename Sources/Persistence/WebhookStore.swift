@@ -114,8 +114,8 @@ public protocol WebhookStore: Sendable {
     /// Deletes the endpoint with its deliveries and their attempts; their jobs not running take
     /// `cancel` (a running one finds its delivery gone and completes by itself).
     func deleteEndpoint(appId: String, id: String, cancel: JobLifecycle.Transition, now: Date) async throws -> Bool
-    /// Newest first; only `state` when given.
-    func deliveries(endpointId: String, state: WebhookDelivery.State?, limit: Int) async throws -> [WebhookDelivery]
+    /// Newest first, from after `before` when given; only `state` when given.
+    func deliveries(endpointId: String, state: WebhookDelivery.State?, before: DeliveryPosition?, limit: Int) async throws -> [WebhookDelivery]
     func attempts(deliveryId: String) async throws -> [DeliveryAttempt]
     /// One subscriber's deliveries to the endpoint, the latest event first (`webhook_deliveries_order`).
     func deliveries(endpointId: String, appUserId: String, limit: Int) async throws -> [WebhookDelivery]

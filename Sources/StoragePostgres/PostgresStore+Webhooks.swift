@@ -62,12 +62,17 @@ extension PostgresStore: WebhookStore {
         }
     }
 
-    public func deliveries(endpointId: String, state: WebhookDelivery.State?, limit: Int) async throws -> [WebhookDelivery] {
-        try await read { connection in
+    public func deliveries(
+        endpointId: String, state: WebhookDelivery.State?, before: DeliveryPosition?, limit: Int
+    ) async throws -> [WebhookDelivery] {
+        // Without a position, one after every delivery stands in for it: one statement.
+        let beforeAt = before.map { StoredTime.ms($0.createdAt) } ?? Int64.max
+        return try await read { connection in
             try await connection.rows(
                 """
                 SELECT * FROM webhook_deliveries WHERE endpoint_id = \(endpointId)
                   AND (\(state?.rawValue)::text IS NULL OR state = \(state?.rawValue))
+                  AND (created_at, id) < (\(beforeAt), \(before?.id ?? "\u{10FFFF}"))
                 ORDER BY created_at DESC, id DESC LIMIT \(limit)
                 """, logger: self.logger
             ).map(Self.delivery(from:))

@@ -58,15 +58,20 @@ extension SQLiteStore: WebhookStore {
         }
     }
 
-    public func deliveries(endpointId: String, state: WebhookDelivery.State?, limit: Int) async throws -> [WebhookDelivery] {
+    public func deliveries(
+        endpointId: String, state: WebhookDelivery.State?, before: DeliveryPosition?, limit: Int
+    ) async throws -> [WebhookDelivery] {
         try await read { db in
             try Row.fetchAll(
                 db,
                 sql: """
                     SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND (? IS NULL OR state = ?)
+                      AND (? IS NULL OR (created_at, id) < (?, ?))
                     ORDER BY created_at DESC, id DESC LIMIT ?
                     """,
-                arguments: [endpointId, state?.rawValue, state?.rawValue, limit]
+                arguments: [
+                    endpointId, state?.rawValue, state?.rawValue, before?.id, StoredTime.ms(before?.createdAt), before?.id, limit,
+                ]
             ).map(Self.delivery(from:))
         }
     }

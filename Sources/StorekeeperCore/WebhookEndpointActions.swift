@@ -110,7 +110,7 @@ public struct WebhookEndpointActions: Sendable {
     /// Of an endpoint's latest `limit` deliveries, how many ended (delivered or dead) and how
     /// many of those were delivered: its success rate as an operator reads it.
     public func outcomes(endpointId: String, limit: Int) async throws -> (delivered: Int, ended: Int) {
-        let recent = try await store.deliveries(endpointId: endpointId, state: nil, limit: limit)
+        let recent = try await store.deliveries(endpointId: endpointId, state: nil, before: nil, limit: limit)
         return (recent.count { $0.state == .delivered }, recent.count { $0.state != .pending })
     }
 
@@ -124,10 +124,12 @@ public struct WebhookEndpointActions: Sendable {
         return found
     }
 
-    /// Newest first; only `state` when given.
-    public func deliveries(endpointId: String, state: WebhookDelivery.State?, limit: Int) async throws -> [DeliveryHistory] {
+    /// Newest first, from after `before` when given; only `state` when given.
+    public func deliveries(
+        endpointId: String, state: WebhookDelivery.State?, before: DeliveryPosition? = nil, limit: Int
+    ) async throws -> [DeliveryHistory] {
         var histories: [DeliveryHistory] = []
-        for delivery in try await store.deliveries(endpointId: endpointId, state: state, limit: limit) {
+        for delivery in try await store.deliveries(endpointId: endpointId, state: state, before: before, limit: limit) {
             histories.append(DeliveryHistory(delivery: delivery, attempts: try await store.attempts(deliveryId: delivery.id)))
         }
         return histories

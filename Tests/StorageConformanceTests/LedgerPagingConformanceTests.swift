@@ -48,6 +48,11 @@ extension StorageConformanceTests {
 
         let token = LedgerPosition(try #require(second.last)).token
         #expect(LedgerPosition(token: token) == LedgerPosition(try #require(second.last)), "the cursor survives a round trip")
-        for bad in ["", "x", "MTIz", String(repeating: "A", count: 2_000)] { #expect(LedgerPosition(token: bad) == nil, "\(bad.prefix(8))") }
+        #expect(token.hasSuffix(".purchase.c4"), "the last entry's date, event and transaction id: \(token)")
+        for bad in ["", "x", "12.purchase", "12.sale.c1", "a1.purchase.c1", "12.purchase.", "12.purchase.c\n1", String(repeating: "1", count: 2_000)]
+        {
+            #expect(LedgerPosition(token: bad) == nil, "\(bad.prefix(16))")
+        }
+        #expect(LedgerPosition(token: "12.refund.a.b")?.transactionId == "a.b", "a transaction id may hold dots")
     }
 }

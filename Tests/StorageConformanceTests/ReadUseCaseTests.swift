@@ -119,9 +119,9 @@ struct ReadUseCaseTests {
         #expect(Set(try await actions.endpoints(appId: "app").map(\.id)) == ["a", "p"])
         #expect(try await actions.endpoint(appId: "other", id: "a") == nil)
         let eventId = try await actions.sendTest(to: active, now: t0)
-        let deliveries = try await actions.deliveries(endpointId: "a", state: nil, limit: 10)
+        let deliveries = try await actions.deliveries(endpointId: "a", state: nil, before: nil, limit: 10)
         #expect(deliveries.count == 1 && deliveries.first?.delivery.eventId == eventId && deliveries.first?.attempts.isEmpty == true)
-        #expect(try await actions.deliveries(endpointId: "p", state: nil, limit: 10).isEmpty, "a test goes to the one endpoint asked")
+        #expect(try await actions.deliveries(endpointId: "p", state: nil, before: nil, limit: 10).isEmpty, "a test goes to the one endpoint asked")
         let delivery = try #require(deliveries.first).delivery
         #expect(
             try await actions.skip(endpoint: active, deliveryId: delivery.id, actor: AuditActor(name: "ops", reason: ""), now: t0) == false,

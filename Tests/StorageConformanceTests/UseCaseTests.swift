@@ -82,8 +82,8 @@ struct UseCaseTests {
         try await store.createEndpoint(events)
         _ = try await IngestNotification(store: store)(notification("n", purchase: .none(.noTransaction)), now: t0)
         _ = try await IngestNotification(store: store)(notification("n", purchase: .none(.noTransaction)), now: t0)
-        #expect(try await store.deliveries(endpointId: "fwd", state: nil, limit: 10).count == 1)
-        #expect(try await store.deliveries(endpointId: "events", state: nil, limit: 10).isEmpty)
+        #expect(try await store.deliveries(endpointId: "fwd", state: nil, before: nil, limit: 10).count == 1)
+        #expect(try await store.deliveries(endpointId: "events", state: nil, before: nil, limit: 10).isEmpty)
     }
 }
 

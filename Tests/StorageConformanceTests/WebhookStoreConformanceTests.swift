@@ -51,7 +51,7 @@ struct WebhookStoreConformanceTests {
         try await store.recordEvents(EventBatch(events: [event("e1", "alice")]), now: t0)  // recorded already: nothing
         let leases = try await lease(store, at: t0)
         #expect(leases.count == 3, "one delivery per event for the endpoint without filters")
-        #expect(try await store.deliveries(endpointId: "refunds", state: nil, limit: 10).isEmpty)
+        #expect(try await store.deliveries(endpointId: "refunds", state: nil, before: nil, limit: 10).isEmpty)
 
         var works: [String: DeliveryWork] = [:]
         for lease in leases {
@@ -81,6 +81,18 @@ struct WebhookStoreConformanceTests {
         #expect(try await store.deliveries(endpointId: "all", appUserId: "alice", limit: 10).map(\.sequence) == [2, 1])
         #expect(try await store.deliveries(endpointId: "all", appUserId: "alice", limit: 1).map(\.eventId) == ["e2"])
         #expect(try await store.deliveries(endpointId: "refunds", appUserId: "alice", limit: 10).isEmpty)
+        // The endpoint's list a page at a time, newest first: each page starts after the last read.
+        let listed = try await store.deliveries(endpointId: "all", state: nil, before: nil, limit: 10)
+        #expect(listed.count == 3)
+        var paged: [String] = []
+        var before: DeliveryPosition?
+        while true {
+            let page = try await store.deliveries(endpointId: "all", state: nil, before: before, limit: 2)
+            paged += page.map(\.id)
+            guard page.count == 2, let last = page.last else { break }
+            before = DeliveryPosition(token: DeliveryPosition(createdAt: last.createdAt, id: last.id).token)
+        }
+        #expect(paged == listed.map(\.id), "pages in order, each delivery once")
 
         let outcomes = WebhookDeliveryOutcomes(store: store, schedule: WebhookRetrySchedule(delays: [10], maximumAge: 60, jitter: 0))
         let leaseOf = Dictionary(
@@ -108,7 +120,7 @@ struct WebhookStoreConformanceTests {
         }
         await #expect(throws: StorageConflict.self) { try await store.finishDeliveryAttempt(e2Lease, e2Change(from: .dead), now: t0) }
         #expect(try await store.attempts(deliveryId: e2.delivery.id).isEmpty, "no attempt recorded")
-        #expect(try await store.deliveries(endpointId: "all", state: .pending, limit: 10).contains { $0.id == e2.delivery.id })
+        #expect(try await store.deliveries(endpointId: "all", state: .pending, before: nil, limit: 10).contains { $0.id == e2.delivery.id })
         #expect(try await store.finishDeliveryAttempt(e2Lease, e2Change(from: .pending), now: t0), "the job is still leased")
         #expect(try await store.attempts(deliveryId: e2.delivery.id).map(\.status) == [200])
         #expect(try await store.finishDeliveryAttempt(e2Lease, e2Change(from: .delivered), now: t0) == false, "a lease ends once")
@@ -141,10 +153,10 @@ struct WebhookStoreConformanceTests {
         #expect(try await actions.replay(endpoint: endpoint, deliveryId: nil, actor: AuditActor(name: "ops", reason: ""), now: t0 + 81) == 0)
         let audit = try await store.auditEntries(appId: "app", after: 0, limit: 10).map(\.entry)
         #expect(audit.map(\.action) == ["webhook_replayed"] && audit.first?.actor == "ops" && audit.first?.subject == "all")
-        #expect(try await store.deliveries(endpointId: "all", state: .dead, limit: 10).isEmpty)
+        #expect(try await store.deliveries(endpointId: "all", state: .dead, before: nil, limit: 10).isEmpty)
         #expect(try await lease(store, at: t0 + 80).contains { $0.payload == e3.delivery.id })
         #expect(try await actions.delete(appId: "app", id: "all", now: t0 + 90))
-        #expect(try await store.deliveries(endpointId: "all", state: nil, limit: 10).isEmpty)
+        #expect(try await store.deliveries(endpointId: "all", state: nil, before: nil, limit: 10).isEmpty)
         #expect(try await store.endpoints(appId: "app").map(\.id) == ["refunds"])
     }
 

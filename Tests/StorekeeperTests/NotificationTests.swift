@@ -130,7 +130,7 @@ struct NotificationTests {
                 let endpointId = try #require((created.json["endpoint"] as? [String: Any])?["id"] as? String)
                 #expect(
                     try await stack.whenSettled {
-                        try await stack.store.deliveries(endpointId: endpointId, state: nil, limit: 10).map(\.state) == [.delivered]
+                        try await stack.store.deliveries(endpointId: endpointId, state: nil, before: nil, limit: 10).map(\.state) == [.delivered]
                     })
                 let received = receiver.received
                 #expect(received.count == 1, "forwarded once, though delivered twice by Apple")

@@ -120,6 +120,21 @@ struct WebhookTests {
                 stack.clock.advance(by: 0.5)
             }
             #expect(dead.count == 1, "\(dead)")
+            // The endpoint's list a page at a time: following `nextCursor` reads each delivery once.
+            let base = "/v1/admin/apps/demo/webhooks/\(endpointId)/deliveries"
+            func ids(_ reply: HTTPJSONClient.Reply) -> [String] {
+                (reply.json["deliveries"] as? [[String: Any]] ?? []).compactMap { ($0["delivery"] as? [String: Any])?["id"] as? String }
+            }
+            let everything = ids(try await api.http.send(.GET, base, headers: admin(api)))
+            var paged: [String] = []
+            var cursor: String?
+            repeat {
+                let page = try await api.http.send(.GET, base + "?limit=1" + (cursor.map { "&before=\($0)" } ?? ""), headers: admin(api))
+                paged += ids(page)
+                cursor = page.json["nextCursor"] as? String
+            } while cursor != nil && paged.count <= everything.count
+            #expect(everything.count >= 3 && paged == everything, "\(paged) against \(everything)")
+            #expect(try await api.http.send(.GET, base + "?before=x", headers: admin(api)).status == 400)
             let attempts = dead.first?["attempts"] as? [[String: Any]] ?? []
             // Each attempt failed: the receiver's 500, or (on a busy machine) no answer within the
             // endpoint's timeout; never a success.

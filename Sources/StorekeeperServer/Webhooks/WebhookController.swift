@@ -208,12 +208,26 @@ struct WebhookController {
         let query = QueryInput(request)
         let state = try query.oneOf("state", WebhookDelivery.State.allCases.map(\.rawValue)).flatMap(WebhookDelivery.State.init(rawValue:))
         let limit = try query.integer("limit", in: 1...500) ?? 100
+        var before: DeliveryPosition?
+        if let token = query.string("before") {
+            guard let position = DeliveryPosition(token: token) else {
+                throw StorekeeperError(.invalidRequest, "before: a nextCursor this server gave")
+            }
+            before = position
+        }
         struct DeliveryView: Encodable {
             var delivery: WebhookDelivery
             var attempts: [DeliveryAttempt]
         }
-        let histories = try await actions.deliveries(endpointId: endpoint.id, state: state, limit: limit)
-        return try StorekeeperJSON.response(["deliveries": histories.map { DeliveryView(delivery: $0.delivery, attempts: $0.attempts) }])
+        struct Page: Encodable {
+            var deliveries: [DeliveryView]
+            /// Pass as `before` for the next (older) page; absent when this one is not full.
+            var nextCursor: String?
+        }
+        let histories = try await actions.deliveries(endpointId: endpoint.id, state: state, before: before, limit: limit)
+        let last = histories.count == limit ? histories.last.map { DeliveryPosition(createdAt: $0.delivery.createdAt, id: $0.delivery.id) } : nil
+        return try StorekeeperJSON.response(
+            Page(deliveries: histories.map { DeliveryView(delivery: $0.delivery, attempts: $0.attempts) }, nextCursor: last?.token))
     }
 
     /// The body, refusing keys it does not have: a misspelled filter (`eventType` for
