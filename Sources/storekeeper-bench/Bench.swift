@@ -224,10 +224,12 @@ extension Bench {
                     try await Task.sleep(for: .milliseconds(50))
                 }
             }
+            let before = CoreTime.Sample.now(workers: workers.map(\.pid))
             let started = ContinuousClock.now
             _ = try await postAll(stack.api, purchases, concurrency: concurrency, prefix: "scale")
             let counts = try await waitUntilFinal(stack.store, total: purchases.count, since: started)
             let elapsed = started.duration(to: .now)
+            let after = CoreTime.Sample.now(workers: workers.map(\.pid))
             for process in workers {
                 process.send(SIGTERM)
                 process.waitUntilExit()
@@ -237,6 +239,7 @@ extension Bench {
             print(
                 "scale: \(workerProcesses) worker process(es) × \(workersPerProcess) in flight: \(purchases.count) receipts verified in \(format(seconds(elapsed))) s = \(format(Double(purchases.count) / seconds(elapsed))) verifications/s; latency \(latency) ms; verified \(counts[.verified] ?? 0), transactions granted \(granted)"
             )
+            print("scale: " + before.report(until: after, verifications: counts[.verified] ?? 0))
         }
     }
 }
