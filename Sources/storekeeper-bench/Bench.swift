@@ -159,11 +159,13 @@ struct Bench: AsyncParsableCommand {
             simulator.faults.latencyMaxMs = bounds.last ?? low
             try await stack.simulator.setFaults(simulator.faults)
 
+            let before = CoreTime.Sample.now(workers: [])
             let started = ContinuousClock.now
             let latencies = try await postAll(stack.api, purchases, concurrency: concurrency, prefix: "e2e")
             let posted = started.duration(to: .now)
             _ = try await waitUntilFinal(stack.store, total: purchases.count, since: started)
             let elapsed = started.duration(to: .now)
+            let after = CoreTime.Sample.now(workers: [])
             let counts = try await stack.store.verificationCounts()
             let granted = try await stack.store.countTransactions(appId: app.id)
             try await stack.stop()
@@ -171,6 +173,8 @@ struct Bench: AsyncParsableCommand {
             print(
                 "e2e: \(purchases.count) receipts verified in \(format(seconds(elapsed))) s = \(format(Double(purchases.count) / seconds(elapsed))) verifications/s; latency \(latency) ms, \(environment) receipts, workers \(workers), \(database == nil ? "sqlite" : "postgresql"); verified \(counts[.verified] ?? 0), invalid \(counts[.invalid] ?? 0), transactions granted \(granted)"
             )
+            // The server shares this process with the simulator and the load: an upper bound.
+            print("e2e: " + before.report(until: after, verifications: counts[.verified] ?? 0, workerProcesses: false))
         }
     }
 }

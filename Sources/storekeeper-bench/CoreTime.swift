@@ -45,12 +45,17 @@ enum CoreTime {
                 bench: milliseconds(pid: getpid()) ?? 0)
         }
 
-        /// Per verification between `self` and `later`, as a line of the report.
-        func report(until later: Sample, verifications: Int) -> String {
+        /// Per verification between `self` and `later`, as a line of the report; worker processes
+        /// only where there were some, PostgreSQL only where it ran.
+        func report(until later: Sample, verifications: Int, workerProcesses: Bool = true) -> String {
             let count = Double(max(verifications, 1))
             func each(_ value: Double) -> String { String(format: "%.2f", value / count) }
-            return "core ms per verification: worker processes \(each(later.workers - workers)), PostgreSQL \(each(later.postgres - postgres))"
-                + " (server total \(each(later.workers - workers + later.postgres - postgres))); this process (API, simulator, load) \(each(later.bench - bench))"
+            var parts: [String] = []
+            if workerProcesses { parts.append("worker processes \(each(later.workers - workers))") }
+            if later.postgres > postgres { parts.append("PostgreSQL \(each(later.postgres - postgres))") }
+            if workerProcesses { parts.append("server total \(each(later.workers - workers + later.postgres - postgres))") }
+            parts.append("this process (API\(workerProcesses ? "" : ", workers"), simulator, load) \(each(later.bench - bench))")
+            return "core ms per verification: " + parts.joined(separator: "; ")
         }
     }
 }
