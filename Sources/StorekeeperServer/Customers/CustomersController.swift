@@ -74,11 +74,7 @@ struct CustomersController {
         let stored = try await context.useCases.appTransactions(
             appId: caller.app.id, appUserId: appUserId, signed: body.signedAppTransaction,
             verifier: GateAppTransactions(gate: context.signedTransactionGate, app: caller.app), now: context.now())
-        return try StorekeeperJSON.response(
-            AppTransactionInfo(
-                appTransactionId: stored.appTransactionId, environment: stored.environment, originalAppVersion: stored.originalAppVersion,
-                originalPurchaseDate: stored.originalPurchaseDate, originalPlatform: stored.originalPlatform, signedDate: stored.signedDate,
-                receivedAt: stored.receivedAt))
+        return try StorekeeperJSON.response(AppTransactionInfo(stored))
     }
 
     /// The app reports a customer-center action of its user, who must have bought something; the
@@ -119,8 +115,7 @@ struct CustomersController {
         let change = try Self.change(Data(data.readableBytesView))
         switch try await context.useCases.customers.update(appId: caller.app.id, appUserId: appUserId, change: change, now: context.now()) {
         case .success(let attributes):
-            return try StorekeeperJSON.response(
-                Subscriber.SubscriberAttributes(email: attributes.email, displayName: attributes.displayName, custom: attributes.custom))
+            return try StorekeeperJSON.response(Subscriber.SubscriberAttributes(attributes))
         case .failure(let refused): throw StorekeeperError(.invalidRequest, refused.problems.joined(separator: "; "))
         }
     }

@@ -25,15 +25,27 @@ extension Subscriber {
                     originalTransactionId: $0.originalTransactionId, productId: $0.productId, expiresAt: $0.expiresAt)
             },
             entitlements: view.entitlements.mapValues(Entitlement.init),
-            attributes: view.attributes.map { SubscriberAttributes(email: $0.email, displayName: $0.displayName, custom: $0.custom) },
+            attributes: view.attributes.map(SubscriberAttributes.init),
             accessSuspended: view.accessSuspended.map { AccessSuspension(reason: $0.reason, since: $0.since, actor: $0.actor) },
             aliases: view.aliases,
-            appTransaction: view.appTransaction.map {
-                AppTransactionInfo(
-                    appTransactionId: $0.appTransactionId, environment: $0.environment, originalAppVersion: $0.originalAppVersion,
-                    originalPurchaseDate: $0.originalPurchaseDate, originalPlatform: $0.originalPlatform, signedDate: $0.signedDate,
-                    receivedAt: $0.receivedAt)
-            })
+            appTransaction: view.appTransaction.map(AppTransactionInfo.init))
+    }
+}
+
+extension Subscriber.SubscriberAttributes {
+    /// What is said about a customer, as the attributes route answers it and the view carries it.
+    init(_ attributes: StorekeeperDomain.SubscriberAttributes) {
+        self.init(email: attributes.email, displayName: attributes.displayName, custom: attributes.custom)
+    }
+}
+
+extension AppTransactionInfo {
+    /// The customer's app transaction as kept, as the app-transaction route answers it and the view carries it.
+    init(_ stored: CustomerAppTransaction) {
+        self.init(
+            appTransactionId: stored.appTransactionId, environment: stored.environment, originalAppVersion: stored.originalAppVersion,
+            originalPurchaseDate: stored.originalPurchaseDate, originalPlatform: stored.originalPlatform, signedDate: stored.signedDate,
+            receivedAt: stored.receivedAt)
     }
 }
 
