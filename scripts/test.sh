@@ -51,6 +51,8 @@ python3 -m venv --help >/dev/null 2>&1 || need+=(python3-venv)
 # The console is checked in a real browser (scripts/console-check.sh).
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
+# Several processes behind a load balancer (scripts/cluster.sh).
+command -v haproxy >/dev/null 2>&1 || need+=(haproxy)
 begin_stage
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
@@ -73,7 +75,7 @@ end_stage "install (${#need[@]} packages)" ok
 build_flags=(-Xswiftc -gline-tables-only)
 # Beside the build, on what it leaves of the cores: the outside checks' virtualenvs (downloads and
 # installs that would otherwise run beside the suite, the run's busiest part) and the format lint.
-checks=(contract walkthrough webhooks apple-library container-lint console-check import-check)
+checks=(contract cluster walkthrough webhooks apple-library container-lint console-check import-check)
 prepared_dir=$(mktemp -d)
 (
   set +e
@@ -160,15 +162,16 @@ export STOREKEEPER_BENCH_BIN=$PWD/.build/debug/storekeeper-bench
 
 # Checks by tools we did not write, against the real binary, beside the Swift suite (they wait
 # on sockets, browsers and Python much of the time; the suite fills the cores meanwhile), in two
-# lanes: the API contract (docs/openapi.yaml) by Schemathesis, the longest, alone in one; in the
-# other, one after another, the README walkthrough as written, webhook signatures by the Standard
+# lanes: the API contract (docs/openapi.yaml) by Schemathesis, the longest, then the cluster trial
+# (HAProxy from Debian in front of two API processes and two workers, one of each killed with
+# SIGKILL and PostgreSQL restarted with `pg_ctl -m immediate` under load); in the other, one after another, the README walkthrough as written, webhook signatures by the Standard
 # Webhooks reference library, the simulator by Apple's App Store Server Library, the container
 # file by hadolint, the console driven by a real browser (chromium, selenium), and customers in
 # all 13 states imported through a kill -9 and compared with the same seen live. Each counts as
 # one test; each one's output is shown whole once the suite has ended. Not here:
 # scripts/sdk-package-check.sh (a throwaway app adding StorekeeperKit by URL), whose second build
 # of swift-crypto costs about four minutes of this run (docs/BENCHMARKS.md); run it by hand.
-lanes=("contract" "walkthrough webhooks apple-library container-lint console-check import-check")
+lanes=("contract cluster" "walkthrough webhooks apple-library container-lint console-check import-check")
 checks_dir=$(mktemp -d)
 lane_pids=()
 for lane in "${lanes[@]}"; do

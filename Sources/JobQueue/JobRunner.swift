@@ -194,17 +194,33 @@ public final class JobRunner: Service, Sendable {
         signal.wake()
     }
 
+    /// Writes a job's outcome. While the database refuses, tries again (0.25 s, doubling to 4 s)
+    /// until the lease expires: a database back within the lease does not leave the job waiting
+    /// out its lease, and a write after it names a lease nobody holds and changes nothing. What
+    /// was not written is run again once the lease expires: at least once, never lost.
     private func record(_ outcome: JobOutcome, of lease: JobLease) async {
-        do {
-            switch outcome {
-            case .completed: _ = try await store.completeJob(lease, now: now())
-            case .retry(let at, let reason): _ = try await store.retryJob(lease, at: at, reason: reason, now: now())
-            case .discard(let reason): _ = try await store.discardJob(lease, reason: reason, now: now())
-            case .finishedByHandler: break
+        var delay = 0.25
+        // The lease's time left, counted on this machine's clock from here (the injected `now`
+        // may stand still).
+        let deadline = ContinuousClock.now + .milliseconds(Int64(max(0, lease.expiresAt.timeIntervalSince(now())) * 1000))
+        while true {
+            do {
+                switch outcome {
+                case .completed: _ = try await store.completeJob(lease, now: now())
+                case .retry(let at, let reason): _ = try await store.retryJob(lease, at: at, reason: reason, now: now())
+                case .discard(let reason): _ = try await store.discardJob(lease, reason: reason, now: now())
+                case .finishedByHandler: break
+                }
+                return
+            } catch {
+                if delay == 0.25 {
+                    logger.error(
+                        "recording job outcome failed; trying again until the lease expires",
+                        metadata: ["job": "\(lease.jobId)", "error": "\(error)"])
+                }
+                guard ContinuousClock.now + .seconds(delay) < deadline, (try? await Task.sleep(for: .seconds(delay))) != nil else { return }
+                delay = min(delay * 2, 4)
             }
-        } catch {
-            // The lease expires and another attempt runs: at least once, never lost.
-            logger.error("recording job outcome failed", metadata: ["job": "\(lease.jobId)", "error": "\(error)"])
         }
     }
 }

@@ -221,7 +221,7 @@ extension PostgresStore: CustomerStore {
                 let condition = names.map { "strpos(\"\($0)\"::text, $1) > 0" }.joined(separator: " OR ")
                 var bindings = PostgresBindings()
                 bindings.append(text)
-                let rows = try await connection.query(
+                let rows = try await connection.checkedQuery(
                     PostgresQuery(unsafeSQL: "SELECT count(*) AS n FROM \"\(table)\" WHERE \(condition)", binds: bindings), logger: self.logger
                 ).collect()
                 let count = try rows.first?.makeRandomAccess().value("n", as: Int64.self) ?? 0

@@ -124,6 +124,8 @@ public final class PostgresStore: Service, Sendable {
     let requestsStarted = OneShotSignal()
     /// The same for the work pool.
     let workStarted = OneShotSignal()
+    /// Whether the database answers, so that requests fail at once while it is gone.
+    let reachability: DatabaseReachability
 
     public init(configuration: Configuration, logger: Logger) throws {
         guard Configuration.isIdentifier(configuration.schema) else {
@@ -146,6 +148,15 @@ public final class PostgresStore: Service, Sendable {
         client = PostgresClient(configuration: pg, backgroundLogger: logger)
         pg.options.maximumConnections = split.work
         workClient = PostgresClient(configuration: pg, backgroundLogger: logger)
+        // The probe only asks whether the server answers: without TLS, a server that requires it
+        // answers with a refusal of its own, which is an answer.
+        var probe = PostgresConnection.Configuration(
+            host: configuration.host, port: configuration.port, username: configuration.username,
+            password: configuration.password, database: configuration.database, tls: .disable)
+        // Refused or reset is the answer that counts, and it comes at once; a slow connect is a
+        // busy machine, not a missing database (a short timeout here failed requests under load).
+        probe.options.connectTimeout = .seconds(10)
+        reachability = DatabaseReachability { [probe, logger] in await Self.answers(probe, logger: logger) }
     }
 
     func client(_ pool: Pool) -> PostgresClient {
@@ -210,9 +221,9 @@ public final class PostgresStore: Service, Sendable {
     /// committed row and takes the "already done" path).
     static let retryableCodes: [PostgresError.Code] = [.serializationFailure, .deadlockDetected, .uniqueViolation]
 
-    /// Runs `body` in one transaction (PostgresNIO's `withTransaction`), retrying it from scratch
-    /// on the conflicts above. `body` must have no effects outside the database. Errors reach the
-    /// caller unwrapped, as `body` or the commit threw them.
+    /// Runs `body` in one transaction, retrying it from scratch on the conflicts above. `body`
+    /// must have no effects outside the database. Errors reach the caller unwrapped, as `BEGIN`,
+    /// `body` or the commit threw them.
     func transaction<T: Sendable>(on pool: Pool = .requests, _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         try await withSpan("postgresql transaction", ofKind: .client) { span in
             span.attributes["db.system.name"] = "postgresql"
@@ -227,10 +238,14 @@ public final class PostgresStore: Service, Sendable {
         while true {
             attempt += 1
             do {
-                return try await client(pool).withTransaction(logger: logger) { connection in try await body(connection) }
-            } catch let failure as PostgresTransactionError {
-                let cause = failure.closureError ?? failure.commitError ?? failure.beginError ?? failure
-                guard attempt < 8, Self.isRetryable(cause) else { throw cause }
+                return try await leasing(pool) { [client = client(pool), logger] leased in
+                    try await client.withConnection { connection in
+                        leased()
+                        return try await connection.transaction(logger: logger, body)
+                    }
+                }
+            } catch {
+                guard attempt < 8, Self.isRetryable(error) else { throw error }
                 try await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 * attempt))))
             }
         }
@@ -259,7 +274,33 @@ public final class PostgresStore: Service, Sendable {
         try await withSpan(spanName, ofKind: .client) { span in
             span.attributes["db.system.name"] = "postgresql"
             await started(pool).wait()
-            return try await client(pool).withConnection { connection in try await body(connection) }
+            return try await leasing(pool) { [client = client(pool)] leased in
+                try await client.withConnection { connection in
+                    leased()
+                    return try await body(connection)
+                }
+            }
+        }
+    }
+
+    /// Runs `operation` on a lease of `pool`: at once `.unavailable` while the database is known
+    /// to be gone; on the requests' pool, also when a lease waits and a probe finds it gone
+    /// (`DatabaseReachability`). A connection lost under the statement tells the next caller to
+    /// probe first.
+    private func leasing<T: Sendable>(
+        _ pool: Pool, _ operation: @Sendable (_ leased: @escaping @Sendable () -> Void) async throws -> T
+    ) async throws -> T {
+        try await reachability.admit()
+        do {
+            switch pool {
+            case .requests:
+                return try await withoutActuallyEscaping(operation) { operation in try await reachability.waitingForLease(operation) }
+            case .work:
+                return try await operation {}
+            }
+        } catch {
+            if Self.isConnectionLost(error) { reachability.lost() }
+            throw error
         }
     }
 }
@@ -272,28 +313,56 @@ public struct PostgresStoreErrorCode: Hashable, Sendable, CustomStringConvertibl
     private init(_ name: String) { self.name = name }
     public static let invalidURL = PostgresStoreErrorCode("invalid_database_url")
     public static let unknownMigration = PostgresStoreErrorCode("unknown_migration")
+    /// The database cannot be reached right now (`DatabaseReachability`); nothing was done.
+    public static let unavailable = PostgresStoreErrorCode("database_unavailable")
     public var description: String { name }
 }
 
 // MARK: Row access
 
 extension PostgresConnection {
+    /// Runs `body` between `BEGIN` and `COMMIT`; `ROLLBACK` after a failure, unless the
+    /// connection is gone (the server rolled back when it dropped it, and a statement sent now
+    /// would never be answered: see `checkedQuery`).
+    func transaction<T: Sendable>(logger: Logger, _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await execute("BEGIN", logger: logger)
+        let value: T
+        do {
+            value = try await body(self)
+        } catch {
+            if !isClosed { try? await execute("ROLLBACK", logger: logger) }
+            throw error
+        }
+        try await execute("COMMIT", logger: logger)
+        return value
+    }
+
+    /// `query`, refused at once on a connection the server has closed. PostgresNIO hands a query
+    /// to its channel without a promise for the write, so one written after the channel closed
+    /// is never answered and its caller waits forever (vapor/postgres-nio#487, reverted in #501;
+    /// seen here as verification jobs that never ended after PostgreSQL restarted). A connection
+    /// that closes between this check and the write is the window left.
+    func checkedQuery(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
+        guard !isClosed else { throw PostgresStoreError(.unavailable, "the server closed this connection; nothing more was sent on it") }
+        return try await self.query(query, logger: logger)
+    }
+
     /// Runs a statement to completion. Its result is read to the end: an error PostgreSQL
     /// reports while executing arrives there, and an unread one would leave the transaction
     /// aborted while the caller believed the write done (COMMIT of an aborted transaction
     /// only rolls back).
     func execute(_ query: PostgresQuery, logger: Logger) async throws {
-        _ = try await self.query(query, logger: logger).collect()
+        _ = try await checkedQuery(query, logger: logger).collect()
     }
 
     /// Runs a statement and collects its rows by column name.
     func rows(_ query: PostgresQuery, logger: Logger) async throws -> [PostgresRandomAccessRow] {
-        try await self.query(query, logger: logger).collect().map { $0.makeRandomAccess() }
+        try await checkedQuery(query, logger: logger).collect().map { $0.makeRandomAccess() }
     }
 
     /// Runs a statement ending in `RETURNING` and says how many rows it touched.
     func count(_ query: PostgresQuery, logger: Logger) async throws -> Int {
-        try await self.query(query, logger: logger).collect().count
+        try await checkedQuery(query, logger: logger).collect().count
     }
 }
 

@@ -23,7 +23,7 @@ struct Bench: AsyncParsableCommand {
         abstract: "Benchmarks: receipt ingest (POST /v1/receipts) and end-to-end verification.",
         subcommands: [
             Ingest.self, EndToEnd.self, ScaleOut.self, Receipts.self, SignedData.self, Webhooks.self, Outage.self, Import.self, Analytics.self,
-            Retention.self,
+            Retention.self, Cluster.self,
         ])
 
     struct Receipts: AsyncParsableCommand {
