@@ -97,18 +97,17 @@ public struct AppReceiptParser: Sendable {
             let root = try reader.element(at: 0)
             guard root.tag == BERElement.set, root.isConstructed else { throw AppReceiptError(.malformedPayload, "payload is not a SET") }
             var result: [Attribute] = []
-            for node in try reader.children(of: root) {
-                guard result.count < limits.maximumAttributes else {
-                    throw AppReceiptError(.limitExceeded, "more than \(limits.maximumAttributes) attributes")
+            let maximum = limits.maximumAttributes
+            try reader.forEachChild(of: root) { node in
+                guard result.count < maximum else { throw AppReceiptError(.limitExceeded, "more than \(maximum) attributes") }
+                do {
+                    let (type, value) = try Self.attribute(node, in: reader)
+                    result.append(Attribute(type: type, value: value))
+                } catch let error as AppReceiptError {
+                    throw error
+                } catch {
+                    throw AppReceiptError(.malformedPayload, "payload: \(error)")
                 }
-                let fields = try reader.children(of: node, tag: BERElement.sequence)
-                guard fields.count == 3, fields[2].tag == BERElement.octetString else {
-                    throw AppReceiptError(.malformedPayload, "attribute with \(fields.count) fields")
-                }
-                let type = try reader.integer(fields[0])
-                _ = try reader.integer(fields[1])
-                guard let small = Int(exactly: type) else { throw AppReceiptError(.malformedPayload, "attribute type out of range") }
-                result.append(Attribute(type: small, value: try reader.stringBytes(fields[2])))
             }
             return result
         } catch let error as AppReceiptError {
@@ -116,6 +115,29 @@ public struct AppReceiptParser: Sendable {
         } catch {
             throw AppReceiptError(.malformedPayload, "payload: \(error)")
         }
+    }
+
+    /// One `SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }`, its three fields read
+    /// in place.
+    static func attribute(_ node: BERElement, in reader: BERReader) throws -> (type: Int, value: ArraySlice<UInt8>) {
+        guard node.tag == BERElement.sequence, node.isConstructed else {
+            throw AppReceiptError(.malformedPayload, "attribute is not a SEQUENCE")
+        }
+        var cursor = node.contents.lowerBound
+        func next() throws(BERError) -> BERElement? {
+            guard cursor < node.contents.upperBound else { return nil }
+            let field = try reader.element(at: cursor, depth: 2)
+            guard field.end <= node.contents.upperBound else { throw BERError(offset: cursor, reason: "child overruns its parent") }
+            cursor = field.end
+            return field
+        }
+        guard let typeField = try next(), let versionField = try next(), let valueField = try next(), try next() == nil,
+            valueField.tag == BERElement.octetString
+        else { throw AppReceiptError(.malformedPayload, "attribute is not three fields (type, version, OCTET STRING value)") }
+        let type = try reader.integer(typeField)
+        _ = try reader.integer(versionField)
+        guard let small = Int(exactly: type) else { throw AppReceiptError(.malformedPayload, "attribute type out of range") }
+        return (small, try reader.stringBytes(valueField))
     }
 
     func parsePayload(_ bytes: [UInt8]) throws(AppReceiptError) -> AppReceipt {
@@ -196,6 +218,7 @@ public struct AppReceiptParser: Sendable {
     /// offset (Xcode), sometimes empty (absent).
     static func date(_ value: ArraySlice<UInt8>) -> Date? {
         guard let text = string(value), !text.isEmpty else { return nil }
+        if let date = ReceiptDate.utcSeconds(text) { return date }
         if let date = try? Date.ISO8601FormatStyle().parse(text) { return date }
         if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return date }
         // `+0300` → `+03:00`.

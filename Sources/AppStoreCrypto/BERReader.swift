@@ -91,6 +91,20 @@ struct BERReader {
         return result
     }
 
+    /// Each element inside a constructed element, in order, without gathering them: a receipt's
+    /// attribute set is read once per purchase, and an array per set and per attribute was most
+    /// of the parse's allocations (docs/BENCHMARKS.md, "App receipts").
+    func forEachChild(of parent: BERElement, depth: Int = 0, _ body: (BERElement) throws -> Void) throws {
+        guard parent.isConstructed else { throw BERError(offset: parent.start, reason: "expected a constructed element") }
+        var cursor = parent.contents.lowerBound
+        while cursor < parent.contents.upperBound {
+            let child = try element(at: cursor, depth: depth + 1)
+            guard child.end <= parent.contents.upperBound else { throw BERError(offset: cursor, reason: "child overruns its parent") }
+            try body(child)
+            cursor = child.end
+        }
+    }
+
     /// The children of `parent`, which must carry `tag`.
     func children(of parent: BERElement, tag: UInt8) throws(BERError) -> [BERElement] {
         guard parent.tag == tag else { throw BERError(offset: parent.start, reason: "expected tag \(tag), found \(parent.tag)") }

@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+
+@testable import AppStoreCrypto
+
+@Suite("receipt dates read by arithmetic")
+struct ReceiptDateTests {
+    /// Foundation's reading, which the arithmetic replaces for Apple's usual form.
+    func foundation(_ text: String) -> Date? { try? Date.ISO8601FormatStyle().parse(text) }
+
+    @Test(
+        "every second-precision UTC instant from 1601 to 2400 (a fixed-seed sample, leap days and ends of months included) reads as Foundation reads it"
+    )
+    func agreesWithFoundation() {
+        var generator = SeededGenerator(seed: 0x5EED_DA7E)
+        var texts = ["2015-08-13T07:50:46Z", "2000-02-29T23:59:59Z", "1970-01-01T00:00:00Z", "1969-12-31T23:59:59Z", "2024-12-31T12:00:00Z"]
+        for _ in 0..<20_000 {
+            let seconds = Int64.random(in: -11_644_473_600...13_569_465_599, using: &generator)
+            texts.append(Date(timeIntervalSince1970: TimeInterval(seconds)).formatted(Date.ISO8601FormatStyle()))
+        }
+        for text in texts {
+            let ours = ReceiptDate.utcSeconds(text)
+            #expect(ours != nil && ours == foundation(text), "\(text): \(String(describing: ours)) against \(String(describing: foundation(text)))")
+        }
+    }
+
+    @Test(
+        "anything else is left to Foundation",
+        arguments: [
+            "2015-08-13T07:50:46+0300", "2015-08-13T07:50:46.123Z", "2015-02-29T07:50:46Z", "2015-13-01T07:50:46Z",
+            "2015-08-13T24:00:00Z", "2015-08-13T07:60:00Z", "2015-08-13T07:50:60Z", "2015-08-13 07:50:46Z", "2015-08-1307:50:46ZZ",
+            "２015-08-13T07:50:46Z", "", "2015-08-13T07:50:4xZ",
+        ])
+    func otherForms(_ text: String) {
+        #expect(ReceiptDate.utcSeconds(text) == nil)
+    }
+
+    @Test("the parser reads Apple's form and the offset form to the same instants as before")
+    func parserDates() {
+        func value(_ text: String) -> ArraySlice<UInt8> { ([0x16, UInt8(text.utf8.count)] + Array(text.utf8))[...] }
+        #expect(AppReceiptParser.date(value("2015-08-13T07:50:46Z")) == Date(timeIntervalSince1970: 1_439_452_246))
+        #expect(AppReceiptParser.date(value("2015-08-13T10:50:46+0300")) == Date(timeIntervalSince1970: 1_439_452_246))
+        #expect(AppReceiptParser.date(value("")) == nil)
+    }
+}
+
+/// SplitMix64: the same sequence on every machine.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
