@@ -97,6 +97,8 @@ public struct AppReceiptParser: Sendable {
             let root = try reader.element(at: 0)
             guard root.tag == BERElement.set, root.isConstructed else { throw AppReceiptError(.malformedPayload, "payload is not a SET") }
             var result: [Attribute] = []
+            // A purchase carries about a dozen attributes, a receipt's payload a few more.
+            result.reserveCapacity(16)
             let maximum = limits.maximumAttributes
             try reader.forEachChild(of: root) { node in
                 guard result.count < maximum else { throw AppReceiptError(.limitExceeded, "more than \(maximum) attributes") }
@@ -198,6 +200,10 @@ public struct AppReceiptParser: Sendable {
 
     /// An attribute value holding a UTF8String or IA5String.
     static func string(_ value: ArraySlice<UInt8>) -> String? {
+        if let text = shortString(value) {
+            if value.first == BERElement.ia5String, text.contains(where: { $0 >= 0x80 }) { return nil }
+            return String(decoding: text, as: UTF8.self)
+        }
         let reader = BERReader(Array(value))
         guard let element = try? reader.element(at: 0), element.end == reader.bytes.count,
             element.tag == BERElement.utf8String || element.tag == BERElement.ia5String,
@@ -205,6 +211,16 @@ public struct AppReceiptParser: Sendable {
         else { return nil }
         if element.tag == BERElement.ia5String, text.contains(where: { $0 >= 0x80 }) { return nil }
         return String(decoding: text, as: UTF8.self)
+    }
+
+    /// The contents of a primitive UTF8String or IA5String with a one-octet length that spans the
+    /// whole value (how Apple writes every string and date), read in place; nil for any other
+    /// shape, which the general reader then reads.
+    static func shortString(_ value: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        guard value.count >= 2, let tag = value.first, tag == BERElement.utf8String || tag == BERElement.ia5String else { return nil }
+        let length = value[value.startIndex + 1]
+        guard length < 0x80, Int(length) == value.count - 2 else { return nil }
+        return value.dropFirst(2)
     }
 
     /// An attribute value holding an INTEGER.
@@ -217,8 +233,12 @@ public struct AppReceiptParser: Sendable {
     /// Dates are IA5Strings: RFC 3339 (`2015-08-13T07:50:46Z`), sometimes with a `+0300`
     /// offset (Xcode), sometimes empty (absent).
     static func date(_ value: ArraySlice<UInt8>) -> Date? {
+        if value.first == BERElement.ia5String, let text = shortString(value),
+            let date = text.withUnsafeBufferPointer({ ReceiptDate.utcSeconds($0) })
+        {
+            return date
+        }
         guard let text = string(value), !text.isEmpty else { return nil }
-        if let date = ReceiptDate.utcSeconds(text) { return date }
         if let date = try? Date.ISO8601FormatStyle().parse(text) { return date }
         if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return date }
         // `+0300` → `+03:00`.

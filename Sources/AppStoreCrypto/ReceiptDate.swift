@@ -7,11 +7,6 @@ import Foundation
 enum ReceiptDate {
     /// `YYYY-MM-DDTHH:MM:SSZ` exactly, each field in range (a leap second, a 13th month or a
     /// 30th of February is not this form); nil for anything else.
-    static func utcSeconds(_ text: String) -> Date? {
-        var text = text
-        return text.withUTF8 { utcSeconds($0) }
-    }
-
     static func utcSeconds(_ bytes: UnsafeBufferPointer<UInt8>) -> Date? {
         guard bytes.count == 20, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
             bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), bytes[19] == UInt8(ascii: "Z")

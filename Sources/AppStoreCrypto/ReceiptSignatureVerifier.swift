@@ -68,7 +68,7 @@ public struct ReceiptSignatureVerifier: Sendable {
     public func verify(_ bytes: [UInt8], at validationTime: Date) async -> ReceiptSignatureVerdict {
         let structure: SignedDataStructure
         do {
-            structure = try SignedDataStructure(bytes) { ders, digest in try parsed.certificates(ders, digest: digest) }
+            structure = try SignedDataStructure(bytes) { carried, each in try parsed.certificates(carried: carried, each: each) }
         } catch {
             return .invalid([.badSignature("malformed SignedData: \(error)")])
         }
@@ -187,14 +187,29 @@ struct AppleMarkerPolicy: VerifierPolicy {
 /// Parsed certificates by the digest of a receipt's carried DER. Bounded; starts over when full.
 final class ParsedCertificateCache: Sendable {
     private let entries = Mutex<[Data: [ParsedCertificate]]>([:])
+    /// The last chain seen, by its bytes: an app's receipts all carry the same one, and comparing
+    /// a few kilobytes costs a fraction of hashing them (docs/BENCHMARKS.md, "App receipts").
+    private let last = Mutex<(carried: [UInt8], digest: Data, parsed: [ParsedCertificate])?>(nil)
 
-    func certificates(_ ders: [[UInt8]], digest: Data) throws -> [ParsedCertificate] {
-        if let known = entries.withLock({ $0[digest] }) { return known }
-        let parsed = try ders.map { try ParsedCertificate(der: $0) }
-        entries.withLock { entries in
-            if entries.count >= 64 { entries.removeAll(keepingCapacity: true) }
-            entries[digest] = parsed
+    func certificates(carried: ArraySlice<UInt8>, each: () -> [[UInt8]]) throws -> (digest: Data, certificates: [ParsedCertificate]) {
+        let hit: (Data, [ParsedCertificate])? = last.withLock { last in
+            guard let last, !carried.isEmpty, last.carried.count == carried.count else { return nil }
+            let same = last.carried.withUnsafeBytes { a in carried.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
+            return same ? (last.digest, last.parsed) : nil
         }
-        return parsed
+        if let hit { return hit }
+        let digest = Data(SHA256.hash(data: carried))
+        let parsed: [ParsedCertificate]
+        if let known = entries.withLock({ $0[digest] }) {
+            parsed = known
+        } else {
+            parsed = try each().map { try ParsedCertificate(der: $0) }
+            entries.withLock { entries in
+                if entries.count >= 64 { entries.removeAll(keepingCapacity: true) }
+                entries[digest] = parsed
+            }
+        }
+        last.withLock { $0 = (Array(carried), digest, parsed) }
+        return (digest, parsed)
     }
 }

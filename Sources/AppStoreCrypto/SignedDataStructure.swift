@@ -30,9 +30,13 @@ struct SignedDataStructure {
 
     static let messageDigestOIDBytes: [UInt8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x09, 0x04]
 
-    /// `certificates` turns the carried certificates (DER, and the digest of them all) into
-    /// parsed ones; the verifier answers from its cache when the same chain was seen before.
-    init(_ bytes: [UInt8], certificates parse: ([[UInt8]], Data) throws -> [ParsedCertificate]) throws {
+    /// `certificates` turns the carried certificates (their DER one after another, and each
+    /// one's on demand) into the digest of them all and parsed certificates; the verifier answers
+    /// from its cache when the same chain was seen before.
+    init(
+        _ bytes: [UInt8],
+        certificates parse: (_ carried: ArraySlice<UInt8>, _ each: () -> [[UInt8]]) throws -> (digest: Data, certificates: [ParsedCertificate])
+    ) throws {
         let reader = BERReader(bytes)
         let contentInfo = try reader.children(of: try reader.element(at: 0), tag: BERElement.sequence)
         guard contentInfo.count >= 2 else { throw AppReceiptError(.notSignedData, "ContentInfo too short") }
@@ -47,22 +51,20 @@ struct SignedDataStructure {
         else { throw AppReceiptError(.missingContent, "no attached content") }
         content = Array(try reader.stringBytes(octets))
 
-        var ders: [[UInt8]] = []
-        var digest = SHA256()
+        // The certificates as carried, one after another: what their digest covers.
+        var nodes: [Range<Int>] = []
+        var regions: [Range<Int>] = []
         var signerInfos: BERElement?
         for field in fields.dropFirst(3) {
             if field.tag == BERElement.context0, field.isConstructed {
-                for node in try reader.children(of: field) {
-                    let der = Array(bytes[node.start..<node.end])
-                    digest.update(data: der)
-                    ders.append(der)
-                }
+                for node in try reader.children(of: field) { nodes.append(node.start..<node.end) }
+                regions.append(field.contents)
             } else if field.tag == BERElement.set {
                 signerInfos = field
             }
         }
-        certificatesDigest = Data(digest.finalize())
-        certificates = try parse(ders, certificatesDigest)
+        let carried = regions.count == 1 ? bytes[regions[0]] : regions.flatMap { bytes[$0] }[...]
+        (certificatesDigest, certificates) = try parse(carried) { nodes.map { Array(bytes[$0]) } }
         guard let signerInfos else { throw AppReceiptError(.notSignedData, "expected exactly one signer") }
         let signers = try reader.children(of: signerInfos, tag: BERElement.set)
         guard signers.count == 1 else { throw AppReceiptError(.notSignedData, "expected exactly one signer") }

@@ -7,6 +7,7 @@ import Testing
 struct ReceiptDateTests {
     /// Foundation's reading, which the arithmetic replaces for Apple's usual form.
     func foundation(_ text: String) -> Date? { try? Date.ISO8601FormatStyle().parse(text) }
+    func ours(_ text: String) -> Date? { Array(text.utf8).withUnsafeBufferPointer { ReceiptDate.utcSeconds($0) } }
 
     @Test(
         "every second-precision UTC instant from 1601 to 2400 (a fixed-seed sample, leap days and ends of months included) reads as Foundation reads it"
@@ -19,8 +20,8 @@ struct ReceiptDateTests {
             texts.append(Date(timeIntervalSince1970: TimeInterval(seconds)).formatted(Date.ISO8601FormatStyle()))
         }
         for text in texts {
-            let ours = ReceiptDate.utcSeconds(text)
-            #expect(ours != nil && ours == foundation(text), "\(text): \(String(describing: ours)) against \(String(describing: foundation(text)))")
+            let read = ours(text)
+            #expect(read != nil && read == foundation(text), "\(text): \(String(describing: read)) against \(String(describing: foundation(text)))")
         }
     }
 
@@ -32,7 +33,7 @@ struct ReceiptDateTests {
             "２015-08-13T07:50:46Z", "", "2015-08-13T07:50:4xZ",
         ])
     func otherForms(_ text: String) {
-        #expect(ReceiptDate.utcSeconds(text) == nil)
+        #expect(ours(text) == nil)
     }
 
     @Test("the parser reads Apple's form and the offset form to the same instants as before")
@@ -41,6 +42,11 @@ struct ReceiptDateTests {
         #expect(AppReceiptParser.date(value("2015-08-13T07:50:46Z")) == Date(timeIntervalSince1970: 1_439_452_246))
         #expect(AppReceiptParser.date(value("2015-08-13T10:50:46+0300")) == Date(timeIntervalSince1970: 1_439_452_246))
         #expect(AppReceiptParser.date(value("")) == nil)
+        #expect(AppReceiptParser.date(([0x0C, 20] + Array("2015-08-13T07:50:46Z".utf8))[...]) == Date(timeIntervalSince1970: 1_439_452_246))
+        // Not ASCII in an IA5String: no date, as before.
+        #expect(AppReceiptParser.date(([0x16, 21] + Array("2015-08-13T07:50:46Zé".utf8).dropLast())[...]) == nil)
+        #expect(AppReceiptParser.string(([0x16, 2, 0xC3, 0xA9])[...]) == nil)
+        #expect(AppReceiptParser.string(([0x0C, 2, 0xC3, 0xA9])[...]) == "é")
     }
 }
 
