@@ -367,12 +367,18 @@ try:
         driver.get(API + "/console/verifications?state=retry_scheduled")
         return bool(driver.find_elements(By.ID, f"verification-{stuck['id']}"))
     until(listed, "the stuck verification is listed, waiting for Apple")
-    row = driver.find_element(By.ID, f"verification-{stuck['id']}")
-    # Apple answers again; the operator does not wait for the next scheduled attempt.
+    # The operator presses retry while Apple still fails. Its own next attempt (a probe of the
+    # down endpoint, every few seconds) may start between the listing and the press: the retry
+    # is then refused as busy ("being verified right now"), and the operator presses again.
+    def retried():
+        if not listed():
+            return False
+        click(driver, driver.find_element(By.ID, f"verification-{stuck['id']}").find_element(By.CSS_SELECTOR, "button.retry"))
+        return "was requeued" in driver.page_source
+    until(retried, "retry requeues the verification")
+    # Apple answers again; the requeued verification is verified without waiting out its backoff.
     call(SIM + "/sim/faults", {}, method="PUT")
     call(SIM + "/sim/server-api/faults", {"rateLimitNext": 0, "retryAfterMs": 200, "failNext": 0, "down": False}, method="PUT")
-    click(driver, row.find_element(By.CSS_SELECTOR, "button.retry"))
-    check("was requeued" in driver.page_source, "retry requeues the verification")
     until(lambda: call(API + f"/v1/verifications/{stuck['id']}", headers={"Authorization": "Bearer " + APP_KEY})["state"] == "verified",
           "the retried verification is verified")
     driver.get(API + "/console/verifications")
