@@ -26,6 +26,8 @@ public final class JobRunner: Service, Sendable {
         public var shutdownGrace: TimeInterval = 10
         /// Waits between tries while the store fails.
         public var storeBackoff = FailureBackoff()
+        /// Waits between tries to write a job's outcome the store refused, until the lease ends.
+        public var outcomeBackoff = FailureBackoff(base: 0.25, cap: 4)
 
         public init() {}
     }
@@ -194,12 +196,12 @@ public final class JobRunner: Service, Sendable {
         signal.wake()
     }
 
-    /// Writes a job's outcome. While the database refuses, tries again (0.25 s, doubling to 4 s)
-    /// until the lease expires: a database back within the lease does not leave the job waiting
-    /// out its lease, and a write after it names a lease nobody holds and changes nothing. What
-    /// was not written is run again once the lease expires: at least once, never lost.
+    /// Writes a job's outcome. While the database refuses, tries again (`outcomeBackoff`) until
+    /// the lease expires: a database back within the lease does not leave the job waiting out its
+    /// lease, and a write after it names a lease nobody holds and changes nothing. What was not
+    /// written is run again once the lease expires: at least once, never lost.
     private func record(_ outcome: JobOutcome, of lease: JobLease) async {
-        var delay = 0.25
+        var backoff = configuration.outcomeBackoff
         // The lease's time left, counted on this machine's clock from here (the injected `now`
         // may stand still).
         let deadline = ContinuousClock.now + .milliseconds(Int64(max(0, lease.expiresAt.timeIntervalSince(now())) * 1000))
@@ -211,15 +213,18 @@ public final class JobRunner: Service, Sendable {
                 case .discard(let reason): _ = try await store.discardJob(lease, reason: reason, now: now())
                 case .finishedByHandler: break
                 }
+                if backoff.isFailing {
+                    logger.notice("job outcome recorded", metadata: ["job": "\(lease.jobId)", "failedAttempts": "\(backoff.succeeded())"])
+                }
                 return
             } catch {
-                if delay == 0.25 {
+                let (delay, first) = backoff.failed()
+                if first {
                     logger.error(
                         "recording job outcome failed; trying again until the lease expires",
                         metadata: ["job": "\(lease.jobId)", "error": "\(error)"])
                 }
                 guard ContinuousClock.now + .seconds(delay) < deadline, (try? await Task.sleep(for: .seconds(delay))) != nil else { return }
-                delay = min(delay * 2, 4)
             }
         }
     }

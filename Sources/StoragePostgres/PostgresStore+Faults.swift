@@ -4,38 +4,38 @@ import PostgresNIO
 import StorekeeperErrors
 
 extension PostgresStore {
-    /// True for failures a later retry may cure: the server is unreachable or shutting down, out
-    /// of disk, memory or connections (SQLSTATE classes 08, 53, 57P, 58). Callers answer these
-    /// with 503 and `Retry-After`, not 500.
-    public static func isUnavailable(_ error: any Error) -> Bool {
-        if let error = error as? PostgresStoreError { return error.code == .unavailable }
-        guard let error = error as? PSQLError else { return false }
+    /// What a failure says about the database, classified once for both questions below.
+    enum Fault {
+        /// The connection failed, or the server is going away or not yet back (SQLSTATE 08, 57P).
+        case connectionLost
+        /// The server is there but short of disk, memory or connections (53, 58), or the pool
+        /// or a cancellation ended the statement: a later retry may cure it.
+        case transient
+        /// Anything else: the statement's own failure.
+        case other
+    }
+
+    static func fault(of error: any Error) -> Fault {
+        if let error = error as? PostgresStoreError { return error.code == .unavailable ? .connectionLost : .other }
+        guard let error = error as? PSQLError else { return .other }
         switch error.code {
-        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed, .queryCancelled:
-            return true
+        case .connectionError, .serverClosedConnection, .uncleanShutdown: return .connectionLost
+        case .clientClosedConnection, .poolClosed, .queryCancelled: return .transient
         case .server:
             let state = error.serverInfo?[.sqlState] ?? ""
-            return state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57P") || state.hasPrefix("58")
-        default:
-            return false
+            if state.hasPrefix("08") || state.hasPrefix("57P") { return .connectionLost }
+            return state.hasPrefix("53") || state.hasPrefix("58") ? .transient : .other
+        default: return .other
         }
     }
 
-    /// True when the connection itself failed or the server is going away or not yet back
-    /// (SQLSTATE classes 08 and 57P): the next lease probes the database before it queues.
-    static func isConnectionLost(_ error: any Error) -> Bool {
-        if let error = error as? PostgresStoreError { return error.code == .unavailable }
-        guard let error = error as? PSQLError else { return false }
-        switch error.code {
-        case .connectionError, .serverClosedConnection, .uncleanShutdown:
-            return true
-        case .server:
-            let state = error.serverInfo?[.sqlState] ?? ""
-            return state.hasPrefix("08") || state.hasPrefix("57P")
-        default:
-            return false
-        }
-    }
+    /// True for failures a later retry may cure (`Fault.connectionLost` or `.transient`).
+    /// Callers answer these with 503 and `Retry-After`, not 500.
+    public static func isUnavailable(_ error: any Error) -> Bool { fault(of: error) != .other }
+
+    /// True when the connection itself failed or the server is going away or not yet back: the
+    /// next lease probes the database before it queues.
+    static func isConnectionLost(_ error: any Error) -> Bool { fault(of: error) == .connectionLost }
 
     /// Whether a connection of its own can be opened: the probe of `DatabaseReachability`. A
     /// server that answers with a refusal of its own (too many connections, a bad password) is

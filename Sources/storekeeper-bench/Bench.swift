@@ -394,21 +394,26 @@ func buyConsumables(
 ) async throws
     -> [String]
 {
-    try await withThrowingTaskGroup(of: [String].self) { group in
-        let per = (count + concurrency - 1) / concurrency
-        for worker in 0..<concurrency {
+    try await buyConsumablePurchases(stack, count: count, bundleId: bundleId, environment: environment, concurrency: concurrency)
+        .map(\.receipt)
+}
+
+/// `count` consumables, each bought on a new device (its own buyer), `concurrency` at a time,
+/// in the order asked for.
+func buyConsumablePurchases(
+    _ stack: LocalStack, count: Int, bundleId: String, environment: String, concurrency: Int
+) async throws -> [SimulatorClient.Purchase] {
+    try await withThrowingTaskGroup(of: (Int, SimulatorClient.Purchase).self) { group in
+        var purchases: [SimulatorClient.Purchase?] = Array(repeating: nil, count: count)
+        for index in 0..<count {
+            if index >= concurrency, let (done, purchase) = try await group.next() { purchases[done] = purchase }
             group.addTask {
-                var out: [String] = []
-                for _ in 0..<min(per, max(0, count - worker * per)) {
-                    let device = try await stack.simulator.createDevice(bundleId: bundleId, environment: environment)
-                    out.append(try await stack.simulator.purchase(device: device, productId: "com.example.coins100").receipt)
-                }
-                return out
+                let device = try await stack.simulator.createDevice(bundleId: bundleId, environment: environment)
+                return (index, try await stack.simulator.purchase(device: device, productId: "com.example.coins100"))
             }
         }
-        var all: [String] = []
-        for try await part in group { all += part }
-        return all
+        for try await (done, purchase) in group { purchases[done] = purchase }
+        return purchases.compactMap { $0 }
     }
 }
 

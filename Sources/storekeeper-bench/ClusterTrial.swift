@@ -62,7 +62,8 @@ extension Bench {
             simulator.faults = .none
             let stack = try await LocalStack.start(configuration: configuration, simulator: simulator, startServer: false)
             let app = configuration.apps[0]
-            let purchases = try await buyOne(stack, count: receipts, bundleId: app.bundleId)
+            let purchases = try await buyConsumablePurchases(
+                stack, count: receipts, bundleId: app.bundleId, environment: "production", concurrency: concurrency)
             simulator.faults.latencyMinMs = low
             simulator.faults.latencyMaxMs = bounds.last ?? low
             try await stack.simulator.setFaults(simulator.faults)
@@ -161,22 +162,6 @@ extension Bench {
         }
 
         static func buyer(_ index: Int) -> String { "cluster-\(index)" }
-
-        /// One consumable each on a device of its own.
-        func buyOne(_ stack: LocalStack, count: Int, bundleId: String) async throws -> [SimulatorClient.Purchase] {
-            try await withThrowingTaskGroup(of: (Int, SimulatorClient.Purchase).self) { group in
-                var purchases: [SimulatorClient.Purchase?] = Array(repeating: nil, count: count)
-                for index in 0..<count {
-                    if index >= concurrency, let (done, purchase) = try await group.next() { purchases[done] = purchase }
-                    group.addTask {
-                        let device = try await stack.simulator.createDevice(bundleId: bundleId, environment: "production")
-                        return (index, try await stack.simulator.purchase(device: device, productId: "com.example.coins100"))
-                    }
-                }
-                for try await (done, purchase) in group { purchases[done] = purchase }
-                return purchases.compactMap { $0 }
-            }
-        }
 
         /// Posts each receipt for its buyer at its turn, until an answer says it was accepted (202,
         /// or 200 when already final): a client that honours `Retry-After` (at most 1 s here, to

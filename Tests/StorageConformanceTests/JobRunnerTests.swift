@@ -120,6 +120,47 @@ final class HoldingBatchHandler: BatchJobHandler {
     }
 }
 
+/// A job store that refuses the first `failures` outcome writes (a database away for a moment)
+/// and passes everything else to `base`; `recorded` opens once an outcome is written.
+final class OutcomeRefusingStore: JobStore {
+    let base: any JobStore
+    let attempts = Mutex(0)
+    let recorded = OneShotSignal()
+    private let failures: Int
+
+    init(_ base: any JobStore, failures: Int) {
+        self.base = base
+        self.failures = failures
+    }
+
+    struct Refused: Error {}
+
+    var queued: WakeSignal { base.queued }
+
+    func endAttempt(_ lease: JobLease, _ transition: JobLifecycle.Transition, now: Date) async throws -> Bool {
+        let attempt = attempts.withLock {
+            $0 += 1
+            return $0
+        }
+        guard attempt > failures else { throw Refused() }
+        let written = try await base.endAttempt(lease, transition, now: now)
+        recorded.open()
+        return written
+    }
+
+    func leaseJobs(kinds: [String], limit: Int, owner: String, now: Date, leaseDuration: TimeInterval) async throws -> [JobLease] {
+        try await base.leaseJobs(kinds: kinds, limit: limit, owner: owner, now: now, leaseDuration: leaseDuration)
+    }
+    func releaseJob(_ lease: JobLease, now: Date) async throws -> Bool { try await base.releaseJob(lease, now: now) }
+    func leaseOwners() async throws -> [String] { try await base.leaseOwners() }
+    func releaseLeases(owner: String, now: Date) async throws -> Int { try await base.releaseLeases(owner: owner, now: now) }
+    func releaseWaitingJobs(kinds: [String], now: Date, perSecond: Double?) async throws -> Int {
+        try await base.releaseWaitingJobs(kinds: kinds, now: now, perSecond: perSecond)
+    }
+    func nextJobDue() async throws -> Date? { try await base.nextJobDue() }
+    func jobCounts() async throws -> [JobState: Int] { try await base.jobCounts() }
+}
+
 @Suite("job runner service")
 struct JobRunnerTests {
     func store(jobs: Int, factory: StoreFactory) async throws -> any StorekeeperStore {
@@ -195,6 +236,28 @@ struct JobRunnerTests {
         }
         #expect(try await store.jobCounts()[.completed] == 12)
         #expect(handler.batchSizes.withLock { $0.first } == 4, "the first lease took 4 jobs, run as one batch: \(handler.batchSizes.withLock { $0 })")
+    }
+
+    @Test(
+        "an outcome the store refuses is written again within the lease: recorded once, the job run once, no lease waited out",
+        arguments: StoreFactory.all)
+    func outcomeRetried(factory: StoreFactory) async throws {
+        let base = try await store(jobs: 1, factory: factory)
+        let store = OutcomeRefusingStore(base, failures: 3)
+        let handler = OverlappingHandler(total: 1, limit: 1)
+        var configuration = JobRunner.Configuration()
+        // Longer than the test's own wait: a runner that gave up on the outcome would leave the
+        // job leased past it, and the wait below would fail.
+        configuration.leaseDuration = TestWait.seconds * 6
+        configuration.outcomeBackoff = FailureBackoff(base: 0.001, cap: 0.01)
+        let runner = JobRunner(store: store, handlers: [handler], configuration: configuration, logger: Logger(label: "test"))
+        try await whileRunning(runner) {
+            try await withTestWait("the outcome written") { await store.recorded.wait() }
+        }
+        #expect(store.attempts.withLock { $0 } == 4, "three refusals, then the write")
+        #expect(handler.started.withLock { $0 } == 1)
+        let counts = try await base.jobCounts()
+        #expect(counts[.completed] == 1 && counts[.running] == nil && counts[.available] == nil)
     }
 }
 
