@@ -181,28 +181,60 @@ extension PostgresStore: EventStore {
         }
     }
 
-    /// Everything `SubscriberView` is built from, as stored.
+    /// Everything `SubscriberView` is built from, as stored, in one statement: each round trip
+    /// costs the server and PostgreSQL more core time than the reading it carries, and this read
+    /// runs in every grant. Table rows travel as `row_to_json` (see `StoredRow`).
     static func subscriberRows(
         _ connection: PostgresConnection, appId: String, appUserId: String, catalog: [Product]?, now: Date, logger: Logger
     ) async throws -> SubscriberRows {
-        let products: [Product]
-        if let catalog {
-            products = catalog
-        } else {
-            products = try await Self.products(connection, appId: appId, logger: logger)
+        var bindings = PostgresBindings()
+        bindings.append(appId)
+        bindings.append(appUserId)
+        bindings.append(StoredTime.ms(now))
+        let documents = try await connection.rows(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT ARRAY(SELECT row_to_json(t)::text FROM transactions t WHERE app_id = $1 AND app_user_id = $2
+                            ORDER BY purchase_date, transaction_id)
+                            AS transactions,
+                        ARRAY(SELECT row_to_json(s)::text FROM subscriptions s WHERE app_id = $1 AND app_user_id = $2
+                            ORDER BY original_transaction_id)
+                            AS subscriptions,
+                        ARRAY(SELECT row_to_json(p)::text FROM provisional_grants p
+                            WHERE app_id = $1 AND app_user_id = $2 AND expires_at > $3 ORDER BY product_id, transaction_id)
+                            AS provisional,
+                        \(catalog == nil ? "ARRAY(SELECT body FROM products WHERE app_id = $1 ORDER BY product_id)" : "NULL::text[]")
+                            AS products,
+                        ARRAY(SELECT body FROM entitlement_definitions WHERE app_id = $1 ORDER BY entitlement_id) AS entitlements,
+                        ARRAY(SELECT body FROM promotional_grants WHERE app_id = $1 AND app_user_id = $2 ORDER BY created_at, id)
+                            AS promotional,
+                        (SELECT body FROM subscriber_attributes WHERE app_id = $1 AND app_user_id = $2) AS attributes,
+                        (SELECT body FROM access_suspensions WHERE app_id = $1 AND app_user_id = $2) AS suspension,
+                        (SELECT COALESCE(SUM(amount), 0)::BIGINT FROM credit_spends WHERE app_id = $1 AND app_user_id = $2)
+                            AS credits_spent,
+                        (SELECT body FROM entitlement_states WHERE app_id = $1 AND app_user_id = $2) AS entitlement_states,
+                        ARRAY(SELECT alias_id FROM aliases WHERE app_id = $1 AND app_user_id = $2 ORDER BY created_at, alias_id) AS aliases,
+                        (SELECT body FROM app_transactions WHERE app_id = $1 AND app_user_id = $2) AS app_transaction
+                    """, binds: bindings), logger: logger)[0]
+        func decoded<T: Decodable>(_ column: String, as type: T.Type) throws -> T? {
+            StoredJSON.decode(type, try documents.value(column, as: String?.self))
+        }
+        func decodedAll<T: Decodable>(_ column: String, as type: T.Type) throws -> [T] {
+            try documents.value(column, as: [String].self).compactMap { StoredJSON.decode(type, $0) }
         }
         var rows = SubscriberRows(
-            appUserId: appUserId, transactions: try await transactions(connection, appId: appId, appUserId: appUserId, logger: logger),
-            subscriptions: try await subscriptions(connection, appId: appId, appUserId: appUserId, logger: logger),
-            provisional: try await provisionalGrants(connection, appId: appId, appUserId: appUserId, now: now, logger: logger),
-            catalog: products, entitlements: try await entitlementDefinitions(connection, appId: appId, logger: logger),
-            promotional: try await promotionalGrants(connection, appId: appId, appUserId: appUserId, logger: logger).filter { $0.revokedAt == nil },
-            attributes: try await attributes(connection, appId: appId, appUserId: appUserId, lock: false, logger: logger),
-            suspension: try await suspension(connection, appId: appId, appUserId: appUserId, logger: logger),
-            creditsSpent: try await creditsSpent(connection, appId: appId, appUserId: appUserId, logger: logger))
-        rows.entitlementStates = try await entitlementStates(connection, appId: appId, appUserId: appUserId, logger: logger)
-        rows.aliases = try await aliases(connection, appId: appId, appUserId: appUserId, logger: logger)
-        rows.appTransaction = try await appTransaction(connection, appId: appId, appUserId: appUserId, logger: logger)
+            appUserId: appUserId, transactions: try JSONStoredRow.rows("transactions", of: documents).map(transaction(from:)),
+            subscriptions: try JSONStoredRow.rows("subscriptions", of: documents).map(subscription(from:)),
+            provisional: try JSONStoredRow.rows("provisional", of: documents).map(provisionalGrant(from:)),
+            catalog: try catalog ?? decodedAll("products", as: Product.self),
+            entitlements: try decodedAll("entitlements", as: EntitlementDefinition.self),
+            promotional: try decodedAll("promotional", as: PromotionalGrant.self).filter { $0.revokedAt == nil },
+            attributes: try decoded("attributes", as: SubscriberAttributes.self),
+            suspension: try decoded("suspension", as: AccessSuspension.self),
+            creditsSpent: Int(try documents.value("credits_spent", as: Int64.self)))
+        rows.entitlementStates = try decoded("entitlement_states", as: [String: EntitlementState].self) ?? [:]
+        rows.aliases = try documents.value("aliases", as: [String].self)
+        rows.appTransaction = try decoded("app_transaction", as: CustomerAppTransaction.self)
         return rows
     }
 

@@ -136,22 +136,6 @@ extension PostgresStore {
         return result
     }
 
-    static func loadBindings(
-        _ connection: PostgresConnection, appId: String, originalIds: [String], logger: Logger
-    ) async throws -> [String: OwnershipBinding] {
-        guard !originalIds.isEmpty else { return [:] }
-        var result: [String: OwnershipBinding] = [:]
-        for row in try await connection.rows(
-            "SELECT * FROM ownership_bindings WHERE app_id = \(appId) AND original_transaction_id = ANY(\(originalIds))", logger: logger)
-        {
-            let binding = OwnershipBinding(
-                appId: try row.value("app_id"), originalTransactionId: try row.value("original_transaction_id"),
-                appUserId: try row.value("app_user_id"), productId: try row.value("product_id"))
-            result[binding.originalTransactionId] = binding
-        }
-        return result
-    }
-
     static func loadSubscriptions(
         _ connection: PostgresConnection, appId: String, originalIds: [String], logger: Logger
     ) async throws -> [String: SubscriptionFacts] {
@@ -166,28 +150,7 @@ extension PostgresStore {
         return result
     }
 
-    static func loadClaims(
-        _ connection: PostgresConnection, appId: String, originalIds: [String], logger: Logger
-    ) async throws -> [String: [OwnershipClaim]] {
-        guard !originalIds.isEmpty else { return [:] }
-        var result: [String: [OwnershipClaim]] = [:]
-        for row in try await connection.rows(
-            """
-            SELECT c.original_transaction_id, c.app_user_id, c.accepted_seq, v.state FROM ownership_claims c
-            JOIN verifications v ON v.id = c.verification_id
-            WHERE c.app_id = \(appId) AND c.original_transaction_id = ANY(\(originalIds))
-            """, logger: logger)
-        {
-            let claim = OwnershipClaim(
-                originalTransactionId: try row.value("original_transaction_id"), appUserId: try row.value("app_user_id"),
-                acceptedSequence: try row.value("accepted_seq"),
-                verificationState: try VerificationState.stored(try row.value("state"), column: "verifications.state"))
-            result[claim.originalTransactionId, default: []].append(claim)
-        }
-        return result
-    }
-
-    static func transaction(from row: PostgresRandomAccessRow) throws -> TransactionRecord {
+    static func transaction(from row: some StoredRow) throws -> TransactionRecord {
         var record = TransactionRecord(
             appId: try row.value("app_id"), appUserId: try row.value("app_user_id"), transactionId: try row.value("transaction_id"),
             originalTransactionId: try row.value("original_transaction_id"), productId: try row.value("product_id"),
@@ -221,7 +184,7 @@ extension PostgresStore {
         return record
     }
 
-    static func subscription(from row: PostgresRandomAccessRow) throws -> SubscriptionFacts {
+    static func subscription(from row: some StoredRow) throws -> SubscriptionFacts {
         var facts = SubscriptionFacts(
             appId: try row.value("app_id"), originalTransactionId: try row.value("original_transaction_id"),
             appUserId: try row.value("app_user_id"), productId: try row.value("product_id"), environment: try row.value("environment"),

@@ -19,18 +19,7 @@ extension PostgresStore: LeasedTransactions {
             else { return nil }
             try await AdvisoryLock.lock(
                 query.originalTransactionIds.map { "original/\(query.appId)/\($0)" }, on: connection, logger: logger)
-            let facts = GrantFacts(
-                transactions: try await Self.loadTransactions(connection, appId: query.appId, ids: query.transactionIds, logger: logger),
-                bindings: try await Self.loadBindings(connection, appId: query.appId, originalIds: query.originalTransactionIds, logger: logger),
-                subscriptions: try await Self.loadSubscriptions(
-                    connection, appId: query.appId, originalIds: query.originalTransactionIds, logger: logger),
-                claims: try await Self.loadClaims(connection, appId: query.appId, originalIds: query.originalTransactionIds, logger: logger),
-                catalog: query.readsCatalog
-                    ? Dictionary(
-                        try await Self.products(connection, appId: query.appId, logger: logger).map { ($0.productId, $0) },
-                        uniquingKeysWith: { $1 }) : [:],
-                submission: query.readsSubmission
-                    ? try await Self.submission(connection, verificationId: verificationId, logger: logger) : nil)
+            let facts = try await Self.grantFacts(connection, query, verificationId: verificationId, logger: logger)
             let decision = try decide(verification, facts)
             for write in decision.writes { try await Self.apply(write, lease: lease, connection: connection, now: now, logger: logger) }
             return LeasedCommit(result: decision.result, changed: decision.changedVerifications)
@@ -40,6 +29,74 @@ extension PostgresStore: LeasedTransactions {
         for id in changed { verificationWatch.notify(id) }
         if !changed.isEmpty { verificationAnnouncer.committed(changed) }
         return committed?.result
+    }
+
+    /// What a grant is decided from, in one statement: the transactions and original
+    /// transactions it names (their rows, bindings, subscriptions and ownership claims), the
+    /// catalog and the submission when asked. Each table's rows travel as `row_to_json` and are
+    /// decoded by the same functions as a statement's own rows.
+    static func grantFacts(
+        _ connection: PostgresConnection, _ query: GrantFactsQuery, verificationId: String, logger: Logger
+    ) async throws -> GrantFacts {
+        var bindings = PostgresBindings()
+        bindings.append(query.appId)
+        bindings.append(query.transactionIds)
+        bindings.append(query.originalTransactionIds)
+        if query.readsSubmission { bindings.append(verificationId) }
+        let catalog = query.readsCatalog ? "ARRAY(SELECT body FROM products WHERE app_id = $1 ORDER BY product_id)" : "NULL::text[]"
+        let submitted =
+            query.readsSubmission
+            ? """
+            (SELECT row_to_json(x)::text FROM (
+                SELECT v.*, r.data AS receipt_data FROM verifications v
+                JOIN receipts r ON r.app_id = v.app_id AND r.hash = v.receipt_hash WHERE v.id = $4) x)
+            """ : "NULL::text"
+        let row = try await connection.rows(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT ARRAY(SELECT row_to_json(t)::text FROM transactions t WHERE t.app_id = $1 AND t.transaction_id = ANY($2))
+                            AS transactions,
+                        ARRAY(SELECT row_to_json(b)::text FROM ownership_bindings b
+                            WHERE b.app_id = $1 AND b.original_transaction_id = ANY($3)) AS bindings,
+                        ARRAY(SELECT row_to_json(s)::text FROM subscriptions s
+                            WHERE s.app_id = $1 AND s.original_transaction_id = ANY($3)) AS subscriptions,
+                        ARRAY(SELECT json_build_object('original_transaction_id', c.original_transaction_id,
+                                'app_user_id', c.app_user_id, 'accepted_seq', c.accepted_seq, 'state', v.state)::text
+                            FROM ownership_claims c JOIN verifications v ON v.id = c.verification_id
+                            WHERE c.app_id = $1 AND c.original_transaction_id = ANY($3)) AS claims,
+                        \(catalog) AS products, \(submitted) AS submission
+                    """, binds: bindings), logger: logger)[0]
+        var facts = GrantFacts()
+        for stored in try JSONStoredRow.rows("transactions", of: row) {
+            let record = try transaction(from: stored)
+            facts.transactions[record.transactionId] = record
+        }
+        for stored in try JSONStoredRow.rows("bindings", of: row) {
+            let binding = OwnershipBinding(
+                appId: try stored.value("app_id"), originalTransactionId: try stored.value("original_transaction_id"),
+                appUserId: try stored.value("app_user_id"), productId: try stored.value("product_id"))
+            facts.bindings[binding.originalTransactionId] = binding
+        }
+        for stored in try JSONStoredRow.rows("subscriptions", of: row) {
+            let subscription = try subscription(from: stored)
+            facts.subscriptions[subscription.originalTransactionId] = subscription
+        }
+        for stored in try JSONStoredRow.rows("claims", of: row) {
+            let claim = OwnershipClaim(
+                originalTransactionId: try stored.value("original_transaction_id"), appUserId: try stored.value("app_user_id"),
+                acceptedSequence: try stored.value("accepted_seq"),
+                verificationState: try VerificationState.stored(try stored.value("state"), column: "verifications.state"))
+            facts.claims[claim.originalTransactionId, default: []].append(claim)
+        }
+        if query.readsCatalog {
+            for product in try row.value("products", as: [String].self).compactMap({ StoredJSON.decode(Product.self, $0) }) {
+                facts.catalog[product.productId] = product
+            }
+        }
+        if let submitted = try row.value("submission", as: String?.self) {
+            facts.submission = try submission(from: JSONStoredRow(submitted))
+        }
+        return facts
     }
 
     /// One round trip for what every leased transaction reads first: the job row locked if the

@@ -182,7 +182,7 @@ extension PostgresStore {
         ).first.map(submission(from:))
     }
 
-    private static func submission(from row: PostgresRandomAccessRow) throws -> SubmittedVerification {
+    static func submission(from row: some StoredRow) throws -> SubmittedVerification {
         SubmittedVerification(record: try verification(from: row), evidence: try row.value("receipt_data", as: String.self))
     }
 
@@ -213,7 +213,7 @@ extension PostgresStore {
         ).map(provisionalGrant(from:))
     }
 
-    static func provisionalGrant(from row: PostgresRandomAccessRow) throws -> ProvisionalGrant {
+    static func provisionalGrant(from row: some StoredRow) throws -> ProvisionalGrant {
         ProvisionalGrant(
             appId: try row.value("app_id"), appUserId: try row.value("app_user_id"),
             verificationId: try row.value("verification_id"), transactionId: try row.value("transaction_id"),
@@ -334,17 +334,17 @@ extension PostgresStore {
             guard changed == 1 else { throw StorageConflict("verification \(change.id) is no longer \(change.from)") }
             return
         }
-        let previous = try await connection.rows(
-            "SELECT apple_statuses FROM verifications WHERE id = \(change.id) FOR UPDATE", logger: logger
-        ).first.map { try $0.value("apple_statuses", as: String.self) }
-        let statuses = (StoredJSON.decode([Int].self, previous) ?? []) + report.statuses
+        // Apple's statuses append to those kept, in the statement itself (the row is locked by
+        // it): one round trip instead of a read and a write.
+        let statuses = StoredJSON.encode(report.statuses)
         let finalizedAt: Int64? = change.finalizes ? nowMs : nil
         let nextAttemptMs: Int64? = StoredTime.ms(change.nextAttemptAt)
         let grantText: String? = change.grant.map { StoredJSON.encode($0) }
         let changed = try await connection.count(
             """
             UPDATE verifications SET state = \(change.to.rawValue), attempts = COALESCE(\(attempts), attempts),
-                reason = \(report.reason?.rawValue), apple_statuses = \(StoredJSON.encode(statuses)),
+                reason = \(report.reason?.rawValue),
+                apple_statuses = (COALESCE(apple_statuses, '[]')::jsonb || \(statuses)::jsonb)::text,
                 environment = COALESCE(\(report.environment), environment), next_attempt_at = \(nextAttemptMs),
                 updated_at = \(nowMs), finalized_at = \(finalizedAt), grant_summary = COALESCE(\(grantText), grant_summary),
                 config_fingerprint = COALESCE(\(change.configurationFingerprint), config_fingerprint)
@@ -354,7 +354,7 @@ extension PostgresStore {
         guard changed == 1 else { throw StorageConflict("verification \(change.id) is no longer \(change.from)") }
     }
 
-    static func verification(from row: PostgresRandomAccessRow) throws -> VerificationRecord {
+    static func verification(from row: some StoredRow) throws -> VerificationRecord {
         VerificationRecord(
             id: try row.value("id"), appId: try row.value("app_id"), appUserId: try row.value("app_user_id"),
             receiptHash: try row.value("receipt_hash"), jobId: try row.value("job_id"),

@@ -370,7 +370,4 @@ extension PostgresRandomAccessRow {
     func value<T: PostgresDecodable>(_ column: String, as type: T.Type = T.self) throws -> T {
         try self[column].decode(T.self)
     }
-
-    func date(_ column: String) throws -> Date { StoredTime.date(try value(column, as: Int64.self)) }
-    func optionalDate(_ column: String) throws -> Date? { StoredTime.date(try value(column, as: Int64?.self)) }
 }
