@@ -150,7 +150,9 @@ struct Bench: AsyncParsableCommand {
             configuration.attemptTimeoutSeconds = 20
             configuration.leaseSeconds = 120
             var simulator = LocalStack.simulatorConfiguration(for: configuration)
-            let stack = try await LocalStack.start(configuration: configuration, simulator: simulator)
+            // The server runs as a `storekeeper serve` process of its own (below); this process
+            // keeps the simulator, the load and a store handle for counting.
+            let stack = try await LocalStack.start(configuration: configuration, simulator: simulator, startServer: false)
             let app = configuration.apps[0]
             // Buy first (no latency), then turn on Apple's slowness and measure verification.
             let purchases = try await buyConsumables(
@@ -159,13 +161,18 @@ struct Bench: AsyncParsableCommand {
             simulator.faults.latencyMaxMs = bounds.last ?? low
             try await stack.simulator.setFaults(simulator.faults)
 
-            let before = CoreTime.Sample.now(workers: [])
+            var server = try ServerProcesses(configuration: stack.configuration, label: "e2e")
+            let api = StorekeeperClient(
+                http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: try await server.serve("server")), apiKey: stack.api.apiKey,
+                adminKey: stack.api.adminKey)
+            let before = CoreTime.Sample.now(server: server.pids)
             let started = ContinuousClock.now
-            let latencies = try await postAll(stack.api, purchases, concurrency: concurrency, prefix: "e2e")
+            let latencies = try await postAll(api, purchases, concurrency: concurrency, prefix: "e2e")
             let posted = started.duration(to: .now)
             _ = try await waitUntilFinal(stack.store, total: purchases.count, since: started)
             let elapsed = started.duration(to: .now)
-            let after = CoreTime.Sample.now(workers: [])
+            let after = CoreTime.Sample.now(server: server.pids)
+            server.stop()
             let counts = try await stack.store.verificationCounts()
             let granted = try await stack.store.countTransactions(appId: app.id)
             try await stack.stop()
@@ -173,8 +180,7 @@ struct Bench: AsyncParsableCommand {
             print(
                 "e2e: \(purchases.count) receipts verified in \(format(seconds(elapsed))) s = \(format(Double(purchases.count) / seconds(elapsed))) verifications/s; latency \(latency) ms, \(environment) receipts, workers \(workers), \(database == nil ? "sqlite" : "postgresql"); verified \(counts[.verified] ?? 0), invalid \(counts[.invalid] ?? 0), transactions granted \(granted)"
             )
-            // The server shares this process with the simulator and the load: an upper bound.
-            print("e2e: " + before.report(until: after, verifications: counts[.verified] ?? 0, workerProcesses: false))
+            print("e2e: " + before.report(until: after, verifications: counts[.verified] ?? 0))
         }
     }
 }
@@ -183,7 +189,8 @@ extension Bench {
     struct ScaleOut: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "scale",
-            abstract: "Verifications per second with N `storekeeper worker` processes on one PostgreSQL database (API and simulator in this process)."
+            abstract:
+                "Verifications per second with N `storekeeper worker` processes and one `serve --no-workers` on one PostgreSQL database (simulator and load in this process)."
         )
         @Option(help: "postgres:// URL (a fresh schema per run).") var database: String
         @Option(help: "Worker processes to start.") var workerProcesses = 1
@@ -201,7 +208,7 @@ extension Bench {
             configuration.attemptTimeoutSeconds = 20
             configuration.leaseSeconds = 120
             var simulator = LocalStack.simulatorConfiguration(for: configuration, secondsPerMonth: 86_400)
-            let stack = try await LocalStack.start(configuration: configuration, simulator: simulator)
+            let stack = try await LocalStack.start(configuration: configuration, simulator: simulator, startServer: false)
             let app = configuration.apps[0]
             let purchases = try await buyConsumables(
                 stack, count: receipts, bundleId: app.bundleId, environment: "production", concurrency: concurrency)
@@ -209,35 +216,18 @@ extension Bench {
             simulator.faults.latencyMaxMs = bounds.last ?? low
             try await stack.simulator.setFaults(simulator.faults)
 
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-bench-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let configPath = directory.appendingPathComponent("config.json").path
-            try JSONEncoder().encode(stack.configuration).write(to: URL(fileURLWithPath: configPath))
-            var workers: [SpawnedProcess] = []
-            for index in 0..<workerProcesses {
-                let logPath = directory.appendingPathComponent("worker-\(index).log").path
-                // `storekeeper worker`, from the directory this benchmark binary was built into.
-                let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-                    .appendingPathComponent("storekeeper").path
-                let process = try SpawnedProcess(
-                    executable: binary, arguments: ["worker", "--config", configPath, "--log-level", "info"],
-                    standardOutput: .file(logPath), standardError: .file(logPath))
-                workers.append(process)
-                while !((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "").contains("worker ready") {
-                    guard process.isRunning else { throw ValidationError("worker \(index) exited; see \(logPath)") }
-                    try await Task.sleep(for: .milliseconds(50))
-                }
-            }
-            let before = CoreTime.Sample.now(workers: workers.map(\.pid))
+            var server = try ServerProcesses(configuration: stack.configuration, label: "scale")
+            let api = StorekeeperClient(
+                http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: try await server.serve("api", extra: ["--no-workers"])),
+                apiKey: stack.api.apiKey, adminKey: stack.api.adminKey)
+            for index in 0..<workerProcesses { try await server.worker("worker-\(index)") }
+            let before = CoreTime.Sample.now(server: server.pids)
             let started = ContinuousClock.now
-            _ = try await postAll(stack.api, purchases, concurrency: concurrency, prefix: "scale")
+            _ = try await postAll(api, purchases, concurrency: concurrency, prefix: "scale")
             let counts = try await waitUntilFinal(stack.store, total: purchases.count, since: started)
             let elapsed = started.duration(to: .now)
-            let after = CoreTime.Sample.now(workers: workers.map(\.pid))
-            for process in workers {
-                process.send(SIGTERM)
-                process.waitUntilExit()
-            }
+            let after = CoreTime.Sample.now(server: server.pids)
+            server.stop()
             let granted = try await stack.store.countTransactions(appId: app.id)
             try await stack.stop()
             print(

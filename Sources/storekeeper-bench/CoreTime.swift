@@ -35,26 +35,27 @@ enum CoreTime {
 
     /// Times read at the start and end of a measured run.
     struct Sample {
-        var workers: Double
+        /// The server's own processes (`storekeeper serve`, `storekeeper worker`).
+        var server: Double
         var postgres: Double
+        /// This process: the simulator and the load generator.
         var bench: Double
 
-        static func now(workers: [Int32]) -> Sample {
+        static func now(server: [Int32]) -> Sample {
             Sample(
-                workers: workers.compactMap { milliseconds(pid: $0) }.reduce(0, +), postgres: postgresMilliseconds(),
+                server: server.compactMap { milliseconds(pid: $0) }.reduce(0, +), postgres: postgresMilliseconds(),
                 bench: milliseconds(pid: getpid()) ?? 0)
         }
 
-        /// Per verification between `self` and `later`, as a line of the report; worker processes
-        /// only where there were some, PostgreSQL only where it ran.
-        func report(until later: Sample, verifications: Int, workerProcesses: Bool = true) -> String {
+        /// Per verification between `self` and `later`, as a line of the report; PostgreSQL only
+        /// where it ran.
+        func report(until later: Sample, verifications: Int) -> String {
             let count = Double(max(verifications, 1))
             func each(_ value: Double) -> String { String(format: "%.2f", value / count) }
-            var parts: [String] = []
-            if workerProcesses { parts.append("worker processes \(each(later.workers - workers))") }
+            var parts = ["server processes \(each(later.server - server))"]
             if later.postgres > postgres { parts.append("PostgreSQL \(each(later.postgres - postgres))") }
-            if workerProcesses { parts.append("server total \(each(later.workers - workers + later.postgres - postgres))") }
-            parts.append("this process (API\(workerProcesses ? "" : ", workers"), simulator, load) \(each(later.bench - bench))")
+            parts.append("server total \(each(later.server - server + later.postgres - postgres))")
+            parts.append("this process (simulator, load) \(each(later.bench - bench))")
             return "core ms per verification: " + parts.joined(separator: "; ")
         }
     }
