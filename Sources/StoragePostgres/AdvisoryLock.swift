@@ -21,11 +21,11 @@ enum AdvisoryLock {
         let keys = Array(Set(names.map(key))).sorted()
         guard !keys.isEmpty else { return }
         if keys.count == 1 {
-            try await connection.execute("SELECT pg_advisory_xact_lock(\(keys[0]))", logger: logger)
+            try await connection.execute("SELECT pg_advisory_xact_lock(\(keys[0]))", prepared: true, logger: logger)
             return
         }
         try await connection.execute(
             "SELECT pg_advisory_xact_lock(k) FROM (SELECT k FROM unnest(\(keys)::bigint[]) AS k ORDER BY k) AS ordered",
-            logger: logger)
+            prepared: true, logger: logger)
     }
 }

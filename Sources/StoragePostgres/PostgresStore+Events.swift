@@ -80,8 +80,10 @@ extension PostgresStore: EventStore {
         /// the trigger; the entitlement events it causes join the queue.
         func assemble(_ event: SubscriberEvent, always: Bool) async throws {
             guard entitlements[event.appUserId] == nil else { return }
-            let rows = try await subscriberRows(
-                connection, appId: event.appId, appUserId: event.appUserId, catalog: batch.catalog, now: now, logger: logger)
+            let (rows, appEndpoints) = try await subscriberRead(
+                connection, appId: event.appId, appUserId: event.appUserId, catalog: batch.catalog, withEndpoints: endpoints[event.appId] == nil,
+                now: now, logger: logger)
+            if let appEndpoints { endpoints[event.appId] = appEndpoints }
             let assembly = SubscriberAssembly(rows, now: now, trigger: event)
             if let states = assembly.changedStates ?? (always ? rows.entitlementStates : nil) {
                 try await storeEntitlementStates(connection, appId: event.appId, appUserId: event.appUserId, states: states, now: now, logger: logger)
@@ -102,7 +104,7 @@ extension PostgresStore: EventStore {
                     )
                     INSERT INTO event_sequences (app_id, app_user_id, last_sequence) SELECT \(event.appId), \(event.appUserId), 0 FROM cursor
                     ON CONFLICT (app_id, app_user_id) DO UPDATE SET last_sequence = event_sequences.last_sequence
-                    """, logger: logger)
+                    """, prepared: true, logger: logger)
                 // Its states are stored even unchanged, so the next lapse moves on.
                 try await assemble(event, always: true)
                 continue
@@ -124,7 +126,7 @@ extension PostgresStore: EventStore {
                         RETURNING last_sequence
                     )
                     SELECT (SELECT last_cursor FROM cursor) AS last_cursor, (SELECT last_sequence FROM sequence) AS last_sequence
-                    """, logger: logger
+                    """, prepared: true, logger: logger
                 ).first
             else { throw StorageConflict("event counters of \(event.appId) returned no row") }
             guard let cursorValue = try counters.value("last_cursor", as: Int64?.self),
@@ -138,7 +140,7 @@ extension PostgresStore: EventStore {
                 INSERT INTO events (app_id, cursor, id, app_user_id, sequence, type, recorded_at, body, wire)
                 VALUES (\(event.appId), \(cursorValue), \(event.id), \(event.appUserId), \(event.sequence), \(event.type.rawValue),
                     \(StoredTime.ms(event.recordedAt)), \(WireJSON.encode(event)), TRUE)
-                """, logger: logger)
+                """, prepared: true, logger: logger)
             if endpoints[event.appId] == nil { endpoints[event.appId] = try await Self.endpoints(connection, appId: event.appId, logger: logger) }
             try await enqueueDeliveries(
                 connection, event: event, endpointIds: batch.routes(event, endpoints[event.appId] ?? []), now: now, logger: logger)
@@ -155,7 +157,7 @@ extension PostgresStore: EventStore {
                 \(StoredTime.ms(EntitlementState.nextLapse(states, after: now))))
             ON CONFLICT (app_id, app_user_id) DO UPDATE
             SET body = excluded.body, updated_at = excluded.updated_at, next_lapse_at = excluded.next_lapse_at
-            """, logger: logger)
+            """, prepared: true, logger: logger)
     }
 
     public func dueLapses(at now: Date, limit: Int) async throws -> [DueLapse] {
@@ -181,12 +183,23 @@ extension PostgresStore: EventStore {
         }
     }
 
-    /// Everything `SubscriberView` is built from, as stored, in one statement: each round trip
-    /// costs the server and PostgreSQL more core time than the reading it carries, and this read
-    /// runs in every grant. Table rows travel as `row_to_json` (see `StoredRow`).
+    /// Everything `SubscriberView` is built from, as stored.
     static func subscriberRows(
         _ connection: PostgresConnection, appId: String, appUserId: String, catalog: [Product]?, now: Date, logger: Logger
     ) async throws -> SubscriberRows {
+        try await subscriberRead(
+            connection, appId: appId, appUserId: appUserId, catalog: catalog, withEndpoints: false, now: now, logger: logger
+        ).rows
+    }
+
+    /// The subscriber's rows and, `withEndpoints`, the app's webhook endpoints (an event's
+    /// deliveries are routed to them), in one statement: each round trip costs the server and
+    /// PostgreSQL more core time than the reading it carries, and this read runs in every
+    /// grant. Table rows travel as `row_to_json` (see `StoredRow`).
+    static func subscriberRead(
+        _ connection: PostgresConnection, appId: String, appUserId: String, catalog: [Product]?, withEndpoints: Bool, now: Date,
+        logger: Logger
+    ) async throws -> (rows: SubscriberRows, endpoints: [WebhookEndpoint]?) {
         var bindings = PostgresBindings()
         bindings.append(appId)
         bindings.append(appUserId)
@@ -214,8 +227,10 @@ extension PostgresStore: EventStore {
                             AS credits_spent,
                         (SELECT body FROM entitlement_states WHERE app_id = $1 AND app_user_id = $2) AS entitlement_states,
                         ARRAY(SELECT alias_id FROM aliases WHERE app_id = $1 AND app_user_id = $2 ORDER BY created_at, alias_id) AS aliases,
-                        (SELECT body FROM app_transactions WHERE app_id = $1 AND app_user_id = $2) AS app_transaction
-                    """, binds: bindings), logger: logger)[0]
+                        (SELECT body FROM app_transactions WHERE app_id = $1 AND app_user_id = $2) AS app_transaction,
+                        \(withEndpoints ? "ARRAY(SELECT body FROM webhook_endpoints WHERE app_id = $1 ORDER BY created_at, id)" : "NULL::text[]")
+                            AS endpoints
+                    """, binds: bindings), prepared: true, logger: logger)[0]
         func decoded<T: Decodable>(_ column: String, as type: T.Type) throws -> T? {
             StoredJSON.decode(type, try documents.value(column, as: String?.self))
         }
@@ -235,7 +250,7 @@ extension PostgresStore: EventStore {
         rows.entitlementStates = try decoded("entitlement_states", as: [String: EntitlementState].self) ?? [:]
         rows.aliases = try documents.value("aliases", as: [String].self)
         rows.appTransaction = try decoded("app_transaction", as: CustomerAppTransaction.self)
-        return rows
+        return (rows, withEndpoints ? try decodedAll("endpoints", as: WebhookEndpoint.self) : nil)
     }
 
     static func entitlementStates(

@@ -15,19 +15,19 @@ extension PostgresStore {
                 VALUES (\(binding.appId), \(binding.originalTransactionId), \(binding.appUserId), \(binding.productId), \(nowMs))
                 ON CONFLICT (app_id, original_transaction_id) DO UPDATE SET app_user_id = excluded.app_user_id,
                     bound_at = excluded.bound_at
-                """, logger: logger)
+                """, prepared: true, logger: logger)
         }
         for transfer in plan.transfers {
             try await connection.execute(
                 """
                 UPDATE transactions SET app_user_id = \(transfer.toAppUserId)
                 WHERE app_id = \(appId) AND original_transaction_id = \(transfer.originalTransactionId)
-                """, logger: logger)
+                """, prepared: true, logger: logger)
             try await connection.execute(
                 """
                 UPDATE subscriptions SET app_user_id = \(transfer.toAppUserId)
                 WHERE app_id = \(appId) AND original_transaction_id = \(transfer.originalTransactionId)
-                """, logger: logger)
+                """, prepared: true, logger: logger)
         }
         for tx in plan.newTransactions {
             // The primary key (app_id, transaction_id) is the exactly-once guard; DO NOTHING means "already granted".
@@ -50,7 +50,7 @@ extension PostgresStore {
                     \(tx.imported), \(tx.price?.milliunits), \(tx.price?.currency), \(tx.storefront),
                     \(tx.appAccountToken))
                 ON CONFLICT (app_id, transaction_id) DO NOTHING
-                """, logger: logger)
+                """, prepared: true, logger: logger)
         }
         for tx in plan.revokedTransactions {
             try await connection.execute(
@@ -58,7 +58,7 @@ extension PostgresStore {
                 UPDATE transactions SET cancellation_date = \(StoredTime.ms(tx.cancellationDate)),
                     revocation_type = \(tx.revocationType), revocation_percentage = \(tx.revocationPercentage.map(Int64.init))
                 WHERE app_id = \(tx.appId) AND transaction_id = \(tx.transactionId) AND cancellation_date IS NULL
-                """, logger: logger)
+                """, prepared: true, logger: logger)
         }
         for tx in plan.reinstatedTransactions {
             try await connection.execute(
@@ -66,7 +66,7 @@ extension PostgresStore {
                 UPDATE transactions SET cancellation_date = NULL, reinstated_at = \(StoredTime.ms(tx.reinstatedAt)),
                     revocation_type = NULL, revocation_percentage = NULL
                 WHERE app_id = \(tx.appId) AND transaction_id = \(tx.transactionId)
-                """, logger: logger)
+                """, prepared: true, logger: logger)
         }
         for tx in plan.annotatedTransactions {
             try await connection.execute(
@@ -74,7 +74,7 @@ extension PostgresStore {
                 UPDATE transactions SET app_transaction_id = COALESCE(app_transaction_id, \(tx.appTransactionId)),
                     app_account_token = COALESCE(app_account_token, \(tx.appAccountToken))
                 WHERE app_id = \(tx.appId) AND transaction_id = \(tx.transactionId)
-                """, logger: logger)
+                """, prepared: true, logger: logger)
         }
         var insertedLedger: [LedgerEntry] = []
         for entry in plan.ledger {
@@ -90,7 +90,7 @@ extension PostgresStore {
                     \(entry.offer?.identifier), \(entry.offer?.discountType), \(entry.offer?.period),
                     \(entry.commissionRate.map(Int64.init)), \(entry.proceedsMicros))
                 ON CONFLICT (app_id, transaction_id, event) DO NOTHING RETURNING 1
-                """, logger: logger)
+                """, prepared: true, logger: logger)
             if inserted > 0 { insertedLedger.append(entry) }
         }
         for facts in plan.subscriptions {
@@ -115,7 +115,7 @@ extension PostgresStore {
                     expiration_intent = excluded.expiration_intent, updated_at = excluded.updated_at,
                     renewal_signed_at = excluded.renewal_signed_at, win_back_offer_ids = excluded.win_back_offer_ids,
                     price_increase_status = excluded.price_increase_status
-                """, logger: logger)
+                """, prepared: true, logger: logger)
         }
         try await keepFigures(plan, appId: appId, insertedLedger: insertedLedger, connection: connection, logger: logger)
     }

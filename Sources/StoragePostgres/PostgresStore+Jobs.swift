@@ -32,7 +32,7 @@ extension PostgresStore: JobStore {
                     lease_expires_at = \(expiresMs)
                 FROM due WHERE j.id = due.id
                 RETURNING j.id, j.kind, j.payload, j.attempt, j.created_at
-                """, logger: logger)
+                """, prepared: true, logger: logger)
             return try rows.map { row in
                 JobLease(
                     jobId: try row.value("id"), kind: try row.value("kind"), payload: try row.value("payload"),
@@ -143,6 +143,6 @@ extension PostgresStore: JobStore {
                 last_error = \(transition.lastError), lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL
             WHERE id = \(lease.jobId) AND state = \(transition.from.rawValue) AND lease_token = \(lease.token)
             RETURNING 1
-            """, logger: logger) == 1
+            """, prepared: true, logger: logger) == 1
     }
 }

@@ -65,7 +65,7 @@ extension PostgresStore: LeasedTransactions {
                             FROM ownership_claims c JOIN verifications v ON v.id = c.verification_id
                             WHERE c.app_id = $1 AND c.original_transaction_id = ANY($3)) AS claims,
                         \(catalog) AS products, \(submitted) AS submission
-                    """, binds: bindings), logger: logger)[0]
+                    """, binds: bindings), prepared: true, logger: logger)[0]
         var facts = GrantFacts()
         for stored in try JSONStoredRow.rows("transactions", of: row) {
             let record = try transaction(from: stored)
@@ -126,7 +126,7 @@ extension PostgresStore: LeasedTransactions {
                         array_agg(expires_at ORDER BY transaction_id) AS expires
                     FROM provisional_grants WHERE verification_id = v.id
                 ) p ON TRUE
-                """, logger: logger
+                """, prepared: true, logger: logger
             ).first, try row.value("leased", as: Bool.self)
         else { return .lost }
         guard let id = try row.value("id", as: String?.self) else { return .held(nil) }
@@ -174,10 +174,10 @@ extension PostgresStore: LeasedTransactions {
                     VALUES (\(grant.appId), \(grant.verificationId), \(grant.appUserId), \(grant.transactionId),
                         \(grant.originalTransactionId), \(grant.productId), \(StoredTime.ms(grant.expiresAt)), \(StoredTime.ms(now)))
                     ON CONFLICT (verification_id, transaction_id) DO NOTHING
-                    """, logger: logger)
+                    """, prepared: true, logger: logger)
             }
         case .endProvisionalGrants(let verificationId):
-            try await connection.execute("DELETE FROM provisional_grants WHERE verification_id = \(verificationId)", logger: logger)
+            try await connection.execute("DELETE FROM provisional_grants WHERE verification_id = \(verificationId)", prepared: true, logger: logger)
         case .events(let batch):
             try await record(batch, connection: connection, now: now, logger: logger)
         }

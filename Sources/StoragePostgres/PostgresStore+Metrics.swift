@@ -174,7 +174,7 @@ extension PostgresStore {
         async throws
     {
         let built = Set(
-            try await connection.rows("SELECT environment FROM metric_state WHERE app_id = \(appId)", logger: logger).map {
+            try await connection.rows("SELECT environment FROM metric_state WHERE app_id = \(appId)", prepared: true, logger: logger).map {
                 try $0.value("environment", as: String.self)
             })
         guard !built.isEmpty else { return }
@@ -190,7 +190,7 @@ extension PostgresStore {
                     amount_micros = revenue_days.amount_micros + excluded.amount_micros,
                     proceeds_micros = revenue_days.proceeds_micros + excluded.proceeds_micros,
                     estimated_micros = revenue_days.estimated_micros + excluded.estimated_micros
-                """, logger: logger)
+                """, prepared: true, logger: logger)
         }
         let (originals, consumables) = MetricUpkeep.touched(by: plan)
         guard !originals.isEmpty || !consumables.isEmpty else { return }

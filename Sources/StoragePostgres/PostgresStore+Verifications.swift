@@ -70,7 +70,7 @@ extension PostgresStore {
                 ON CONFLICT (app_id, original_transaction_id, app_user_id) DO UPDATE SET verification_id = excluded.verification_id
             )
             SELECT 1 FROM verification
-            """, logger: logger)
+            """, prepared: true, logger: logger)
         if created == 1 { QueuedJobs.note() }
         return created == 1
     }
@@ -320,7 +320,7 @@ extension PostgresStore {
                 UPDATE verifications SET state = \(change.to.rawValue), next_attempt_at = NULL, finalized_at = NULL, updated_at = \(nowMs)
                 WHERE id = \(change.id) AND state = \(change.from.rawValue)
                 RETURNING 1
-                """, logger: logger)
+                """, prepared: true, logger: logger)
             guard changed == 1 else { throw StorageConflict("verification \(change.id) is no longer \(change.from)") }
             return
         }
@@ -330,7 +330,7 @@ extension PostgresStore {
                 UPDATE verifications SET state = \(change.to.rawValue), attempts = COALESCE(\(attempts), attempts), updated_at = \(nowMs)
                 WHERE id = \(change.id) AND state = \(change.from.rawValue)
                 RETURNING 1
-                """, logger: logger)
+                """, prepared: true, logger: logger)
             guard changed == 1 else { throw StorageConflict("verification \(change.id) is no longer \(change.from)") }
             return
         }
@@ -350,7 +350,7 @@ extension PostgresStore {
                 config_fingerprint = COALESCE(\(change.configurationFingerprint), config_fingerprint)
             WHERE id = \(change.id) AND state = \(change.from.rawValue)
             RETURNING 1
-            """, logger: logger)
+            """, prepared: true, logger: logger)
         guard changed == 1 else { throw StorageConflict("verification \(change.id) is no longer \(change.from)") }
     }
 

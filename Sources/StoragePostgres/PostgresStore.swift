@@ -187,7 +187,7 @@ public final class PostgresStore: Service, Sendable {
                     await announcer.run { payloads in
                         try await self.statement { connection in
                             try await connection.execute(
-                                "SELECT pg_notify(\(channel), p) FROM unnest(\(payloads)::text[]) AS p", logger: self.logger)
+                                "SELECT pg_notify(\(channel), p) FROM unnest(\(payloads)::text[]) AS p", prepared: true, logger: self.logger)
                         }
                     }
                 }
@@ -325,7 +325,7 @@ extension PostgresConnection {
     /// connection is gone (the server rolled back when it dropped it, and a statement sent now
     /// would never be answered: see `checkedQuery`).
     func transaction<T: Sendable>(logger: Logger, _ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        try await execute("BEGIN", logger: logger)
+        try await execute("BEGIN", prepared: true, logger: logger)
         let value: T
         do {
             value = try await body(self)
@@ -333,7 +333,7 @@ extension PostgresConnection {
             if !isClosed { try? await execute("ROLLBACK", logger: logger) }
             throw error
         }
-        try await execute("COMMIT", logger: logger)
+        try await execute("COMMIT", prepared: true, logger: logger)
         return value
     }
 
@@ -347,22 +347,42 @@ extension PostgresConnection {
         return try await self.query(query, logger: logger)
     }
 
+    /// Runs `query` and reads its rows to the end; `prepared`, as a statement this connection
+    /// prepared once (`PreparedQuery`).
+    private func collected(_ query: PostgresQuery, prepared: Bool, logger: Logger) async throws -> [PostgresRow] {
+        guard prepared, let types = PreparedQuery.types(of: query.binds) else {
+            return try await checkedQuery(query, logger: logger).collect()
+        }
+        guard !isClosed else { throw PostgresStoreError(.unavailable, "the server closed this connection; nothing more was sent on it") }
+        let (name, generation) = PreparedQuery.name(of: query.sql)
+        do {
+            return try await PreparedQuery.$current.withValue(PreparedQuery.Text(name: name, sql: query.sql, types: types)) {
+                var rows: [PostgresRow] = []
+                for try await row in try await self.execute(PreparedQuery(binds: query.binds), logger: logger) { rows.append(row) }
+                return rows
+            }
+        } catch {
+            PreparedQuery.failed(query.sql, generation: generation, error: error)
+            throw error
+        }
+    }
+
     /// Runs a statement to completion. Its result is read to the end: an error PostgreSQL
     /// reports while executing arrives there, and an unread one would leave the transaction
     /// aborted while the caller believed the write done (COMMIT of an aborted transaction
     /// only rolls back).
-    func execute(_ query: PostgresQuery, logger: Logger) async throws {
-        _ = try await checkedQuery(query, logger: logger).collect()
+    func execute(_ query: PostgresQuery, prepared: Bool = false, logger: Logger) async throws {
+        _ = try await collected(query, prepared: prepared, logger: logger)
     }
 
     /// Runs a statement and collects its rows by column name.
-    func rows(_ query: PostgresQuery, logger: Logger) async throws -> [PostgresRandomAccessRow] {
-        try await checkedQuery(query, logger: logger).collect().map { $0.makeRandomAccess() }
+    func rows(_ query: PostgresQuery, prepared: Bool = false, logger: Logger) async throws -> [PostgresRandomAccessRow] {
+        try await collected(query, prepared: prepared, logger: logger).map { $0.makeRandomAccess() }
     }
 
     /// Runs a statement ending in `RETURNING` and says how many rows it touched.
-    func count(_ query: PostgresQuery, logger: Logger) async throws -> Int {
-        try await checkedQuery(query, logger: logger).collect().count
+    func count(_ query: PostgresQuery, prepared: Bool = false, logger: Logger) async throws -> Int {
+        try await collected(query, prepared: prepared, logger: logger).count
     }
 }
 
