@@ -38,7 +38,9 @@ extension PostgresStore {
     /// A first submission in one statement: the evidence stored (deduplicated by hash), and the
     /// verification, its job and its claims, written only when the user has
     /// no verification of this evidence (`NOT EXISTS`, and the unique key against a concurrent
-    /// twin, which then writes nothing). True when it wrote them.
+    /// twin, which then writes nothing). True when it wrote them. Unprepared: a generic plan
+    /// made while the tables were empty kept scanning them as they grew (docs/BENCHMARKS.md,
+    /// "Receipt ingest").
     static func acceptFirst(
         _ connection: PostgresConnection, _ submission: EvidenceSubmission, _ pending: PendingVerification, nowMs: Int64, logger: Logger
     ) async throws -> Bool {
@@ -70,7 +72,7 @@ extension PostgresStore {
                 ON CONFLICT (app_id, original_transaction_id, app_user_id) DO UPDATE SET verification_id = excluded.verification_id
             )
             SELECT 1 FROM verification
-            """, prepared: true, logger: logger)
+            """, logger: logger)
         if created == 1 { QueuedJobs.note() }
         return created == 1
     }

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import PostgresNIO
+import Persistence
 import StorekeeperTesting
 import Testing
 
@@ -25,17 +25,20 @@ struct PreparedQueryTests {
     func preparedAgainAfterFailure() async throws {
         // One connection per pool, so the second transaction reuses the first one's connection.
         let store = try await PostgresTestDatabase.makeStore(maximumConnections: 2)
-        let marker = Int64.random(in: 1...1_000_000_000)
-        let query: PostgresQuery = "SELECT \(marker)::bigint + 1 AS n, 'prepared-again-test' AS label"
         let logger = self.logger
+        let facts = GrantFactsQuery(appId: "app", transactionIds: ["t1"], originalTransactionIds: ["o1"], readsCatalog: true)
         await #expect(throws: (any Error).self) {
             try await store.transaction { connection in
-                // Aborts the transaction: the next statement's preparation is refused (25P02).
-                try? await connection.execute("SELECT 1 / 0", logger: logger)
-                _ = try await connection.rows(query, prepared: true, logger: logger)
+                // A NUL in a bound value fails the subscriber's read and aborts the transaction; the
+                // grant's facts, prepared next for the first time, are refused (25P02).
+                _ = try? await PostgresStore.subscriberRows(
+                    connection, appId: "app\u{0}", appUserId: "u", catalog: nil, now: Date(), logger: logger)
+                _ = try await PostgresStore.grantFacts(connection, facts, verificationId: "v", logger: logger)
             }
         }
-        let rows = try await store.transaction { connection in try await connection.rows(query, prepared: true, logger: logger) }
-        #expect(try rows.first?.value("n", as: Int64.self) == marker + 1)
+        let read = try await store.transaction { connection in
+            try await PostgresStore.grantFacts(connection, facts, verificationId: "v", logger: logger)
+        }
+        #expect(read.transactions.isEmpty && read.catalog.isEmpty)
     }
 }
