@@ -66,21 +66,21 @@ extension PostgresStore: LeasedTransactions {
                             WHERE c.app_id = $1 AND c.original_transaction_id = ANY($3)) AS claims,
                         \(catalog) AS products, \(submitted) AS submission
                     """, binds: bindings), prepared: true, logger: logger)[0]
-        var facts = GrantFacts()
-        for stored in try JSONStoredRow.rows("transactions", of: row) {
-            let record = try transaction(from: stored)
-            facts.transactions[record.transactionId] = record
+        /// The column's rows, decoded, by their key (the last of equal keys, as a primary key
+        /// never has two).
+        func keyed<T>(_ column: String, _ decode: (JSONStoredRow) throws -> T, by key: KeyPath<T, String>) throws -> [String: T] {
+            Dictionary(try JSONStoredRow.rows(column, of: row).map(decode).map { ($0[keyPath: key], $0) }, uniquingKeysWith: { $1 })
         }
-        for stored in try JSONStoredRow.rows("bindings", of: row) {
-            let binding = OwnershipBinding(
-                appId: try stored.value("app_id"), originalTransactionId: try stored.value("original_transaction_id"),
-                appUserId: try stored.value("app_user_id"), productId: try stored.value("product_id"))
-            facts.bindings[binding.originalTransactionId] = binding
-        }
-        for stored in try JSONStoredRow.rows("subscriptions", of: row) {
-            let subscription = try subscription(from: stored)
-            facts.subscriptions[subscription.originalTransactionId] = subscription
-        }
+        var facts = GrantFacts(
+            transactions: try keyed("transactions", transaction(from:), by: \.transactionId),
+            bindings: try keyed(
+                "bindings",
+                { stored in
+                    OwnershipBinding(
+                        appId: try stored.value("app_id"), originalTransactionId: try stored.value("original_transaction_id"),
+                        appUserId: try stored.value("app_user_id"), productId: try stored.value("product_id"))
+                }, by: \.originalTransactionId),
+            subscriptions: try keyed("subscriptions", subscription(from:), by: \.originalTransactionId))
         for stored in try JSONStoredRow.rows("claims", of: row) {
             let claim = OwnershipClaim(
                 originalTransactionId: try stored.value("original_transaction_id"), appUserId: try stored.value("app_user_id"),
