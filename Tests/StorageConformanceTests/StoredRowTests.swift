@@ -18,6 +18,12 @@ struct StoredRowTests {
         #expect(try row.value("none", as: String?.self) == nil)
         #expect(try row.value("t", as: String.self) == "ü\"x")
         #expect(try row.value("b", as: Bool.self) == false)
+        // 0 and 1 are integers (a quantity, a flag stored as BIGINT), never booleans.
+        let small = try JSONStoredRow(#"{"zero": 0, "one": 1, "yes": true}"#)
+        #expect(try small.value("zero", as: Int64.self) == 0)
+        #expect(try small.value("one", as: Int.self) == 1)
+        #expect(throws: StoredJSONColumnMismatch.self) { try small.value("one", as: Bool.self) }
+        #expect(throws: StoredJSONColumnMismatch.self) { try small.value("yes", as: Int64.self) }
         #expect(try row.optionalDate("none") == nil)
         #expect(try row.date("odd") == Date(timeIntervalSince1970: 9_007_199_254_740.993))
     }
