@@ -252,13 +252,4 @@ extension PostgresStore: EventStore {
         rows.appTransaction = try decoded("app_transaction", as: CustomerAppTransaction.self)
         return (rows, withEndpoints ? try decodedAll("endpoints", as: WebhookEndpoint.self) : nil)
     }
-
-    static func entitlementStates(
-        _ connection: PostgresConnection, appId: String, appUserId: String, logger: Logger
-    ) async throws -> [String: EntitlementState] {
-        let stored = try await connection.rows(
-            "SELECT body FROM entitlement_states WHERE app_id = \(appId) AND app_user_id = \(appUserId)", logger: logger
-        ).first.map { try $0.value("body", as: String.self) }
-        return StoredJSON.decode([String: EntitlementState].self, stored) ?? [:]
-    }
 }

@@ -174,16 +174,6 @@ extension PostgresStore {
         }
     }
 
-    static func submission(_ connection: PostgresConnection, verificationId: String, logger: Logger) async throws -> SubmittedVerification? {
-        try await connection.rows(
-            """
-            SELECT v.*, r.data AS receipt_data FROM verifications v
-            JOIN receipts r ON r.app_id = v.app_id AND r.hash = v.receipt_hash
-            WHERE v.id = \(verificationId)
-            """, logger: logger
-        ).first.map(submission(from:))
-    }
-
     static func submission(from row: some StoredRow) throws -> SubmittedVerification {
         SubmittedVerification(record: try verification(from: row), evidence: try row.value("receipt_data", as: String.self))
     }

@@ -163,7 +163,7 @@ struct Bench: AsyncParsableCommand {
 
             var server = try ServerProcesses(configuration: stack.configuration, label: "e2e")
             let api = StorekeeperClient(
-                http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: try await server.serve("server")), apiKey: stack.api.apiKey,
+                http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: try await server.serve("server").baseURL), apiKey: stack.api.apiKey,
                 adminKey: stack.api.adminKey)
             let before = CoreTime.Sample.now(server: server.pids)
             let started = ContinuousClock.now
@@ -218,7 +218,7 @@ extension Bench {
 
             var server = try ServerProcesses(configuration: stack.configuration, label: "scale")
             let api = StorekeeperClient(
-                http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: try await server.serve("api", extra: ["--no-workers"])),
+                http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: try await server.serve("api", extra: ["--no-workers"]).baseURL),
                 apiKey: stack.api.apiKey, adminKey: stack.api.adminKey)
             for index in 0..<workerProcesses { try await server.worker("worker-\(index)") }
             let before = CoreTime.Sample.now(server: server.pids)

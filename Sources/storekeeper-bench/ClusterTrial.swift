@@ -48,7 +48,6 @@ extension Bench {
                 fileURLWithPath: directory
                     ?? FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-cluster-\(UUID().uuidString)").path)
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-            func log(_ name: String) -> String { work.appendingPathComponent("\(name).log").path }
 
             var configuration = LocalStack.testConfiguration(databasePath: benchDatabase(database))
             configuration.runWorkers = false
@@ -68,20 +67,9 @@ extension Bench {
             simulator.faults.latencyMaxMs = bounds.last ?? low
             try await stack.simulator.setFaults(simulator.faults)
 
-            var child = stack.configuration
-            child.port = 0
-            let configPath = work.appendingPathComponent("config.json").path
-            try JSONEncoder().encode(child).write(to: URL(fileURLWithPath: configPath))
-            let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-                .appendingPathComponent("storekeeper").path
-            let apis = [
-                try await ChildProcess.server(binary: binary, configPath: configPath, logPath: log("api-1"), extra: ["--no-workers"]),
-                try await ChildProcess.server(binary: binary, configPath: configPath, logPath: log("api-2"), extra: ["--no-workers"]),
-            ]
-            let workers = [
-                try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: log("worker-1")),
-                try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: log("worker-2")),
-            ]
+            var server = try ServerProcesses(configuration: stack.configuration, label: "cluster", directory: work)
+            let apis = [try await server.serve("api-1", extra: ["--no-workers"]), try await server.serve("api-2", extra: ["--no-workers"])]
+            let workers = [try await server.worker("worker-1"), try await server.worker("worker-2")]
             let balancer = try await LoadBalancer.start(
                 executable: haproxy, configuration: haproxyConfiguration, backends: apis.map(\.baseURL), directory: work
             ) { url in
@@ -90,7 +78,7 @@ extension Bench {
             defer {
                 balancer.process.send(SIGTERM)
                 _ = balancer.process.waitUntilExit()
-                (apis + workers).forEach { $0.terminate() }
+                server.stop()
             }
             let client = StorekeeperClient(
                 http: HTTPJSONClient(httpClient: stack.httpClient, baseURL: balancer.baseURL), apiKey: stack.api.apiKey,

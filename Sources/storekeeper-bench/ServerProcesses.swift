@@ -15,11 +15,12 @@ struct ServerProcesses {
     let binary: String
     private(set) var children: [ChildProcess] = []
 
-    /// Writes `configuration` (listening on a free port) for the processes to start from.
-    init(configuration: StorekeeperConfiguration, label: String) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-\(label)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        configPath = directory.appendingPathComponent("config.json").path
+    /// Writes `configuration` (listening on a free port) for the processes to start from, in
+    /// `directory` (a new temporary one by default) beside their logs.
+    init(configuration: StorekeeperConfiguration, label: String, directory: URL? = nil) throws {
+        self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-\(label)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
+        configPath = self.directory.appendingPathComponent("config.json").path
         var child = configuration
         child.port = 0
         try JSONEncoder().encode(child).write(to: URL(fileURLWithPath: configPath))
@@ -29,16 +30,19 @@ struct ServerProcesses {
             .appendingPathComponent("storekeeper").path
     }
 
-    /// `storekeeper serve` with `extra` arguments; returns its base URL.
-    mutating func serve(_ name: String, extra: [String] = []) async throws -> String {
+    /// `storekeeper serve` with `extra` arguments, ready (its `baseURL` known).
+    mutating func serve(_ name: String, extra: [String] = []) async throws -> ChildProcess {
         let process = try await ChildProcess.server(binary: binary, configPath: configPath, logPath: log(name), extra: extra)
         children.append(process)
-        return process.baseURL
+        return process
     }
 
-    /// `storekeeper worker`.
-    mutating func worker(_ name: String) async throws {
-        children.append(try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: log(name)))
+    /// `storekeeper worker`, ready.
+    @discardableResult
+    mutating func worker(_ name: String) async throws -> ChildProcess {
+        let process = try await ChildProcess.worker(binary: binary, configPath: configPath, logPath: log(name))
+        children.append(process)
+        return process
     }
 
     var pids: [Int32] { children.map(\.process.pid) }
