@@ -64,17 +64,24 @@ extension PostgresStore: EventStore {
         }
     }
 
-    /// Records the batch's events not recorded yet. The counter rows' locks are held to commit:
-    /// transactions recording events of one app commit their cursors in order, so a feed reader
-    /// never sees cursor n+1 before n. This is why the events write is applied last. The app's
-    /// cursor row is locked before any subscriber's sequence row, so two transactions telling
-    /// the same two subscribers (a transfer) cannot wait on each other.
+    /// Records the batch's events not recorded yet. Each subscriber's sequence row is locked
+    /// before their rows are read, several subscribers' in one statement and in sorted order
+    /// (two transactions telling the same two subscribers, a transfer, cannot wait on each other): a sweep and a verification of one subscriber assess in turn,
+    /// each on what the other committed. The app's cursor row is locked last, by the statement
+    /// that inserts the events, and held to commit: transactions recording events of one app
+    /// commit their cursors in order, so a feed reader never sees cursor n+1 before n, and that
+    /// app-wide lock is held for one statement and the commit, not for the whole assessment
+    /// (docs/SCALING.md). This is why the events write is applied last.
     static func record(_ batch: EventBatch, connection: PostgresConnection, now: Date, logger: Logger) async throws {
         var entitlements: [String: SubscriberView] = [:]
         var endpoints: [String: [WebhookEndpoint]] = [:]
+        // One subscriber's new events lock their row as they take its numbers; several
+        // subscribers', or a reassessment (which reads before it records), lock first.
+        if !batch.unrecorded.isEmpty || Set(batch.events.map { [$0.appId, $0.appUserId] }).count > 1 {
+            try await lockSequences(of: batch.events, connection: connection, logger: logger)
+        }
         // The batch's events, then the entitlement events they cause (appended as each
-        // subscriber's entitlements are first built, after their sequence row is locked: two
-        // transactions about one subscriber read and write its entitlement states in turn).
+        // subscriber's entitlements are first built).
         var queue = batch.events[...]
         /// The subscriber's view once per batch, assembled with the first of their events as
         /// the trigger; the entitlement events it causes join the queue.
@@ -91,59 +98,79 @@ extension PostgresStore: EventStore {
             entitlements[event.appUserId] = assembly.view
             queue.append(contentsOf: assembly.events)
         }
+        var fresh: [SubscriberEvent] = []
+        var taken = Set<String>()
         while var event = queue.popFirst() {
             if batch.unrecorded.contains(event.id) {
-                // The locks a recorded event takes, in the same order (the app's cursor row, then
-                // the subscriber's sequence row), before the rows are read: a sweep and a
-                // verification of one subscriber assess in turn, each on what the other committed.
-                try await connection.execute(
-                    """
-                    WITH cursor AS (
-                        INSERT INTO event_cursors (app_id, last_cursor) VALUES (\(event.appId), 0)
-                        ON CONFLICT (app_id) DO UPDATE SET last_cursor = event_cursors.last_cursor RETURNING 1
-                    )
-                    INSERT INTO event_sequences (app_id, app_user_id, last_sequence) SELECT \(event.appId), \(event.appUserId), 0 FROM cursor
-                    ON CONFLICT (app_id, app_user_id) DO UPDATE SET last_sequence = event_sequences.last_sequence
-                    """, prepared: true, logger: logger)
                 // Its states are stored even unchanged, so the next lapse moves on.
                 try await assemble(event, always: true)
                 continue
             }
-            // One round trip: an event already recorded (a repeated transaction) takes no
-            // counter values; a new one takes the app's next cursor and the user's next sequence.
-            guard
+            // An event already recorded (a repeated transaction) takes no sequence number; a new
+            // one takes the subscriber's next.
+            guard taken.insert(event.id).inserted,
                 let counters = try await connection.rows(
                     """
-                    WITH fresh AS (SELECT NOT EXISTS (SELECT 1 FROM events WHERE id = \(event.id)) AS yes),
-                    cursor AS (
-                        INSERT INTO event_cursors (app_id, last_cursor) SELECT \(event.appId), 1 FROM fresh WHERE yes
-                        ON CONFLICT (app_id) DO UPDATE SET last_cursor = event_cursors.last_cursor + 1
-                        RETURNING last_cursor
-                    ), sequence AS (
-                        INSERT INTO event_sequences (app_id, app_user_id, last_sequence)
-                        SELECT \(event.appId), \(event.appUserId), 1 FROM fresh WHERE yes
-                        ON CONFLICT (app_id, app_user_id) DO UPDATE SET last_sequence = event_sequences.last_sequence + 1
-                        RETURNING last_sequence
-                    )
-                    SELECT (SELECT last_cursor FROM cursor) AS last_cursor, (SELECT last_sequence FROM sequence) AS last_sequence
+                    WITH fresh AS (SELECT NOT EXISTS (SELECT 1 FROM events WHERE id = \(event.id)) AS yes)
+                    INSERT INTO event_sequences (app_id, app_user_id, last_sequence)
+                    SELECT \(event.appId), \(event.appUserId), 1 FROM fresh WHERE yes
+                    ON CONFLICT (app_id, app_user_id) DO UPDATE SET last_sequence = event_sequences.last_sequence + 1
+                    RETURNING last_sequence
                     """, prepared: true, logger: logger
                 ).first
-            else { throw StorageConflict("event counters of \(event.appId) returned no row") }
-            guard let cursorValue = try counters.value("last_cursor", as: Int64?.self),
-                let sequenceValue = try counters.value("last_sequence", as: Int64?.self)
             else { continue }
-            event.sequence = sequenceValue
+            event.sequence = try counters.value("last_sequence", as: Int64.self)
             try await assemble(event, always: false)
             event.entitlements = entitlements[event.appUserId]
-            try await connection.execute(
-                """
-                INSERT INTO events (app_id, cursor, id, app_user_id, sequence, type, recorded_at, body, wire)
-                VALUES (\(event.appId), \(cursorValue), \(event.id), \(event.appUserId), \(event.sequence), \(event.type.rawValue),
-                    \(StoredTime.ms(event.recordedAt)), \(WireJSON.encode(event)), TRUE)
-                """, prepared: true, logger: logger)
             if endpoints[event.appId] == nil { endpoints[event.appId] = try await Self.endpoints(connection, appId: event.appId, logger: logger) }
             try await enqueueDeliveries(
                 connection, event: event, endpointIds: batch.routes(event, endpoints[event.appId] ?? []), now: now, logger: logger)
+            fresh.append(event)
+        }
+        try await insert(fresh, connection: connection, logger: logger)
+    }
+
+    /// Creates and locks the sequence row of every subscriber the batch's events tell, in one
+    /// statement, in sorted order.
+    static func lockSequences(of events: [SubscriberEvent], connection: PostgresConnection, logger: Logger) async throws {
+        let subscribers = Set(events.map { [$0.appId, $0.appUserId] }).sorted { ($0[0], $0[1]) < ($1[0], $1[1]) }
+        guard !subscribers.isEmpty else { return }
+        try await connection.execute(
+            """
+            INSERT INTO event_sequences (app_id, app_user_id, last_sequence)
+            SELECT s.app_id, s.app_user_id, 0 FROM unnest(\(subscribers.map { $0[0] }), \(subscribers.map { $0[1] })) WITH ORDINALITY
+                AS s(app_id, app_user_id, position)
+            ORDER BY s.position
+            ON CONFLICT (app_id, app_user_id) DO UPDATE SET last_sequence = event_sequences.last_sequence
+            """, prepared: true, logger: logger)
+    }
+
+    /// Inserts the events, each app's in one statement that takes the app's next cursors: the
+    /// cursor row's lock is the last one the transaction takes.
+    static func insert(_ events: [SubscriberEvent], connection: PostgresConnection, logger: Logger) async throws {
+        var apps: [String] = []
+        var byApp: [String: [SubscriberEvent]] = [:]
+        for event in events {
+            if byApp[event.appId] == nil { apps.append(event.appId) }
+            byApp[event.appId, default: []].append(event)
+        }
+        for appId in apps {
+            let events = byApp[appId] ?? []
+            let count = Int64(events.count)
+            try await connection.execute(
+                """
+                WITH cursor AS (
+                    INSERT INTO event_cursors (app_id, last_cursor) VALUES (\(appId), \(count))
+                    ON CONFLICT (app_id) DO UPDATE SET last_cursor = event_cursors.last_cursor + \(count)
+                    RETURNING last_cursor
+                )
+                INSERT INTO events (app_id, cursor, id, app_user_id, sequence, type, recorded_at, body, wire)
+                SELECT \(appId), cursor.last_cursor - \(count) + e.position, e.id, e.app_user_id, e.sequence, e.type, e.recorded_at, e.body, TRUE
+                FROM cursor, unnest(
+                    \(events.map(\.id)), \(events.map(\.appUserId)), \(events.map(\.sequence)), \(events.map(\.type.rawValue)),
+                    \(events.map { StoredTime.ms($0.recordedAt) }), \(events.map { WireJSON.encode($0) })
+                ) WITH ORDINALITY AS e(id, app_user_id, sequence, type, recorded_at, body, position)
+                """, prepared: true, logger: logger)
         }
     }
 

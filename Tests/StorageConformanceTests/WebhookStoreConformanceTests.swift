@@ -160,6 +160,32 @@ struct WebhookStoreConformanceTests {
         #expect(try await store.endpoints(appId: "app").map(\.id) == ["refunds"])
     }
 
+    @Test(
+        "batches telling the same subscribers in opposite orders, at once: no deadlock, cursors dense in commit order, each sequence dense; an event named twice in a batch is recorded once",
+        arguments: StoreFactory.all)
+    func concurrentBatches(factory: StoreFactory) async throws {
+        let store = try await factory.make()
+        let users = ["alice", "bob", "carol"]
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for round in 0..<12 {
+                let order = round.isMultiple(of: 2) ? users : users.reversed()
+                group.addTask {
+                    try await store.recordEvents(EventBatch(events: order.map { event("r\(round)-\($0)", $0) }), now: t0)
+                }
+            }
+            try await group.waitForAll()
+        }
+        try await store.recordEvents(EventBatch(events: [event("twice", "dave"), event("twice", "dave"), event("once", "dave")]), now: t0)
+        let recorded = try await store.events(appId: "app", after: 0, types: [], limit: 100)
+        #expect(recorded.map(\.cursor) == Array(1...Int64(12 * users.count + 2)), "every cursor once, none skipped")
+        #expect(Set(recorded.map(\.event.id)).count == recorded.count)
+        for user in users + ["dave"] {
+            let sequences = recorded.filter { $0.event.appUserId == user }.map(\.event.sequence)
+            #expect(sequences == Array(1...Int64(sequences.count)), "\(user)'s sequence dense and in cursor order")
+        }
+        #expect(recorded.filter { $0.event.appUserId == "dave" }.map(\.event.id) == ["twice", "once"])
+    }
+
     @Test("a delivered event makes the subscriber's next one for the endpoint due at once, not at its wait's end", arguments: StoreFactory.all)
     func nextGoesAtOnce(factory: StoreFactory) async throws {
         let store = try await factory.make()
