@@ -1,0 +1,88 @@
+public import Foundation
+
+/// An experiment on offerings (issue #51, docs/EXPERIMENTS.md): customers enrolled while it runs
+/// are split between two to four arms by weight, each arm an offering shown as current. The
+/// split is a pure function of the experiment and the customer, so every device of a customer
+/// (every id linked to the same known user) lands in the same arm without the server keeping a
+/// table to agree on, and a customer cannot choose an arm by anything the app sends.
+public struct Experiment: Codable, Hashable, Sendable {
+    public struct Arm: Codable, Hashable, Sendable {
+        public var offering: String
+        /// A share of the customers relative to the other arms' (1-1000; 1 and 1 split as 50/50).
+        public var weight: Int
+
+        public init(offering: String, weight: Int) {
+            self.offering = offering
+            self.weight = weight
+        }
+    }
+
+    public var id: String
+    public var arms: [Arm]
+    /// Customers are enrolled from this instant (inclusive)…
+    public var startsAt: Date
+    /// …until this one (exclusive); nil: until stopped.
+    public var endsAt: Date?
+
+    public static let armCount = 2...4
+    public static let weightRange = 1...1000
+
+    public init(id: String, arms: [Arm], startsAt: Date, endsAt: Date? = nil) {
+        self.id = id
+        self.arms = arms
+        self.startsAt = startsAt
+        self.endsAt = endsAt
+    }
+
+    /// Every problem of the experiment's own shape; the offerings it names are checked against
+    /// the app's by the use case.
+    public func problems() -> [String] {
+        var problems: [String] = []
+        if !OfferingIdentifier.isValid(id) { problems.append("id: \(OfferingIdentifier.rule)") }
+        if !Self.armCount.contains(arms.count) { problems.append("arms: \(Self.armCount.lowerBound)-\(Self.armCount.upperBound)") }
+        var offerings = Set<String>()
+        for (index, arm) in arms.enumerated() {
+            if !OfferingIdentifier.isValid(arm.offering) { problems.append("arms[\(index)].offering: \(OfferingIdentifier.rule)") }
+            if !offerings.insert(arm.offering).inserted { problems.append("arms[\(index)].offering: '\(arm.offering)' is another arm's") }
+            if !Self.weightRange.contains(arm.weight) {
+                problems.append("arms[\(index)].weight: \(Self.weightRange.lowerBound)-\(Self.weightRange.upperBound)")
+            }
+        }
+        if let endsAt, endsAt <= startsAt { problems.append("endsAt: after startsAt") }
+        return problems
+    }
+
+    /// Whether a customer not enrolled yet is enrolled at `now`.
+    public func enrolls(at now: Date) -> Bool {
+        now >= startsAt && endsAt.map { now < $0 } ?? true
+    }
+
+    /// The arm (an index into `arms`) a customer belongs to: the customer's bucket among the
+    /// arms' total weight. Stable for a customer id and an experiment id, independent of the
+    /// order customers arrive in; an experiment of another id splits the same customers anew.
+    public func arm(for customerId: String) -> Int {
+        let total = arms.reduce(0) { $0 + max($1.weight, 0) }
+        guard total > 0 else { return 0 }
+        var bucket = Int(Self.bucket(experimentId: id, customerId: customerId) % UInt64(total))
+        for (index, arm) in arms.enumerated() {
+            bucket -= max(arm.weight, 0)
+            if bucket < 0 { return index }
+        }
+        return arms.count - 1
+    }
+
+    /// A 64-bit value spread evenly over customers: FNV-1a over the UTF-8 of the experiment id,
+    /// a zero byte and the customer id, then SplitMix64's finalizer, whose avalanche makes
+    /// similar ids (`user-1`, `user-2`) land apart. Written down in docs/EXPERIMENTS.md so a
+    /// backend can reproduce an assignment.
+    public static func bucket(experimentId: String, customerId: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in Array(experimentId.utf8) + [0] + Array(customerId.utf8) {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        hash = (hash ^ (hash >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        hash = (hash ^ (hash >> 27)) &* 0x94d0_49bb_1331_11eb
+        return hash ^ (hash >> 31)
+    }
+}
