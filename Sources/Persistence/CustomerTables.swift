@@ -7,7 +7,7 @@ public enum CustomerTables {
     public static let renamed = [
         "transactions", "subscriptions", "ledger", "ownership_bindings", "ownership_claims", "provisional_grants", "webhook_deliveries",
         "event_sequences", "entitlement_states", "access_suspensions", "credit_spends",
-        "refund_requests",
+        "refund_requests", "experiment_enrollments",
     ]
     /// Rows removed: the customer's own data and settings.
     public static let removed = ["subscriber_attributes", "offering_overrides", "aliases", "app_transactions"]

@@ -194,7 +194,7 @@ public struct SharedAppleHealth: Sendable, Hashable {
 /// Everything an adapter provides; the server wires one of these into each part.
 public protocol StorekeeperStore: CatalogStore, VerificationStore, NotificationStore, LedgerStore, OperationsStore, JobStore,
     LeasedTransactions, EventStore, WebhookStore, PromotionalGrantStore, OfferingStore, CustomerStore, IdentityStore, ConsoleSessionStore,
-    LedgerRecomputeStore, CreditStore, RefundRequestStore, AdminTokenStore, AttemptStore, AppTransactionStore
+    LedgerRecomputeStore, CreditStore, RefundRequestStore, AdminTokenStore, AttemptStore, AppTransactionStore, ExperimentStore
 {}
 
 /// What a verification job reads and writes: the verification and its evidence, the catalog it

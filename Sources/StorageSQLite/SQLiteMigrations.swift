@@ -37,6 +37,7 @@ enum SQLiteMigrations {
         ("M0029_AppTransactions", m0029AppTransactions),
         ("M0030_PriceIncreases", m0030PriceIncreases),
         ("M0031_EntitlementLapses", m0031EntitlementLapses),
+        ("M0032_Experiments", m0032Experiments),
     ]
 
     static var migrator: DatabaseMigrator {

@@ -7,7 +7,7 @@ public import StorekeeperDomain
 /// `OfferingSelection` from the stored offerings, targeting, the user's override and the
 /// catalog's sellable products.
 public struct ManageOfferings: Sendable {
-    public typealias Store = OfferingStore & CatalogStore
+    public typealias Store = OfferingStore & CatalogStore & ExperimentStore & IdentityStore
 
     let store: any Store
 
@@ -103,12 +103,29 @@ public struct ManageOfferings: Sendable {
 
     /// What an app is shown. `appUserId` only when the caller proved who the user is (a user
     /// token, or the app's backend): an anonymous caller naming a user must not learn that
-    /// user's override.
-    public func forApp(appId: String, appUserId: String?, audience: OfferingAudience) async throws -> OfferingSelection {
+    /// user's override, nor be enrolled in an experiment (its arm is the user's). A proved user
+    /// asking while an experiment shows is enrolled once, at `now`, in the arm the documented
+    /// hash gives; an enrollment of an id linked to them since (an earlier device) wins.
+    public func forApp(appId: String, appUserId: String?, audience: OfferingAudience, now: Date) async throws -> OfferingSelection {
         let (offerings, targeting) = try await store.offerings(appId: appId)
         let userOverride: String? = if let appUserId { try await store.offeringOverride(appId: appId, appUserId: appUserId) } else { nil }
+        var enrollment: ExperimentEnrollment?
+        if let appUserId, userOverride == nil {
+            enrollment = try await enroll(appId: appId, appUserId: appUserId, offerings: Set(offerings.map(\.id)), now: now)
+        }
         let sellable = try await ManageCatalog(store: store).sellable(appId: appId)
         return OfferingSelection.select(
-            offerings: offerings, targeting: targeting, userOverride: userOverride, audience: audience, sellable: sellable)
+            offerings: offerings, targeting: targeting, userOverride: userOverride, enrollment: enrollment, audience: audience,
+            sellable: sellable)
+    }
+
+    /// The user's arm in the experiment showing now (the first by id), enrolling them when
+    /// enrollment is open; nil when none shows, or they were never enrolled and it is closed.
+    func enroll(appId: String, appUserId: String, offerings: Set<String>, now: Date) async throws -> ExperimentEnrollment? {
+        guard let experiment = try await store.experiments(appId: appId).first(where: { $0.shows(at: now) }) else { return nil }
+        let ids = [appUserId] + (try await store.aliases(appId: appId, appUserId: appUserId))
+        if let enrolled = try await store.enrollment(appId: appId, experimentId: experiment.id, appUserIds: ids) { return enrolled }
+        guard experiment.enrolls(at: now) else { return nil }
+        return try await store.enroll(appId: appId, experiment.enrollment(of: appUserId, at: now))
     }
 }

@@ -19,6 +19,7 @@ struct UseCases: Sendable {
     let catalog: ManageCatalog
     let promotionalGrants: ManagePromotionalGrants
     let offerings: ManageOfferings
+    let experiments: ManageExperiments
     let customers: ManageCustomers
     let findCustomers: FindCustomers
     let identity: ManageIdentity
@@ -53,6 +54,7 @@ struct UseCases: Sendable {
         catalog = ManageCatalog(store: store)
         promotionalGrants = ManagePromotionalGrants(store: store)
         offerings = ManageOfferings(store: store)
+        experiments = ManageExperiments(store: store)
         customers = ManageCustomers(store: store)
         findCustomers = FindCustomers(store: store)
         identity = ManageIdentity(store: store)

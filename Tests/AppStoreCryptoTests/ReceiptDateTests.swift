@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import Testing
 
 @testable import AppStoreCrypto
@@ -47,18 +48,5 @@ struct ReceiptDateTests {
         #expect(AppReceiptParser.date(([0x16, 21] + Array("2015-08-13T07:50:46Zé".utf8).dropLast())[...]) == nil)
         #expect(AppReceiptParser.string(([0x16, 2, 0xC3, 0xA9])[...]) == nil)
         #expect(AppReceiptParser.string(([0x0C, 2, 0xC3, 0xA9])[...]) == "é")
-    }
-}
-
-/// SplitMix64: the same sequence on every machine.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

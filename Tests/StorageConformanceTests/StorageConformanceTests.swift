@@ -1065,6 +1065,47 @@ struct StorageConformanceTests {
     }
 
     @Test(
+        "experiments: created once per id, stopped once, each change audited; an enrollment recorded once (the first wins), the earliest of linked ids read",
+        arguments: StoreFactory.all)
+    func experiments(factory: StoreFactory) async throws {
+        let store = try await make(factory)
+        let trial = Experiment(
+            id: "trial", arms: [Experiment.Arm(offering: "a", weight: 1), Experiment.Arm(offering: "b", weight: 3)], startsAt: t0,
+            endsAt: t0.addingTimeInterval(3_600))
+        func audit(_ action: String) -> AuditEntry {
+            AuditEntry.change(appId: "app", at: t0, actor: "maria", action: action, reason: "", subject: "trial", saved: nil as Experiment?)
+        }
+        #expect(try await store.experiments(appId: "app").isEmpty)
+        #expect(try await store.createExperiment(appId: "app", experiment: trial, audit: audit("experiment_created"), now: t0))
+        var again = trial
+        again.arms.reverse()
+        #expect(try await !store.createExperiment(appId: "app", experiment: again, audit: audit("experiment_created"), now: t0))
+        #expect(try await store.experiments(appId: "app") == [trial], "the first stays, arms as created")
+        #expect(try await store.experiments(appId: "other").isEmpty)
+        let later = t0.addingTimeInterval(60)
+        #expect(try await store.stopExperiment(appId: "app", experimentId: "trial", audit: audit("experiment_stopped"), now: later))
+        #expect(try await !store.stopExperiment(appId: "app", experimentId: "trial", audit: audit("experiment_stopped"), now: later))
+        #expect(try await !store.stopExperiment(appId: "app", experimentId: "none", audit: audit("experiment_stopped"), now: later))
+        #expect(try await store.experiments(appId: "app").first?.stoppedAt == later)
+        let actions = try await store.auditEntries(appId: "app", after: 0, limit: 10).map(\.entry.action)
+        #expect(actions == ["experiment_created", "experiment_stopped"], "refusals audit nothing")
+
+        let first = ExperimentEnrollment(experimentId: "trial", appUserId: "anon", arm: 1, offering: "b", enrolledAt: t0)
+        #expect(try await store.enroll(appId: "app", first) == first)
+        var second = first
+        (second.arm, second.offering, second.enrolledAt) = (0, "a", later)
+        #expect(try await store.enroll(appId: "app", second) == first, "enrolled once: the stored one answers")
+        let alice = ExperimentEnrollment(experimentId: "trial", appUserId: "alice", arm: 0, offering: "a", enrolledAt: later)
+        #expect(try await store.enroll(appId: "app", alice) == alice)
+        #expect(try await store.enrollment(appId: "app", experimentId: "trial", appUserIds: ["alice", "anon"]) == first, "the earliest")
+        #expect(try await store.enrollment(appId: "app", experimentId: "trial", appUserIds: ["alice"]) == alice)
+        #expect(try await store.enrollment(appId: "app", experimentId: "trial", appUserIds: ["bob"]) == nil)
+        #expect(try await store.enrollment(appId: "app", experimentId: "other", appUserIds: ["alice"]) == nil)
+        #expect(try await store.enrollment(appId: "other", experimentId: "trial", appUserIds: ["alice"]) == nil)
+        #expect(try await store.enrollment(appId: "app", experimentId: "trial", appUserIds: []) == nil)
+    }
+
+    @Test(
         "offerings: seeded once, edited, deleted; targeting and a user's override saved and cleared; every change audited in its transaction",
         arguments: StoreFactory.all)
     func offerings(factory: StoreFactory) async throws {

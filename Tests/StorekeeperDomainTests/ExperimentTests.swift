@@ -1,5 +1,6 @@
 import Foundation
 import StorekeeperDomain
+import TestFixtures
 import Testing
 
 /// Experiments' assignment and intervals (issue #51): pure rules, at fixed instants and with
@@ -13,19 +14,6 @@ struct ExperimentTests {
             id: id, arms: weights.enumerated().map { Experiment.Arm(offering: "offering_\($0.offset)", weight: $0.element) }, startsAt: t0)
     }
 
-    /// SplitMix64: customer ids drawn from a fixed seed.
-    struct Draws {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9e37_79b9_7f4a_7c15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-            z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-            return z ^ (z >> 31)
-        }
-        mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-    }
-
     @Test("the bucket is the documented function: values computed apart from this code")
     func referenceBuckets() {
         #expect(Experiment.bucket(experimentId: "paywall_test", customerId: "alice") == 9_749_002_795_584_645_863)
@@ -37,7 +25,7 @@ struct ExperimentTests {
         "weights are respected over 10,000 customers (random ids from a fixed seed, and sequential ids), within four standard deviations",
         arguments: [[1, 1], [20, 30, 50], [1, 1, 1, 1], [900, 100]])
     func weights(weights: [Int]) {
-        var draws = Draws(state: 42)
+        var draws = SeededGenerator(seed: 42)
         let random = (0..<10_000).map { _ in String(draws.next(), radix: 36) }
         let sequential = (0..<10_000).map { "user-\($0)" }
         let split = experiment(weights: weights)
@@ -107,7 +95,7 @@ struct ExperimentTests {
         #expect(ProportionInterval(successes: 0, trials: 0) == nil && ProportionInterval(successes: 11, trials: 10) == nil)
         #expect(ProportionInterval(successes: -1, trials: 10) == nil)
         // Coverage: how often the interval holds the true rate.
-        var draws = Draws(state: 7)
+        var draws = SeededGenerator(seed: 7)
         let truth = 0.3
         var covered = 0
         for _ in 0..<2_000 {
@@ -115,5 +103,17 @@ struct ExperimentTests {
             if try #require(ProportionInterval(successes: successes, trials: 200)).contains(truth) { covered += 1 }
         }
         #expect((1_860...1_940).contains(covered), "\(covered) of 2,000 (95 % ± 2 points)")
+    }
+}
+
+extension ExperimentTests {
+    @Test("a stop is kept in whole milliseconds, taken downward: an answer in the same moment already shows it")
+    func stopInstant() {
+        let asked = Date(timeIntervalSince1970: 1_790_000_000.123_6)
+        var stopped = experiment(weights: [1, 1])
+        stopped.stoppedAt = Experiment.instant(asked)
+        #expect(stopped.stoppedAt == Date(timeIntervalSince1970: 1_790_000_000.123))
+        #expect(!stopped.shows(at: asked) && !stopped.enrolls(at: asked))
+        #expect(stopped.shows(at: Date(timeIntervalSince1970: 1_790_000_000.122)))
     }
 }

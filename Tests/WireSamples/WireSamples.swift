@@ -90,6 +90,10 @@ public enum WireSamples {
                         metadata: ["headline": .string("Go Pro"), "trialDays": .number(7), "badge": .null, "colors": .array([.string("#112233")])])
                 ]),
             OfferingsAnswer(currentOfferingId: nil, selectedBy: "none", ruleId: nil, offerings: []),
+            OfferingsAnswer(
+                currentOfferingId: "no_ads", selectedBy: "experiment", ruleId: nil,
+                experiment: .init(experimentId: "pricing", arm: 1, offeringId: "no_ads", enrolledAt: instant),
+                offerings: []),
             CreditSpendRequest(amount: 25, reason: "unlocked a level"),
             spend,
             CreditSpendAnswer(spend: spend, balance: 75, replayed: false),

@@ -23,6 +23,9 @@ public struct Experiment: Codable, Hashable, Sendable {
     public var startsAt: Date
     /// …until this one (exclusive); nil: until stopped.
     public var endsAt: Date?
+    /// When an operator stopped it: nobody new is enrolled from then on, and enrolled
+    /// customers are shown what the targeting shows everyone.
+    public var stoppedAt: Date?
 
     public static let armCount = 2...4
     public static let weightRange = 1...1000
@@ -52,9 +55,29 @@ public struct Experiment: Codable, Hashable, Sendable {
         return problems
     }
 
+    /// An instant as an experiment keeps it: whole milliseconds (Apple's unit, and what both
+    /// databases store), taken downward, so a stop is never recorded after the moment it was
+    /// asked and an answer given in that same moment already shows the stop.
+    public static func instant(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
+    }
+
     /// Whether a customer not enrolled yet is enrolled at `now`.
     public func enrolls(at now: Date) -> Bool {
-        now >= startsAt && endsAt.map { now < $0 } ?? true
+        now >= startsAt && (endsAt.map { now < $0 } ?? true) && (stoppedAt.map { now < $0 } ?? true)
+    }
+
+    /// Whether an enrolled customer is still shown their arm at `now`: from the start until the
+    /// experiment is stopped (its end only closes enrollment, so results at 90 days after a
+    /// customer's enrollment compare arms the customers kept seeing).
+    public func shows(at now: Date) -> Bool {
+        now >= startsAt && (stoppedAt.map { now < $0 } ?? true)
+    }
+
+    /// The customer's enrollment at `now`, with the arm the documented hash gives.
+    public func enrollment(of appUserId: String, at now: Date) -> ExperimentEnrollment {
+        let arm = arm(for: appUserId)
+        return ExperimentEnrollment(experimentId: id, appUserId: appUserId, arm: arm, offering: arms[arm].offering, enrolledAt: now)
     }
 
     /// The arm (an index into `arms`) a customer belongs to: the customer's bucket among the

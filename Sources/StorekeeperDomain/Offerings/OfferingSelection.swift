@@ -7,6 +7,7 @@ public import StorekeeperWire
 public struct OfferingSelection: Codable, Hashable, Sendable {
     public enum Reason: String, Codable, Hashable, Sendable {
         case userOverride = "user_override"
+        case experiment
         case rule
         case current
         case none
@@ -16,6 +17,8 @@ public struct OfferingSelection: Codable, Hashable, Sendable {
     public var selectedBy: Reason
     /// The rule that chose, when one did.
     public var ruleId: String?
+    /// The customer's arm, when an experiment chose.
+    public var experiment: ExperimentEnrollment?
     /// Every offering, each with only its sellable packages (each with its catalog product),
     /// by id.
     public var offerings: [ShownOffering]
@@ -27,8 +30,11 @@ public struct OfferingSelection: Codable, Hashable, Sendable {
         self.offerings = offerings
     }
 
+    /// `enrollment`: the customer's arm in the experiment that shows now (docs/EXPERIMENTS.md),
+    /// after a user's override (a tester sees what they were set to) and before the rules.
     public static func select(
-        offerings: [Offering], targeting: OfferingTargeting, userOverride: String?, audience: OfferingAudience, sellable: [Product]
+        offerings: [Offering], targeting: OfferingTargeting, userOverride: String?, enrollment: ExperimentEnrollment? = nil,
+        audience: OfferingAudience, sellable: [Product]
     ) -> OfferingSelection {
         let products = Dictionary(sellable.map { ($0.productId, $0) }, uniquingKeysWith: { first, _ in first })
         let shown = offerings.sorted { $0.id < $1.id }.map { offering in
@@ -41,6 +47,11 @@ public struct OfferingSelection: Codable, Hashable, Sendable {
         let ids = Set(shown.map(\.id))
         if let userOverride, ids.contains(userOverride) {
             return OfferingSelection(currentOfferingId: userOverride, selectedBy: .userOverride, ruleId: nil, offerings: shown)
+        }
+        if let enrollment, ids.contains(enrollment.offering) {
+            var selection = OfferingSelection(currentOfferingId: enrollment.offering, selectedBy: .experiment, ruleId: nil, offerings: shown)
+            selection.experiment = enrollment
+            return selection
         }
         if let rule = targeting.rules.first(where: { ids.contains($0.offering) && $0.matches(audience) }) {
             return OfferingSelection(currentOfferingId: rule.offering, selectedBy: .rule, ruleId: rule.id, offerings: shown)

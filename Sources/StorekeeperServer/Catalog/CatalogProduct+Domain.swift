@@ -16,6 +16,9 @@ extension OfferingsAnswer {
     init(_ selection: OfferingSelection) {
         self.init(
             currentOfferingId: selection.currentOfferingId, selectedBy: selection.selectedBy.rawValue, ruleId: selection.ruleId,
+            experiment: selection.experiment.map {
+                ExperimentArm(experimentId: $0.experimentId, arm: $0.arm, offeringId: $0.offering, enrolledAt: $0.enrolledAt)
+            },
             offerings: selection.offerings.map { offering in
                 Offering(
                     id: offering.id, description: offering.description,

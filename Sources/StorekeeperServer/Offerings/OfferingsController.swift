@@ -72,6 +72,7 @@ struct OfferingsController {
             }
         }
         registerOverrides(on: admin)
+        registerExperiments(on: admin)
     }
 
     /// One user's override: read, set, cleared.
@@ -137,7 +138,7 @@ struct OfferingsController {
             }
             audience.appVersion = version
         }
-        let selection = try await context.useCases.offerings.forApp(appId: caller.app.id, appUserId: user, audience: audience)
+        let selection = try await context.useCases.offerings.forApp(appId: caller.app.id, appUserId: user, audience: audience, now: context.now())
         return try StorekeeperJSON.response(OfferingsAnswer(selection))
     }
 }

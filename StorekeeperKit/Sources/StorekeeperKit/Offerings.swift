@@ -13,6 +13,9 @@ public struct Offerings: Sendable, Hashable {
 
     public enum Selection: Sendable, Hashable {
         case userOverride
+        /// The user's arm in an experiment on offerings (docs/EXPERIMENTS.md): `arm` counts from
+        /// 0 in the experiment's order, so an app can log it beside its own analytics.
+        case experiment(id: String, arm: Int)
         case rule(id: String?)
         case current
         case none
@@ -137,6 +140,7 @@ extension Offerings {
         let selection: Selection =
             switch wire.selectedBy {
             case "user_override": .userOverride
+            case "experiment": wire.experiment.map { .experiment(id: $0.experimentId, arm: $0.arm) } ?? .other(wire.selectedBy)
             case "rule": .rule(id: wire.ruleId)
             case "current": .current
             case "none": .none

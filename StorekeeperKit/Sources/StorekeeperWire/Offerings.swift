@@ -1,3 +1,5 @@
+import Foundation
+
 /// What the paywall is shown (`GET /v1/offerings`): every offering with its sellable packages,
 /// and which one is current for this user and why.
 public struct OfferingsAnswer: WireMessage {
@@ -32,17 +34,37 @@ public struct OfferingsAnswer: WireMessage {
         }
     }
 
+    /// The user's arm in an experiment on offerings, when one chose the current offering: a
+    /// backend joins its own data on it.
+    public struct ExperimentArm: Codable, Sendable, Hashable {
+        public var experimentId: String
+        /// The arm's position in the experiment, from 0.
+        public var arm: Int
+        public var offeringId: String
+        public var enrolledAt: Date
+
+        public init(experimentId: String, arm: Int, offeringId: String, enrolledAt: Date) {
+            self.experimentId = experimentId
+            self.arm = arm
+            self.offeringId = offeringId
+            self.enrolledAt = enrolledAt
+        }
+    }
+
     public var currentOfferingId: String?
-    /// `user_override`, `rule`, `current` or `none` (open).
+    /// `user_override`, `experiment`, `rule`, `current` or `none` (open).
     public var selectedBy: String
     /// The rule that chose, when one did.
     public var ruleId: String?
+    /// The experiment's arm, when one chose.
+    public var experiment: ExperimentArm?
     public var offerings: [Offering]
 
-    public init(currentOfferingId: String?, selectedBy: String, ruleId: String?, offerings: [Offering]) {
+    public init(currentOfferingId: String?, selectedBy: String, ruleId: String?, experiment: ExperimentArm? = nil, offerings: [Offering]) {
         self.currentOfferingId = currentOfferingId
         self.selectedBy = selectedBy
         self.ruleId = ruleId
+        self.experiment = experiment
         self.offerings = offerings
     }
 }

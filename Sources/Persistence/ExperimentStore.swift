@@ -1,0 +1,19 @@
+public import Foundation
+public import StorekeeperDomain
+
+/// Each app's experiments on offerings and who is enrolled in which arm (docs/EXPERIMENTS.md).
+/// An operator's change is written with its audit entry in one transaction.
+public protocol ExperimentStore: Sendable {
+    /// The app's experiments by id.
+    func experiments(appId: String) async throws -> [Experiment]
+    /// False (nothing written, no audit entry) when the app has an experiment of this id.
+    func createExperiment(appId: String, experiment: Experiment, audit: AuditEntry, now: Date) async throws -> Bool
+    /// Records `now` as its stop. False (no audit entry) when there is none or it is stopped.
+    func stopExperiment(appId: String, experimentId: String, audit: AuditEntry, now: Date) async throws -> Bool
+    /// The earliest enrollment in the experiment of any of these ids (a customer's known id and
+    /// the anonymous ids linked to it); equal instants: the smallest id.
+    func enrollment(appId: String, experimentId: String, appUserIds: [String]) async throws -> ExperimentEnrollment?
+    /// Records the enrollment unless its user is enrolled in the experiment already; the one
+    /// stored either way (two devices asking at once get one answer).
+    func enroll(appId: String, _ enrollment: ExperimentEnrollment) async throws -> ExperimentEnrollment
+}

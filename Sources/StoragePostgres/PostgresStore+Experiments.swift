@@ -1,0 +1,82 @@
+public import Foundation
+import Logging
+public import Persistence
+import PostgresNIO
+public import StorekeeperDomain
+
+extension PostgresStore: ExperimentStore {
+    public func experiments(appId: String) async throws -> [Experiment] {
+        try await read { connection in
+            try await connection.rows("SELECT body FROM experiments WHERE app_id = \(appId) ORDER BY experiment_id", logger: self.logger)
+                .compactMap { StoredJSON.decode(Experiment.self, try $0.value("body", as: String.self)) }
+        }
+    }
+
+    public func createExperiment(appId: String, experiment: Experiment, audit: AuditEntry, now: Date) async throws -> Bool {
+        try await transaction { connection in
+            guard
+                try await connection.count(
+                    """
+                    INSERT INTO experiments (app_id, experiment_id, body, created_at, updated_at)
+                    VALUES (\(appId), \(experiment.id), \(StoredJSON.encode(experiment)), \(StoredTime.ms(now)), \(StoredTime.ms(now)))
+                    ON CONFLICT DO NOTHING RETURNING 1
+                    """, logger: self.logger) == 1
+            else { return false }
+            try await Self.recordAudit(connection, audit, logger: self.logger)
+            return true
+        }
+    }
+
+    public func stopExperiment(appId: String, experimentId: String, audit: AuditEntry, now: Date) async throws -> Bool {
+        try await transaction { connection in
+            guard
+                var experiment = try await connection.rows(
+                    "SELECT body FROM experiments WHERE app_id = \(appId) AND experiment_id = \(experimentId) FOR UPDATE", logger: self.logger
+                ).first.flatMap({ StoredJSON.decode(Experiment.self, try $0.value("body", as: String.self)) }),
+                experiment.stoppedAt == nil
+            else { return false }
+            experiment.stoppedAt = now
+            try await connection.execute(
+                """
+                UPDATE experiments SET body = \(StoredJSON.encode(experiment)), updated_at = \(StoredTime.ms(now))
+                WHERE app_id = \(appId) AND experiment_id = \(experimentId)
+                """, logger: self.logger)
+            try await Self.recordAudit(connection, audit, logger: self.logger)
+            return true
+        }
+    }
+
+    public func enrollment(appId: String, experimentId: String, appUserIds: [String]) async throws -> ExperimentEnrollment? {
+        try await read { connection in
+            try await connection.rows(
+                """
+                SELECT experiment_id, app_user_id, arm, offering, enrolled_at FROM experiment_enrollments
+                WHERE app_id = \(appId) AND experiment_id = \(experimentId) AND app_user_id = ANY(\(appUserIds))
+                ORDER BY enrolled_at, app_user_id LIMIT 1
+                """, logger: self.logger
+            ).first.map(Self.enrollment(from:))
+        }
+    }
+
+    public func enroll(appId: String, _ enrollment: ExperimentEnrollment) async throws -> ExperimentEnrollment {
+        try await transaction { connection in
+            // DO UPDATE with no change, so the stored row comes back whether this statement wrote it.
+            try await connection.rows(
+                """
+                INSERT INTO experiment_enrollments (app_id, experiment_id, app_user_id, arm, offering, enrolled_at)
+                VALUES (\(appId), \(enrollment.experimentId), \(enrollment.appUserId), \(enrollment.arm), \(enrollment.offering),
+                    \(StoredTime.ms(enrollment.enrolledAt)))
+                ON CONFLICT (app_id, experiment_id, app_user_id) DO UPDATE SET arm = experiment_enrollments.arm
+                RETURNING experiment_id, app_user_id, arm, offering, enrolled_at
+                """, logger: self.logger
+            ).first.map(Self.enrollment(from:)) ?? enrollment
+        }
+    }
+
+    static func enrollment(from row: PostgresRandomAccessRow) throws -> ExperimentEnrollment {
+        ExperimentEnrollment(
+            experimentId: try row.value("experiment_id"), appUserId: try row.value("app_user_id"),
+            arm: Int(try row.value("arm", as: Int64.self)), offering: try row.value("offering"),
+            enrolledAt: StoredTime.date(try row.value("enrolled_at", as: Int64.self)))
+    }
+}

@@ -1,0 +1,89 @@
+public import Foundation
+import GRDB
+public import Persistence
+public import StorekeeperDomain
+
+extension SQLiteStore: ExperimentStore {
+    public func experiments(appId: String) async throws -> [Experiment] {
+        try await read { db in
+            try String.fetchAll(
+                db.cachedStatement(sql: "SELECT body FROM experiments WHERE app_id = ? ORDER BY experiment_id"), arguments: [appId]
+            ).compactMap { StoredJSON.decode(Experiment.self, $0) }
+        }
+    }
+
+    public func createExperiment(appId: String, experiment: Experiment, audit: AuditEntry, now: Date) async throws -> Bool {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO experiments (app_id, experiment_id, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT DO NOTHING
+                    """,
+                arguments: [appId, experiment.id, StoredJSON.encode(experiment), StoredTime.ms(now), StoredTime.ms(now)])
+            guard db.changesCount == 1 else { return false }
+            try Self.recordAudit(db, audit)
+            return true
+        }
+    }
+
+    public func stopExperiment(appId: String, experimentId: String, audit: AuditEntry, now: Date) async throws -> Bool {
+        try await write { db in
+            guard
+                var experiment = StoredJSON.decode(
+                    Experiment.self,
+                    try String.fetchOne(
+                        db, sql: "SELECT body FROM experiments WHERE app_id = ? AND experiment_id = ?", arguments: [appId, experimentId])),
+                experiment.stoppedAt == nil
+            else { return false }
+            experiment.stoppedAt = now
+            try db.execute(
+                sql: "UPDATE experiments SET body = ?, updated_at = ? WHERE app_id = ? AND experiment_id = ?",
+                arguments: [StoredJSON.encode(experiment), StoredTime.ms(now), appId, experimentId])
+            try Self.recordAudit(db, audit)
+            return true
+        }
+    }
+
+    public func enrollment(appId: String, experimentId: String, appUserIds: [String]) async throws -> ExperimentEnrollment? {
+        guard !appUserIds.isEmpty else { return nil }
+        return try await read { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT experiment_id, app_user_id, arm, offering, enrolled_at FROM experiment_enrollments
+                    WHERE app_id = ? AND experiment_id = ? AND app_user_id IN (\(placeholders(appUserIds.count)))
+                    ORDER BY enrolled_at, app_user_id LIMIT 1
+                    """,
+                arguments: StatementArguments([appId, experimentId] + appUserIds)
+            ).map(Self.enrollment(from:))
+        }
+    }
+
+    public func enroll(appId: String, _ enrollment: ExperimentEnrollment) async throws -> ExperimentEnrollment {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO experiment_enrollments (app_id, experiment_id, app_user_id, arm, offering, enrolled_at)
+                    VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                    """,
+                arguments: [
+                    appId, enrollment.experimentId, enrollment.appUserId, enrollment.arm, enrollment.offering,
+                    StoredTime.ms(enrollment.enrolledAt),
+                ])
+            return try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT experiment_id, app_user_id, arm, offering, enrolled_at FROM experiment_enrollments
+                    WHERE app_id = ? AND experiment_id = ? AND app_user_id = ?
+                    """,
+                arguments: [appId, enrollment.experimentId, enrollment.appUserId]
+            ).map(Self.enrollment(from:)) ?? enrollment
+        }
+    }
+
+    static func enrollment(from row: Row) -> ExperimentEnrollment {
+        ExperimentEnrollment(
+            experimentId: row["experiment_id"], appUserId: row["app_user_id"], arm: row["arm"], offering: row["offering"],
+            enrolledAt: StoredTime.date(row["enrolled_at"] as Int64))
+    }
+}

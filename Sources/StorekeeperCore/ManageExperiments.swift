@@ -1,0 +1,69 @@
+public import Foundation
+public import Persistence
+public import StorekeeperDomain
+
+/// Experiments on offerings as an operator starts and stops them (docs/EXPERIMENTS.md). At most
+/// one experiment of an app is not stopped at a time, so a customer is in one arm, never two,
+/// and its arms are fixed once created (a new split is a new experiment). Every change is
+/// audited in its own transaction.
+public struct ManageExperiments: Sendable {
+    public typealias Store = ExperimentStore & OfferingStore
+
+    let store: any Store
+
+    public init(store: any Store) {
+        self.store = store
+    }
+
+    public func experiments(appId: String) async throws -> [Experiment] {
+        try await store.experiments(appId: appId)
+    }
+
+    public enum CreateOutcome: Sendable, Hashable {
+        case created
+        case invalid([String])
+        case unknownOfferings([String])
+        /// An experiment of this id exists (stopped or not): ids are never reused, so results
+        /// and enrollments stay one experiment's.
+        case exists
+        /// This one is not stopped yet.
+        case another(String)
+    }
+
+    public func create(appId: String, experiment: Experiment, actor: AuditActor, now: Date) async throws -> CreateOutcome {
+        var experiment = experiment
+        experiment.stoppedAt = nil
+        let problems = experiment.problems()
+        guard problems.isEmpty else { return .invalid(problems) }
+        let offerings = Set(try await store.offerings(appId: appId).offerings.map(\.id))
+        let unknown = Set(experiment.arms.map(\.offering)).subtracting(offerings)
+        guard unknown.isEmpty else { return .unknownOfferings(unknown.sorted()) }
+        let existing = try await store.experiments(appId: appId)
+        if existing.contains(where: { $0.id == experiment.id }) { return .exists }
+        if let open = existing.first(where: { $0.stoppedAt == nil }) { return .another(open.id) }
+        let audit = AuditEntry.change(
+            appId: appId, at: now, actor: actor.name, action: "experiment_created", reason: actor.reason, subject: experiment.id,
+            saved: experiment
+        ).attributed(to: actor)
+        return try await store.createExperiment(appId: appId, experiment: experiment, audit: audit, now: now) ? .created : .exists
+    }
+
+    public enum StopOutcome: Sendable, Hashable {
+        case stopped
+        case notFound
+        case stoppedAlready
+    }
+
+    public func stop(appId: String, experimentId: String, actor: AuditActor, now: Date) async throws -> StopOutcome {
+        let now = Experiment.instant(now)
+        guard let experiment = try await store.experiments(appId: appId).first(where: { $0.id == experimentId }) else { return .notFound }
+        guard experiment.stoppedAt == nil else { return .stoppedAlready }
+        var stopped = experiment
+        stopped.stoppedAt = now
+        let audit = AuditEntry.change(
+            appId: appId, at: now, actor: actor.name, action: "experiment_stopped", reason: actor.reason, subject: experimentId, saved: stopped
+        ).attributed(to: actor)
+        // Stopped by another operator between the read and the write: the same answer.
+        return try await store.stopExperiment(appId: appId, experimentId: experimentId, audit: audit, now: now) ? .stopped : .stoppedAlready
+    }
+}

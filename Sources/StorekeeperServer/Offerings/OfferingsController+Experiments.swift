@@ -1,0 +1,53 @@
+import Foundation
+import Hummingbird
+import StorekeeperCore
+import StorekeeperDomain
+import StorekeeperErrors
+import StorekeeperWire
+
+extension OfferingsController {
+    /// Experiments on offerings (docs/EXPERIMENTS.md): listed, created, stopped. Only
+    /// translation: `ManageExperiments` decides.
+    func registerExperiments(on admin: RouterGroup<AdminRequestContext>) {
+        struct Listing: Encodable { var experiments: [Experiment] }
+        admin.get("experiments") { request, ctx in
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            return try StorekeeperJSON.response(Listing(experiments: try await context.useCases.experiments.experiments(appId: app.id)))
+        }
+        admin.put("experiments/:experimentId") { request, ctx in
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            let actor = try AdminInput.actor(request, ctx)
+            struct Body: Decodable {
+                var arms: [Experiment.Arm]
+                var startsAt: Date
+                var endsAt: Date?
+            }
+            let data = try await context.body(request)
+            // The path names the experiment, and a stop is a route of its own.
+            try AdminInput.refuseFields(
+                data, except: ["arms", "startsAt", "endsAt"], nested: ["arms": ["offering", "weight"]], note: "the path names the experiment")
+            let body = try StorekeeperJSON.decode(Body.self, from: data)
+            let id = try ctx.parameters.decoded("experimentId")
+            let experiment = Experiment(id: id, arms: body.arms, startsAt: body.startsAt, endsAt: body.endsAt)
+            switch try await context.useCases.experiments.create(appId: app.id, experiment: experiment, actor: actor, now: context.now()) {
+            case .created: return try StorekeeperJSON.response(experiment, status: .created)
+            case .invalid(let problems): throw StorekeeperError(.invalidRequest, problems.joined(separator: "; "))
+            case .unknownOfferings(let ids):
+                throw StorekeeperError(.notFound, "no offering " + ids.map { "'\($0)'" }.joined(separator: ", ") + " in app '\(app.id)'")
+            case .exists: throw StorekeeperError(.conflict, "experiment '\(id)' exists: an experiment's arms are fixed, a new split is a new id")
+            case .another(let open): throw StorekeeperError(.conflict, "experiment '\(open)' is not stopped: one experiment at a time")
+            }
+        }
+        admin.post("experiments/:experimentId/stop") { request, ctx in
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            let id = try ctx.parameters.decoded("experimentId")
+            switch try await context.useCases.experiments.stop(
+                appId: app.id, experimentId: id, actor: try AdminInput.actor(request, ctx), now: context.now())
+            {
+            case .stopped: return Response(status: .noContent)
+            case .notFound: throw StorekeeperError(.notFound, "no experiment '\(id)'")
+            case .stoppedAlready: throw StorekeeperError(.conflict, "experiment '\(id)' is stopped already")
+            }
+        }
+    }
+}
