@@ -16,4 +16,13 @@ public protocol ExperimentStore: Sendable {
     /// Records the enrollment unless its user is enrolled in the experiment already; the one
     /// stored either way (two devices asking at once get one answer).
     func enroll(appId: String, _ enrollment: ExperimentEnrollment) async throws -> ExperimentEnrollment
+    /// What the experiment's results are counted from, in one snapshot: every enrollment with its
+    /// user replaced by the known user an anonymous id was linked to (whose id the purchases
+    /// moved to), oldest first, and those customers' ledger entries (of `environment` only, when
+    /// given), by purchase date.
+    func experimentCohort(
+        appId: String, experimentId: String, environment: String?
+    ) async throws -> (
+        enrollments: [ExperimentEnrollment], ledger: [LedgerEntry]
+    )
 }

@@ -73,6 +73,34 @@ extension PostgresStore: ExperimentStore {
         }
     }
 
+    public func experimentCohort(
+        appId: String, experimentId: String, environment: String?
+    ) async throws -> (
+        enrollments: [ExperimentEnrollment], ledger: [LedgerEntry]
+    ) {
+        try await transaction { connection in
+            try await connection.execute("SET TRANSACTION READ ONLY", logger: self.logger)
+            let enrollments = try await connection.rows(
+                """
+                SELECT e.experiment_id, COALESCE(a.app_user_id, e.app_user_id) AS app_user_id, e.arm, e.offering, e.enrolled_at
+                FROM experiment_enrollments e LEFT JOIN aliases a ON a.app_id = e.app_id AND a.alias_id = e.app_user_id
+                WHERE e.app_id = \(appId) AND e.experiment_id = \(experimentId) ORDER BY e.enrolled_at, e.app_user_id
+                """, logger: self.logger
+            ).map(Self.enrollment(from:))
+            let ledger = try await connection.rows(
+                """
+                SELECT * FROM ledger WHERE app_id = \(appId) AND (\(environment)::text IS NULL OR environment = \(environment))
+                  AND app_user_id IN (
+                    SELECT COALESCE(a.app_user_id, e.app_user_id)
+                    FROM experiment_enrollments e LEFT JOIN aliases a ON a.app_id = e.app_id AND a.alias_id = e.app_user_id
+                    WHERE e.app_id = \(appId) AND e.experiment_id = \(experimentId))
+                ORDER BY purchase_date, transaction_id, event
+                """, logger: self.logger
+            ).map(Self.ledgerEntry(from:))
+            return (enrollments, ledger)
+        }
+    }
+
     static func enrollment(from row: PostgresRandomAccessRow) throws -> ExperimentEnrollment {
         ExperimentEnrollment(
             experimentId: try row.value("experiment_id"), appUserId: try row.value("app_user_id"),

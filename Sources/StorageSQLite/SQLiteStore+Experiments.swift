@@ -81,6 +81,37 @@ extension SQLiteStore: ExperimentStore {
         }
     }
 
+    public func experimentCohort(
+        appId: String, experimentId: String, environment: String?
+    ) async throws -> (
+        enrollments: [ExperimentEnrollment], ledger: [LedgerEntry]
+    ) {
+        try await read { db in
+            let enrollments = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT e.experiment_id, COALESCE(a.app_user_id, e.app_user_id) AS app_user_id, e.arm, e.offering, e.enrolled_at
+                    FROM experiment_enrollments e LEFT JOIN aliases a ON a.app_id = e.app_id AND a.alias_id = e.app_user_id
+                    WHERE e.app_id = ? AND e.experiment_id = ? ORDER BY e.enrolled_at, e.app_user_id
+                    """,
+                arguments: [appId, experimentId]
+            ).map(Self.enrollment(from:))
+            let ledger = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM ledger WHERE app_id = ? AND (? IS NULL OR environment = ?)
+                      AND app_user_id IN (
+                        SELECT COALESCE(a.app_user_id, e.app_user_id)
+                        FROM experiment_enrollments e LEFT JOIN aliases a ON a.app_id = e.app_id AND a.alias_id = e.app_user_id
+                        WHERE e.app_id = ? AND e.experiment_id = ?)
+                    ORDER BY purchase_date, transaction_id, event
+                    """,
+                arguments: [appId, environment, environment, appId, experimentId]
+            ).map(Self.ledgerEntry(from:))
+            return (enrollments, ledger)
+        }
+    }
+
     static func enrollment(from row: Row) -> ExperimentEnrollment {
         ExperimentEnrollment(
             experimentId: row["experiment_id"], appUserId: row["app_user_id"], arm: row["arm"], offering: row["offering"],

@@ -33,11 +33,13 @@ public struct ManageExperiments: Sendable {
     public func create(appId: String, experiment: Experiment, actor: AuditActor, now: Date) async throws -> CreateOutcome {
         var experiment = experiment
         experiment.stoppedAt = nil
-        let problems = experiment.problems()
-        guard problems.isEmpty else { return .invalid(problems) }
+        // Offerings the app lacks first: what a schema cannot say (an offering twice, the end
+        // before the start) is only worth telling about arms that could run.
         let offerings = Set(try await store.offerings(appId: appId).offerings.map(\.id))
         let unknown = Set(experiment.arms.map(\.offering)).subtracting(offerings)
         guard unknown.isEmpty else { return .unknownOfferings(unknown.sorted()) }
+        let problems = experiment.problems()
+        guard problems.isEmpty else { return .invalid(problems) }
         let existing = try await store.experiments(appId: appId)
         if existing.contains(where: { $0.id == experiment.id }) { return .exists }
         if let open = existing.first(where: { $0.stoppedAt == nil }) { return .another(open.id) }
@@ -46,6 +48,14 @@ public struct ManageExperiments: Sendable {
             saved: experiment
         ).attributed(to: actor)
         return try await store.createExperiment(appId: appId, experiment: experiment, audit: audit, now: now) ? .created : .exists
+    }
+
+    /// Each arm's results at `now` (nil: no such experiment), counted from the ledger of
+    /// `environment` (every environment when nil).
+    public func results(appId: String, experimentId: String, environment: String?, now: Date) async throws -> ExperimentResults? {
+        guard let experiment = try await store.experiments(appId: appId).first(where: { $0.id == experimentId }) else { return nil }
+        let cohort = try await store.experimentCohort(appId: appId, experimentId: experimentId, environment: environment)
+        return ExperimentResults.compute(experiment: experiment, enrollments: cohort.enrollments, ledger: cohort.ledger, now: now)
     }
 
     public enum StopOutcome: Sendable, Hashable {

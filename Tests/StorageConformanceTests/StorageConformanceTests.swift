@@ -1103,6 +1103,37 @@ struct StorageConformanceTests {
         #expect(try await store.enrollment(appId: "app", experimentId: "other", appUserIds: ["alice"]) == nil)
         #expect(try await store.enrollment(appId: "other", experimentId: "trial", appUserIds: ["alice"]) == nil)
         #expect(try await store.enrollment(appId: "app", experimentId: "trial", appUserIds: []) == nil)
+
+        // The cohort: anon's enrollment under the user it was linked to, and only the enrolled
+        // customers' ledger (of the environment asked for).
+        try await store.upsertProduct(
+            appId: "app", product: Product(productId: "coins", type: .consumable, creditAmount: 10, priceMicros: 990_000, currency: "USD"),
+            now: t0)
+        /// One purchase of coins by `user`, granted (a ledger row) in `environment`.
+        func buy(_ id: String, by user: String, in environment: String) async throws {
+            let submitted = try await SubmitEvidence(store: store)(submission(user: user, receipt: "cohort-\(id)"), now: t0)
+            let leases = try await lease(store, at: t0)
+            guard let leased = leases.first(where: { $0.jobId == submitted.verification.jobId }) else {
+                Issue.record("no lease for \(id)")
+                return
+            }
+            let purchase = PurchaseEvidence.Purchase(transactionId: id, originalTransactionId: id, productId: "coins", purchaseDate: later)
+            _ = try await VerificationOutcomes(store: store).completeVerified(
+                leased, verificationId: submitted.verification.id,
+                evidence: PurchaseEvidence(source: .receipt, bundleId: "com.example", environment: environment, purchases: [purchase], renewals: [:]),
+                report: AttemptReport(statuses: [0], environment: environment, reason: nil), request: request, now: t0)
+        }
+        try await buy("t0", by: "anon", in: "production")
+        _ = try await store.link(appId: "app", alias: "anon", to: "carol", transfer: true, now: later) { _ in EventBatch(events: []) }
+        try await buy("t1", by: "carol", in: "production")
+        try await buy("t2", by: "alice", in: "sandbox")
+        try await buy("t3", by: "bob", in: "production")
+        let cohort = try await store.experimentCohort(appId: "app", experimentId: "trial", environment: nil)
+        #expect(cohort.enrollments.map(\.appUserId) == ["carol", "alice"] && cohort.enrollments.first?.arm == 1)
+        #expect(cohort.ledger.map(\.transactionId).sorted() == ["t0", "t1", "t2"], "anon's purchase moved to carol; bob is not enrolled")
+        let production = try await store.experimentCohort(appId: "app", experimentId: "trial", environment: "production")
+        #expect(production.ledger.map(\.transactionId).sorted() == ["t0", "t1"])
+        #expect(try await store.experimentCohort(appId: "app", experimentId: "other", environment: nil).enrollments.isEmpty)
     }
 
     @Test(

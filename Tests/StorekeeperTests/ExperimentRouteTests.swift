@@ -50,6 +50,7 @@ struct ExperimentRouteTests {
                 ("pricing", #"{"arms":[{"offering":"default","weight":1},{"offering":"default","weight":2}],"startsAt":"\#(start)"}"#, 400),
                 ("pricing", #"{"arms":[{"offering":"default","weight":0},{"offering":"no_ads","weight":1}],"startsAt":"\#(start)"}"#, 400),
                 ("pricing", #"{"arms":[{"offering":"default","weight":1},{"offering":"nope","weight":1}],"startsAt":"\#(start)"}"#, 404),
+                ("pricing", #"{"arms":[{"offering":"nope","weight":1},{"offering":"nope","weight":1}],"startsAt":"\#(start)"}"#, 404),
                 (
                     "pricing",
                     #"{"arms":[{"offering":"default","weight":1},{"offering":"no_ads","weight":1}],"startsAt":"\#(start)","stoppedAt":"\#(start)"}"#,
@@ -118,6 +119,24 @@ struct ExperimentRouteTests {
             let elsewhere = try await offerings(second.api.http, headers: client)
             #expect(arm(elsewhere) == arm(first), "\(elsewhere)")
             try await second.stop()
+
+            // alice buys: her arm has one paying customer of its enrolled; carol (enrolled first
+            // as the anonymous device) counts once.
+            let phone = try await stack.simulator.createDevice(bundleId: demoBundle)
+            let bought = try await stack.simulator.purchase(
+                device: phone, productId: "com.example.removeads", appAccountToken: AppAccountToken.derive(appUserId: "alice"))
+            let posted = try await http.send(
+                .POST, "/v1/transactions?\(TestWait.query)", headers: client,
+                body: try JSONSerialization.data(withJSONObject: ["appUserId": "alice", "signedTransaction": bought.signedTransaction]))
+            #expect(posted.status == 200 && posted.json["state"] as? String == "verified", "\(posted.text)")
+            let results = try await http.send(.GET, "/v1/admin/apps/demo/experiments/pricing/results", headers: admin)
+            let arms = (results.json["arms"] as? [[String: Any]]) ?? []
+            #expect(results.status == 200 && arms.count == 2, "\(results.text)")
+            #expect(arms.compactMap { $0["enrolled"] as? Int }.reduce(0, +) == 2, "alice and carol: \(results.text)")
+            #expect(arms.compactMap { $0["payingCustomers"] as? Int }.reduce(0, +) == 1 && arms[aliceArm]["payingCustomers"] as? Int == 1)
+            #expect((arms[aliceArm]["initialConversion"] as? [String: Any])?["successes"] as? Int == 1)
+            #expect(try await http.send(.GET, "/v1/admin/apps/demo/experiments/none/results", headers: admin).status == 404)
+            #expect(try await http.send(.GET, "/v1/admin/apps/demo/experiments/pricing/results", headers: client).status == 403)
 
             // The stop: everyone sees the targeting again; a second stop is refused.
             #expect(try await http.send(.POST, "/v1/admin/apps/demo/experiments/pricing/stop", headers: admin).status == 204)

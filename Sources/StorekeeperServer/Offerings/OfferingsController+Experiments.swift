@@ -38,6 +38,19 @@ extension OfferingsController {
             case .another(let open): throw StorekeeperError(.conflict, "experiment '\(open)' is not stopped: one experiment at a time")
             }
         }
+        admin.get("experiments/:experimentId/results") { request, ctx in
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            let id = try ctx.parameters.decoded("experimentId")
+            let environment = QueryInput(request).string("environment")
+            if let environment, environment.isEmpty || environment.utf8.count > 64 {
+                throw StorekeeperError(.invalidRequest, "environment: 1-64 characters (Production, Sandbox)")
+            }
+            guard
+                let results = try await context.useCases.experiments.results(
+                    appId: app.id, experimentId: id, environment: environment, now: context.now())
+            else { throw StorekeeperError(.notFound, "no experiment '\(id)'") }
+            return try StorekeeperJSON.response(results)
+        }
         admin.post("experiments/:experimentId/stop") { request, ctx in
             let app = try context.app(id: try ctx.parameters.decoded("app"))
             let id = try ctx.parameters.decoded("experimentId")

@@ -61,6 +61,7 @@ public struct APIRoute: Sendable, Hashable, CustomStringConvertible {
         APIRoute("PUT", "/v1/admin/apps/{app}/entitlements/{entitlementId}", .admin),
         APIRoute("GET", "/v1/admin/apps/{app}/experiments", .admin),
         APIRoute("PUT", "/v1/admin/apps/{app}/experiments/{experimentId}", .admin),
+        APIRoute("GET", "/v1/admin/apps/{app}/experiments/{experimentId}/results", .admin),
         APIRoute("POST", "/v1/admin/apps/{app}/experiments/{experimentId}/stop", .admin),
         APIRoute("POST", "/v1/admin/apps/{app}/imports", .admin),
         APIRoute("GET", "/v1/admin/apps/{app}/ledger", .admin),
