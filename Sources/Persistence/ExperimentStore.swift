@@ -13,9 +13,10 @@ public protocol ExperimentStore: Sendable {
     /// The earliest enrollment in the experiment of any of these ids (a customer's known id and
     /// the anonymous ids linked to it); equal instants: the smallest id.
     func enrollment(appId: String, experimentId: String, appUserIds: [String]) async throws -> ExperimentEnrollment?
-    /// Records the enrollment unless its user is enrolled in the experiment already; the one
-    /// stored either way (two devices asking at once get one answer).
-    func enroll(appId: String, _ enrollment: ExperimentEnrollment) async throws -> ExperimentEnrollment
+    /// Records the enrollment and `events` (its `experiment_enrolled`) in one transaction unless
+    /// its user is enrolled in the experiment already; the one stored either way (two devices
+    /// asking at once get one answer, and one event).
+    func enroll(appId: String, _ enrollment: ExperimentEnrollment, events: EventBatch) async throws -> ExperimentEnrollment
     /// What the experiment's results are counted from, in one snapshot: every enrollment with its
     /// user replaced by the known user an anonymous id was linked to (whose id the purchases
     /// moved to), oldest first, and those customers' ledger entries (of `environment` only, when

@@ -58,16 +58,20 @@ extension PostgresStore: ExperimentStore {
         }
     }
 
-    public func enroll(appId: String, _ enrollment: ExperimentEnrollment) async throws -> ExperimentEnrollment {
+    public func enroll(appId: String, _ enrollment: ExperimentEnrollment, events: EventBatch) async throws -> ExperimentEnrollment {
         try await transaction { connection in
-            // DO UPDATE with no change, so the stored row comes back whether this statement wrote it.
-            try await connection.rows(
+            let inserted = try await connection.count(
                 """
                 INSERT INTO experiment_enrollments (app_id, experiment_id, app_user_id, arm, offering, enrolled_at)
                 VALUES (\(appId), \(enrollment.experimentId), \(enrollment.appUserId), \(enrollment.arm), \(enrollment.offering),
                     \(StoredTime.ms(enrollment.enrolledAt)))
-                ON CONFLICT (app_id, experiment_id, app_user_id) DO UPDATE SET arm = experiment_enrollments.arm
-                RETURNING experiment_id, app_user_id, arm, offering, enrolled_at
+                ON CONFLICT (app_id, experiment_id, app_user_id) DO NOTHING RETURNING 1
+                """, logger: self.logger)
+            if inserted == 1 { try await Self.record(events, connection: connection, now: enrollment.enrolledAt, logger: self.logger) }
+            return try await connection.rows(
+                """
+                SELECT experiment_id, app_user_id, arm, offering, enrolled_at FROM experiment_enrollments
+                WHERE app_id = \(appId) AND experiment_id = \(enrollment.experimentId) AND app_user_id = \(enrollment.appUserId)
                 """, logger: self.logger
             ).first.map(Self.enrollment(from:)) ?? enrollment
         }

@@ -59,7 +59,7 @@ extension SQLiteStore: ExperimentStore {
         }
     }
 
-    public func enroll(appId: String, _ enrollment: ExperimentEnrollment) async throws -> ExperimentEnrollment {
+    public func enroll(appId: String, _ enrollment: ExperimentEnrollment, events: EventBatch) async throws -> ExperimentEnrollment {
         try await write { db in
             try db.execute(
                 sql: """
@@ -70,6 +70,7 @@ extension SQLiteStore: ExperimentStore {
                     appId, enrollment.experimentId, enrollment.appUserId, enrollment.arm, enrollment.offering,
                     StoredTime.ms(enrollment.enrolledAt),
                 ])
+            if db.changesCount == 1 { try Self.record(events, db: db, now: enrollment.enrolledAt) }
             return try Row.fetchOne(
                 db,
                 sql: """

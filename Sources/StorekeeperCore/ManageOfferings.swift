@@ -126,6 +126,7 @@ public struct ManageOfferings: Sendable {
         let ids = [appUserId] + (try await store.aliases(appId: appId, appUserId: appUserId))
         if let enrolled = try await store.enrollment(appId: appId, experimentId: experiment.id, appUserIds: ids) { return enrolled }
         guard experiment.enrolls(at: now) else { return nil }
-        return try await store.enroll(appId: appId, experiment.enrollment(of: appUserId, at: now))
+        let enrollment = experiment.enrollment(of: appUserId, at: now)
+        return try await store.enroll(appId: appId, enrollment, events: EventBatch(events: [enrollment.event(appId: appId)]))
     }
 }

@@ -106,6 +106,10 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
     public static let accessSuspended = EventType(rawValue: "access_suspended")
     /// An operator lifted the suspension; `entitlement_granted` follows for what is active again.
     public static let accessRestored = EventType(rawValue: "access_restored")
+    /// The customer was enrolled in an experiment on offerings (`details.experimentId`,
+    /// `details.arm`, `details.offeringId`), once per experiment: a backend joins its own data
+    /// on the arm (docs/EXPERIMENTS.md).
+    public static let experimentEnrolled = EventType(rawValue: "experiment_enrolled")
 
     /// Every type this version emits, in the order docs/EVENTS.md lists them.
     public static let all: [EventType] = [
@@ -117,7 +121,7 @@ public struct EventType: RawStringValue, ExpressibleByStringLiteral {
         .provisionalAccessRemoved, .consentRescinded, .appleDown, .appleRecovered, .entitlementGranted, .entitlementRenewed,
         .entitlementBillingIssue, .entitlementExpired, .gracePeriodExpired, .entitlementRevoked, .promotionalGrant, .promotionalGrantRevoked,
         .promotionalGrantExpired, .accessSuspended,
-        .accessRestored, .test,
+        .accessRestored, .experimentEnrolled, .test,
     ]
 }
 
@@ -159,6 +163,10 @@ public struct SubscriberEvent: Codable, Hashable, Sendable {
         /// `credits_spent`: the spend's idempotency key and the balance it left.
         public var spendId: String?
         public var creditBalance: Int?
+        /// `experiment_enrolled`: the experiment, the arm (from 0) and its offering.
+        public var experimentId: String?
+        public var arm: Int?
+        public var offeringId: String?
 
         public init(
             reason: String? = nil, expirationReason: String? = nil, previousProductId: String? = nil, fromAppUserId: String? = nil,

@@ -1091,12 +1091,20 @@ struct StorageConformanceTests {
         #expect(actions == ["experiment_created", "experiment_stopped"], "refusals audit nothing")
 
         let first = ExperimentEnrollment(experimentId: "trial", appUserId: "anon", arm: 1, offering: "b", enrolledAt: t0)
-        #expect(try await store.enroll(appId: "app", first) == first)
+        func enroll(_ enrollment: ExperimentEnrollment, eventId: String? = nil) async throws -> ExperimentEnrollment {
+            var event = enrollment.event(appId: "app")
+            if let eventId { event.id = eventId }
+            return try await store.enroll(appId: "app", enrollment, events: EventBatch(events: [event]))
+        }
+        #expect(try await enroll(first) == first)
         var second = first
         (second.arm, second.offering, second.enrolledAt) = (0, "a", later)
-        #expect(try await store.enroll(appId: "app", second) == first, "enrolled once: the stored one answers")
+        #expect(try await enroll(second, eventId: "evt_second") == first, "enrolled once: the stored one answers")
         let alice = ExperimentEnrollment(experimentId: "trial", appUserId: "alice", arm: 0, offering: "a", enrolledAt: later)
-        #expect(try await store.enroll(appId: "app", alice) == alice)
+        #expect(try await enroll(alice) == alice)
+        // One experiment_enrolled per enrollment written, in its transaction; the refused one wrote none.
+        let enrolled = try await store.events(appId: "app", after: 0, types: [.experimentEnrolled], limit: 10).map(\.event)
+        #expect(enrolled.map(\.appUserId) == ["anon", "alice"] && enrolled.map { $0.details?.arm } == [1, 0], "\(enrolled.map(\.id))")
         #expect(try await store.enrollment(appId: "app", experimentId: "trial", appUserIds: ["alice", "anon"]) == first, "the earliest")
         #expect(try await store.enrollment(appId: "app", experimentId: "trial", appUserIds: ["alice"]) == alice)
         #expect(try await store.enrollment(appId: "app", experimentId: "trial", appUserIds: ["bob"]) == nil)

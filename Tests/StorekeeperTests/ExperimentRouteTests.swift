@@ -138,6 +138,13 @@ struct ExperimentRouteTests {
             #expect(try await http.send(.GET, "/v1/admin/apps/demo/experiments/none/results", headers: admin).status == 404)
             #expect(try await http.send(.GET, "/v1/admin/apps/demo/experiments/pricing/results", headers: client).status == 403)
 
+            // Each enrollment is an event in the feed, once: alice's with her arm.
+            let feed = try await http.send(.GET, "/v1/events?types=experiment_enrolled&limit=50", headers: DemoCallers.backend)
+            let enrolledEvents = ((feed.json["events"] as? [[String: Any]]) ?? []).compactMap { $0["event"] as? [String: Any] }
+            #expect(enrolledEvents.count == 3, "alice, the anonymous device, carol: \(feed.text)")
+            let aliceEvent = enrolledEvents.first { $0["appUserId"] as? String == "alice" }
+            #expect((aliceEvent?["details"] as? [String: Any])?["arm"] as? Int == aliceArm, "\(feed.text)")
+
             // The stop: everyone sees the targeting again; a second stop is refused.
             #expect(try await http.send(.POST, "/v1/admin/apps/demo/experiments/pricing/stop", headers: admin).status == 204)
             let after = try await offerings(http, headers: client)

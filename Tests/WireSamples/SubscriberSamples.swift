@@ -116,6 +116,9 @@ public enum SubscriberSamples {
         details.refundPreference = "DECLINE"
         details.spendId = "spend-0001"
         details.creditBalance = 75
+        details.experimentId = "pricing"
+        details.arm = 1
+        details.offeringId = "no_ads"
         event.details = details
         event.entitlements = full
         return event

@@ -21,4 +21,14 @@ public struct ExperimentEnrollment: Codable, Hashable, Sendable {
         self.offering = offering
         self.enrolledAt = enrolledAt
     }
+
+    /// `experiment_enrolled`, recorded with the enrollment. Its id derives from the customer and
+    /// the experiment, so an enrollment recorded twice is one event.
+    public func event(appId: String) -> SubscriberEvent {
+        var details = SubscriberEvent.Details()
+        (details.experimentId, details.arm, details.offeringId) = (experimentId, arm, offering)
+        return SubscriberEvent(
+            id: "evt_enroll_\(SubscriberEvent.fingerprint(appId, appUserId))_\(experimentId)", type: .experimentEnrolled, appId: appId,
+            environment: nil, appUserId: appUserId, occurredAt: enrolledAt, recordedAt: enrolledAt, details: details)
+    }
 }

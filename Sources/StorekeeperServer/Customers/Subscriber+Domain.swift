@@ -153,5 +153,8 @@ extension Subscriber.Event.Details {
         refundPreference = details.refundPreference
         spendId = details.spendId
         creditBalance = details.creditBalance
+        experimentId = details.experimentId
+        arm = details.arm
+        offeringId = details.offeringId
     }
 }

@@ -28,6 +28,9 @@ extension Subscriber {
             public var refundPreference: String?
             public var spendId: String?
             public var creditBalance: Int?
+            public var experimentId: String?
+            public var arm: Int?
+            public var offeringId: String?
 
             public init(reason: String? = nil, expiresDate: Date? = nil, credits: Int? = nil, entitlementId: String? = nil) {
                 self.reason = reason
