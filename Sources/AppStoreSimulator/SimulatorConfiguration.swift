@@ -113,6 +113,11 @@ public struct FaultConfiguration: Codable, Hashable, Sendable {
 
     public static let none = FaultConfiguration()
 
+    /// No failure of any kind is configured (latency aside).
+    public var isClear: Bool {
+        [status21005Rate, http500Rate, http503Rate, http429Rate, html200Rate, hangRate].allSatisfy { $0 == 0 } && outages.isEmpty
+    }
+
     enum CodingKeys: String, CodingKey {
         case latencyMinMs, latencyMaxMs, status21005Rate, http500Rate, http503Rate, http429Rate, html200Rate
         case hangRate, hangSeconds, outages

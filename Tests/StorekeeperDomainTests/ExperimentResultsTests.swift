@@ -84,3 +84,22 @@ struct ExperimentResultsTests {
         #expect(results.arms.map(\.enrolled) == [0, 0] && results.arms.allSatisfy { $0.revenue.isEmpty && $0.initialConversion.estimate == nil })
     }
 }
+
+extension ExperimentResultsTests {
+    @Test("probability best: a clear winner near 1, equal arms near even, no data near even; the same counts give the same figures")
+    func probabilityBest() {
+        let clear = ProbabilityBest.conversion(successes: [200, 100], trials: [1_000, 1_000], seed: 1)
+        #expect(clear[0] > 0.999 && abs(clear.reduce(0, +) - 1) < 1e-9, "\(clear)")
+        let even = ProbabilityBest.conversion(successes: [100, 100], trials: [1_000, 1_000], seed: 1)
+        #expect(abs(even[0] - 0.5) < 0.03, "\(even)")
+        let four = ProbabilityBest.conversion(successes: [0, 0, 0, 0], trials: [0, 0, 0, 0], seed: 2)
+        #expect(four.allSatisfy { abs($0 - 0.25) < 0.03 }, "\(four)")
+        // Close arms: B (11 % of 2,000) against A (10 %): most of the mass on B, not all of it.
+        let close = ProbabilityBest.conversion(successes: [200, 220], trials: [2_000, 2_000], seed: 3)
+        #expect(close[1] > 0.8 && close[1] < 0.99, "\(close)")
+        #expect(ProbabilityBest.conversion(successes: [200, 220], trials: [2_000, 2_000], seed: 3) == close)
+        #expect(ProbabilityBest.conversion(successes: [], trials: [], seed: 3).isEmpty)
+        let results = ExperimentResults.compute(experiment: experiment, enrollments: [], ledger: [], now: t0)
+        #expect(abs(results.arms.map(\.probabilityBest).reduce(0, +) - 1) < 1e-9)
+    }
+}

@@ -49,6 +49,8 @@ public struct ExperimentResults: Codable, Hashable, Sendable {
         public var refundedCustomers: Int
         /// Paying customers among the enrolled.
         public var initialConversion: Proportion
+        /// The probability that this arm's initial conversion is the highest (`ProbabilityBest`).
+        public var probabilityBest: Double
         /// Trial starters who paid for the same subscription after their trial.
         public var trialConversion: Proportion
         /// Refunded customers among the paying.
@@ -79,10 +81,13 @@ public struct ExperimentResults: Codable, Hashable, Sendable {
             guard let enrollment = earliest[entry.appUserId], entry.purchaseDate >= enrollment.enrolledAt else { continue }
             entries[entry.appUserId, default: []].append(entry)
         }
-        let arms = experiment.arms.indices.map { index in
+        var arms = experiment.arms.indices.map { index in
             let customers = earliest.values.filter { $0.arm == index }.sorted { $0.appUserId < $1.appUserId }
             return arm(index, offering: experiment.arms[index].offering, customers: customers, entries: entries, now: now)
         }
+        let best = ProbabilityBest.conversion(
+            successes: arms.map(\.payingCustomers), trials: arms.map(\.enrolled), seed: ProbabilityBest.seed(experimentId: experiment.id))
+        for index in arms.indices { arms[index].probabilityBest = best[index] }
         return ExperimentResults(experimentId: experiment.id, asOf: now, arms: arms)
     }
 
@@ -104,7 +109,7 @@ public struct ExperimentResults: Codable, Hashable, Sendable {
         }
         return Arm(
             arm: index, offering: offering, enrolled: customers.count, payingCustomers: paying, trialsStarted: trials,
-            refundedCustomers: refunded, initialConversion: Proportion(successes: paying, trials: customers.count),
+            refundedCustomers: refunded, initialConversion: Proportion(successes: paying, trials: customers.count), probabilityBest: 0,
             trialConversion: Proportion(successes: converted, trials: trials), refundRate: Proportion(successes: refunded, trials: paying),
             revenue: revenue(customers: customers, entries: entries, now: now))
     }
