@@ -244,12 +244,7 @@ public struct SubscriberEvent: Codable, Hashable, Sendable {
     /// stand-in for text of any kind (app user ids) in an event id, which travels in a
     /// `webhook-id` header.
     public static func fingerprint(_ parts: String...) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in parts.map({ Array($0.utf8) }).joined(separator: [0]) {
-            hash ^= UInt64(byte)
-            hash &*= 0x100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
+        let hex = String(StableHash.fnv1a(parts), radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
 }

@@ -99,13 +99,6 @@ public struct Experiment: Codable, Hashable, Sendable {
     /// similar ids (`user-1`, `user-2`) land apart. Written down in docs/EXPERIMENTS.md so a
     /// backend can reproduce an assignment.
     public static func bucket(experimentId: String, customerId: String) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in Array(experimentId.utf8) + [0] + Array(customerId.utf8) {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
-        }
-        hash = (hash ^ (hash >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        hash = (hash ^ (hash >> 27)) &* 0x94d0_49bb_1331_11eb
-        return hash ^ (hash >> 31)
+        StableHash.mix(StableHash.fnv1a([experimentId, customerId]))
     }
 }

@@ -30,7 +30,7 @@ public enum ProbabilityBest {
         return wins.map { Double($0) / Double(draws) }
     }
 
-    /// The seed an experiment's draws start from: its id's FNV-1a hash, so a result can be
+    /// The seed an experiment's draws start from, derived from its id alone, so a result can be
     /// reproduced from the id and the counts alone.
     public static func seed(experimentId: String) -> UInt64 {
         Experiment.bucket(experimentId: experimentId, customerId: "probability-best")
@@ -67,10 +67,7 @@ struct SplitMix64 {
 
     mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        return StableHash.mix(state)
     }
 
     /// In 0..<1, 53 random bits.
