@@ -173,4 +173,26 @@ struct AppleHealthMonitorTests {
                 endpoint, sentAt: t0.addingTimeInterval(10.5), scheduled: backoff, now: t0.addingTimeInterval(11), unitRandom: 0.5)
                 == backoff)
     }
+
+    @Test(
+        "a recovery and a new outage within one millisecond (a frozen clock) are one instant: the database's rounded copy is no later recovery"
+    )
+    func sameMillisecond() async throws {
+        let store = try await StoreFactory.sqlite.make()
+        let health = monitor(store)
+        // 0.7 ms past a whole millisecond: the shared row keeps it rounded up, 0.3 ms later.
+        let t = referenceTime.addingTimeInterval(0.000_7)
+        await down(health, at: t)
+        await health.record(endpoint, answered: true, probe: true, now: t)
+        #expect(health.downSince(endpoint) == nil)
+        // A call sent at t fails at t: it did not outlive the recovery (which came at t, not
+        // after), so it is a sign of a new outage. Asking reads the shared row and keeps it.
+        #expect(await health.recovered(endpoint, after: t, now: t) == false)
+        await down(health, at: t)
+        // Nobody saw Apple answer after this outage began: no adoption, no call sent at t
+        // counted as outlived by a recovery, so the failed job waits its probe step.
+        #expect(await health.adoptRecovery(endpoint, now: t) == false)
+        #expect(await health.recovered(endpoint, after: t, now: t) == false)
+        #expect(await health.delayAfterFailure(endpoint, sentAt: t, scheduled: 600, now: t, unitRandom: 0.5) == policy.probeCapSeconds / 2)
+    }
 }

@@ -80,7 +80,7 @@ final class AppleHealthMonitor: Sendable {
             guard let health = all[endpoint], health.state == .healthy, let recoveredAt = health.recoveredAt else { return false }
             return recoveredAt > sent
         }
-        let recovery = { (row: SharedAppleHealth?) in row.map { $0.state == .healthy && $0.since > sent } ?? false }
+        let recovery = { (row: SharedAppleHealth?) in row.map { $0.state == .healthy && Self.later($0.since, than: sent) } ?? false }
         if known || recovery(cachedRow(endpoint, now: now) ?? nil) { return true }
         return recovery(await readRow(endpoint, now: now))
     }
@@ -96,6 +96,15 @@ final class AppleHealthMonitor: Sendable {
         if await recovered(endpoint, after: sentAt, now: now) { return 0 }
         guard downSince(endpoint) != nil else { return scheduled }
         return min(scheduled, policy.probeCapSeconds * min(max(unitRandom, 0), 1))
+    }
+
+    /// Whether the shared row's instant is after `instant`, compared as the database keeps
+    /// instants (whole milliseconds, rounded): the row's copy of this process's own `now` may
+    /// read up to half a millisecond later than the original, and must not pass for a later
+    /// change (with a frozen clock, a recovery and the next outage share an instant; read as a
+    /// later recovery, every failure released the work again: a storm of calls).
+    static func later(_ shared: Date, than instant: Date) -> Bool {
+        StoredTime.ms(shared) > StoredTime.ms(instant)
     }
 
     /// The shared row of `endpoint` if read within the last second; nil when not.
@@ -140,7 +149,7 @@ final class AppleHealthMonitor: Sendable {
         let local: (state: AppleHealth.State, since: Date)? = states.withLock { all in all[endpoint].map { ($0.state, $0.since) } }
         if let local, local.state == .down { return local.since }
         let row: SharedAppleHealth? = if let cached = cachedRow(endpoint, now: now) { cached } else { await readRow(endpoint, now: now) }
-        guard let row, row.state == .down, row.since > local?.since ?? .distantPast else { return nil }
+        guard let row, row.state == .down, Self.later(row.since, than: local?.since ?? .distantPast) else { return nil }
         return row.since
     }
 
@@ -151,7 +160,7 @@ final class AppleHealthMonitor: Sendable {
         guard let downSince = downSince(endpoint) else { return false }
         // Every waiting job asks: the row is read at most once a second per endpoint.
         let row: SharedAppleHealth? = if let cached = cachedRow(endpoint, now: now) { cached } else { await readRow(endpoint, now: now) }
-        guard let row, row.state == .healthy, row.since > downSince else { return false }
+        guard let row, row.state == .healthy, Self.later(row.since, than: downSince) else { return false }
         await record(endpoint, answered: true, probe: false, now: now, announce: false)
         return true
     }
