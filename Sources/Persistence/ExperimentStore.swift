@@ -10,6 +10,13 @@ public protocol ExperimentStore: Sendable {
     func createExperiment(appId: String, experiment: Experiment, audit: AuditEntry, now: Date) async throws -> Bool
     /// Records `now` as its stop. False (no audit entry) when there is none or it is stopped.
     func stopExperiment(appId: String, experimentId: String, audit: AuditEntry, now: Date) async throws -> Bool
+    /// Records `arm` as shipped, stops the experiment if it runs, and replaces the app's offering
+    /// targeting with `targeting`, audited, in one transaction; false (nothing written) when
+    /// there is no such experiment or one of its arms was shipped already.
+    func shipExperiment(
+        appId: String, experimentId: String, arm: Int, targeting: OfferingTargeting, audit: AuditEntry, now: Date
+    )
+        async throws -> Bool
     /// The earliest enrollment in the experiment of any of these ids (a customer's known id and
     /// the anonymous ids linked to it); equal instants: the smallest id.
     func enrollment(appId: String, experimentId: String, appUserIds: [String]) async throws -> ExperimentEnrollment?

@@ -24,6 +24,7 @@ enum PostgresMigrations {
         m0014ImportedRows, m0015Revenue, m0016AnalyticsIndexes, m0017CustomerSearch, m0018KeptFigures, m0019ConsoleSignOuts, m0020AppleHealthHistory,
         m0021GapFillRuns, m0022RenewalSignedAt, m0023AppleCalls, m0024CreditSpends, m0025RefundRequests, m0026WinBackOffers,
         m0027CreditSpendKeysPerUser, m0028AdminTokens, m0029AppTransactions, m0030PriceIncreases, m0031EntitlementLapses, m0032Experiments,
+        m0033OneOpenExperiment,
     ]
 }
 

@@ -38,9 +38,34 @@ extension PostgresStore: ExperimentStore {
             experiment.stoppedAt = now
             try await connection.execute(
                 """
-                UPDATE experiments SET body = \(StoredJSON.encode(experiment)), updated_at = \(StoredTime.ms(now))
+                UPDATE experiments SET body = \(StoredJSON.encode(experiment)), updated_at = \(StoredTime.ms(now)),
+                    stopped_at = \(experiment.stoppedAt.map(StoredTime.ms))
                 WHERE app_id = \(appId) AND experiment_id = \(experimentId)
                 """, logger: self.logger)
+            try await Self.recordAudit(connection, audit, logger: self.logger)
+            return true
+        }
+    }
+
+    public func shipExperiment(
+        appId: String, experimentId: String, arm: Int, targeting: OfferingTargeting, audit: AuditEntry, now: Date
+    ) async throws -> Bool {
+        try await transaction { connection in
+            guard
+                var experiment = try await connection.rows(
+                    "SELECT body FROM experiments WHERE app_id = \(appId) AND experiment_id = \(experimentId) FOR UPDATE", logger: self.logger
+                ).first.flatMap({ StoredJSON.decode(Experiment.self, try $0.value("body", as: String.self)) }),
+                experiment.shippedArm == nil
+            else { return false }
+            experiment.shippedArm = arm
+            experiment.stoppedAt = experiment.stoppedAt ?? now
+            try await connection.execute(
+                """
+                UPDATE experiments SET body = \(StoredJSON.encode(experiment)), updated_at = \(StoredTime.ms(now)),
+                    stopped_at = \(experiment.stoppedAt.map(StoredTime.ms))
+                WHERE app_id = \(appId) AND experiment_id = \(experimentId)
+                """, logger: self.logger)
+            try await Self.writeTargeting(connection, appId: appId, targeting: targeting, now: now, replace: true, logger: self.logger)
             try await Self.recordAudit(connection, audit, logger: self.logger)
             return true
         }

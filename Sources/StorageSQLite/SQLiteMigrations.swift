@@ -38,6 +38,7 @@ enum SQLiteMigrations {
         ("M0030_PriceIncreases", m0030PriceIncreases),
         ("M0031_EntitlementLapses", m0031EntitlementLapses),
         ("M0032_Experiments", m0032Experiments),
+        ("M0033_OneOpenExperiment", m0033OneOpenExperiment),
     ]
 
     static var migrator: DatabaseMigrator {

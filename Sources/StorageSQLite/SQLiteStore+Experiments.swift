@@ -37,8 +37,30 @@ extension SQLiteStore: ExperimentStore {
             else { return false }
             experiment.stoppedAt = now
             try db.execute(
-                sql: "UPDATE experiments SET body = ?, updated_at = ? WHERE app_id = ? AND experiment_id = ?",
-                arguments: [StoredJSON.encode(experiment), StoredTime.ms(now), appId, experimentId])
+                sql: "UPDATE experiments SET body = ?, updated_at = ?, stopped_at = ? WHERE app_id = ? AND experiment_id = ?",
+                arguments: [StoredJSON.encode(experiment), StoredTime.ms(now), experiment.stoppedAt.map(StoredTime.ms), appId, experimentId])
+            try Self.recordAudit(db, audit)
+            return true
+        }
+    }
+
+    public func shipExperiment(
+        appId: String, experimentId: String, arm: Int, targeting: OfferingTargeting, audit: AuditEntry, now: Date
+    ) async throws -> Bool {
+        try await write { db in
+            guard
+                var experiment = StoredJSON.decode(
+                    Experiment.self,
+                    try String.fetchOne(
+                        db, sql: "SELECT body FROM experiments WHERE app_id = ? AND experiment_id = ?", arguments: [appId, experimentId])),
+                experiment.shippedArm == nil
+            else { return false }
+            experiment.shippedArm = arm
+            experiment.stoppedAt = experiment.stoppedAt ?? now
+            try db.execute(
+                sql: "UPDATE experiments SET body = ?, updated_at = ?, stopped_at = ? WHERE app_id = ? AND experiment_id = ?",
+                arguments: [StoredJSON.encode(experiment), StoredTime.ms(now), experiment.stoppedAt.map(StoredTime.ms), appId, experimentId])
+            try Self.writeTargeting(db, appId: appId, targeting: targeting, now: now, replace: true)
             try Self.recordAudit(db, audit)
             return true
         }

@@ -48,7 +48,7 @@ struct PostgresTests {
                 "M0017_CustomerSearch", "M0018_KeptFigures", "M0019_ConsoleSignOuts", "M0020_AppleHealthHistory", "M0021_GapFillRuns",
                 "M0022_RenewalSignedAt", "M0023_AppleCalls", "M0024_CreditSpends", "M0025_RefundRequests", "M0026_WinBackOffers",
                 "M0027_CreditSpendKeysPerUser", "M0028_AdminTokens", "M0029_AppTransactions", "M0030_PriceIncreases", "M0031_EntitlementLapses",
-                "M0032_Experiments",
+                "M0032_Experiments", "M0033_OneOpenExperiment",
             ])
     }
 

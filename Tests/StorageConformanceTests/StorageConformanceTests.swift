@@ -1065,7 +1065,7 @@ struct StorageConformanceTests {
     }
 
     @Test(
-        "experiments: created once per id, stopped once, each change audited; an enrollment recorded once (the first wins), the earliest of linked ids read",
+        "experiments: created once per id, stopped once, shipped once (its offering made current), each change audited; an enrollment recorded once (the first wins), the earliest of linked ids read",
         arguments: StoreFactory.all)
     func experiments(factory: StoreFactory) async throws {
         let store = try await make(factory)
@@ -1082,13 +1082,41 @@ struct StorageConformanceTests {
         #expect(try await !store.createExperiment(appId: "app", experiment: again, audit: audit("experiment_created"), now: t0))
         #expect(try await store.experiments(appId: "app") == [trial], "the first stays, arms as created")
         #expect(try await store.experiments(appId: "other").isEmpty)
+        // Another experiment while this one runs: refused by the store itself, whatever the
+        // caller checked before (two operators racing); once it stops, accepted.
+        var secondOpen = trial
+        secondOpen.id = "second"
+        #expect(try await !store.createExperiment(appId: "app", experiment: secondOpen, audit: audit("experiment_created"), now: t0))
+        let otherAudit = AuditEntry.change(
+            appId: "other", at: t0, actor: "maria", action: "experiment_created", reason: "", subject: "second", saved: nil as Experiment?)
+        #expect(try await store.createExperiment(appId: "other", experiment: secondOpen, audit: otherAudit, now: t0))
         let later = t0.addingTimeInterval(60)
         #expect(try await store.stopExperiment(appId: "app", experimentId: "trial", audit: audit("experiment_stopped"), now: later))
         #expect(try await !store.stopExperiment(appId: "app", experimentId: "trial", audit: audit("experiment_stopped"), now: later))
         #expect(try await !store.stopExperiment(appId: "app", experimentId: "none", audit: audit("experiment_stopped"), now: later))
         #expect(try await store.experiments(appId: "app").first?.stoppedAt == later)
+        // Shipping arm 1 of the stopped experiment: its offering current, the stop kept, once.
+        var targeting = try await store.offerings(appId: "app").targeting
+        targeting.current = "b"
+        let shipAt = later.addingTimeInterval(60)
+        #expect(
+            try await store.shipExperiment(
+                appId: "app", experimentId: "trial", arm: 1, targeting: targeting, audit: audit("experiment_shipped"), now: shipAt))
+        #expect(
+            try await !store.shipExperiment(
+                appId: "app", experimentId: "trial", arm: 0, targeting: OfferingTargeting(current: "a"), audit: audit("experiment_shipped"),
+                now: shipAt))
+        #expect(
+            try await !store.shipExperiment(
+                appId: "app", experimentId: "none", arm: 0, targeting: OfferingTargeting(current: "a"), audit: audit("experiment_shipped"),
+                now: shipAt))
+        let shipped = try await store.experiments(appId: "app").first
+        #expect(shipped?.shippedArm == 1 && shipped?.stoppedAt == later, "\(String(describing: shipped))")
+        #expect(try await store.offerings(appId: "app").targeting.current == "b")
         let actions = try await store.auditEntries(appId: "app", after: 0, limit: 10).map(\.entry.action)
-        #expect(actions == ["experiment_created", "experiment_stopped"], "refusals audit nothing")
+        #expect(actions == ["experiment_created", "experiment_stopped", "experiment_shipped"], "refusals audit nothing")
+        #expect(try await store.createExperiment(appId: "app", experiment: secondOpen, audit: audit("experiment_created"), now: shipAt))
+        #expect(try await store.experiments(appId: "app").map(\.id) == ["second", "trial"])
 
         let first = ExperimentEnrollment(experimentId: "trial", appUserId: "anon", arm: 1, offering: "b", enrolledAt: t0)
         func enroll(_ enrollment: ExperimentEnrollment, eventId: String? = nil) async throws -> ExperimentEnrollment {

@@ -1,5 +1,6 @@
 import Foundation
 import StorekeeperDomain
+import TestFixtures
 import Testing
 
 /// An experiment's results from ledger entries at fixed instants: what counts for an arm, and
@@ -76,6 +77,21 @@ struct ExperimentResultsTests {
         #expect(b7["EUR"].map { ($0.grossMicros, $0.grossPerCustomerMicros) }! == (5_000_000, 2_500_000))
         #expect(revenue(b, 30).keys.sorted() == ["USD"] && revenue(b, 30)["USD"]?.customers == 1)
         #expect(revenue(a, 90)["USD"]?.customers == 2, "day 90 passed for both")
+        #expect(a.reportingRevenue == nil && results.missingRates == nil, "no reporting currency, no conversion")
+
+        // In the reporting currency (USD): b1's 5.00 EUR of December at 1.10 is 5.50; without
+        // December's rate it is left out and named.
+        let inDollars = ExperimentResults.compute(
+            experiment: experiment, enrollments: enrollments, ledger: ledger, now: t0.addingTimeInterval(95 * day),
+            reporting: ReportingCurrency(currency: "USD", rates: ["2026-12": ["EUR": "1.10"]]))
+        let b7Reported = try #require(inDollars.arms[1].reportingRevenue?.first { $0.days == 7 })
+        #expect(b7Reported.currency == "USD" && b7Reported.grossMicros == 5_500_000 && b7Reported.proceedsMicros == 3_850_000, "\(b7Reported)")
+        #expect(inDollars.arms[1].reportingRevenue?.filter { $0.days == 7 }.count == 1, "one currency: the reporting one")
+        #expect(inDollars.arms[0].reportingRevenue?.first { $0.days == 14 }?.grossMicros == 9_990_000 && inDollars.missingRates == nil)
+        let unrated = ExperimentResults.compute(
+            experiment: experiment, enrollments: enrollments, ledger: ledger, now: t0.addingTimeInterval(95 * day),
+            reporting: ReportingCurrency(currency: "USD"))
+        #expect(unrated.missingRates == ["2026-12 EUR"] && unrated.arms[1].reportingRevenue?.first { $0.days == 7 }?.grossMicros == 0)
     }
 
     @Test("no enrollments: every arm empty, no intervals, no revenue")
@@ -101,5 +117,63 @@ extension ExperimentResultsTests {
         #expect(ProbabilityBest.conversion(successes: [], trials: [], seed: 3).isEmpty)
         let results = ExperimentResults.compute(experiment: experiment, enrollments: [], ledger: [], now: t0)
         #expect(abs(results.arms.map(\.probabilityBest).reduce(0, +) - 1) < 1e-9)
+    }
+}
+
+extension ExperimentResultsTests {
+    @Test(
+        "revenue per customer: the bootstrap interval covers the true mean about 95 % of the time; the same amounts give the same interval; normal beyond 5,000"
+    )
+    func meanInterval() throws {
+        // Customers who pay 4.99 with probability 0.3, else nothing: true mean 1.497.
+        let truth = 1_497_000
+        var generator = SeededGenerator(seed: 7)
+        var covered = 0
+        let samples = 200
+        for sample in 0..<samples {
+            let amounts = (0..<150).map { _ in generator.unit() < 0.3 ? Int64(4_990_000) : 0 }
+            let interval = try #require(MeanInterval(amounts: amounts, seed: UInt64(sample)))
+            #expect(interval.method == .bootstrap && interval.lowerMicros <= interval.upperMicros)
+            if interval.lowerMicros <= truth && truth <= interval.upperMicros { covered += 1 }
+        }
+        // 95 % of 200 is 190; ±3 standard deviations (3.1 each) around it.
+        #expect((181...199).contains(covered), "\(covered) of \(samples)")
+
+        let amounts: [Int64] = [0, 0, 9_990_000, 0, 4_990_000]
+        #expect(MeanInterval(amounts: amounts, seed: 1) == MeanInterval(amounts: amounts, seed: 1))
+        let one = try #require(MeanInterval(amounts: [2_000_000], seed: 1))
+        #expect(one.lowerMicros == 2_000_000 && one.upperMicros == 2_000_000)
+        #expect(MeanInterval(amounts: [], seed: 1) == nil)
+        // Many customers: mean 0.5 of 1.0 each, half paying: ±1.96 × 0.5 / √10,000 = ±9,800.
+        let many = (0..<10_000).map { Int64($0 % 2 == 0 ? 1_000_000 : 0) }
+        let normal = try #require(MeanInterval(amounts: many, seed: 1))
+        #expect(normal.method == .normal && abs(normal.lowerMicros - 490_200) <= 1 && abs(normal.upperMicros - 509_800) <= 1, "\(normal)")
+    }
+
+    @Test("the leader: named only at 95 % probability best; arms' revenue intervals come with the results")
+    func leader() {
+        // 200 customers each; arm 1 pays twice as often as arm 0 (1 in 5 against 1 in 10), or
+        // as often (`equal`).
+        func population(equal: Bool) -> (enrollments: [ExperimentEnrollment], ledger: [LedgerEntry]) {
+            var (enrollments, ledger) = ([ExperimentEnrollment](), [LedgerEntry]())
+            for index in 0..<200 {
+                for arm in 0..<2 {
+                    let user = "c\(arm)-\(index)"
+                    enrollments.append(enrolled(user, arm: arm))
+                    if index % (arm == 1 && !equal ? 5 : 10) == 0 { ledger.append(entry(user, 1, price: 4_990_000, original: "s-\(user)")) }
+                }
+            }
+            return (enrollments, ledger)
+        }
+        let planted = population(equal: false)
+        let clear = ExperimentResults.compute(
+            experiment: experiment, enrollments: planted.enrollments, ledger: planted.ledger, now: t0.addingTimeInterval(8 * day))
+        #expect(clear.leader == 1, "\(clear.arms.map(\.probabilityBest))")
+        let week = clear.arms[1].revenue.first { $0.days == 7 }
+        #expect(week?.grossPerCustomerMicros == 998_000)
+        #expect(week?.grossPerCustomerInterval.map { $0.lowerMicros < 998_000 && 998_000 < $0.upperMicros } == true, "\(String(describing: week))")
+        let same = population(equal: true)
+        let even = ExperimentResults.compute(experiment: experiment, enrollments: same.enrollments, ledger: same.ledger, now: t0)
+        #expect(even.leader == nil, "\(even.arms.map(\.probabilityBest))")
     }
 }

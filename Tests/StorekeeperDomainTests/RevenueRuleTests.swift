@@ -37,6 +37,12 @@ struct RevenueRuleTests {
         // No price anywhere: nothing booked, nothing estimated.
         let unknown = LedgerRule.entry(record(price: nil), product: nil, event: .purchase, state: "granted", now: t0)
         #expect(unknown.priceMicros == nil && !unknown.estimated && unknown.proceedsMicros == nil)
+        // A receipt's free trial (`is_trial_period`) has no price either, and cost nothing: 0,
+        // known, never the list price.
+        var trial = record(price: nil)
+        trial.offer = PurchaseOffer(type: PurchaseOffer.introductory, discountType: PurchaseOffer.freeTrial)
+        let free = LedgerRule.entry(trial, product: catalog, event: .purchase, state: "granted", now: t0)
+        #expect(free.priceMicros == 0 && free.proceedsMicros == 0 && free.currency == "USD" && !free.estimated, "\(free)")
     }
 
     @Test("a free trial books 0; several items are charged each; a family member's copy costs nothing")

@@ -31,7 +31,7 @@ struct ExperimentRouteTests {
     }
 
     @Test(
-        "created and refused by the operator; users enrolled once in their hash's arm; anonymous callers and other users' tokens learn nothing; logIn keeps the earlier arm; another process agrees; a stop ends it",
+        "created and refused by the operator; users enrolled once in their hash's arm; anonymous callers and other users' tokens learn nothing; logIn keeps the earlier arm; another process agrees; a stop ends it; the winner shipped once",
         arguments: WebhookTests.backends)
     func enrollment(backend storage: String) async throws {
         let database = storage == "postgresql" ? try PostgresTestDatabase.freshURL(prefix: "experiments") : nil
@@ -152,12 +152,31 @@ struct ExperimentRouteTests {
             let again = try await http.send(.POST, "/v1/admin/apps/demo/experiments/pricing/stop", headers: admin)
             #expect(again.status == 409, "\(again.text)")
             #expect(try await http.send(.POST, "/v1/admin/apps/demo/experiments/none/stop", headers: admin).status == 404)
+            // Shipping the winner: arm 1's offering becomes current for everyone no rule chooses
+            // for; once; an arm it lacks, an experiment nobody made and a client are refused.
+            for (path, body, status) in [
+                ("pricing", #"{"arm":7}"#, 400), ("pricing", #"{"arm":1,"offering":"default"}"#, 400), ("none", #"{"arm":1}"#, 404),
+            ] {
+                let refused = try await http.send(.POST, "/v1/admin/apps/demo/experiments/\(path)/ship", headers: admin, body: Data(body.utf8))
+                #expect(refused.status == status, "\(body): \(refused.text)")
+            }
+            let byClient = try await http.send(.POST, "/v1/admin/apps/demo/experiments/pricing/ship", headers: client, body: Data(#"{"arm":1}"#.utf8))
+            #expect(byClient.status == 403)
+            #expect(try await offerings(http, "?appUserId=dave", headers: DemoCallers.backend)["currentOfferingId"] as? String == "default")
+            let shipped = try await http.send(.POST, "/v1/admin/apps/demo/experiments/pricing/ship", headers: admin, body: Data(#"{"arm":1}"#.utf8))
+            #expect(shipped.status == 204, "\(shipped.text)")
+            let dave = try await offerings(http, "?appUserId=dave", headers: DemoCallers.backend)
+            #expect(dave["currentOfferingId"] as? String == "no_ads" && dave["selectedBy"] as? String == "current", "\(dave)")
+            let shippedTwice = try await http.send(
+                .POST, "/v1/admin/apps/demo/experiments/pricing/ship", headers: admin, body: Data(#"{"arm":0}"#.utf8))
+            #expect(shippedTwice.status == 409, "\(shippedTwice.text)")
             let listed = try await http.send(.GET, "/v1/admin/apps/demo/experiments", headers: admin)
             let stored = (listed.json["experiments"] as? [[String: Any]])?.first
-            #expect(stored?["id"] as? String == "pricing" && stored?["stoppedAt"] != nil, "\(listed.text)")
+            #expect(stored?["id"] as? String == "pricing" && stored?["stoppedAt"] != nil && stored?["shippedArm"] as? Int == 1, "\(listed.text)")
             let audit = try await http.send(.GET, "/v1/admin/apps/demo/audit", headers: admin)
             let actions = ((audit.json["entries"] as? [[String: Any]]) ?? []).compactMap { ($0["entry"] as? [String: Any])?["action"] as? String }
-            #expect(actions.filter { $0.hasPrefix("experiment_") } == ["experiment_created", "experiment_stopped"], "\(audit.text)")
+            #expect(
+                actions.filter { $0.hasPrefix("experiment_") } == ["experiment_created", "experiment_stopped", "experiment_shipped"], "\(audit.text)")
         }
     }
 }

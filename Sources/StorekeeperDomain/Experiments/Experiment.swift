@@ -26,6 +26,9 @@ public struct Experiment: Codable, Hashable, Sendable {
     /// When an operator stopped it: nobody new is enrolled from then on, and enrolled
     /// customers are shown what the targeting shows everyone.
     public var stoppedAt: Date?
+    /// The arm an operator shipped: its offering became the app's current one, and the
+    /// experiment stopped (if it had not), in one change.
+    public var shippedArm: Int?
 
     public static let armCount = 2...4
     public static let weightRange = 1...1000

@@ -35,6 +35,9 @@ public struct ExperimentResults: Codable, Hashable, Sendable {
         /// `grossMicros` ÷ `customers`, rounded toward zero.
         public var grossPerCustomerMicros: Int64
         public var proceedsPerCustomerMicros: Int64
+        /// 95 % intervals of the two per-customer figures (`MeanInterval`).
+        public var grossPerCustomerInterval: MeanInterval?
+        public var proceedsPerCustomerInterval: MeanInterval?
     }
 
     public struct Arm: Codable, Hashable, Sendable {
@@ -56,11 +59,24 @@ public struct ExperimentResults: Codable, Hashable, Sendable {
         /// Refunded customers among the paying.
         public var refundRate: Proportion
         public var revenue: [Revenue]
+        /// The same figures with every amount converted to the app's reporting currency at its
+        /// purchase month's rate (`ReportingCurrency`); absent when the app has none. An entry
+        /// whose rate is missing is left out here (and named in `missingRates`).
+        public var reportingRevenue: [Revenue]?
     }
 
     public var experimentId: String
     public var asOf: Date
     public var arms: [Arm]
+    /// The arm whose initial conversion is the highest with probability at least
+    /// `leaderProbability`, if one is: what the results report as better. Nil while no arm is
+    /// that clearly ahead (an A/A experiment should stay so).
+    public var leader: Int?
+    /// `YYYY-MM CUR` of the rates missing to convert counted entries to the reporting currency.
+    public var missingRates: [String]?
+
+    /// How sure the results must be before naming a leader.
+    public static let leaderProbability = 0.95
 
     /// Days after enrollment at which revenue per customer is told.
     public static let horizons = [7, 14, 30, 60, 90]
@@ -69,7 +85,7 @@ public struct ExperimentResults: Codable, Hashable, Sendable {
     /// enrolled anonymous id already replaced by the known user it was linked to); a customer
     /// enrolled under two ids counts once, from the earlier. `ledger`: the customers' entries.
     public static func compute(
-        experiment: Experiment, enrollments: [ExperimentEnrollment], ledger: [LedgerEntry], now: Date
+        experiment: Experiment, enrollments: [ExperimentEnrollment], ledger: [LedgerEntry], now: Date, reporting: ReportingCurrency? = nil
     ) -> ExperimentResults {
         var earliest: [String: ExperimentEnrollment] = [:]
         for enrollment in enrollments where enrollment.arm >= 0 && enrollment.arm < experiment.arms.count {
@@ -83,15 +99,39 @@ public struct ExperimentResults: Codable, Hashable, Sendable {
         }
         var arms = experiment.arms.indices.map { index in
             let customers = earliest.values.filter { $0.arm == index }.sorted { $0.appUserId < $1.appUserId }
-            return arm(index, offering: experiment.arms[index].offering, customers: customers, entries: entries, now: now)
+            let seed = Experiment.bucket(experimentId: experiment.id, customerId: "revenue-\(index)")
+            var arm = arm(index, offering: experiment.arms[index].offering, customers: customers, entries: entries, now: now, seed: seed)
+            if let reporting {
+                arm.reportingRevenue = revenue(
+                    customers: customers, entries: entries, now: now, seed: StableHash.mix(seed ^ StableHash.fnv1a(["reporting"]))
+                ) { entry in
+                    guard let native = amount(entry) else { return nil }
+                    let month = RevenueReport.month(of: entry.purchaseDate)
+                    guard let gross = reporting.convert(native.gross, from: native.currency, month: month),
+                        let proceeds = reporting.convert(native.proceeds, from: native.currency, month: month)
+                    else { return nil }
+                    return Amount(currency: reporting.currency, gross: gross, proceeds: proceeds)
+                }
+            }
+            return arm
         }
+        let missing = Set(
+            entries.values.joined().compactMap { entry -> String? in
+                guard let reporting, let native = amount(entry) else { return nil }
+                let month = RevenueReport.month(of: entry.purchaseDate)
+                return reporting.convert(native.gross, from: native.currency, month: month) == nil ? "\(month) \(native.currency)" : nil
+            })
         let best = ProbabilityBest.conversion(
             successes: arms.map(\.payingCustomers), trials: arms.map(\.enrolled), seed: ProbabilityBest.seed(experimentId: experiment.id))
         for index in arms.indices { arms[index].probabilityBest = best[index] }
-        return ExperimentResults(experimentId: experiment.id, asOf: now, arms: arms)
+        let leader = arms.firstIndex { $0.probabilityBest >= leaderProbability }
+        return ExperimentResults(
+            experimentId: experiment.id, asOf: now, arms: arms, leader: leader, missingRates: missing.isEmpty ? nil : missing.sorted())
     }
 
-    static func arm(_ index: Int, offering: String, customers: [ExperimentEnrollment], entries: [String: [LedgerEntry]], now: Date) -> Arm {
+    static func arm(
+        _ index: Int, offering: String, customers: [ExperimentEnrollment], entries: [String: [LedgerEntry]], now: Date, seed: UInt64
+    ) -> Arm {
         var (paying, trials, converted, refunded) = (0, 0, 0, 0)
         for customer in customers {
             let bought = entries[customer.appUserId] ?? []
@@ -111,33 +151,57 @@ public struct ExperimentResults: Codable, Hashable, Sendable {
             arm: index, offering: offering, enrolled: customers.count, payingCustomers: paying, trialsStarted: trials,
             refundedCustomers: refunded, initialConversion: Proportion(successes: paying, trials: customers.count), probabilityBest: 0,
             trialConversion: Proportion(successes: converted, trials: trials), refundRate: Proportion(successes: refunded, trials: paying),
-            revenue: revenue(customers: customers, entries: entries, now: now))
+            revenue: revenue(customers: customers, entries: entries, now: now, seed: seed, amount: amount))
     }
 
-    /// Per horizon and currency; a currency appears once any eligible customer paid in it.
-    static func revenue(customers: [ExperimentEnrollment], entries: [String: [LedgerEntry]], now: Date) -> [Revenue] {
+    /// One ledger entry's money: its currency, the price charged (refunds negative) and the
+    /// proceeds.
+    struct Amount {
+        var currency: String
+        var gross: Int64
+        var proceeds: Int64
+    }
+
+    /// An entry's own amounts; nil without a price or currency, or beyond the metrics' bound (an
+    /// absurd amount is left out, so no sum overflows).
+    static func amount(_ entry: LedgerEntry) -> Amount? {
+        guard let currency = entry.currency, let price = entry.priceMicros, abs(price) <= MetricContribution.largestAmount,
+            abs(entry.proceedsMicros ?? 0) <= MetricContribution.largestAmount
+        else { return nil }
+        return Amount(currency: currency, gross: price, proceeds: entry.proceedsMicros ?? 0)
+    }
+
+    /// Per horizon and currency (`amount` gives each entry's, its own or converted); a currency
+    /// appears once any eligible customer paid in it. The intervals' resamples are seeded from
+    /// `seed` (the experiment and arm), the horizon and the currency, so every figure is
+    /// reproducible from the ledger alone.
+    static func revenue(
+        customers: [ExperimentEnrollment], entries: [String: [LedgerEntry]], now: Date, seed: UInt64, amount: (LedgerEntry) -> Amount?
+    ) -> [Revenue] {
         horizons.flatMap { days -> [Revenue] in
             let span = TimeInterval(days) * 86_400
             let eligible = customers.filter { $0.enrolledAt.addingTimeInterval(span) <= now }
-            var gross: [String: Int64] = [:]
-            var proceeds: [String: Int64] = [:]
-            for customer in eligible {
+            // Each eligible customer's charged and earned amounts per currency, in their order.
+            var gross: [String: [Int64]] = [:]
+            var proceeds: [String: [Int64]] = [:]
+            for (position, customer) in eligible.enumerated() {
                 let end = customer.enrolledAt.addingTimeInterval(span)
                 for entry in entries[customer.appUserId] ?? [] where entry.purchaseDate < end {
-                    // An absurd amount (beyond the metrics' bound) is left out, so no sum overflows.
-                    guard let currency = entry.currency, let price = entry.priceMicros, abs(price) <= MetricContribution.largestAmount,
-                        abs(entry.proceedsMicros ?? 0) <= MetricContribution.largestAmount
-                    else { continue }
-                    gross[currency, default: 0] += price
-                    proceeds[currency, default: 0] += entry.proceedsMicros ?? 0
+                    guard let money = amount(entry) else { continue }
+                    gross[money.currency, default: Array(repeating: 0, count: eligible.count)][position] += money.gross
+                    proceeds[money.currency, default: Array(repeating: 0, count: eligible.count)][position] += money.proceeds
                 }
             }
             let count = Int64(eligible.count)
             return gross.keys.sorted().map { currency in
-                let (g, p) = (gross[currency] ?? 0, proceeds[currency] ?? 0)
+                let (g, p) = (gross[currency] ?? [], proceeds[currency] ?? [])
+                let (totalGross, totalProceeds) = (g.reduce(0, +), p.reduce(0, +))
+                let drawn = StableHash.mix(seed ^ StableHash.fnv1a(["\(days)", currency]))
                 return Revenue(
-                    days: days, currency: currency, customers: eligible.count, grossMicros: g, proceedsMicros: p,
-                    grossPerCustomerMicros: count > 0 ? g / count : 0, proceedsPerCustomerMicros: count > 0 ? p / count : 0)
+                    days: days, currency: currency, customers: eligible.count, grossMicros: totalGross, proceedsMicros: totalProceeds,
+                    grossPerCustomerMicros: count > 0 ? totalGross / count : 0, proceedsPerCustomerMicros: count > 0 ? totalProceeds / count : 0,
+                    grossPerCustomerInterval: MeanInterval(amounts: g, seed: drawn),
+                    proceedsPerCustomerInterval: MeanInterval(amounts: p, seed: drawn &+ 1))
             }
         }
     }

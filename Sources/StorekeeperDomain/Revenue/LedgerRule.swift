@@ -3,7 +3,7 @@ public import Foundation
 /// The ledger rule: one entry per transaction and event, at what Apple charged (the signed
 /// transaction's price, currency and storefront, the offer it was bought with); from the
 /// catalog's list price only where Apple's data has no price (a receipt), and then marked
-/// `estimated`. A refund is negative, of the share refunded; a family member's copy of
+/// `estimated` (a free trial excepted: it is known to cost nothing). A refund is negative, of the share refunded; a family member's copy of
 /// another's purchase costs nothing (the buyer paid once). Proceeds are the amount less
 /// Apple's commission (`CommissionRule`).
 public enum LedgerRule {
@@ -18,7 +18,10 @@ public enum LedgerRule {
     ) -> LedgerEntry {
         let paid = record.ownershipType != familyShared
         let charged = record.price
-        let unit = paid ? (charged.map(\.micros) ?? product?.priceMicros) : nil
+        // A free trial costs nothing: a receipt says so (`is_trial_period`) though it gives no
+        // price, so its list price is never booked as charged.
+        let freeTrial = record.offer?.discountType == PurchaseOffer.freeTrial
+        let unit = paid ? (charged.map(\.micros) ?? (freeTrial ? 0 : product?.priceMicros)) : nil
         let share = event == .purchase ? 100_000 : min(max(refundedShare ?? 100_000, 0), 100_000)
         // Overflow (an absurd price or quantity) leaves the amount unknown rather than trapping.
         let price = unit.flatMap { unit -> Int64? in
@@ -40,7 +43,7 @@ public enum LedgerRule {
             transactionId: record.transactionId, originalTransactionId: record.originalTransactionId, environment: record.environment,
             purchaseDate: record.purchaseDate, event: event, quantity: record.quantity, priceMicros: price,
             currency: charged?.currency ?? product?.currency, state: state, recordedAt: now)
-        entry.estimated = charged == nil && price != nil
+        entry.estimated = charged == nil && price != nil && !freeTrial
         entry.storefront = record.storefront
         entry.offer = record.offer
         if let price {

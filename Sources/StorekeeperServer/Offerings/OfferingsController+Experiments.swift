@@ -6,7 +6,7 @@ import StorekeeperErrors
 import StorekeeperWire
 
 extension OfferingsController {
-    /// Experiments on offerings (docs/EXPERIMENTS.md): listed, created, stopped. Only
+    /// Experiments on offerings (docs/EXPERIMENTS.md): listed, created, stopped, shipped. Only
     /// translation: `ManageExperiments` decides.
     func registerExperiments(on admin: RouterGroup<AdminRequestContext>) {
         struct Listing: Encodable { var experiments: [Experiment] }
@@ -47,7 +47,7 @@ extension OfferingsController {
             }
             guard
                 let results = try await context.useCases.experiments.results(
-                    appId: app.id, experimentId: id, environment: environment, now: context.now())
+                    appId: app.id, experimentId: id, environment: environment, now: context.now(), reporting: app.reporting)
             else { throw StorekeeperError(.notFound, "no experiment '\(id)'") }
             return try StorekeeperJSON.response(results)
         }
@@ -60,6 +60,22 @@ extension OfferingsController {
             case .stopped: return Response(status: .noContent)
             case .notFound: throw StorekeeperError(.notFound, "no experiment '\(id)'")
             case .stoppedAlready: throw StorekeeperError(.conflict, "experiment '\(id)' is stopped already")
+            }
+        }
+        admin.post("experiments/:experimentId/ship") { request, ctx in
+            let app = try context.app(id: try ctx.parameters.decoded("app"))
+            let id = try ctx.parameters.decoded("experimentId")
+            let actor = try AdminInput.actor(request, ctx)
+            struct Body: Decodable { var arm: Int }
+            let data = try await context.body(request)
+            try AdminInput.refuseFields(data, except: ["arm"], note: "the arm's offering is the experiment's")
+            let body = try StorekeeperJSON.decode(Body.self, from: data)
+            switch try await context.useCases.experiments.ship(appId: app.id, experimentId: id, arm: body.arm, actor: actor, now: context.now()) {
+            case .shipped: return Response(status: .noContent)
+            case .notFound: throw StorekeeperError(.notFound, "no experiment '\(id)'")
+            case .unknownArm: throw StorekeeperError(.invalidRequest, "arm: experiment '\(id)' has no arm \(body.arm)")
+            case .unknownOffering(let offering): throw StorekeeperError(.notFound, "no offering '\(offering)' in app '\(app.id)' (deleted since)")
+            case .shippedAlready(let arm): throw StorekeeperError(.conflict, "experiment '\(id)' shipped arm \(arm) already")
             }
         }
     }
