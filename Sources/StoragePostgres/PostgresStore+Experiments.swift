@@ -29,21 +29,13 @@ extension PostgresStore: ExperimentStore {
 
     public func stopExperiment(appId: String, experimentId: String, audit: AuditEntry, now: Date) async throws -> Bool {
         try await transaction { connection in
-            guard
-                var experiment = try await connection.rows(
-                    "SELECT body FROM experiments WHERE app_id = \(appId) AND experiment_id = \(experimentId) FOR UPDATE", logger: self.logger
-                ).first.flatMap({ StoredJSON.decode(Experiment.self, try $0.value("body", as: String.self)) }),
-                experiment.stoppedAt == nil
-            else { return false }
-            experiment.stoppedAt = now
-            try await connection.execute(
-                """
-                UPDATE experiments SET body = \(StoredJSON.encode(experiment)), updated_at = \(StoredTime.ms(now)),
-                    stopped_at = \(experiment.stoppedAt.map(StoredTime.ms))
-                WHERE app_id = \(appId) AND experiment_id = \(experimentId)
-                """, logger: self.logger)
-            try await Self.recordAudit(connection, audit, logger: self.logger)
-            return true
+            let stopped = try await self.changeExperiment(connection, appId: appId, experimentId: experimentId, now: now) { experiment in
+                guard experiment.stoppedAt == nil else { return false }
+                experiment.stoppedAt = now
+                return true
+            }
+            if stopped { try await Self.recordAudit(connection, audit, logger: self.logger) }
+            return stopped
         }
     }
 
@@ -51,24 +43,36 @@ extension PostgresStore: ExperimentStore {
         appId: String, experimentId: String, arm: Int, targeting: OfferingTargeting, audit: AuditEntry, now: Date
     ) async throws -> Bool {
         try await transaction { connection in
-            guard
-                var experiment = try await connection.rows(
-                    "SELECT body FROM experiments WHERE app_id = \(appId) AND experiment_id = \(experimentId) FOR UPDATE", logger: self.logger
-                ).first.flatMap({ StoredJSON.decode(Experiment.self, try $0.value("body", as: String.self)) }),
-                experiment.shippedArm == nil
-            else { return false }
-            experiment.shippedArm = arm
-            experiment.stoppedAt = experiment.stoppedAt ?? now
-            try await connection.execute(
-                """
-                UPDATE experiments SET body = \(StoredJSON.encode(experiment)), updated_at = \(StoredTime.ms(now)),
-                    stopped_at = \(experiment.stoppedAt.map(StoredTime.ms))
-                WHERE app_id = \(appId) AND experiment_id = \(experimentId)
-                """, logger: self.logger)
+            let shipped = try await self.changeExperiment(connection, appId: appId, experimentId: experimentId, now: now) { experiment in
+                guard experiment.shippedArm == nil else { return false }
+                experiment.shippedArm = arm
+                experiment.stoppedAt = experiment.stoppedAt ?? now
+                return true
+            }
+            guard shipped else { return false }
             try await Self.writeTargeting(connection, appId: appId, targeting: targeting, now: now, replace: true, logger: self.logger)
             try await Self.recordAudit(connection, audit, logger: self.logger)
             return true
         }
+    }
+
+    /// Locks the stored experiment, applies `change` and writes it back (its stop in its column
+    /// too); false, nothing written, when there is none or `change` refuses.
+    func changeExperiment(
+        _ connection: PostgresConnection, appId: String, experimentId: String, now: Date, _ change: (inout Experiment) -> Bool
+    ) async throws -> Bool {
+        let row = try await connection.rows(
+            "SELECT body FROM experiments WHERE app_id = \(appId) AND experiment_id = \(experimentId) FOR UPDATE", logger: logger
+        ).first
+        guard var experiment = try row.flatMap({ StoredJSON.decode(Experiment.self, try $0.value("body", as: String.self)) }), change(&experiment)
+        else { return false }
+        try await connection.execute(
+            """
+            UPDATE experiments SET body = \(StoredJSON.encode(experiment)), updated_at = \(StoredTime.ms(now)),
+                stopped_at = \(experiment.stoppedAt.map(StoredTime.ms))
+            WHERE app_id = \(appId) AND experiment_id = \(experimentId)
+            """, logger: logger)
+        return true
     }
 
     public func enrollment(appId: String, experimentId: String, appUserIds: [String]) async throws -> ExperimentEnrollment? {

@@ -28,19 +28,13 @@ extension SQLiteStore: ExperimentStore {
 
     public func stopExperiment(appId: String, experimentId: String, audit: AuditEntry, now: Date) async throws -> Bool {
         try await write { db in
-            guard
-                var experiment = StoredJSON.decode(
-                    Experiment.self,
-                    try String.fetchOne(
-                        db, sql: "SELECT body FROM experiments WHERE app_id = ? AND experiment_id = ?", arguments: [appId, experimentId])),
-                experiment.stoppedAt == nil
-            else { return false }
-            experiment.stoppedAt = now
-            try db.execute(
-                sql: "UPDATE experiments SET body = ?, updated_at = ?, stopped_at = ? WHERE app_id = ? AND experiment_id = ?",
-                arguments: [StoredJSON.encode(experiment), StoredTime.ms(now), experiment.stoppedAt.map(StoredTime.ms), appId, experimentId])
-            try Self.recordAudit(db, audit)
-            return true
+            let stopped = try Self.changeExperiment(db, appId: appId, experimentId: experimentId, now: now) { experiment in
+                guard experiment.stoppedAt == nil else { return false }
+                experiment.stoppedAt = now
+                return true
+            }
+            if stopped { try Self.recordAudit(db, audit) }
+            return stopped
         }
     }
 
@@ -48,22 +42,31 @@ extension SQLiteStore: ExperimentStore {
         appId: String, experimentId: String, arm: Int, targeting: OfferingTargeting, audit: AuditEntry, now: Date
     ) async throws -> Bool {
         try await write { db in
-            guard
-                var experiment = StoredJSON.decode(
-                    Experiment.self,
-                    try String.fetchOne(
-                        db, sql: "SELECT body FROM experiments WHERE app_id = ? AND experiment_id = ?", arguments: [appId, experimentId])),
-                experiment.shippedArm == nil
-            else { return false }
-            experiment.shippedArm = arm
-            experiment.stoppedAt = experiment.stoppedAt ?? now
-            try db.execute(
-                sql: "UPDATE experiments SET body = ?, updated_at = ?, stopped_at = ? WHERE app_id = ? AND experiment_id = ?",
-                arguments: [StoredJSON.encode(experiment), StoredTime.ms(now), experiment.stoppedAt.map(StoredTime.ms), appId, experimentId])
+            let shipped = try Self.changeExperiment(db, appId: appId, experimentId: experimentId, now: now) { experiment in
+                guard experiment.shippedArm == nil else { return false }
+                experiment.shippedArm = arm
+                experiment.stoppedAt = experiment.stoppedAt ?? now
+                return true
+            }
+            guard shipped else { return false }
             try Self.writeTargeting(db, appId: appId, targeting: targeting, now: now, replace: true)
             try Self.recordAudit(db, audit)
             return true
         }
+    }
+
+    /// Applies `change` to the stored experiment and writes it back (its stop in its column
+    /// too); false, nothing written, when there is none or `change` refuses.
+    static func changeExperiment(
+        _ db: Database, appId: String, experimentId: String, now: Date, _ change: (inout Experiment) -> Bool
+    ) throws -> Bool {
+        let body = try String.fetchOne(
+            db, sql: "SELECT body FROM experiments WHERE app_id = ? AND experiment_id = ?", arguments: [appId, experimentId])
+        guard var experiment = StoredJSON.decode(Experiment.self, body), change(&experiment) else { return false }
+        try db.execute(
+            sql: "UPDATE experiments SET body = ?, updated_at = ?, stopped_at = ? WHERE app_id = ? AND experiment_id = ?",
+            arguments: [StoredJSON.encode(experiment), StoredTime.ms(now), experiment.stoppedAt.map(StoredTime.ms), appId, experimentId])
+        return true
     }
 
     public func enrollment(appId: String, experimentId: String, appUserIds: [String]) async throws -> ExperimentEnrollment? {

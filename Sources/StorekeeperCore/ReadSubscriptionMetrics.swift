@@ -29,6 +29,16 @@ public struct ReadSubscriptionMetrics: Sendable {
             transactions: facts.transactions, facts: facts.subscriptions, catalog: facts.catalog, from: from, to: to, now: now)
     }
 
+    /// Realized lifetime value by cohort from the environment's ledger up to `now`
+    /// (`LifetimeValueReport`), also in the app's `reporting` currency when it has one.
+    public func lifetimeValue(
+        appId: String, environment: String, from: Date, to: Date, now: Date, reporting: ReportingCurrency?
+    ) async throws -> LifetimeValueReport {
+        let ledger = try await store.ledger(
+            LedgerQuery(appId: appId, environment: environment, from: .distantPast, to: now.addingTimeInterval(0.001)))
+        return LifetimeValueReport.build(ledger, from: from, to: to, now: now, reporting: reporting)
+    }
+
     private func read(
         appId: String, environment: String, before: Date
     ) async throws -> (transactions: [TransactionRecord], subscriptions: [SubscriptionFacts], catalog: [String: Product]) {

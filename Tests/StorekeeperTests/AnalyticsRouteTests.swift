@@ -116,4 +116,43 @@ struct AnalyticsRouteTests {
             #expect(unknownApp.status == 404)
         }
     }
+
+    @Test(
+        "lifetime value by cohort: a paying customer's 30 days counted once reached; malformed ranges and other callers refused",
+        arguments: WebhookTests.backends)
+    func lifetimeValue(backend storage: String) async throws {
+        let database = storage == "postgresql" ? try PostgresTestDatabase.freshURL(prefix: "ltv") : nil
+        try await withStack(configure: {
+            $0.notificationGapFill.enabled = false
+            if let database { $0.databasePath = database }
+        }) { stack in
+            stack.clock.freeze()
+            let device = try await stack.simulator.createDevice(bundleId: demoBundle, environment: "production")
+            let bought = try await stack.simulator.purchase(device: device, productId: "com.example.removeads")
+            #expect(
+                try await stack.api.postSignedTransaction(appUserId: "payer", signedTransaction: bought.signedTransaction, wait: TestWait.seconds)
+                    .status == 200)
+            let admin = ["Authorization": "Bearer \(stack.api.adminKey)"]
+            let young = try await stack.api.http.send(.GET, "/v1/admin/apps/demo/metrics/ltv", headers: admin)
+            let cohorts = young.json["cohorts"] as? [[String: Any]] ?? []
+            #expect(young.status == 200 && cohorts.count == 1 && (cohorts.first?["customers"] as? NSNumber)?.intValue == 1, "\(young.text)")
+            #expect((cohorts.first?["values"] as? [Any])?.isEmpty == true, "no horizon reached yet: \(young.text)")
+            #expect(cohorts.first?["month"] as? String == RevenueReport.month(of: stack.clock.now()))
+
+            stack.clock.advance(by: 31 * 86_400)
+            let month = try await stack.api.http.send(.GET, "/v1/admin/apps/demo/metrics/ltv?from=2000-01-01", headers: admin)
+            let values = ((month.json["cohorts"] as? [[String: Any]])?.first?["values"] as? [[String: Any]]) ?? []
+            #expect(values.count == 1 && values.first?["days"] as? Int == 30 && values.first?["currency"] as? String == "USD", "\(month.text)")
+            #expect((values.first?["grossPerCustomerMicros"] as? NSNumber)?.int64Value == 2_990_000, "\(month.text)")
+
+            for query in ["from=2026-02-01&to=2026-01-01", "environment=staging", "from=yesterday"] {
+                let bad = try await stack.api.http.send(.GET, "/v1/admin/apps/demo/metrics/ltv?\(query)", headers: admin)
+                #expect(bad.status == 400, "\(query): \(bad.text)")
+            }
+            let client = try await stack.api.http.send(
+                .GET, "/v1/admin/apps/demo/metrics/ltv", headers: ["Authorization": "Bearer \(DemoConfiguration.clientKey)"])
+            #expect(client.status == 401 || client.status == 403)
+            #expect(try await stack.api.http.send(.GET, "/v1/admin/apps/nope/metrics/ltv", headers: admin).status == 404)
+        }
+    }
 }

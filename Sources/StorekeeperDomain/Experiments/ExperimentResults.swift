@@ -105,21 +105,16 @@ public struct ExperimentResults: Codable, Hashable, Sendable {
                 arm.reportingRevenue = revenue(
                     customers: customers, entries: entries, now: now, seed: StableHash.mix(seed ^ StableHash.fnv1a(["reporting"]))
                 ) { entry in
-                    guard let native = amount(entry) else { return nil }
-                    let month = RevenueReport.month(of: entry.purchaseDate)
-                    guard let gross = reporting.convert(native.gross, from: native.currency, month: month),
-                        let proceeds = reporting.convert(native.proceeds, from: native.currency, month: month)
-                    else { return nil }
-                    return Amount(currency: reporting.currency, gross: gross, proceeds: proceeds)
+                    LedgerAmount(entry)?.converted(reporting, purchasedAt: RevenueReport.month(of: entry.purchaseDate))
                 }
             }
             return arm
         }
         let missing = Set(
             entries.values.joined().compactMap { entry -> String? in
-                guard let reporting, let native = amount(entry) else { return nil }
+                guard let reporting, let native = LedgerAmount(entry) else { return nil }
                 let month = RevenueReport.month(of: entry.purchaseDate)
-                return reporting.convert(native.gross, from: native.currency, month: month) == nil ? "\(month) \(native.currency)" : nil
+                return native.converted(reporting, purchasedAt: month) == nil ? "\(month) \(native.currency)" : nil
             })
         let best = ProbabilityBest.conversion(
             successes: arms.map(\.payingCustomers), trials: arms.map(\.enrolled), seed: ProbabilityBest.seed(experimentId: experiment.id))
@@ -151,24 +146,7 @@ public struct ExperimentResults: Codable, Hashable, Sendable {
             arm: index, offering: offering, enrolled: customers.count, payingCustomers: paying, trialsStarted: trials,
             refundedCustomers: refunded, initialConversion: Proportion(successes: paying, trials: customers.count), probabilityBest: 0,
             trialConversion: Proportion(successes: converted, trials: trials), refundRate: Proportion(successes: refunded, trials: paying),
-            revenue: revenue(customers: customers, entries: entries, now: now, seed: seed, amount: amount))
-    }
-
-    /// One ledger entry's money: its currency, the price charged (refunds negative) and the
-    /// proceeds.
-    struct Amount {
-        var currency: String
-        var gross: Int64
-        var proceeds: Int64
-    }
-
-    /// An entry's own amounts; nil without a price or currency, or beyond the metrics' bound (an
-    /// absurd amount is left out, so no sum overflows).
-    static func amount(_ entry: LedgerEntry) -> Amount? {
-        guard let currency = entry.currency, let price = entry.priceMicros, abs(price) <= MetricContribution.largestAmount,
-            abs(entry.proceedsMicros ?? 0) <= MetricContribution.largestAmount
-        else { return nil }
-        return Amount(currency: currency, gross: price, proceeds: entry.proceedsMicros ?? 0)
+            revenue: revenue(customers: customers, entries: entries, now: now, seed: seed, amount: LedgerAmount.init))
     }
 
     /// Per horizon and currency (`amount` gives each entry's, its own or converted); a currency
@@ -176,7 +154,7 @@ public struct ExperimentResults: Codable, Hashable, Sendable {
     /// `seed` (the experiment and arm), the horizon and the currency, so every figure is
     /// reproducible from the ledger alone.
     static func revenue(
-        customers: [ExperimentEnrollment], entries: [String: [LedgerEntry]], now: Date, seed: UInt64, amount: (LedgerEntry) -> Amount?
+        customers: [ExperimentEnrollment], entries: [String: [LedgerEntry]], now: Date, seed: UInt64, amount: (LedgerEntry) -> LedgerAmount?
     ) -> [Revenue] {
         horizons.flatMap { days -> [Revenue] in
             let span = TimeInterval(days) * 86_400

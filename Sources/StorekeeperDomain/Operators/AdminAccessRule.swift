@@ -28,6 +28,8 @@ public enum AdminAccessRule {
         ("PUT", ["apps", "*", "entitlements", "*"]), ("DELETE", ["apps", "*", "entitlements", "*"]),
         ("PUT", ["apps", "*", "offerings", "*"]), ("DELETE", ["apps", "*", "offerings", "*"]),
         ("PUT", ["apps", "*", "offering-targeting"]),
+        ("PUT", ["apps", "*", "experiments", "*"]), ("POST", ["apps", "*", "experiments", "*", "stop"]),
+        ("POST", ["apps", "*", "experiments", "*", "ship"]),
         ("PUT", ["apps", "*", "subscribers", "*", "offering-override"]), ("DELETE", ["apps", "*", "subscribers", "*", "offering-override"]),
         ("PUT", ["apps", "*", "subscribers", "*", "suspension"]), ("DELETE", ["apps", "*", "subscribers", "*", "suspension"]),
         ("DELETE", ["apps", "*", "subscribers", "*"]),

@@ -44,6 +44,16 @@ struct AnalyticsController {
             report.earlierCohortsOmitted = omitted ? true : nil
             return try StorekeeperJSON.response(report)
         }
+        metrics.get("ltv") { request, ctx in
+            let (app, query) = try appAndQuery(request, ctx)
+            let environment = try query.environment()
+            let now = context.now()
+            let (from, to, omitted) = try Self.range(query, interval: .month, now: now)
+            var report = try await context.useCases.subscriptionMetrics.lifetimeValue(
+                appId: app.id, environment: environment, from: from, to: to, now: now, reporting: app.reporting)
+            report.earlierCohortsOmitted = omitted ? true : nil
+            return try StorekeeperJSON.response(report)
+        }
     }
 
     /// The app in the route's path, and the query.
