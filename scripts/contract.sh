@@ -274,7 +274,7 @@ def _instant(text):
 def map_query(context, query):
     # The ledger and the figures refuse `from` after `to` (400); keep generated valid ranges in
     # order.
-    ranged = ("/ledger", "/metrics/revenue", "/metrics/subscriptions", "/metrics/cohorts")
+    ranged = ("/ledger", "/metrics/revenue", "/metrics/subscriptions", "/metrics/cohorts", "/metrics/ltv")
     if context.operation is None or not context.operation.path.endswith(ranged) or not query:
         return query
     start, end = _instant(query.get("from")), _instant(query.get("to"))
